@@ -1,0 +1,27 @@
+# llmwb_add_test(NAME name SOURCES a.cpp ... [LIBS lib ...] [LABELS label ...] [TIMEOUT s])
+# Builds a Qt Test executable and registers it with ctest (offscreen platform). Tests that need
+# fetched assets (tokenizer files, reference outputs) find them through LLMWB_TEST_ASSETS, set
+# by scripts/fetch-test-assets.sh; LLMWB_BUILD_DIR points at the build tree (for the CLI binary).
+if(LLMWB_WITH_QT)
+  find_package(Qt6 REQUIRED COMPONENTS Core Test)
+endif()
+
+set(LLMWB_TEST_ASSETS "$ENV{HOME}/.cache/llmwb/test-assets" CACHE PATH "Directory of fetched test assets")
+
+function(llmwb_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT LLMWB_WITH_QT)
+    return()
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE Qt6::Core Qt6::Test llmwb_warnings ${T_LIBS})
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/tests)
+  set_target_properties(${T_NAME} PROPERTIES AUTOMOC ON)
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LLMWB_TEST_ASSETS=${LLMWB_TEST_ASSETS};LLMWB_BUILD_DIR=${PROJECT_BINARY_DIR};LLMWB_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    SKIP_RETURN_CODE 77)
+endfunction()

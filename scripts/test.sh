@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs dependencies, builds, fetches test assets and runs
+# every test; then builds the engine and its tests with ASan+UBSan and runs those too.
+# Environment: LLMWB_SKIP_DEPS=1 skips apt-get, LLMWB_SKIP_ASAN=1 skips the sanitizer pass,
+# JOBS=N sets build parallelism.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+JOBS="${JOBS:-$(nproc)}"
+[ "${LLMWB_SKIP_DEPS:-0}" = 1 ] || bash scripts/install-deps.sh
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/llmwb/ccache}"
+bash scripts/fetch-test-assets.sh
+
+echo "== build (RelWithDebInfo) =="
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j "$JOBS"
+echo "== tests =="
+(cd build && ctest --output-on-failure -j "$JOBS")
+
+if [ "${LLMWB_SKIP_ASAN:-0}" != 1 ]; then
+  echo "== engine tests under AddressSanitizer + UndefinedBehaviorSanitizer =="
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLLMWB_SANITIZE=ON \
+        -DLLMWB_BUILD_GUI=OFF -DLLMWB_CUDA=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+  cmake --build build-asan -j "$JOBS"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j "$JOBS" -L engine)
+fi
