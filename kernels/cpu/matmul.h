@@ -1,0 +1,30 @@
+// Products of a weight matrix in any DType with fp32 activations.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/dtype.h"
+
+namespace llmwb::kernels {
+
+class ThreadPool;
+
+// A row-major weight matrix [rows][cols]: rows = output features, cols = input features.
+struct WeightMatrix {
+    DType type = DType::F32;
+    const void* data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;  // multiple of dtype_block_elems(type)
+};
+
+// y[t][r] = sum_c W[r][c] * x[t][c]   for t < n_tokens, r < rows.
+// x: [n_tokens][cols] fp32, y: [n_tokens][rows] fp32 (y must not alias x).
+// n_tokens == 1 is the matrix-vector (decode) path; n_tokens > 1 uses matrix-matrix kernels
+// that read each weight block once per tile of tokens. Quantized types are read in place
+// (activations are quantized to 8 bits per block for the integer dot products).
+void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool);
+
+// Plain reference: dequantizes one row at a time and accumulates in double. Slow; for tests.
+void matmul_reference(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens);
+
+}  // namespace llmwb::kernels
