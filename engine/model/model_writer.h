@@ -1,0 +1,88 @@
+// Writes small (or 0.5B-shaped) deterministic models with random weights, as one GGUF file or
+// as a Hugging Face safetensors folder. For the same seed and shapes both formats hold the SAME
+// logical weights: values are generated in Hugging Face layout, then (llama-arch GGUF only)
+// Q/K rows are permuted as llama.cpp's converter does and llama3 rope scaling becomes a
+// rope_freqs tensor. Used by the tests, `llmwb make-model`, the benchmarks and the demo model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/model_config.h"
+#include "engine/util/result.h"
+#include "kernels/cpu/dtype.h"
+
+namespace llmwb {
+
+enum class ModelFileFormat { Gguf, Safetensors };
+
+// Storage type of the weight matrices. Norms (and biases) are F32 in GGUF and the float type
+// of the matrices in safetensors. Quantized types are GGUF only.
+enum class WeightType { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_K_M };
+
+const char* weight_type_name(WeightType t);                    // "f32", ..., "q4_k_m"
+Result<WeightType> parse_weight_type(const std::string& name);  // case-insensitive
+
+struct ModelWriterSpec {
+    Architecture arch = Architecture::Qwen2;
+    ModelFileFormat format = ModelFileFormat::Gguf;
+    WeightType weight_type = WeightType::F32;
+    uint64_t seed = 1;
+    std::string name;  // general.name; empty -> "llmwb random <arch>"
+
+    // Shapes. vocab_size actually written = max(vocab_size, tokenizer size).
+    int vocab_size = 0;
+    int hidden_size = 64;
+    int intermediate_size = 128;
+    int num_layers = 2;
+    int num_heads = 4;
+    int num_kv_heads = 2;
+    int head_dim = 0;  // 0 -> hidden_size / num_heads
+    int max_position = 4096;
+    float rope_theta = 10000.0f;
+    float rms_norm_eps = 1e-6f;
+    RopeScaling rope_scaling;  // Llama3 only for Architecture::Llama
+    bool tie_word_embeddings = false;
+    // q/k/v biases: -1 = architecture default (qwen2 yes, others no), 0 = no, 1 = yes.
+    int attention_bias = -1;
+
+    // Tokenizer: a folder with tokenizer.json (+ tokenizer_config.json), or empty for the
+    // built-in demo tokenizer (engine/model/demo_tokenizer.h).
+    std::string tokenizer_dir;
+};
+
+// One tensor as written.
+struct WrittenTensor {
+    std::string hf_name;    // e.g. model.layers.0.self_attn.q_proj.weight ("" if GGUF-only)
+    std::string file_name;  // name in the file (GGUF or HF naming)
+    int64_t rows = 0, cols = 0;
+    DType type = DType::F32;
+    bool fallback = false;  // the requested quant type did not fit the row length
+};
+
+struct ModelWriteReport {
+    ModelConfig config;  // as a loader should read it back (rope_style per format)
+    std::vector<WrittenTensor> tensors;
+    int fallback_tensors = 0;
+    int64_t weight_bytes = 0;
+    int64_t parameter_count = 0;
+};
+
+// GGUF: out_path is the file. Safetensors: out_path is a folder (created if missing) that
+// receives config.json, model.safetensors, tokenizer.json and tokenizer_config.json.
+// Streaming: one tensor is generated, converted and written at a time.
+Status write_model(const ModelWriterSpec& spec, const std::string& out_path,
+                   ModelWriteReport* report = nullptr);
+
+// The logical weights behind a written model, in Hugging Face layout (row-major
+// [rows][cols], before any GGUF Q/K permutation or quantization). Deterministic in
+// (seed, hf_name). Tests compare loaded weights against these values.
+std::vector<float> generate_hf_tensor(const ModelWriterSpec& spec, const std::string& hf_name,
+                                      int64_t rows, int64_t cols);
+
+// The config a spec resolves to (vocab from the tokenizer, head_dim, biases, qk_norm); the
+// rope_style is RotateHalf (Interleaved for llama-arch GGUF is set by write_model's report).
+Result<ModelConfig> resolve_writer_config(const ModelWriterSpec& spec);
+
+}  // namespace llmwb
