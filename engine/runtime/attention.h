@@ -1,0 +1,42 @@
+// Paged causal attention over block tables (grouped-query), the CPU backend op.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/runtime/forward_batch.h"
+
+namespace llmwb {
+
+namespace kernels {
+class ThreadPool;
+}
+
+struct AttentionShape {
+    int32_t num_heads = 0;
+    int32_t num_kv_heads = 0;  // num_heads is a multiple of it
+    int32_t head_dim = 0;
+    int32_t block_size = 0;
+    float scale = 0.0f;  // 1/sqrt(head_dim)
+};
+
+// Reusable scratch, grown on demand (one scores row per thread).
+struct AttentionScratch {
+    struct Task {
+        int32_t seq, head, q_begin, q_end;  // query rows relative to the sequence's first row
+    };
+    std::vector<Task> tasks;                 // [seqs x heads x query chunks]
+    std::vector<std::vector<float>> scores;  // [threads][max context]
+};
+
+// For every sequence s of the batch and each of its query rows t (at context index
+// ctx_s - q_s + i), and every head h:
+//   out[t][h] = sum_{j <= pos} softmax_j(scale * q[t][h] . K[j][h / group]) * V[j][h / group]
+// where K[j] / V[j] live at slot table_s[j / block_size] * block_size + j % block_size of
+// k_cache / v_cache ([num_blocks][block_size][num_kv_heads][head_dim]).
+// q, out: [n_tokens][num_heads * head_dim]. Parallel over (sequence, head, query chunk).
+void paged_attention(float* out, const float* q, const ForwardBatch& batch, const float* k_cache,
+                     const float* v_cache, const AttentionShape& shape, kernels::ThreadPool& pool,
+                     AttentionScratch& scratch);
+
+}  // namespace llmwb

@@ -1,0 +1,72 @@
+#include "engine/runtime/kv_cache_storage.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <string>
+
+namespace llmwb {
+
+namespace {
+
+bool valid_block_size(int32_t b) { return b == 8 || b == 16 || b == 32; }
+
+}  // namespace
+
+int64_t KvCacheStorage::bytes_per_block(const ModelConfig& config, int32_t block_size) {
+    return 2 * static_cast<int64_t>(config.num_layers) * config.num_kv_heads * config.head_dim *
+           block_size * static_cast<int64_t>(sizeof(float));
+}
+
+int64_t KvCacheStorage::bytes_per_block() const {
+    return 2 * static_cast<int64_t>(num_layers_) * slot_stride() * block_size_ *
+           static_cast<int64_t>(sizeof(float));
+}
+
+Result<std::unique_ptr<KvCacheStorage>> KvCacheStorage::create(const ModelConfig& config,
+                                                               int32_t num_blocks,
+                                                               int32_t block_size) {
+    if (!valid_block_size(block_size))
+        return make_error("KV cache: block_size " + std::to_string(block_size) +
+                          " is not 8, 16 or 32");
+    if (num_blocks < 1)
+        return make_error("KV cache: num_blocks " + std::to_string(num_blocks) + " < 1");
+    if (config.num_layers < 1 || config.num_kv_heads < 1 || config.head_dim < 1)
+        return make_error("KV cache: model config has no layers, kv heads or head_dim");
+    // Per layer floats = num_blocks * block_size * kv_heads * head_dim; check it fits size_t.
+    const int64_t slot = static_cast<int64_t>(config.num_kv_heads) * config.head_dim;
+    const int64_t slots = static_cast<int64_t>(num_blocks) * block_size;
+    if (slot > std::numeric_limits<int64_t>::max() / 8 / slots)
+        return make_error("KV cache: size overflows");
+    return std::make_unique<KvCacheStorage>(config, num_blocks, block_size);
+}
+
+KvCacheStorage::KvCacheStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size)
+    : num_blocks_(num_blocks),
+      block_size_(block_size),
+      num_layers_(config.num_layers),
+      num_kv_heads_(config.num_kv_heads),
+      head_dim_(config.head_dim) {
+    assert(valid_block_size(block_size) && num_blocks >= 1);
+    const auto floats = static_cast<size_t>(num_slots() * slot_stride());
+    k_.reserve(num_layers_);
+    v_.reserve(num_layers_);
+    for (int32_t l = 0; l < num_layers_; ++l) {
+        // Filled with NaN: a slot is always written before it is read, and a bug that reads an
+        // unwritten slot shows up as NaN logits instead of plausible numbers.
+        k_.emplace_back(new float[floats]);
+        v_.emplace_back(new float[floats]);
+        std::fill_n(k_.back().get(), floats, std::numeric_limits<float>::quiet_NaN());
+        std::fill_n(v_.back().get(), floats, std::numeric_limits<float>::quiet_NaN());
+    }
+}
+
+bool SequenceBlocks::reserve(int64_t n_tokens) {
+    if (n_tokens > capacity_tokens()) return false;
+    const int64_t need = (n_tokens + block_size_ - 1) / block_size_;
+    while (static_cast<int64_t>(table_.size()) < need)
+        table_.push_back(static_cast<int32_t>(table_.size()));
+    return true;
+}
+
+}  // namespace llmwb

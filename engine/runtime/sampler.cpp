@@ -1,0 +1,223 @@
+#include "engine/runtime/sampler.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+namespace llmwb {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+std::string num(double v) {
+    std::string s = std::to_string(v);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+}
+
+Status field_error(const char* field, double value, const char* range) {
+    return make_error(std::string("sampling parameter ") + field + " = " + num(value) +
+                      " is outside " + range);
+}
+
+double max_logit(std::span<const float> l) {
+    float m = kNegInf;
+    for (float v : l) m = std::max(m, v);
+    return m;
+}
+
+}  // namespace
+
+Status SamplingParams::validate() const {
+    if (!(temperature >= 0.0f) || !std::isfinite(temperature))
+        return field_error("temperature", temperature, "[0, inf)");
+    if (!(top_p > 0.0f && top_p <= 1.0f)) return field_error("top_p", top_p, "(0, 1]");
+    if (top_k < 0) return field_error("top_k", top_k, "{0 (off)} or [1, vocab]");
+    if (!(min_p >= 0.0f && min_p <= 1.0f)) return field_error("min_p", min_p, "[0, 1]");
+    if (!(repetition_penalty > 0.0f) || !std::isfinite(repetition_penalty))
+        return field_error("repetition_penalty", repetition_penalty, "(0, inf)");
+    if (!(presence_penalty >= -2.0f && presence_penalty <= 2.0f))
+        return field_error("presence_penalty", presence_penalty, "[-2, 2]");
+    if (!(frequency_penalty >= -2.0f && frequency_penalty <= 2.0f))
+        return field_error("frequency_penalty", frequency_penalty, "[-2, 2]");
+    if (max_tokens < 1) return field_error("max_tokens", max_tokens, "[1, inf)");
+    if (logprobs < 0 || logprobs > 20) return field_error("logprobs", logprobs, "[0, 20]");
+    for (const std::string& s : stop)
+        if (s.empty()) return make_error("sampling parameter stop contains an empty string");
+    for (int32_t id : stop_token_ids)
+        if (id < 0)
+            return make_error("sampling parameter stop_token_ids contains negative id " +
+                              std::to_string(id));
+    return ok_status();
+}
+
+double log_softmax_at(std::span<const float> logits, int32_t id) {
+    const double m = max_logit(logits);
+    double z = 0.0;
+    for (float v : logits) z += std::exp(static_cast<double>(v) - m);
+    return static_cast<double>(logits[id]) - m - std::log(z);
+}
+
+std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int n) {
+    n = std::min<int>(n, static_cast<int>(logits.size()));
+    if (n <= 0) return {};
+    const double m = max_logit(logits);
+    double z = 0.0;
+    for (float v : logits) z += std::exp(static_cast<double>(v) - m);
+    const double log_z = m + std::log(z);
+    std::vector<int32_t> ids(logits.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+    std::partial_sort(ids.begin(), ids.begin() + n, ids.end(), [&](int32_t a, int32_t b) {
+        return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    });
+    std::vector<TokenLogprob> out(n);
+    for (int i = 0; i < n; ++i)
+        out[i] = {ids[i], static_cast<float>(static_cast<double>(logits[ids[i]]) - log_z)};
+    return out;
+}
+
+Sampler::Sampler(const SamplingParams& params) : p_(params) {
+    assert(params.validate().ok());
+    rng_.seed(params.seed ? *params.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                               std::random_device{}());
+}
+
+void Sampler::mark_seen(int32_t id) {
+    if (id < 0) return;
+    if (static_cast<size_t>(id) >= seen_flag_.size()) seen_flag_.resize(id + 1, 0);
+    if (!seen_flag_[id]) {
+        seen_flag_[id] = 1;
+        seen_ids_.push_back(id);
+    }
+}
+
+void Sampler::set_prompt(std::span<const int32_t> prompt_ids) {
+    for (int32_t id : seen_ids_) seen_flag_[id] = 0;
+    seen_ids_.clear();
+    out_count_.clear();
+    for (int32_t id : prompt_ids) mark_seen(id);
+}
+
+void Sampler::accept(int32_t id) {
+    mark_seen(id);
+    ++out_count_[id];
+}
+
+void Sampler::apply_penalties(std::vector<float>& l) const {
+    const auto vocab = static_cast<int32_t>(l.size());
+    if (p_.repetition_penalty != 1.0f)
+        for (int32_t id : seen_ids_) {
+            if (id >= vocab) continue;
+            l[id] = l[id] > 0.0f ? l[id] / p_.repetition_penalty : l[id] * p_.repetition_penalty;
+        }
+    if (p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f)
+        for (const auto& [id, count] : out_count_) {
+            if (id >= vocab) continue;
+            l[id] -= p_.frequency_penalty * static_cast<float>(count) + p_.presence_penalty;
+        }
+}
+
+void Sampler::filter(const std::vector<float>& l) {
+    auto better = [](const Candidate& a, const Candidate& b) {
+        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+    };
+    cand_.clear();
+    for (size_t i = 0; i < l.size(); ++i)
+        if (l[i] != kNegInf) cand_.push_back({l[i], static_cast<int32_t>(i)});
+    if (cand_.empty()) return;
+
+    // top-k: keep the k best (and every token tied with the k-th, as HF's threshold does).
+    if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < cand_.size()) {
+        std::nth_element(cand_.begin(), cand_.begin() + (p_.top_k - 1), cand_.end(), better);
+        const float kth = cand_[p_.top_k - 1].logit;
+        cand_.erase(std::remove_if(cand_.begin(), cand_.end(),
+                                   [kth](const Candidate& c) { return c.logit < kth; }),
+                    cand_.end());
+    }
+    double m = kNegInf;
+    for (const Candidate& c : cand_) m = std::max<double>(m, c.logit);
+
+    // top-p: the smallest best-first prefix whose probability reaches top_p.
+    if (p_.top_p < 1.0f) {
+        double z = 0.0;
+        for (const Candidate& c : cand_) z += std::exp(c.logit - m);
+        const double target = static_cast<double>(p_.top_p) * z;
+        // Sort a small head first; most distributions reach top_p inside it.
+        size_t sorted = std::min<size_t>(cand_.size(), 256);
+        std::partial_sort(cand_.begin(), cand_.begin() + sorted, cand_.end(), better);
+        double cum = 0.0;
+        size_t keep = 0;
+        for (;;) {
+            while (keep < sorted && cum < target) cum += std::exp(cand_[keep++].logit - m);
+            if (cum >= target || sorted == cand_.size()) break;
+            std::sort(cand_.begin() + sorted, cand_.end(), better);
+            sorted = cand_.size();
+        }
+        cand_.resize(std::max<size_t>(keep, 1));
+    }
+
+    // min-p: drop tokens whose probability is below min_p times the best one's.
+    if (p_.min_p > 0.0f) {
+        const double thr = m + std::log(static_cast<double>(p_.min_p));
+        cand_.erase(std::remove_if(cand_.begin(), cand_.end(),
+                                   [thr](const Candidate& c) { return c.logit < thr; }),
+                    cand_.end());
+    }
+}
+
+double Sampler::uniform01() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+std::vector<float> Sampler::processed_logits(std::span<const float> logits) {
+    work_.assign(logits.begin(), logits.end());
+    apply_penalties(work_);
+    if (p_.temperature == 0.0f) return work_;
+    for (float& v : work_) v /= p_.temperature;
+    filter(work_);
+    std::vector<float> out(work_.size(), kNegInf);
+    for (const Candidate& c : cand_) out[c.id] = c.logit;
+    return out;
+}
+
+SampledToken Sampler::sample(std::span<const float> logits) {
+    assert(!logits.empty());
+    work_.assign(logits.begin(), logits.end());
+    apply_penalties(work_);
+    SampledToken out;
+    if (p_.temperature == 0.0f) {
+        int32_t best = 0;  // first maximum = lowest id on ties
+        for (size_t i = 1; i < work_.size(); ++i)
+            if (work_[i] > work_[best]) best = static_cast<int32_t>(i);
+        out.id = best;
+    } else {
+        for (float& v : work_) v /= p_.temperature;
+        filter(work_);
+        if (cand_.empty()) {
+            out.id = 0;  // every logit was -inf: nothing sensible to draw
+        } else {
+            double m = kNegInf;
+            for (const Candidate& c : cand_) m = std::max<double>(m, c.logit);
+            double z = 0.0;
+            for (const Candidate& c : cand_) z += std::exp(c.logit - m);
+            const double u = uniform01() * z;
+            double cum = 0.0;
+            out.id = cand_.back().id;
+            for (const Candidate& c : cand_) {
+                cum += std::exp(c.logit - m);
+                if (u < cum) {
+                    out.id = c.id;
+                    break;
+                }
+            }
+        }
+    }
+    if (p_.logprobs > 0) {
+        out.logprob = static_cast<float>(log_softmax_at(logits, out.id));
+        out.top = top_logprobs(logits, p_.logprobs);
+    }
+    return out;
+}
+
+}  // namespace llmwb

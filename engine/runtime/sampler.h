@@ -1,0 +1,102 @@
+// Sampling of the next token from a logits row, with Hugging Face / vLLM semantics.
+//
+// Order: penalties (repetition over prompt + output, HF style: positive logits divided,
+// negative multiplied; presence/frequency over output tokens, OpenAI style:
+// l -= frequency * count + presence * (count > 0)), then temperature (0 = greedy: argmax,
+// lowest id on ties), top-k, top-p, min-p, then a draw from the request's own RNG
+// (std::mt19937_64 from `seed`; no seed -> std::random_device).
+//
+// Logprobs are those of the RAW model distribution (log_softmax of the logits before penalties
+// and temperature), as vLLM returns by default: they describe the model, not the sampler, and
+// agree with `llmwb perplexity`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/util/result.h"
+
+namespace llmwb {
+
+struct SamplingParams {
+    float temperature = 1.0f;  // >= 0; 0 = greedy
+    float top_p = 1.0f;        // (0, 1]
+    int top_k = 0;             // 0 = off, else >= 1
+    float min_p = 0.0f;        // [0, 1]
+    float repetition_penalty = 1.0f;  // > 0
+    float presence_penalty = 0.0f;    // [-2, 2]
+    float frequency_penalty = 0.0f;   // [-2, 2]
+    std::optional<uint64_t> seed;
+    int max_tokens = 256;  // >= 1
+    std::vector<std::string> stop;  // stop strings (non-empty)
+    std::vector<int32_t> stop_token_ids;
+    bool ignore_eos = false;
+    // [0, 20]. N >= 1: report the chosen token's logprob and the top-N of every generated
+    // token; 0: no logprobs (their log_softmax over the vocabulary is not computed).
+    int logprobs = 0;
+
+    // Ok, or an error naming the field and its allowed range.
+    Status validate() const;
+};
+
+struct TokenLogprob {
+    int32_t id = -1;
+    float logprob = 0.0f;
+};
+
+struct SampledToken {
+    int32_t id = -1;
+    float logprob = 0.0f;            // raw model logprob of `id` (when logprobs were asked)
+    std::vector<TokenLogprob> top;  // top-N raw logprobs, best first (N = params.logprobs)
+};
+
+// Raw log_softmax helpers (also used by perplexity).
+// log p(id) for one logits row.
+double log_softmax_at(std::span<const float> logits, int32_t id);
+// The n largest logprobs of a row, best first (lowest id first on ties).
+std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int n);
+
+// One request's sampler: keeps its RNG and the token counts the penalties need.
+class Sampler {
+public:
+    explicit Sampler(const SamplingParams& params);  // params must validate()
+
+    // Tokens of the prompt (for the repetition penalty). Resets the output counts.
+    void set_prompt(std::span<const int32_t> prompt_ids);
+    // Records a generated token (for all penalties).
+    void accept(int32_t id);
+
+    // Picks the next token from one row of logits [vocab]. Does not accept() it.
+    SampledToken sample(std::span<const float> logits);
+
+    // The processed logits after penalties and temperature and with every token that top-k,
+    // top-p and min-p remove set to -inf (temperature 0: penalties only). For tests.
+    std::vector<float> processed_logits(std::span<const float> logits);
+
+private:
+    struct Candidate {
+        float logit;
+        int32_t id;
+    };
+    void apply_penalties(std::vector<float>& l) const;
+    // Fills cand_ with the surviving tokens (sorted best first) of the temperature-scaled logits.
+    void filter(const std::vector<float>& l);
+    double uniform01();
+
+    SamplingParams p_;
+    std::mt19937_64 rng_;
+    void mark_seen(int32_t id);
+
+    std::vector<uint8_t> seen_flag_;                  // [vocab] grown on demand: prompt|output
+    std::vector<int32_t> seen_ids_;                   // ids with seen_flag_ set
+    std::unordered_map<int32_t, int32_t> out_count_;  // output token -> count
+    std::vector<float> work_;                         // [vocab]
+    std::vector<Candidate> cand_;
+};
+
+}  // namespace llmwb

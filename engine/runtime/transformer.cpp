@@ -1,0 +1,211 @@
+#include "engine/runtime/transformer.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+#include "engine/runtime/rope.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/ops.h"
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace llmwb {
+
+namespace {
+
+kernels::WeightMatrix as_matrix(const TensorView& t) {
+    return kernels::WeightMatrix{t.type, t.data, t.rows, t.cols};
+}
+
+// A norm vector or bias as fp32 (empty when absent).
+std::vector<float> to_f32(const TensorView& t) {
+    if (!t.present()) return {};
+    std::vector<float> out(static_cast<size_t>(t.rows * t.cols));
+    for (int64_t r = 0; r < t.rows; ++r)
+        kernels::dequantize_row(t.type, t.row(r), out.data() + r * t.cols, t.cols);
+    return out;
+}
+
+// y[t][:] += b[:] for every row t.
+void add_bias(float* y, const std::vector<float>& b, int32_t n) {
+    if (b.empty()) return;
+    const auto w = static_cast<int64_t>(b.size());
+    for (int32_t t = 0; t < n; ++t) kernels::add(y + t * w, y + t * w, b.data(), w);
+}
+
+}  // namespace
+
+struct Transformer::Norms {
+    struct Layer {
+        std::vector<float> attn_norm, ffn_norm;  // [hidden]
+        std::vector<float> q_norm, k_norm;       // [head_dim] (qwen3) or empty
+        std::vector<float> bq, bk, bv;           // [heads*hd], [kv*hd] x2 (qwen2) or empty
+    };
+    std::vector<Layer> layers;
+    std::vector<float> output_norm;  // [hidden]
+};
+
+Transformer::Transformer(const LoadedModel& model, kernels::ThreadPool& pool)
+    : model_(model), pool_(pool), norms_(std::make_unique<Norms>()) {
+    const ModelConfig& c = model.config;
+    const ModelWeights& w = model.weights;
+    assert(c.head_dim % 2 == 0 && c.num_heads % c.num_kv_heads == 0);
+    assert(static_cast<int32_t>(w.layers.size()) == c.num_layers);
+    vocab_ = static_cast<int32_t>(w.output.present() ? w.output.rows : w.tok_embd.rows);
+    inv_freq_ = rope_inv_freq(c, w.rope_freqs);
+    for (const LayerWeights& lw : w.layers) {
+        Norms::Layer l;
+        l.attn_norm = to_f32(lw.attn_norm);
+        l.ffn_norm = to_f32(lw.ffn_norm);
+        l.q_norm = to_f32(lw.q_norm);
+        l.k_norm = to_f32(lw.k_norm);
+        l.bq = to_f32(lw.bq);
+        l.bk = to_f32(lw.bk);
+        l.bv = to_f32(lw.bv);
+        norms_->layers.push_back(std::move(l));
+    }
+    norms_->output_norm = to_f32(w.output_norm);
+}
+
+Transformer::~Transformer() = default;
+
+int64_t Transformer::weight_bytes_per_token() const {
+    const ModelWeights& w = model_.weights;
+    int64_t bytes = (w.output.present() ? w.output : w.tok_embd).rows *
+                    (w.output.present() ? w.output : w.tok_embd).row_bytes();
+    for (const LayerWeights& l : w.layers)
+        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            bytes += t->rows * t->row_bytes();
+    return bytes;
+}
+
+void Transformer::reserve(int32_t n, int32_t n_logits) {
+    const ModelConfig& c = model_.config;
+    if (n > cap_tokens_) {
+        const auto rows = static_cast<size_t>(n);
+        x_.resize(rows * c.hidden_size);
+        xb_.resize(rows * c.hidden_size);
+        q_.resize(rows * c.num_heads * c.head_dim);
+        k_.resize(rows * c.num_kv_heads * c.head_dim);
+        v_.resize(rows * c.num_kv_heads * c.head_dim);
+        att_.resize(rows * c.num_heads * c.head_dim);
+        gate_.resize(rows * c.intermediate_size);
+        up_.resize(rows * c.intermediate_size);
+        cos_.resize(rows * c.head_dim / 2);
+        sin_.resize(rows * c.head_dim / 2);
+        cap_tokens_ = n;
+    }
+    if (n_logits > cap_logits_) {
+        xl_.resize(static_cast<size_t>(n_logits) * c.hidden_size);
+        cap_logits_ = n_logits;
+    }
+}
+
+void Transformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, float* logits) {
+    const ModelConfig& c = model_.config;
+    const ModelWeights& w = model_.weights;
+    const int32_t n = batch.n_tokens();
+    const auto n_logits = static_cast<int32_t>(batch.logits_rows.size());
+    assert(kv.num_layers() == c.num_layers && kv.num_kv_heads() == c.num_kv_heads &&
+           kv.head_dim() == c.head_dim);
+    if (n == 0) return;
+    reserve(n, n_logits);
+    const int64_t H = c.hidden_size;
+    const int32_t half = c.head_dim / 2;
+
+    // Embedding gather: x[t] = tok_embd[token_ids[t]] (any dtype).
+    for (int32_t t = 0; t < n; ++t) {
+        const int32_t id = batch.token_ids[t];
+        assert(id >= 0 && id < w.tok_embd.rows);
+        kernels::dequantize_row(w.tok_embd.type, w.tok_embd.row(id), x_.data() + t * H, H);
+        rope_cos_sin(cos_.data() + static_cast<int64_t>(t) * half,
+                     sin_.data() + static_cast<int64_t>(t) * half, inv_freq_,
+                     batch.positions[t]);
+    }
+
+    for (int32_t l = 0; l < c.num_layers; ++l) {
+        attention_block(l, batch, kv);
+        mlp_block(l, n);
+    }
+
+    if (n_logits == 0) return;
+    // Final norm of the rows that need logits, then lm_head over them as one matrix.
+    for (int32_t i = 0; i < n_logits; ++i) {
+        const int32_t row = batch.logits_rows[i];
+        kernels::rmsnorm(xl_.data() + i * H, x_.data() + row * H, norms_->output_norm.data(), H,
+                         c.rms_norm_eps);
+    }
+    const TensorView& out = w.output.present() ? w.output : w.tok_embd;
+    kernels::matmul(logits, as_matrix(out), xl_.data(), n_logits, &pool_);
+}
+
+void Transformer::attention_block(int32_t l, const ForwardBatch& batch, KvCacheStorage& kv) {
+    const ModelConfig& c = model_.config;
+    const LayerWeights& lw = model_.weights.layers[l];
+    const Norms::Layer& nl = norms_->layers[l];
+    const int32_t n = batch.n_tokens();
+    const int64_t H = c.hidden_size;
+    const int32_t hd = c.head_dim, half = hd / 2;
+    const int64_t q_w = static_cast<int64_t>(c.num_heads) * hd;     // q row width
+    const int64_t kv_w = static_cast<int64_t>(c.num_kv_heads) * hd;  // k/v row width
+
+    for (int32_t t = 0; t < n; ++t)
+        kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.attn_norm.data(), H,
+                         c.rms_norm_eps);
+    kernels::matmul(q_.data(), as_matrix(lw.wq), xb_.data(), n, &pool_);  // [n][q_w]
+    kernels::matmul(k_.data(), as_matrix(lw.wk), xb_.data(), n, &pool_);  // [n][kv_w]
+    kernels::matmul(v_.data(), as_matrix(lw.wv), xb_.data(), n, &pool_);  // [n][kv_w]
+    add_bias(q_.data(), nl.bq, n);
+    add_bias(k_.data(), nl.bk, n);
+    add_bias(v_.data(), nl.bv, n);
+
+    for (int32_t t = 0; t < n; ++t) {
+        float* qt = q_.data() + t * q_w;
+        float* kt = k_.data() + t * kv_w;
+        if (!nl.q_norm.empty())  // qwen3: per-head RMSNorm before RoPE
+            for (int32_t h = 0; h < c.num_heads; ++h)
+                kernels::rmsnorm(qt + h * hd, qt + h * hd, nl.q_norm.data(), hd, c.rms_norm_eps);
+        if (!nl.k_norm.empty())
+            for (int32_t h = 0; h < c.num_kv_heads; ++h)
+                kernels::rmsnorm(kt + h * hd, kt + h * hd, nl.k_norm.data(), hd, c.rms_norm_eps);
+        const float* cs = cos_.data() + static_cast<int64_t>(t) * half;
+        const float* sn = sin_.data() + static_cast<int64_t>(t) * half;
+        rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style);
+        rope_apply(kt, c.num_kv_heads, hd, cs, sn, c.rope_style);
+        // KV write through the slot mapping.
+        const int64_t slot = batch.slot_mapping[t];
+        std::copy_n(kt, kv_w, kv.k_slot(l, slot));
+        std::copy_n(v_.data() + t * kv_w, kv_w, kv.v_slot(l, slot));
+    }
+
+    AttentionShape shape;
+    shape.num_heads = c.num_heads;
+    shape.num_kv_heads = c.num_kv_heads;
+    shape.head_dim = hd;
+    shape.block_size = kv.block_size();
+    shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+    paged_attention(att_.data(), q_.data(), batch, kv.k(l), kv.v(l), shape, pool_, att_scratch_);
+
+    kernels::matmul(xb_.data(), as_matrix(lw.wo), att_.data(), n, &pool_);  // [n][H]
+    kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
+}
+
+void Transformer::mlp_block(int32_t l, int32_t n) {
+    const ModelConfig& c = model_.config;
+    const LayerWeights& lw = model_.weights.layers[l];
+    const Norms::Layer& nl = norms_->layers[l];
+    const int64_t H = c.hidden_size;
+    const int64_t I = c.intermediate_size;
+
+    for (int32_t t = 0; t < n; ++t)
+        kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.ffn_norm.data(), H,
+                         c.rms_norm_eps);
+    kernels::matmul(gate_.data(), as_matrix(lw.w_gate), xb_.data(), n, &pool_);  // [n][I]
+    kernels::matmul(up_.data(), as_matrix(lw.w_up), xb_.data(), n, &pool_);      // [n][I]
+    kernels::silu_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
+    kernels::matmul(xb_.data(), as_matrix(lw.w_down), gate_.data(), n, &pool_);  // [n][H]
+    kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
+}
+
+}  // namespace llmwb

@@ -1,0 +1,72 @@
+// Transformer: the CPU forward pass of a decoder-only model (llama / qwen2 / qwen3 families)
+// over a paged KV cache. One call runs one varlen batch (prefill chunks and decode tokens
+// together); all token rows go through each weight matrix as one matrix product.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/model/loaded_model.h"
+#include "engine/runtime/attention.h"
+#include "engine/runtime/forward_batch.h"
+#include "engine/runtime/kv_cache_storage.h"
+
+namespace llmwb {
+
+namespace kernels {
+class ThreadPool;
+}
+
+class Transformer {
+public:
+    // The model must outlive the Transformer. Preconditions (guaranteed by load_model):
+    // every tensor present with the shape the config implies.
+    Transformer(const LoadedModel& model, kernels::ThreadPool& pool);
+    ~Transformer();
+    Transformer(const Transformer&) = delete;
+    Transformer& operator=(const Transformer&) = delete;
+
+    const ModelConfig& config() const { return model_.config; }
+    const LoadedModel& model() const { return model_; }
+    kernels::ThreadPool& pool() { return pool_; }
+    int32_t vocab_size() const { return vocab_; }  // length of a logits row
+
+    // Bytes of weight matrices a decode step reads once per token (all layers + lm_head).
+    int64_t weight_bytes_per_token() const;
+
+    // Runs the batch: writes this step's K/V through batch.slot_mapping, attends through the
+    // block tables and writes logits [batch.logits_rows.size()][vocab_size()].
+    // Preconditions (asserted): batch.validate(kv.block_size(), kv.num_blocks()) is ok, token
+    // ids < vocab_size(), kv was created for this model's config.
+    void forward(const ForwardBatch& batch, KvCacheStorage& kv, float* logits);
+
+private:
+    struct Norms;  // per-layer norm vectors and biases as fp32
+    void reserve(int32_t n_tokens, int32_t n_logits);
+    void attention_block(int32_t layer, const ForwardBatch& batch, KvCacheStorage& kv);
+    void mlp_block(int32_t layer, int32_t n);
+
+    const LoadedModel& model_;
+    kernels::ThreadPool& pool_;
+    int32_t vocab_ = 0;
+    std::vector<double> inv_freq_;        // [head_dim/2]
+    std::unique_ptr<Norms> norms_;
+
+    // Workspace, grown to the largest batch seen and reused ("n" = tokens of the batch).
+    int32_t cap_tokens_ = 0, cap_logits_ = 0;
+    std::vector<float> x_;     // [n][hidden]       residual stream
+    std::vector<float> xb_;    // [n][hidden]       normed input of a block / block output
+    std::vector<float> q_;     // [n][heads * hd]
+    std::vector<float> k_;     // [n][kv_heads * hd]
+    std::vector<float> v_;     // [n][kv_heads * hd]
+    std::vector<float> att_;   // [n][heads * hd]   attention output before wo
+    std::vector<float> gate_;  // [n][inter]        gate, then silu(gate) * up
+    std::vector<float> up_;    // [n][inter]
+    std::vector<float> cos_;   // [n][hd/2]
+    std::vector<float> sin_;   // [n][hd/2]
+    std::vector<float> xl_;    // [n_logits][hidden] normed rows that need logits
+    AttentionScratch att_scratch_;
+};
+
+}  // namespace llmwb
