@@ -1,0 +1,67 @@
+// Value types of the chat storage: a conversation, a message and a search hit. Plain copyable
+// values, safe to pass between threads and to the UI.
+#pragma once
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <optional>
+
+namespace llmwb {
+
+enum class MessageState { Complete, Streaming, Stopped, Error, Interrupted };
+
+QString messageStateName(MessageState s);                          // "complete", ...
+std::optional<MessageState> messageStateFromName(const QString& name);
+
+struct Conversation {
+    qint64 id = 0;
+    QString title;
+    QString systemPrompt;
+    QJsonObject sampling;  // temperature, top_p, top_k, min_p, max_tokens, seed, ...
+    QString model;
+    QDateTime created;
+    QDateTime updated;
+};
+
+struct ChatMessage {
+    qint64 id = 0;
+    qint64 conversationId = 0;
+    QString role;  // "system", "user" or "assistant"
+    QString content;
+    QString model;
+    QJsonObject sampling;
+    std::optional<qint64> promptTokens;
+    std::optional<qint64> completionTokens;
+    std::optional<double> ttftMs;
+    std::optional<double> tokensPerSecond;
+    QDateTime created;
+    MessageState state = MessageState::Complete;
+};
+
+// Figures of one finished (or stopped) generation, stored on the assistant message.
+struct GenerationFigures {
+    std::optional<qint64> promptTokens;
+    std::optional<qint64> completionTokens;
+    std::optional<double> ttftMs;
+    std::optional<double> tokensPerSecond;
+};
+
+struct SearchHit {
+    qint64 conversationId = 0;
+    qint64 messageId = 0;
+    QString conversationTitle;
+    QString role;
+    // Plain text around the match; matched text is enclosed in kMatchBegin ... kMatchEnd
+    // (private-use characters, so any text in the message is safe to escape for display).
+    QString snippet;
+    static constexpr char16_t kMatchBegin = 0xE000;
+    static constexpr char16_t kMatchEnd = 0xE001;
+};
+
+}  // namespace llmwb
+
+Q_DECLARE_METATYPE(llmwb::Conversation)
+Q_DECLARE_METATYPE(llmwb::ChatMessage)

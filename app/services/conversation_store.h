@@ -1,0 +1,68 @@
+// Conversations and messages in the chat database: CRUD, full-text search, export, and the
+// crash-recovery step that marks messages left 'streaming' by a killed process 'interrupted'.
+// Used on the thread that opened the Database.
+#pragma once
+
+#include <QCoreApplication>
+#include <QList>
+#include <QString>
+#include <optional>
+
+#include "app/services/chat_types.h"
+
+namespace llmwb {
+
+class Database;
+
+class ConversationStore {
+    Q_DECLARE_TR_FUNCTIONS(llmwb::ConversationStore)
+
+public:
+    explicit ConversationStore(Database& db);
+
+    // Conversations, newest update first.
+    std::optional<Conversation> createConversation(const QString& title,
+                                                   const QString& systemPrompt = {},
+                                                   const QJsonObject& sampling = {},
+                                                   const QString& model = {});
+    QList<Conversation> conversations();
+    std::optional<Conversation> conversation(qint64 id);
+    bool updateConversation(const Conversation& c);  // title, system prompt, sampling, model
+    bool touchConversation(qint64 id);
+    bool deleteConversation(qint64 id);  // messages go with it (ON DELETE CASCADE)
+
+    // Messages of a conversation, oldest first.
+    std::optional<ChatMessage> addMessage(const ChatMessage& m);  // id/created are assigned
+    QList<ChatMessage> messages(qint64 conversationId);
+    std::optional<ChatMessage> message(qint64 id);
+    bool setMessageContent(qint64 id, const QString& content);
+    bool appendMessageContent(qint64 id, const QString& delta);
+    bool finishMessage(qint64 id, MessageState state, const GenerationFigures& figures);
+    bool deleteMessage(qint64 id);
+    // Deletes the message and every later message of its conversation (edit-and-resend,
+    // regenerate).
+    bool deleteMessagesFrom(qint64 messageId);
+
+    // Messages left 'streaming' (a crash or kill -9 during generation) become 'interrupted';
+    // their text is kept. Returns how many were changed, -1 on error.
+    int recoverInterruptedMessages();
+
+    // Full-text search over message contents (whitespace-separated terms, all must occur,
+    // case-insensitive substring match in any script). Best matches first.
+    QList<SearchHit> search(const QString& query, int limit = 50);
+
+    QString exportMarkdown(qint64 conversationId);
+    QByteArray exportJson(qint64 conversationId);
+
+    QString errorString() const { return error_; }
+
+private:
+    bool fail(const QString& detail);
+    QList<SearchHit> searchFts(const QStringList& terms, int limit);
+    QList<SearchHit> searchLike(const QStringList& terms, int limit);
+
+    Database& db_;
+    QString error_;
+};
+
+}  // namespace llmwb

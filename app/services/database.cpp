@@ -1,0 +1,238 @@
+#include "app/services/database.h"
+
+#include <QAtomicInteger>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+
+namespace llmwb {
+
+namespace {
+
+QAtomicInteger<quint64> g_connectionCounter = 0;
+
+QStringList migrationV1() {
+    return {
+        QStringLiteral("CREATE TABLE conversations ("
+                       " id INTEGER PRIMARY KEY,"
+                       " title TEXT NOT NULL DEFAULT '',"
+                       " system_prompt TEXT NOT NULL DEFAULT '',"
+                       " sampling TEXT NOT NULL DEFAULT '{}',"
+                       " model TEXT NOT NULL DEFAULT '',"
+                       " created_at INTEGER NOT NULL,"
+                       " updated_at INTEGER NOT NULL)"),
+        QStringLiteral("CREATE TABLE messages ("
+                       " id INTEGER PRIMARY KEY,"
+                       " conversation_id INTEGER NOT NULL"
+                       "   REFERENCES conversations(id) ON DELETE CASCADE,"
+                       " role TEXT NOT NULL,"
+                       " content TEXT NOT NULL DEFAULT '',"
+                       " model TEXT NOT NULL DEFAULT '',"
+                       " sampling TEXT NOT NULL DEFAULT '{}',"
+                       " prompt_tokens INTEGER,"
+                       " completion_tokens INTEGER,"
+                       " ttft_ms REAL,"
+                       " tokens_per_s REAL,"
+                       " created_at INTEGER NOT NULL,"
+                       " state TEXT NOT NULL DEFAULT 'complete')"),
+        QStringLiteral("CREATE INDEX messages_by_conversation ON messages(conversation_id, id)"),
+        QStringLiteral("CREATE INDEX conversations_by_update ON conversations(updated_at)"),
+    };
+}
+
+QStringList migrationV2() {
+    return {
+        QStringLiteral("CREATE TABLE presets ("
+                       " id INTEGER PRIMARY KEY,"
+                       " name TEXT NOT NULL UNIQUE,"
+                       " settings TEXT NOT NULL DEFAULT '{}',"
+                       " created_at INTEGER NOT NULL)"),
+        QStringLiteral("CREATE TABLE bench_runs ("
+                       " id INTEGER PRIMARY KEY,"
+                       " name TEXT NOT NULL DEFAULT '',"
+                       " model TEXT NOT NULL DEFAULT '',"
+                       " config TEXT NOT NULL DEFAULT '{}',"
+                       " results TEXT NOT NULL DEFAULT '{}',"
+                       " created_at INTEGER NOT NULL)"),
+        // Trigram tokens give substring search in every script (CJK has no spaces between
+        // words); terms shorter than three characters are searched with LIKE instead.
+        QStringLiteral("CREATE VIRTUAL TABLE messages_fts USING fts5("
+                       " content, content='messages', content_rowid='id', tokenize='trigram')"),
+        QStringLiteral("CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN"
+                       " INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
+                       " END"),
+        QStringLiteral("CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN"
+                       " INSERT INTO messages_fts(messages_fts, rowid, content)"
+                       "   VALUES ('delete', old.id, old.content);"
+                       " END"),
+        QStringLiteral("CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN"
+                       " INSERT INTO messages_fts(messages_fts, rowid, content)"
+                       "   VALUES ('delete', old.id, old.content);"
+                       " INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
+                       " END"),
+        // Index the messages written under version 1.
+        QStringLiteral("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')"),
+    };
+}
+
+}  // namespace
+
+const QList<QStringList>& databaseMigrations() {
+    static const QList<QStringList> migrations = {migrationV1(), migrationV2()};
+    return migrations;
+}
+
+Database::Database(QString filePath)
+    : path_(filePath.isEmpty() ? defaultPath() : std::move(filePath)),
+      connectionName_(QStringLiteral("llmwb-db-%1").arg(++g_connectionCounter)) {}
+
+Database::~Database() { close(); }
+
+QString Database::defaultPath() {
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    if (dir.isEmpty())
+        dir = QDir::homePath() + QStringLiteral("/.local/share/llm-workbench");
+    return dir + QStringLiteral("/llmwb.sqlite");
+}
+
+QSqlDatabase Database::connection() const {
+    return QSqlDatabase::database(connectionName_, false);
+}
+
+bool Database::fail(const QString& what, const QString& detail) {
+    error_ = tr("Chat database %1: %2 (%3)")
+                 .arg(QDir::toNativeSeparators(path_), what, detail.simplified());
+    return false;
+}
+
+bool Database::exec(const QString& sql) {
+    QSqlQuery q(connection());
+    if (!q.exec(sql))
+        return fail(tr("a statement failed"),
+                    q.lastError().text());
+    return true;
+}
+
+bool Database::open(int targetVersion) {
+    close();
+    error_.clear();
+    if (targetVersion < 1 || targetVersion > kLatestVersion)
+        return fail(QStringLiteral("invalid schema version"), QString::number(targetVersion));
+    const QFileInfo info(path_);
+    if (!QDir().mkpath(info.absolutePath()))
+        return fail(tr("cannot create the folder"),
+                    info.absolutePath());
+    if (info.exists() && !info.isFile())
+        return fail(tr("not a file"), path_);
+
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connectionName_);
+        db.setDatabaseName(path_);
+        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+        if (!db.open()) {
+            const QString detail = db.lastError().text();
+            db = QSqlDatabase();
+            QSqlDatabase::removeDatabase(connectionName_);
+            return fail(tr("cannot open"), detail);
+        }
+    }
+    open_ = true;
+    if (!applyPragmas() || !migrate(targetVersion)) {
+        const QString err = error_;
+        close();
+        error_ = err;
+        return false;
+    }
+    return true;
+}
+
+void Database::close() {
+    if (!QSqlDatabase::contains(connectionName_))
+        return;
+    {
+        QSqlDatabase db = QSqlDatabase::database(connectionName_, false);
+        if (db.isOpen())
+            db.close();
+    }
+    QSqlDatabase::removeDatabase(connectionName_);
+    open_ = false;
+}
+
+bool Database::applyPragmas() {
+    // The first statement that touches the file: a corrupt or foreign file fails here.
+    QSqlQuery q(connection());
+    if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next())
+        return fail(tr("not a usable SQLite database"),
+                    q.lastError().text());
+    const QString mode = q.value(0).toString().toLower();
+    if (mode != QLatin1String("wal"))
+        return fail(tr("cannot enable WAL"), mode);
+    return exec(QStringLiteral("PRAGMA foreign_keys=ON")) &&
+           exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+}
+
+int Database::schemaVersion() const {
+    QSqlQuery q(connection());
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+                               "name='schema_version'")) ||
+        !q.next() || q.value(0).toInt() == 0)
+        return 0;
+    if (!q.exec(QStringLiteral("SELECT max(version) FROM schema_version")) || !q.next())
+        return 0;
+    return q.value(0).toInt();
+}
+
+bool Database::migrate(int targetVersion) {
+    if (!exec(QStringLiteral("CREATE TABLE IF NOT EXISTS schema_version ("
+                             " version INTEGER NOT NULL, applied_at INTEGER NOT NULL)")))
+        return false;
+    const int current = schemaVersion();
+    if (current > kLatestVersion)
+        return fail(tr("written by a newer version of the app"),
+                    QStringLiteral("schema %1 > %2").arg(current).arg(kLatestVersion));
+    const auto& migrations = databaseMigrations();
+    QSqlDatabase db = connection();
+    for (int v = current + 1; v <= targetVersion; ++v) {
+        if (!db.transaction())
+            return fail(QStringLiteral("BEGIN"), db.lastError().text());
+        bool ok = true;
+        for (const QString& sql : migrations.at(v - 1)) {
+            if (!exec(sql)) {
+                ok = false;
+                break;
+            }
+        }
+        if (ok) {
+            QSqlQuery q(db);
+            q.prepare(QStringLiteral("INSERT INTO schema_version(version, applied_at) "
+                                     "VALUES (?, strftime('%s','now'))"));
+            q.addBindValue(v);
+            ok = q.exec() || fail(QStringLiteral("schema_version"), q.lastError().text());
+        }
+        if (!ok) {
+            db.rollback();
+            error_ = tr("%1 [migration to %2]")
+                         .arg(error_)
+                         .arg(v);
+            return false;
+        }
+        if (!db.commit())
+            return fail(QStringLiteral("COMMIT"), db.lastError().text());
+    }
+    return true;
+}
+
+QString Database::integrityCheck() {
+    QSqlQuery q(connection());
+    if (!q.exec(QStringLiteral("PRAGMA integrity_check")))
+        return q.lastError().text();
+    QStringList lines;
+    while (q.next())
+        lines << q.value(0).toString();
+    return lines.join(QLatin1Char('\n'));
+}
+
+}  // namespace llmwb
