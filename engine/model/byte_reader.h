@@ -96,3 +96,26 @@ private:
 };
 
 }  // namespace llmwb
+
+namespace llmwb {
+
+// Text from an untrusted file made safe for a one-line message: control characters and
+// non-ASCII bytes are escaped, long text is cut.
+inline std::string printable(std::string_view s, size_t max_len = 80) {
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < s.size() && i < max_len; ++i) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    if (s.size() > max_len) out += "...";
+    return out;
+}
+
+}  // namespace llmwb
