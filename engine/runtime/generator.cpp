@@ -93,11 +93,11 @@ Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
         if (stop_ids.count(ev.id)) {
             res.finish_reason = "stop";
             res.stop_token = ev.id;
-            ev.text = matcher.push(decoder.flush()).emit;  // a stop string can still end here
+            ev.text = matcher.push(decoder.flush()).text;  // a stop string can still end here
             if (!matcher.stopped()) ev.text += matcher.flush();
         } else {
             StopStringMatcher::Step step = matcher.push(decoder.push(ev.id));
-            ev.text = std::move(step.emit);
+            ev.text = std::move(step.text);
             if (step.stopped) {
                 res.finish_reason = "stop";
                 res.stop_matched = step.matched;
@@ -105,7 +105,7 @@ Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
                        n_ctx >= ctx_limit) {
                 res.finish_reason = "length";
                 StopStringMatcher::Step end = matcher.push(decoder.flush());
-                ev.text += end.emit;
+                ev.text += end.text;
                 if (end.stopped) {
                     res.finish_reason = "stop";
                     res.stop_matched = end.matched;

@@ -45,14 +45,14 @@ StopStringMatcher::Step StopStringMatcher::push(std::string_view chunk) {
     }
     if (which) {
         text_.resize(hit);
-        step.emit = text_.substr(emitted_);
+        step.text = text_.substr(emitted_);
         emitted_ = text_.size();
         step.stopped = stopped_ = true;
         step.matched = *which;
         return step;
     }
     const size_t safe = std::max(emitted_, text_.size() - held_suffix());
-    step.emit = text_.substr(emitted_, safe - emitted_);
+    step.text = text_.substr(emitted_, safe - emitted_);
     emitted_ = safe;
     return step;
 }

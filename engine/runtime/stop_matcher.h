@@ -14,7 +14,7 @@ public:
     explicit StopStringMatcher(std::vector<std::string> stops);  // empty strings are ignored
 
     struct Step {
-        std::string emit;      // text that is now safe to stream
+        std::string text;      // text that is now safe to stream
         bool stopped = false;  // a stop string was found; emit ends right before it
         std::string matched;   // the stop string found
     };
@@ -25,7 +25,7 @@ public:
     std::string flush();
 
     bool stopped() const { return stopped_; }
-    // Everything emitted so far (== concatenation of all emit/flush results).
+    // Everything emitted so far (== concatenation of all text/flush results).
     std::string_view emitted() const { return std::string_view(text_).substr(0, emitted_); }
 
 private:
