@@ -1,0 +1,60 @@
+// Writes a GGUF v3 file in one pass: metadata and tensor infos first, then the tensor data
+// appended in the order the tensors were declared (each padded to the alignment).
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/util/result.h"
+#include "kernels/cpu/dtype.h"
+
+namespace llmwb {
+
+class GgufWriter {
+public:
+    void add_u32(const std::string& key, uint32_t v);
+    void add_i32(const std::string& key, int32_t v);
+    void add_f32(const std::string& key, float v);
+    void add_bool(const std::string& key, bool v);
+    void add_string(const std::string& key, const std::string& v);
+    void add_string_array(const std::string& key, const std::vector<std::string>& v);
+    void add_f32_array(const std::string& key, const std::vector<float>& v);
+    void add_i32_array(const std::string& key, const std::vector<int32_t>& v);
+
+    // A tensor of rows x cols (a 1-D tensor of cols elements when one_dim).
+    void add_tensor(const std::string& name, DType type, int64_t rows, int64_t cols,
+                    bool one_dim = false);
+
+    Status begin(const std::string& path);            // header, metadata, tensor infos
+    Status append(const void* data, size_t bytes);     // data of the declared tensors, in order
+    Status finish();                                   // checks every tensor was written
+
+    static constexpr uint32_t kAlignment = 32;
+
+private:
+    struct Tensor {
+        std::string name;
+        DType type;
+        std::vector<uint64_t> ne;
+        uint64_t bytes;
+        uint64_t offset;
+    };
+    void put_string(std::string& out, const std::string& s);
+    template <class T>
+    void put(std::string& out, T v);
+    void begin_kv(const std::string& key, uint32_t type);
+    Status pad(uint64_t to_multiple);
+
+    std::string kv_;
+    uint64_t n_kv_ = 0;
+    std::vector<Tensor> tensors_;
+    std::ofstream out_;
+    std::string path_;
+    size_t cur_ = 0;
+    uint64_t cur_written_ = 0;
+    uint64_t pos_ = 0;
+};
+
+}  // namespace llmwb

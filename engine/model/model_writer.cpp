@@ -1,0 +1,424 @@
+// write_model(): resolves the tokenizer and the config, then streams every planned tensor
+// (generated row chunk by row chunk, permuted / converted / quantized) into a GGUF file or a
+// safetensors folder.
+#include "engine/model/model_writer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/model/demo_tokenizer.h"
+#include "engine/model/gguf_writer.h"
+#include "engine/model/rope_factors.h"
+#include "engine/model/safetensors_writer.h"
+#include "engine/model/weight_plan.h"
+#include "kernels/cpu/quant.h"
+
+namespace llmwb {
+
+namespace {
+
+constexpr int64_t kChunkElems = int64_t(1) << 21;  // floats generated per chunk (8 MiB)
+
+struct WeightTypeName {
+    WeightType type;
+    const char* name;
+};
+constexpr WeightTypeName kWeightTypes[] = {
+    {WeightType::F32, "f32"},   {WeightType::F16, "f16"},   {WeightType::BF16, "bf16"},
+    {WeightType::Q8_0, "q8_0"}, {WeightType::Q4_0, "q4_0"}, {WeightType::Q4_K, "q4_k"},
+    {WeightType::Q6_K, "q6_k"}, {WeightType::Q4_K_M, "q4_k_m"},
+};
+
+Result<TokenizerFiles> resolve_tokenizer(const ModelWriterSpec& spec) {
+    if (spec.tokenizer_dir.empty()) return make_demo_tokenizer();
+    namespace fs = std::filesystem;
+    std::string json = (fs::path(spec.tokenizer_dir) / "tokenizer.json").string();
+    std::string config = (fs::path(spec.tokenizer_dir) / "tokenizer_config.json").string();
+    std::error_code ec;
+    if (!fs::is_regular_file(config, ec)) config.clear();
+    return read_tokenizer_files(json, config);
+}
+
+// Number of ids the tokenizer uses (vocab tokens and added tokens).
+int64_t tokenizer_size(const TokenizerData& d) {
+    int64_t n = int64_t(d.tokens.size());
+    for (const auto& a : d.added_tokens) n = std::max<int64_t>(n, int64_t(a.id) + 1);
+    return n;
+}
+
+Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData& tok) {
+    ModelConfig c;
+    c.arch = s.arch;
+    c.arch_name = architecture_name(s.arch);
+    if (s.hidden_size <= 0 || s.intermediate_size <= 0 || s.num_layers <= 0 ||
+        s.num_heads <= 0 || s.num_kv_heads <= 0 || s.max_position <= 0 || s.head_dim < 0) {
+        return make_error("model writer: shapes must be positive");
+    }
+    if (s.num_heads % s.num_kv_heads != 0) {
+        return make_error("model writer: num_heads must be a multiple of num_kv_heads");
+    }
+    if (s.head_dim == 0 && s.hidden_size % s.num_heads != 0) {
+        return make_error("model writer: hidden_size must be a multiple of num_heads");
+    }
+    c.vocab_size = int(std::max<int64_t>(s.vocab_size, tokenizer_size(tok)));
+    c.hidden_size = s.hidden_size;
+    c.intermediate_size = s.intermediate_size;
+    c.num_layers = s.num_layers;
+    c.num_heads = s.num_heads;
+    c.num_kv_heads = s.num_kv_heads;
+    c.head_dim = s.head_dim > 0 ? s.head_dim : s.hidden_size / s.num_heads;
+    if (c.head_dim % 2 != 0) return make_error("model writer: head_dim must be even");
+    c.max_position = s.max_position;
+    c.rope_theta = s.rope_theta;
+    c.rms_norm_eps = s.rms_norm_eps;
+    c.rope_scaling = s.rope_scaling;
+    if (c.rope_scaling.kind != RopeScaling::Kind::None && s.arch != Architecture::Llama) {
+        return make_error("model writer: llama3 rope scaling needs the llama architecture");
+    }
+    c.rope_style = RopeStyle::RotateHalf;
+    c.tie_word_embeddings = s.tie_word_embeddings;
+    c.attention_bias = s.attention_bias < 0 ? s.arch == Architecture::Qwen2 : s.attention_bias > 0;
+    if (s.arch == Architecture::Qwen2 && !c.attention_bias) {
+        return make_error("model writer: qwen2 always has q/k/v biases");
+    }
+    c.qk_norm = s.arch == Architecture::Qwen3;
+    return c;
+}
+
+// The GGUF token list: every id the tokenizer uses, padded to vocab_size, with token types.
+void gguf_vocab(const TokenizerData& d, int vocab_size, std::vector<std::string>& tokens,
+                std::vector<int32_t>& types) {
+    tokens.assign(size_t(vocab_size), std::string());
+    types.assign(size_t(vocab_size), 1);
+    std::vector<bool> filled(size_t(vocab_size), false);
+    for (size_t i = 0; i < d.tokens.size() && i < size_t(vocab_size); ++i) {
+        tokens[i] = d.tokens[i];
+        filled[i] = true;
+        if (i < d.token_types.size()) {
+            types[i] = d.token_types[i];
+        } else if (d.kind == TokenizerData::Kind::SentencePieceBpe && d.tokens[i].size() == 6 &&
+                   d.tokens[i].rfind("<0x", 0) == 0 && d.tokens[i].back() == '>') {
+            types[i] = 6;
+        }
+    }
+    for (const auto& a : d.added_tokens) {
+        if (a.id < 0 || a.id >= vocab_size) continue;
+        tokens[size_t(a.id)] = a.content;
+        types[size_t(a.id)] = a.special ? 3 : 4;
+        filled[size_t(a.id)] = true;
+    }
+    if (d.unk_id >= 0 && d.unk_id < vocab_size) types[size_t(d.unk_id)] = 2;
+    for (int i = 0; i < vocab_size; ++i) {
+        if (!filled[size_t(i)]) {
+            tokens[size_t(i)] = "[PAD" + std::to_string(i) + "]";
+            types[size_t(i)] = 5;
+        }
+    }
+}
+
+uint32_t gguf_file_type(WeightType wt) {
+    switch (wt) {
+    case WeightType::F32: return 0;
+    case WeightType::F16: return 1;
+    case WeightType::Q4_0: return 2;
+    case WeightType::Q8_0: return 7;
+    case WeightType::Q4_K: return 14;
+    case WeightType::Q4_K_M: return 15;
+    case WeightType::Q6_K: return 18;
+    case WeightType::BF16: return 32;
+    }
+    return 0;
+}
+
+void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelConfig& c,
+                       const TokenizerFiles& tf, const std::string& name) {
+    const std::string a = c.arch_name + ".";
+    w.add_string("general.architecture", c.arch_name);
+    w.add_string("general.name", name);
+    w.add_u32("general.file_type", gguf_file_type(spec.weight_type));
+    w.add_u32("general.quantization_version", 2);
+    w.add_u32(a + "vocab_size", uint32_t(c.vocab_size));
+    w.add_u32(a + "context_length", uint32_t(c.max_position));
+    w.add_u32(a + "embedding_length", uint32_t(c.hidden_size));
+    w.add_u32(a + "block_count", uint32_t(c.num_layers));
+    w.add_u32(a + "feed_forward_length", uint32_t(c.intermediate_size));
+    w.add_u32(a + "attention.head_count", uint32_t(c.num_heads));
+    w.add_u32(a + "attention.head_count_kv", uint32_t(c.num_kv_heads));
+    w.add_u32(a + "attention.key_length", uint32_t(c.head_dim));
+    w.add_u32(a + "attention.value_length", uint32_t(c.head_dim));
+    w.add_u32(a + "rope.dimension_count", uint32_t(c.head_dim));
+    w.add_f32(a + "rope.freq_base", c.rope_theta);
+    w.add_f32(a + "attention.layer_norm_rms_epsilon", c.rms_norm_eps);
+
+    const TokenizerData& d = tf.data;
+    const bool spm = d.kind == TokenizerData::Kind::SentencePieceBpe;
+    std::vector<std::string> tokens;
+    std::vector<int32_t> types;
+    gguf_vocab(d, c.vocab_size, tokens, types);
+    w.add_string("tokenizer.ggml.model", spm ? "llama" : "gpt2");
+    if (!spm) w.add_string("tokenizer.ggml.pre", d.pre_tokenizer.empty() ? "gpt2" : d.pre_tokenizer);
+    w.add_string_array("tokenizer.ggml.tokens", tokens);
+    w.add_i32_array("tokenizer.ggml.token_type", types);
+    if (!d.scores.empty() || spm) {
+        std::vector<float> scores(tokens.size(), 0.0f);
+        for (size_t i = 0; i < scores.size(); ++i) {
+            scores[i] = i < d.scores.size() ? d.scores[i] : -float(i);
+        }
+        w.add_f32_array("tokenizer.ggml.scores", scores);
+    }
+    if (!d.merges.empty()) {
+        std::vector<std::string> merges;
+        merges.reserve(d.merges.size());
+        for (const auto& [x, y] : d.merges) merges.push_back(x + " " + y);
+        w.add_string_array("tokenizer.ggml.merges", merges);
+    }
+    if (d.bos_id >= 0) w.add_u32("tokenizer.ggml.bos_token_id", uint32_t(d.bos_id));
+    if (d.eos_id >= 0) w.add_u32("tokenizer.ggml.eos_token_id", uint32_t(d.eos_id));
+    if (d.unk_id >= 0) w.add_u32("tokenizer.ggml.unknown_token_id", uint32_t(d.unk_id));
+    if (d.pad_id >= 0) w.add_u32("tokenizer.ggml.padding_token_id", uint32_t(d.pad_id));
+    w.add_bool("tokenizer.ggml.add_bos_token", d.add_bos);
+    w.add_bool("tokenizer.ggml.add_eos_token", d.add_eos);
+    if (spm) w.add_bool("tokenizer.ggml.add_space_prefix", d.add_space_prefix);
+    if (tf.chat_template) w.add_string("tokenizer.chat_template", *tf.chat_template);
+}
+
+// Streams the rows of one tensor: generate (HF layout; llama Q/K rows permuted for GGUF),
+// convert to `type` and hand each chunk to `sink`.
+template <class Sink>
+Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const PlannedTensor& t,
+                     DType type, bool permute_qk, Sink&& sink) {
+    std::vector<float> f32;
+    std::vector<uint8_t> out;
+    if (t.role == TensorRole::RopeFreqs) {
+        f32 = llama3_rope_factors(c);
+        return sink(f32.data(), f32.size() * sizeof(float));
+    }
+    const bool qk = permute_qk && (t.role == TensorRole::Wq || t.role == TensorRole::Wk ||
+                                   t.role == TensorRole::Bq || t.role == TensorRole::Bk);
+    if (t.vector && qk) {
+        // A Q/K bias: one row whose elements follow the row permutation.
+        std::vector<float> src(size_t(t.cols));
+        generate_rows(spec.seed, t.hf_name, 0, 1, t.cols, src.data());
+        f32.resize(size_t(t.cols));
+        for (int64_t e = 0; e < t.cols; ++e) {
+            f32[size_t(e)] = src[size_t(llama_qk_source_row(e, c.head_dim))];
+        }
+        return sink(f32.data(), f32.size() * sizeof(float));
+    }
+    const int64_t chunk = std::max<int64_t>(1, kChunkElems / t.cols);
+    const int64_t row_bytes = dtype_row_bytes(type, t.cols);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += chunk) {
+        const int64_t r1 = std::min(t.rows, r0 + chunk);
+        f32.resize(size_t((r1 - r0) * t.cols));
+        if (qk) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t src = llama_qk_source_row(r, c.head_dim);
+                generate_rows(spec.seed, t.hf_name, src, src + 1, t.cols,
+                              f32.data() + (r - r0) * t.cols);
+            }
+        } else {
+            generate_rows(spec.seed, t.hf_name, r0, r1, t.cols, f32.data());
+        }
+        if (type == DType::F32) {
+            Status s = sink(f32.data(), f32.size() * sizeof(float));
+            if (!s) return s;
+            continue;
+        }
+        out.resize(size_t((r1 - r0) * row_bytes));
+        for (int64_t r = r0; r < r1; ++r) {
+            kernels::quantize_row(type, f32.data() + (r - r0) * t.cols,
+                                  out.data() + (r - r0) * row_bytes, t.cols);
+        }
+        Status s = sink(out.data(), out.size());
+        if (!s) return s;
+    }
+    return ok_status();
+}
+
+Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const TokenizerFiles& tf,
+                  const std::string& path, ModelWriteReport& rep) {
+    const bool llama = c.arch == Architecture::Llama;
+    const bool rope_freqs = llama && c.rope_scaling.kind == RopeScaling::Kind::Llama3;
+    auto plan = plan_tensors(c, rope_freqs);
+    GgufWriter w;
+    const std::string name =
+        spec.name.empty() ? std::string("llmwb random ") + c.arch_name : spec.name;
+    add_gguf_metadata(w, spec, c, tf, name);
+    std::vector<DType> types;
+    for (const auto& t : plan) {
+        bool fb = false;
+        DType ty = gguf_storage_type(t, spec.weight_type, c.num_layers, c.tie_word_embeddings, &fb);
+        types.push_back(ty);
+        w.add_tensor(t.gguf_name, ty, t.rows, t.cols, t.vector);
+        rep.tensors.push_back({t.hf_name, t.gguf_name, t.rows, t.cols, ty, fb});
+        rep.fallback_tensors += fb ? 1 : 0;
+        rep.weight_bytes += t.rows * dtype_row_bytes(ty, t.cols);
+        rep.parameter_count += t.rows * t.cols;
+    }
+    Status s = w.begin(path);
+    if (!s) return s;
+    for (size_t i = 0; i < plan.size(); ++i) {
+        s = stream_tensor(spec, c, plan[i], types[i], llama,
+                          [&](const void* p, size_t n) { return w.append(p, n); });
+        if (!s) return s;
+    }
+    rep.config = c;
+    rep.config.rope_style = llama ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
+    if (rope_freqs) rep.config.rope_scaling = RopeScaling{};  // carried by rope_freqs
+    return w.finish();
+}
+
+std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
+                           const TokenizerData& tok) {
+    nlohmann::ordered_json j;
+    const char* cls = c.arch == Architecture::Llama   ? "LlamaForCausalLM"
+                      : c.arch == Architecture::Qwen2 ? "Qwen2ForCausalLM"
+                                                      : "Qwen3ForCausalLM";
+    j["architectures"] = {cls};
+    j["model_type"] = c.arch_name;
+    j["vocab_size"] = c.vocab_size;
+    j["hidden_size"] = c.hidden_size;
+    j["intermediate_size"] = c.intermediate_size;
+    j["num_hidden_layers"] = c.num_layers;
+    j["num_attention_heads"] = c.num_heads;
+    j["num_key_value_heads"] = c.num_kv_heads;
+    j["head_dim"] = c.head_dim;
+    j["max_position_embeddings"] = c.max_position;
+    j["rope_theta"] = c.rope_theta;
+    j["rms_norm_eps"] = c.rms_norm_eps;
+    j["hidden_act"] = "silu";
+    j["tie_word_embeddings"] = c.tie_word_embeddings;
+    if (c.arch != Architecture::Qwen2) j["attention_bias"] = c.attention_bias;
+    if (c.rope_scaling.kind == RopeScaling::Kind::Llama3) {
+        j["rope_scaling"] = {{"rope_type", "llama3"},
+                             {"factor", c.rope_scaling.factor},
+                             {"low_freq_factor", c.rope_scaling.low_freq_factor},
+                             {"high_freq_factor", c.rope_scaling.high_freq_factor},
+                             {"original_max_position_embeddings",
+                              c.rope_scaling.original_max_position}};
+    } else {
+        j["rope_scaling"] = nullptr;
+    }
+    j["torch_dtype"] = spec.weight_type == WeightType::F16    ? "float16"
+                       : spec.weight_type == WeightType::BF16 ? "bfloat16"
+                                                              : "float32";
+    if (tok.bos_id >= 0) j["bos_token_id"] = tok.bos_id;
+    if (tok.eos_id >= 0) j["eos_token_id"] = tok.eos_id;
+    return j.dump(2);
+}
+
+Status write_text(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.close();
+    return f ? ok_status() : make_error(path + ": write failed");
+}
+
+Status write_safetensors(const ModelWriterSpec& spec, const ModelConfig& c,
+                         const TokenizerFiles& tf, const std::string& dir,
+                         ModelWriteReport& rep) {
+    namespace fs = std::filesystem;
+    DType type;
+    switch (spec.weight_type) {
+    case WeightType::F32: type = DType::F32; break;
+    case WeightType::F16: type = DType::F16; break;
+    case WeightType::BF16: type = DType::BF16; break;
+    default:
+        return make_error(std::string("model writer: weight type ") +
+                          weight_type_name(spec.weight_type) +
+                          " is GGUF only (safetensors: f32, f16, bf16)");
+    }
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return make_error(dir + ": cannot create folder: " + ec.message());
+    auto plan = plan_tensors(c, false);
+    SafetensorsWriter w;
+    for (const auto& t : plan) {
+        std::vector<int64_t> shape = t.vector ? std::vector<int64_t>{t.cols}
+                                              : std::vector<int64_t>{t.rows, t.cols};
+        w.add_tensor(t.hf_name, type, shape);
+        rep.tensors.push_back({t.hf_name, t.hf_name, t.rows, t.cols, type, false});
+        rep.weight_bytes += t.rows * dtype_row_bytes(type, t.cols);
+        rep.parameter_count += t.rows * t.cols;
+    }
+    Status s = w.begin((fs::path(dir) / "model.safetensors").string(), {{"format", "pt"}});
+    if (!s) return s;
+    for (const auto& t : plan) {
+        s = stream_tensor(spec, c, t, type, false,
+                          [&](const void* p, size_t n) { return w.append(p, n); });
+        if (!s) return s;
+    }
+    if (!(s = w.finish())) return s;
+    if (!(s = write_text((fs::path(dir) / "config.json").string(), hf_config_json(spec, c, tf.data)))) {
+        return s;
+    }
+    const fs::path tj = fs::path(dir) / "tokenizer.json";
+    const fs::path tc = fs::path(dir) / "tokenizer_config.json";
+    if (spec.tokenizer_dir.empty()) {
+        if (!(s = write_text(tj.string(), tokenizer_json_text(tf.data)))) return s;
+        if (!(s = write_text(tc.string(), tokenizer_config_json_text(tf.data, tf.chat_template)))) {
+            return s;
+        }
+    } else {
+        for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
+            const fs::path src = fs::path(spec.tokenizer_dir) / f;
+            if (!fs::exists(src, ec)) continue;
+            fs::copy_file(src, fs::path(dir) / f, fs::copy_options::overwrite_existing, ec);
+            if (ec) return make_error(src.string() + ": cannot copy: " + ec.message());
+        }
+    }
+    rep.config = c;
+    return ok_status();
+}
+
+}  // namespace
+
+const char* weight_type_name(WeightType t) {
+    for (const auto& e : kWeightTypes) {
+        if (e.type == t) return e.name;
+    }
+    return "?";
+}
+
+Result<WeightType> parse_weight_type(const std::string& name) {
+    std::string lower;
+    for (char ch : name) lower += char(std::tolower(static_cast<unsigned char>(ch)));
+    for (const auto& e : kWeightTypes) {
+        if (lower == e.name) return e.type;
+    }
+    return make_error("unknown weight type '" + name +
+                      "' (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m)");
+}
+
+std::vector<float> generate_hf_tensor(const ModelWriterSpec& spec, const std::string& hf_name,
+                                      int64_t rows, int64_t cols) {
+    std::vector<float> out(size_t(rows * cols));
+    generate_rows(spec.seed, hf_name, 0, rows, cols, out.data());
+    return out;
+}
+
+Result<ModelConfig> resolve_writer_config(const ModelWriterSpec& spec) {
+    auto tf = resolve_tokenizer(spec);
+    if (!tf) return tf.error();
+    return resolve_config(spec, tf->data);
+}
+
+Status write_model(const ModelWriterSpec& spec, const std::string& out_path,
+                   ModelWriteReport* report) {
+    auto tf = resolve_tokenizer(spec);
+    if (!tf) return tf.error();
+    auto c = resolve_config(spec, tf->data);
+    if (!c) return c.error();
+    ModelWriteReport rep;
+    Status s = spec.format == ModelFileFormat::Gguf
+                   ? write_gguf(spec, c.value(), tf.value(), out_path, rep)
+                   : write_safetensors(spec, c.value(), tf.value(), out_path, rep);
+    if (!s) return s;
+    if (report) *report = std::move(rep);
+    return ok_status();
+}
+
+}  // namespace llmwb

@@ -1,0 +1,148 @@
+#include "engine/model/weight_plan.h"
+
+#include <cmath>
+
+namespace llmwb {
+
+std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_freqs) {
+    std::vector<PlannedTensor> out;
+    const int64_t hidden = c.hidden_size, vocab = c.vocab_size, inter = c.intermediate_size;
+    const int64_t qd = int64_t(c.num_heads) * c.head_dim;
+    const int64_t kvd = int64_t(c.num_kv_heads) * c.head_dim;
+    auto add = [&](TensorRole role, int layer, int64_t rows, int64_t cols, bool vec) {
+        PlannedTensor t;
+        t.role = role;
+        t.layer = layer;
+        t.hf_name = role == TensorRole::RopeFreqs ? "" : hf_tensor_name(role, layer);
+        t.gguf_name = gguf_tensor_name(role, layer);
+        t.rows = rows;
+        t.cols = cols;
+        t.vector = vec;
+        out.push_back(std::move(t));
+    };
+    add(TensorRole::TokEmbd, 0, vocab, hidden, false);
+    for (int l = 0; l < c.num_layers; ++l) {
+        add(TensorRole::AttnNorm, l, 1, hidden, true);
+        add(TensorRole::Wq, l, qd, hidden, false);
+        add(TensorRole::Wk, l, kvd, hidden, false);
+        add(TensorRole::Wv, l, kvd, hidden, false);
+        if (c.attention_bias) {
+            add(TensorRole::Bq, l, 1, qd, true);
+            add(TensorRole::Bk, l, 1, kvd, true);
+            add(TensorRole::Bv, l, 1, kvd, true);
+        }
+        if (c.qk_norm) {
+            add(TensorRole::QNorm, l, 1, c.head_dim, true);
+            add(TensorRole::KNorm, l, 1, c.head_dim, true);
+        }
+        add(TensorRole::Wo, l, hidden, qd, false);
+        add(TensorRole::FfnNorm, l, 1, hidden, true);
+        add(TensorRole::WGate, l, inter, hidden, false);
+        add(TensorRole::WUp, l, inter, hidden, false);
+        add(TensorRole::WDown, l, hidden, inter, false);
+    }
+    add(TensorRole::OutputNorm, 0, 1, hidden, true);
+    if (!c.tie_word_embeddings) add(TensorRole::Output, 0, vocab, hidden, false);
+    if (with_rope_freqs) add(TensorRole::RopeFreqs, 0, 1, c.head_dim / 2, true);
+    return out;
+}
+
+namespace {
+
+// llama.cpp's Q4_K_M rule: more bits for the first and last eighth of the layers and every
+// third layer in between.
+bool use_more_bits(int layer, int n_layers) {
+    return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
+}  // namespace
+
+DType gguf_storage_type(const PlannedTensor& t, WeightType wt, int num_layers, bool tied,
+                        bool* fallback) {
+    *fallback = false;
+    if (t.vector) return DType::F32;
+    DType want = DType::F32;
+    switch (wt) {
+    case WeightType::F32: want = DType::F32; break;
+    case WeightType::F16: want = DType::F16; break;
+    case WeightType::BF16: want = DType::BF16; break;
+    case WeightType::Q8_0: want = DType::Q8_0; break;
+    case WeightType::Q4_0: want = DType::Q4_0; break;
+    case WeightType::Q4_K: want = DType::Q4_K; break;
+    case WeightType::Q6_K: want = DType::Q6_K; break;
+    case WeightType::Q4_K_M: {
+        want = DType::Q4_K;
+        if (t.role == TensorRole::Output || (tied && t.role == TensorRole::TokEmbd)) {
+            want = DType::Q6_K;
+        } else if ((t.role == TensorRole::Wv || t.role == TensorRole::WDown) &&
+                   use_more_bits(t.layer, num_layers)) {
+            want = DType::Q6_K;
+        }
+        break;
+    }
+    }
+    if (t.cols % dtype_block_elems(want) == 0) return want;
+    *fallback = true;
+    const bool four_bit = want == DType::Q4_K || want == DType::Q4_0;
+    if (t.cols % 32 == 0) return four_bit ? DType::Q4_0 : DType::Q8_0;
+    return DType::F16;
+}
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+uint64_t fnv1a(const std::string& s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
+void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin, int64_t row_end,
+                   int64_t cols, float* out) {
+    float mean = 0.0f, std = 0.02f;
+    if (ends_with(hf_name, "norm.weight")) {
+        mean = 1.0f;
+        std = 0.05f;
+    } else if (ends_with(hf_name, ".bias")) {
+        std = 0.02f;
+    }
+    const uint64_t base = fnv1a(hf_name) ^ (seed * 0xD1B54A32D192ED03ull);
+    const double two_pi = 6.283185307179586476925;
+    for (int64_t r = row_begin; r < row_end; ++r) {
+        uint64_t state = base + uint64_t(r) * 0x9E3779B97F4A7C15ull;
+        (void)splitmix64(state);
+        float* o = out + (r - row_begin) * cols;
+        for (int64_t c = 0; c < cols; c += 2) {
+            const double u1 = double((splitmix64(state) >> 11) + 1) * 0x1.0p-53;  // (0, 1]
+            const double u2 = double(splitmix64(state) >> 11) * 0x1.0p-53;        // [0, 1)
+            const double rad = std::sqrt(-2.0 * std::log(u1));
+            o[c] = mean + std * float(rad * std::cos(two_pi * u2));
+            if (c + 1 < cols) o[c + 1] = mean + std * float(rad * std::sin(two_pi * u2));
+        }
+    }
+}
+
+int64_t llama_qk_source_row(int64_t gguf_row, int head_dim) {
+    const int64_t half = head_dim / 2;
+    const int64_t h = gguf_row / head_dim, k = gguf_row % head_dim;
+    const int64_t i = k / 2, j = k % 2;
+    return h * head_dim + j * half + i;
+}
+
+}  // namespace llmwb
