@@ -1,0 +1,77 @@
+#include "app/services/app_settings.h"
+
+#include <QJsonDocument>
+
+namespace llmwb {
+
+AppSettings::AppSettings(const QString& iniPath)
+    : settings_(iniPath.isEmpty() ? std::make_unique<QSettings>()
+                                  : std::make_unique<QSettings>(iniPath, QSettings::IniFormat)) {}
+
+ThemeChoice AppSettings::theme() const {
+    const QString t = settings_->value(QStringLiteral("ui/theme")).toString();
+    if (t == QLatin1String("light"))
+        return ThemeChoice::Light;
+    if (t == QLatin1String("dark"))
+        return ThemeChoice::Dark;
+    return ThemeChoice::System;
+}
+
+void AppSettings::setTheme(ThemeChoice t) {
+    const char* name = t == ThemeChoice::Light ? "light" : t == ThemeChoice::Dark ? "dark" : "system";
+    settings_->setValue(QStringLiteral("ui/theme"), QString::fromLatin1(name));
+}
+
+QString AppSettings::language() const {
+    const QString code = settings_->value(QStringLiteral("ui/language")).toString();
+    return (code == QLatin1String("en") || code == QLatin1String("zh_CN")) ? code : QString();
+}
+
+void AppSettings::setLanguage(const QString& code) {
+    settings_->setValue(QStringLiteral("ui/language"), code);
+}
+
+QStringList AppSettings::recentModels() const {
+    return settings_->value(QStringLiteral("models/recent")).toStringList();
+}
+
+void AppSettings::addRecentModel(const QString& path) {
+    QStringList list = recentModels();
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > kMaxRecentModels)
+        list.removeLast();
+    settings_->setValue(QStringLiteral("models/recent"), list);
+    settings_->setValue(QStringLiteral("models/last"), path);
+}
+
+QString AppSettings::lastModel() const {
+    return settings_->value(QStringLiteral("models/last")).toString();
+}
+
+QByteArray AppSettings::windowGeometry() const {
+    return settings_->value(QStringLiteral("window/geometry")).toByteArray();
+}
+
+QByteArray AppSettings::windowState() const {
+    return settings_->value(QStringLiteral("window/state")).toByteArray();
+}
+
+void AppSettings::setWindowLayout(const QByteArray& geometry, const QByteArray& state) {
+    settings_->setValue(QStringLiteral("window/geometry"), geometry);
+    settings_->setValue(QStringLiteral("window/state"), state);
+}
+
+SamplingSettings AppSettings::defaultSampling() const {
+    const QByteArray json = settings_->value(QStringLiteral("sampling/default")).toByteArray();
+    return SamplingSettings::fromJson(QJsonDocument::fromJson(json).object());
+}
+
+void AppSettings::setDefaultSampling(const SamplingSettings& s) {
+    settings_->setValue(QStringLiteral("sampling/default"),
+                        QJsonDocument(s.toJson()).toJson(QJsonDocument::Compact));
+}
+
+void AppSettings::sync() { settings_->sync(); }
+
+}  // namespace llmwb

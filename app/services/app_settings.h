@@ -1,0 +1,50 @@
+// The app's persistent preferences (QSettings): theme, language, recent models, the window
+// layout and the default sampling settings of new conversations.
+#pragma once
+
+#include <QByteArray>
+#include <QSettings>
+#include <QString>
+#include <QStringList>
+#include <memory>
+
+#include "app/services/generation_types.h"
+
+namespace llmwb {
+
+enum class ThemeChoice { System, Light, Dark };
+
+class AppSettings {
+public:
+    static constexpr int kMaxRecentModels = 10;
+
+    // iniPath empty: the platform's native settings for the application (organization and
+    // application names set in main()). Tests pass a file in a temporary folder.
+    explicit AppSettings(const QString& iniPath = {});
+
+    ThemeChoice theme() const;
+    void setTheme(ThemeChoice t);
+
+    // "" = follow the system, "en", "zh_CN".
+    QString language() const;
+    void setLanguage(const QString& code);
+
+    QStringList recentModels() const;  // most recent first
+    void addRecentModel(const QString& path);
+    QString lastModel() const;  // "" = the demo model
+
+    QByteArray windowGeometry() const;
+    QByteArray windowState() const;
+    void setWindowLayout(const QByteArray& geometry, const QByteArray& state);
+
+    SamplingSettings defaultSampling() const;
+    void setDefaultSampling(const SamplingSettings& s);
+
+    void sync();
+    QSettings& raw() { return *settings_; }
+
+private:
+    std::unique_ptr<QSettings> settings_;
+};
+
+}  // namespace llmwb

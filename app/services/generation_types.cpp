@@ -1,0 +1,67 @@
+#include "app/services/generation_types.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "app/services/chat_types.h"
+
+namespace llmwb {
+
+namespace {
+
+double clampedDouble(const QJsonObject& o, const char* key, double fallback, double lo,
+                     double hi) {
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (!v.isDouble() || !std::isfinite(v.toDouble()))
+        return fallback;
+    return std::clamp(v.toDouble(), lo, hi);
+}
+
+qint64 clampedInt(const QJsonObject& o, const char* key, qint64 fallback, qint64 lo, qint64 hi) {
+    const QJsonValue v = o.value(QLatin1String(key));
+    if (!v.isDouble() || !std::isfinite(v.toDouble()))
+        return fallback;
+    const double d = std::clamp(v.toDouble(), double(lo), double(hi));
+    return static_cast<qint64>(d);
+}
+
+}  // namespace
+
+QJsonObject SamplingSettings::toJson() const {
+    QJsonObject o;
+    o[QStringLiteral("temperature")] = temperature;
+    o[QStringLiteral("top_p")] = topP;
+    o[QStringLiteral("top_k")] = topK;
+    o[QStringLiteral("min_p")] = minP;
+    o[QStringLiteral("repetition_penalty")] = repetitionPenalty;
+    o[QStringLiteral("presence_penalty")] = presencePenalty;
+    o[QStringLiteral("frequency_penalty")] = frequencyPenalty;
+    o[QStringLiteral("max_tokens")] = maxTokens;
+    o[QStringLiteral("seed")] = seed;
+    return o;
+}
+
+SamplingSettings SamplingSettings::fromJson(const QJsonObject& o) {
+    SamplingSettings s;
+    s.temperature = clampedDouble(o, "temperature", s.temperature, 0.0, 5.0);
+    s.topP = clampedDouble(o, "top_p", s.topP, 0.01, 1.0);
+    s.topK = int(clampedInt(o, "top_k", s.topK, 0, 100000));
+    s.minP = clampedDouble(o, "min_p", s.minP, 0.0, 1.0);
+    s.repetitionPenalty = clampedDouble(o, "repetition_penalty", s.repetitionPenalty, 0.05, 5.0);
+    s.presencePenalty = clampedDouble(o, "presence_penalty", s.presencePenalty, -2.0, 2.0);
+    s.frequencyPenalty = clampedDouble(o, "frequency_penalty", s.frequencyPenalty, -2.0, 2.0);
+    s.maxTokens = int(clampedInt(o, "max_tokens", s.maxTokens, 1, 1 << 20));
+    s.seed = clampedInt(o, "seed", s.seed, -1, (qint64(1) << 53));
+    return s;
+}
+
+void registerGenerationTypes() {
+    qRegisterMetaType<SamplingSettings>();
+    qRegisterMetaType<GenerationRequest>();
+    qRegisterMetaType<GenerationStats>();
+    qRegisterMetaType<ModelMetadata>();
+    qRegisterMetaType<Conversation>();
+    qRegisterMetaType<ChatMessage>();
+}
+
+}  // namespace llmwb

@@ -1,0 +1,83 @@
+// Values that cross the thread boundary between the GUI and the engine worker: the sampling
+// settings of a conversation, a generation request, its figures, and the metadata of the
+// loaded model. Registered with qRegisterMetaType by registerGenerationTypes().
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+namespace llmwb {
+
+// Sampling parameters as the user sets them (per conversation, stored as JSON).
+struct SamplingSettings {
+    double temperature = 0.7;
+    double topP = 0.9;
+    int topK = 40;
+    double minP = 0.0;
+    double repetitionPenalty = 1.0;
+    double presencePenalty = 0.0;
+    double frequencyPenalty = 0.0;
+    int maxTokens = 512;
+    qint64 seed = -1;  // -1 = random
+
+    QJsonObject toJson() const;
+    // Unknown keys are ignored, missing ones keep their defaults, values out of range are
+    // clamped into range (the JSON comes from the database file: external input).
+    static SamplingSettings fromJson(const QJsonObject& o);
+    bool operator==(const SamplingSettings&) const = default;
+};
+
+struct PromptMessage {
+    QString role;  // "system", "user", "assistant"
+    QString content;
+};
+
+struct GenerationRequest {
+    quint64 requestId = 0;
+    qint64 conversationId = 0;
+    QList<PromptMessage> messages;
+    SamplingSettings sampling;
+};
+
+struct GenerationStats {
+    quint64 requestId = 0;
+    qint64 conversationId = 0;
+    qint64 promptTokens = 0;
+    qint64 completionTokens = 0;
+    double ttftMs = 0;
+    double tokensPerSecond = 0;  // decode rate
+    double totalMs = 0;
+    QString finishReason;  // "stop", "length", "cancelled"
+    bool cancelled() const { return finishReason == QLatin1String("cancelled"); }
+};
+
+// What the Model panel shows about the loaded model.
+struct ModelMetadata {
+    QString path;
+    QString name;
+    QString format;        // "gguf", "safetensors"
+    QString architecture;  // "llama", "qwen2", "qwen3"
+    qint64 parameterCount = 0;
+    qint64 weightBytes = 0;
+    int contextLength = 0;
+    int vocabSize = 0;
+    int layers = 0;
+    int hiddenSize = 0;
+    int heads = 0;
+    int kvHeads = 0;
+    QStringList dtypeSummary;  // "attention: q4_0 ×8", one line per tensor group
+    bool hasChatTemplate = false;
+    bool randomWeights = false;  // the built-in demo model
+};
+
+void registerGenerationTypes();
+
+}  // namespace llmwb
+
+Q_DECLARE_METATYPE(llmwb::SamplingSettings)
+Q_DECLARE_METATYPE(llmwb::GenerationRequest)
+Q_DECLARE_METATYPE(llmwb::GenerationStats)
+Q_DECLARE_METATYPE(llmwb::ModelMetadata)

@@ -1,0 +1,311 @@
+#include "ui/chat_view.h"
+
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "app/services/chat_controller.h"
+#include "app/services/conversation_store.h"
+#include "ui/conversation_settings_dialog.h"
+#include "ui/message_widget.h"
+
+namespace llmwb {
+
+ChatView::ChatView(ChatController& controller, QWidget* parent)
+    : QWidget(parent), controller_(controller) {
+    title_ = new QLabel(this);
+    title_->setObjectName(QStringLiteral("chatTitle"));
+    QFont tf = title_->font();
+    tf.setPointSizeF(tf.pointSizeF() * 1.2);
+    tf.setBold(true);
+    title_->setFont(tf);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    settings_ = new QPushButton(this);
+    settings_->setObjectName(QStringLiteral("conversationSettingsButton"));
+    notice_ = new QLabel(this);
+    notice_->setObjectName(QStringLiteral("chatNotice"));
+    notice_->setWordWrap(true);
+    notice_->setVisible(false);
+    notice_->setForegroundRole(QPalette::PlaceholderText);
+
+    container_ = new QWidget;
+    messagesLayout_ = new QVBoxLayout(container_);
+    messagesLayout_->setContentsMargins(6, 6, 6, 6);
+    messagesLayout_->setSpacing(8);
+    empty_ = new QLabel(container_);
+    empty_->setObjectName(QStringLiteral("chatEmptyState"));
+    empty_->setAlignment(Qt::AlignCenter);
+    empty_->setWordWrap(true);
+    empty_->setForegroundRole(QPalette::PlaceholderText);
+    messagesLayout_->addWidget(empty_);
+    messagesLayout_->addStretch(1);
+    scroll_ = new QScrollArea(this);
+    scroll_->setWidgetResizable(true);
+    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll_->setWidget(container_);
+    scroll_->setFrameShape(QFrame::NoFrame);
+
+    input_ = new QPlainTextEdit(this);
+    input_->setObjectName(QStringLiteral("chatInput"));
+    input_->setMaximumHeight(120);
+    input_->setMinimumHeight(60);
+    input_->installEventFilter(this);
+    send_ = new QPushButton(this);
+    send_->setObjectName(QStringLiteral("sendButton"));
+    send_->setDefault(true);
+    stop_ = new QPushButton(this);
+    stop_->setObjectName(QStringLiteral("stopButton"));
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(title_, 1);
+    top->addWidget(settings_);
+    auto* buttons = new QVBoxLayout;
+    buttons->addWidget(send_);
+    buttons->addWidget(stop_);
+    buttons->addStretch();
+    auto* bottom = new QHBoxLayout;
+    bottom->addWidget(input_, 1);
+    bottom->addLayout(buttons);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->addLayout(top);
+    layout->addWidget(notice_);
+    layout->addWidget(scroll_, 1);
+    layout->addLayout(bottom);
+
+    connect(send_, &QPushButton::clicked, this, &ChatView::send);
+    connect(stop_, &QPushButton::clicked, this, &ChatView::stop);
+    connect(settings_, &QPushButton::clicked, this, &ChatView::editSettings);
+    // Follow the stream only while the user is at the bottom.
+    connect(scroll_->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int v) {
+        followBottom_ = v >= scroll_->verticalScrollBar()->maximum() - 24;
+    });
+    connect(scroll_->verticalScrollBar(), &QScrollBar::rangeChanged, this, [this](int, int max) {
+        if (followBottom_)
+            scroll_->verticalScrollBar()->setValue(max);
+    });
+
+    connect(&controller_, &ChatController::messageAdded, this, [this](const ChatMessage& m) {
+        if (m.conversationId != conversationId_)
+            return;
+        appendMessage(m);
+        followBottom_ = true;
+        scrollToBottomSoon();
+        updateButtons();
+    });
+    connect(&controller_, &ChatController::messageRemoved, this,
+            [this](qint64 conversationId, qint64 messageId) {
+                if (conversationId == conversationId_)
+                    removeMessage(messageId);
+            });
+    connect(&controller_, &ChatController::messageTextChanged, this,
+            [this](qint64 conversationId, qint64 messageId, const QString& text) {
+                if (conversationId != conversationId_)
+                    return;
+                if (MessageWidget* w = widgets_.value(messageId))
+                    w->setStreamingText(text);
+            });
+    connect(&controller_, &ChatController::messageFinished, this, [this](const ChatMessage& m) {
+        if (MessageWidget* w = widgets_.value(m.id))
+            w->setMessage(m);
+        updateButtons();
+    });
+    connect(&controller_, &ChatController::generatingChanged, this,
+            [this](qint64 conversationId, bool) {
+                if (conversationId == conversationId_)
+                    updateButtons();
+            });
+    connect(&controller_, &ChatController::conversationChanged, this, [this](qint64 id) {
+        if (id == conversationId_)
+            setConversation(id);
+    });
+    connect(&controller_, &ChatController::conversationDeleted, this, [this](qint64 id) {
+        if (id == conversationId_)
+            setConversation(0);
+    });
+    retranslate();
+    updateButtons();
+}
+
+void ChatView::retranslate() {
+    settings_->setText(tr("System prompt && sampling…"));
+    settings_->setToolTip(tr("System prompt and sampling parameters of this conversation"));
+    input_->setPlaceholderText(tr("Type a message. Ctrl+Enter sends."));
+    send_->setText(tr("Send"));
+    send_->setToolTip(tr("Send the message (Ctrl+Enter)"));
+    stop_->setText(tr("Stop"));
+    stop_->setToolTip(tr("Stop generating (Esc)"));
+    if (conversationId_ == 0)
+        title_->setText(tr("No conversation"));
+    else if (const auto c = controller_.store().conversation(conversationId_))
+        title_->setText(c->title.isEmpty() ? tr("New chat") : c->title);
+    updateEmptyState();
+}
+
+void ChatView::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(e);
+}
+
+bool ChatView::eventFilter(QObject* watched, QEvent* event) {
+    // Ctrl+Enter in the input box sends (the window's Send action has the same shortcut; this
+    // keeps it working when the input has focus and the key would insert a newline).
+    if (watched == input_ && event->type() == QEvent::KeyPress) {
+        auto* ke = static_cast<QKeyEvent*>(event);
+        if ((ke->key() == Qt::Key_Return || ke->key() == Qt::Key_Enter) &&
+            (ke->modifiers() & Qt::ControlModifier)) {
+            send();
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void ChatView::setNotice(const QString& text) {
+    notice_->setText(text);
+    notice_->setVisible(!text.isEmpty());
+}
+
+QList<MessageWidget*> ChatView::messageWidgets() const {
+    QList<MessageWidget*> out;
+    for (int i = 0; i < messagesLayout_->count(); ++i) {
+        if (auto* w = qobject_cast<MessageWidget*>(messagesLayout_->itemAt(i)->widget()))
+            out << w;
+    }
+    return out;
+}
+
+void ChatView::clearMessages() {
+    for (MessageWidget* w : std::as_const(widgets_)) {
+        messagesLayout_->removeWidget(w);
+        delete w;
+    }
+    widgets_.clear();
+}
+
+void ChatView::setConversation(qint64 conversationId) {
+    const bool same = conversationId == conversationId_;
+    conversationId_ = conversationId;
+    if (!same || conversationId == 0) {
+        clearMessages();
+        if (conversationId != 0) {
+            for (ChatMessage m : controller_.store().messages(conversationId)) {
+                if (m.state == MessageState::Streaming && controller_.isGenerating(conversationId))
+                    m.content = controller_.streamingText(conversationId);
+                appendMessage(m);
+            }
+        }
+        followBottom_ = true;
+        scrollToBottomSoon();
+    }
+    retranslate();
+    updateButtons();
+}
+
+MessageWidget* ChatView::appendMessage(const ChatMessage& m) {
+    if (MessageWidget* existing = widgets_.value(m.id))
+        return existing;
+    auto* w = new MessageWidget(m, container_);
+    // Before the trailing stretch.
+    messagesLayout_->insertWidget(messagesLayout_->count() - 1, w);
+    widgets_.insert(m.id, w);
+    connect(w, &MessageWidget::deleteRequested, &controller_, &ChatController::deleteMessage);
+    connect(w, &MessageWidget::regenerateRequested, &controller_, &ChatController::regenerate);
+    connect(w, &MessageWidget::resendRequested, &controller_, &ChatController::editAndResend);
+    updateEmptyState();
+    return w;
+}
+
+void ChatView::removeMessage(qint64 messageId) {
+    MessageWidget* w = widgets_.take(messageId);
+    if (!w)
+        return;
+    messagesLayout_->removeWidget(w);
+    w->deleteLater();
+    updateEmptyState();
+    updateButtons();
+}
+
+void ChatView::updateEmptyState() {
+    const bool none = widgets_.isEmpty();
+    empty_->setVisible(none);
+    if (none)
+        empty_->setText(conversationId_ == 0
+                            ? tr("Start a new chat (Ctrl+N) or pick one from Conversations.")
+                            : tr("Type a message below to start."));
+}
+
+void ChatView::updateButtons() {
+    const bool generating = conversationId_ != 0 && controller_.isGenerating(conversationId_);
+    send_->setEnabled(!generating);
+    stop_->setEnabled(generating);
+    settings_->setEnabled(conversationId_ != 0);
+    // Only the last answer can be regenerated.
+    const QList<MessageWidget*> list = messageWidgets();
+    for (int i = 0; i < list.size(); ++i)
+        list[i]->setRegenerateAllowed(!generating && i == list.size() - 1);
+}
+
+void ChatView::send() {
+    const QString text = input_->toPlainText();
+    if (text.trimmed().isEmpty())
+        return;
+    if (conversationId_ == 0)
+        emit conversationNeeded();  // the window creates one and calls setConversation()
+    if (conversationId_ == 0)
+        return;
+    if (controller_.send(conversationId_, text))
+        input_->clear();
+}
+
+void ChatView::stop() {
+    if (conversationId_ != 0)
+        controller_.stop(conversationId_);
+}
+
+void ChatView::regenerateLast() {
+    const QList<MessageWidget*> list = messageWidgets();
+    if (!list.isEmpty() && list.last()->message().role == QLatin1String("assistant"))
+        controller_.regenerate(list.last()->messageId());
+}
+
+void ChatView::editSettings() {
+    if (conversationId_ == 0)
+        return;
+    auto c = controller_.store().conversation(conversationId_);
+    if (!c)
+        return;
+    ConversationSettingsDialog dialog(this);
+    dialog.setValues(c->title, c->systemPrompt, SamplingSettings::fromJson(c->sampling));
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    c->title = dialog.title();
+    c->systemPrompt = dialog.systemPrompt();
+    c->sampling = dialog.sampling().toJson();
+    controller_.updateConversation(*c);
+}
+
+void ChatView::focusInput() { input_->setFocus(Qt::ShortcutFocusReason); }
+
+void ChatView::scrollToMessage(qint64 messageId) {
+    if (MessageWidget* w = widgets_.value(messageId)) {
+        followBottom_ = false;
+        QTimer::singleShot(0, this, [this, w] { scroll_->ensureWidgetVisible(w, 0, 40); });
+    }
+}
+
+void ChatView::scrollToBottomSoon() {
+    QTimer::singleShot(0, this, [this] {
+        scroll_->verticalScrollBar()->setValue(scroll_->verticalScrollBar()->maximum());
+    });
+}
+
+}  // namespace llmwb

@@ -1,0 +1,79 @@
+// The Chat panel: the messages of the current conversation (Markdown), the input box and the
+// Send / Stop buttons, and the conversation's settings (system prompt, sampling). All changes
+// go through the ChatController; its signals update the view.
+#pragma once
+
+#include <QHash>
+#include <QWidget>
+
+#include "app/services/chat_types.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QScrollArea;
+class QVBoxLayout;
+
+namespace llmwb {
+
+class ChatController;
+class MessageWidget;
+
+class ChatView : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ChatView(ChatController& controller, QWidget* parent = nullptr);
+
+    qint64 conversationId() const { return conversationId_; }
+    QPlainTextEdit* input() const { return input_; }
+    QPushButton* sendButton() const { return send_; }
+    QPushButton* stopButton() const { return stop_; }
+    QList<MessageWidget*> messageWidgets() const;
+    MessageWidget* messageWidget(qint64 messageId) const { return widgets_.value(messageId); }
+
+    // A line above the messages, e.g. that the demo model has random weights.
+    void setNotice(const QString& text);
+
+public slots:
+    void setConversation(qint64 conversationId);  // 0 = none
+    void send();
+    void stop();
+    void regenerateLast();
+    void editSettings();
+    void focusInput();
+    void scrollToMessage(qint64 messageId);
+
+signals:
+    void conversationNeeded();  // Send without a conversation: the window creates one
+
+protected:
+    void changeEvent(QEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void retranslate();
+    void clearMessages();
+    MessageWidget* appendMessage(const ChatMessage& m);
+    void removeMessage(qint64 messageId);
+    void updateButtons();
+    void updateEmptyState();
+    void scrollToBottomSoon();
+
+    ChatController& controller_;
+    qint64 conversationId_ = 0;
+    QLabel* title_;
+    QPushButton* settings_;
+    QLabel* notice_;
+    QScrollArea* scroll_;
+    QWidget* container_;
+    QVBoxLayout* messagesLayout_;
+    QLabel* empty_;
+    QPlainTextEdit* input_;
+    QPushButton* send_;
+    QPushButton* stop_;
+    QHash<qint64, MessageWidget*> widgets_;
+    bool followBottom_ = true;
+};
+
+}  // namespace llmwb

@@ -1,0 +1,455 @@
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QStatusBar>
+#include <QTimer>
+
+#include "app/services/chat_controller.h"
+#include "app/services/conversation_store.h"
+#include "ui/chat_view.h"
+#include "ui/conversation_list_model.h"
+#include "ui/conversations_panel.h"
+#include "ui/message_widget.h"
+#include "ui/model_panel.h"
+#include "ui/search_results_model.h"
+
+namespace llmwb {
+
+MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidget* parent)
+    : QMainWindow(parent), controller_(controller), settings_(settings) {
+    setObjectName(QStringLiteral("mainWindow"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+    setMinimumSize(960, 600);
+
+    conversationModel_ = new ConversationListModel(controller_.store(), this);
+    searchModel_ = new SearchResultsModel(controller_.store(), this);
+    chat_ = new ChatView(controller_, this);
+    setCentralWidget(chat_);
+    createDocks();
+    createActions();
+    createMenus();
+
+    statusModel_ = new QLabel(this);
+    statusState_ = new QLabel(this);
+    statusBar()->addWidget(statusModel_, 1);
+    statusBar()->addPermanentWidget(statusState_);
+
+    connect(&controller_, &ChatController::conversationCreated, conversationModel_,
+            &ConversationListModel::addConversation);
+    connect(&controller_, &ChatController::conversationDeleted, conversationModel_,
+            &ConversationListModel::removeConversation);
+    connect(&controller_, &ChatController::conversationChanged, conversationModel_,
+            &ConversationListModel::refreshConversation);
+    connect(&controller_, &ChatController::messageAdded, this,
+            [this](const ChatMessage& m) { conversationModel_->refreshConversation(m.conversationId); });
+    connect(&controller_, &ChatController::generatingChanged, this, &MainWindow::updateStatus);
+    connect(&controller_, &ChatController::messageFinished, this, [this](const ChatMessage& m) {
+        if (m.tokensPerSecond)
+            statusBar()->showMessage(MessageWidget::figuresText(m), 8000);
+    });
+    connect(&controller_, &ChatController::errorOccurred, this, &MainWindow::showError);
+    connect(conversations_, &ConversationsPanel::conversationActivated, this,
+            &MainWindow::openConversation);
+    connect(conversations_, &ConversationsPanel::searchHitActivated, this,
+            [this](qint64 conversationId, qint64 messageId) {
+                chat_->setConversation(conversationId);
+                chat_->scrollToMessage(messageId);
+                updateStatus();
+            });
+    connect(conversations_, &ConversationsPanel::newConversationRequested, this,
+            &MainWindow::newConversation);
+    connect(conversations_, &ConversationsPanel::deleteConversationRequested, this,
+            [this](qint64 id) {
+                const auto answer = QMessageBox::question(
+                    this, tr("Delete conversation"),
+                    tr("Delete this conversation and all its messages?"));
+                if (answer == QMessageBox::Yes)
+                    controller_.deleteConversation(id);
+            });
+    connect(conversations_, &ConversationsPanel::exportConversationRequested, this,
+            [this](qint64 id) {
+                openConversation(id);
+                exportCurrent(QStringLiteral("md"));
+            });
+    connect(chat_, &ChatView::conversationNeeded, this, &MainWindow::newConversation);
+    connect(model_, &ModelPanel::openRequested, this, &MainWindow::openModelRequested);
+    model_->setRecentModels(settings_.recentModels());
+
+    retranslate();
+    // Open the most recent conversation.
+    if (conversationModel_->rowCount() > 0)
+        openConversation(conversationModel_->idAt(0));
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createDocks() {
+    auto makeDock = [this](const char* name, QWidget* content, Qt::DockWidgetArea area) {
+        auto* dock = new QDockWidget(this);
+        dock->setObjectName(QLatin1String(name));
+        dock->setWidget(content);
+        dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                          QDockWidget::DockWidgetClosable);
+        addDockWidget(area, dock);
+        return dock;
+    };
+    conversations_ = new ConversationsPanel(*conversationModel_, *searchModel_, this);
+    conversationsDock_ = makeDock("conversationsDock", conversations_, Qt::LeftDockWidgetArea);
+    model_ = new ModelPanel(this);
+    modelDock_ = makeDock("modelDock", model_, Qt::RightDockWidgetArea);
+    engineInfo_ = new QLabel(this);
+    engineInfo_->setWordWrap(true);
+    engineInfo_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    engineInfo_->setMargin(8);
+    engineDock_ = makeDock("engineDock", engineInfo_, Qt::RightDockWidgetArea);
+    tuningInfo_ = new QLabel(this);
+    tuningInfo_->setWordWrap(true);
+    tuningInfo_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    tuningInfo_->setMargin(8);
+    tuningDock_ = makeDock("tuningDock", tuningInfo_, Qt::RightDockWidgetArea);
+    tabifyDockWidget(engineDock_, tuningDock_);
+    engineDock_->raise();
+    resizeDocks({conversationsDock_, modelDock_}, {260, 340}, Qt::Horizontal);
+}
+
+void MainWindow::createActions() {
+    auto make = [this](const char* name, const QKeySequence& key = {}) {
+        auto* a = new QAction(this);
+        a->setObjectName(QLatin1String(name));
+        if (!key.isEmpty())
+            a->setShortcut(key);
+        addAction(a);  // shortcuts work wherever the focus is in the window
+        return a;
+    };
+    newChat_ = make("newChatAction", QKeySequence(Qt::CTRL | Qt::Key_N));
+    openModel_ = make("openModelAction", QKeySequence(Qt::CTRL | Qt::Key_O));
+    exportMd_ = make("exportMarkdownAction");
+    exportJson_ = make("exportJsonAction");
+    quit_ = make("quitAction", QKeySequence(Qt::CTRL | Qt::Key_Q));
+    find_ = make("findAction", QKeySequence(Qt::CTRL | Qt::Key_F));
+    send_ = make("sendAction", QKeySequence(Qt::CTRL | Qt::Key_Return));
+    stop_ = make("stopAction", QKeySequence(Qt::Key_Escape));
+    regenerate_ = make("regenerateAction", QKeySequence(Qt::CTRL | Qt::Key_R));
+    conversationSettings_ = make("conversationSettingsAction");
+    about_ = make("aboutAction");
+    quit_->setMenuRole(QAction::QuitRole);
+
+    auto* themes = new QActionGroup(this);
+    themeSystem_ = make("themeSystemAction");
+    themeLight_ = make("themeLightAction");
+    themeDark_ = make("themeDarkAction");
+    for (QAction* a : {themeSystem_, themeLight_, themeDark_}) {
+        a->setCheckable(true);
+        themes->addAction(a);
+    }
+    const ThemeChoice theme = settings_.theme();
+    (theme == ThemeChoice::Light ? themeLight_
+     : theme == ThemeChoice::Dark ? themeDark_
+                                   : themeSystem_)
+        ->setChecked(true);
+    auto chooseTheme = [this](ThemeChoice t) {
+        settings_.setTheme(t);
+        emit themeChosen(t);
+    };
+    connect(themeSystem_, &QAction::triggered, this, [=] { chooseTheme(ThemeChoice::System); });
+    connect(themeLight_, &QAction::triggered, this, [=] { chooseTheme(ThemeChoice::Light); });
+    connect(themeDark_, &QAction::triggered, this, [=] { chooseTheme(ThemeChoice::Dark); });
+
+    auto* languages = new QActionGroup(this);
+    langSystem_ = make("languageSystemAction");
+    langEn_ = make("languageEnglishAction");
+    langZh_ = make("languageChineseAction");
+    for (QAction* a : {langSystem_, langEn_, langZh_}) {
+        a->setCheckable(true);
+        languages->addAction(a);
+    }
+    const QString lang = settings_.language();
+    (lang == QLatin1String("en") ? langEn_ : lang == QLatin1String("zh_CN") ? langZh_ : langSystem_)
+        ->setChecked(true);
+    auto chooseLanguage = [this](const QString& code) {
+        settings_.setLanguage(code);
+        emit languageChosen(code);
+    };
+    connect(langSystem_, &QAction::triggered, this, [=] { chooseLanguage(QString()); });
+    connect(langEn_, &QAction::triggered, this, [=] { chooseLanguage(QStringLiteral("en")); });
+    connect(langZh_, &QAction::triggered, this, [=] { chooseLanguage(QStringLiteral("zh_CN")); });
+
+    connect(newChat_, &QAction::triggered, this, &MainWindow::newConversation);
+    connect(openModel_, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a GGUF model"), QString(), tr("GGUF models (*.gguf)"));
+        if (!path.isEmpty())
+            emit openModelRequested(path);
+    });
+    connect(exportMd_, &QAction::triggered, this, [this] { exportCurrent(QStringLiteral("md")); });
+    connect(exportJson_, &QAction::triggered, this,
+            [this] { exportCurrent(QStringLiteral("json")); });
+    connect(quit_, &QAction::triggered, this, &QWidget::close);
+    connect(find_, &QAction::triggered, this, [this] {
+        conversationsDock_->show();
+        conversationsDock_->raise();
+        conversations_->focusSearch();
+    });
+    connect(send_, &QAction::triggered, chat_, &ChatView::send);
+    connect(stop_, &QAction::triggered, chat_, &ChatView::stop);
+    connect(regenerate_, &QAction::triggered, chat_, &ChatView::regenerateLast);
+    connect(conversationSettings_, &QAction::triggered, chat_, &ChatView::editSettings);
+    connect(about_, &QAction::triggered, this, [this] {
+        QMessageBox::about(this, tr("About LLM Workbench"),
+                           tr("<b>LLM Workbench</b> %1<br>Chat with local language models and "
+                              "watch the inference engine work.")
+                               .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::createMenus() {
+    fileMenu_ = menuBar()->addMenu(QString());
+    fileMenu_->addAction(newChat_);
+    fileMenu_->addAction(openModel_);
+    fileMenu_->addSeparator();
+    fileMenu_->addAction(exportMd_);
+    fileMenu_->addAction(exportJson_);
+    fileMenu_->addSeparator();
+    fileMenu_->addAction(quit_);
+    editMenu_ = menuBar()->addMenu(QString());
+    editMenu_->addAction(find_);
+    chatMenu_ = menuBar()->addMenu(QString());
+    chatMenu_->addAction(send_);
+    chatMenu_->addAction(stop_);
+    chatMenu_->addAction(regenerate_);
+    chatMenu_->addSeparator();
+    chatMenu_->addAction(conversationSettings_);
+    viewMenu_ = menuBar()->addMenu(QString());
+    for (QDockWidget* d : {conversationsDock_, modelDock_, engineDock_, tuningDock_})
+        viewMenu_->addAction(d->toggleViewAction());
+    viewMenu_->addSeparator();
+    themeMenu_ = viewMenu_->addMenu(QString());
+    themeMenu_->addAction(themeSystem_);
+    themeMenu_->addAction(themeLight_);
+    themeMenu_->addAction(themeDark_);
+    settingsMenu_ = menuBar()->addMenu(QString());
+    languageMenu_ = settingsMenu_->addMenu(QString());
+    languageMenu_->addAction(langSystem_);
+    languageMenu_->addAction(langEn_);
+    languageMenu_->addAction(langZh_);
+    helpMenu_ = menuBar()->addMenu(QString());
+    helpMenu_->addAction(about_);
+}
+
+void MainWindow::retranslate() {
+    setWindowTitle(tr("LLM Workbench"));
+    conversationsDock_->setWindowTitle(tr("Conversations"));
+    modelDock_->setWindowTitle(tr("Model"));
+    engineDock_->setWindowTitle(tr("Engine"));
+    tuningDock_->setWindowTitle(tr("Tuning"));
+    engineInfo_->setText(tr("The engine view is coming next: a live map of the paged KV-cache "
+                            "blocks (used, shared, cached, free), the batch of every engine step "
+                            "(prefill and decode tokens per request) and charts of tokens/s, "
+                            "latency and KV usage."));
+    tuningInfo_->setText(tr("Tuning is coming next: sliders for GPU memory utilization, batch "
+                            "limits, block size and sampling that apply while the engine runs. "
+                            "Until then each conversation's sampling parameters are set with "
+                            "Chat > Conversation settings."));
+    fileMenu_->setTitle(tr("&File"));
+    editMenu_->setTitle(tr("&Edit"));
+    chatMenu_->setTitle(tr("&Chat"));
+    viewMenu_->setTitle(tr("&View"));
+    themeMenu_->setTitle(tr("&Theme"));
+    settingsMenu_->setTitle(tr("&Settings"));
+    languageMenu_->setTitle(tr("&Language"));
+    helpMenu_->setTitle(tr("&Help"));
+    newChat_->setText(tr("&New chat"));
+    openModel_->setText(tr("&Open model…"));
+    exportMd_->setText(tr("Export conversation as &Markdown…"));
+    exportJson_->setText(tr("Export conversation as &JSON…"));
+    quit_->setText(tr("&Quit"));
+    find_->setText(tr("&Find in conversations"));
+    send_->setText(tr("&Send"));
+    stop_->setText(tr("S&top generating"));
+    regenerate_->setText(tr("&Regenerate last answer"));
+    conversationSettings_->setText(tr("Conversation &settings…"));
+    themeSystem_->setText(tr("Follow the &system"));
+    themeLight_->setText(tr("&Light"));
+    themeDark_->setText(tr("&Dark"));
+    langSystem_->setText(tr("Follow the &system"));
+    langEn_->setText(QStringLiteral("English"));
+    langZh_->setText(QStringLiteral("简体中文"));
+    about_->setText(tr("&About LLM Workbench"));
+    updateStatus();
+}
+
+void MainWindow::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange)
+        retranslate();
+    QMainWindow::changeEvent(e);
+}
+
+QDockWidget* MainWindow::dock(const QString& objectName) const {
+    return findChild<QDockWidget*>(objectName);
+}
+
+QAction* MainWindow::action(const QString& objectName) const {
+    return findChild<QAction*>(objectName);
+}
+
+void MainWindow::updateStatus() {
+    if (modelLoaded_) {
+        statusModel_->setText(modelMeta_.randomWeights
+                                  ? tr("Model: %1 — random weights, answers are noise")
+                                        .arg(modelMeta_.name)
+                                  : tr("Model: %1").arg(modelMeta_.name));
+    } else if (!modelError_.isEmpty()) {
+        statusModel_->setText(tr("No model: %1").arg(modelError_));
+    } else {
+        statusModel_->setText(tr("Loading the model…"));
+    }
+    statusState_->setText(controller_.anyGenerating() ? tr("● generating") : tr("idle"));
+    const bool generating = chat_->conversationId() != 0 &&
+                            controller_.isGenerating(chat_->conversationId());
+    stop_->setEnabled(generating);
+    send_->setEnabled(!generating);
+    const bool haveConversation = chat_->conversationId() != 0;
+    exportMd_->setEnabled(haveConversation);
+    exportJson_->setEnabled(haveConversation);
+    conversationSettings_->setEnabled(haveConversation);
+}
+
+void MainWindow::newConversation() {
+    if (const auto c = controller_.newConversation()) {
+        openConversation(c->id);
+        chat_->focusInput();
+    }
+}
+
+void MainWindow::openConversation(qint64 conversationId) {
+    chat_->setConversation(conversationId);
+    conversations_->selectConversation(conversationId);
+    updateStatus();
+}
+
+void MainWindow::onModelLoading(const QString& path) {
+    modelLoaded_ = false;
+    modelError_.clear();
+    model_->setLoading(path);
+    updateStatus();
+}
+
+void MainWindow::onModelLoaded(const ModelMetadata& m) {
+    modelMeta_ = m;
+    modelLoaded_ = true;
+    modelError_.clear();
+    model_->setModel(m);
+    chat_->setNotice(m.randomWeights ? tr("The demo model has random weights: it produces "
+                                          "meaningless text. Open a real model (File > Open "
+                                          "model, or drop a .gguf file here) to chat.")
+                                     : QString());
+    if (!m.randomWeights) {
+        settings_.addRecentModel(m.path);
+        model_->setRecentModels(settings_.recentModels());
+    }
+    updateStatus();
+}
+
+void MainWindow::onModelLoadFailed(const QString& message) {
+    modelError_ = message;
+    model_->setLoadFailed(message);
+    updateStatus();
+    showError(tr("Could not load the model: %1").arg(message));
+}
+
+void MainWindow::showError(const QString& message) {
+    statusBar()->showMessage(message, 10000);
+}
+
+bool MainWindow::exportConversation(qint64 conversationId, const QString& path,
+                                    const QString& format) {
+    const QByteArray bytes = format == QLatin1String("json")
+                                 ? controller_.store().exportJson(conversationId)
+                                 : controller_.store().exportMarkdown(conversationId).toUtf8();
+    QSaveFile f(path);
+    if (bytes.isEmpty() || !f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() ||
+        !f.commit()) {
+        showError(tr("Could not export to %1: %2").arg(path, f.errorString()));
+        return false;
+    }
+    statusBar()->showMessage(tr("Exported to %1").arg(path), 5000);
+    return true;
+}
+
+void MainWindow::exportCurrent(const QString& format) {
+    const qint64 id = chat_->conversationId();
+    if (id == 0)
+        return;
+    const auto c = controller_.store().conversation(id);
+    QString base = c && !c->title.isEmpty() ? c->title : tr("conversation");
+    base.replace(QRegularExpression(QStringLiteral("[\\\\/:*?\"<>|]")), QStringLiteral("_"));
+    const bool json = format == QLatin1String("json");
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export conversation"), base + (json ? QStringLiteral(".json") : QStringLiteral(".md")),
+        json ? tr("JSON (*.json)") : tr("Markdown (*.md)"));
+    if (!path.isEmpty())
+        exportConversation(id, path, format);
+}
+
+void MainWindow::restoreLayout() {
+    const QByteArray geometry = settings_.windowGeometry();
+    if (geometry.isEmpty() || !restoreGeometry(geometry))
+        resize(1280, 800);
+    const QByteArray state = settings_.windowState();
+    if (!state.isEmpty())
+        restoreState(state);
+}
+
+void MainWindow::saveLayout() {
+    settings_.setWindowLayout(saveGeometry(), saveState());
+    settings_.sync();
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    saveLayout();
+    QMainWindow::closeEvent(e);
+}
+
+QString MainWindow::droppedModelPath(const QMimeData* mime) const {
+    if (!mime || !mime->hasUrls() || mime->urls().size() != 1)
+        return {};
+    const QUrl url = mime->urls().first();
+    if (!url.isLocalFile())
+        return {};
+    const QFileInfo info(url.toLocalFile());
+    if (info.isDir() || (info.isFile() && info.suffix().compare(QLatin1String("gguf"),
+                                                                Qt::CaseInsensitive) == 0))
+        return info.absoluteFilePath();
+    return {};
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+    if (!droppedModelPath(e->mimeData()).isEmpty())
+        e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+    const QString path = droppedModelPath(e->mimeData());
+    if (path.isEmpty())
+        return;
+    e->acceptProposedAction();
+    emit openModelRequested(path);
+}
+
+}  // namespace llmwb

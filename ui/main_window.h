@@ -1,0 +1,95 @@
+// The main window: Chat in the centre; Conversations, Model, Engine and Tuning as docks whose
+// layout is saved and restored; menus with the keyboard shortcuts; theme and language menus;
+// model files dropped on the window are opened. Owns the item models of the docks.
+#pragma once
+
+#include <QMainWindow>
+
+#include "app/services/app_settings.h"
+#include "app/services/generation_types.h"
+
+class QActionGroup;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QMimeData;
+
+namespace llmwb {
+
+class ChatController;
+class ChatView;
+class ConversationListModel;
+class ConversationsPanel;
+class ModelPanel;
+class SearchResultsModel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    MainWindow(ChatController& controller, AppSettings& settings, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ChatView* chatView() const { return chat_; }
+    ConversationsPanel* conversationsPanel() const { return conversations_; }
+    ModelPanel* modelPanel() const { return model_; }
+    ConversationListModel* conversationModel() const { return conversationModel_; }
+    QDockWidget* dock(const QString& objectName) const;
+    QAction* action(const QString& objectName) const;
+
+    void restoreLayout();  // geometry + dock state from the settings (or the default layout)
+    void saveLayout();
+    // Writes the conversation as Markdown ("md") or JSON ("json"); false + message box on error.
+    bool exportConversation(qint64 conversationId, const QString& path, const QString& format);
+
+public slots:
+    void newConversation();
+    void openConversation(qint64 conversationId);
+    void onModelLoading(const QString& path);
+    void onModelLoaded(const llmwb::ModelMetadata& m);
+    void onModelLoadFailed(const QString& message);
+    void showError(const QString& message);
+
+signals:
+    void openModelRequested(const QString& path);
+    void themeChosen(llmwb::ThemeChoice theme);
+    void languageChosen(const QString& code);  // "", "en", "zh_CN"
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+    void changeEvent(QEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+
+private:
+    void createActions();
+    void createMenus();
+    void createDocks();
+    void retranslate();
+    void updateStatus();
+    void exportCurrent(const QString& format);
+    QString droppedModelPath(const QMimeData* mime) const;
+
+    ChatController& controller_;
+    AppSettings& settings_;
+    ConversationListModel* conversationModel_;
+    SearchResultsModel* searchModel_;
+    ChatView* chat_;
+    ConversationsPanel* conversations_;
+    ModelPanel* model_;
+    QLabel* engineInfo_;
+    QLabel* tuningInfo_;
+    QDockWidget *conversationsDock_, *modelDock_, *engineDock_, *tuningDock_;
+    QMenu *fileMenu_, *editMenu_, *chatMenu_, *viewMenu_, *themeMenu_, *settingsMenu_,
+        *languageMenu_, *helpMenu_;
+    QAction *newChat_, *openModel_, *exportMd_, *exportJson_, *quit_, *find_, *send_, *stop_,
+        *regenerate_, *conversationSettings_, *themeSystem_, *themeLight_, *themeDark_,
+        *langSystem_, *langEn_, *langZh_, *about_;
+    QLabel* statusModel_;
+    QLabel* statusState_;
+    ModelMetadata modelMeta_;
+    bool modelLoaded_ = false;
+    QString modelError_;
+};
+
+}  // namespace llmwb

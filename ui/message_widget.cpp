@@ -1,0 +1,193 @@
+#include "ui/message_widget.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "ui/markdown_view.h"
+
+namespace llmwb {
+
+MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
+    : QFrame(parent), message_(message) {
+    setObjectName(QStringLiteral("message"));
+    setFrameShape(QFrame::StyledPanel);
+    setAutoFillBackground(true);
+    setBackgroundRole(message_.role == QLatin1String("user") ? QPalette::AlternateBase
+                                                             : QPalette::Base);
+
+    role_ = new QLabel(this);
+    QFont bold = role_->font();
+    bold.setBold(true);
+    role_->setFont(bold);
+    state_ = new QLabel(this);
+    state_->setForegroundRole(QPalette::PlaceholderText);
+    auto makeButton = [this](const char* name) {
+        auto* b = new QToolButton(this);
+        b->setObjectName(QLatin1String(name));
+        b->setAutoRaise(true);
+        return b;
+    };
+    copy_ = makeButton("copyButton");
+    edit_ = makeButton("editButton");
+    regenerate_ = makeButton("regenerateButton");
+    delete_ = makeButton("deleteButton");
+    const bool isUser = message_.role == QLatin1String("user");
+    const bool isAssistant = message_.role == QLatin1String("assistant");
+    edit_->setVisible(isUser);
+    regenerate_->setVisible(isAssistant);
+
+    auto* header = new QHBoxLayout;
+    header->addWidget(role_);
+    header->addWidget(state_);
+    header->addStretch();
+    header->addWidget(copy_);
+    header->addWidget(edit_);
+    header->addWidget(regenerate_);
+    header->addWidget(delete_);
+
+    body_ = new MarkdownView(this);
+    body_->setObjectName(QStringLiteral("messageBody"));
+    footer_ = new QLabel(this);
+    footer_->setObjectName(QStringLiteral("messageFooter"));
+    footer_->setForegroundRole(QPalette::PlaceholderText);
+    footer_->setVisible(isAssistant);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 4, 8, 6);
+    layout->setSpacing(2);
+    layout->addLayout(header);
+    layout->addWidget(body_);
+    layout->addWidget(footer_);
+
+    connect(copy_, &QToolButton::clicked, this, [this] {
+        QApplication::clipboard()->setText(body_->markdownText());
+    });
+    connect(delete_, &QToolButton::clicked, this, [this] { emit deleteRequested(message_.id); });
+    connect(regenerate_, &QToolButton::clicked, this,
+            [this] { emit regenerateRequested(message_.id); });
+    connect(edit_, &QToolButton::clicked, this, &MessageWidget::startEditing);
+
+    body_->setMarkdownText(message_.content);
+    retranslate();
+}
+
+void MessageWidget::retranslate() {
+    copy_->setText(tr("Copy"));
+    copy_->setToolTip(tr("Copy the text of this message"));
+    edit_->setText(tr("Edit"));
+    edit_->setToolTip(tr("Edit this message and send it again"));
+    regenerate_->setText(tr("Regenerate"));
+    regenerate_->setToolTip(tr("Generate this answer again"));
+    delete_->setText(tr("Delete"));
+    delete_->setToolTip(tr("Delete this message"));
+    if (resend_) {
+        resend_->setText(tr("Resend"));
+        cancelEdit_->setText(tr("Cancel"));
+    }
+    updateHeader();
+}
+
+void MessageWidget::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange)
+        retranslate();
+    QFrame::changeEvent(e);
+}
+
+void MessageWidget::updateHeader() {
+    if (message_.role == QLatin1String("user"))
+        role_->setText(tr("You"));
+    else if (message_.role == QLatin1String("assistant"))
+        role_->setText(message_.model.isEmpty() ? tr("Assistant")
+                                                : tr("Assistant · %1").arg(message_.model));
+    else
+        role_->setText(tr("System"));
+    switch (message_.state) {
+    case MessageState::Complete: state_->clear(); break;
+    case MessageState::Streaming: state_->setText(tr("generating…")); break;
+    case MessageState::Stopped: state_->setText(tr("stopped")); break;
+    case MessageState::Error: state_->setText(tr("failed")); break;
+    case MessageState::Interrupted: state_->setText(tr("interrupted (the app was closed)")); break;
+    }
+    const bool streaming = message_.state == MessageState::Streaming;
+    delete_->setEnabled(!streaming);
+    edit_->setEnabled(!streaming);
+    footer_->setText(figuresText(message_));
+}
+
+QString MessageWidget::figuresText(const ChatMessage& m) {
+    QStringList parts;
+    const QLocale loc;
+    if (m.tokensPerSecond)
+        parts << tr("%1 tokens/s").arg(loc.toString(*m.tokensPerSecond, 'f', 1));
+    if (m.ttftMs)
+        parts << tr("TTFT %1 ms").arg(loc.toString(*m.ttftMs, 'f', 0));
+    if (m.promptTokens || m.completionTokens)
+        parts << tr("%1 prompt + %2 generated tokens")
+                     .arg(loc.toString(m.promptTokens.value_or(0)),
+                          loc.toString(m.completionTokens.value_or(0)));
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString MessageWidget::footerText() const { return footer_->text(); }
+
+void MessageWidget::setMessage(const ChatMessage& message) {
+    message_ = message;
+    body_->setMarkdownText(message_.content);
+    updateHeader();
+}
+
+void MessageWidget::setStreamingText(const QString& text) {
+    message_.content = text;
+    body_->setMarkdownTextLater(text);
+}
+
+void MessageWidget::setRegenerateAllowed(bool allowed) {
+    regenerate_->setEnabled(allowed && message_.state != MessageState::Streaming);
+}
+
+void MessageWidget::startEditing() {
+    if (!editRow_) {
+        editRow_ = new QWidget(this);
+        editor_ = new QPlainTextEdit(editRow_);
+        editor_->setObjectName(QStringLiteral("messageEditor"));
+        resend_ = new QPushButton(editRow_);
+        resend_->setObjectName(QStringLiteral("resendButton"));
+        cancelEdit_ = new QPushButton(editRow_);
+        auto* buttons = new QHBoxLayout;
+        buttons->addStretch();
+        buttons->addWidget(cancelEdit_);
+        buttons->addWidget(resend_);
+        auto* l = new QVBoxLayout(editRow_);
+        l->setContentsMargins(0, 0, 0, 0);
+        l->addWidget(editor_);
+        l->addLayout(buttons);
+        static_cast<QVBoxLayout*>(layout())->insertWidget(2, editRow_);
+        connect(cancelEdit_, &QPushButton::clicked, this, &MessageWidget::stopEditing);
+        connect(resend_, &QPushButton::clicked, this, [this] {
+            const QString text = editor_->toPlainText();
+            stopEditing();
+            emit resendRequested(message_.id, text);
+        });
+        retranslate();
+    }
+    editor_->setPlainText(message_.content);
+    editRow_->show();
+    body_->hide();
+    editor_->setFocus();
+}
+
+void MessageWidget::stopEditing() {
+    if (editRow_)
+        editRow_->hide();
+    body_->show();
+}
+
+}  // namespace llmwb

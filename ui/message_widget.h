@@ -1,0 +1,65 @@
+// One chat message: who wrote it, its Markdown text, for answers a footer with the figures of
+// the generation (tokens/s, TTFT, token counts), and the actions Copy, Delete, Edit & resend
+// (own messages) and Regenerate (answers).
+#pragma once
+
+#include <QFrame>
+
+#include "app/services/chat_types.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QToolButton;
+class QPushButton;
+
+namespace llmwb {
+
+class MarkdownView;
+
+class MessageWidget : public QFrame {
+    Q_OBJECT
+
+public:
+    explicit MessageWidget(const ChatMessage& message, QWidget* parent = nullptr);
+
+    qint64 messageId() const { return message_.id; }
+    const ChatMessage& message() const { return message_; }
+    void setMessage(const ChatMessage& message);   // final state and figures
+    void setStreamingText(const QString& text);    // while generating
+    void setRegenerateAllowed(bool allowed);
+    QString footerText() const;
+    MarkdownView* body() const { return body_; }
+
+    // Human-readable figures of an answer, e.g. "41.2 tokens/s · TTFT 120 ms · 12 → 80 tokens".
+    static QString figuresText(const ChatMessage& m);
+
+signals:
+    void deleteRequested(qint64 messageId);
+    void regenerateRequested(qint64 messageId);
+    void resendRequested(qint64 messageId, const QString& text);
+
+protected:
+    void changeEvent(QEvent* e) override;
+
+private:
+    void retranslate();
+    void updateHeader();
+    void startEditing();
+    void stopEditing();
+
+    ChatMessage message_;
+    QLabel* role_;
+    QLabel* state_;
+    MarkdownView* body_;
+    QLabel* footer_;
+    QToolButton* copy_;
+    QToolButton* delete_;
+    QToolButton* edit_;
+    QToolButton* regenerate_;
+    QPlainTextEdit* editor_ = nullptr;
+    QPushButton* resend_ = nullptr;
+    QPushButton* cancelEdit_ = nullptr;
+    QWidget* editRow_ = nullptr;
+};
+
+}  // namespace llmwb
