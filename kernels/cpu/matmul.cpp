@@ -1,0 +1,118 @@
+// matmul driver: picks the kernel of the active SIMD level, prepares (quantizes) the
+// activations once, and splits the rows over the thread pool. Matrix-vector: each thread streams
+// a contiguous range of weight rows. Matrix-matrix: each thread takes blocks of rows small
+// enough to stay in L1/L2 and sweeps every tile of up to kMaxTileTokens tokens over them, so the
+// weights are read from memory once per matmul and from cache once per token tile.
+#include "kernels/cpu/matmul.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace llmwb::kernels {
+
+namespace {
+
+using detail::MatmulKernel;
+using detail::TileArgs;
+
+const MatmulKernel* select_kernel(DType t) {
+    const MatmulKernel* k = nullptr;
+    switch (active_simd_level()) {
+    case SimdLevel::Avx512: k = detail::avx512_matmul_kernel(t); break;
+    case SimdLevel::Avx2: k = detail::avx2_matmul_kernel(t); break;
+    case SimdLevel::Scalar: break;
+    }
+    return k ? k : detail::scalar_matmul_kernel(t);
+}
+
+// A growable 64-byte aligned scratch buffer per calling thread.
+struct Scratch {
+    struct Free {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t, Free> data;
+    size_t size = 0;
+    uint8_t* get(size_t bytes) {
+        if (bytes > size) {
+            size = detail::align64(bytes + bytes / 4);
+            data.reset(static_cast<uint8_t*>(std::aligned_alloc(64, size)));
+        }
+        return data.get();
+    }
+};
+
+void for_range(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+    if (pool && pool->size() > 1) pool->parallel_for(n, grain, fn);
+    else if (n > 0) fn(0, n);
+}
+
+}  // namespace
+
+void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
+    assert(w.cols % dtype_block_elems(w.type) == 0);
+    if (n_tokens <= 0 || w.rows <= 0) return;
+    const MatmulKernel* k = select_kernel(w.type);
+    const auto* wbase = static_cast<const uint8_t*>(w.data);
+    const size_t w_stride = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
+
+    const uint8_t* acts = reinterpret_cast<const uint8_t*>(x);
+    size_t a_stride = static_cast<size_t>(w.cols) * sizeof(float);
+    if (k->act_row_bytes) {
+        thread_local Scratch scratch;
+        a_stride = k->act_row_bytes(w.cols);
+        uint8_t* buf = scratch.get(a_stride * static_cast<size_t>(n_tokens));
+        auto prep = [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) k->prepare_act(x + t * w.cols, w.cols, buf + t * a_stride);
+        };
+        if (n_tokens * w.cols >= (1 << 16)) for_range(pool, n_tokens, 1, prep);
+        else prep(0, n_tokens);
+        acts = buf;
+    }
+
+    if (n_tokens == 1) {
+        for_range(pool, w.rows, 16, [&](int64_t r0, int64_t r1) {
+            TileArgs a{wbase + r0 * w_stride, w_stride, w.cols, static_cast<int>(r1 - r0), acts, a_stride, 1, y + r0, w.rows};
+            k->tile(a);
+        });
+        return;
+    }
+
+    // Rows per cache block: ~48 KiB of weights, at least 4 rows.
+    const int64_t block_rows = std::clamp<int64_t>(static_cast<int64_t>((48 << 10) / std::max<size_t>(w_stride, 1)), 4, 256);
+    const int64_t n_blocks = (w.rows + block_rows - 1) / block_rows;
+    for_range(pool, n_blocks, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+            const int64_t r0 = b * block_rows, r1 = std::min(w.rows, r0 + block_rows);
+            for (int64_t t0 = 0; t0 < n_tokens; t0 += detail::kMaxTileTokens) {
+                const int nt = static_cast<int>(std::min<int64_t>(detail::kMaxTileTokens, n_tokens - t0));
+                TileArgs a{wbase + r0 * w_stride, w_stride, w.cols, static_cast<int>(r1 - r0),
+                           acts + t0 * a_stride, a_stride, nt, y + t0 * w.rows + r0, w.rows};
+                k->tile(a);
+            }
+        }
+    });
+}
+
+void matmul_reference(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens) {
+    std::vector<float> row(static_cast<size_t>(w.cols));
+    const auto* base = static_cast<const uint8_t*>(w.data);
+    const int64_t stride = dtype_row_bytes(w.type, w.cols);
+    for (int64_t r = 0; r < w.rows; ++r) {
+        dequantize_row(w.type, base + r * stride, row.data(), w.cols);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            const float* xt = x + t * w.cols;
+            double s = 0;
+            for (int64_t c = 0; c < w.cols; ++c) s += static_cast<double>(row[static_cast<size_t>(c)]) * xt[c];
+            y[t * w.rows + r] = static_cast<float>(s);
+        }
+    }
+}
+
+}  // namespace llmwb::kernels

@@ -1,0 +1,13 @@
+// AVX512 matmul kernels (compiled with AVX512 flags; selected after a CPU check).
+#include <immintrin.h>
+
+#include "kernels/cpu/matmul_kernels.h"
+
+namespace llmwb::kernels::detail {
+
+const MatmulKernel* avx512_matmul_kernel(DType t) {
+    (void)t;
+    return nullptr;
+}
+
+}  // namespace llmwb::kernels::detail

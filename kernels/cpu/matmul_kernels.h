@@ -1,0 +1,73 @@
+// Internal interface between the matmul driver (matmul.cpp) and the per-SIMD-level kernels
+// (matmul_scalar.cpp, matmul_avx2.cpp, matmul_avx512.cpp).
+//
+// Quantized weights are multiplied with activations that are quantized once per matmul into
+// one of two 8-bit row formats (laid out by the helpers below, 64-byte aligned sections):
+//   A32 (Q4_0, Q8_0 weights): per 32-block a float scale d and ds = d * sum(q); q int8.
+//   AK  (Q4_K, Q6_K weights): per 256-block a float scale d, per 16 elements the int16 sum of
+//                              q; q int8.
+// A level may store q biased by +128 as uint8 (flag `biased` in its kernel) when its integer dot
+// instruction wants unsigned activations. Float weights (F32/F16/BF16) read fp32 activations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/dtype.h"
+#include "kernels/cpu/simd.h"
+
+namespace llmwb::kernels::detail {
+
+constexpr int kMaxTileTokens = 8;
+
+inline size_t align64(size_t n) { return (n + 63) & ~static_cast<size_t>(63); }
+
+struct A32Layout {
+    size_t d_off, ds_off, row_bytes;  // q at offset 0
+    explicit A32Layout(int64_t cols) {
+        const size_t nb = static_cast<size_t>(cols / 32);
+        d_off = align64(static_cast<size_t>(cols));
+        ds_off = d_off + align64(nb * sizeof(float));
+        row_bytes = ds_off + align64(nb * sizeof(float));
+    }
+};
+
+struct AKLayout {
+    size_t d_off, bsum_off, row_bytes;  // q at offset 0
+    explicit AKLayout(int64_t cols) {
+        d_off = align64(static_cast<size_t>(cols));
+        bsum_off = d_off + align64(static_cast<size_t>(cols / 256) * sizeof(float));
+        row_bytes = bsum_off + align64(static_cast<size_t>(cols / 16) * sizeof(int16_t));
+    }
+};
+
+// One call computes y[t * ldy + r] = dot(weight row r, activation row t) for r < nr, t < nt.
+struct TileArgs {
+    const uint8_t* w;    // first weight row
+    size_t w_stride;     // bytes between weight rows
+    int64_t cols;
+    int nr;
+    const uint8_t* a;    // first activation row (prepared format, or fp32)
+    size_t a_stride;     // bytes between activation rows
+    int nt;              // 1 .. kMaxTileTokens
+    float* y;
+    int64_t ldy;
+};
+
+struct MatmulKernel {
+    // Bytes of one prepared activation row; 0 when the kernel reads fp32 activations directly.
+    size_t (*act_row_bytes)(int64_t cols) = nullptr;
+    void (*prepare_act)(const float* x, int64_t cols, uint8_t* dst) = nullptr;
+    void (*tile)(const TileArgs& args) = nullptr;
+};
+
+// Kernel for a weight type at a level; nullptr when that level has no specialised kernel.
+const MatmulKernel* scalar_matmul_kernel(DType t);
+const MatmulKernel* avx2_matmul_kernel(DType t);
+const MatmulKernel* avx512_matmul_kernel(DType t);
+
+// Scalar activation quantizers (shared by the levels that keep the plain signed format).
+void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased);
+void prepare_act_ak(const float* x, int64_t cols, uint8_t* dst);
+
+}  // namespace llmwb::kernels::detail

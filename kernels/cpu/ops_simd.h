@@ -1,0 +1,13 @@
+// SIMD variants of the fp32 vector primitives behind ops.h (only called after a CPU check).
+#pragma once
+
+#include <cstdint>
+
+namespace llmwb::kernels {
+
+float dot_f32_avx2(const float* a, const float* b, int64_t n);
+void axpy_f32_avx2(float* y, float a, const float* x, int64_t n);
+float dot_f32_avx512(const float* a, const float* b, int64_t n);
+void axpy_f32_avx512(float* y, float a, const float* x, int64_t n);
+
+}  // namespace llmwb::kernels

@@ -1,0 +1,214 @@
+// Q4_K and Q6_K: dequantization (GGML layouts) and simple deterministic quantizers.
+// The quantizers search a few candidate scales per sub-block, refit each by least squares and
+// keep the one with the smallest squared error; the sub-block scales are then quantized against
+// a super-block scale and the values requantized with the scales actually stored.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/quant_blocks.h"
+
+namespace llmwb::kernels {
+
+void dequantize_row_q4_k(const BlockQ4_K* b, float* y, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d);
+        const float dmin = fp16_to_fp32(b[i].dmin);
+        const uint8_t* q = b[i].qs;
+        for (int c = 0; c < 4; ++c, q += 32, y += 64) {
+            uint8_t sc0, m0, sc1, m1;
+            q4k_scale_min(b[i].scales, 2 * c, &sc0, &m0);
+            q4k_scale_min(b[i].scales, 2 * c + 1, &sc1, &m1);
+            const float d0 = d * sc0, o0 = dmin * m0, d1 = d * sc1, o1 = dmin * m1;
+            for (int l = 0; l < 32; ++l) {
+                y[l] = d0 * static_cast<float>(q[l] & 0xF) - o0;
+                y[l + 32] = d1 * static_cast<float>(q[l] >> 4) - o1;
+            }
+        }
+    }
+}
+
+void dequantize_row_q6_k(const BlockQ6_K* b, float* y, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int h = 0; h < 2; ++h, y += 128) {
+            const uint8_t* ql = b[i].ql + 64 * h;
+            const uint8_t* qh = b[i].qh + 32 * h;
+            const int8_t* sc = b[i].scales + 8 * h;
+            for (int l = 0; l < 32; ++l) {
+                const int s = l / 16;
+                const int q0 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+                const int q1 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                const int q2 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                const int q3 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                y[l] = d * static_cast<float>(sc[s] * q0);
+                y[l + 32] = d * static_cast<float>(sc[s + 2] * q1);
+                y[l + 64] = d * static_cast<float>(sc[s + 4] * q2);
+                y[l + 96] = d * static_cast<float>(sc[s + 6] * q3);
+            }
+        }
+    }
+}
+
+namespace {
+
+int round_clamp(float v, int lo, int hi) {
+    return std::clamp(static_cast<int>(std::lround(v)), lo, hi);
+}
+
+// Fits x ~ s * q - m with q in [0, 15], s >= 0, m >= 0 over one sub-block of 32.
+void fit_scale_min(const float* x, float* s_out, float* m_out) {
+    float lo = 0.0f, hi = x[0];
+    for (int i = 0; i < 32; ++i) {
+        lo = std::min(lo, x[i]);
+        hi = std::max(hi, x[i]);
+    }
+    if (hi <= lo) {
+        *s_out = 0.0f;
+        *m_out = -lo;
+        return;
+    }
+    float best_err = INFINITY, best_s = (hi - lo) / 15.0f, best_m = -lo;
+    for (int k = -4; k <= 4; ++k) {
+        const float iscale = (15.0f + 0.25f * static_cast<float>(k)) / (hi - lo);
+        int q[32];
+        double sq = 0, sx = 0, sqq = 0, sqx = 0;
+        for (int i = 0; i < 32; ++i) {
+            q[i] = round_clamp((x[i] - lo) * iscale, 0, 15);
+            sq += q[i];
+            sx += x[i];
+            sqq += static_cast<double>(q[i]) * q[i];
+            sqx += static_cast<double>(q[i]) * x[i];
+        }
+        const double den = 32.0 * sqq - sq * sq;
+        if (den <= 0) continue;
+        double s = (32.0 * sqx - sq * sx) / den;
+        double b = (sx - s * sq) / 32.0;  // x ~ s q + b, b = -m must be <= 0
+        if (b > 0) {
+            b = 0;
+            s = sqx / sqq;
+        }
+        if (s <= 0) continue;
+        double err = 0;
+        for (int i = 0; i < 32; ++i) {
+            const double e = s * q[i] + b - x[i];
+            err += e * e;
+        }
+        if (err < best_err) {
+            best_err = static_cast<float>(err);
+            best_s = static_cast<float>(s);
+            best_m = static_cast<float>(-b);
+        }
+    }
+    *s_out = best_s;
+    *m_out = best_m;
+}
+
+// Fits x ~ s * q with q in [-32, 31] over one sub-block of 16 (s may be negative).
+float fit_scale_sym6(const float* x) {
+    float amax = 0.0f, vmax = 0.0f;
+    for (int i = 0; i < 16; ++i) {
+        if (std::fabs(x[i]) > amax) {
+            amax = std::fabs(x[i]);
+            vmax = x[i];
+        }
+    }
+    if (amax == 0.0f) return 0.0f;
+    float best_err = INFINITY, best_s = vmax / -32.0f;
+    for (int k = -6; k <= 6; ++k) {
+        const float s0 = vmax / (-32.0f + 0.5f * static_cast<float>(k));
+        double sqq = 0, sqx = 0;
+        int q[16];
+        for (int i = 0; i < 16; ++i) {
+            q[i] = round_clamp(x[i] / s0, -32, 31);
+            sqq += static_cast<double>(q[i]) * q[i];
+            sqx += static_cast<double>(q[i]) * x[i];
+        }
+        if (sqq <= 0) continue;
+        const double s = sqx / sqq;
+        double err = 0;
+        for (int i = 0; i < 16; ++i) {
+            const double e = s * q[i] - x[i];
+            err += e * e;
+        }
+        if (err < best_err) {
+            best_err = static_cast<float>(err);
+            best_s = static_cast<float>(s);
+        }
+    }
+    return best_s;
+}
+
+}  // namespace
+
+void quantize_row_q4_k(const float* x, BlockQ4_K* b, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        float s[8], m[8], smax = 0.0f, mmax = 0.0f;
+        for (int j = 0; j < 8; ++j) {
+            fit_scale_min(x + 32 * j, &s[j], &m[j]);
+            smax = std::max(smax, s[j]);
+            mmax = std::max(mmax, m[j]);
+        }
+        BlockQ4_K& blk = b[i];
+        blk.d = fp32_to_fp16(smax / 63.0f);
+        blk.dmin = fp32_to_fp16(mmax / 63.0f);
+        const float d = fp16_to_fp32(blk.d), dmin = fp16_to_fp32(blk.dmin);
+        uint8_t sc[8], mn[8];
+        for (int j = 0; j < 8; ++j) {
+            sc[j] = static_cast<uint8_t>(d > 0 ? round_clamp(s[j] / d, 0, 63) : 0);
+            mn[j] = static_cast<uint8_t>(dmin > 0 ? round_clamp(m[j] / dmin, 0, 63) : 0);
+        }
+        for (int j = 0; j < 4; ++j) {
+            blk.scales[j] = static_cast<uint8_t>((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+            blk.scales[j + 4] = static_cast<uint8_t>((mn[j] & 63) | ((mn[j + 4] >> 4) << 6));
+            blk.scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | ((mn[j + 4] & 0xF) << 4));
+        }
+        uint8_t q[kQKK];
+        for (int j = 0; j < 8; ++j) {
+            const float ds = d * sc[j], dm = dmin * mn[j];
+            for (int l = 0; l < 32; ++l) {
+                const float v = x[32 * j + l];
+                q[32 * j + l] = static_cast<uint8_t>(ds > 0 ? round_clamp((v + dm) / ds, 0, 15) : 0);
+            }
+        }
+        for (int c = 0; c < 4; ++c)
+            for (int l = 0; l < 32; ++l)
+                blk.qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+    }
+}
+
+void quantize_row_q6_k(const float* x, BlockQ6_K* b, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        float s[16], amax = 0.0f;
+        for (int j = 0; j < 16; ++j) {
+            s[j] = fit_scale_sym6(x + 16 * j);
+            amax = std::max(amax, std::fabs(s[j]));
+        }
+        BlockQ6_K& blk = b[i];
+        blk.d = fp32_to_fp16(amax / 127.0f);
+        const float d = fp16_to_fp32(blk.d);
+        for (int j = 0; j < 16; ++j)
+            blk.scales[j] = static_cast<int8_t>(d > 0 ? round_clamp(s[j] / d, -127, 127) : 0);
+        uint8_t q[kQKK];
+        for (int e = 0; e < kQKK; ++e) {
+            const float ds = d * blk.scales[e / 16];
+            q[e] = static_cast<uint8_t>(ds != 0 ? round_clamp(x[e] / ds, -32, 31) + 32 : 32);
+        }
+        std::memset(blk.ql, 0, sizeof blk.ql);
+        std::memset(blk.qh, 0, sizeof blk.qh);
+        for (int h = 0; h < 2; ++h) {
+            uint8_t* ql = blk.ql + 64 * h;
+            uint8_t* qh = blk.qh + 32 * h;
+            const uint8_t* qq = q + 128 * h;
+            for (int l = 0; l < 32; ++l) {
+                ql[l] = static_cast<uint8_t>((qq[l] & 0xF) | ((qq[l + 64] & 0xF) << 4));
+                ql[l + 32] = static_cast<uint8_t>((qq[l + 32] & 0xF) | ((qq[l + 96] & 0xF) << 4));
+                qh[l] = static_cast<uint8_t>((qq[l] >> 4) | ((qq[l + 32] >> 4) << 2) | ((qq[l + 64] >> 4) << 4) |
+                                             ((qq[l + 96] >> 4) << 6));
+            }
+        }
+    }
+}
+
+}  // namespace llmwb::kernels
