@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,42 @@ struct TokenizerData {
     int32_t unk_id = -1;
     int32_t pad_id = -1;
     std::vector<int32_t> eot_ids;  // extra end-of-turn ids that stop generation (<|im_end|> ...)
+
+    // ---- Finer Hugging Face semantics (added by the tokenizer module). The defaults suit data
+    // built from GGUF metadata; read_tokenizer_files() sets them from tokenizer.json. ----
+
+    // BPE model options. byte_fallback unset: true for SentencePieceBpe when <0x00>..<0xFF>
+    // tokens exist. ignore_merges unset: true for the "llama3" pre-tokenizer (a word found whole
+    // in the vocab is one token). nfc unset: true for the "qwen2" pre-tokenizer (every Qwen
+    // tokenizer.json carries an NFC normalizer).
+    std::optional<bool> byte_fallback;
+    bool fuse_unk = false;
+    std::optional<bool> ignore_merges;
+    std::optional<bool> nfc;
+
+    // Byte-level: ByteLevel pre-tokenizer add_prefix_space (a " " before each text segment that
+    // does not start with one).
+    bool byte_level_add_prefix_space = false;
+
+    // SentencePiece: where "▁" is prepended when add_space_prefix is true.
+    //  EverySegment: the Llama 2 "Prepend" normalizer (every non-empty text segment between
+    //                added tokens); First / Always: the Metaspace pre-tokenizer (only when the
+    //                segment does not already start with "▁"; First: only a segment at
+    //                offset 0 of the text).
+    enum class PrependScheme { EverySegment, First, Always };
+    PrependScheme prepend_scheme = PrependScheme::EverySegment;
+    bool metaspace_split = false;  // Metaspace split: each "▁"-word is a separate BPE word
+
+    // How ids turn back into text. Unset: ByteLevel for ByteLevelBpe; for SentencePieceBpe
+    // replace "▁" with " ", byte fallback, and strip one leading space if add_space_prefix.
+    struct Decoder {
+        bool byte_level = false;          // GPT-2 byte table (per token; raw bytes if unmapped)
+        bool replace_metaspace = true;    // "▁" -> " " in every token
+        bool byte_fallback = true;        // runs of <0xNN> tokens -> bytes (U+FFFD each if invalid)
+        int strip_leading_spaces = 0;     // Strip decoder after Fuse: spaces cut from the start
+        bool metaspace_first_token = false;  // Metaspace decoder: "▁" dropped in token 0
+    };
+    std::optional<Decoder> decoder;
 };
 
 }  // namespace llmwb

@@ -1,0 +1,94 @@
+// Reference ids from the real Hugging Face tokenizers for the tokenizer tests.
+// Usage: node gen-reference.js <tokenizers dir> <out dir>
+const fs = require('fs');
+const path = require('path');
+const { Tokenizer } = require('@anush008/tokenizers');
+
+const [tokDir, outDir] = process.argv.slice(2);
+
+const fixed = [
+  '', ' ', '  ', '\n', '\n\n', '\t', ' \t\n', '\r\n', 'a\r\nb', 'Hello world', ' Hello world', '  leading two',
+  'trailing space ', 'trailing spaces   ', 'Hello,   world!  ', 'tabs\tand\t\ttabs', 'line1\nline2\n\nline4\n\n\n',
+  'mixed \n \t \r\n  \n end', '\u00a0nbsp\u00a0 and\u3000ideographic space', 'a\u2028b\u2029c', 'a\u0085b',
+  'x\u180Ey', '!\u180E!', ' \u180E\n', '\u180E\u180E a', 'a \u180E b', '1\u180E2',
+  "it's", "IT'S", "we're we've I'm you'll he'd can't", "WE'RE WE'VE I'M YOU'LL HE'D CAN'T", "'s 'S 't 'T",
+  "x'ſ y", "'ſa", "'ſt", "rock'n'roll", "''quoted''", "don't", "'ll", "'LL", "'Ll", "'lL", "y'all",
+  '1', '12', '123', '1234', '12345', '123456', '1234567', '12345678901234567890', '3.14159', '1,000,000',
+  '٣٤٥ ١٢', '१२३४५', '½ ² Ⅻ', '０１２３', 'v1.2.3-rc4', 'x=42;y=-7', '2024-01-01T12:00:00Z',
+  '你好，世界！', '日本語のテキストです。', '한국어 텍스트입니다', '中文 English 混合 text',
+  '🙂', '🙂👍', '👨‍👩‍👧', '👨‍👩‍👧‍👦 family', '🏳️‍🌈', '👍🏽', '❤️', '🇩🇪🇯🇵', 'emoji🙂in🙂text', ' 🙂 ',
+  'e\u0301', 'café', 'cafe\u0301', 'A\u030A', '\u212B', 'Ω\u2126', 'n\u0303o\u0308', '\u1100\u1161\u11A8',
+  'a\u0301\u0327', 'ḍ̇', 'q\u0307\u0323', 'Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǵ̗̻̊o̠̜', 'ﬁ ﬂ ﬃ', 'Ｆｕｌｌｗｉｄｔｈ',
+  'مرحبا بالعالم', 'नमस्ते दुनिया', 'สวัสดีชาวโลก', 'Привет, мир!', 'Γειά σου Κόσμε', 'שלום עולם',
+  'ქართული', 'Հայերեն', 'ᚠᛇᚻ', '𝐇𝐞𝐥𝐥𝐨 𝕎𝕠𝕣𝕝𝕕', '𠀀𠀁 𪚥', '\u{10FFFD}', '\u{E0001}\u{E0041}',
+  'def f(x):\n    return x ** 2  # square\n', 'for (int i = 0; i < n; ++i) {\n\tsum += a[i];\n}',
+  '<html><body class="x">Hi</body></html>', 'SELECT * FROM t WHERE a = \'b\';', '{"key": [1, 2, {"x": null}]}',
+  'https://example.com/path?q=1&r=two#frag', 'user@example.com', '$ echo "hi" | grep -v h > /dev/null',
+  '<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n', '<|im_start|>', 'x<|im_end|>y', ' <|im_end|> ',
+  '<|endoftext|>', '<s>', '</s>', '<s>Hello</s>', ' <s> text </s> ', '<s><s></s>', '<unk>', 'a<unk>b',
+  '<|begin_of_text|>Hello', '<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>', '<|eom_id|>',
+  '<think>\nreasoning\n</think>\n\nanswer', '<tool_call>{"name": "f"}</tool_call>', '<|im_start', 'im_start|>',
+  '<|reserved_special_token_5|>', '<|fim_prefix|>code<|fim_suffix|>', '<0x41>', '▁', '▁▁x', 'Ġhello',
+  'The quick brown fox jumps over the lazy dog.', 'THE QUICK BROWN FOX', 'MiXeD CaSe WoRdS',
+  'supercalifragilisticexpialidocious', 'pneumonoultramicroscopicsilicovolcanoconiosis',
+  '...', '!!!???', '---', '___init___', '→ ← ↑ ↓', '© ® ™ § ¶', '€100 £50 ¥1000 ₹500',
+  '\u0000nul', '\u0001\u0002\u001f', '\u007f', 'zero\u200bwidth\u200cjoin\u200d', '\ufeffbom', '\ufffd',
+];
+
+// Deterministic PRNG (mulberry32).
+function rng(seed) {
+  return function () {
+    seed |= 0; seed = (seed + 0x6D2B79F5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const pools = [
+  'abcdefghijklmnopqrstuvwxyz', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', '0123456789', ' ', ' ', ' ', '\n', '\t', '\r',
+  ".,;:!?'\"()[]{}<>-_=+*/\\|@#$%^&~`", "'", 'sStTmMdDlLrReEvV', '你好世界中文字符测试', 'ひらがなカタカナ',
+  'абвгдежзийклмнопрстуфхцчшщыэюя', 'αβγδεζηθικλμνξοπρστυφχψω', 'مرحبابالعالم', 'नमस्तेदुनिया',
+  'สวัสดีชาวโลก', '\u0301\u0308\u0327\u0323\u0903\u093f', 'éèêëàâäôöûüçñ', '٠١٢٣٤٥٦٧٨٩', '①②³¼Ⅷ',
+  '\u00a0\u2009\u3000\u2028\u180e', '\u200b\u200c\u200d\ufe0f', '가나다라마바사', '\u1100\u1161\u11a8',
+];
+const emojis = ['🙂', '👍', '👍🏽', '👨‍👩‍👧', '🏳️‍🌈', '❤️', '🇯🇵', '🤖', '𝐀', '𠀋'];
+const specials = ['<|im_start|>', '<|im_end|>', '<|endoftext|>', '<s>', '</s>', '<|begin_of_text|>', '<|eot_id|>',
+  '<think>', '</think>', '<unk>', '<|im_start', '<s', ' <s>'];
+function randomText(r) {
+  const n = Math.floor(r() * 40);
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    const k = r();
+    if (k < 0.06) { s += emojis[Math.floor(r() * emojis.length)]; continue; }
+    if (k < 0.09) { s += specials[Math.floor(r() * specials.length)]; continue; }
+    const pool = Array.from(pools[Math.floor(r() * pools.length)]);
+    const run = 1 + Math.floor(r() * 4);
+    for (let j = 0; j < run; j++) s += pool[Math.floor(r() * pool.length)];
+  }
+  return s;
+}
+
+(async () => {
+  fs.mkdirSync(outDir, { recursive: true });
+  for (const model of ['qwen3', 'llama2', 'llama3_1']) {
+    const tok = Tokenizer.fromFile(path.join(tokDir, model, 'tokenizer.json'));
+    const r = rng(20240607);
+    const texts = fixed.slice();
+    for (let i = 0; i < 400; i++) texts.push(randomText(r));
+    const cases = [];
+    for (const text of texts) {
+      const plain = await tok.encode(text, null, { addSpecialTokens: false });
+      const withSpecial = await tok.encode(text, null, { addSpecialTokens: true });
+      const ids = Array.from(plain.getIds());
+      cases.push({
+        text,
+        ids,
+        ids_special: Array.from(withSpecial.getIds()),
+        decoded: await tok.decode(ids, false),
+        decoded_skip: await tok.decode(Array.from(withSpecial.getIds()), true),
+      });
+    }
+    fs.writeFileSync(path.join(outDir, model + '.json'), JSON.stringify({ model, cases }));
+    console.log(`gen-reference: ${model}: ${cases.length} cases`);
+  }
+})().catch((e) => { console.error(e); process.exit(1); });
