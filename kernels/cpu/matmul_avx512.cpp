@@ -1,12 +1,427 @@
-// AVX512 matmul kernels (compiled with AVX512 flags; selected after a CPU check).
-#include <immintrin.h>
-
+// AVX-512 (F, BW, VL, DQ, VNNI) matmul kernels. Compiled with AVX-512 flags and selected only
+// after the CPU check. Each tile loads a weight block once and multiplies it with up to
+// kMaxTileTokens activation rows held in registers (NT template parameter).
+//
+// Integer products use vpdpbusd (u8 x s8 -> s32):
+//   Q8_0: activations biased by +128 (u8); the bias is removed by starting the accumulator at
+//         -128 * sum(w), computed once per weight block and reused for every token.
+//   Q4_0, Q4_K, Q6_K: the weight codes are unsigned (4 or 6 bits) and the activations signed;
+//         the weight offsets (8, the Q4_K mins, 32) are applied through the activation sums.
+#include "kernels/cpu/avx512_util.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/quant_blocks.h"
 
 namespace llmwb::kernels::detail {
 
+namespace {
+
+// Activation layout of the Q4_K kernel: within each 256-block, the 32-element sub-blocks are
+// stored in the order 0,2,1,3,4,6,5,7 so that one 64-byte load matches the low (or high)
+// nibbles of 64 bytes of weight codes. The per-16 sums stay in natural order.
+constexpr int kQ4KSubOrder[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+
+inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+// [p[0] x 8 | p[1] x 8]
+inline __m512 pair_bcast(const float* p) {
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m128 two = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p)));
+    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(two));
+}
+
+inline __m512 pair_set(float a, float b) { return _mm512_insertf32x8(_mm512_set1_ps(a), _mm256_set1_ps(b), 1); }
+
+inline int hsum_epi32_256(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline __mmask16 tail_mask(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1); }
+
+template <int NT>
+inline const float* act_f32(const TileArgs& p, int t) {
+    return reinterpret_cast<const float*>(p.a + static_cast<size_t>(t) * p.a_stride);
+}
+
+// ---- activation quantizers -----------------------------------------------------------------
+
+// One 32-block: returns the int32 codes as two vectors and the sum; scale in *d.
+inline void quant_block32(const float* x, __m512i* q0, __m512i* q1, float* d, int* sum) {
+    const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+    const float id = amax > 0 ? 127.0f / amax : 0.0f;
+    *d = amax / 127.0f;
+    const __m512 vid = _mm512_set1_ps(id);
+    *q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, vid));  // round to nearest even, |q| <= 127
+    *q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, vid));
+    *sum = _mm512_reduce_add_epi32(_mm512_add_epi32(*q0, *q1));
+}
+
+template <bool kBiased>
+void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
+    const A32Layout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* ds = reinterpret_cast<float*>(dst + L.ds_off);
+    const __m512i bias = _mm512_set1_epi32(128);
+    for (int64_t b = 0; b < cols / 32; ++b) {
+        __m512i q0, q1;
+        int sum;
+        quant_block32(x + 32 * b, &q0, &q1, &d[b], &sum);
+        ds[b] = d[b] * static_cast<float>(sum);
+        auto* out = reinterpret_cast<__m128i*>(dst + 32 * b);
+        if (kBiased) {
+            _mm_storeu_si128(out, _mm512_cvtusepi32_epi8(_mm512_add_epi32(q0, bias)));
+            _mm_storeu_si128(out + 1, _mm512_cvtusepi32_epi8(_mm512_add_epi32(q1, bias)));
+        } else {
+            _mm_storeu_si128(out, _mm512_cvtsepi32_epi8(q0));
+            _mm_storeu_si128(out + 1, _mm512_cvtsepi32_epi8(q1));
+        }
+    }
+}
+
+template <bool kQ4KOrder>
+void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
+    const AKLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* bsum = reinterpret_cast<int16_t*>(dst + L.bsum_off);
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m512 m = _mm512_setzero_ps();
+        for (int i = 0; i < 16; ++i) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + 16 * i)));
+        const float amax = _mm512_reduce_max_ps(m);
+        const __m512 vid = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        for (int g = 0; g < 16; ++g) {
+            const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 16 * g), vid));
+            bsum[16 * b + g] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
+            int pos = 16 * g;
+            if (kQ4KOrder) pos = 32 * kQ4KSubOrder[g / 2] + 16 * (g % 2);  // the order is its own inverse
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + pos), _mm512_cvtsepi32_epi8(q));
+        }
+    }
+}
+
+size_t a32_bytes(int64_t cols) { return A32Layout(cols).row_bytes; }
+size_t ak_bytes(int64_t cols) { return AKLayout(cols).row_bytes; }
+
+// ---- float weights -------------------------------------------------------------------------
+
+struct LoadF32 {
+    static __m512 load(const uint8_t* w, int64_t c) { return _mm512_loadu_ps(reinterpret_cast<const float*>(w) + c); }
+    static __m512 load(const uint8_t* w, int64_t c, __mmask16 m) {
+        return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(w) + c);
+    }
+};
+struct LoadF16 {
+    static __m512 load(const uint8_t* w, int64_t c) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * c)));
+    }
+    static __m512 load(const uint8_t* w, int64_t c, __mmask16 m) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, w + 2 * c));
+    }
+};
+struct LoadBF16 {
+    static __m512 widen(__m256i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16)); }
+    static __m512 load(const uint8_t* w, int64_t c) { return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * c))); }
+    static __m512 load(const uint8_t* w, int64_t c, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, w + 2 * c)); }
+};
+
+template <class W>
+struct FloatTile {
+    template <int NT>
+    struct K {
+        static void run(const TileArgs& p) {
+            const float* x[NT];
+            for (int t = 0; t < NT; ++t) x[t] = act_f32<NT>(p, t);
+            for (int r = 0; r < p.nr; ++r) {
+                const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
+                __m512 acc0[NT], acc1[NT];
+                for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+                int64_t c = 0;
+                for (; c + 32 <= p.cols; c += 32) {
+                    const __m512 w0 = W::load(w, c), w1 = W::load(w, c + 16);
+                    for (int t = 0; t < NT; ++t) {
+                        acc0[t] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[t] + c), acc0[t]);
+                        acc1[t] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x[t] + c + 16), acc1[t]);
+                    }
+                }
+                for (; c < p.cols; c += 16) {
+                    const __mmask16 m = tail_mask(p.cols - c);
+                    const __m512 w0 = W::load(w, c, m);
+                    for (int t = 0; t < NT; ++t) acc0[t] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, x[t] + c), acc0[t]);
+                }
+                for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(_mm512_add_ps(acc0[t], acc1[t]));
+            }
+        }
+    };
+};
+
+// ---- Q8_0 ------------------------------------------------------------------------------------
+
+template <int NT>
+struct Q8_0Tile {
+    static void run(const TileArgs& p) {
+        const A32Layout L(p.cols);
+        const int64_t nb = p.cols / 32;
+        const uint8_t* a[NT];
+        const float* ad[NT];
+        for (int t = 0; t < NT; ++t) {
+            a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
+            ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
+        }
+        const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w = reinterpret_cast<const BlockQ8_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            float tail[NT];
+            for (int t = 0; t < NT; ++t) {
+                acc[t] = _mm512_setzero_ps();
+                tail[t] = 0.0f;
+            }
+            int64_t b = 0;
+            for (; b + 2 <= nb; b += 2) {
+                const __m512i wq = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs))),
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
+                const __m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wq));
+                const __m512 dw = pair_set(h2f(w[b].d), h2f(w[b + 1].d));
+                for (int t = 0; t < NT; ++t) {
+                    const __m512i s = _mm512_dpbusd_epi32(corr, _mm512_load_si512(a[t] + 32 * b), wq);
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, pair_bcast(ad[t] + b)), acc[t]);
+                }
+            }
+            if (b < nb) {
+                const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+                const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
+                const __m256i corr = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias8, wq));
+                const float dw = h2f(w[b].d);
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i s = _mm256_dpbusd_epi32(corr, _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)), wq);
+                    tail[t] = dw * ad[t][b] * static_cast<float>(hsum_epi32_256(s));
+                }
+            }
+            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
+        }
+    }
+};
+
+// ---- Q4_0 ------------------------------------------------------------------------------------
+
+template <int NT>
+struct Q4_0Tile {
+    static void run(const TileArgs& p) {
+        const A32Layout L(p.cols);
+        const int64_t nb = p.cols / 32;
+        const uint8_t* a[NT];
+        const float *ad[NT], *ads[NT];
+        for (int t = 0; t < NT; ++t) {
+            a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
+            ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
+            ads[t] = reinterpret_cast<const float*>(a[t] + L.ds_off);
+        }
+        // 16-bit shift counts per 128-bit lane: 0, 4, 0, 4 (low nibbles, high nibbles, ...).
+        const __m512i shifts = _mm512_set_epi32(0x40004, 0x40004, 0x40004, 0x40004, 0, 0, 0, 0, 0x40004, 0x40004,
+                                                0x40004, 0x40004, 0, 0, 0, 0);
+        const __m512i low4 = _mm512_set1_epi8(0x0F);
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w = reinterpret_cast<const BlockQ4_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            float tail[NT];
+            for (int t = 0; t < NT; ++t) {
+                acc[t] = _mm512_setzero_ps();
+                tail[t] = 0.0f;
+            }
+            int64_t b = 0;
+            for (; b + 2 <= nb; b += 2) {
+                const __m256i both = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs))),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b + 1].qs)), 1);
+                const __m512i z = _mm512_castsi256_si512(both);
+                const __m512i wq = _mm512_and_si512(_mm512_srlv_epi16(_mm512_shuffle_i64x2(z, z, 0x50), shifts), low4);
+                const __m512 dw = pair_set(h2f(w[b].d), h2f(w[b + 1].d));
+                for (int t = 0; t < NT; ++t) {
+                    const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq, _mm512_load_si512(a[t] + 32 * b));
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, pair_bcast(ad[t] + b)), acc[t]);
+                    acc[t] = _mm512_fnmadd_ps(dw, pair_bcast(ads[t] + b), acc[t]);  // 8 lanes x ds = 8 * ds
+                }
+            }
+            if (b < nb) {
+                const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
+                const __m256i wq = _mm256_and_si256(
+                    _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), _mm256_set1_epi8(0x0F));
+                const float dw = h2f(w[b].d);
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wq,
+                                                          _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)));
+                    tail[t] = dw * (ad[t][b] * static_cast<float>(hsum_epi32_256(s)) - 8.0f * ads[t][b]);
+                }
+            }
+            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
+        }
+    }
+};
+
+// ---- Q4_K ------------------------------------------------------------------------------------
+
+template <int NT>
+struct Q4_KTile {
+    static void run(const TileArgs& p) {
+        const AKLayout L(p.cols);
+        const int64_t nb = p.cols / 256;
+        const uint8_t* a[NT];
+        const float* ad[NT];
+        const int16_t* as[NT];
+        for (int t = 0; t < NT; ++t) {
+            a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
+            ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
+            as[t] = reinterpret_cast<const int16_t*>(a[t] + L.bsum_off);
+        }
+        const __m512i low4 = _mm512_set1_epi8(0x0F);
+        const __m512i i02 = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
+        const __m512i i13 = _mm512_add_epi32(i02, _mm512_set1_epi32(1));
+        const __m512i i46 = _mm512_add_epi32(i02, _mm512_set1_epi32(4));
+        const __m512i i57 = _mm512_add_epi32(i02, _mm512_set1_epi32(5));
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w = reinterpret_cast<const BlockQ4_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            __m256 macc[NT];
+            for (int t = 0; t < NT; ++t) {
+                acc[t] = _mm512_setzero_ps();
+                macc[t] = _mm256_setzero_ps();
+            }
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockQ4_K& B = w[b];
+                uint32_t u[3];
+                __builtin_memcpy(u, B.scales, 12);
+                const uint64_t sc = (u[0] & 0x3F3F3F3Fu) |
+                                    static_cast<uint64_t>((u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4)) << 32;
+                const uint64_t mn = (u[1] & 0x3F3F3F3Fu) |
+                                    static_cast<uint64_t>(((u[2] >> 4) & 0x0F0F0F0Fu) | (((u[1] >> 6) & 0x03030303u) << 4)) << 32;
+                const __m512i scv = _mm512_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc)));
+                const __m512i s02 = _mm512_permutexvar_epi32(i02, scv), s13 = _mm512_permutexvar_epi32(i13, scv);
+                const __m512i s46 = _mm512_permutexvar_epi32(i46, scv), s57 = _mm512_permutexvar_epi32(i57, scv);
+                const __m128i m8 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn)));
+                const __m256i mins16 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
+                                                               _mm_unpackhi_epi16(m8, m8), 1);
+                const __m512i q01 = _mm512_loadu_si512(B.qs), q23 = _mm512_loadu_si512(B.qs + 64);
+                const __m512i lo01 = _mm512_and_si512(q01, low4), hi01 = _mm512_and_si512(_mm512_srli_epi16(q01, 4), low4);
+                const __m512i lo23 = _mm512_and_si512(q23, low4), hi23 = _mm512_and_si512(_mm512_srli_epi16(q23, 4), low4);
+                const float d = h2f(B.d), dmin = h2f(B.dmin);
+                for (int t = 0; t < NT; ++t) {
+                    const uint8_t* x = a[t] + 256 * b;
+                    const __m512i z = _mm512_setzero_si512();
+                    __m512i s = _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, lo01, _mm512_load_si512(x)), s02);
+                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, hi01, _mm512_load_si512(x + 64)), s13));
+                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, lo23, _mm512_load_si512(x + 128)), s46));
+                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, hi23, _mm512_load_si512(x + 192)), s57));
+                    const float dx = ad[t][b];
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(d * dx), acc[t]);
+                    const __m256i mi = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)), mins16);
+                    macc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
+                }
+            }
+            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
+        }
+    }
+};
+
+// ---- Q6_K ------------------------------------------------------------------------------------
+
+template <int NT>
+struct Q6_KTile {
+    static void run(const TileArgs& p) {
+        const AKLayout L(p.cols);
+        const int64_t nb = p.cols / 256;
+        const uint8_t* a[NT];
+        const float* ad[NT];
+        const int16_t* as[NT];
+        for (int t = 0; t < NT; ++t) {
+            a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
+            ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
+            as[t] = reinterpret_cast<const int16_t*>(a[t] + L.bsum_off);
+        }
+        const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+        // 16-bit shift counts: low 256 bits / high 256 bits.
+        const __m512i shl_lo = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+        const __m512i shr_hi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+        const __m512i iA = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+        const __m512i iB = _mm512_add_epi32(iA, _mm512_set1_epi32(4));
+        const __m512i iC = _mm512_add_epi32(iA, _mm512_set1_epi32(8));
+        const __m512i iD = _mm512_add_epi32(iA, _mm512_set1_epi32(12));
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w = reinterpret_cast<const BlockQ6_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockQ6_K& B = w[b];
+                const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales));
+                const __m512i scv = _mm512_cvtepi8_epi32(sc8);
+                const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+                const __m512i sA = _mm512_permutexvar_epi32(iA, scv), sB = _mm512_permutexvar_epi32(iB, scv);
+                const __m512i sC = _mm512_permutexvar_epi32(iC, scv), sD = _mm512_permutexvar_epi32(iD, scv);
+                __m512i qlo[2], qhi[2];
+                for (int h = 0; h < 2; ++h) {
+                    const __m512i l = _mm512_loadu_si512(B.ql + 64 * h);
+                    const __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qh + 32 * h)));
+                    qlo[h] = _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_and_si512(_mm512_sllv_epi16(hb, shl_lo), bits45));
+                    qhi[h] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), low4),
+                                             _mm512_and_si512(_mm512_srlv_epi16(hb, shr_hi), bits45));
+                }
+                const float d = h2f(B.d);
+                for (int t = 0; t < NT; ++t) {
+                    const uint8_t* x = a[t] + 256 * b;
+                    const __m512i z = _mm512_setzero_si512();
+                    __m512i s = _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qlo[0], _mm512_load_si512(x)), sA);
+                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qhi[0], _mm512_load_si512(x + 64)), sB));
+                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qlo[1], _mm512_load_si512(x + 128)), sC));
+                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qhi[1], _mm512_load_si512(x + 192)), sD));
+                    const __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)), sc16);
+                    s = _mm512_sub_epi32(s, _mm512_zextsi256_si512(_mm256_slli_epi32(corr, 5)));  // 32 * sum(sc * bsum)
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(d * ad[t][b]), acc[t]);
+                }
+            }
+            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]);
+        }
+    }
+};
+
+template <template <int> class Tile>
+void by_nt(const TileArgs& p) {
+    switch (p.nt) {
+    case 1: Tile<1>::run(p); break;
+    case 2: Tile<2>::run(p); break;
+    case 3: Tile<3>::run(p); break;
+    case 4: Tile<4>::run(p); break;
+    case 5: Tile<5>::run(p); break;
+    case 6: Tile<6>::run(p); break;
+    case 7: Tile<7>::run(p); break;
+    default: Tile<8>::run(p); break;
+    }
+    static_assert(kMaxTileTokens == 8);
+}
+
+const MatmulKernel kF32{nullptr, nullptr, by_nt<FloatTile<LoadF32>::K>};
+const MatmulKernel kF16{nullptr, nullptr, by_nt<FloatTile<LoadF16>::K>};
+const MatmulKernel kBF16{nullptr, nullptr, by_nt<FloatTile<LoadBF16>::K>};
+const MatmulKernel kQ8_0{a32_bytes, prep_a32<true>, by_nt<Q8_0Tile>};
+const MatmulKernel kQ4_0{a32_bytes, prep_a32<false>, by_nt<Q4_0Tile>};
+const MatmulKernel kQ4_K{ak_bytes, prep_ak<true>, by_nt<Q4_KTile>};
+const MatmulKernel kQ6_K{ak_bytes, prep_ak<false>, by_nt<Q6_KTile>};
+
+}  // namespace
+
 const MatmulKernel* avx512_matmul_kernel(DType t) {
-    (void)t;
+    switch (t) {
+    case DType::F32: return &kF32;
+    case DType::F16: return &kF16;
+    case DType::BF16: return &kBF16;
+    case DType::Q8_0: return &kQ8_0;
+    case DType::Q4_0: return &kQ4_0;
+    case DType::Q4_K: return &kQ4_K;
+    case DType::Q6_K: return &kQ6_K;
+    }
     return nullptr;
 }
 
