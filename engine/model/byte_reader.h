@@ -63,8 +63,9 @@ public:
     std::string_view read_bytes(uint64_t n, const char* what) {
         if (!ok()) return {};
         if (n > remaining()) {
-            fail(std::string(what) + " length " + std::to_string(n) + " exceeds the " +
-                 std::to_string(remaining()) + " bytes left at offset " + std::to_string(pos_));
+            fail("truncated: " + std::string(what) + " length " + std::to_string(n) +
+                 " exceeds the " + std::to_string(remaining()) + " bytes left at offset " +
+                 std::to_string(pos_));
             return {};
         }
         std::string_view s(reinterpret_cast<const char*>(bytes_.data() + pos_),
@@ -83,7 +84,8 @@ public:
         if (min_item_bytes == 0) min_item_bytes = 1;
         if (count > remaining() / min_item_bytes) {
             fail(std::string(what) + " count " + std::to_string(count) +
-                 " is too large for the " + std::to_string(remaining()) + " bytes left");
+                 " is too large for the " + std::to_string(remaining()) +
+                 " bytes left (truncated or corrupt)");
             return false;
         }
         return true;

@@ -1,0 +1,444 @@
+// Table-driven broken-file test: start from a valid written model (GGUF file or safetensors
+// folder), corrupt one thing per row, and require load_model() to return an Error whose
+// message is one line and names the reason (a keyword per row) -- and not to crash (these
+// tests also run under ASan + UBSan).
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "engine/model/loaded_model.h"
+#include "engine/model/model_writer.h"
+#include "gguf_image.h"
+
+using namespace llmwb;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+void write_file(const std::string& p, const std::string& s) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << s;
+}
+
+ModelWriterSpec base_spec() {
+    ModelWriterSpec s;
+    s.arch = Architecture::Qwen2;
+    s.hidden_size = 64;
+    s.intermediate_size = 128;
+    s.num_layers = 2;
+    s.num_heads = 4;
+    s.num_kv_heads = 2;
+    s.seed = 7;
+    return s;
+}
+
+using GgufEdit = std::function<void(GgufImage&)>;
+using RawEdit = std::function<void(std::string&)>;
+using FolderEdit = std::function<void(const std::string& dir)>;
+
+struct GgufCase {
+    const char* name;
+    GgufEdit edit;   // applied to the parsed image (then serialized), or
+    RawEdit raw;     // applied to the file bytes
+    const char* keyword;
+};
+
+uint32_t type_of(GgufImage& img, const char* tensor) { return img.tensor(tensor)->type; }
+
+const std::vector<GgufCase>& gguf_cases() {
+    static const std::vector<GgufCase> cases = {
+        {"bad magic", nullptr, [](std::string& b) { b[0] = 'X'; }, "magic"},
+        {"bad version", [](GgufImage& i) { i.version = 7; }, nullptr, "version"},
+        {"version 1", [](GgufImage& i) { i.version = 1; }, nullptr, "version"},
+        {"empty file", nullptr, [](std::string& b) { b.clear(); }, "magic"},
+        {"truncated header", nullptr, [](std::string& b) { b.resize(20); }, "truncated"},
+        {"truncated metadata", nullptr, [](std::string& b) { b.resize(b.size() / 50); },
+         "truncated"},
+        {"truncated data", nullptr, [](std::string& b) { b.resize(b.size() - 100); }, "outside"},
+        {"huge n_tensors", [](GgufImage& i) { i.n_tensors_override = uint64_t(1) << 60; },
+         nullptr, "tensor count"},
+        {"huge n_kv", [](GgufImage& i) { i.n_kv_override = ~uint64_t(0); }, nullptr,
+         "key/value count"},
+        {"huge string length",
+         [](GgufImage& i) { i.kv("general.name")->encoded = GgufImage::u64(uint64_t(1) << 62) + "x"; },
+         nullptr, "length"},
+        {"string length beyond file",
+         [](GgufImage& i) { i.kv("general.name")->encoded = GgufImage::u64(1u << 29) + "x"; },
+         nullptr, "length"},
+        {"huge array length",
+         [](GgufImage& i) {
+             auto* kv = i.kv("tokenizer.ggml.tokens");
+             kv->encoded = GgufImage::u32(8) + GgufImage::u64(uint64_t(1) << 58) + kv->encoded.substr(12);
+         },
+         nullptr, "array"},
+        {"huge numeric array length",
+         [](GgufImage& i) {
+             auto* kv = i.kv("tokenizer.ggml.token_type");
+             kv->encoded = GgufImage::u32(5) + GgufImage::u64(~uint64_t(0) / 2) + kv->encoded.substr(12);
+         },
+         nullptr, "array"},
+        {"nested array",
+         [](GgufImage& i) {
+             i.kvs.push_back({"x.nested", 9, GgufImage::u32(9) + GgufImage::u64(1) +
+                                                 GgufImage::u32(4) + GgufImage::u64(1) +
+                                                 GgufImage::u32(1)});
+         },
+         nullptr, "nested"},
+        {"unknown value type", [](GgufImage& i) { i.kvs.push_back({"x.bad", 77, "abcd"}); },
+         nullptr, "value type"},
+        {"overflowing dimensions",
+         [](GgufImage& i) {
+             i.tensor("blk.0.ffn_up.weight")->ne = {uint64_t(1) << 40, uint64_t(1) << 40};
+         },
+         nullptr, "overflow"},
+        {"dimension above int64",
+         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {64, ~uint64_t(0)}; }, nullptr,
+         "overflow"},
+        {"n_dims > 4",
+         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {64, 2, 2, 2, 16}; }, nullptr,
+         "n_dims"},
+        {"zero dim", [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {64, 0}; }, nullptr,
+         "zero dimension"},
+        {"row not a block multiple",
+         [](GgufImage& i) {
+             auto* t = i.tensor("blk.0.ffn_up.weight");
+             t->type = 8;  // Q8_0 with 64 x 128 -> make the row 48 long
+             t->ne = {48, 128};
+         },
+         nullptr, "block size"},
+        {"bad alignment",
+         [](GgufImage& i) { i.kvs.push_back({"general.alignment", 4, GgufImage::u32(24)}); },
+         nullptr, "alignment"},
+        {"zero alignment",
+         [](GgufImage& i) { i.kvs.push_back({"general.alignment", 4, GgufImage::u32(0)}); },
+         nullptr, "alignment"},
+        {"misaligned offset", [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->offset += 4; },
+         nullptr, "aligned"},
+        {"offset outside file",
+         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->offset = uint64_t(1) << 40; },
+         nullptr, "outside"},
+        {"offset overflows",
+         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->offset = ~uint64_t(31); }, nullptr,
+         "outside"},
+        {"overlapping tensors",
+         [](GgufImage& i) {
+             i.tensor("blk.0.ffn_up.weight")->offset = i.tensor("blk.0.ffn_gate.weight")->offset;
+         },
+         nullptr, "overlap"},
+        {"duplicate key", [](GgufImage& i) { i.kvs.push_back(*i.kv("general.architecture")); },
+         nullptr, "duplicate key"},
+        {"duplicate tensor",
+         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->name = "blk.0.ffn_gate.weight"; },
+         nullptr, "duplicate tensor"},
+        {"unknown tensor type", [](GgufImage& i) { i.tensor("blk.1.attn_k.weight")->type = 6; },
+         nullptr, "type id 6"},
+        {"unknown tensor type id", [](GgufImage& i) { i.tensor("output_norm.weight")->type = 999; },
+         nullptr, "unsupported tensor type"},
+        {"missing tensor", [](GgufImage& i) { i.remove_tensor("blk.1.ffn_up.weight"); }, nullptr,
+         "missing tensor blk.1.ffn_up.weight"},
+        {"shape mismatch with config",
+         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {128, 64}; }, nullptr,
+         "blk.0.ffn_up.weight: shape [64, 128], expected [128, 64]"},
+        {"config disagrees with tensors",
+         [](GgufImage& i) { i.kv("qwen2.feed_forward_length")->encoded = GgufImage::u32(96); },
+         nullptr, "shape mismatch"},
+        {"missing config key", [](GgufImage& i) { i.remove_kv("qwen2.block_count"); }, nullptr,
+         "missing key qwen2.block_count"},
+        {"zero head count",
+         [](GgufImage& i) { i.kv("qwen2.attention.head_count")->encoded = GgufImage::u32(0); },
+         nullptr, "head_count"},
+        {"unsupported architecture",
+         [](GgufImage& i) { i.kv("general.architecture")->encoded = GgufImage::str("gpt9"); },
+         nullptr, "unsupported architecture"},
+        {"missing tokens", [](GgufImage& i) { i.remove_kv("tokenizer.ggml.tokens"); }, nullptr,
+         "tokenizer.ggml.tokens"},
+        {"eos id out of range",
+         [](GgufImage& i) { i.kv("tokenizer.ggml.eos_token_id")->encoded = GgufImage::u32(1u << 30); },
+         nullptr, "out of range"},
+        {"token_type length mismatch",
+         [](GgufImage& i) {
+             auto* kv = i.kv("tokenizer.ggml.token_type");
+             kv->encoded = GgufImage::u32(5) + GgufImage::u64(1) + GgufImage::u32(1);
+         },
+         nullptr, "token_type"},
+        {"key type mismatch",
+         [](GgufImage& i) {
+             auto* kv = i.kv("qwen2.block_count");
+             kv->type = 8;
+             kv->encoded = GgufImage::str("two");
+         },
+         nullptr, "block_count"},
+    };
+    (void)type_of;
+    return cases;
+}
+
+struct FolderCase {
+    const char* name;
+    FolderEdit edit;
+    const char* keyword;
+};
+
+// Helpers on a safetensors file: header JSON and data section.
+struct StFile {
+    nlohmann::json header;
+    std::string data;
+    static StFile load(const std::string& p) {
+        std::string b = read_file(p);
+        uint64_t n = 0;
+        std::memcpy(&n, b.data(), 8);
+        StFile f;
+        f.header = nlohmann::json::parse(b.substr(8, n));
+        f.data = b.substr(8 + n);
+        return f;
+    }
+    void save(const std::string& p) const {
+        std::string h = header.dump();
+        uint64_t n = h.size();
+        std::string b(8, '\0');
+        std::memcpy(b.data(), &n, 8);
+        write_file(p, b + h + data);
+    }
+};
+
+void edit_st(const std::string& dir, const std::function<void(StFile&)>& fn) {
+    const std::string p = dir + "/model.safetensors";
+    StFile f = StFile::load(p);
+    fn(f);
+    f.save(p);
+}
+
+void edit_config(const std::string& dir, const std::function<void(nlohmann::json&)>& fn) {
+    const std::string p = dir + "/config.json";
+    nlohmann::json j = nlohmann::json::parse(read_file(p));
+    fn(j);
+    write_file(p, j.dump());
+}
+
+const char* kUp = "model.layers.0.mlp.up_proj.weight";
+
+const std::vector<FolderCase>& folder_cases() {
+    static const std::vector<FolderCase> cases = {
+        {"header length beyond file",
+         [](const std::string& d) {
+             std::string b = read_file(d + "/model.safetensors");
+             uint64_t n = uint64_t(1) << 40;
+             std::memcpy(b.data(), &n, 8);
+             write_file(d + "/model.safetensors", b);
+         },
+         "beyond the file"},
+        {"file shorter than 8 bytes",
+         [](const std::string& d) { write_file(d + "/model.safetensors", "abc"); }, "truncated"},
+        {"bad JSON header",
+         [](const std::string& d) {
+             std::string b = read_file(d + "/model.safetensors");
+             b[8] = '[';
+             b[9] = '{';
+             write_file(d + "/model.safetensors", b);
+         },
+         "bad JSON header"},
+        {"header not an object",
+         [](const std::string& d) {
+             std::string h = "[1, 2, 3]";
+             uint64_t n = h.size();
+             std::string b(8, '\0');
+             std::memcpy(b.data(), &n, 8);
+             write_file(d + "/model.safetensors", b + h);
+         },
+         "not an object"},
+        {"unknown dtype",
+         [](const std::string& d) { edit_st(d, [](StFile& f) { f.header[kUp]["dtype"] = "I64"; }); },
+         "unsupported dtype 'I64'"},
+        {"data_offsets outside the data",
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) {
+                 f.header[kUp]["data_offsets"] = {f.data.size() - 4, f.data.size() + 1000};
+             });
+         },
+         "outside the data"},
+        {"data_offsets reversed",
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) { f.header[kUp]["data_offsets"] = {100, 10}; });
+         },
+         "bad data_offsets"},
+        {"negative data_offsets",
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) { f.header[kUp]["data_offsets"] = {-8, 10}; });
+         },
+         "bad data_offsets"},
+        {"size mismatch",
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) { f.header[kUp]["shape"] = {128, 63}; });
+         },
+         "size mismatch"},
+        {"overflowing shape",
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) {
+                 f.header[kUp]["shape"] = {uint64_t(1) << 40, uint64_t(1) << 40};
+             });
+         },
+         "overflow"},
+        {"overlapping tensors",
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) {
+                 f.header[kUp]["data_offsets"] =
+                     f.header["model.layers.0.mlp.gate_proj.weight"]["data_offsets"];
+             });
+         },
+         "overlap"},
+        {"truncated data",
+         [](const std::string& d) { edit_st(d, [](StFile& f) { f.data.resize(f.data.size() / 2); }); },
+         "outside the data"},
+        {"missing tensor",
+         [](const std::string& d) { edit_st(d, [](StFile& f) { f.header.erase(kUp); }); },
+         "missing tensor model.layers.0.mlp.up_proj.weight"},
+        {"shape mismatch with config",
+         [](const std::string& d) { edit_config(d, [](nlohmann::json& j) { j["intermediate_size"] = 64; }); },
+         "shape mismatch"},
+        {"missing config key",
+         [](const std::string& d) { edit_config(d, [](nlohmann::json& j) { j.erase("hidden_size"); }); },
+         "missing key 'hidden_size'"},
+        {"bad config value",
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["num_attention_heads"] = "four"; });
+         },
+         "num_attention_heads"},
+        {"bad config JSON",
+         [](const std::string& d) { write_file(d + "/config.json", "{\"model_type\": "); },
+         "bad JSON"},
+        {"unsupported model_type",
+         [](const std::string& d) { edit_config(d, [](nlohmann::json& j) { j["model_type"] = "bert"; }); },
+         "unsupported model_type"},
+        {"no weights",
+         [](const std::string& d) { fs::remove(d + "/model.safetensors"); },
+         "no model.safetensors"},
+        {"bad index.json",
+         [](const std::string& d) {
+             fs::remove(d + "/model.safetensors");
+             write_file(d + "/model.safetensors.index.json", "{\"weight_map\": [1, 2]}");
+         },
+         "bad index"},
+        {"index.json not JSON",
+         [](const std::string& d) {
+             fs::remove(d + "/model.safetensors");
+             write_file(d + "/model.safetensors.index.json", "weights, please");
+         },
+         "bad index"},
+        {"index.json shard path escapes",
+         [](const std::string& d) {
+             fs::rename(d + "/model.safetensors", d + "/shard.safetensors");
+             write_file(d + "/model.safetensors.index.json",
+                        "{\"weight_map\": {\"model.norm.weight\": \"../shard.safetensors\"}}");
+         },
+         "bad index"},
+        {"index.json tensor not in shard",
+         [](const std::string& d) {
+             fs::rename(d + "/model.safetensors", d + "/shard.safetensors");
+             write_file(d + "/model.safetensors.index.json",
+                        "{\"weight_map\": {\"model.nope.weight\": \"shard.safetensors\"}}");
+         },
+         "bad index"},
+        {"index.json missing shard",
+         [](const std::string& d) {
+             fs::remove(d + "/model.safetensors");
+             write_file(d + "/model.safetensors.index.json",
+                        "{\"weight_map\": {\"model.norm.weight\": \"gone.safetensors\"}}");
+         },
+         "cannot open"},
+    };
+    return cases;
+}
+
+void check_error(const Result<std::unique_ptr<LoadedModel>>& r, const char* keyword) {
+    QVERIFY2(!r.ok(), "a broken file was loaded");
+    const std::string& m = r.message();
+    QVERIFY2(m.find('\n') == std::string::npos && m.find('\r') == std::string::npos,
+             ("message is not one line: " + m).c_str());
+    QVERIFY2(!m.empty(), "empty message");
+    const QString lower = QString::fromStdString(m).toLower();
+    QVERIFY2(lower.contains(QString(keyword).toLower()),
+             ("expected '" + std::string(keyword) + "' in: " + m).c_str());
+}
+
+}  // namespace
+
+class BrokenFilesTest : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::string gguf_path_, hf_dir_, gguf_bytes_;
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        ModelWriterSpec s = base_spec();
+        s.weight_type = WeightType::F32;
+        gguf_path_ = dir_.filePath("valid.gguf").toStdString();
+        QVERIFY(write_model(s, gguf_path_).ok());
+        s.format = ModelFileFormat::Safetensors;
+        hf_dir_ = dir_.filePath("valid-hf").toStdString();
+        QVERIFY(write_model(s, hf_dir_).ok());
+        auto g = load_model(gguf_path_);
+        QVERIFY2(g.ok(), g.ok() ? "" : g.message().c_str());
+        auto h = load_model(hf_dir_);
+        QVERIFY2(h.ok(), h.ok() ? "" : h.message().c_str());
+        gguf_bytes_ = read_file(gguf_path_);
+    }
+
+    void gguf_data() {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < gguf_cases().size(); ++i) {
+            QTest::newRow(gguf_cases()[i].name) << int(i);
+        }
+    }
+    void gguf() {
+        QFETCH(int, index);
+        const GgufCase& c = gguf_cases()[size_t(index)];
+        std::string bytes = gguf_bytes_;
+        if (c.edit) {
+            auto f = GgufFile::parse(
+                std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "valid");
+            QVERIFY(f.ok());
+            GgufImage img = GgufImage::from(f.value(), std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+            QCOMPARE(img.serialize(), bytes);  // the image reproduces the valid file
+            c.edit(img);
+            bytes = img.serialize();
+        } else {
+            c.raw(bytes);
+        }
+        const std::string p = dir_.filePath(QString("broken-%1.gguf").arg(index)).toStdString();
+        write_file(p, bytes);
+        check_error(load_model(p), c.keyword);
+        if (QTest::currentTestFailed()) return;
+        const auto r = load_model(p);
+        QVERIFY(r.message().find(p) != std::string::npos);  // names the file
+    }
+
+    void safetensors_data() {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < folder_cases().size(); ++i) {
+            QTest::newRow(folder_cases()[i].name) << int(i);
+        }
+    }
+    void safetensors() {
+        QFETCH(int, index);
+        const FolderCase& c = folder_cases()[size_t(index)];
+        const std::string d = dir_.filePath(QString("broken-hf-%1").arg(index)).toStdString();
+        fs::copy(hf_dir_, d, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+        c.edit(d);
+        check_error(load_model(d), c.keyword);
+    }
+
+    void missingPath() { check_error(load_model(dir_.filePath("nope.gguf").toStdString()), "no such"); }
+};
+
+QTEST_APPLESS_MAIN(BrokenFilesTest)
+#include "test_model_broken_files.moc"
