@@ -12,9 +12,9 @@ namespace {
 bool is_space_cp(std::uint32_t cp) {
     return cp != utf8::kInvalid && (unicode::category_flags(cp) & unicode::kWhiteSpace);
 }
-// Rust char::is_alphanumeric || '_' approximated with \p{L} | \p{N} | '_'.
+// Rust char::is_alphanumeric (Alphabetic | \p{N}) or '_', as Hugging Face's single_word check.
 bool is_word_cp(std::uint32_t cp) {
-    return cp == '_' || (cp != utf8::kInvalid && (unicode::category_flags(cp) & (unicode::kLetter | unicode::kNumber)));
+    return cp == '_' || (cp != utf8::kInvalid && (unicode::category_flags(cp) & (unicode::kAlphabetic | unicode::kNumber)));
 }
 
 // The code point that ends just before byte `pos` (kInvalid if none or not well-formed).

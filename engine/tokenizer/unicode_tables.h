@@ -13,6 +13,7 @@ enum CategoryFlag : std::uint8_t {
     kNumber = 2,      // \p{N}
     kWhiteSpace = 4,  // White_Space property (Rust char::is_whitespace, Oniguruma \s)
     kPcreSpace = 8,   // PCRE2 UCP \s: \p{Z} | \h | \v (adds U+180E)
+    kAlphabetic = 16,  // Alphabetic property (Rust char::is_alphabetic)
 };
 
 struct CategoryRange {

@@ -3,17 +3,36 @@
 
 Tables (all sorted, compact ranges, looked up by binary search):
   - category flags per code point range: letter (\\p{L}), number (\\p{N}), White_Space
-    (Rust char::is_whitespace / Oniguruma \\s) and PCRE2-UCP \\s (= \\p{Z} | \\h | \\v);
+    (Rust char::is_whitespace / Oniguruma \\s), PCRE2-UCP \\s (= \\p{Z} | \\h | \\v) and
+    Alphabetic (Rust char::is_alphabetic; Python has no accessor for it, so it comes from Perl's
+    copy of the UCD via Unicode::UCD::prop_invlist, checked to be the same Unicode version);
   - canonical combining classes (non-zero only);
   - full canonical decompositions (recursive, Hangul excluded: done algorithmically);
   - canonical composition pairs for NFC (primary composites only).
 Usage: python3 gen_unicode_tables.py > ../unicode_tables.cpp
 """
+import subprocess
 import sys
 import unicodedata as ud
 
 MAX = 0x110000
-LETTER, NUMBER, WHITE_SPACE, PCRE_SPACE = 1, 2, 4, 8
+LETTER, NUMBER, WHITE_SPACE, PCRE_SPACE, ALPHABETIC = 1, 2, 4, 8, 16
+
+
+def perl_alphabetic():
+    out = subprocess.run(['perl', '-MUnicode::UCD=prop_invlist', '-e',
+                          'print Unicode::UCD::UnicodeVersion(), "\\n", join(",", prop_invlist("Alphabetic"))'],
+                         check=True, capture_output=True, text=True).stdout.split('\n')
+    if out[0].strip() != ud.unidata_version:
+        sys.exit(f'Perl UCD {out[0]} != Python unicodedata {ud.unidata_version}')
+    inv = [int(x) for x in out[1].split(',')]
+    s = set()
+    for i in range(0, len(inv), 2):
+        s.update(range(inv[i], inv[i + 1] if i + 1 < len(inv) else MAX))
+    return s
+
+
+ALPHA = perl_alphabetic()
 
 # PropList.txt White_Space (stable since Unicode 6.3); Python has no accessor for it.
 WHITE_SPACE_CPS = set(range(0x09, 0x0E)) | {0x20, 0x85, 0xA0, 0x1680} | set(range(0x2000, 0x200B)) \
@@ -41,6 +60,8 @@ def flags(cp):
         f |= WHITE_SPACE
     if cat in ('Zs', 'Zl', 'Zp') or cp in PCRE_H or cp in PCRE_V:
         f |= PCRE_SPACE
+    if cp in ALPHA:
+        f |= ALPHABETIC
     return f
 
 

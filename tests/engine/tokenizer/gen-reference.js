@@ -28,7 +28,8 @@ const fixed = [
   '<|endoftext|>', '<s>', '</s>', '<s>Hello</s>', ' <s> text </s> ', '<s><s></s>', '<unk>', 'a<unk>b',
   '<|begin_of_text|>Hello', '<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>', '<|eom_id|>',
   '<think>\nreasoning\n</think>\n\nanswer', '<tool_call>{"name": "f"}</tool_call>', '<|im_start', 'im_start|>',
-  '<|reserved_special_token_5|>', '<|fim_prefix|>code<|fim_suffix|>', '<0x41>', '▁', '▁▁x', 'Ġhello',
+  '<|reserved_special_token_5|>', 'a <t> b', 'a<t> b', '<t>', 'x <t>y', ' <|im_start|>', 'a  <|im_end|>  b',
+  '<think> x', 'a<think>', ' <think> ', '<|fim_prefix|>code<|fim_suffix|>', '<0x41>', '▁', '▁▁x', 'Ġhello',
   'The quick brown fox jumps over the lazy dog.', 'THE QUICK BROWN FOX', 'MiXeD CaSe WoRdS',
   'supercalifragilisticexpialidocious', 'pneumonoultramicroscopicsilicovolcanoconiosis',
   '...', '!!!???', '---', '___init___', '→ ← ↑ ↓', '© ® ™ § ¶', '€100 £50 ¥1000 ₹500',
@@ -68,10 +69,45 @@ function randomText(r) {
   return s;
 }
 
+// Variants of the real files that exercise the other configurations a tokenizer.json can
+// have (Metaspace pre-tokenizer and decoder, GPT-2 ByteLevel regex with add_prefix_space,
+// lstrip/rstrip/single_word added tokens); written to <out>/variants/<name>/tokenizer.json.
+function writeVariants() {
+  const load = (m) => JSON.parse(fs.readFileSync(path.join(tokDir, m, 'tokenizer.json'), 'utf8'));
+  const variants = {};
+  let v = load('llama2');
+  v.normalizer = null;
+  v.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
+  variants.llama2_metaspace_first = v;
+  v = load('llama2');
+  v.normalizer = null;
+  v.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true };
+  v.decoder = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true };
+  v.added_tokens.push({ id: 32000, content: '<t>', single_word: true, lstrip: false, rstrip: false, normalized: false, special: true });
+  variants.llama2_metaspace_always_split = v;
+  v = load('qwen3');
+  v.normalizer = null;
+  v.pre_tokenizer = { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true };
+  for (const t of v.added_tokens) {
+    if (t.content === '<|im_start|>') t.lstrip = true;
+    if (t.content === '<|im_end|>') t.rstrip = true;
+    if (t.content === '<think>') t.single_word = true;
+  }
+  variants.qwen3_gpt2_prefix_space = v;
+  for (const [name, json] of Object.entries(variants)) {
+    fs.mkdirSync(path.join(outDir, 'variants', name), { recursive: true });
+    fs.writeFileSync(path.join(outDir, 'variants', name, 'tokenizer.json'), JSON.stringify(json));
+  }
+  return Object.keys(variants);
+}
+
 (async () => {
   fs.mkdirSync(outDir, { recursive: true });
-  for (const model of ['qwen3', 'llama2', 'llama3_1']) {
-    const tok = Tokenizer.fromFile(path.join(tokDir, model, 'tokenizer.json'));
+  const variantNames = writeVariants();
+  for (const model of ['qwen3', 'llama2', 'llama3_1', ...variantNames]) {
+    const file = variantNames.includes(model) ? path.join(outDir, 'variants', model, 'tokenizer.json')
+                                              : path.join(tokDir, model, 'tokenizer.json');
+    const tok = Tokenizer.fromFile(file);
     const r = rng(20240607);
     const texts = fixed.slice();
     for (let i = 0; i < 400; i++) texts.push(randomText(r));

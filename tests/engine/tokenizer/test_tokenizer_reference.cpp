@@ -27,9 +27,13 @@ Loaded* load(const std::string& model) {
     static std::map<std::string, std::unique_ptr<Loaded>> cache;
     auto& slot = cache[model];
     if (slot) return slot.get();
-    const std::string dir = test::assets_dir() + "/tokenizers/" + model;
+    // The real files have a tokenizer_config.json; the variants written by gen-reference.js
+    // (other pre-tokenizer / decoder / added-token settings) have none.
+    const bool variant = model != "qwen3" && model != "llama2" && model != "llama3_1";
+    const std::string dir = variant ? test::assets_dir() + "/reference/tokenizer/variants/" + model
+                                    : test::assets_dir() + "/tokenizers/" + model;
     const auto t0 = std::chrono::steady_clock::now();
-    auto files = read_tokenizer_files(dir + "/tokenizer.json", dir + "/tokenizer_config.json");
+    auto files = read_tokenizer_files(dir + "/tokenizer.json", variant ? "" : dir + "/tokenizer_config.json");
     if (!files) {
         qWarning("%s", files.message().c_str());
         return nullptr;
@@ -85,6 +89,15 @@ class TestTokenizerReference : public QObject {
 
 private slots:
     void hf_reference_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("qwen3") << "qwen3";
+        QTest::newRow("llama2") << "llama2";
+        QTest::newRow("llama3_1") << "llama3_1";
+        QTest::newRow("llama2_metaspace_first") << "llama2_metaspace_first";
+        QTest::newRow("llama2_metaspace_always_split") << "llama2_metaspace_always_split";
+        QTest::newRow("qwen3_gpt2_prefix_space") << "qwen3_gpt2_prefix_space";
+    }
+    void real_models_data() {
         QTest::addColumn<QString>("model");
         QTest::newRow("qwen3") << "qwen3";
         QTest::newRow("llama2") << "llama2";
@@ -209,7 +222,7 @@ private slots:
 
     // The GGUF loader provides tokens + merges + token_types (no added_tokens, no decoder, no
     // tokenizer.json options): the same ids must come out.
-    void gguf_style_tokenizer_data() { hf_reference_data(); }
+    void gguf_style_tokenizer_data() { real_models_data(); }
     void gguf_style_tokenizer() {
         QFETCH(QString, model);
         const std::string m = model.toStdString();
@@ -248,7 +261,7 @@ private slots:
     }
 
     // A figure, not an assertion on time: encode throughput on ~1 MB of mixed text.
-    void throughput_data() { hf_reference_data(); }
+    void throughput_data() { real_models_data(); }
     void throughput() {
         QFETCH(QString, model);
         Loaded* l = load(model.toStdString());
@@ -272,6 +285,30 @@ private slots:
         qInfo("%s: encode %.2f MB in %.3f s = %.1f MB/s (%zu tokens); decode %.1f MB/s", qPrintable(model),
               text.size() / 1e6, s, text.size() / 1e6 / s, ids.size(), back.size() / 1e6 / ds);
         QVERIFY(!ids.empty());
+        // Cold cache: ~1 MB of random words (almost all distinct), mixed scripts.
+        std::string words;
+        std::uint32_t x = 2463534242u;
+        const char* alphabets[] = {"abcdefghijklmnopqrstuvwxyz", "\xD0\xB0\xD0\xB1\xD0\xB2\xD0\xB3\xD0\xB4\xD0\xB5"};
+        while (words.size() < (1u << 20)) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            const int len = 3 + static_cast<int>(x % 10);
+            const bool cyr = (x >> 8) % 5 == 0;
+            for (int i = 0; i < len; ++i) {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                if (cyr) {
+                    words.append(alphabets[1] + 2 * (x % 6), 2);
+                } else {
+                    words.push_back(alphabets[0][x % 26]);
+                }
+            }
+            words.push_back((x >> 4) % 9 == 0 ? '\n' : ' ');
+        }
+        const auto t2 = std::chrono::steady_clock::now();
+        const auto wids = l->tokenizer->encode(words, false);
+        const double ws = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+        qInfo("%s: encode %.2f MB of random words in %.3f s = %.1f MB/s (%zu tokens)", qPrintable(model),
+              words.size() / 1e6, ws, words.size() / 1e6 / ws, wids.size());
+        QCOMPARE(l->tokenizer->decode(wids), words);
     }
 };
 
