@@ -84,8 +84,9 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
         return;
     }
 
-    // Rows per cache block: ~48 KiB of weights, at least 4 rows.
-    const int64_t block_rows = std::clamp<int64_t>(static_cast<int64_t>((48 << 10) / std::max<size_t>(w_stride, 1)), 4, 256);
+    // Rows per cache block: ~128 KiB of weights (L2), a multiple of 4 (the register blocks).
+    const int64_t block_rows =
+        std::clamp<int64_t>(static_cast<int64_t>((128 << 10) / std::max<size_t>(w_stride, 1)), 8, 256) / 4 * 4;
     const int64_t n_blocks = (w.rows + block_rows - 1) / block_rows;
     for_range(pool, n_blocks, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {

@@ -128,31 +128,74 @@ struct LoadBF16 {
     static __m512 load(const uint8_t* w, int64_t c, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, w + 2 * c)); }
 };
 
+// Register block of up to 4 rows x NT (<= 4) tokens: every activation vector loaded feeds up to
+// 4 FMAs and every weight vector NT FMAs.
+template <class W, int NR, int NT>
+void float_block(const TileArgs& p, int r0, int t0) {
+    const float* x[NT];
+    const uint8_t* w[NR];
+    for (int t = 0; t < NT; ++t) x[t] = act_f32<NT>(p, t0 + t);
+    for (int i = 0; i < NR; ++i) w[i] = p.w + static_cast<size_t>(r0 + i) * p.w_stride;
+    __m512 acc[NR][NT];
+    for (int i = 0; i < NR; ++i)
+        for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
+    int64_t c = 0;
+    for (; c + 16 <= p.cols; c += 16) {
+        __m512 wv[NR];
+        for (int i = 0; i < NR; ++i) wv[i] = W::load(w[i], c);
+        for (int t = 0; t < NT; ++t) {
+            const __m512 xv = _mm512_loadu_ps(x[t] + c);
+            for (int i = 0; i < NR; ++i) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
+        }
+    }
+    if (c < p.cols) {
+        const __mmask16 m = tail_mask(p.cols - c);
+        __m512 wv[NR];
+        for (int i = 0; i < NR; ++i) wv[i] = W::load(w[i], c, m);
+        for (int t = 0; t < NT; ++t) {
+            const __m512 xv = _mm512_maskz_loadu_ps(m, x[t] + c);
+            for (int i = 0; i < NR; ++i) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
+        }
+    }
+    for (int i = 0; i < NR; ++i)
+        for (int t = 0; t < NT; ++t) p.y[(t0 + t) * p.ldy + r0 + i] = hsum_ps_512(acc[i][t]);
+}
+
+template <class W, int NT>
+void float_rows(const TileArgs& p, int t0) {
+    int r = 0;
+    for (; r + 4 <= p.nr; r += 4) float_block<W, 4, NT>(p, r, t0);
+    for (; r < p.nr; ++r) float_block<W, 1, NT>(p, r, t0);
+}
+
 template <class W>
 struct FloatTile {
     template <int NT>
     struct K {
         static void run(const TileArgs& p) {
-            const float* x[NT];
-            for (int t = 0; t < NT; ++t) x[t] = act_f32<NT>(p, t);
-            for (int r = 0; r < p.nr; ++r) {
-                const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
-                __m512 acc0[NT], acc1[NT];
-                for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
-                int64_t c = 0;
-                for (; c + 32 <= p.cols; c += 32) {
-                    const __m512 w0 = W::load(w, c), w1 = W::load(w, c + 16);
-                    for (int t = 0; t < NT; ++t) {
-                        acc0[t] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[t] + c), acc0[t]);
-                        acc1[t] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x[t] + c + 16), acc1[t]);
+            if constexpr (NT == 1) {
+                // Matrix-vector: one row at a time, two accumulators per row.
+                const float* x = act_f32<1>(p, 0);
+                for (int r = 0; r < p.nr; ++r) {
+                    const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
+                    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+                    int64_t c = 0;
+                    for (; c + 32 <= p.cols; c += 32) {
+                        a0 = _mm512_fmadd_ps(W::load(w, c), _mm512_loadu_ps(x + c), a0);
+                        a1 = _mm512_fmadd_ps(W::load(w, c + 16), _mm512_loadu_ps(x + c + 16), a1);
                     }
+                    for (; c < p.cols; c += 16) {
+                        const __mmask16 m = tail_mask(p.cols - c);
+                        a0 = _mm512_fmadd_ps(W::load(w, c, m), _mm512_maskz_loadu_ps(m, x + c), a0);
+                    }
+                    p.y[r] = hsum_ps_512(_mm512_add_ps(a0, a1));
                 }
-                for (; c < p.cols; c += 16) {
-                    const __mmask16 m = tail_mask(p.cols - c);
-                    const __m512 w0 = W::load(w, c, m);
-                    for (int t = 0; t < NT; ++t) acc0[t] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, x[t] + c), acc0[t]);
-                }
-                for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(_mm512_add_ps(acc0[t], acc1[t]));
+            } else {
+                int t = 0;
+                for (; t + 4 <= NT; t += 4) float_rows<W, 4>(p, t);
+                if constexpr (NT % 4 == 3) float_rows<W, 3>(p, t);
+                if constexpr (NT % 4 == 2) float_rows<W, 2>(p, t);
+                if constexpr (NT % 4 == 1) float_rows<W, 1>(p, t);
             }
         }
     };

@@ -1,0 +1,250 @@
+// llmwb-bench-kernels: figures of the CPU kernels on this machine, each against a baseline
+// measured in the same run.
+//   1. read bandwidth: wide vector loads on all threads, and scalar 8-byte loads;
+//   2. matrix-vector (decode) throughput per weight type on Qwen2.5-0.5B-like shapes, as GB/s of
+//      weights streamed and as a fraction of the wide read bandwidth (enough copies of each
+//      matrix are cycled that they are read from memory, not from the caches);
+//   3. matrix-matrix (prefill, 512 tokens) GFLOP/s against the measured peak fp32 FMA rate
+//      (float weights) or int8 dot rate (quantized weights), and the speed-up over looping the
+//      matrix-vector path token by token.
+// Usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include "bench/kernels/peak.h"
+#include "kernels/cpu/bandwidth.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/thread_pool.h"
+
+using namespace llmwb;
+using namespace llmwb::kernels;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// CPU seconds used by this process so far (to show how much of the machine the run really got).
+double process_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+struct Options {
+    int threads = 2;
+    bool json = false;
+    bool quick = false;
+    bool skip_mv = false;
+    size_t bw_bytes = size_t{512} << 20;
+};
+
+struct MvResult {
+    DType type;
+    int64_t rows, cols;
+    double us_per_call, gbs, frac;
+};
+
+struct MmResult {
+    DType type;
+    int64_t rows, cols, tokens;
+    double gflops, frac_peak, speedup_vs_mv;
+    double gflops_cpu;  // per CPU-second of the threads: robust against other load on the machine
+};
+
+constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+
+std::vector<float> random_row(int64_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 0.05f);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = nd(rng);
+    return v;
+}
+
+// A weight matrix whose rows all hold the same quantized random row (timing does not depend on
+// the values), `copies` times over so that a sweep over all copies exceeds the caches.
+struct BenchMatrix {
+    std::vector<uint8_t> data;
+    int64_t rows, cols, row_bytes, matrix_bytes;
+    int copies;
+    BenchMatrix(DType t, int64_t r, int64_t c, size_t min_total) : rows(r), cols(c) {
+        row_bytes = dtype_row_bytes(t, c);
+        matrix_bytes = row_bytes * r;
+        copies = static_cast<int>(std::clamp<int64_t>(static_cast<int64_t>(min_total) / matrix_bytes + 1, 1, 256));
+        data.resize(static_cast<size_t>(matrix_bytes) * static_cast<size_t>(copies));
+        const auto row = random_row(c, 42);
+        quantize_row(t, row.data(), data.data(), c);
+        for (int64_t i = 1; i < r * copies; ++i) std::memcpy(data.data() + i * row_bytes, data.data(), static_cast<size_t>(row_bytes));
+    }
+    WeightMatrix matrix(DType t, int copy) const { return WeightMatrix{t, data.data() + static_cast<size_t>(copy) * static_cast<size_t>(matrix_bytes), rows, cols}; }
+};
+
+MvResult bench_mv(DType t, int64_t rows, int64_t cols, ThreadPool& pool, const Options& o, double bw) {
+    const BenchMatrix m(t, rows, cols, size_t{256} << 20);
+    const auto x = random_row(cols, 7);
+    std::vector<float> y(static_cast<size_t>(rows));
+    for (int c = 0; c < m.copies; ++c) matmul(y.data(), m.matrix(t, c), x.data(), 1, &pool);  // warm up
+    const double target = o.quick ? 0.1 : 0.3;
+    int64_t calls = 0;
+    const auto t0 = Clock::now();
+    double el = 0;
+    do {
+        for (int c = 0; c < m.copies; ++c, ++calls) matmul(y.data(), m.matrix(t, c), x.data(), 1, &pool);
+        el = seconds_since(t0);
+    } while (el < target);
+    const double per_call = el / static_cast<double>(calls);
+    const double gbs = static_cast<double>(m.matrix_bytes) / per_call / 1e9;
+    return {t, rows, cols, per_call * 1e6, gbs, gbs / bw};
+}
+
+MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPool& pool, const Options& o, double fma_peak,
+                  double int8_peak) {
+    const BenchMatrix m(t, rows, cols, 0);
+    const auto x = random_row(cols * tokens, 9);
+    std::vector<float> y(static_cast<size_t>(rows * tokens));
+    const WeightMatrix w = m.matrix(t, 0);
+    matmul(y.data(), w, x.data(), tokens, &pool);
+    double best = 1e30;
+    const int reps = o.quick ? 2 : 3;
+    const double cpu0 = process_cpu_seconds();
+    for (int rep = 0; rep < reps; ++rep) {
+        const auto t0 = Clock::now();
+        matmul(y.data(), w, x.data(), tokens, &pool);
+        best = std::min(best, seconds_since(t0));
+    }
+    const double cpu_per_call = (process_cpu_seconds() - cpu0) / reps / pool.size();
+    // The same tokens one by one through the matrix-vector path.
+    const int64_t loop_tokens = std::min<int64_t>(tokens, o.quick ? 64 : 128);
+    const auto t1 = Clock::now();
+    for (int64_t i = 0; i < loop_tokens; ++i) matmul(y.data() + i * rows, w, x.data() + i * cols, 1, &pool);
+    const double loop_per_token = seconds_since(t1) / static_cast<double>(loop_tokens);
+    const double flops = 2.0 * static_cast<double>(rows * cols * tokens);
+    const double gflops = flops / best / 1e9;
+    const bool is_float = t == DType::F32 || t == DType::F16 || t == DType::BF16;
+    const double peak = is_float ? fma_peak : int8_peak;
+    return {t, rows, cols, tokens, gflops, peak > 0 ? gflops / peak : 0.0, loop_per_token / (best / static_cast<double>(tokens)),
+            cpu_per_call > 0 ? flops / cpu_per_call / 1e9 : 0.0};
+}
+
+// Runs a peak probe on every thread at once; returns GFLOP/s (or G int8 ops/s) in total.
+double measure_peak(ThreadPool& pool, double (*probe)(int64_t)) {
+    if (!probe) return 0.0;
+    const int64_t iters = 20'000'000;
+    double best = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+        std::vector<double> ops(static_cast<size_t>(pool.size()));
+        const auto t0 = Clock::now();
+        pool.run([&](int t, int) { ops[static_cast<size_t>(t)] = probe(iters); });
+        const double el = seconds_since(t0);
+        double total = 0;
+        for (double v : ops) total += v;
+        best = std::max(best, total / el / 1e9);
+    }
+    return best;
+}
+
+bool parse(int argc, char** argv, Options& o) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--json") o.json = true;
+        else if (a == "--no-matvec") o.skip_mv = true;
+        else if (a == "--quick") {
+            o.quick = true;
+            o.bw_bytes = size_t{256} << 20;
+        } else if (a == "--threads" && i + 1 < argc) o.threads = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--simd" && i + 1 < argc) {
+            const std::string l = argv[++i];
+            set_simd_level(l == "scalar" ? SimdLevel::Scalar : l == "avx2" ? SimdLevel::Avx2 : SimdLevel::Avx512);
+        } else {
+            std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512] [--no-matvec]\n");
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    if (!parse(argc, argv, o)) return 2;
+    ThreadPool pool(o.threads);
+    const auto run_start = Clock::now();
+    const double cpu_start = process_cpu_seconds();
+    const SimdLevel level = active_simd_level();
+    const double bw_wide = measure_read_bandwidth_gbs(pool, o.bw_bytes, true, 5);
+    const double bw_scalar = measure_read_bandwidth_gbs(pool, o.bw_bytes, false, 3);
+    double (*fma_probe)(int64_t) = nullptr;
+    double (*int8_probe)(int64_t) = nullptr;
+    if (level == SimdLevel::Avx512) {
+        fma_probe = bench::peak_fma_avx512;
+        int8_probe = bench::peak_int8_avx512;
+    } else if (level == SimdLevel::Avx2) {
+        fma_probe = bench::peak_fma_avx2;
+        int8_probe = bench::peak_int8_avx2;
+    }
+    const double fma_peak = measure_peak(pool, fma_probe);
+    const double int8_peak = measure_peak(pool, int8_probe);
+
+    if (!o.json) {
+        std::printf("threads %d, SIMD %s (cpu %s)\n", o.threads, simd_level_name(level), simd_level_name(cpu_simd_level()));
+        std::printf("read bandwidth: %.1f GB/s wide, %.1f GB/s scalar\n", bw_wide, bw_scalar);
+        std::printf("peak: %.1f GFLOP/s fp32 FMA, %.1f Gop/s int8 dot\n\n", fma_peak, int8_peak);
+        std::printf("matrix-vector (1 token)\n%-6s %14s %10s %9s %9s\n", "type", "shape", "us/call", "GB/s", "of bw");
+    }
+    const int64_t shapes[][2] = {{896, 896}, {128, 896}, {4864, 896}, {896, 4864}, {151936, 896}};
+    std::vector<MvResult> mv;
+    for (DType t : kTypes)
+        for (const auto& s : shapes) {
+            if (o.skip_mv) break;
+            if (s[1] % dtype_block_elems(t) != 0) continue;
+            mv.push_back(bench_mv(t, s[0], s[1], pool, o, bw_wide));
+            const MvResult& r = mv.back();
+            if (!o.json)
+                std::printf("%-6s %7lldx%-6lld %10.1f %9.1f %8.0f%%\n", dtype_name(t), static_cast<long long>(r.rows),
+                            static_cast<long long>(r.cols), r.us_per_call, r.gbs, 100 * r.frac);
+        }
+    if (!o.json)
+        std::printf("\nmatrix-matrix (512 tokens, 896x4864)\n%-6s %9s %9s %16s %16s\n", "type", "GFLOP/s", "of peak", "vs looped mv",
+                    "GFLOP/s cpu-time");
+    std::vector<MmResult> mm;
+    for (DType t : kTypes) {
+        mm.push_back(bench_mm(t, 896, 4864, 512, pool, o, fma_peak, int8_peak));
+        const MmResult& r = mm.back();
+        if (!o.json)
+            std::printf("%-6s %9.1f %8.0f%% %15.1fx %16.1f\n", dtype_name(t), r.gflops, 100 * r.frac_peak, r.speedup_vs_mv, r.gflops_cpu);
+    }
+    // Busy-waiting workers count as used CPU, so this is an upper bound of the share we got.
+    const double cpu_share = (process_cpu_seconds() - cpu_start) / (seconds_since(run_start) * o.threads);
+    if (!o.json) std::printf("\nCPU share of %d threads during the run: %.0f%% (below ~90%%: other load; figures low)\n", o.threads, 100 * cpu_share);
+    if (o.json) {
+        std::printf("{\"threads\": %d, \"cpu_share\": %.3f, \"simd\": \"%s\", \"read_bandwidth_gbs\": %.3f, \"read_bandwidth_scalar_gbs\": %.3f,\n",
+                    o.threads, cpu_share, simd_level_name(level), bw_wide, bw_scalar);
+        std::printf(" \"peak_fma_gflops\": %.3f, \"peak_int8_gops\": %.3f,\n \"matvec\": [", fma_peak, int8_peak);
+        for (size_t i = 0; i < mv.size(); ++i)
+            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"us_per_call\": %.3f, \"gbs\": %.3f, \"fraction_of_bandwidth\": %.4f}",
+                        i ? "," : "", dtype_name(mv[i].type), static_cast<long long>(mv[i].rows),
+                        static_cast<long long>(mv[i].cols), mv[i].us_per_call, mv[i].gbs, mv[i].frac);
+        std::printf("],\n \"matmat\": [");
+        for (size_t i = 0; i < mm.size(); ++i)
+            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"tokens\": %lld, \"gflops\": %.3f, \"fraction_of_peak\": %.4f, \"speedup_vs_looped_matvec\": %.3f, \"gflops_cpu_time\": %.3f}",
+                        i ? "," : "", dtype_name(mm[i].type), static_cast<long long>(mm[i].rows),
+                        static_cast<long long>(mm[i].cols), static_cast<long long>(mm[i].tokens), mm[i].gflops,
+                        mm[i].frac_peak, mm[i].speedup_vs_mv, mm[i].gflops_cpu);
+        std::printf("]}\n");
+    }
+    return 0;
+}
