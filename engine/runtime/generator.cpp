@@ -6,6 +6,7 @@
 
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/stop_matcher.h"
+#include "engine/tokenizer/streaming_decoder.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace llmwb {
@@ -50,7 +51,7 @@ Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
     Sampler sampler(params);
     sampler.set_prompt(prompt_ids);
     SequenceBlocks blocks(kv.block_size(), kv.num_blocks());
-    StreamingDecoder decoder(tokenizer);
+    StreamingDecoder decoder(tokenizer, options.skip_special_tokens);
     StopStringMatcher matcher(params.stop);
     ForwardBatch batch;
     std::vector<float> logits(static_cast<size_t>(vocab));  // [1][vocab]

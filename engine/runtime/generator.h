@@ -45,6 +45,7 @@ struct GenerationResult {
 
 struct GeneratorOptions {
     int32_t prefill_chunk = 512;  // prompt tokens per forward
+    bool skip_special_tokens = true;  // leave special tokens out of the text (vLLM default)
 };
 
 // Errors: invalid params, empty prompt, ids outside the vocabulary, a prompt that does not fit

@@ -1,0 +1,291 @@
+// llmwb-bench-decode: how close single-stream decode comes to the memory-bandwidth roofline.
+//
+//   roofline tokens/s = read bandwidth (measured here, wide vector loads on all threads)
+//                       / weight bytes read per token (every matrix incl. lm_head, once)
+//
+// Also prompt processing (one 512-token prefill) in tokens/s and GFLOP/s. A plain command that
+// prints figures; never a timed assertion.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/model/loaded_model.h"
+#include "engine/model/model_writer.h"
+#include "engine/runtime/forward_batch.h"
+#include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/sampler.h"
+#include "engine/runtime/transformer.h"
+#include "kernels/cpu/bandwidth.h"
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/thread_pool.h"
+
+using namespace llmwb;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Options {
+    std::string model;
+    std::string shape = "qwen2.5-0.5b";
+    std::string type = "q8_0";
+    std::string cache_dir;
+    int threads = 0;
+    int tokens = 64;   // decode steps measured
+    int prompt = 16;   // short prompt before decoding
+    int pp = 512;      // prompt-processing length
+    int block_size = 16;
+    bool json = false;
+};
+
+void usage() {
+    std::fprintf(stderr,
+                 "usage: llmwb-bench-decode [--model PATH | --shape qwen2.5-0.5b --type "
+                 "f16|q8_0|q4_k] [--cache-dir DIR]\n"
+                 "                          [--threads N] [--tokens N] [--prompt N] [--pp N] "
+                 "[--block-size 8|16|32] [--json]\n");
+}
+
+bool parse(int argc, char** argv, Options& o) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&](std::string& v) {
+            if (i + 1 >= argc) return false;
+            v = argv[++i];
+            return true;
+        };
+        auto next_int = [&](int& v) {
+            std::string s;
+            if (!next(s)) return false;
+            char* end = nullptr;
+            const long x = std::strtol(s.c_str(), &end, 10);
+            if (end == s.c_str() || *end || x < 0 || x > 1000000) return false;
+            v = static_cast<int>(x);
+            return true;
+        };
+        bool ok = true;
+        if (a == "--model") ok = next(o.model);
+        else if (a == "--shape") ok = next(o.shape);
+        else if (a == "--type") ok = next(o.type);
+        else if (a == "--cache-dir") ok = next(o.cache_dir);
+        else if (a == "--threads") ok = next_int(o.threads);
+        else if (a == "--tokens") ok = next_int(o.tokens);
+        else if (a == "--prompt") ok = next_int(o.prompt);
+        else if (a == "--pp") ok = next_int(o.pp);
+        else if (a == "--block-size") ok = next_int(o.block_size);
+        else if (a == "--json") o.json = true;
+        else if (a == "-h" || a == "--help") return false;
+        else {
+            std::fprintf(stderr, "unknown argument: %s\n", a.c_str());
+            return false;
+        }
+        if (!ok) {
+            std::fprintf(stderr, "bad or missing value for %s\n", a.c_str());
+            return false;
+        }
+    }
+    return o.tokens >= 1 && o.prompt >= 1;
+}
+
+// Writes (once) a model with Qwen2.5-0.5B shapes and random weights; returns its path.
+Result<std::string> ensure_shape_model(const Options& o) {
+    if (o.shape != "qwen2.5-0.5b")
+        return make_error("unknown --shape " + o.shape + " (known: qwen2.5-0.5b)");
+    auto type = parse_weight_type(o.type);
+    if (!type) return type.error();
+    std::string dir = o.cache_dir;
+    if (dir.empty()) {
+        const char* home = std::getenv("HOME");
+        dir = std::string(home ? home : ".") + "/.cache/llmwb/bench-models";
+    }
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const std::string path = dir + "/" + o.shape + "-" + weight_type_name(*type) + ".gguf";
+    if (fs::exists(path)) return path;
+
+    ModelWriterSpec s;
+    s.arch = Architecture::Qwen2;
+    s.format = ModelFileFormat::Gguf;
+    s.weight_type = *type;
+    s.seed = 1;
+    s.name = "llmwb random qwen2.5-0.5b shape";
+    s.vocab_size = 151936;
+    s.hidden_size = 896;
+    s.intermediate_size = 4864;
+    s.num_layers = 24;
+    s.num_heads = 14;
+    s.num_kv_heads = 2;
+    s.head_dim = 64;
+    s.max_position = 32768;
+    s.rope_theta = 1000000.0f;
+    s.rms_norm_eps = 1e-6f;
+    s.tie_word_embeddings = true;
+    std::fprintf(stderr, "writing %s ...\n", path.c_str());
+    const auto t0 = Clock::now();
+    const std::string tmp = path + ".tmp";
+    if (Status st = write_model(s, tmp); !st) return st.error();
+    fs::rename(tmp, path, ec);
+    if (ec) return make_error("cannot rename " + tmp + ": " + ec.message());
+    std::fprintf(stderr, "written in %.1f s\n", seconds_since(t0));
+    return path;
+}
+
+// Multiply-adds per token of all matrices except lm_head (x2 = FLOPs), for prompt processing.
+double matmul_flops_per_token(const ModelWeights& w) {
+    double f = 0;
+    for (const LayerWeights& l : w.layers)
+        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            f += 2.0 * static_cast<double>(t->rows) * static_cast<double>(t->cols);
+    return f;
+}
+
+std::string dtype_mix(const ModelWeights& w) {
+    int counts[64] = {};
+    auto add = [&](const TensorView& t) {
+        if (t.present()) ++counts[static_cast<uint32_t>(t.type) & 63];
+    };
+    for (const LayerWeights& l : w.layers)
+        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            add(*t);
+    add(w.output.present() ? w.output : w.tok_embd);
+    std::string s;
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
+                    DType::Q6_K})
+        if (counts[static_cast<uint32_t>(t)])
+            s += (s.empty() ? "" : " ") + std::string(dtype_name(t)) + "x" +
+                 std::to_string(counts[static_cast<uint32_t>(t)]);
+    return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    if (!parse(argc, argv, o)) {
+        usage();
+        return 2;
+    }
+    std::string path = o.model;
+    if (path.empty()) {
+        auto p = ensure_shape_model(o);
+        if (!p) {
+            std::fprintf(stderr, "error: %s\n", p.message().c_str());
+            return 1;
+        }
+        path = *p;
+    }
+    auto loaded = load_model(path);
+    if (!loaded) {
+        std::fprintf(stderr, "error: %s\n", loaded.message().c_str());
+        return 1;
+    }
+    const LoadedModel& m = **loaded;
+
+    kernels::ThreadPool pool(o.threads);
+    Transformer tf(m, pool);
+    const int32_t V = tf.vocab_size();
+
+    // 1. Read bandwidth, wide vector loads on all threads (and the scalar probe for contrast).
+    const double bw = kernels::measure_read_bandwidth_gbs(pool, size_t{512} << 20, true, 5);
+    const double bw_scalar = kernels::measure_read_bandwidth_gbs(pool, size_t{512} << 20, false, 3);
+
+    const int64_t max_ctx = std::max(o.prompt + o.tokens + 8, o.pp + 8);
+    auto kv_or = KvCacheStorage::create(m.config,
+                                        static_cast<int32_t>((max_ctx + o.block_size - 1) /
+                                                             o.block_size),
+                                        o.block_size);
+    if (!kv_or) {
+        std::fprintf(stderr, "error: %s\n", kv_or.message().c_str());
+        return 1;
+    }
+    KvCacheStorage& kv = **kv_or;
+    SequenceBlocks blocks(kv.block_size(), kv.num_blocks());
+    blocks.reserve(max_ctx);
+    std::vector<float> logits(V);
+    ForwardBatch batch;
+
+    // 2. Decode: a short prompt, two warm-up steps, then `tokens` timed steps (forward + greedy).
+    std::vector<int32_t> ids;
+    for (int i = 0; i < o.prompt; ++i) ids.push_back((i * 7919 + 13) % V);
+    batch.add_sequence(ids, 0, blocks.table(), kv.block_size(), ForwardBatch::Logits::Last);
+    tf.forward(batch, kv, logits.data());
+    SamplingParams greedy;
+    greedy.temperature = 0;
+    Sampler sampler(greedy);
+    auto step = [&] {
+        const int32_t next = sampler.sample(logits).id;
+        ids.push_back(next);
+        batch.clear();
+        batch.add_sequence(std::span<const int32_t>(&ids.back(), 1),
+                           static_cast<int32_t>(ids.size() - 1), blocks.table(), kv.block_size(),
+                           ForwardBatch::Logits::Last);
+        tf.forward(batch, kv, logits.data());
+    };
+    for (int i = 0; i < 2; ++i) step();
+    const auto t_dec = Clock::now();
+    for (int i = 0; i < o.tokens; ++i) step();
+    const double dec_s = seconds_since(t_dec);
+    const double decode_tps = o.tokens / dec_s;
+    const double bytes_per_token = static_cast<double>(tf.weight_bytes_per_token());
+    const double roofline_tps = bw * 1e9 / bytes_per_token;
+    const double ratio = decode_tps / roofline_tps;
+
+    // 3. Prompt processing: one prefill of `pp` tokens in a single batch (after a warm-up).
+    double pp_tps = 0, pp_gflops = 0;
+    if (o.pp > 0) {
+        std::vector<int32_t> prompt(o.pp);
+        for (int i = 0; i < o.pp; ++i) prompt[i] = (i * 104729 + 7) % V;
+        batch.clear();
+        batch.add_sequence(std::span(prompt).first(std::min(o.pp, 32)), 0, blocks.table(),
+                           kv.block_size(), ForwardBatch::Logits::Last);
+        tf.forward(batch, kv, logits.data());
+        batch.clear();
+        batch.add_sequence(prompt, 0, blocks.table(), kv.block_size(),
+                           ForwardBatch::Logits::Last);
+        const auto t_pp = Clock::now();
+        tf.forward(batch, kv, logits.data());
+        const double pp_s = seconds_since(t_pp);
+        pp_tps = o.pp / pp_s;
+        pp_gflops = matmul_flops_per_token(m.weights) * o.pp / pp_s / 1e9;
+    }
+
+    const char* simd = kernels::simd_level_name(kernels::active_simd_level());
+    if (o.json) {
+        std::printf(
+            "{\"model\": \"%s\", \"weights\": \"%s\", \"threads\": %d, \"simd\": \"%s\", "
+            "\"bandwidth_gbs\": %.2f, \"bandwidth_scalar_gbs\": %.2f, "
+            "\"weight_bytes_per_token\": %.0f, \"decode_tokens\": %d, "
+            "\"decode_tokens_per_s\": %.3f, \"roofline_tokens_per_s\": %.3f, "
+            "\"roofline_ratio\": %.4f, \"effective_gbs\": %.2f, \"pp_tokens\": %d, "
+            "\"pp_tokens_per_s\": %.2f, \"pp_matmul_gflops\": %.2f}\n",
+            path.c_str(), dtype_mix(m.weights).c_str(), pool.size(), simd, bw, bw_scalar,
+            bytes_per_token, o.tokens, decode_tps, roofline_tps, ratio,
+            decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops);
+    } else {
+        std::printf("model                      %s\n", path.c_str());
+        std::printf("matrices                   %s\n", dtype_mix(m.weights).c_str());
+        std::printf("threads / simd             %d / %s\n", pool.size(), simd);
+        std::printf("read bandwidth (wide)      %.2f GB/s   (scalar probe %.2f GB/s)\n", bw,
+                    bw_scalar);
+        std::printf("weight bytes per token     %.1f MB\n", bytes_per_token / 1e6);
+        std::printf("decode                     %.2f tokens/s over %d tokens (%.1f ms/token)\n",
+                    decode_tps, o.tokens, 1000.0 / decode_tps);
+        std::printf("roofline                   %.2f tokens/s\n", roofline_tps);
+        std::printf("decode / roofline          %.3f   (effective %.2f GB/s)\n", ratio,
+                    decode_tps * bytes_per_token / 1e9);
+        if (o.pp > 0)
+            std::printf("prompt processing (%d)    %.1f tokens/s   (%.1f GFLOP/s in matmuls)\n",
+                        o.pp, pp_tps, pp_gflops);
+    }
+    return 0;
+}
