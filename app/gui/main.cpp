@@ -1,6 +1,164 @@
+// llm-workbench: the composition root of the desktop app. Builds the services and the window
+// and passes references; the engine worker lives in its own QThread.
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QThread>
+#include <memory>
+
+#include "app/gui/screenshot_runner.h"
+#include "app/gui/translation_loader.h"
+#include "app/services/app_settings.h"
+#include "app/services/chat_controller.h"
+#include "app/services/conversation_store.h"
+#include "app/services/database.h"
+#include "app/services/engine_worker.h"
+#include "ui/main_window.h"
+#include "ui/theme.h"
+
+using namespace llmwb;
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
-    return 0;
+    QApplication::setOrganizationName(QStringLiteral("llmwb"));
+    QApplication::setApplicationName(QStringLiteral("llm-workbench"));
+    QApplication::setApplicationDisplayName(QStringLiteral("LLM Workbench"));
+    QApplication::setApplicationVersion(QStringLiteral(LLMWB_VERSION));
+    registerGenerationTypes();
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("LLM Workbench"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption dataDirOpt(
+        QStringLiteral("data-dir"),
+        QStringLiteral("Folder for the chat database, settings and the demo model."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption screenshotOpt(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the main window states to PNG files in DIR and quit (uses a "
+                       "fresh temporary data folder unless --data-dir is given)."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption modelOpt(QStringLiteral("model"),
+                                      QStringLiteral("Open this .gguf file or model folder."),
+                                      QStringLiteral("PATH"));
+    parser.addOption(dataDirOpt);
+    parser.addOption(screenshotOpt);
+    parser.addOption(modelOpt);
+    parser.process(app);
+
+    const bool screenshots = parser.isSet(screenshotOpt);
+    std::unique_ptr<QTemporaryDir> tempData;
+    QString dataDir = parser.value(dataDirOpt);
+    if (dataDir.isEmpty() && screenshots) {
+        tempData = std::make_unique<QTemporaryDir>();
+        dataDir = tempData->path();
+    }
+    if (dataDir.isEmpty())
+        dataDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dataDir);
+
+    AppSettings settings(parser.isSet(dataDirOpt) || screenshots
+                             ? QDir(dataDir).filePath(QStringLiteral("settings.ini"))
+                             : QString());
+    TranslationLoader translations(app);
+    translations.apply(screenshots ? QStringLiteral("en") : settings.language());
+    ThemeController theme(app);
+    theme.apply(screenshots ? ThemeChoice::Light : settings.theme());
+
+    // The chat database. If it cannot be opened the app still runs, on a temporary database,
+    // and says so: the user keeps working and the broken file is left untouched.
+    Database db(QDir(dataDir).filePath(QStringLiteral("llmwb.sqlite")));
+    std::unique_ptr<QTemporaryDir> fallbackDir;
+    std::unique_ptr<Database> fallbackDb;
+    Database* activeDb = &db;
+    if (!db.open()) {
+        const QString error = db.errorString();
+        fallbackDir = std::make_unique<QTemporaryDir>();
+        fallbackDb = std::make_unique<Database>(fallbackDir->filePath(QStringLiteral("chat.sqlite")));
+        if (!fallbackDir->isValid() || !fallbackDb->open()) {
+            QMessageBox::critical(nullptr, QObject::tr("LLM Workbench"),
+                                  QObject::tr("The chat database cannot be opened:\n%1").arg(error));
+            return 1;
+        }
+        activeDb = fallbackDb.get();
+        QMessageBox::warning(nullptr, QObject::tr("LLM Workbench"),
+                             QObject::tr("The chat database cannot be opened:\n%1\n\nChats of "
+                                         "this session will not be saved.")
+                                 .arg(error));
+    }
+    ConversationStore store(*activeDb);
+    store.recoverInterruptedMessages();
+
+    ChatController controller(store);
+    controller.setDefaultSampling(settings.defaultSampling());
+
+    QThread engineThread;
+    engineThread.setObjectName(QStringLiteral("engine"));
+    auto* worker = new EngineWorker();
+    worker->moveToThread(&engineThread);
+    QObject::connect(&engineThread, &QThread::finished, worker, &QObject::deleteLater);
+    engineThread.start();
+
+    MainWindow window(controller, settings);
+    QObject::connect(&controller, &ChatController::generateRequested, worker,
+                     &EngineWorker::generate, Qt::QueuedConnection);
+    QObject::connect(&controller, &ChatController::stopRequested, worker,
+                     [worker](quint64 id) { worker->stop(id); }, Qt::DirectConnection);
+    QObject::connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
+    QObject::connect(worker, &EngineWorker::finished, &controller, &ChatController::onFinished);
+    QObject::connect(worker, &EngineWorker::failed, &controller, &ChatController::onFailed);
+    QObject::connect(worker, &EngineWorker::modelLoading, &window, &MainWindow::onModelLoading);
+    QObject::connect(worker, &EngineWorker::modelLoaded, &window, &MainWindow::onModelLoaded);
+    QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
+                     [&controller](const ModelMetadata& m) { controller.setModelName(m.name); });
+    QObject::connect(worker, &EngineWorker::loadFailed, &window, &MainWindow::onModelLoadFailed);
+    QObject::connect(&window, &MainWindow::openModelRequested, worker,
+                     [worker](const QString& path) {
+                         QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,
+                                                   Q_ARG(QString, path));
+                     });
+    QObject::connect(&window, &MainWindow::themeChosen, &window,
+                     [&theme](ThemeChoice t) { theme.apply(t); });
+    QObject::connect(&window, &MainWindow::languageChosen, &window,
+                     [&translations](const QString& code) { translations.apply(code); });
+
+    std::unique_ptr<ScreenshotRunner> runner;
+    if (screenshots) {
+        runner = std::make_unique<ScreenshotRunner>(window, controller, theme, translations,
+                                                    parser.value(screenshotOpt));
+        QObject::connect(worker, &EngineWorker::modelLoaded, runner.get(),
+                         &ScreenshotRunner::onModelLoaded);
+        QObject::connect(worker, &EngineWorker::loadFailed, runner.get(),
+                         &ScreenshotRunner::onModelLoadFailed);
+        window.resize(1600, 900);
+    } else {
+        window.restoreLayout();
+    }
+    window.show();
+
+    // Start on the requested model, the last one used, or the demo model.
+    QString model = parser.value(modelOpt);
+    if (model.isEmpty() && !screenshots)
+        model = settings.lastModel();
+    if (!model.isEmpty() && QFileInfo::exists(model)) {
+        QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection, Q_ARG(QString, model));
+    } else {
+        QMetaObject::invokeMethod(worker, "loadDemoModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, dataDir));
+    }
+
+    // Quitting during a generation: stop the engine, join its thread, save what streamed.
+    QObject::connect(&app, &QCoreApplication::aboutToQuit, &app, [&] {
+        worker->stopAll();
+        engineThread.quit();
+        engineThread.wait();
+        controller.shutdown();
+        settings.sync();
+    });
+    return app.exec();
 }

@@ -14,10 +14,12 @@ namespace {
 
 QAtomicInteger<quint64> g_connectionCounter = 0;
 
+// Ids are AUTOINCREMENT so that a deleted message's id is never reused (the UI and search
+// hits refer to messages by id).
 QStringList migrationV1() {
     return {
         QStringLiteral("CREATE TABLE conversations ("
-                       " id INTEGER PRIMARY KEY,"
+                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
                        " title TEXT NOT NULL DEFAULT '',"
                        " system_prompt TEXT NOT NULL DEFAULT '',"
                        " sampling TEXT NOT NULL DEFAULT '{}',"
@@ -25,7 +27,7 @@ QStringList migrationV1() {
                        " created_at INTEGER NOT NULL,"
                        " updated_at INTEGER NOT NULL)"),
         QStringLiteral("CREATE TABLE messages ("
-                       " id INTEGER PRIMARY KEY,"
+                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
                        " conversation_id INTEGER NOT NULL"
                        "   REFERENCES conversations(id) ON DELETE CASCADE,"
                        " role TEXT NOT NULL,"

@@ -1,0 +1,143 @@
+#include "app/gui/screenshot_runner.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QPixmap>
+#include <QPlainTextEdit>
+#include <QTimer>
+#include <cstdio>
+
+#include "app/gui/translation_loader.h"
+#include "app/services/chat_controller.h"
+#include "app/services/conversation_store.h"
+#include "ui/chat_view.h"
+#include "ui/main_window.h"
+#include "ui/theme.h"
+
+namespace llmwb {
+
+ScreenshotRunner::ScreenshotRunner(MainWindow& window, ChatController& controller,
+                                   ThemeController& theme, TranslationLoader& translations,
+                                   const QString& outDir, QObject* parent)
+    : QObject(parent), window_(window), controller_(controller), theme_(theme),
+      translations_(translations), outDir_(outDir) {
+    QDir().mkpath(outDir_);
+}
+
+void ScreenshotRunner::after(int ms, std::function<void()> fn) {
+    QTimer::singleShot(ms, this, std::move(fn));
+}
+
+void ScreenshotRunner::save(const QString& name) {
+    QApplication::processEvents();
+    const QString path = QDir(outDir_).filePath(name + QStringLiteral(".png"));
+    const bool ok = window_.grab().save(path);
+    std::printf("%s %s\n", ok ? "saved" : "FAILED", qPrintable(path));
+    std::fflush(stdout);
+}
+
+void ScreenshotRunner::onModelLoadFailed(const QString& message) {
+    std::fprintf(stderr, "screenshot: model failed to load: %s\n", qPrintable(message));
+    save(QStringLiteral("00-load-failed"));
+    QApplication::exit(1);
+}
+
+void ScreenshotRunner::onModelLoaded(const ModelMetadata&) {
+    if (started_)
+        return;
+    started_ = true;
+    after(300, [this] {
+        window_.newConversation();
+        after(300, [this] {
+            save(QStringLiteral("01-empty-chat"));
+            showMarkdownSample();
+        });
+    });
+}
+
+void ScreenshotRunner::showMarkdownSample() {
+    // A stored conversation that shows how answers render (written into the screenshot's
+    // temporary database, not generated).
+    ConversationStore& store = controller_.store();
+    auto c = store.createConversation(QStringLiteral("Markdown rendering sample"));
+    if (!c) {
+        startStreaming();
+        return;
+    }
+    ChatMessage u;
+    u.conversationId = c->id;
+    u.role = QStringLiteral("user");
+    u.content = QStringLiteral("How do I count the blocks a prompt needs?");
+    store.addMessage(u);
+    ChatMessage a;
+    a.conversationId = c->id;
+    a.role = QStringLiteral("assistant");
+    a.model = QStringLiteral("sample");
+    a.content = QStringLiteral(
+        "Each block holds **16 tokens**, so a prompt of *n* tokens needs `ceil(n / 16)` "
+        "blocks:\n\n```cpp\nint blocks_needed(int n_tokens, int block_size = 16) {\n"
+        "    return (n_tokens + block_size - 1) / block_size;\n}\n```\n\n"
+        "- 100 tokens → 7 blocks\n- 16 tokens → 1 block\n");
+    a.promptTokens = 18;
+    a.completionTokens = 64;
+    a.ttftMs = 42;
+    a.tokensPerSecond = 57.3;
+    store.addMessage(a);
+    emit controller_.conversationCreated(*c);
+    window_.openConversation(c->id);
+    after(400, [this] {
+        save(QStringLiteral("02-markdown"));
+        startStreaming();
+    });
+}
+
+void ScreenshotRunner::startStreaming() {
+    auto c = controller_.newConversation();
+    if (!c) {
+        QApplication::exit(1);
+        return;
+    }
+    SamplingSettings s = SamplingSettings::fromJson(c->sampling);
+    s.maxTokens = 160;
+    s.seed = 42;
+    c->sampling = s.toJson();
+    controller_.updateConversation(*c);
+    window_.openConversation(c->id);
+    const qint64 id = c->id;
+    connect(&controller_, &ChatController::messageTextChanged, this,
+            [this, id](qint64 conversationId, qint64, const QString& text) {
+                if (conversationId != id || grabbedStreaming_ || text.size() < 120)
+                    return;
+                grabbedStreaming_ = true;
+                save(QStringLiteral("03-streaming"));
+            });
+    connect(&controller_, &ChatController::generatingChanged, this,
+            [this, id](qint64 conversationId, bool generating) {
+                if (conversationId == id && !generating)
+                    after(300, [this] { finishUp(); });
+            });
+    window_.chatView()->input()->setPlainText(
+        QStringLiteral("Explain paged attention in two sentences."));
+    window_.chatView()->send();
+}
+
+void ScreenshotRunner::finishUp() {
+    save(QStringLiteral("04-finished"));
+    theme_.apply(ThemeChoice::Dark);
+    after(300, [this] {
+        save(QStringLiteral("05-dark"));
+        translations_.apply(QStringLiteral("zh_CN"));
+        after(400, [this] {
+            save(QStringLiteral("06-zh_CN"));
+            theme_.apply(ThemeChoice::Light);
+            window_.resize(1280, 720);
+            after(400, [this] {
+                save(QStringLiteral("07-zh_CN-light-1280x720"));
+                translations_.apply(QStringLiteral("en"));
+                QApplication::exit(0);
+            });
+        });
+    });
+}
+
+}  // namespace llmwb

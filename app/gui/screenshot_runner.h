@@ -1,0 +1,47 @@
+// `llm-workbench --screenshot DIR`: drives the real window through its main states and saves
+// each as a PNG (QWidget::grab): empty chat, Markdown rendering, a streaming answer, the
+// finished answer with its figures, the dark theme, Simplified Chinese, and 1280x720. Then quits.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <functional>
+
+#include "app/services/generation_types.h"
+
+namespace llmwb {
+
+class ChatController;
+class MainWindow;
+class ThemeController;
+class TranslationLoader;
+
+class ScreenshotRunner : public QObject {
+    Q_OBJECT
+
+public:
+    ScreenshotRunner(MainWindow& window, ChatController& controller, ThemeController& theme,
+                     TranslationLoader& translations, const QString& outDir,
+                     QObject* parent = nullptr);
+
+public slots:
+    void onModelLoaded(const llmwb::ModelMetadata& m);
+    void onModelLoadFailed(const QString& message);
+
+private:
+    void save(const QString& name);
+    void after(int ms, std::function<void()> fn);
+    void showMarkdownSample();
+    void startStreaming();
+    void finishUp();
+
+    MainWindow& window_;
+    ChatController& controller_;
+    ThemeController& theme_;
+    TranslationLoader& translations_;
+    QString outDir_;
+    bool started_ = false;
+    bool grabbedStreaming_ = false;
+};
+
+}  // namespace llmwb

@@ -1,0 +1,217 @@
+// The engine worker in its own QThread: load a tiny model written with the model writer,
+// stream tokens (QSignalSpy), compare with the engine's generate() called directly, stop
+// mid-stream and before the start, errors; and the ChatController storing a streamed answer.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+
+#include "app/services/chat_controller.h"
+#include "app/services/conversation_store.h"
+#include "app/services/database.h"
+#include "app/services/engine_worker.h"
+#include "engine/model/loaded_model.h"
+#include "engine/model/model_writer.h"
+#include "engine/runtime/generator.h"
+#include "engine/runtime/transformer.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "kernels/cpu/thread_pool.h"
+
+using namespace llmwb;
+
+class TestAppEngineWorker : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+    QString modelPath_;
+    QThread thread_;
+    EngineWorker* worker_ = nullptr;
+
+    GenerationRequest request(quint64 id, int maxTokens, const QString& text = "Hello there") {
+        GenerationRequest r;
+        r.requestId = id;
+        r.conversationId = 100 + qint64(id);
+        r.messages = {{QStringLiteral("user"), text}};
+        r.sampling.temperature = 0.0;
+        r.sampling.maxTokens = maxTokens;
+        return r;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        modelPath_ = dir_.filePath("tiny.gguf");
+        ModelWriterSpec spec;  // qwen2, F32, hidden 64, 2 layers, demo tokenizer + ChatML
+        spec.seed = 7;
+        spec.max_position = 2048;
+        const Status st = write_model(spec, modelPath_.toStdString());
+        QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
+
+        worker_ = new EngineWorker(2);
+        worker_->setTokenSignalIntervalMs(0);  // one signal per token
+        worker_->moveToThread(&thread_);
+        connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+        thread_.start();
+
+        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, modelPath_));
+        QVERIFY(loaded.wait(30000));
+        const auto meta = loaded.first().first().value<ModelMetadata>();
+        QCOMPARE(meta.architecture, QStringLiteral("qwen2"));
+        QCOMPARE(meta.layers, 2);
+        QCOMPARE(meta.hiddenSize, 64);
+        QVERIFY(meta.hasChatTemplate);
+        QVERIFY(!meta.randomWeights);
+        QVERIFY(!meta.dtypeSummary.isEmpty());
+        QVERIFY(meta.parameterCount > 0);
+    }
+
+    void cleanupTestCase() {
+        worker_->stopAll();
+        thread_.quit();
+        QVERIFY(thread_.wait(10000));
+    }
+
+    void streamsTheSameTextAsTheEngine() {
+        QSignalSpy tokens(worker_, &EngineWorker::token);
+        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QVERIFY(QThread::currentThread() != worker_->thread());
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(1, 24)));
+        QVERIFY(finished.wait(30000));
+        const auto stats = finished.first().first().value<GenerationStats>();
+        QCOMPARE(stats.requestId, quint64(1));
+        QCOMPARE(stats.conversationId, qint64(101));
+        QVERIFY(stats.completionTokens > 0 && stats.completionTokens <= 24);
+        QVERIFY(stats.promptTokens > 3);
+        QVERIFY(stats.ttftMs > 0);
+        QVERIFY(!tokens.isEmpty());
+        QString streamed;
+        for (const auto& args : tokens) {
+            QCOMPARE(args.at(0).value<quint64>(), quint64(1));
+            QCOMPARE(args.at(1).toLongLong(), qint64(101));
+            streamed += args.at(2).toString();
+        }
+
+        // The same prompt through the engine directly (ChatML rendered by the template).
+        auto model = load_model(modelPath_.toStdString());
+        QVERIFY(model.ok());
+        auto tok = Tokenizer::create((*model)->tokenizer);
+        QVERIFY(tok.ok());
+        kernels::ThreadPool pool(1);
+        Transformer tf(**model, pool);
+        KvCacheStorage kv((*model)->config, 128, 16);
+        const std::string prompt =
+            "<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n";
+        SamplingParams p;
+        p.temperature = 0;
+        p.top_p = 0.9f;
+        p.top_k = 40;
+        p.max_tokens = 24;
+        auto direct = llmwb::generate(tf, kv, **tok, (*tok)->encode(prompt, false), p, {});
+        QVERIFY(direct.ok());
+        QCOMPARE(stats.promptTokens, qint64(direct->prompt_tokens));
+        QCOMPARE(stats.completionTokens, qint64(direct->ids.size()));
+        QCOMPARE(streamed, QString::fromStdString(direct->text));
+        QCOMPARE(stats.finishReason, QString::fromStdString(direct->finish_reason));
+    }
+
+    void stopsMidStream() {
+        QSignalSpy finished(worker_, &EngineWorker::finished);
+        int tokensSeen = 0;
+        // Stop from the GUI thread as soon as the first token arrives.
+        auto c = connect(worker_, &EngineWorker::token, this, [&] {
+            if (++tokensSeen == 1)
+                worker_->stop(2);
+        });
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(2, 1500)));
+        QVERIFY(finished.wait(60000));
+        disconnect(c);
+        const auto stats = finished.first().first().value<GenerationStats>();
+        QCOMPARE(stats.finishReason, QStringLiteral("cancelled"));
+        QVERIFY(stats.cancelled());
+        QVERIFY2(stats.completionTokens < 1500, qPrintable(QString::number(stats.completionTokens)));
+        QVERIFY(stats.completionTokens >= 1);
+        qInfo("stopped after %lld of at most 1500 tokens", stats.completionTokens);
+    }
+
+    void stopBeforeStart() {
+        QSignalSpy tokens(worker_, &EngineWorker::token);
+        QSignalSpy finished(worker_, &EngineWorker::finished);
+        worker_->stop(3);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(3, 50)));
+        QVERIFY(finished.wait(30000));
+        const auto stats = finished.first().first().value<GenerationStats>();
+        QVERIFY(stats.cancelled());
+        QCOMPARE(stats.completionTokens, qint64(0));
+        QCOMPARE(tokens.size(), 0);
+        // The next request is not affected by the earlier stop.
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(4, 5)));
+        QVERIFY(finished.wait(30000));
+        QVERIFY(!finished.last().first().value<GenerationStats>().cancelled());
+    }
+
+    void loadFailureIsReported() {
+        EngineWorker local(1);
+        QSignalSpy failedLoad(&local, &EngineWorker::loadFailed);
+        const QString missing = dir_.filePath("missing.gguf");
+        local.loadModel(missing);
+        QCOMPARE(failedLoad.size(), 1);
+        QVERIFY2(failedLoad.first().first().toString().contains("missing.gguf"),
+                 qPrintable(failedLoad.first().first().toString()));
+        QSignalSpy failedGen(&local, &EngineWorker::failed);
+        local.generate(request(9, 5));
+        QCOMPARE(failedGen.size(), 1);
+    }
+
+    void controllerStoresTheStreamedAnswer() {
+        Database db(dir_.filePath("chat.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        connect(&controller, &ChatController::generateRequested, worker_,
+                &EngineWorker::generate, Qt::QueuedConnection);
+        connect(&controller, &ChatController::stopRequested, worker_,
+                [this](quint64 id) { worker_->stop(id); }, Qt::DirectConnection);
+        connect(worker_, &EngineWorker::token, &controller, &ChatController::onToken);
+        connect(worker_, &EngineWorker::finished, &controller, &ChatController::onFinished);
+        connect(worker_, &EngineWorker::failed, &controller, &ChatController::onFailed);
+        controller.setModelName("tiny");
+        QJsonObject greedy{{"temperature", 0.0}, {"max_tokens", 16}};
+        auto conv = store.createConversation({}, {}, greedy);
+        QVERIFY(conv);
+        QSignalSpy done(&controller, &ChatController::messageFinished);
+        QVERIFY(controller.send(conv->id, "Hello there"));
+        QVERIFY(controller.isGenerating(conv->id));
+        QVERIFY(!controller.send(conv->id, "too early"));  // one answer at a time
+        QVERIFY(done.wait(30000));
+        QVERIFY(!controller.isGenerating(conv->id));
+        const auto msgs = store.messages(conv->id);
+        QCOMPARE(msgs.size(), 2);
+        QCOMPARE(msgs[0].content, QStringLiteral("Hello there"));
+        QCOMPARE(msgs[1].role, QStringLiteral("assistant"));
+        QCOMPARE(msgs[1].state, MessageState::Complete);
+        QCOMPARE(msgs[1].model, QStringLiteral("tiny"));
+        QVERIFY(msgs[1].completionTokens.value_or(0) > 0);
+        QVERIFY(msgs[1].promptTokens.value_or(0) > 0);
+        QCOMPARE(store.conversation(conv->id)->title, QStringLiteral("Hello there"));
+        const auto finishedMsg = done.first().first().value<ChatMessage>();
+        QCOMPARE(finishedMsg.content, msgs[1].content);
+
+        // Regenerate gives the same greedy answer in a new row.
+        QVERIFY(controller.regenerate(msgs[1].id));
+        QVERIFY(done.wait(30000));
+        const auto again = store.messages(conv->id);
+        QCOMPARE(again.size(), 2);
+        QVERIFY(again[1].id != msgs[1].id);
+        QCOMPARE(again[1].content, msgs[1].content);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppEngineWorker)
+#include "tst_app_engine_worker.moc"
