@@ -310,10 +310,7 @@ QAction* MainWindow::action(const QString& objectName) const {
 
 void MainWindow::updateStatus() {
     if (modelLoaded_) {
-        statusModel_->setText(modelMeta_.randomWeights
-                                  ? tr("Model: %1 — random weights, answers are noise")
-                                        .arg(modelMeta_.name)
-                                  : tr("Model: %1").arg(modelMeta_.name));
+        statusModel_->setText(tr("Model: %1").arg(modelMeta_.name));
     } else if (!modelError_.isEmpty()) {
         statusModel_->setText(tr("No model: %1").arg(modelError_));
     } else {

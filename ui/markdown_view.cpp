@@ -15,8 +15,10 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     setOpenExternalLinks(true);
     setTextInteractionFlags(Qt::TextBrowserInteraction | Qt::TextSelectableByKeyboard);
+    // Transparent: the message frame behind it gives the colour. (No style sheet: it would
+    // freeze the palette and break switching between light and dark.)
+    setAutoFillBackground(false);
     viewport()->setAutoFillBackground(false);
-    setStyleSheet(QStringLiteral("QTextBrowser { background: transparent; }"));
     document()->setDocumentMargin(2);
     renderTimer_.setSingleShot(true);
     renderTimer_.setInterval(33);
