@@ -114,14 +114,15 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
         if (!s) return s.error();
     }
 
-    // Control (3) and user-defined (4) tokens are matched in raw text as added tokens.
+    // Control (3) and user-defined (4) tokens are matched in raw text as added tokens. So is
+    // the unknown token (2): Hugging Face lists "<unk>" among the special added tokens.
     for (size_t i = 0; i < t.token_types.size(); ++i) {
         const int32_t ty = t.token_types[i];
-        if (ty == 3 || ty == 4) {
+        if (ty == 2 || ty == 3 || ty == 4) {
             TokenizerData::AddedToken a;
             a.id = int32_t(i);
             a.content = t.tokens[i];
-            a.special = ty == 3;
+            a.special = ty != 4;
             t.added_tokens.push_back(std::move(a));
         }
     }
