@@ -47,7 +47,8 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
 
     statusModel_ = new QLabel(this);
     statusState_ = new QLabel(this);
-    statusBar()->addWidget(statusModel_, 1);
+    // Both permanent (right side): temporary messages (figures, errors) use the left side.
+    statusBar()->addPermanentWidget(statusModel_);
     statusBar()->addPermanentWidget(statusState_);
 
     connect(&controller_, &ChatController::conversationCreated, conversationModel_,
@@ -317,6 +318,11 @@ void MainWindow::updateStatus() {
         statusModel_->setText(tr("Loading the model…"));
     }
     statusState_->setText(controller_.anyGenerating() ? tr("● generating") : tr("idle"));
+    chat_->setNotice(modelLoaded_ && modelMeta_.randomWeights
+                         ? tr("The demo model has random weights: it produces meaningless text. "
+                              "Open a real model (File > Open model, or drop a .gguf file here) "
+                              "to chat.")
+                         : QString());
     const bool generating = chat_->conversationId() != 0 &&
                             controller_.isGenerating(chat_->conversationId());
     stop_->setEnabled(generating);
@@ -352,10 +358,6 @@ void MainWindow::onModelLoaded(const ModelMetadata& m) {
     modelLoaded_ = true;
     modelError_.clear();
     model_->setModel(m);
-    chat_->setNotice(m.randomWeights ? tr("The demo model has random weights: it produces "
-                                          "meaningless text. Open a real model (File > Open "
-                                          "model, or drop a .gguf file here) to chat.")
-                                     : QString());
     if (!m.randomWeights) {
         settings_.addRecentModel(m.path);
         model_->setRecentModels(settings_.recentModels());

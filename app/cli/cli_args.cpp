@@ -27,10 +27,10 @@ Result<CliArgs> CliArgs::parse(const std::vector<std::string>& args,
             out.flags_.insert(name);
         } else if (value_options.count(name)) {
             if (inline_value) {
-                out.values_[name] = *inline_value;
+                out.values_[name].push_back(*inline_value);
             } else {
                 if (i + 1 >= args.size()) return make_error("option --" + name + " needs a value");
-                out.values_[name] = args[++i];
+                out.values_[name].push_back(args[++i]);
             }
         } else {
             return make_error("unknown option --" + name);
@@ -46,7 +46,12 @@ bool CliArgs::has(const std::string& name) const {
 std::optional<std::string> CliArgs::get(const std::string& name) const {
     auto it = values_.find(name);
     if (it == values_.end()) return std::nullopt;
-    return it->second;
+    return it->second.back();
+}
+
+std::vector<std::string> CliArgs::get_all(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::string CliArgs::get_or(const std::string& name, const std::string& fallback) const {

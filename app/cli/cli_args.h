@@ -22,6 +22,8 @@ public:
     bool has(const std::string& name) const;
     std::optional<std::string> get(const std::string& name) const;
     std::string get_or(const std::string& name, const std::string& fallback) const;
+    // Every value of an option given more than once (get() returns the last).
+    std::vector<std::string> get_all(const std::string& name) const;
 
     // Typed accessors: an Error names the option and the bad value.
     Result<std::optional<int64_t>> get_int(const std::string& name, int64_t min, int64_t max) const;
@@ -30,7 +32,7 @@ public:
     Result<std::vector<int32_t>> get_ids(const std::string& name) const;  // "1,2,3"
 
 private:
-    std::map<std::string, std::string> values_;
+    std::map<std::string, std::vector<std::string>> values_;
     std::set<std::string> flags_;
 };
 

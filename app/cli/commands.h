@@ -1,0 +1,23 @@
+// The llmwb subcommands. Each takes its arguments (after the subcommand name) and returns the
+// process exit code; errors are printed to stderr as one line "llmwb <cmd>: <message>".
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace llmwb::cli {
+
+using Args = std::vector<std::string>;
+
+int cmd_info(const Args& args);
+int cmd_tokenize(const Args& args);
+int cmd_detokenize(const Args& args);
+int cmd_render_chat(const Args& args);
+int cmd_generate(const Args& args);
+int cmd_perplexity(const Args& args);
+int cmd_make_model(const Args& args);
+
+// Prints "llmwb <command>: <message>" to stderr and returns 1.
+int fail(const std::string& command, const std::string& message);
+
+}  // namespace llmwb::cli

@@ -1,0 +1,47 @@
+// llmwb — the headless CLI over the LLM Workbench engine.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: llmwb <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  info         architecture, parameters, tensor types, context, KV bytes per token, memory\n"
+    "  tokenize     text -> token ids              (--model M (--text T | --file F) [--json])\n"
+    "  detokenize   token ids -> text              (--model M --ids 1,2,3)\n"
+    "  render-chat  chat template -> prompt text   (--model M --messages FILE.json\n"
+    "                                               [--add-generation-prompt] [--enable-thinking B])\n"
+    "  generate     generate text                  (--model M (--prompt T | --ids L | --chat F) ...)\n"
+    "  perplexity   log-probabilities of a text    (--model M (--text T | --file F | --ids L))\n"
+    "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
+    "\n"
+    "M is a .gguf file or a Hugging Face folder; without --model the demo model (random weights)\n"
+    "is used. Run 'llmwb <command> --help' for the options of a command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+        !std::strcmp(argv[1], "help")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    std::string command = argv[1];
+    std::vector<std::string> args(argv + 2, argv + argc);
+    using namespace llmwb::cli;
+    if (command == "info") return cmd_info(args);
+    if (command == "tokenize") return cmd_tokenize(args);
+    if (command == "detokenize") return cmd_detokenize(args);
+    if (command == "render-chat") return cmd_render_chat(args);
+    if (command == "generate") return cmd_generate(args);
+    if (command == "perplexity") return cmd_perplexity(args);
+    if (command == "make-model") return cmd_make_model(args);
+    std::fprintf(stderr, "llmwb: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+    return 2;
+}

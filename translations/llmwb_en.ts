@@ -1,0 +1,668 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en_US">
+<context>
+    <name>QObject</name>
+    <message>
+        <source>LLM Workbench</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1
+
+Chats of this session will not be saved.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ChatController</name>
+    <message>
+        <source>This conversation is still generating; stop it first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation no longer exists.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Only an answer can be regenerated.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Only your own messages can be edited.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the generation before deleting its message.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ChatView</name>
+    <message>
+        <source>System prompt &amp;&amp; sampling…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System prompt and sampling parameters of this conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type a message. Ctrl+Enter sends.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send the message (Ctrl+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop generating (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a new chat (Ctrl+N) or pick one from Conversations.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type a message below to start.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationListModel</name>
+    <message>
+        <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1
+Updated %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationSettingsDialog</name>
+    <message>
+        <source>Conversation settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Optional instructions given to the model before the chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>0 picks the most likely token every time (greedy)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Title</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top-k</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Min-p</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Repetition penalty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presence penalty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Frequency penalty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max new tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationStore</name>
+    <message>
+        <source>Chat storage: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no conversation %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no message %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationsPanel</name>
+    <message>
+        <source>Export…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search all conversations…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::Database</name>
+    <message>
+        <source>Chat database %1: %2 (%3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a statement failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot create the folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not a file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not a usable SQLite database</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot enable WAL</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>written by a newer version of the app</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 [migration to %2]</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::EngineWorker</name>
+    <message>
+        <source>the demo model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: tokenizer: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: KV cache: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat template failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MainWindow</name>
+    <message>
+        <source>Delete conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete this conversation and all its messages?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a GGUF model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>About LLM Workbench</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;LLM Workbench&lt;/b&gt; %1&lt;br&gt;Chat with local language models and watch the inference engine work.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>LLM Workbench</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Conversations</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tuning</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The engine view is coming next: a live map of the paged KV-cache blocks (used, shared, cached, free), the batch of every engine step (prefill and decode tokens per request) and charts of tokens/s, latency and KV usage.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tuning is coming next: sliders for GPU memory utilization, batch limits, block size and sampling that apply while the engine runs. Until then each conversation&apos;s sampling parameters are set with Chat &gt; Conversation settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Theme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Open model…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export conversation as &amp;Markdown…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export conversation as &amp;JSON…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Find in conversations</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Send</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>S&amp;top generating</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Regenerate last answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Conversation &amp;settings…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Follow the &amp;system</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;About LLM Workbench</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading the model…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>● generating</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>idle</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The demo model has random weights: it produces meaningless text. Open a real model (File &gt; Open model, or drop a .gguf file here) to chat.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not load the model: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not export to %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exported to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>JSON (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MessageWidget</name>
+    <message>
+        <source>Copy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy the text of this message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit this message and send it again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Generate this answer again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete this message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resend</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Assistant · %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>generating…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>interrupted (the app was closed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tokens/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TTFT %1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 prompt + %2 generated tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ModelPanel</name>
+    <message>
+        <source>Open a GGUF model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weight types</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Chat template</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a .gguf model file (or drop it on the window)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face folder with config.json and safetensors</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not load the model: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The built-in demo model: its weights are random, so its answers are meaningless text. Open a real model to chat.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 parameters, %2 of weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 layers, hidden %2, %3 heads (%4 KV), vocabulary %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>present</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>missing (a plain prompt is used)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::SearchResultsModel</name>
+    <message>
+        <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,673 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>QObject</name>
+    <message>
+        <source>LLM Workbench</source>
+        <translation>LLM 工作台</translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1</source>
+        <translation>无法打开聊天数据库：
+%1</translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1
+
+Chats of this session will not be saved.</source>
+        <translation>无法打开聊天数据库：
+%1
+
+本次会话的聊天不会被保存。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ChatController</name>
+    <message>
+        <source>This conversation is still generating; stop it first.</source>
+        <translation>此对话仍在生成中，请先停止。</translation>
+    </message>
+    <message>
+        <source>The conversation no longer exists.</source>
+        <translation>该对话已不存在。</translation>
+    </message>
+    <message>
+        <source>Only an answer can be regenerated.</source>
+        <translation>只能重新生成回答。</translation>
+    </message>
+    <message>
+        <source>Only your own messages can be edited.</source>
+        <translation>只能编辑你自己的消息。</translation>
+    </message>
+    <message>
+        <source>Stop the generation before deleting its message.</source>
+        <translation>请先停止生成，再删除该消息。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ChatView</name>
+    <message>
+        <source>System prompt &amp;&amp; sampling…</source>
+        <translation>系统提示词和采样…</translation>
+    </message>
+    <message>
+        <source>System prompt and sampling parameters of this conversation</source>
+        <translation>此对话的系统提示词和采样参数</translation>
+    </message>
+    <message>
+        <source>Type a message. Ctrl+Enter sends.</source>
+        <translation>输入消息，按 Ctrl+Enter 发送。</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>Send the message (Ctrl+Enter)</source>
+        <translation>发送消息（Ctrl+Enter）</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Stop generating (Esc)</source>
+        <translation>停止生成（Esc）</translation>
+    </message>
+    <message>
+        <source>No conversation</source>
+        <translation>没有对话</translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <source>Start a new chat (Ctrl+N) or pick one from Conversations.</source>
+        <translation>开始新对话（Ctrl+N），或从“对话”面板中选择一个。</translation>
+    </message>
+    <message>
+        <source>Type a message below to start.</source>
+        <translation>在下方输入消息即可开始。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationListModel</name>
+    <message>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <source>%1
+Updated %2</source>
+        <translation>%1
+更新于 %2</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationSettingsDialog</name>
+    <message>
+        <source>Conversation settings</source>
+        <translation>对话设置</translation>
+    </message>
+    <message>
+        <source>Optional instructions given to the model before the chat</source>
+        <translation>在对话开始前提供给模型的可选指令</translation>
+    </message>
+    <message>
+        <source>0 picks the most likely token every time (greedy)</source>
+        <translation>为 0 时每次选择概率最高的词元（贪心解码）</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>Title</source>
+        <translation>标题</translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <source>Top-k</source>
+        <translation>Top-k</translation>
+    </message>
+    <message>
+        <source>Min-p</source>
+        <translation>Min-p</translation>
+    </message>
+    <message>
+        <source>Repetition penalty</source>
+        <translation>重复惩罚</translation>
+    </message>
+    <message>
+        <source>Presence penalty</source>
+        <translation>存在惩罚</translation>
+    </message>
+    <message>
+        <source>Frequency penalty</source>
+        <translation>频率惩罚</translation>
+    </message>
+    <message>
+        <source>Max new tokens</source>
+        <translation>最大生成词元数</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationStore</name>
+    <message>
+        <source>Chat storage: %1</source>
+        <translation>聊天存储：%1</translation>
+    </message>
+    <message>
+        <source>no conversation %1</source>
+        <translation>不存在对话 %1</translation>
+    </message>
+    <message>
+        <source>no message %1</source>
+        <translation>不存在消息 %1</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ConversationsPanel</name>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Search all conversations…</source>
+        <translation>搜索全部对话…</translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::Database</name>
+    <message>
+        <source>Chat database %1: %2 (%3)</source>
+        <translation>聊天数据库 %1：%2（%3）</translation>
+    </message>
+    <message>
+        <source>a statement failed</source>
+        <translation>语句执行失败</translation>
+    </message>
+    <message>
+        <source>cannot create the folder</source>
+        <translation>无法创建文件夹</translation>
+    </message>
+    <message>
+        <source>not a file</source>
+        <translation>不是文件</translation>
+    </message>
+    <message>
+        <source>cannot open</source>
+        <translation>无法打开</translation>
+    </message>
+    <message>
+        <source>not a usable SQLite database</source>
+        <translation>不是可用的 SQLite 数据库</translation>
+    </message>
+    <message>
+        <source>cannot enable WAL</source>
+        <translation>无法启用 WAL</translation>
+    </message>
+    <message>
+        <source>written by a newer version of the app</source>
+        <translation>由更新版本的应用写入</translation>
+    </message>
+    <message>
+        <source>%1 [migration to %2]</source>
+        <translation>%1［迁移到版本 %2］</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::EngineWorker</name>
+    <message>
+        <source>the demo model</source>
+        <translation>演示模型</translation>
+    </message>
+    <message>
+        <source>%1: tokenizer: %2</source>
+        <translation>%1：分词器：%2</translation>
+    </message>
+    <message>
+        <source>%1: KV cache: %2</source>
+        <translation>%1：KV 缓存：%2</translation>
+    </message>
+    <message>
+        <source>The chat template failed: %1</source>
+        <translation>对话模板出错：%1</translation>
+    </message>
+    <message>
+        <source>No model is loaded.</source>
+        <translation>尚未加载模型。</translation>
+    </message>
+    <message>
+        <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
+        <translation>对话（%1 个词元）已超出模型的上下文长度；请开始新对话或删除一些消息。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MainWindow</name>
+    <message>
+        <source>Delete conversation</source>
+        <translation>删除对话</translation>
+    </message>
+    <message>
+        <source>Delete this conversation and all its messages?</source>
+        <translation>删除此对话及其全部消息？</translation>
+    </message>
+    <message>
+        <source>Open a GGUF model</source>
+        <translation>打开 GGUF 模型</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation>GGUF 模型 (*.gguf)</translation>
+    </message>
+    <message>
+        <source>About LLM Workbench</source>
+        <translation>关于 LLM 工作台</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;LLM Workbench&lt;/b&gt; %1&lt;br&gt;Chat with local language models and watch the inference engine work.</source>
+        <translation>&lt;b&gt;LLM 工作台&lt;/b&gt; %1&lt;br&gt;与本地语言模型对话，同时观察推理引擎的运行。</translation>
+    </message>
+    <message>
+        <source>LLM Workbench</source>
+        <translation>LLM 工作台</translation>
+    </message>
+    <message>
+        <source>Conversations</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>Tuning</source>
+        <translation>调优</translation>
+    </message>
+    <message>
+        <source>The engine view is coming next: a live map of the paged KV-cache blocks (used, shared, cached, free), the batch of every engine step (prefill and decode tokens per request) and charts of tokens/s, latency and KV usage.</source>
+        <translation>引擎视图即将推出：分页 KV 缓存块的实时分布图（已用、共享、已缓存、空闲），每个引擎步骤的批次（每个请求的预填充和解码词元数），以及词元/秒、延迟和 KV 使用率的图表。</translation>
+    </message>
+    <message>
+        <source>Tuning is coming next: sliders for GPU memory utilization, batch limits, block size and sampling that apply while the engine runs. Until then each conversation&apos;s sampling parameters are set with Chat &gt; Conversation settings.</source>
+        <translation>调优面板即将推出：GPU 显存利用率、批次上限、块大小和采样参数的滑块，在引擎运行时即时生效。在此之前，可通过“对话 &gt; 对话设置”设置每个对话的采样参数。</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Theme</source>
+        <translation>主题(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Settings</source>
+        <translation>设置(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;New chat</source>
+        <translation>新对话(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Open model…</source>
+        <translation>打开模型(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Export conversation as &amp;Markdown…</source>
+        <translation>将对话导出为 &amp;Markdown…</translation>
+    </message>
+    <message>
+        <source>Export conversation as &amp;JSON…</source>
+        <translation>将对话导出为 &amp;JSON…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Find in conversations</source>
+        <translation>在对话中查找(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Send</source>
+        <translation>发送(&amp;S)</translation>
+    </message>
+    <message>
+        <source>S&amp;top generating</source>
+        <translation>停止生成(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Regenerate last answer</source>
+        <translation>重新生成最后的回答(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Conversation &amp;settings…</source>
+        <translation>对话设置(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Follow the &amp;system</source>
+        <translation>跟随系统(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation>浅色(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
+        <translation>深色(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;About LLM Workbench</source>
+        <translation>关于 LLM 工作台(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Model: %1</source>
+        <translation>模型：%1</translation>
+    </message>
+    <message>
+        <source>No model: %1</source>
+        <translation>无模型：%1</translation>
+    </message>
+    <message>
+        <source>Loading the model…</source>
+        <translation>正在加载模型…</translation>
+    </message>
+    <message>
+        <source>● generating</source>
+        <translation>● 生成中</translation>
+    </message>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>The demo model has random weights: it produces meaningless text. Open a real model (File &gt; Open model, or drop a .gguf file here) to chat.</source>
+        <translation>演示模型的权重是随机的，只会生成无意义的文字。要正常对话，请打开一个真实模型（文件 &gt; 打开模型，或将 .gguf 文件拖放到此处）。</translation>
+    </message>
+    <message>
+        <source>Could not load the model: %1</source>
+        <translation>无法加载模型：%1</translation>
+    </message>
+    <message>
+        <source>Could not export to %1: %2</source>
+        <translation>无法导出到 %1：%2</translation>
+    </message>
+    <message>
+        <source>Exported to %1</source>
+        <translation>已导出到 %1</translation>
+    </message>
+    <message>
+        <source>conversation</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>Export conversation</source>
+        <translation>导出对话</translation>
+    </message>
+    <message>
+        <source>JSON (*.json)</source>
+        <translation>JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown (*.md)</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MessageWidget</name>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the text of this message</source>
+        <translation>复制此消息的文本</translation>
+    </message>
+    <message>
+        <source>Edit</source>
+        <translation>编辑</translation>
+    </message>
+    <message>
+        <source>Edit this message and send it again</source>
+        <translation>编辑此消息并重新发送</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <source>Generate this answer again</source>
+        <translation>重新生成此回答</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Delete this message</source>
+        <translation>删除此消息</translation>
+    </message>
+    <message>
+        <source>Resend</source>
+        <translation>重新发送</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>Assistant · %1</source>
+        <translation>助手 · %1</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>系统</translation>
+    </message>
+    <message>
+        <source>generating…</source>
+        <translation>生成中…</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>interrupted (the app was closed)</source>
+        <translation>已中断（应用被关闭）</translation>
+    </message>
+    <message>
+        <source>%1 tokens/s</source>
+        <translation>%1 词元/秒</translation>
+    </message>
+    <message>
+        <source>TTFT %1 ms</source>
+        <translation>首词元延迟 %1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 prompt + %2 generated tokens</source>
+        <translation>提示 %1 + 生成 %2 个词元</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ModelPanel</name>
+    <message>
+        <source>Open a GGUF model</source>
+        <translation>打开 GGUF 模型</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation>GGUF 模型 (*.gguf)</translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder</source>
+        <translation>打开 Hugging Face 模型文件夹</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>Weight types</source>
+        <translation>权重类型</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation>结构</translation>
+    </message>
+    <message>
+        <source>Chat template</source>
+        <translation>对话模板</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Open file…</source>
+        <translation>打开文件…</translation>
+    </message>
+    <message>
+        <source>Open a .gguf model file (or drop it on the window)</source>
+        <translation>打开 .gguf 模型文件（或将其拖放到窗口上）</translation>
+    </message>
+    <message>
+        <source>Open folder…</source>
+        <translation>打开文件夹…</translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face folder with config.json and safetensors</source>
+        <translation>打开包含 config.json 和 safetensors 的 Hugging Face 文件夹</translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation>最近使用的模型</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>Could not load the model: %1</source>
+        <translation>无法加载模型：%1</translation>
+    </message>
+    <message>
+        <source>No model loaded.</source>
+        <translation>未加载模型。</translation>
+    </message>
+    <message>
+        <source>The built-in demo model: its weights are random, so its answers are meaningless text. Open a real model to chat.</source>
+        <translation>内置演示模型：权重是随机的，因此回答是无意义的文字。要正常对话，请打开一个真实模型。</translation>
+    </message>
+    <message>
+        <source>Loaded.</source>
+        <translation>已加载。</translation>
+    </message>
+    <message>
+        <source>%1 parameters, %2 of weights</source>
+        <translation>%1 个参数，权重 %2</translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation>%1 个词元</translation>
+    </message>
+    <message>
+        <source>%1 layers, hidden %2, %3 heads (%4 KV), vocabulary %5</source>
+        <translation>%1 层，隐藏维度 %2，%3 个注意力头（%4 个 KV 头），词表 %5</translation>
+    </message>
+    <message>
+        <source>present</source>
+        <translation>有</translation>
+    </message>
+    <message>
+        <source>missing (a plain prompt is used)</source>
+        <translation>无（使用纯文本提示）</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::SearchResultsModel</name>
+    <message>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+</context>
+</TS>
