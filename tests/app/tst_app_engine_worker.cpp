@@ -211,6 +211,44 @@ private slots:
         QVERIFY(again[1].id != msgs[1].id);
         QCOMPARE(again[1].content, msgs[1].content);
     }
+
+    // What main() does on quit during a generation: stopAll, join the engine thread, then the
+    // controller saves what streamed as 'stopped'.
+    void quitDuringGeneration() {
+        QThread thread;
+        auto* worker = new EngineWorker(1);
+        worker->moveToThread(&thread);
+        connect(&thread, &QThread::finished, worker, &QObject::deleteLater);
+        thread.start();
+        QSignalSpy loaded(worker, &EngineWorker::modelLoaded);
+        QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, modelPath_));
+        QVERIFY(loaded.wait(30000));
+
+        Database db(dir_.filePath("quit.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        connect(&controller, &ChatController::generateRequested, worker, &EngineWorker::generate,
+                Qt::QueuedConnection);
+        connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
+        auto conv = store.createConversation("q", {}, QJsonObject{{"max_tokens", 1500}});
+        QSignalSpy text(&controller, &ChatController::messageTextChanged);
+        QVERIFY(controller.send(conv->id, "Hello there"));
+        QVERIFY(text.wait(30000));  // streaming has started
+        worker->stopAll();
+        thread.quit();
+        QVERIFY(thread.wait(10000));
+        QCoreApplication::processEvents();  // tokens already queued reach the controller
+        const QString streamed = controller.streamingText(conv->id);
+        controller.shutdown();
+        QVERIFY(!controller.isGenerating(conv->id));
+        const auto msgs = store.messages(conv->id);
+        QCOMPARE(msgs.size(), 2);
+        QCOMPARE(msgs[1].state, MessageState::Stopped);
+        QVERIFY(!msgs[1].content.isEmpty());
+        QCOMPARE(msgs[1].content, streamed);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAppEngineWorker)
