@@ -1,7 +1,8 @@
 #include "engine/tokenizer/bpe_model.h"
 
 #include <cstdio>
-#include <queue>
+#include <algorithm>
+#include <functional>
 
 #include "engine/tokenizer/byte_level.h"
 #include "engine/tokenizer/utf8.h"
@@ -78,27 +79,36 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<std::int32_t>&
 void BpeModel::merge(std::vector<std::int32_t>& ids) const {
     const std::size_t n = ids.size();
     if (n < 2) return;
-    std::vector<std::int32_t> prev(n), next(n);
-    std::vector<char> alive(n, 1);
-    for (std::size_t i = 0; i < n; ++i) {
-        prev[i] = static_cast<std::int32_t>(i) - 1;
-        next[i] = i + 1 < n ? static_cast<std::int32_t>(i + 1) : -1;
-    }
     struct Entry {
         std::int32_t rank, pos, new_id;
         bool operator>(const Entry& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
     };
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+    // Per-thread scratch buffers: words are short and many, allocations would dominate.
+    thread_local std::vector<std::int32_t> prev, next;
+    thread_local std::vector<char> alive;
+    thread_local std::vector<Entry> heap;
+    prev.resize(n);
+    next.resize(n);
+    alive.assign(n, 1);
+    heap.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+        prev[i] = static_cast<std::int32_t>(i) - 1;
+        next[i] = i + 1 < n ? static_cast<std::int32_t>(i + 1) : -1;
+    }
+    const auto greater = std::greater<>{};
     auto push_pair = [&](std::int32_t pos) {
         const std::int32_t nx = next[static_cast<std::size_t>(pos)];
         if (nx < 0) return;
         auto it = merges_.find(pair_key(ids[static_cast<std::size_t>(pos)], ids[static_cast<std::size_t>(nx)]));
-        if (it != merges_.end()) queue.push({it->second.rank, pos, it->second.new_id});
+        if (it == merges_.end()) return;
+        heap.push_back({it->second.rank, pos, it->second.new_id});
+        std::push_heap(heap.begin(), heap.end(), greater);
     };
     for (std::size_t i = 0; i + 1 < n; ++i) push_pair(static_cast<std::int32_t>(i));
-    while (!queue.empty()) {
-        const Entry top = queue.top();
-        queue.pop();
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), greater);
+        const Entry top = heap.back();
+        heap.pop_back();
         const auto pos = static_cast<std::size_t>(top.pos);
         if (!alive[pos] || next[pos] < 0) continue;
         const auto nx = static_cast<std::size_t>(next[pos]);
