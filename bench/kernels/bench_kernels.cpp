@@ -62,6 +62,7 @@ struct MmResult {
     int64_t rows, cols, tokens;
     double gflops, frac_peak, speedup_vs_mv;
     double gflops_cpu;  // per CPU-second of the threads: robust against other load on the machine
+    double speedup_cpu;  // vs looped mv, both in CPU time
 };
 
 constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
@@ -129,14 +130,17 @@ MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPoo
     // The same tokens one by one through the matrix-vector path.
     const int64_t loop_tokens = std::min<int64_t>(tokens, o.quick ? 64 : 128);
     const auto t1 = Clock::now();
+    const double cpu1 = process_cpu_seconds();
     for (int64_t i = 0; i < loop_tokens; ++i) matmul(y.data() + i * rows, w, x.data() + i * cols, 1, &pool);
     const double loop_per_token = seconds_since(t1) / static_cast<double>(loop_tokens);
+    const double loop_cpu_per_token = (process_cpu_seconds() - cpu1) / static_cast<double>(loop_tokens) / pool.size();
     const double flops = 2.0 * static_cast<double>(rows * cols * tokens);
     const double gflops = flops / best / 1e9;
     const bool is_float = t == DType::F32 || t == DType::F16 || t == DType::BF16;
     const double peak = is_float ? fma_peak : int8_peak;
     return {t, rows, cols, tokens, gflops, peak > 0 ? gflops / peak : 0.0, loop_per_token / (best / static_cast<double>(tokens)),
-            cpu_per_call > 0 ? flops / cpu_per_call / 1e9 : 0.0};
+            cpu_per_call > 0 ? flops / cpu_per_call / 1e9 : 0.0,
+            cpu_per_call > 0 ? loop_cpu_per_token / (cpu_per_call / static_cast<double>(tokens)) : 0.0};
 }
 
 // Runs a peak probe on every thread at once; returns GFLOP/s (or G int8 ops/s) in total.
@@ -218,14 +222,15 @@ int main(int argc, char** argv) {
                             static_cast<long long>(r.cols), r.us_per_call, r.gbs, 100 * r.frac);
         }
     if (!o.json)
-        std::printf("\nmatrix-matrix (512 tokens, 896x4864)\n%-6s %9s %9s %16s %16s\n", "type", "GFLOP/s", "of peak", "vs looped mv",
-                    "GFLOP/s cpu-time");
+        std::printf("\nmatrix-matrix (512 tokens, 896x4864)\n%-6s %9s %9s %13s %17s %13s\n", "type", "GFLOP/s", "of peak", "vs looped mv",
+                    "GFLOP/s cpu-time", "vs mv (cpu)");
     std::vector<MmResult> mm;
     for (DType t : kTypes) {
         mm.push_back(bench_mm(t, 896, 4864, 512, pool, o, fma_peak, int8_peak));
         const MmResult& r = mm.back();
         if (!o.json)
-            std::printf("%-6s %9.1f %8.0f%% %15.1fx %16.1f\n", dtype_name(t), r.gflops, 100 * r.frac_peak, r.speedup_vs_mv, r.gflops_cpu);
+            std::printf("%-6s %9.1f %8.0f%% %12.1fx %17.1f %12.1fx\n", dtype_name(t), r.gflops, 100 * r.frac_peak, r.speedup_vs_mv,
+                        r.gflops_cpu, r.speedup_cpu);
     }
     // Busy-waiting workers count as used CPU, so this is an upper bound of the share we got.
     const double cpu_share = (process_cpu_seconds() - cpu_start) / (seconds_since(run_start) * o.threads);
@@ -240,10 +245,10 @@ int main(int argc, char** argv) {
                         static_cast<long long>(mv[i].cols), mv[i].us_per_call, mv[i].gbs, mv[i].frac);
         std::printf("],\n \"matmat\": [");
         for (size_t i = 0; i < mm.size(); ++i)
-            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"tokens\": %lld, \"gflops\": %.3f, \"fraction_of_peak\": %.4f, \"speedup_vs_looped_matvec\": %.3f, \"gflops_cpu_time\": %.3f}",
+            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"tokens\": %lld, \"gflops\": %.3f, \"fraction_of_peak\": %.4f, \"speedup_vs_looped_matvec\": %.3f, \"gflops_cpu_time\": %.3f, \"speedup_vs_looped_matvec_cpu_time\": %.3f}",
                         i ? "," : "", dtype_name(mm[i].type), static_cast<long long>(mm[i].rows),
                         static_cast<long long>(mm[i].cols), static_cast<long long>(mm[i].tokens), mm[i].gflops,
-                        mm[i].frac_peak, mm[i].speedup_vs_mv, mm[i].gflops_cpu);
+                        mm[i].frac_peak, mm[i].speedup_vs_mv, mm[i].gflops_cpu, mm[i].speedup_cpu);
         std::printf("]}\n");
     }
     return 0;

@@ -8,6 +8,10 @@
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/quant_blocks.h"
 
+// Loops over the register block (NR rows x NT tokens) must be fully unrolled so the
+// accumulators live in registers; GCC does not always do that at -O2 on its own.
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
 namespace llmwb::kernels::detail {
 
 namespace {
@@ -55,24 +59,24 @@ struct FloatTile {
     struct K {
         static void run(const TileArgs& p) {
             const float* x[NT];
-            for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(p.a + static_cast<size_t>(t) * p.a_stride);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(p.a + static_cast<size_t>(t) * p.a_stride);
             for (int r = 0; r < p.nr; ++r) {
                 const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
                 __m256 acc0[NT], acc1[NT];
-                for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
                 int64_t c = 0;
                 for (; c + 16 <= p.cols; c += 16) {
                     const __m256 w0 = W::load(w, c), w1 = W::load(w, c + 8);
-                    for (int t = 0; t < NT; ++t) {
+                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                         acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + c), acc0[t]);
                         acc1[t] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[t] + c + 8), acc1[t]);
                     }
                 }
                 for (; c + 8 <= p.cols; c += 8) {
                     const __m256 w0 = W::load(w, c);
-                    for (int t = 0; t < NT; ++t) acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + c), acc0[t]);
+                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + c), acc0[t]);
                 }
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     float s = hsum(_mm256_add_ps(acc0[t], acc1[t]));
                     for (int64_t k = c; k < p.cols; ++k) s += W::at(w, k) * x[t][k];
                     p.y[t * p.ldy + r] = s;
@@ -91,25 +95,25 @@ struct Q8_0Tile {
         const int64_t nb = p.cols / 32;
         const uint8_t* a[NT];
         const float* ad[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
         }
         for (int r = 0; r < p.nr; ++r) {
             const auto* w = reinterpret_cast<const BlockQ8_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT];
-            for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
                 const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
                 const __m256i aw = _mm256_sign_epi8(wq, wq);
                 const float dw = h2f(w[b].d);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b));
                     const __m256i s = dot_u8s8(aw, _mm256_sign_epi8(x, wq));
                     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * ad[t][b]), acc[t]);
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
         }
     }
 };
@@ -121,7 +125,7 @@ struct Q4_0Tile {
         const int64_t nb = p.cols / 32;
         const uint8_t* a[NT];
         const float *ad[NT], *ads[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
             ads[t] = reinterpret_cast<const float*>(a[t] + L.ds_off);
@@ -131,7 +135,7 @@ struct Q4_0Tile {
             const auto* w = reinterpret_cast<const BlockQ4_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT];
             float corr[NT];
-            for (int t = 0; t < NT; ++t) {
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                 acc[t] = _mm256_setzero_ps();
                 corr[t] = 0.0f;
             }
@@ -139,13 +143,13 @@ struct Q4_0Tile {
                 const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
                 const __m256i wq = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), low4);
                 const float dw = h2f(w[b].d);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m256i s = dot_u8s8(wq, _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)));
                     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * ad[t][b]), acc[t]);
                     corr[t] += dw * ads[t][b];
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - 8.0f * corr[t];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - 8.0f * corr[t];
         }
     }
 };
@@ -160,7 +164,7 @@ struct Q4_KTile {
         const uint8_t* a[NT];
         const float* ad[NT];
         const int16_t* as[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
             as[t] = reinterpret_cast<const int16_t*>(a[t] + L.bsum_off);
@@ -169,14 +173,14 @@ struct Q4_KTile {
         for (int r = 0; r < p.nr; ++r) {
             const auto* w = reinterpret_cast<const BlockQ4_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT], macc[NT];
-            for (int t = 0; t < NT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ4_K& B = w[b];
                 uint8_t sc[8], mn[8];
-                for (int j = 0; j < 8; ++j) q4k_scale_min(B.scales, j, &sc[j], &mn[j]);
+                LLMWB_UNROLL for (int j = 0; j < 8; ++j) q4k_scale_min(B.scales, j, &sc[j], &mn[j]);
                 __m256i s16[8], q[8];
-                for (int j = 0; j < 8; ++j) s16[j] = _mm256_set1_epi16(sc[j]);
-                for (int c = 0; c < 4; ++c) {
+                LLMWB_UNROLL for (int j = 0; j < 8; ++j) s16[j] = _mm256_set1_epi16(sc[j]);
+                LLMWB_UNROLL for (int c = 0; c < 4; ++c) {
                     const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qs + 32 * c));
                     q[2 * c] = _mm256_and_si256(raw, low4);
                     q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
@@ -185,10 +189,10 @@ struct Q4_KTile {
                 const __m256i mins16 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
                                                                _mm_unpackhi_epi16(m8, m8), 1);
                 const float d = h2f(B.d), dmin = h2f(B.dmin);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
                     __m256i s = _mm256_setzero_si256();
-                    for (int j = 0; j < 8; ++j) {
+                    LLMWB_UNROLL for (int j = 0; j < 8; ++j) {
                         const __m256i xv = _mm256_load_si256(reinterpret_cast<const __m256i*>(x + 32 * j));
                         s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(q[j], xv), s16[j]));
                     }
@@ -197,7 +201,7 @@ struct Q4_KTile {
                     macc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * ad[t][b]), macc[t]);
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - hsum(macc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - hsum(macc[t]);
         }
     }
 };
@@ -210,7 +214,7 @@ struct Q6_KTile {
         const uint8_t* a[NT];
         const float* ad[NT];
         const int16_t* as[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
             as[t] = reinterpret_cast<const int16_t*>(a[t] + L.bsum_off);
@@ -219,11 +223,11 @@ struct Q6_KTile {
         for (int r = 0; r < p.nr; ++r) {
             const auto* w = reinterpret_cast<const BlockQ6_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT];
-            for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ6_K& B = w[b];
                 __m256i q[8], s16[8];  // q[k]: elements 32k .. 32k+31
-                for (int h = 0; h < 2; ++h) {
+                LLMWB_UNROLL for (int h = 0; h < 2; ++h) {
                     const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.ql + 64 * h));
                     const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.ql + 64 * h + 32));
                     const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qh + 32 * h));
@@ -233,15 +237,15 @@ struct Q6_KTile {
                     q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
                                                    _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
                 }
-                for (int k = 0; k < 8; ++k)
+                LLMWB_UNROLL for (int k = 0; k < 8; ++k)
                     s16[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(B.scales[2 * k])),
                                                      _mm_set1_epi16(B.scales[2 * k + 1]), 1);
                 const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales)));
                 const float d = h2f(B.d);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
                     __m256i s = _mm256_setzero_si256();
-                    for (int k = 0; k < 8; ++k) {
+                    LLMWB_UNROLL for (int k = 0; k < 8; ++k) {
                         const __m256i xv = _mm256_load_si256(reinterpret_cast<const __m256i*>(x + 32 * k));
                         s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], xv), s16[k]));
                     }
@@ -250,7 +254,7 @@ struct Q6_KTile {
                     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * ad[t][b]), acc[t]);
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
         }
     }
 };

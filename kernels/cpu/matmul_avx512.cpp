@@ -11,6 +11,10 @@
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/quant_blocks.h"
 
+// Loops over the register block (NR rows x NT tokens) must be fully unrolled so the
+// accumulators live in registers; GCC does not always do that at -O2 on its own.
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
 namespace llmwb::kernels::detail {
 
 namespace {
@@ -89,7 +93,7 @@ void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
     for (int64_t b = 0; b < cols / 256; ++b) {
         const float* xb = x + 256 * b;
         __m512 m = _mm512_setzero_ps();
-        for (int i = 0; i < 16; ++i) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + 16 * i)));
+        LLMWB_UNROLL for (int i = 0; i < 16; ++i) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + 16 * i)));
         const float amax = _mm512_reduce_max_ps(m);
         const __m512 vid = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
         d[b] = amax / 127.0f;
@@ -134,31 +138,31 @@ template <class W, int NR, int NT>
 void float_block(const TileArgs& p, int r0, int t0) {
     const float* x[NT];
     const uint8_t* w[NR];
-    for (int t = 0; t < NT; ++t) x[t] = act_f32<NT>(p, t0 + t);
-    for (int i = 0; i < NR; ++i) w[i] = p.w + static_cast<size_t>(r0 + i) * p.w_stride;
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = act_f32<NT>(p, t0 + t);
+    LLMWB_UNROLL for (int i = 0; i < NR; ++i) w[i] = p.w + static_cast<size_t>(r0 + i) * p.w_stride;
     __m512 acc[NR][NT];
-    for (int i = 0; i < NR; ++i)
-        for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
+    LLMWB_UNROLL for (int i = 0; i < NR; ++i)
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
     int64_t c = 0;
     for (; c + 16 <= p.cols; c += 16) {
         __m512 wv[NR];
-        for (int i = 0; i < NR; ++i) wv[i] = W::load(w[i], c);
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int i = 0; i < NR; ++i) wv[i] = W::load(w[i], c);
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             const __m512 xv = _mm512_loadu_ps(x[t] + c);
-            for (int i = 0; i < NR; ++i) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
+            LLMWB_UNROLL for (int i = 0; i < NR; ++i) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
         }
     }
     if (c < p.cols) {
         const __mmask16 m = tail_mask(p.cols - c);
         __m512 wv[NR];
-        for (int i = 0; i < NR; ++i) wv[i] = W::load(w[i], c, m);
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int i = 0; i < NR; ++i) wv[i] = W::load(w[i], c, m);
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             const __m512 xv = _mm512_maskz_loadu_ps(m, x[t] + c);
-            for (int i = 0; i < NR; ++i) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
+            LLMWB_UNROLL for (int i = 0; i < NR; ++i) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
         }
     }
-    for (int i = 0; i < NR; ++i)
-        for (int t = 0; t < NT; ++t) p.y[(t0 + t) * p.ldy + r0 + i] = hsum_ps_512(acc[i][t]);
+    LLMWB_UNROLL for (int i = 0; i < NR; ++i)
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[(t0 + t) * p.ldy + r0 + i] = hsum_ps_512(acc[i][t]);
 }
 
 template <class W, int NT>
@@ -210,7 +214,7 @@ struct Q8_0Tile {
         const int64_t nb = p.cols / 32;
         const uint8_t* a[NT];
         const float* ad[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
         }
@@ -219,7 +223,7 @@ struct Q8_0Tile {
             const auto* w = reinterpret_cast<const BlockQ8_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m512 acc[NT];
             float tail[NT];
-            for (int t = 0; t < NT; ++t) {
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                 acc[t] = _mm512_setzero_ps();
                 tail[t] = 0.0f;
             }
@@ -230,7 +234,7 @@ struct Q8_0Tile {
                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
                 const __m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wq));
                 const __m512 dw = pair_set(h2f(w[b].d), h2f(w[b + 1].d));
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m512i s = _mm512_dpbusd_epi32(corr, _mm512_load_si512(a[t] + 32 * b), wq);
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, pair_bcast(ad[t] + b)), acc[t]);
                 }
@@ -240,12 +244,12 @@ struct Q8_0Tile {
                 const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
                 const __m256i corr = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias8, wq));
                 const float dw = h2f(w[b].d);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m256i s = _mm256_dpbusd_epi32(corr, _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)), wq);
                     tail[t] = dw * ad[t][b] * static_cast<float>(hsum_epi32_256(s));
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
         }
     }
 };
@@ -259,7 +263,7 @@ struct Q4_0Tile {
         const int64_t nb = p.cols / 32;
         const uint8_t* a[NT];
         const float *ad[NT], *ads[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
             ads[t] = reinterpret_cast<const float*>(a[t] + L.ds_off);
@@ -272,7 +276,7 @@ struct Q4_0Tile {
             const auto* w = reinterpret_cast<const BlockQ4_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m512 acc[NT];
             float tail[NT];
-            for (int t = 0; t < NT; ++t) {
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                 acc[t] = _mm512_setzero_ps();
                 tail[t] = 0.0f;
             }
@@ -284,7 +288,7 @@ struct Q4_0Tile {
                 const __m512i z = _mm512_castsi256_si512(both);
                 const __m512i wq = _mm512_and_si512(_mm512_srlv_epi16(_mm512_shuffle_i64x2(z, z, 0x50), shifts), low4);
                 const __m512 dw = pair_set(h2f(w[b].d), h2f(w[b + 1].d));
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq, _mm512_load_si512(a[t] + 32 * b));
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, pair_bcast(ad[t] + b)), acc[t]);
                     acc[t] = _mm512_fnmadd_ps(dw, pair_bcast(ads[t] + b), acc[t]);  // 8 lanes x ds = 8 * ds
@@ -295,13 +299,13 @@ struct Q4_0Tile {
                 const __m256i wq = _mm256_and_si256(
                     _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), _mm256_set1_epi8(0x0F));
                 const float dw = h2f(w[b].d);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wq,
                                                           _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)));
                     tail[t] = dw * (ad[t][b] * static_cast<float>(hsum_epi32_256(s)) - 8.0f * ads[t][b]);
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
         }
     }
 };
@@ -316,7 +320,7 @@ struct Q4_KTile {
         const uint8_t* a[NT];
         const float* ad[NT];
         const int16_t* as[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
             as[t] = reinterpret_cast<const int16_t*>(a[t] + L.bsum_off);
@@ -330,7 +334,7 @@ struct Q4_KTile {
             const auto* w = reinterpret_cast<const BlockQ4_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m512 acc[NT];
             __m256 macc[NT];
-            for (int t = 0; t < NT; ++t) {
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                 acc[t] = _mm512_setzero_ps();
                 macc[t] = _mm256_setzero_ps();
             }
@@ -352,7 +356,7 @@ struct Q4_KTile {
                 const __m512i lo01 = _mm512_and_si512(q01, low4), hi01 = _mm512_and_si512(_mm512_srli_epi16(q01, 4), low4);
                 const __m512i lo23 = _mm512_and_si512(q23, low4), hi23 = _mm512_and_si512(_mm512_srli_epi16(q23, 4), low4);
                 const float d = h2f(B.d), dmin = h2f(B.dmin);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
                     const __m512i z = _mm512_setzero_si512();
                     __m512i s = _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, lo01, _mm512_load_si512(x)), s02);
@@ -365,7 +369,7 @@ struct Q4_KTile {
                     macc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
         }
     }
 };
@@ -380,7 +384,7 @@ struct Q6_KTile {
         const uint8_t* a[NT];
         const float* ad[NT];
         const int16_t* as[NT];
-        for (int t = 0; t < NT; ++t) {
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
             as[t] = reinterpret_cast<const int16_t*>(a[t] + L.bsum_off);
@@ -396,7 +400,7 @@ struct Q6_KTile {
         for (int r = 0; r < p.nr; ++r) {
             const auto* w = reinterpret_cast<const BlockQ6_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m512 acc[NT];
-            for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ6_K& B = w[b];
                 const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales));
@@ -405,7 +409,7 @@ struct Q6_KTile {
                 const __m512i sA = _mm512_permutexvar_epi32(iA, scv), sB = _mm512_permutexvar_epi32(iB, scv);
                 const __m512i sC = _mm512_permutexvar_epi32(iC, scv), sD = _mm512_permutexvar_epi32(iD, scv);
                 __m512i qlo[2], qhi[2];
-                for (int h = 0; h < 2; ++h) {
+                LLMWB_UNROLL for (int h = 0; h < 2; ++h) {
                     const __m512i l = _mm512_loadu_si512(B.ql + 64 * h);
                     const __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qh + 32 * h)));
                     qlo[h] = _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_and_si512(_mm512_sllv_epi16(hb, shl_lo), bits45));
@@ -413,7 +417,7 @@ struct Q6_KTile {
                                              _mm512_and_si512(_mm512_srlv_epi16(hb, shr_hi), bits45));
                 }
                 const float d = h2f(B.d);
-                for (int t = 0; t < NT; ++t) {
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
                     const __m512i z = _mm512_setzero_si512();
                     __m512i s = _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qlo[0], _mm512_load_si512(x)), sA);
@@ -425,7 +429,7 @@ struct Q6_KTile {
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(d * ad[t][b]), acc[t]);
                 }
             }
-            for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]);
         }
     }
 };
