@@ -1,0 +1,19 @@
+// Named shape presets of real model families, for the model writer (`llmwb make-model --shape`)
+// and the benchmarks: the weights are random, the shapes (and so the cost) are the real ones.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/model/model_writer.h"
+#include "engine/util/result.h"
+
+namespace llmwb {
+
+// Known names: tiny, qwen2.5-0.5b, qwen2.5-7b, qwen3-0.6b, llama3.2-1b, llama2-tiny.
+// The spec's architecture, shapes, rope and tying are set; format, weight type, seed and
+// tokenizer keep their defaults for the caller to set.
+Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape);
+std::vector<std::string> known_model_shapes();
+
+}  // namespace llmwb
