@@ -9,9 +9,9 @@ namespace llmwb::cli {
 
 std::string default_model_dir() {
     if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
-        return std::string(xdg) + "/llm-workbench/models";
+        return std::string(xdg) + "/llmwb/llm-workbench";
     const char* home = std::getenv("HOME");
-    return std::string(home && *home ? home : ".") + "/.local/share/llm-workbench/models";
+    return std::string(home && *home ? home : ".") + "/.local/share/llmwb/llm-workbench";
 }
 
 Status CliModel::prepare_runtime(int64_t tokens, int threads) {

@@ -14,8 +14,9 @@
 
 namespace llmwb::cli {
 
-// Where the demo model lives: $XDG_DATA_HOME/llm-workbench/models (or
-// ~/.local/share/llm-workbench/models) — the same folder the desktop app uses.
+// Where the demo model lives: $XDG_DATA_HOME/llmwb/llm-workbench (or
+// ~/.local/share/llmwb/llm-workbench) — the desktop app's data folder
+// (QStandardPaths::AppDataLocation), so both use the same demo file.
 std::string default_model_dir();
 
 struct CliModel {
