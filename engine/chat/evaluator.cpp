@@ -130,7 +130,11 @@ private:
                 out += to_str(*r);
                 return Flow::Normal;
             }
-            case StmtKind::Macro: scope->vars.set(s.name, make_macro(s, scope)); return Flow::Normal;
+            case StmtKind::Macro:
+                if (macro_scopes_.size() >= 100000)
+                    return at_line(s.line, make_error("too many macro definitions"));
+                scope->vars.set(s.name, make_macro(s, scope));
+                return Flow::Normal;
             case StmtKind::Break: return Flow::Break;
             case StmtKind::Continue: return Flow::Continue;
             case StmtKind::Generation: return render_body(s.body, scope, out);
@@ -203,11 +207,17 @@ private:
         return ok_status();
     }
 
-    Value make_macro(const Stmt& s, const ScopePtr& defining) {
+    // The macro refers to its defining scope weakly (the scope holds the macro: a strong
+    // reference would be a cycle); the renderer keeps such scopes alive until it ends.
+    Value make_macro(const Stmt& s, const ScopePtr& defining_scope) {
         const Stmt* stmt = &s;
         Renderer* self = this;
+        macro_scopes_.push_back(defining_scope);
+        std::weak_ptr<Scope> weak = defining_scope;
         return Value(CallablePtr(std::make_shared<Callable>(Callable{
-            s.name, [stmt, defining, self](const CallArgs& a) -> Result<Value> {
+            s.name, [stmt, weak, self](const CallArgs& a) -> Result<Value> {
+                ScopePtr defining = weak.lock();
+                if (!defining) return make_error("macro '" + stmt->name + "' called after its scope ended");
                 if (self->call_depth_ >= self->limits_.max_call_depth)
                     return make_error("macro '" + stmt->name + "' nested too deeply");
                 if (a.positional.size() > stmt->params.size())
@@ -428,6 +438,7 @@ private:
 
     DictData globals_;
     RenderLimits limits_;
+    std::vector<ScopePtr> macro_scopes_;
     int call_depth_ = 0;
     int eval_depth_ = 0;
     int64_t iterations_ = 0;
