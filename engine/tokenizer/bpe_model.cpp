@@ -1,7 +1,7 @@
 #include "engine/tokenizer/bpe_model.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 
 #include "engine/tokenizer/byte_level.h"
@@ -9,7 +9,8 @@
 
 namespace llmwb {
 
-Result<std::unique_ptr<BpeModel>> BpeModel::create(const TokenizerData& data, TokenIdMap vocab, Options options) {
+Result<std::unique_ptr<BpeModel>> BpeModel::create(const TokenizerData& data, TokenIdMap vocab,
+                                                   Options options) {
     std::unique_ptr<BpeModel> m(new BpeModel());
     m->options_ = options;
     m->vocab_ = std::move(vocab);
@@ -19,7 +20,8 @@ Result<std::unique_ptr<BpeModel>> BpeModel::create(const TokenizerData& data, To
         for (int b = 0; b < 256; ++b) {
             const std::int32_t id = m->find(table.encode_byte(static_cast<std::uint8_t>(b)));
             if (id < 0)
-                return make_error("tokenizer: byte-level vocabulary lacks the token for byte " + std::to_string(b));
+                return make_error("tokenizer: byte-level vocabulary lacks the token for byte " +
+                                  std::to_string(b));
             m->byte_ids_[static_cast<std::size_t>(b)] = id;
         }
     } else {
@@ -47,7 +49,8 @@ Result<std::unique_ptr<BpeModel>> BpeModel::create(const TokenizerData& data, To
 
 void BpeModel::initial_symbols(std::string_view word, std::vector<std::int32_t>& ids) const {
     if (options_.byte_level) {
-        for (char c : word) ids.push_back(byte_ids_[static_cast<std::uint8_t>(c)]);
+        for (char c : word)
+            ids.push_back(byte_ids_[static_cast<std::uint8_t>(c)]);
         return;
     }
     bool last_unk = false;
@@ -63,25 +66,32 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<std::int32_t>&
         }
         if (options_.byte_fallback) {
             bool all = true;
-            for (char c : ch) all = all && byte_ids_[static_cast<std::uint8_t>(c)] >= 0;
+            for (char c : ch)
+                all = all && byte_ids_[static_cast<std::uint8_t>(c)] >= 0;
             if (all) {
-                for (char c : ch) ids.push_back(byte_ids_[static_cast<std::uint8_t>(c)]);
+                for (char c : ch)
+                    ids.push_back(byte_ids_[static_cast<std::uint8_t>(c)]);
                 last_unk = false;
                 continue;
             }
         }
-        if (options_.unk_id < 0) continue;  // nothing to stand for it
-        if (!(options_.fuse_unk && last_unk)) ids.push_back(options_.unk_id);
+        if (options_.unk_id < 0)
+            continue; // nothing to stand for it
+        if (!(options_.fuse_unk && last_unk))
+            ids.push_back(options_.unk_id);
         last_unk = true;
     }
 }
 
 void BpeModel::merge(std::vector<std::int32_t>& ids) const {
     const std::size_t n = ids.size();
-    if (n < 2) return;
+    if (n < 2)
+        return;
     struct Entry {
         std::int32_t rank, pos, new_id;
-        bool operator>(const Entry& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+        bool operator>(const Entry& o) const {
+            return rank != o.rank ? rank > o.rank : pos > o.pos;
+        }
     };
     // Per-thread scratch buffers: words are short and many, allocations would dominate.
     thread_local std::vector<std::int32_t> prev, next;
@@ -98,37 +108,47 @@ void BpeModel::merge(std::vector<std::int32_t>& ids) const {
     const auto greater = std::greater<>{};
     auto push_pair = [&](std::int32_t pos) {
         const std::int32_t nx = next[static_cast<std::size_t>(pos)];
-        if (nx < 0) return;
-        auto it = merges_.find(pair_key(ids[static_cast<std::size_t>(pos)], ids[static_cast<std::size_t>(nx)]));
-        if (it == merges_.end()) return;
+        if (nx < 0)
+            return;
+        auto it = merges_.find(
+            pair_key(ids[static_cast<std::size_t>(pos)], ids[static_cast<std::size_t>(nx)]));
+        if (it == merges_.end())
+            return;
         heap.push_back({it->second.rank, pos, it->second.new_id});
         std::push_heap(heap.begin(), heap.end(), greater);
     };
-    for (std::size_t i = 0; i + 1 < n; ++i) push_pair(static_cast<std::int32_t>(i));
+    for (std::size_t i = 0; i + 1 < n; ++i)
+        push_pair(static_cast<std::int32_t>(i));
     while (!heap.empty()) {
         std::pop_heap(heap.begin(), heap.end(), greater);
         const Entry top = heap.back();
         heap.pop_back();
         const auto pos = static_cast<std::size_t>(top.pos);
-        if (!alive[pos] || next[pos] < 0) continue;
+        if (!alive[pos] || next[pos] < 0)
+            continue;
         const auto nx = static_cast<std::size_t>(next[pos]);
         // Skip entries made stale by an earlier merge (same check as Hugging Face).
         auto it = merges_.find(pair_key(ids[pos], ids[nx]));
-        if (it == merges_.end() || it->second.new_id != top.new_id) continue;
+        if (it == merges_.end() || it->second.new_id != top.new_id)
+            continue;
         ids[pos] = top.new_id;
         alive[nx] = 0;
         next[pos] = next[nx];
-        if (next[nx] >= 0) prev[static_cast<std::size_t>(next[nx])] = static_cast<std::int32_t>(pos);
-        if (prev[pos] >= 0) push_pair(prev[pos]);
+        if (next[nx] >= 0)
+            prev[static_cast<std::size_t>(next[nx])] = static_cast<std::int32_t>(pos);
+        if (prev[pos] >= 0)
+            push_pair(prev[pos]);
         push_pair(static_cast<std::int32_t>(pos));
     }
     std::size_t w = 0;
-    for (std::int32_t i = 0; i >= 0; i = next[static_cast<std::size_t>(i)]) ids[w++] = ids[static_cast<std::size_t>(i)];
+    for (std::int32_t i = 0; i >= 0; i = next[static_cast<std::size_t>(i)])
+        ids[w++] = ids[static_cast<std::size_t>(i)];
     ids.resize(w);
 }
 
 void BpeModel::encode_word(std::string_view word, std::vector<std::int32_t>& out) const {
-    if (word.empty()) return;
+    if (word.empty())
+        return;
     const bool cacheable = word.size() <= kMaxCachedWordBytes;
     if (cacheable) {
         std::lock_guard lock(cache_mutex_);
@@ -162,9 +182,10 @@ void BpeModel::encode_word(std::string_view word, std::vector<std::int32_t>& out
     out.insert(out.end(), ids.begin(), ids.end());
     if (cacheable) {
         std::lock_guard lock(cache_mutex_);
-        if (cache_.size() >= kCacheCapacity) cache_.clear();
+        if (cache_.size() >= kCacheCapacity)
+            cache_.clear();
         cache_.emplace(std::string(word), std::move(ids));
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

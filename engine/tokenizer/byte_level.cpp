@@ -8,7 +8,8 @@ ByteLevelTable::ByteLevelTable() {
     cp_to_byte_.fill(-1);
     std::uint32_t next = 256;
     for (int b = 0; b < 256; ++b) {
-        const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+        const bool printable =
+            (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
         const std::uint32_t cp = printable ? static_cast<std::uint32_t>(b) : next++;
         utf8::append(byte_to_text_[static_cast<std::size_t>(b)], cp);
         cp_to_byte_[cp] = static_cast<std::int16_t>(b);
@@ -21,7 +22,8 @@ const ByteLevelTable& ByteLevelTable::instance() {
 }
 
 void ByteLevelTable::encode(std::string_view bytes, std::string& out) const {
-    for (char c : bytes) out += byte_to_text_[static_cast<std::uint8_t>(c)];
+    for (char c : bytes)
+        out += byte_to_text_[static_cast<std::uint8_t>(c)];
 }
 
 bool ByteLevelTable::decode(std::string_view text, std::string& out) const {
@@ -38,4 +40,4 @@ bool ByteLevelTable::decode(std::string_view text, std::string& out) const {
     return true;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

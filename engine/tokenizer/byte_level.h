@@ -11,7 +11,7 @@
 namespace llmwb {
 
 class ByteLevelTable {
-public:
+  public:
     static const ByteLevelTable& instance();
 
     // UTF-8 of the code point that byte b maps to.
@@ -22,10 +22,10 @@ public:
     // `text` is not in the table.
     bool decode(std::string_view text, std::string& out) const;
 
-private:
+  private:
     ByteLevelTable();
     std::array<std::string, 256> byte_to_text_;
-    std::array<std::int16_t, 512> cp_to_byte_{};  // code points < 512 only; -1 = none
+    std::array<std::int16_t, 512> cp_to_byte_{}; // code points < 512 only; -1 = none
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -12,28 +12,32 @@ namespace {
 
 using unicode::combining_class;
 
-constexpr std::uint32_t kRawByte = 0x80000000u;  // marker | byte for invalid input bytes
+constexpr std::uint32_t kRawByte = 0x80000000u; // marker | byte for invalid input bytes
 
 constexpr std::uint32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
 constexpr std::uint32_t kLCount = 19, kVCount = 21, kTCount = 28;
 constexpr std::uint32_t kNCount = kVCount * kTCount, kSCount = kLCount * kNCount;
 
-std::uint8_t ccc_of(std::uint32_t cp) { return (cp & kRawByte) ? 0 : combining_class(cp); }
+std::uint8_t ccc_of(std::uint32_t cp) {
+    return (cp & kRawByte) ? 0 : combining_class(cp);
+}
 
 void decompose(std::uint32_t cp, std::vector<std::uint32_t>& out) {
     if (cp >= kSBase && cp < kSBase + kSCount) {
         const std::uint32_t s = cp - kSBase;
         out.push_back(kLBase + s / kNCount);
         out.push_back(kVBase + (s % kNCount) / kTCount);
-        if (s % kTCount != 0) out.push_back(kTBase + s % kTCount);
+        if (s % kTCount != 0)
+            out.push_back(kTBase + s % kTCount);
         return;
     }
     if (cp >= 0xC0 && !(cp & kRawByte)) {
         const unicode::Decomposition* begin = unicode::kDecompositions;
         const unicode::Decomposition* end = begin + unicode::kDecompositionCount;
-        const auto* it = std::lower_bound(begin, end, cp, [](const unicode::Decomposition& d, std::uint32_t v) {
-            return d.cp < v;
-        });
+        const auto* it =
+            std::lower_bound(begin, end, cp, [](const unicode::Decomposition& d, std::uint32_t v) {
+                return d.cp < v;
+            });
         if (it != end && it->cp == cp) {
             out.insert(out.end(), unicode::kDecompositionPool + it->offset,
                        unicode::kDecompositionPool + it->offset + it->length);
@@ -47,27 +51,31 @@ void decompose(std::uint32_t cp, std::vector<std::uint32_t>& out) {
 std::uint32_t compose(std::uint32_t a, std::uint32_t b) {
     if (a >= kLBase && a < kLBase + kLCount && b >= kVBase && b < kVBase + kVCount)
         return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
-    if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase && b < kTBase + kTCount)
+    if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase &&
+        b < kTBase + kTCount)
         return a + (b - kTBase);
     const unicode::Composition* begin = unicode::kCompositions;
     const unicode::Composition* end = begin + unicode::kCompositionCount;
-    const auto* it = std::lower_bound(begin, end, std::pair{a, b}, [](const unicode::Composition& c, std::pair<std::uint32_t, std::uint32_t> v) {
-        return c.first < v.first || (c.first == v.first && c.second < v.second);
-    });
+    const auto* it = std::lower_bound(
+        begin, end, std::pair{a, b},
+        [](const unicode::Composition& c, std::pair<std::uint32_t, std::uint32_t> v) {
+            return c.first < v.first || (c.first == v.first && c.second < v.second);
+        });
     return (it != end && it->first == a && it->second == b) ? it->composite : 0;
 }
 
-}  // namespace
+} // namespace
 
 std::string nfc_normalize(std::string_view text) {
     bool maybe_changes = false;
     for (char ch : text) {
-        if (static_cast<unsigned char>(ch) >= 0xCC) {  // a code point >= U+0300 (or invalid)
+        if (static_cast<unsigned char>(ch) >= 0xCC) { // a code point >= U+0300 (or invalid)
             maybe_changes = true;
             break;
         }
     }
-    if (!maybe_changes) return std::string(text);
+    if (!maybe_changes)
+        return std::string(text);
 
     std::vector<std::uint32_t> cps;
     cps.reserve(text.size());
@@ -87,8 +95,10 @@ std::string nfc_normalize(std::string_view text) {
             continue;
         }
         std::size_t j = i;
-        while (j < cps.size() && ccc_of(cps[j]) != 0) ++j;
-        std::stable_sort(cps.begin() + static_cast<std::ptrdiff_t>(i), cps.begin() + static_cast<std::ptrdiff_t>(j),
+        while (j < cps.size() && ccc_of(cps[j]) != 0)
+            ++j;
+        std::stable_sort(cps.begin() + static_cast<std::ptrdiff_t>(i),
+                         cps.begin() + static_cast<std::ptrdiff_t>(j),
                          [](std::uint32_t a, std::uint32_t b) { return ccc_of(a) < ccc_of(b); });
         i = j;
     }
@@ -109,7 +119,8 @@ std::string nfc_normalize(std::string_view text) {
                 }
             }
         }
-        if (cc == 0) starter = static_cast<std::ptrdiff_t>(result.size());
+        if (cc == 0)
+            starter = static_cast<std::ptrdiff_t>(result.size());
         last_ccc = cc;
         result.push_back(cp);
     }
@@ -125,4 +136,4 @@ std::string nfc_normalize(std::string_view text) {
     return out;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -10,4 +10,4 @@ namespace llmwb {
 // nothing). Text that cannot change (every code point below U+0300) is returned as is quickly.
 std::string nfc_normalize(std::string_view text);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -36,18 +36,19 @@ void split_builtin(BuiltinPattern p, std::string_view text, std::vector<std::str
                    SpaceSemantics spaces = SpaceSemantics::WhiteSpace);
 
 class PreTokenizer {
-public:
+  public:
     // `name` is "gpt2" / "llama3" / "qwen2", or empty / anything else to use `regex`.
-    static Result<std::shared_ptr<const PreTokenizer>> create(std::string_view name, std::string_view regex);
+    static Result<std::shared_ptr<const PreTokenizer>> create(std::string_view name,
+                                                              std::string_view regex);
     ~PreTokenizer();
 
     void split(std::string_view text, std::vector<std::string_view>& out) const;
 
     std::optional<BuiltinPattern> builtin() const { return builtin_; }
 
-    struct Regex;  // PCRE2-compiled pattern (only with LLMWB_HAVE_PCRE2)
+    struct Regex; // PCRE2-compiled pattern (only with LLMWB_HAVE_PCRE2)
 
-private:
+  private:
     PreTokenizer() = default;
     std::optional<BuiltinPattern> builtin_;
     std::unique_ptr<Regex> regex_;
@@ -56,4 +57,4 @@ private:
 // True when the library was built with PCRE2 (unknown pre-tokenizer regexes are supported).
 bool pre_tokenizer_has_pcre2();
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -12,7 +12,7 @@
 namespace llmwb {
 
 class StreamingDecoder {
-public:
+  public:
     // `tokenizer` must outlive the decoder.
     explicit StreamingDecoder(const Tokenizer& tokenizer, bool skip_special_tokens = false)
         : decoder_(tokenizer, skip_special_tokens) {}
@@ -30,8 +30,8 @@ public:
         return out;
     }
 
-private:
+  private:
     TextDecoder decoder_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -12,7 +12,8 @@ constexpr std::string_view kMetaspace = "\xE2\x96\x81";
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 int byte_token_value(std::string_view t) {
-    if (t.size() != 6 || t.substr(0, 3) != "<0x" || t[5] != '>') return -1;
+    if (t.size() != 6 || t.substr(0, 3) != "<0x" || t[5] != '>')
+        return -1;
     int v = 0;
     for (char c : t.substr(3, 2)) {
         v <<= 4;
@@ -34,20 +35,24 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
         s.replace(pos, from.size(), to);
 }
 
-}  // namespace
+} // namespace
 
 TextDecoder::TextDecoder(const Tokenizer& tokenizer, bool skip_special_tokens)
-    : tok_(tokenizer), skip_special_(skip_special_tokens), strip_left_(tokenizer.decoder().strip_leading_spaces) {}
+    : tok_(tokenizer), skip_special_(skip_special_tokens),
+      strip_left_(tokenizer.decoder().strip_leading_spaces) {}
 
 void TextDecoder::push(std::int32_t id, std::string& out) {
-    if (!tok_.valid_id(id)) return;
-    if (skip_special_ && tok_.is_special(id)) return;
+    if (!tok_.valid_id(id))
+        return;
+    if (skip_special_ && tok_.is_special(id))
+        return;
     const TokenizerData::Decoder& dec = tok_.decoder();
     const std::string& text = tok_.token_text(id);
     const std::size_t index = token_index_++;
     if (dec.byte_level) {
         std::string bytes;
-        if (!ByteLevelTable::instance().decode(text, bytes)) bytes = text;
+        if (!ByteLevelTable::instance().decode(text, bytes))
+            bytes = text;
         emit_text(bytes, out);
         return;
     }
@@ -74,14 +79,16 @@ void TextDecoder::finish(std::string& out) {
 }
 
 void TextDecoder::flush_byte_run(std::string& out) {
-    if (byte_run_.empty()) return;
+    if (byte_run_.empty())
+        return;
     std::string run;
     run.swap(byte_run_);
     if (utf8::is_valid(run)) {
         emit_text(run, out);
     } else {
         std::string repl;
-        for (std::size_t i = 0; i < run.size(); ++i) repl += kReplacement;
+        for (std::size_t i = 0; i < run.size(); ++i)
+            repl += kReplacement;
         emit_text(repl, out);
     }
 }
@@ -104,7 +111,8 @@ void TextDecoder::emit_complete_utf8(std::string& out, bool final) {
     while (i < pending_.size()) {
         bool valid = false, complete = false;
         const std::size_t n = utf8::lossy_unit(pending_, i, valid, complete);
-        if (!complete && !final) break;  // may still become valid: hold it back
+        if (!complete && !final)
+            break; // may still become valid: hold it back
         if (valid) {
             out.append(pending_, i, n);
         } else {
@@ -115,4 +123,4 @@ void TextDecoder::emit_complete_utf8(std::string& out, bool final) {
     pending_.erase(0, i);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

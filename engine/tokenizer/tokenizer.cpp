@@ -28,7 +28,7 @@ std::string replace_spaces(std::string_view s) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 Tokenizer::Tokenizer() = default;
 Tokenizer::~Tokenizer() = default;
@@ -38,26 +38,35 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
     t->data_ = data;
     TokenizerData& d = t->data_;
     const auto n = static_cast<std::int64_t>(d.tokens.size());
-    if (n == 0) return make_error("tokenizer: empty vocabulary");
-    if (n > (1 << 24)) return make_error("tokenizer: vocabulary too large (" + std::to_string(n) + ")");
+    if (n == 0)
+        return make_error("tokenizer: empty vocabulary");
+    if (n > (1 << 24))
+        return make_error("tokenizer: vocabulary too large (" + std::to_string(n) + ")");
     if (!d.token_types.empty() && static_cast<std::int64_t>(d.token_types.size()) != n)
-        return make_error("tokenizer: token_types has " + std::to_string(d.token_types.size()) + " entries for " +
-                          std::to_string(n) + " tokens");
+        return make_error("tokenizer: token_types has " + std::to_string(d.token_types.size()) +
+                          " entries for " + std::to_string(n) + " tokens");
     if (!d.scores.empty() && static_cast<std::int64_t>(d.scores.size()) != n)
-        return make_error("tokenizer: scores has " + std::to_string(d.scores.size()) + " entries for " +
-                          std::to_string(n) + " tokens");
+        return make_error("tokenizer: scores has " + std::to_string(d.scores.size()) +
+                          " entries for " + std::to_string(n) + " tokens");
     auto check_id = [n](std::int32_t id, const char* what) -> Status {
-        if (id < -1 || id >= n) return make_error(std::string("tokenizer: ") + what + " id " + std::to_string(id) + " out of range");
+        if (id < -1 || id >= n)
+            return make_error(std::string("tokenizer: ") + what + " id " + std::to_string(id) +
+                              " out of range");
         return ok_status();
     };
-    for (auto [id, what] : {std::pair{d.bos_id, "bos"}, {d.eos_id, "eos"}, {d.unk_id, "unk"}, {d.pad_id, "pad"}}) {
-        if (auto s = check_id(id, what); !s) return s.error();
+    for (auto [id, what] :
+         {std::pair{d.bos_id, "bos"}, {d.eos_id, "eos"}, {d.unk_id, "unk"}, {d.pad_id, "pad"}}) {
+        if (auto s = check_id(id, what); !s)
+            return s.error();
     }
     for (std::int32_t id : d.eot_ids) {
-        if (id < 0 || id >= n) return make_error("tokenizer: eot id " + std::to_string(id) + " out of range");
+        if (id < 0 || id >= n)
+            return make_error("tokenizer: eot id " + std::to_string(id) + " out of range");
     }
-    if (d.add_bos && d.bos_id < 0) return make_error("tokenizer: add_bos is set but there is no bos id");
-    if (d.add_eos && d.eos_id < 0) return make_error("tokenizer: add_eos is set but there is no eos id");
+    if (d.add_bos && d.bos_id < 0)
+        return make_error("tokenizer: add_bos is set but there is no bos id");
+    if (d.add_eos && d.eos_id < 0)
+        return make_error("tokenizer: add_eos is set but there is no eos id");
 
     t->byte_level_ = d.kind == TokenizerData::Kind::ByteLevelBpe;
 
@@ -66,7 +75,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
     if (added.empty() && !d.token_types.empty()) {
         for (std::int64_t i = 0; i < n; ++i) {
             const std::int32_t type = d.token_types[static_cast<std::size_t>(i)];
-            if ((type == 2 || type == 3 || type == 4) && !d.tokens[static_cast<std::size_t>(i)].empty()) {
+            if ((type == 2 || type == 3 || type == 4) &&
+                !d.tokens[static_cast<std::size_t>(i)].empty()) {
                 TokenizerData::AddedToken a;
                 a.id = static_cast<std::int32_t>(i);
                 a.content = d.tokens[static_cast<std::size_t>(i)];
@@ -78,9 +88,14 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
     t->special_.assign(static_cast<std::size_t>(n), 0);
     std::vector<TokenizerData::AddedToken> raw, normalized;
     for (const auto& a : added) {
-        if (a.id < 0 || a.id >= n) return make_error("tokenizer: added token id " + std::to_string(a.id) + " out of range");
-        if (a.content.empty()) return make_error("tokenizer: added token " + std::to_string(a.id) + " has empty content");
-        if (a.special) t->special_[static_cast<std::size_t>(a.id)] = 1;
+        if (a.id < 0 || a.id >= n)
+            return make_error("tokenizer: added token id " + std::to_string(a.id) +
+                              " out of range");
+        if (a.content.empty())
+            return make_error("tokenizer: added token " + std::to_string(a.id) +
+                              " has empty content");
+        if (a.special)
+            t->special_[static_cast<std::size_t>(a.id)] = 1;
         (a.normalized ? normalized : raw).push_back(a);
     }
     t->raw_added_ = std::make_unique<AddedTokenMatcher>(raw);
@@ -91,7 +106,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
     vocab.reserve(static_cast<std::size_t>(n) * 2);
     for (std::int64_t i = 0; i < n; ++i) {
         const std::string& s = d.tokens[static_cast<std::size_t>(i)];
-        if (!s.empty()) vocab.emplace(s, static_cast<std::int32_t>(i));
+        if (!s.empty())
+            vocab.emplace(s, static_cast<std::int32_t>(i));
     }
     bool have_byte_tokens = true;
     if (!t->byte_level_) {
@@ -110,15 +126,19 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
     opt.unk_id = d.unk_id;
     opt.ignore_merges = d.ignore_merges.value_or(d.pre_tokenizer == "llama3");
     auto model = BpeModel::create(d, std::move(vocab), opt);
-    if (!model) return model.error();
+    if (!model)
+        return model.error();
     t->model_ = std::move(model.value());
 
     t->nfc_ = d.nfc.value_or(d.pre_tokenizer == "qwen2");
     if (t->byte_level_) {
         if (d.pre_tokenizer != "none") {
-            const std::string name = (d.pre_tokenizer.empty() || d.pre_tokenizer == "default") ? "gpt2" : d.pre_tokenizer;
+            const std::string name = (d.pre_tokenizer.empty() || d.pre_tokenizer == "default")
+                                         ? "gpt2"
+                                         : d.pre_tokenizer;
             auto pt = PreTokenizer::create(name, d.pre_tokenizer_regex);
-            if (!pt) return pt.error();
+            if (!pt)
+                return pt.error();
             t->pre_tokenizer_ = std::move(pt.value());
         }
     } else if (!d.pre_tokenizer_regex.empty()) {
@@ -139,42 +159,53 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
     return t;
 }
 
-bool Tokenizer::is_special(std::int32_t id) const { return valid_id(id) && special_[static_cast<std::size_t>(id)]; }
+bool Tokenizer::is_special(std::int32_t id) const {
+    return valid_id(id) && special_[static_cast<std::size_t>(id)];
+}
 
-const std::string& Tokenizer::token_text(std::int32_t id) const { return data_.tokens[static_cast<std::size_t>(id)]; }
+const std::string& Tokenizer::token_text(std::int32_t id) const {
+    return data_.tokens[static_cast<std::size_t>(id)];
+}
 
 std::vector<std::int32_t> Tokenizer::stop_ids() const {
     std::vector<std::int32_t> ids;
-    if (data_.eos_id >= 0) ids.push_back(data_.eos_id);
+    if (data_.eos_id >= 0)
+        ids.push_back(data_.eos_id);
     for (std::int32_t id : data_.eot_ids) {
-        if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+        if (std::find(ids.begin(), ids.end(), id) == ids.end())
+            ids.push_back(id);
     }
     return ids;
 }
 
 std::string Tokenizer::token_bytes(std::int32_t id) const {
-    if (!valid_id(id)) return {};
+    if (!valid_id(id))
+        return {};
     const std::string& text = token_text(id);
     std::string out;
     if (byte_level_) {
-        if (!ByteLevelTable::instance().decode(text, out)) out = text;
+        if (!ByteLevelTable::instance().decode(text, out))
+            out = text;
         return out;
     }
     if (text.size() == 6 && text.compare(0, 3, "<0x") == 0 && text[5] == '>' && byte_fallback_) {
         const std::string hex = text.substr(3, 2);
         char* end = nullptr;
         const long v = std::strtol(hex.c_str(), &end, 16);
-        if (end == hex.c_str() + 2) return std::string(1, static_cast<char>(v));
+        if (end == hex.c_str() + 2)
+            return std::string(1, static_cast<char>(v));
     }
     out = text;
-    for (std::size_t pos = 0; (pos = out.find(kMetaspace, pos)) != std::string::npos; ++pos) out.replace(pos, kMetaspace.size(), " ");
+    for (std::size_t pos = 0; (pos = out.find(kMetaspace, pos)) != std::string::npos; ++pos)
+        out.replace(pos, kMetaspace.size(), " ");
     return out;
 }
 
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
     std::vector<std::int32_t> ids;
     ids.reserve(text.size() / 3 + 4);
-    if (add_special_tokens && data_.add_bos) ids.push_back(data_.bos_id);
+    if (add_special_tokens && data_.add_bos)
+        ids.push_back(data_.bos_id);
     std::vector<AddedTokenMatcher::Piece> pieces;
     raw_added_->split(text, pieces);
     for (const auto& p : pieces) {
@@ -184,11 +215,13 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_spec
             encode_normalized(text.substr(p.begin, p.end - p.begin), p.begin == 0, ids);
         }
     }
-    if (add_special_tokens && data_.add_eos) ids.push_back(data_.eos_id);
+    if (add_special_tokens && data_.add_eos)
+        ids.push_back(data_.eos_id);
     return ids;
 }
 
-void Tokenizer::encode_normalized(std::string_view text, bool at_text_start, std::vector<std::int32_t>& out) const {
+void Tokenizer::encode_normalized(std::string_view text, bool at_text_start,
+                                  std::vector<std::int32_t>& out) const {
     std::string normalized;
     if (nfc_) {
         normalized = nfc_normalize(text);
@@ -209,8 +242,10 @@ void Tokenizer::encode_normalized(std::string_view text, bool at_text_start, std
     }
 }
 
-void Tokenizer::encode_plain(std::string_view text, bool at_text_start, std::vector<std::int32_t>& out) const {
-    if (text.empty()) return;
+void Tokenizer::encode_plain(std::string_view text, bool at_text_start,
+                             std::vector<std::int32_t>& out) const {
+    if (text.empty())
+        return;
     if (byte_level_) {
         std::string prefixed;
         if (data_.byte_level_add_prefix_space && text.front() != ' ') {
@@ -224,7 +259,8 @@ void Tokenizer::encode_plain(std::string_view text, bool at_text_start, std::vec
         }
         std::vector<std::string_view> words;
         pre_tokenizer_->split(text, words);
-        for (std::string_view w : words) model_->encode_word(w, out);
+        for (std::string_view w : words)
+            model_->encode_word(w, out);
         return;
     }
     // SentencePiece: spaces -> "▁", then the "▁" prefix per the normalizer / Metaspace scheme.
@@ -234,20 +270,29 @@ void Tokenizer::encode_plain(std::string_view text, bool at_text_start, std::vec
         using PS = TokenizerData::PrependScheme;
         const bool starts = s.compare(0, kMetaspace.size(), kMetaspace) == 0;
         switch (data_.prepend_scheme) {
-            case PS::EverySegment: prepend = true; break;
-            case PS::Always: prepend = !starts; break;
-            case PS::First: prepend = !starts && at_text_start; break;
+        case PS::EverySegment:
+            prepend = true;
+            break;
+        case PS::Always:
+            prepend = !starts;
+            break;
+        case PS::First:
+            prepend = !starts && at_text_start;
+            break;
         }
     }
-    if (prepend) s.insert(0, kMetaspace);
+    if (prepend)
+        s.insert(0, kMetaspace);
     if (!data_.metaspace_split) {
         model_->encode_word(s, out);
         return;
     }
     // Split before every "▁" (MergedWithNext).
     std::size_t start = 0;
-    for (std::size_t pos = s.find(kMetaspace, 1); pos != std::string::npos; pos = s.find(kMetaspace, pos + 1)) {
-        if (pos > start) model_->encode_word(std::string_view(s).substr(start, pos - start), out);
+    for (std::size_t pos = s.find(kMetaspace, 1); pos != std::string::npos;
+         pos = s.find(kMetaspace, pos + 1)) {
+        if (pos > start)
+            model_->encode_word(std::string_view(s).substr(start, pos - start), out);
         start = pos;
     }
     model_->encode_word(std::string_view(s).substr(start), out);
@@ -256,9 +301,10 @@ void Tokenizer::encode_plain(std::string_view text, bool at_text_start, std::vec
 std::string Tokenizer::decode(std::span<const std::int32_t> ids, bool skip_special_tokens) const {
     TextDecoder dec(*this, skip_special_tokens);
     std::string out;
-    for (std::int32_t id : ids) dec.push(id, out);
+    for (std::int32_t id : ids)
+        dec.push(id, out);
     dec.finish(out);
     return out;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -29,7 +29,7 @@ class BpeModel;
 class PreTokenizer;
 
 class Tokenizer {
-public:
+  public:
     // Validates the data (ids in range, merges refer to vocab entries, known pre-tokenizer);
     // errors are one line naming the problem.
     static Result<std::unique_ptr<Tokenizer>> create(const TokenizerData& data);
@@ -56,21 +56,23 @@ public:
     const std::string& token_text(std::int32_t id) const;
     bool valid_id(std::int32_t id) const { return id >= 0 && id < vocab_size(); }
 
-private:
+  private:
     Tokenizer();
-    void encode_plain(std::string_view text, bool at_text_start, std::vector<std::int32_t>& out) const;
-    void encode_normalized(std::string_view text, bool at_text_start, std::vector<std::int32_t>& out) const;
+    void encode_plain(std::string_view text, bool at_text_start,
+                      std::vector<std::int32_t>& out) const;
+    void encode_normalized(std::string_view text, bool at_text_start,
+                           std::vector<std::int32_t>& out) const;
 
     TokenizerData data_;
     bool byte_level_ = true;
     bool nfc_ = false;
     bool byte_fallback_ = false;
     TokenizerData::Decoder decoder_;
-    std::vector<char> special_;  // per id
-    std::unique_ptr<AddedTokenMatcher> raw_added_;         // added tokens with normalized=false
-    std::unique_ptr<AddedTokenMatcher> normalized_added_;  // normalized=true (after NFC)
+    std::vector<char> special_;                           // per id
+    std::unique_ptr<AddedTokenMatcher> raw_added_;        // added tokens with normalized=false
+    std::unique_ptr<AddedTokenMatcher> normalized_added_; // normalized=true (after NFC)
     std::unique_ptr<BpeModel> model_;
-    std::shared_ptr<const PreTokenizer> pre_tokenizer_;  // byte-level only; null = no split
+    std::shared_ptr<const PreTokenizer> pre_tokenizer_; // byte-level only; null = no split
 };
 
-}  // namespace llmwb
+} // namespace llmwb

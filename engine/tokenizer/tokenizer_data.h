@@ -12,16 +12,16 @@ namespace llmwb {
 
 struct TokenizerData {
     enum class Kind {
-        ByteLevelBpe,      // GPT-2 / Llama 3 / Qwen: bytes mapped to printable code points
-        SentencePieceBpe,  // Llama 2 / Mistral: "▁" for spaces, <0xNN> byte fallback
+        ByteLevelBpe,     // GPT-2 / Llama 3 / Qwen: bytes mapped to printable code points
+        SentencePieceBpe, // Llama 2 / Mistral: "▁" for spaces, <0xNN> byte fallback
     };
     Kind kind = Kind::ByteLevelBpe;
 
-    std::vector<std::string> tokens;  // id -> token text as stored in the vocab
-    std::vector<float> scores;        // SentencePiece scores (may be empty)
+    std::vector<std::string> tokens; // id -> token text as stored in the vocab
+    std::vector<float> scores;       // SentencePiece scores (may be empty)
     // GGUF token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
     std::vector<int32_t> token_types;
-    std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+    std::vector<std::pair<std::string, std::string>> merges; // in rank order
 
     struct AddedToken {
         int32_t id = -1;
@@ -34,16 +34,16 @@ struct TokenizerData {
     // Pre-tokenizer name: "gpt2", "llama3", "qwen2" for byte-level BPE (GGUF tokenizer.ggml.pre
     // naming); the regex itself when it came from tokenizer.json and matches none of them.
     std::string pre_tokenizer;
-    std::string pre_tokenizer_regex;  // from tokenizer.json, verbatim (may be empty)
+    std::string pre_tokenizer_regex; // from tokenizer.json, verbatim (may be empty)
 
     bool add_bos = false;
     bool add_eos = false;
-    bool add_space_prefix = true;  // SentencePiece: prepend "▁" to the text
+    bool add_space_prefix = true; // SentencePiece: prepend "▁" to the text
     int32_t bos_id = -1;
     int32_t eos_id = -1;
     int32_t unk_id = -1;
     int32_t pad_id = -1;
-    std::vector<int32_t> eot_ids;  // extra end-of-turn ids that stop generation (<|im_end|> ...)
+    std::vector<int32_t> eot_ids; // extra end-of-turn ids that stop generation (<|im_end|> ...)
 
     // ---- Finer Hugging Face semantics (added by the tokenizer module). The defaults suit data
     // built from GGUF metadata; read_tokenizer_files() sets them from tokenizer.json. ----
@@ -68,18 +68,18 @@ struct TokenizerData {
     //                offset 0 of the text).
     enum class PrependScheme { EverySegment, First, Always };
     PrependScheme prepend_scheme = PrependScheme::EverySegment;
-    bool metaspace_split = false;  // Metaspace split: each "▁"-word is a separate BPE word
+    bool metaspace_split = false; // Metaspace split: each "▁"-word is a separate BPE word
 
     // How ids turn back into text. Unset: ByteLevel for ByteLevelBpe; for SentencePieceBpe
     // replace "▁" with " ", byte fallback, and strip one leading space if add_space_prefix.
     struct Decoder {
-        bool byte_level = false;          // GPT-2 byte table (per token; raw bytes if unmapped)
-        bool replace_metaspace = true;    // "▁" -> " " in every token
-        bool byte_fallback = true;        // runs of <0xNN> tokens -> bytes (U+FFFD each if invalid)
-        int strip_leading_spaces = 0;     // Strip decoder after Fuse: spaces cut from the start
-        bool metaspace_first_token = false;  // Metaspace decoder: "▁" dropped in token 0
+        bool byte_level = false;       // GPT-2 byte table (per token; raw bytes if unmapped)
+        bool replace_metaspace = true; // "▁" -> " " in every token
+        bool byte_fallback = true;     // runs of <0xNN> tokens -> bytes (U+FFFD each if invalid)
+        int strip_leading_spaces = 0;  // Strip decoder after Fuse: spaces cut from the start
+        bool metaspace_first_token = false; // Metaspace decoder: "▁" dropped in token 0
     };
     std::optional<Decoder> decoder;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -22,34 +22,40 @@ using json = nlohmann::json;
 constexpr std::uintmax_t kMaxTokenizerJsonBytes = 512ull << 20;
 constexpr std::uintmax_t kMaxConfigBytes = 64ull << 20;
 constexpr std::int64_t kMaxTokenId = 16 * 1024 * 1024;
-const char* const kMetaspace = "\xE2\x96\x81";  // U+2581 "▁"
+const char* const kMetaspace = "\xE2\x96\x81"; // U+2581 "▁"
 
 Result<std::string> read_file(const std::string& path, std::uintmax_t max_bytes) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error(path + ": cannot open file");
+    if (!in)
+        return make_error(path + ": cannot open file");
     in.seekg(0, std::ios::end);
     const std::streamoff size = in.tellg();
-    if (size < 0) return make_error(path + ": cannot read file size");
+    if (size < 0)
+        return make_error(path + ": cannot read file size");
     if (static_cast<std::uintmax_t>(size) > max_bytes)
         return make_error(path + ": file too large (" + std::to_string(size) + " bytes)");
     in.seekg(0, std::ios::beg);
     std::string data(static_cast<std::size_t>(size), '\0');
-    if (!in.read(data.data(), size)) return make_error(path + ": read failed");
+    if (!in.read(data.data(), size))
+        return make_error(path + ": read failed");
     return data;
 }
 
 Result<json> parse_json(const std::string& path, std::uintmax_t max_bytes) {
     auto text = read_file(path, max_bytes);
-    if (!text) return text.error();
+    if (!text)
+        return text.error();
     json j = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return make_error(path + ": invalid JSON");
-    if (!j.is_object()) return make_error(path + ": top level is not a JSON object");
+    if (j.is_discarded())
+        return make_error(path + ": invalid JSON");
+    if (!j.is_object())
+        return make_error(path + ": top level is not a JSON object");
     return j;
 }
 
 // Field access with type checks; errors name file and field path.
 class Reader {
-public:
+  public:
     explicit Reader(std::string file) : file_(std::move(file)) {}
 
     Error error(const std::string& field, const std::string& what) const {
@@ -57,33 +63,42 @@ public:
     }
     // nullptr when absent or null.
     const json* find(const json& obj, const char* key) const {
-        if (!obj.is_object()) return nullptr;
+        if (!obj.is_object())
+            return nullptr;
         auto it = obj.find(key);
-        if (it == obj.end() || it->is_null()) return nullptr;
+        if (it == obj.end() || it->is_null())
+            return nullptr;
         return &*it;
     }
-    Result<std::string> string_or(const json& obj, const char* key, const std::string& field, std::string dflt) const {
+    Result<std::string> string_or(const json& obj, const char* key, const std::string& field,
+                                  std::string dflt) const {
         const json* v = find(obj, key);
-        if (!v) return dflt;
-        if (!v->is_string()) return error(field + "." + key, "expected a string");
+        if (!v)
+            return dflt;
+        if (!v->is_string())
+            return error(field + "." + key, "expected a string");
         return v->get<std::string>();
     }
-    Result<bool> bool_or(const json& obj, const char* key, const std::string& field, bool dflt) const {
+    Result<bool> bool_or(const json& obj, const char* key, const std::string& field,
+                         bool dflt) const {
         const json* v = find(obj, key);
-        if (!v) return dflt;
-        if (!v->is_boolean()) return error(field + "." + key, "expected true/false");
+        if (!v)
+            return dflt;
+        if (!v->is_boolean())
+            return error(field + "." + key, "expected true/false");
         return v->get<bool>();
     }
     const std::string& file() const { return file_; }
 
-private:
+  private:
     std::string file_;
 };
 
 std::string type_of(const json& j) {
     if (j.is_object()) {
         auto it = j.find("type");
-        if (it != j.end() && it->is_string()) return it->get<std::string>();
+        if (it != j.end() && it->is_string())
+            return it->get<std::string>();
     }
     return "";
 }
@@ -92,7 +107,8 @@ std::string type_of(const json& j) {
 std::vector<const json*> flatten(const json& j, const char* list_key) {
     std::vector<const json*> out;
     if (type_of(j) == "Sequence" && j.contains(list_key) && j[list_key].is_array()) {
-        for (const json& e : j[list_key]) out.push_back(&e);
+        for (const json& e : j[list_key])
+            out.push_back(&e);
     } else {
         out.push_back(&j);
     }
@@ -100,13 +116,14 @@ std::vector<const json*> flatten(const json& j, const char* list_key) {
 }
 
 struct Parsed {
-    bool byte_level = false;      // some ByteLevel pre-tokenizer/decoder
-    bool sentencepiece = false;   // Prepend/Replace "▁" normalizer or Metaspace
+    bool byte_level = false;    // some ByteLevel pre-tokenizer/decoder
+    bool sentencepiece = false; // Prepend/Replace "▁" normalizer or Metaspace
 };
 
 Status read_normalizer(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
     const json* n = r.find(root, "normalizer");
-    if (!n) return ok_status();
+    if (!n)
+        return ok_status();
     bool prepend = false, replace = false;
     for (const json* e : flatten(*n, "normalizers")) {
         const std::string t = type_of(*e);
@@ -114,23 +131,30 @@ Status read_normalizer(const Reader& r, const json& root, TokenizerData& d, Pars
             d.nfc = true;
         } else if (t == "Prepend") {
             auto s = r.string_or(*e, "prepend", "normalizer.Prepend", "");
-            if (!s) return s.error();
-            if (*s != kMetaspace) return r.error("normalizer.Prepend.prepend", "only \"\\u2581\" is supported");
+            if (!s)
+                return s.error();
+            if (*s != kMetaspace)
+                return r.error("normalizer.Prepend.prepend", "only \"\\u2581\" is supported");
             prepend = true;
         } else if (t == "Replace") {
             const json* pat = r.find(*e, "pattern");
             const json* str = pat ? r.find(*pat, "String") : nullptr;
             auto content = r.string_or(*e, "content", "normalizer.Replace", "");
-            if (!content) return content.error();
-            if (!str || !str->is_string() || str->get<std::string>() != " " || *content != kMetaspace)
-                return r.error("normalizer.Replace", "only String \" \" -> \"\\u2581\" is supported");
+            if (!content)
+                return content.error();
+            if (!str || !str->is_string() || str->get<std::string>() != " " ||
+                *content != kMetaspace)
+                return r.error("normalizer.Replace",
+                               "only String \" \" -> \"\\u2581\" is supported");
             replace = true;
         } else {
             return r.error("normalizer", "unsupported normalizer type '" + t + "'");
         }
     }
     if (prepend || replace) {
-        if (!replace) return r.error("normalizer", "Prepend without Replace \" \" -> \"\\u2581\" is unsupported");
+        if (!replace)
+            return r.error("normalizer",
+                           "Prepend without Replace \" \" -> \"\\u2581\" is unsupported");
         p.sentencepiece = true;
         d.add_space_prefix = prepend;
         d.prepend_scheme = TokenizerData::PrependScheme::EverySegment;
@@ -140,21 +164,27 @@ Status read_normalizer(const Reader& r, const json& root, TokenizerData& d, Pars
 
 Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
     const json* pt = r.find(root, "pre_tokenizer");
-    if (!pt) return ok_status();
+    if (!pt)
+        return ok_status();
     bool have_split = false;
     for (const json* e : flatten(*pt, "pretokenizers")) {
         const std::string t = type_of(*e);
         if (t == "Split") {
             const json* pat = r.find(*e, "pattern");
             const json* rx = pat ? r.find(*pat, "Regex") : nullptr;
-            if (!rx || !rx->is_string()) return r.error("pre_tokenizer.Split.pattern", "expected {\"Regex\": ...}");
+            if (!rx || !rx->is_string())
+                return r.error("pre_tokenizer.Split.pattern", "expected {\"Regex\": ...}");
             auto behavior = r.string_or(*e, "behavior", "pre_tokenizer.Split", "Isolated");
             auto invert = r.bool_or(*e, "invert", "pre_tokenizer.Split", false);
-            if (!behavior) return behavior.error();
-            if (!invert) return invert.error();
+            if (!behavior)
+                return behavior.error();
+            if (!invert)
+                return invert.error();
             if (*behavior != "Isolated" || *invert)
-                return r.error("pre_tokenizer.Split", "only behavior Isolated without invert is supported");
-            if (have_split) return r.error("pre_tokenizer", "more than one Split is unsupported");
+                return r.error("pre_tokenizer.Split",
+                               "only behavior Isolated without invert is supported");
+            if (have_split)
+                return r.error("pre_tokenizer", "more than one Split is unsupported");
             have_split = true;
             d.pre_tokenizer_regex = rx->get<std::string>();
             auto b = builtin_from_regex(d.pre_tokenizer_regex);
@@ -163,11 +193,15 @@ Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, P
             p.byte_level = true;
             auto use_regex = r.bool_or(*e, "use_regex", "pre_tokenizer.ByteLevel", true);
             auto prefix = r.bool_or(*e, "add_prefix_space", "pre_tokenizer.ByteLevel", false);
-            if (!use_regex) return use_regex.error();
-            if (!prefix) return prefix.error();
+            if (!use_regex)
+                return use_regex.error();
+            if (!prefix)
+                return prefix.error();
             d.byte_level_add_prefix_space = *prefix;
             if (*use_regex) {
-                if (have_split) return r.error("pre_tokenizer", "Split followed by ByteLevel use_regex is unsupported");
+                if (have_split)
+                    return r.error("pre_tokenizer",
+                                   "Split followed by ByteLevel use_regex is unsupported");
                 have_split = true;
                 d.pre_tokenizer = "gpt2";
                 d.pre_tokenizer_regex = builtin_regex(BuiltinPattern::Gpt2);
@@ -175,18 +209,24 @@ Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, P
         } else if (t == "Metaspace") {
             p.sentencepiece = true;
             auto rep = r.string_or(*e, "replacement", "pre_tokenizer.Metaspace", kMetaspace);
-            if (!rep) return rep.error();
-            if (*rep != kMetaspace) return r.error("pre_tokenizer.Metaspace.replacement", "only \"\\u2581\" is supported");
+            if (!rep)
+                return rep.error();
+            if (*rep != kMetaspace)
+                return r.error("pre_tokenizer.Metaspace.replacement",
+                               "only \"\\u2581\" is supported");
             auto split = r.bool_or(*e, "split", "pre_tokenizer.Metaspace", true);
-            if (!split) return split.error();
+            if (!split)
+                return split.error();
             d.metaspace_split = *split;
             std::string scheme = "always";
             if (const json* s = r.find(*e, "prepend_scheme")) {
-                if (!s->is_string()) return r.error("pre_tokenizer.Metaspace.prepend_scheme", "expected a string");
+                if (!s->is_string())
+                    return r.error("pre_tokenizer.Metaspace.prepend_scheme", "expected a string");
                 scheme = s->get<std::string>();
             } else {
                 auto add = r.bool_or(*e, "add_prefix_space", "pre_tokenizer.Metaspace", true);
-                if (!add) return add.error();
+                if (!add)
+                    return add.error();
                 scheme = *add ? "always" : "never";
             }
             if (scheme == "always") {
@@ -198,19 +238,22 @@ Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, P
             } else if (scheme == "never") {
                 d.add_space_prefix = false;
             } else {
-                return r.error("pre_tokenizer.Metaspace.prepend_scheme", "unknown value '" + scheme + "'");
+                return r.error("pre_tokenizer.Metaspace.prepend_scheme",
+                               "unknown value '" + scheme + "'");
             }
         } else {
             return r.error("pre_tokenizer", "unsupported pre-tokenizer type '" + t + "'");
         }
     }
-    if (p.byte_level && !have_split) d.pre_tokenizer = "none";
+    if (p.byte_level && !have_split)
+        d.pre_tokenizer = "none";
     return ok_status();
 }
 
 Status read_decoder(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
     const json* dec = r.find(root, "decoder");
-    if (!dec) return ok_status();
+    if (!dec)
+        return ok_status();
     TokenizerData::Decoder out;
     out.replace_metaspace = false;
     out.byte_fallback = false;
@@ -224,8 +267,10 @@ Status read_decoder(const Reader& r, const json& root, TokenizerData& d, Parsed&
             const json* pat = r.find(*e, "pattern");
             const json* str = pat ? r.find(*pat, "String") : nullptr;
             auto content = r.string_or(*e, "content", "decoder.Replace", "");
-            if (!content) return content.error();
-            if (!str || !str->is_string() || str->get<std::string>() != kMetaspace || *content != " ")
+            if (!content)
+                return content.error();
+            if (!str || !str->is_string() || str->get<std::string>() != kMetaspace ||
+                *content != " ")
                 return r.error("decoder.Replace", "only String \"\\u2581\" -> \" \" is supported");
             out.replace_metaspace = true;
         } else if (t == "ByteFallback") {
@@ -234,12 +279,16 @@ Status read_decoder(const Reader& r, const json& root, TokenizerData& d, Parsed&
             fused = true;
         } else if (t == "Strip") {
             auto content = r.string_or(*e, "content", "decoder.Strip", " ");
-            if (!content) return content.error();
+            if (!content)
+                return content.error();
             const json* start = r.find(*e, "start");
             const json* stop = r.find(*e, "stop");
-            if (*content != " " || !fused || (stop && (!stop->is_number_integer() || stop->get<std::int64_t>() != 0)) ||
-                (start && (!start->is_number_integer() || start->get<std::int64_t>() < 0 || start->get<std::int64_t>() > 64)))
-                return r.error("decoder.Strip", "only Strip(\" \", start, 0) after Fuse is supported");
+            if (*content != " " || !fused ||
+                (stop && (!stop->is_number_integer() || stop->get<std::int64_t>() != 0)) ||
+                (start && (!start->is_number_integer() || start->get<std::int64_t>() < 0 ||
+                           start->get<std::int64_t>() > 64)))
+                return r.error("decoder.Strip",
+                               "only Strip(\" \", start, 0) after Fuse is supported");
             out.strip_leading_spaces = start ? static_cast<int>(start->get<std::int64_t>()) : 0;
         } else if (t == "Metaspace") {
             p.sentencepiece = true;
@@ -260,65 +309,82 @@ Status read_decoder(const Reader& r, const json& root, TokenizerData& d, Parsed&
 }
 
 Status read_post_processor(const Reader& r, const json& root, TokenizerData& d,
-                           const std::unordered_map<std::string, std::int32_t>& ids, bool& have_template) {
+                           const std::unordered_map<std::string, std::int32_t>& ids,
+                           bool& have_template) {
     have_template = false;
     const json* pp = r.find(root, "post_processor");
-    if (!pp) return ok_status();
+    if (!pp)
+        return ok_status();
     for (const json* e : flatten(*pp, "processors")) {
         const std::string t = type_of(*e);
-        if (t == "ByteLevel") continue;  // offsets only
-        if (t != "TemplateProcessing") return r.error("post_processor", "unsupported post-processor type '" + t + "'");
+        if (t == "ByteLevel")
+            continue; // offsets only
+        if (t != "TemplateProcessing")
+            return r.error("post_processor", "unsupported post-processor type '" + t + "'");
         const json* single = r.find(*e, "single");
-        if (!single || !single->is_array()) return r.error("post_processor.single", "expected an array");
+        if (!single || !single->is_array())
+            return r.error("post_processor.single", "expected an array");
         const json* specials = r.find(*e, "special_tokens");
         std::vector<std::int32_t> before, after;
         bool seen_a = false;
         for (const json& item : *single) {
             if (const json* seq = r.find(item, "Sequence")) {
-                if (seen_a) return r.error("post_processor.single", "more than one sequence");
+                if (seen_a)
+                    return r.error("post_processor.single", "more than one sequence");
                 (void)seq;
                 seen_a = true;
                 continue;
             }
             const json* st = r.find(item, "SpecialToken");
             const json* name = st ? r.find(*st, "id") : nullptr;
-            if (!name || !name->is_string()) return r.error("post_processor.single", "expected SpecialToken or Sequence");
+            if (!name || !name->is_string())
+                return r.error("post_processor.single", "expected SpecialToken or Sequence");
             const std::string key = name->get<std::string>();
             std::vector<std::int32_t> tok_ids;
             const json* spec = specials ? r.find(*specials, key.c_str()) : nullptr;
             if (spec && r.find(*spec, "ids") && (*spec)["ids"].is_array()) {
                 for (const json& v : (*spec)["ids"]) {
-                    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxTokenId)
-                        return r.error("post_processor.special_tokens." + key + ".ids", "invalid id");
+                    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+                        v.get<std::int64_t>() > kMaxTokenId)
+                        return r.error("post_processor.special_tokens." + key + ".ids",
+                                       "invalid id");
                     tok_ids.push_back(static_cast<std::int32_t>(v.get<std::int64_t>()));
                 }
             } else if (auto it = ids.find(key); it != ids.end()) {
                 tok_ids.push_back(it->second);
             } else {
-                return r.error("post_processor.special_tokens", "unknown special token '" + key + "'");
+                return r.error("post_processor.special_tokens",
+                               "unknown special token '" + key + "'");
             }
             auto& dst = seen_a ? after : before;
             dst.insert(dst.end(), tok_ids.begin(), tok_ids.end());
         }
         if (before.size() > 1 || after.size() > 1)
-            return r.error("post_processor.single", "more than one special token on a side is unsupported");
+            return r.error("post_processor.single",
+                           "more than one special token on a side is unsupported");
         have_template = true;
         d.add_bos = !before.empty();
         d.add_eos = !after.empty();
-        if (d.add_bos) d.bos_id = before[0];
-        if (d.add_eos) d.eos_id = after[0];
+        if (d.add_bos)
+            d.bos_id = before[0];
+        if (d.add_eos)
+            d.eos_id = after[0];
     }
     return ok_status();
 }
 
 // bos_token / eos_token / pad_token: a string, {"content": ...} or null.
-Result<std::optional<std::string>> token_content(const Reader& r, const json& cfg, const char* key) {
+Result<std::optional<std::string>> token_content(const Reader& r, const json& cfg,
+                                                 const char* key) {
     const json* v = r.find(cfg, key);
-    if (!v) return std::optional<std::string>{};
-    if (v->is_string()) return std::optional<std::string>{v->get<std::string>()};
+    if (!v)
+        return std::optional<std::string>{};
+    if (v->is_string())
+        return std::optional<std::string>{v->get<std::string>()};
     if (v->is_object()) {
         const json* c = r.find(*v, "content");
-        if (c && c->is_string()) return std::optional<std::string>{c->get<std::string>()};
+        if (c && c->is_string())
+            return std::optional<std::string>{c->get<std::string>()};
     }
     return r.error(key, "expected a string or {\"content\": string}");
 }
@@ -327,7 +393,8 @@ Status read_config(const std::string& path, TokenizerFiles& files, bool have_tem
                    const std::unordered_map<std::string, std::int32_t>& ids) {
     TokenizerData& d = files.data;
     auto parsed = parse_json(path, kMaxConfigBytes);
-    if (!parsed) return parsed.error();
+    if (!parsed)
+        return parsed.error();
     const json& cfg = parsed.value();
     Reader r(path);
 
@@ -339,51 +406,68 @@ Status read_config(const std::string& path, TokenizerFiles& files, bool have_tem
                 const json* name = r.find(e, "name");
                 const json* tmpl = r.find(e, "template");
                 if (!name || !name->is_string() || !tmpl || !tmpl->is_string())
-                    return r.error("chat_template", "list entries must be {\"name\", \"template\"} strings");
-                if (name->get<std::string>() == "default") files.chat_template = tmpl->get<std::string>();
+                    return r.error("chat_template",
+                                   "list entries must be {\"name\", \"template\"} strings");
+                if (name->get<std::string>() == "default")
+                    files.chat_template = tmpl->get<std::string>();
             }
         } else {
             return r.error("chat_template", "expected a string or a list of {name, template}");
         }
     }
-    auto lookup = [&](const std::optional<std::string>& content, const char* field) -> Result<std::int32_t> {
-        if (!content) return -1;
+    auto lookup = [&](const std::optional<std::string>& content,
+                      const char* field) -> Result<std::int32_t> {
+        if (!content)
+            return -1;
         auto it = ids.find(*content);
-        if (it == ids.end()) return r.error(field, "token '" + *content + "' is not in the vocabulary");
+        if (it == ids.end())
+            return r.error(field, "token '" + *content + "' is not in the vocabulary");
         return it->second;
     };
     auto bos = token_content(r, cfg, "bos_token");
     auto eos = token_content(r, cfg, "eos_token");
     auto pad = token_content(r, cfg, "pad_token");
-    if (!bos) return bos.error();
-    if (!eos) return eos.error();
-    if (!pad) return pad.error();
+    if (!bos)
+        return bos.error();
+    if (!eos)
+        return eos.error();
+    if (!pad)
+        return pad.error();
     auto bos_id = lookup(*bos, "bos_token");
     auto eos_id = lookup(*eos, "eos_token");
     auto pad_id = lookup(*pad, "pad_token");
-    if (!bos_id) return bos_id.error();
-    if (!eos_id) return eos_id.error();
-    if (!pad_id) return pad_id.error();
-    if (*bos_id >= 0 && !(have_template && d.add_bos)) d.bos_id = *bos_id;
-    if (*eos_id >= 0) d.eos_id = *eos_id;
-    if (*pad_id >= 0) d.pad_id = *pad_id;
+    if (!bos_id)
+        return bos_id.error();
+    if (!eos_id)
+        return eos_id.error();
+    if (!pad_id)
+        return pad_id.error();
+    if (*bos_id >= 0 && !(have_template && d.add_bos))
+        d.bos_id = *bos_id;
+    if (*eos_id >= 0)
+        d.eos_id = *eos_id;
+    if (*pad_id >= 0)
+        d.pad_id = *pad_id;
     if (!have_template) {
         auto ab = r.bool_or(cfg, "add_bos_token", "", false);
         auto ae = r.bool_or(cfg, "add_eos_token", "", false);
-        if (!ab) return ab.error();
-        if (!ae) return ae.error();
+        if (!ab)
+            return ab.error();
+        if (!ae)
+            return ae.error();
         d.add_bos = *ab && d.bos_id >= 0;
         d.add_eos = *ae && d.eos_id >= 0;
     }
     return ok_status();
 }
 
-}  // namespace
+} // namespace
 
 Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_path,
                                             const std::string& tokenizer_config_path) {
     auto parsed = parse_json(tokenizer_json_path, kMaxTokenizerJsonBytes);
-    if (!parsed) return parsed.error();
+    if (!parsed)
+        return parsed.error();
     const json& root = parsed.value();
     Reader r(tokenizer_json_path);
     TokenizerFiles files;
@@ -391,21 +475,28 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
     Parsed p;
 
     const json* model = r.find(root, "model");
-    if (!model || !model->is_object()) return r.error("model", "missing or not an object");
-    if (const json* t = r.find(*model, "type"); t && (!t->is_string() || t->get<std::string>() != "BPE"))
+    if (!model || !model->is_object())
+        return r.error("model", "missing or not an object");
+    if (const json* t = r.find(*model, "type");
+        t && (!t->is_string() || t->get<std::string>() != "BPE"))
         return r.error("model.type", "only BPE models are supported");
     for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
         auto v = r.string_or(*model, key, "model", "");
-        if (!v) return v.error();
-        if (!v->empty()) return r.error(std::string("model.") + key, "non-empty value is unsupported");
+        if (!v)
+            return v.error();
+        if (!v->empty())
+            return r.error(std::string("model.") + key, "non-empty value is unsupported");
     }
     {
         auto bf = r.bool_or(*model, "byte_fallback", "model", false);
         auto fu = r.bool_or(*model, "fuse_unk", "model", false);
         auto im = r.bool_or(*model, "ignore_merges", "model", false);
-        if (!bf) return bf.error();
-        if (!fu) return fu.error();
-        if (!im) return im.error();
+        if (!bf)
+            return bf.error();
+        if (!fu)
+            return fu.error();
+        if (!im)
+            return im.error();
         d.byte_fallback = *bf;
         d.fuse_unk = *fu;
         d.ignore_merges = *im;
@@ -413,27 +504,32 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
 
     // Vocabulary: token -> id; ids must be unique and bounded.
     const json* vocab = r.find(*model, "vocab");
-    if (!vocab || !vocab->is_object()) return r.error("model.vocab", "missing or not an object");
-    std::unordered_map<std::string, std::int32_t> ids;  // content -> id (added tokens override)
+    if (!vocab || !vocab->is_object())
+        return r.error("model.vocab", "missing or not an object");
+    std::unordered_map<std::string, std::int32_t> ids; // content -> id (added tokens override)
     ids.reserve(vocab->size() * 2);
     std::vector<std::pair<std::int32_t, std::string>> entries;
     entries.reserve(vocab->size());
     std::int64_t max_id = -1;
     for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-        if (!it.value().is_number_integer()) return r.error("model.vocab", "id of '" + it.key() + "' is not an integer");
+        if (!it.value().is_number_integer())
+            return r.error("model.vocab", "id of '" + it.key() + "' is not an integer");
         const std::int64_t id = it.value().get<std::int64_t>();
-        if (id < 0 || id > kMaxTokenId) return r.error("model.vocab", "id out of range for '" + it.key() + "'");
+        if (id < 0 || id > kMaxTokenId)
+            return r.error("model.vocab", "id out of range for '" + it.key() + "'");
         entries.emplace_back(static_cast<std::int32_t>(id), it.key());
         max_id = std::max(max_id, id);
     }
     std::vector<TokenizerData::AddedToken> added;
     if (const json* at = r.find(root, "added_tokens")) {
-        if (!at->is_array()) return r.error("added_tokens", "expected an array");
+        if (!at->is_array())
+            return r.error("added_tokens", "expected an array");
         for (const json& e : *at) {
             TokenizerData::AddedToken a;
             const json* id = r.find(e, "id");
             const json* content = r.find(e, "content");
-            if (!id || !id->is_number_integer() || id->get<std::int64_t>() < 0 || id->get<std::int64_t>() > kMaxTokenId)
+            if (!id || !id->is_number_integer() || id->get<std::int64_t>() < 0 ||
+                id->get<std::int64_t>() > kMaxTokenId)
                 return r.error("added_tokens.id", "missing or out of range");
             if (!content || !content->is_string() || content->get<std::string>().empty())
                 return r.error("added_tokens.content", "missing or empty");
@@ -443,18 +539,21 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
             const char* names[] = {"special", "lstrip", "rstrip", "normalized", "single_word"};
             for (int i = 0; i < 5; ++i) {
                 auto v = r.bool_or(e, names[i], "added_tokens", false);
-                if (!v) return v.error();
+                if (!v)
+                    return v.error();
                 *flags[i] = *v;
             }
             max_id = std::max<std::int64_t>(max_id, a.id);
             added.push_back(std::move(a));
         }
     }
-    if (max_id < 0) return r.error("model.vocab", "empty vocabulary");
+    if (max_id < 0)
+        return r.error("model.vocab", "empty vocabulary");
     d.tokens.assign(static_cast<std::size_t>(max_id) + 1, std::string());
     std::vector<char> seen(d.tokens.size(), 0);
     for (auto& [id, tok] : entries) {
-        if (seen[static_cast<std::size_t>(id)]) return r.error("model.vocab", "duplicate id " + std::to_string(id));
+        if (seen[static_cast<std::size_t>(id)])
+            return r.error("model.vocab", "duplicate id " + std::to_string(id));
         seen[static_cast<std::size_t>(id)] = 1;
         ids.emplace(tok, id);
         d.tokens[static_cast<std::size_t>(id)] = std::move(tok);
@@ -467,19 +566,22 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
         seen[static_cast<std::size_t>(a.id)] = 1;
     }
     for (std::size_t i = 0; i < seen.size(); ++i) {
-        if (!seen[i]) d.token_types[i] = 5;  // a hole in the id space: unused
+        if (!seen[i])
+            d.token_types[i] = 5; // a hole in the id space: unused
     }
     d.added_tokens = std::move(added);
 
     // Merges: "a b" strings or [a, b] pairs, in rank order.
     if (const json* merges = r.find(*model, "merges")) {
-        if (!merges->is_array()) return r.error("model.merges", "expected an array");
+        if (!merges->is_array())
+            return r.error("model.merges", "expected an array");
         d.merges.reserve(merges->size());
         for (const json& m : *merges) {
             if (m.is_string()) {
                 const std::string& s = m.get_ref<const std::string&>();
                 const std::size_t sp = s.find(' ');
-                if (sp == std::string::npos || sp == 0 || sp + 1 >= s.size() || s.find(' ', sp + 1) != std::string::npos)
+                if (sp == std::string::npos || sp == 0 || sp + 1 >= s.size() ||
+                    s.find(' ', sp + 1) != std::string::npos)
                     return r.error("model.merges", "malformed merge '" + s + "'");
                 d.merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
             } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
@@ -493,35 +595,48 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
         return unk.error();
     } else if (!unk->empty()) {
         auto it = ids.find(*unk);
-        if (it == ids.end()) return r.error("model.unk_token", "'" + *unk + "' is not in the vocabulary");
+        if (it == ids.end())
+            return r.error("model.unk_token", "'" + *unk + "' is not in the vocabulary");
         d.unk_id = it->second;
         d.token_types[static_cast<std::size_t>(d.unk_id)] = 2;
     }
 
     d.add_space_prefix = false;
-    if (auto s = read_normalizer(r, root, d, p); !s) return s.error();
-    if (auto s = read_pre_tokenizer(r, root, d, p); !s) return s.error();
-    if (auto s = read_decoder(r, root, d, p); !s) return s.error();
+    if (auto s = read_normalizer(r, root, d, p); !s)
+        return s.error();
+    if (auto s = read_pre_tokenizer(r, root, d, p); !s)
+        return s.error();
+    if (auto s = read_decoder(r, root, d, p); !s)
+        return s.error();
     if (p.byte_level == p.sentencepiece)
-        return r.error("pre_tokenizer", p.byte_level ? "mixes ByteLevel and SentencePiece (\\u2581) components"
-                                                     : "neither ByteLevel nor SentencePiece style; cannot tell the tokenizer kind");
-    d.kind = p.byte_level ? TokenizerData::Kind::ByteLevelBpe : TokenizerData::Kind::SentencePieceBpe;
+        return r.error(
+            "pre_tokenizer",
+            p.byte_level
+                ? "mixes ByteLevel and SentencePiece (\\u2581) components"
+                : "neither ByteLevel nor SentencePiece style; cannot tell the tokenizer kind");
+    d.kind =
+        p.byte_level ? TokenizerData::Kind::ByteLevelBpe : TokenizerData::Kind::SentencePieceBpe;
     if (d.kind == TokenizerData::Kind::SentencePieceBpe) {
         for (int b = 0; b < 256; ++b) {
             char name[8];
             std::snprintf(name, sizeof name, "<0x%02X>", b);
             auto it = ids.find(name);
-            if (it != ids.end()) d.token_types[static_cast<std::size_t>(it->second)] = 6;
+            if (it != ids.end())
+                d.token_types[static_cast<std::size_t>(it->second)] = 6;
         }
     }
-    if (!d.nfc) d.nfc = false;
+    if (!d.nfc)
+        d.nfc = false;
 
     bool have_template = false;
-    if (auto s = read_post_processor(r, root, d, ids, have_template); !s) return s.error();
+    if (auto s = read_post_processor(r, root, d, ids, have_template); !s)
+        return s.error();
     if (!tokenizer_config_path.empty()) {
-        if (auto s = read_config(tokenizer_config_path, files, have_template, ids); !s) return s.error();
+        if (auto s = read_config(tokenizer_config_path, files, have_template, ids); !s)
+            return s.error();
     }
-    for (const char* name : {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|endoftext|>", "<|end_of_text|>"}) {
+    for (const char* name :
+         {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|endoftext|>", "<|end_of_text|>"}) {
         auto it = ids.find(name);
         if (it != ids.end() && it->second != d.eos_id &&
             std::find(d.eot_ids.begin(), d.eot_ids.end(), it->second) == d.eot_ids.end())
@@ -530,4 +645,4 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
     return files;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -12,11 +12,11 @@ namespace llmwb {
 
 struct TokenizerFiles {
     TokenizerData data;
-    std::optional<std::string> chat_template;  // tokenizer_config.json "chat_template"
+    std::optional<std::string> chat_template; // tokenizer_config.json "chat_template"
 };
 
 // tokenizer_config_path may be empty (then defaults apply and there is no chat template).
 Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_path,
                                             const std::string& tokenizer_config_path);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -13,7 +13,7 @@ enum CategoryFlag : std::uint8_t {
     kNumber = 2,      // \p{N}
     kWhiteSpace = 4,  // White_Space property (Rust char::is_whitespace, Oniguruma \s)
     kPcreSpace = 8,   // PCRE2 UCP \s: \p{Z} | \h | \v (adds U+180E)
-    kAlphabetic = 16,  // Alphabetic property (Rust char::is_alphabetic)
+    kAlphabetic = 16, // Alphabetic property (Rust char::is_alphabetic)
 };
 
 struct CategoryRange {
@@ -26,7 +26,7 @@ struct CombiningRange {
 };
 struct Decomposition {
     std::uint32_t cp;
-    std::uint32_t offset;  // into kDecompositionPool
+    std::uint32_t offset; // into kDecompositionPool
     std::uint32_t length;
 };
 struct Composition {
@@ -48,4 +48,4 @@ std::uint8_t category_flags(std::uint32_t cp);
 // Canonical combining class (0 for starters).
 std::uint8_t combining_class(std::uint32_t cp);
 
-}  // namespace llmwb::unicode
+} // namespace llmwb::unicode

@@ -11,18 +11,26 @@ struct Lead {
 };
 
 Lead lead_info(std::uint8_t b) {
-    if (b < 0x80) return {1, 0, 0};
-    if (b >= 0xC2 && b <= 0xDF) return {2, 0x80, 0xBF};
-    if (b == 0xE0) return {3, 0xA0, 0xBF};
-    if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) return {3, 0x80, 0xBF};
-    if (b == 0xED) return {3, 0x80, 0x9F};
-    if (b == 0xF0) return {4, 0x90, 0xBF};
-    if (b >= 0xF1 && b <= 0xF3) return {4, 0x80, 0xBF};
-    if (b == 0xF4) return {4, 0x80, 0x8F};
+    if (b < 0x80)
+        return {1, 0, 0};
+    if (b >= 0xC2 && b <= 0xDF)
+        return {2, 0x80, 0xBF};
+    if (b == 0xE0)
+        return {3, 0xA0, 0xBF};
+    if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF)
+        return {3, 0x80, 0xBF};
+    if (b == 0xED)
+        return {3, 0x80, 0x9F};
+    if (b == 0xF0)
+        return {4, 0x90, 0xBF};
+    if (b >= 0xF1 && b <= 0xF3)
+        return {4, 0x80, 0xBF};
+    if (b == 0xF4)
+        return {4, 0x80, 0x8F};
     return {0, 0, 0};
 }
 
-}  // namespace
+} // namespace
 
 std::size_t lossy_unit(std::string_view s, std::size_t i, bool& valid, bool& complete) {
     const auto b0 = static_cast<std::uint8_t>(s[i]);
@@ -38,7 +46,7 @@ std::size_t lossy_unit(std::string_view s, std::size_t i, bool& valid, bool& com
     }
     std::size_t n = 1;
     while (n < lead.length) {
-        if (i + n >= s.size()) {  // truncated: could still be completed by more bytes
+        if (i + n >= s.size()) { // truncated: could still be completed by more bytes
             valid = false;
             complete = false;
             return n;
@@ -59,14 +67,22 @@ std::size_t lossy_unit(std::string_view s, std::size_t i, bool& valid, bool& com
 Decoded decode(std::string_view s, std::size_t i) {
     bool valid = false, complete = false;
     const std::size_t n = lossy_unit(s, i, valid, complete);
-    if (!valid) return {kInvalid, 1};
-    const auto b = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<std::uint8_t>(s[i + k])); };
+    if (!valid)
+        return {kInvalid, 1};
+    const auto b = [&](std::size_t k) {
+        return static_cast<std::uint32_t>(static_cast<std::uint8_t>(s[i + k]));
+    };
     switch (n) {
-        case 1: return {b(0), 1};
-        case 2: return {((b(0) & 0x1F) << 6) | (b(1) & 0x3F), 2};
-        case 3: return {((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F), 3};
-        default:
-            return {((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F), 4};
+    case 1:
+        return {b(0), 1};
+    case 2:
+        return {((b(0) & 0x1F) << 6) | (b(1) & 0x3F), 2};
+    case 3:
+        return {((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F), 3};
+    default:
+        return {((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) |
+                    (b(3) & 0x3F),
+                4};
     }
 }
 
@@ -108,10 +124,11 @@ bool is_valid(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         bool valid = false, complete = false;
         const std::size_t n = lossy_unit(s, i, valid, complete);
-        if (!valid) return false;
+        if (!valid)
+            return false;
         i += n;
     }
     return true;
 }
 
-}  // namespace llmwb::utf8
+} // namespace llmwb::utf8

@@ -8,11 +8,11 @@
 
 namespace llmwb::utf8 {
 
-inline constexpr std::uint32_t kInvalid = 0xFFFFFFFFu;  // "code point" of an invalid byte
+inline constexpr std::uint32_t kInvalid = 0xFFFFFFFFu; // "code point" of an invalid byte
 
 struct Decoded {
-    std::uint32_t cp;  // kInvalid for a byte that does not start a well-formed sequence
-    std::uint32_t length;  // bytes consumed, >= 1
+    std::uint32_t cp;     // kInvalid for a byte that does not start a well-formed sequence
+    std::uint32_t length; // bytes consumed, >= 1
 };
 
 // Decodes the well-formed UTF-8 sequence at s[i] (precondition: i < s.size()); an ill-formed
@@ -32,4 +32,4 @@ std::string to_valid_lossy(std::string_view s);
 
 bool is_valid(std::string_view s);
 
-}  // namespace llmwb::utf8
+} // namespace llmwb::utf8

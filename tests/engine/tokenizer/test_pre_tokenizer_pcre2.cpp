@@ -21,20 +21,26 @@ std::vector<std::string> pcre2_split(pcre2_code* code, pcre2_match_data* md, con
     std::vector<std::string> out;
     std::size_t pos = 0, last = 0;
     while (pos <= s.size()) {
-        const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), pos, 0, md, nullptr);
-        if (rc < 0) break;
+        const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), pos, 0,
+                                   md, nullptr);
+        if (rc < 0)
+            break;
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-        if (ov[0] > last) out.push_back(s.substr(last, ov[0] - last));
-        if (ov[1] > ov[0]) out.push_back(s.substr(ov[0], ov[1] - ov[0]));
+        if (ov[0] > last)
+            out.push_back(s.substr(last, ov[0] - last));
+        if (ov[1] > ov[0])
+            out.push_back(s.substr(ov[0], ov[1] - ov[0]));
         last = ov[1];
         if (ov[1] == ov[0]) {
-            if (ov[1] >= s.size()) break;
+            if (ov[1] >= s.size())
+                break;
             pos = ov[1] + utf8::decode(s, ov[1]).length;
         } else {
             pos = ov[1];
         }
     }
-    if (last < s.size()) out.push_back(s.substr(last));
+    if (last < s.size())
+        out.push_back(s.substr(last));
     return out;
 }
 
@@ -43,11 +49,14 @@ std::vector<std::string> pcre2_split(pcre2_code* code, pcre2_match_data* md, con
 // emoji, and arbitrary assigned or unassigned code points.
 std::string random_text(std::mt19937& rng) {
     static const std::vector<std::vector<std::uint32_t>> pools = {
-        {'a', 'b', 'z', 'A', 'Q', 0xE9, 0x4E2D, 0x3042, 0x0627, 0x0915, 0x0E01, 0x1F600 - 0x1F600 + 0x10400},
+        {'a', 'b', 'z', 'A', 'Q', 0xE9, 0x4E2D, 0x3042, 0x0627, 0x0915, 0x0E01,
+         0x1F600 - 0x1F600 + 0x10400},
         {'0', '5', '9', 0x0663, 0x0967, 0x00B2, 0x2167, 0xFF11, 0x1D7CE},
-        {' ', ' ', ' ', '\t', 0x0B, 0x0C, 0xA0, 0x1680, 0x180E, 0x2000, 0x2009, 0x200A, 0x202F, 0x205F, 0x3000, 0x85, 0x2028, 0x2029},
+        {' ', ' ', ' ', '\t', 0x0B, 0x0C, 0xA0, 0x1680, 0x180E, 0x2000, 0x2009, 0x200A, 0x202F,
+         0x205F, 0x3000, 0x85, 0x2028, 0x2029},
         {'\n', '\r', '\n', '\r'},
-        {'\'', '\'', 's', 'S', 't', 'T', 'r', 'R', 'e', 'E', 'v', 'V', 'm', 'M', 'l', 'L', 'd', 'D', 0x17F, 0x212A},
+        {'\'', '\'', 's', 'S', 't', 'T', 'r', 'R', 'e',   'E',
+         'v',  'V',  'm', 'M', 'l', 'L', 'd', 'D', 0x17F, 0x212A},
         {'.', ',', '!', '?', '-', '_', '(', ')', '"', '#', '<', '|', '>', '/', 0x2014, 0x3002},
         {0x0301, 0x0308, 0x093F, 0x0E31, 0x200D, 0xFE0F, 0x200B},
         {0x1F600, 0x1F44D, 0x1F3FD, 0x1F468, 0x1F1EF},
@@ -59,9 +68,10 @@ std::string random_text(std::mt19937& rng) {
         const int len = std::uniform_int_distribution<int>(1, 5)(rng);
         for (int i = 0; i < len; ++i) {
             std::uint32_t cp;
-            if (kind == static_cast<int>(pools.size())) {  // any code point (not a surrogate)
+            if (kind == static_cast<int>(pools.size())) { // any code point (not a surrogate)
                 do {
-                    cp = std::uniform_int_distribution<std::uint32_t>(1, rng() % 4 == 0 ? 0x10FFFF : 0x2FFFF)(rng);
+                    cp = std::uniform_int_distribution<std::uint32_t>(
+                        1, rng() % 4 == 0 ? 0x10FFFF : 0x2FFFF)(rng);
                 } while (cp >= 0xD800 && cp <= 0xDFFF);
             } else {
                 const auto& p = pools[static_cast<std::size_t>(kind)];
@@ -73,12 +83,12 @@ std::string random_text(std::mt19937& rng) {
     return s;
 }
 
-}  // namespace
+} // namespace
 
 class TestPreTokenizerPcre2 : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void identical_to_pcre2_data() {
         QTest::addColumn<int>("pattern");
         QTest::newRow("gpt2") << static_cast<int>(BuiltinPattern::Gpt2);
@@ -91,7 +101,8 @@ private slots:
         const std::string rx = builtin_regex(p);
         int err = 0;
         PCRE2_SIZE off = 0;
-        pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rx.data()), rx.size(), PCRE2_UTF | PCRE2_UCP, &err, &off, nullptr);
+        pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rx.data()), rx.size(),
+                                         PCRE2_UTF | PCRE2_UCP, &err, &off, nullptr);
         QVERIFY(code);
         pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
         pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
@@ -110,14 +121,18 @@ private slots:
                 ++same;
             } else if (kCases - same <= 3 + (kCases - i - 1)) {
                 QStringList a, b;
-                for (const auto& x : want) a << QString::fromStdString(x).toHtmlEscaped();
-                for (const auto& x : got) b << QString::fromStdString(x).toHtmlEscaped();
-                qWarning("differs: pcre2 [%s] splitter [%s]", qPrintable(a.join("|")), qPrintable(b.join("|")));
+                for (const auto& x : want)
+                    a << QString::fromStdString(x).toHtmlEscaped();
+                for (const auto& x : got)
+                    b << QString::fromStdString(x).toHtmlEscaped();
+                qWarning("differs: pcre2 [%s] splitter [%s]", qPrintable(a.join("|")),
+                         qPrintable(b.join("|")));
             }
         }
         pcre2_match_data_free(md);
         pcre2_code_free(code);
-        qInfo("%s: %d/%d random texts (%.1f MB) split identically to PCRE2", builtin_name(p), same, kCases, bytes / 1e6);
+        qInfo("%s: %d/%d random texts (%.1f MB) split identically to PCRE2", builtin_name(p), same,
+              kCases, bytes / 1e6);
         QCOMPARE(same, kCases);
     }
 

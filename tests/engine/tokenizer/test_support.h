@@ -11,7 +11,8 @@
 namespace llmwb::test {
 
 inline std::string assets_dir() {
-    if (const char* env = std::getenv("LLMWB_TEST_ASSETS"); env && *env) return env;
+    if (const char* env = std::getenv("LLMWB_TEST_ASSETS"); env && *env)
+        return env;
     const char* home = std::getenv("HOME");
     return std::string(home ? home : ".") + "/.cache/llmwb/test-assets";
 }
@@ -19,12 +20,15 @@ inline std::string assets_dir() {
 // Empty json (is_null) when the file is missing or unreadable.
 inline nlohmann::json load_json(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
+    if (!in)
+        return {};
     std::stringstream ss;
     ss << in.rdbuf();
     return nlohmann::json::parse(ss.str(), nullptr, false);
 }
 
-inline bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+inline bool file_exists(const std::string& path) {
+    return std::ifstream(path).good();
+}
 
-}  // namespace llmwb::test
+} // namespace llmwb::test

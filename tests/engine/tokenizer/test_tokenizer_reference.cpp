@@ -7,10 +7,10 @@
 #include <memory>
 
 #include "engine/tokenizer/streaming_decoder.h"
+#include "engine/tokenizer/test_support.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/tokenizer_files.h"
 #include "engine/tokenizer/utf8.h"
-#include "engine/tokenizer/test_support.h"
 
 using namespace llmwb;
 
@@ -26,14 +26,16 @@ struct Loaded {
 Loaded* load(const std::string& model) {
     static std::map<std::string, std::unique_ptr<Loaded>> cache;
     auto& slot = cache[model];
-    if (slot) return slot.get();
+    if (slot)
+        return slot.get();
     // The real files have a tokenizer_config.json; the variants written by gen-reference.js
     // (other pre-tokenizer / decoder / added-token settings) have none.
     const bool variant = model != "qwen3" && model != "llama2" && model != "llama3_1";
     const std::string dir = variant ? test::assets_dir() + "/reference/tokenizer/variants/" + model
                                     : test::assets_dir() + "/tokenizers/" + model;
     const auto t0 = std::chrono::steady_clock::now();
-    auto files = read_tokenizer_files(dir + "/tokenizer.json", variant ? "" : dir + "/tokenizer_config.json");
+    auto files = read_tokenizer_files(dir + "/tokenizer.json",
+                                      variant ? "" : dir + "/tokenizer_config.json");
     if (!files) {
         qWarning("%s", files.message().c_str());
         return nullptr;
@@ -57,18 +59,21 @@ Loaded* load(const std::string& model) {
 
 std::vector<std::int32_t> ids_of(const nlohmann::json& a) {
     std::vector<std::int32_t> v;
-    for (const auto& x : a) v.push_back(x.get<std::int32_t>());
+    for (const auto& x : a)
+        v.push_back(x.get<std::int32_t>());
     return v;
 }
 
 QString show(const std::vector<std::int32_t>& ids) {
     QStringList l;
-    for (auto i : ids) l << QString::number(i);
+    for (auto i : ids)
+        l << QString::number(i);
     return "[" + l.join(",") + "]";
 }
 
 // Decodes one id at a time; checks every chunk is complete UTF-8; returns the concatenation.
-std::string stream_decode(const Tokenizer& tok, const std::vector<std::int32_t>& ids, bool skip, bool& chunks_valid) {
+std::string stream_decode(const Tokenizer& tok, const std::vector<std::int32_t>& ids, bool skip,
+                          bool& chunks_valid) {
     StreamingDecoder dec(tok, skip);
     std::string all;
     chunks_valid = true;
@@ -82,12 +87,12 @@ std::string stream_decode(const Tokenizer& tok, const std::vector<std::int32_t>&
     return all + rest;
 }
 
-}  // namespace
+} // namespace
 
 class TestTokenizerReference : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void hf_reference_data() {
         QTest::addColumn<QString>("model");
         QTest::newRow("qwen3") << "qwen3";
@@ -112,12 +117,14 @@ private slots:
         const std::string ref_path = test::assets_dir() + "/reference/tokenizer/" + m + ".json";
         const nlohmann::json ref = test::load_json(ref_path);
         QVERIFY2(ref.is_object() && ref.contains("cases"),
-                 qPrintable("missing reference " + QString::fromStdString(ref_path) + " (run scripts/fetch-test-assets.sh)"));
+                 qPrintable("missing reference " + QString::fromStdString(ref_path) +
+                            " (run scripts/fetch-test-assets.sh)"));
         Loaded* l = load(m);
         QVERIFY2(l, "tokenizer did not load");
         const Tokenizer& tok = *l->tokenizer;
 
-        int total = 0, ids_ok = 0, special_ok = 0, decode_ok = 0, skip_ok = 0, roundtrip = 0, stream_ok = 0;
+        int total = 0, ids_ok = 0, special_ok = 0, decode_ok = 0, skip_ok = 0, roundtrip = 0,
+            stream_ok = 0;
         QStringList failures;
         for (const auto& c : ref["cases"]) {
             ++total;
@@ -129,26 +136,34 @@ private slots:
             if (got == want) {
                 ++ids_ok;
             } else if (failures.size() < 10) {
-                failures << QString("ids %1: want %2 got %3").arg(QString::fromStdString(text).toHtmlEscaped(), show(want), show(got));
+                failures << QString("ids %1: want %2 got %3")
+                                .arg(QString::fromStdString(text).toHtmlEscaped(), show(want),
+                                     show(got));
             }
             if (got_special == want_special) {
                 ++special_ok;
             } else if (failures.size() < 10) {
-                failures << QString("ids+special %1: want %2 got %3").arg(QString::fromStdString(text), show(want_special), show(got_special));
+                failures << QString("ids+special %1: want %2 got %3")
+                                .arg(QString::fromStdString(text), show(want_special),
+                                     show(got_special));
             }
             const std::string decoded = tok.decode(want, false);
             if (decoded == c["decoded"].get<std::string>()) {
                 ++decode_ok;
             } else if (failures.size() < 10) {
-                failures << QString("decode %1: want '%2' got '%3'").arg(QString::fromStdString(text),
-                    QString::fromStdString(c["decoded"].get<std::string>()), QString::fromStdString(decoded));
+                failures << QString("decode %1: want '%2' got '%3'")
+                                .arg(QString::fromStdString(text),
+                                     QString::fromStdString(c["decoded"].get<std::string>()),
+                                     QString::fromStdString(decoded));
             }
             const std::string decoded_skip = tok.decode(want_special, true);
             if (decoded_skip == c["decoded_skip"].get<std::string>()) {
                 ++skip_ok;
             } else if (failures.size() < 10) {
-                failures << QString("decode skip %1: want '%2' got '%3'").arg(QString::fromStdString(text),
-                    QString::fromStdString(c["decoded_skip"].get<std::string>()), QString::fromStdString(decoded_skip));
+                failures << QString("decode skip %1: want '%2' got '%3'")
+                                .arg(QString::fromStdString(text),
+                                     QString::fromStdString(c["decoded_skip"].get<std::string>()),
+                                     QString::fromStdString(decoded_skip));
             }
             // Where Hugging Face round-trips, so must we.
             if (c["decoded"].get<std::string>() == text) {
@@ -161,7 +176,8 @@ private slots:
                 ++roundtrip;
             }
             bool valid1 = false, valid2 = false;
-            const bool s1 = stream_decode(tok, want_special, false, valid1) == tok.decode(want_special, false);
+            const bool s1 =
+                stream_decode(tok, want_special, false, valid1) == tok.decode(want_special, false);
             const bool s2 = stream_decode(tok, want_special, true, valid2) == decoded_skip;
             if (s1 && s2 && valid1 && valid2) {
                 ++stream_ok;
@@ -169,9 +185,11 @@ private slots:
                 failures << QString("streaming %1").arg(QString::fromStdString(text));
             }
         }
-        qInfo("%s: %d cases: ids %d, ids+special %d, decode %d, decode skip-special %d, round trip %d, streaming %d",
+        qInfo("%s: %d cases: ids %d, ids+special %d, decode %d, decode skip-special %d, round trip "
+              "%d, streaming %d",
               m.c_str(), total, ids_ok, special_ok, decode_ok, skip_ok, roundtrip, stream_ok);
-        for (const auto& f : failures) qWarning("%s", qPrintable(f));
+        for (const auto& f : failures)
+            qWarning("%s", qPrintable(f));
         QVERIFY(total > 500);
         QCOMPARE(ids_ok, total);
         QCOMPARE(special_ok, total);
@@ -192,10 +210,11 @@ private slots:
         QVERIFY(qd.nfc.value_or(false));
         QVERIFY(!qd.add_bos);
         QCOMPARE(qd.tokens[static_cast<std::size_t>(qd.eos_id)], std::string("<|im_end|>"));
-        QVERIFY(q->files.chat_template && q->files.chat_template->find("<|im_start|>") != std::string::npos);
+        QVERIFY(q->files.chat_template &&
+                q->files.chat_template->find("<|im_start|>") != std::string::npos);
         const auto stops = q->tokenizer->stop_ids();
-        QVERIFY(std::find(stops.begin(), stops.end(), 151645) != stops.end());  // <|im_end|>
-        QVERIFY(std::find(stops.begin(), stops.end(), 151643) != stops.end());  // <|endoftext|>
+        QVERIFY(std::find(stops.begin(), stops.end(), 151645) != stops.end()); // <|im_end|>
+        QVERIFY(std::find(stops.begin(), stops.end(), 151643) != stops.end()); // <|endoftext|>
 
         const auto& ld = l2->files.data;
         QCOMPARE(ld.kind, TokenizerData::Kind::SentencePieceBpe);
@@ -205,7 +224,7 @@ private slots:
         QCOMPARE(ld.unk_id, 0);
         QVERIFY(l2->tokenizer->uses_byte_fallback());
         QVERIFY(!l2->files.chat_template.has_value());
-        QCOMPARE(ld.token_types[3], 6);  // <0x00>
+        QCOMPARE(ld.token_types[3], 6); // <0x00>
 
         const auto& l3d = l3->files.data;
         QCOMPARE(l3d.pre_tokenizer, std::string("llama3"));
@@ -214,8 +233,8 @@ private slots:
         QCOMPARE(l3d.tokens[static_cast<std::size_t>(l3d.eos_id)], std::string("<|eot_id|>"));
         QVERIFY(l3d.ignore_merges.value_or(false));
         const auto s3 = l3->tokenizer->stop_ids();
-        QCOMPARE(l3d.eos_id, 128009);                                   // <|eot_id|>
-        QVERIFY(std::find(s3.begin(), s3.end(), 128001) != s3.end());  // <|end_of_text|>
+        QCOMPARE(l3d.eos_id, 128009);                                 // <|eot_id|>
+        QVERIFY(std::find(s3.begin(), s3.end(), 128001) != s3.end()); // <|end_of_text|>
         QVERIFY(l3->tokenizer->is_special(128000));
         QVERIFY(!l3->tokenizer->is_special(1000));
     }
@@ -233,8 +252,9 @@ private slots:
         g.kind = full.kind;
         g.tokens = full.tokens;
         g.merges = full.merges;
-        g.token_types = full.token_types;  // 3 control / 4 user-defined / 6 byte, as GGUF stores them
-        g.pre_tokenizer = full.pre_tokenizer;  // tokenizer.ggml.pre
+        g.token_types =
+            full.token_types; // 3 control / 4 user-defined / 6 byte, as GGUF stores them
+        g.pre_tokenizer = full.pre_tokenizer; // tokenizer.ggml.pre
         g.add_bos = full.add_bos;
         g.add_eos = full.add_eos;
         g.add_space_prefix = full.kind == TokenizerData::Kind::SentencePieceBpe;
@@ -245,16 +265,21 @@ private slots:
         auto made = Tokenizer::create(g);
         QVERIFY2(made, made ? "" : made.message().c_str());
         const Tokenizer& gt = *made.value();
-        const nlohmann::json ref = test::load_json(test::assets_dir() + "/reference/tokenizer/" + m + ".json");
+        const nlohmann::json ref =
+            test::load_json(test::assets_dir() + "/reference/tokenizer/" + m + ".json");
         QVERIFY(ref.is_object());
         int total = 0, same = 0, dec_same = 0;
         for (const auto& c : ref["cases"]) {
             ++total;
             const std::string text = c["text"].get<std::string>();
             const auto want = ids_of(c["ids_special"]);
-            if (gt.encode(text, true) == want) ++same;
-            else if (same + 5 > total) qWarning("gguf-style %s differs: %s", m.c_str(), text.c_str());
-            if (gt.decode(want, false) == c["decoded"].get<std::string>() || want != ids_of(c["ids"])) ++dec_same;
+            if (gt.encode(text, true) == want)
+                ++same;
+            else if (same + 5 > total)
+                qWarning("gguf-style %s differs: %s", m.c_str(), text.c_str());
+            if (gt.decode(want, false) == c["decoded"].get<std::string>() ||
+                want != ids_of(c["ids"]))
+                ++dec_same;
         }
         qInfo("%s gguf-style: %d/%d ids equal to Hugging Face", m.c_str(), same, total);
         QCOMPARE(same, total);
@@ -266,7 +291,8 @@ private slots:
         QFETCH(QString, model);
         Loaded* l = load(model.toStdString());
         QVERIFY(l);
-        const nlohmann::json ref = test::load_json(test::assets_dir() + "/reference/tokenizer/" + model.toStdString() + ".json");
+        const nlohmann::json ref = test::load_json(test::assets_dir() + "/reference/tokenizer/" +
+                                                   model.toStdString() + ".json");
         QVERIFY(ref.is_object());
         std::string text;
         std::vector<std::int32_t> expected;
@@ -278,17 +304,21 @@ private slots:
         }
         const auto t0 = std::chrono::steady_clock::now();
         const auto ids = l->tokenizer->encode(text, false);
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const auto t1 = std::chrono::steady_clock::now();
         const std::string back = l->tokenizer->decode(ids);
-        const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-        qInfo("%s: encode %.2f MB in %.3f s = %.1f MB/s (%zu tokens); decode %.1f MB/s", qPrintable(model),
-              text.size() / 1e6, s, text.size() / 1e6 / s, ids.size(), back.size() / 1e6 / ds);
+        const double ds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        qInfo("%s: encode %.2f MB in %.3f s = %.1f MB/s (%zu tokens); decode %.1f MB/s",
+              qPrintable(model), text.size() / 1e6, s, text.size() / 1e6 / s, ids.size(),
+              back.size() / 1e6 / ds);
         QVERIFY(!ids.empty());
         // Cold cache: ~1 MB of random words (almost all distinct), mixed scripts.
         std::string words;
         std::uint32_t x = 2463534242u;
-        const char* alphabets[] = {"abcdefghijklmnopqrstuvwxyz", "\xD0\xB0\xD0\xB1\xD0\xB2\xD0\xB3\xD0\xB4\xD0\xB5"};
+        const char* alphabets[] = {"abcdefghijklmnopqrstuvwxyz",
+                                   "\xD0\xB0\xD0\xB1\xD0\xB2\xD0\xB3\xD0\xB4\xD0\xB5"};
         while (words.size() < (1u << 20)) {
             x ^= x << 13, x ^= x >> 17, x ^= x << 5;
             const int len = 3 + static_cast<int>(x % 10);
@@ -305,9 +335,10 @@ private slots:
         }
         const auto t2 = std::chrono::steady_clock::now();
         const auto wids = l->tokenizer->encode(words, false);
-        const double ws = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
-        qInfo("%s: encode %.2f MB of random words in %.3f s = %.1f MB/s (%zu tokens)", qPrintable(model),
-              words.size() / 1e6, ws, words.size() / 1e6 / ws, wids.size());
+        const double ws =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+        qInfo("%s: encode %.2f MB of random words in %.3f s = %.1f MB/s (%zu tokens)",
+              qPrintable(model), words.size() / 1e6, ws, words.size() / 1e6 / ws, wids.size());
         QCOMPARE(l->tokenizer->decode(wids), words);
     }
 };
