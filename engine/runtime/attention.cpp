@@ -63,8 +63,15 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
 
     const int32_t group = sh.num_heads / sh.num_kv_heads;
     const int64_t row_stride = static_cast<int64_t>(sh.num_heads) * sh.head_dim;
+    // Small steps (a decode token over a short context) run on the calling thread: waking the
+    // pool would cost more than the work.
+    int64_t work = 0;  // ~ multiply-adds
+    for (int32_t s = 0; s < n_seqs; ++s)
+        work += static_cast<int64_t>(batch.query_len(s)) * batch.context_lens[s];
+    work *= static_cast<int64_t>(sh.num_heads) * sh.head_dim * 2;
+    const bool inline_run = work < (int64_t{1} << 18);
     std::atomic<size_t> next{0};
-    pool.run([&](int thread, int) {
+    auto body = [&](int thread, int) {
         float* scores = scratch.scores[thread].data();
         for (size_t i = next.fetch_add(1); i < tasks.size(); i = next.fetch_add(1)) {
             const AttentionScratch::Task& t = tasks[i];
@@ -79,7 +86,12 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
                            scores);
             }
         }
-    });
+    };
+    if (inline_run) {
+        body(0, 1);
+    } else {
+        pool.run(body);
+    }
 }
 
 }  // namespace llmwb

@@ -183,15 +183,24 @@ std::vector<float> Sampler::processed_logits(std::span<const float> logits) {
 
 SampledToken Sampler::sample(std::span<const float> logits) {
     assert(!logits.empty());
-    work_.assign(logits.begin(), logits.end());
-    apply_penalties(work_);
     SampledToken out;
+    const bool penalties = p_.repetition_penalty != 1.0f || p_.presence_penalty != 0.0f ||
+                           p_.frequency_penalty != 0.0f;
     if (p_.temperature == 0.0f) {
-        int32_t best = 0;  // first maximum = lowest id on ties
-        for (size_t i = 1; i < work_.size(); ++i)
-            if (work_[i] > work_[best]) best = static_cast<int32_t>(i);
+        // Greedy: first maximum = lowest id on ties. No copy of the row without penalties.
+        std::span<const float> l = logits;
+        if (penalties) {
+            work_.assign(logits.begin(), logits.end());
+            apply_penalties(work_);
+            l = work_;
+        }
+        int32_t best = 0;
+        for (size_t i = 1; i < l.size(); ++i)
+            if (l[i] > l[best]) best = static_cast<int32_t>(i);
         out.id = best;
     } else {
+        work_.assign(logits.begin(), logits.end());
+        apply_penalties(work_);
         for (float& v : work_) v /= p_.temperature;
         filter(work_);
         if (cand_.empty()) {
