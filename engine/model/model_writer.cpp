@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine/model/demo_tokenizer.h"
 #include "engine/model/gguf_writer.h"
@@ -210,29 +211,41 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
     }
     const int64_t chunk = std::max<int64_t>(1, kChunkElems / t.cols);
     const int64_t row_bytes = dtype_row_bytes(type, t.cols);
-    for (int64_t r0 = 0; r0 < t.rows; r0 += chunk) {
-        const int64_t r1 = std::min(t.rows, r0 + chunk);
-        f32.resize(size_t((r1 - r0) * t.cols));
+    // Rows [a, b) of the chunk starting at r0: generate, then convert in place.
+    auto work = [&](int64_t r0, int64_t a, int64_t b) {
+        float* dst = f32.data() + (a - r0) * t.cols;
         if (qk) {
-            for (int64_t r = r0; r < r1; ++r) {
+            for (int64_t r = a; r < b; ++r) {
                 const int64_t src = llama_qk_source_row(r, c.head_dim);
-                generate_rows(spec.seed, t.hf_name, src, src + 1, t.cols,
-                              f32.data() + (r - r0) * t.cols);
+                generate_rows(spec.seed, t.hf_name, src, src + 1, t.cols, dst + (r - a) * t.cols);
             }
         } else {
-            generate_rows(spec.seed, t.hf_name, r0, r1, t.cols, f32.data());
+            generate_rows(spec.seed, t.hf_name, a, b, t.cols, dst);
         }
-        if (type == DType::F32) {
-            Status s = sink(f32.data(), f32.size() * sizeof(float));
-            if (!s) return s;
-            continue;
-        }
-        out.resize(size_t((r1 - r0) * row_bytes));
-        for (int64_t r = r0; r < r1; ++r) {
+        if (type == DType::F32) return;
+        for (int64_t r = a; r < b; ++r) {
             kernels::quantize_row(type, f32.data() + (r - r0) * t.cols,
                                   out.data() + (r - r0) * row_bytes, t.cols);
         }
-        Status s = sink(out.data(), out.size());
+    };
+    const int64_t n_threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 16);
+    for (int64_t r0 = 0; r0 < t.rows; r0 += chunk) {
+        const int64_t r1 = std::min(t.rows, r0 + chunk);
+        f32.resize(size_t((r1 - r0) * t.cols));
+        if (type != DType::F32) out.resize(size_t((r1 - r0) * row_bytes));
+        const int64_t n = (r1 - r0) * t.cols >= (int64_t(1) << 16) ? std::min(n_threads, r1 - r0) : 1;
+        if (n == 1) {
+            work(r0, r0, r1);
+        } else {
+            std::vector<std::thread> threads;
+            for (int64_t i = 0; i < n; ++i) {
+                const int64_t a = r0 + (r1 - r0) * i / n, b = r0 + (r1 - r0) * (i + 1) / n;
+                threads.emplace_back(work, r0, a, b);
+            }
+            for (auto& th : threads) th.join();
+        }
+        Status s = type == DType::F32 ? sink(f32.data(), f32.size() * sizeof(float))
+                                      : sink(out.data(), out.size());
         if (!s) return s;
     }
     return ok_status();

@@ -123,17 +123,19 @@ void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin,
         std = 0.02f;
     }
     const uint64_t base = fnv1a(hf_name) ^ (seed * 0xD1B54A32D192ED03ull);
-    const double two_pi = 6.283185307179586476925;
+    const float two_pi = 6.28318530717958647692f;
     for (int64_t r = row_begin; r < row_end; ++r) {
         uint64_t state = base + uint64_t(r) * 0x9E3779B97F4A7C15ull;
         (void)splitmix64(state);
         float* o = out + (r - row_begin) * cols;
         for (int64_t c = 0; c < cols; c += 2) {
-            const double u1 = double((splitmix64(state) >> 11) + 1) * 0x1.0p-53;  // (0, 1]
-            const double u2 = double(splitmix64(state) >> 11) * 0x1.0p-53;        // [0, 1)
-            const double rad = std::sqrt(-2.0 * std::log(u1));
-            o[c] = mean + std * float(rad * std::cos(two_pi * u2));
-            if (c + 1 < cols) o[c + 1] = mean + std * float(rad * std::sin(two_pi * u2));
+            // Box-Muller on two 24-bit uniforms from one draw: u1 in (0, 1], u2 in [0, 1).
+            const uint64_t x = splitmix64(state);
+            const float u1 = float((x >> 40) + 1) * 0x1.0p-24f;
+            const float u2 = float((x >> 16) & 0xFFFFFF) * 0x1.0p-24f;
+            const float rad = std::sqrt(-2.0f * std::log(u1));
+            o[c] = mean + std * rad * std::cos(two_pi * u2);
+            if (c + 1 < cols) o[c + 1] = mean + std * rad * std::sin(two_pi * u2);
         }
     }
 }
