@@ -7,18 +7,24 @@
 //   3. matrix-matrix (prefill, 512 tokens) GFLOP/s against the measured peak fp32 FMA rate
 //      (float weights) or int8 dot rate (quantized weights), and the speed-up over looping the
 //      matrix-vector path token by token.
+// Timings are best-of-N and the bandwidth passes of (2) run interleaved with the kernel sweeps,
+// so a busy machine lowers both alike; (4) single-thread matrix-vector on L2-resident weights
+// gives the kernels' compute cost in TSC ticks per 256 weights, which hardly depends on load.
 // Usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512]
+//                            [--no-matvec] [--no-matmat] [--type T] [--rounds N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <sys/resource.h>
+#include <x86intrin.h>
 
 #include "bench/kernels/peak.h"
 #include "kernels/cpu/bandwidth.h"
@@ -48,13 +54,16 @@ struct Options {
     bool json = false;
     bool quick = false;
     bool skip_mv = false;
+    bool skip_mm = false;
+    int rounds = 7;
+    std::string only;  // one weight type, by name
     size_t bw_bytes = size_t{512} << 20;
 };
 
 struct MvResult {
     DType type;
     int64_t rows, cols;
-    double us_per_call, gbs, frac;
+    double us_per_call, gbs, frac, bw_gbs;  // bw_gbs: best read bandwidth of the interleaved passes
 };
 
 struct MmResult {
@@ -93,22 +102,94 @@ struct BenchMatrix {
     WeightMatrix matrix(DType t, int copy) const { return WeightMatrix{t, data.data() + static_cast<size_t>(copy) * static_cast<size_t>(matrix_bytes), rows, cols}; }
 };
 
-MvResult bench_mv(DType t, int64_t rows, int64_t cols, ThreadPool& pool, const Options& o, double bw) {
+// The wide read loop of the active SIMD level (the same loop as measure_read_bandwidth_gbs).
+uint64_t (*wide_read_fn())(const uint8_t*, size_t) {
+    switch (active_simd_level()) {
+    case SimdLevel::Avx512: return read_sum_avx512;
+    case SimdLevel::Avx2: return read_sum_avx2;
+    case SimdLevel::Scalar: break;
+    }
+    return read_sum_scalar;
+}
+
+// A persistent buffer for read-bandwidth passes that run interleaved with the kernel timings, so
+// both see the same background load; every thread reads its own slice.
+struct BandwidthProbe {
+    struct Free {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t, Free> buf;
+    size_t slice = 0, total = 0;
+    uint64_t sink = 0;
+    BandwidthProbe(ThreadPool& pool, size_t bytes) {
+        slice = std::max<size_t>(bytes / static_cast<size_t>(pool.size()) / 256 * 256, 256);
+        total = slice * static_cast<size_t>(pool.size());
+        buf.reset(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
+        pool.run([&](int t, int) { std::memset(buf.get() + slice * static_cast<size_t>(t), 1 + t, slice); });
+    }
+    double pass_gbs(ThreadPool& pool) {
+        const auto fn = wide_read_fn();
+        std::vector<uint64_t> sums(static_cast<size_t>(pool.size()));
+        const auto t0 = Clock::now();
+        pool.run([&](int t, int) { sums[static_cast<size_t>(t)] = fn(buf.get() + slice * static_cast<size_t>(t), slice); });
+        const double s = seconds_since(t0);
+        for (uint64_t v : sums) sink ^= v;
+        return s > 0 ? static_cast<double>(total) / s / 1e9 : 0.0;
+    }
+};
+
+// Rounds of [one bandwidth pass, one sweep over every copy of the matrix]; best of each.
+MvResult bench_mv(DType t, int64_t rows, int64_t cols, ThreadPool& pool, const Options& o, BandwidthProbe& probe) {
     const BenchMatrix m(t, rows, cols, size_t{256} << 20);
     const auto x = random_row(cols, 7);
     std::vector<float> y(static_cast<size_t>(rows));
     for (int c = 0; c < m.copies; ++c) matmul(y.data(), m.matrix(t, c), x.data(), 1, &pool);  // warm up
-    const double target = o.quick ? 0.1 : 0.3;
-    int64_t calls = 0;
+    double best_call = 1e30, best_bw = 0;
+    for (int round = 0; round < o.rounds; ++round) {
+        best_bw = std::max(best_bw, probe.pass_gbs(pool));
+        const auto t0 = Clock::now();
+        for (int c = 0; c < m.copies; ++c) matmul(y.data(), m.matrix(t, c), x.data(), 1, &pool);
+        best_call = std::min(best_call, seconds_since(t0) / m.copies);
+    }
+    const double gbs = static_cast<double>(m.matrix_bytes) / best_call / 1e9;
+    return {t, rows, cols, best_call * 1e6, gbs, gbs / best_bw, best_bw};
+}
+
+inline uint64_t tsc() { return __rdtsc(); }
+
+// TSC ticks per second (the TSC runs at a fixed rate on this CPU; not the core clock).
+double tsc_hz() {
     const auto t0 = Clock::now();
-    double el = 0;
-    do {
-        for (int c = 0; c < m.copies; ++c, ++calls) matmul(y.data(), m.matrix(t, c), x.data(), 1, &pool);
-        el = seconds_since(t0);
-    } while (el < target);
-    const double per_call = el / static_cast<double>(calls);
-    const double gbs = static_cast<double>(m.matrix_bytes) / per_call / 1e9;
-    return {t, rows, cols, per_call * 1e6, gbs, gbs / bw};
+    const uint64_t c0 = tsc();
+    while (seconds_since(t0) < 0.05) {
+    }
+    return static_cast<double>(tsc() - c0) / seconds_since(t0);
+}
+
+// Single-thread matrix-vector on a matrix that stays in L2: the compute cost of the kernel
+// without the memory, as TSC ticks per 256 weights and GB/s of weights. The best of many short
+// calls is close to load-independent (a call that was not preempted).
+struct CacheResult {
+    DType type;
+    double ticks_per_256, gbs;
+};
+
+CacheResult bench_mv_in_cache(DType t, const Options& o, double hz) {
+    const int64_t cols = 4864;
+    const int64_t rows = std::max<int64_t>(4, (160 << 10) / dtype_row_bytes(t, cols));
+    const BenchMatrix m(t, rows, cols, 0);
+    const auto x = random_row(cols, 3);
+    std::vector<float> y(static_cast<size_t>(rows));
+    const WeightMatrix w = m.matrix(t, 0);
+    uint64_t best = ~uint64_t{0};
+    const int calls = o.quick ? 300 : 1500;
+    for (int i = 0; i < calls; ++i) {
+        const uint64_t c0 = tsc();
+        matmul(y.data(), w, x.data(), 1, nullptr);
+        best = std::min(best, tsc() - c0);
+    }
+    const double weights = static_cast<double>(rows * cols);
+    return {t, static_cast<double>(best) * 256.0 / weights, static_cast<double>(m.matrix_bytes) / (static_cast<double>(best) / hz) / 1e9};
 }
 
 MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPool& pool, const Options& o, double fma_peak,
@@ -165,15 +246,19 @@ bool parse(int argc, char** argv, Options& o) {
         const std::string a = argv[i];
         if (a == "--json") o.json = true;
         else if (a == "--no-matvec") o.skip_mv = true;
+        else if (a == "--no-matmat") o.skip_mm = true;
+        else if (a == "--type" && i + 1 < argc) o.only = argv[++i];
+        else if (a == "--rounds" && i + 1 < argc) o.rounds = std::max(1, std::atoi(argv[++i]));
         else if (a == "--quick") {
             o.quick = true;
+            o.rounds = 3;
             o.bw_bytes = size_t{256} << 20;
         } else if (a == "--threads" && i + 1 < argc) o.threads = std::max(1, std::atoi(argv[++i]));
         else if (a == "--simd" && i + 1 < argc) {
             const std::string l = argv[++i];
             set_simd_level(l == "scalar" ? SimdLevel::Scalar : l == "avx2" ? SimdLevel::Avx2 : SimdLevel::Avx512);
         } else {
-            std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512] [--no-matvec]\n");
+            std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512] [--no-matvec] [--no-matmat] [--type T] [--rounds N]\n");
             return false;
         }
     }
@@ -203,29 +288,46 @@ int main(int argc, char** argv) {
     const double fma_peak = measure_peak(pool, fma_probe);
     const double int8_peak = measure_peak(pool, int8_probe);
 
+    auto selected = [&](DType t) { return o.only.empty() || o.only == dtype_name(t); };
     if (!o.json) {
         std::printf("threads %d, SIMD %s (cpu %s)\n", o.threads, simd_level_name(level), simd_level_name(cpu_simd_level()));
         std::printf("read bandwidth: %.1f GB/s wide, %.1f GB/s scalar\n", bw_wide, bw_scalar);
         std::printf("peak: %.1f GFLOP/s fp32 FMA, %.1f Gop/s int8 dot\n\n", fma_peak, int8_peak);
-        std::printf("matrix-vector (1 token)\n%-6s %14s %10s %9s %9s\n", "type", "shape", "us/call", "GB/s", "of bw");
     }
+    const double hz = tsc_hz();
+    std::vector<CacheResult> cache;
+    if (!o.skip_mv) {
+        if (!o.json)
+            std::printf("matrix-vector, 1 thread, weights in L2 (compute cost; TSC %.2f GHz)\n%-6s %14s %12s\n", hz / 1e9, "type",
+                        "ticks/256 w", "GB/s");
+        for (DType t : kTypes) {
+            if (!selected(t)) continue;
+            cache.push_back(bench_mv_in_cache(t, o, hz));
+            if (!o.json) std::printf("%-6s %14.1f %12.1f\n", dtype_name(t), cache.back().ticks_per_256, cache.back().gbs);
+        }
+        if (!o.json)
+            std::printf("\nmatrix-vector (1 token), best of %d sweeps, each after a bandwidth pass\n%-6s %14s %10s %9s %9s %9s\n",
+                        o.rounds, "type", "shape", "us/call", "GB/s", "bw GB/s", "of bw");
+    }
+    BandwidthProbe probe(pool, o.bw_bytes / 2);
     const int64_t shapes[][2] = {{896, 896}, {128, 896}, {4864, 896}, {896, 4864}, {151936, 896}};
     std::vector<MvResult> mv;
     for (DType t : kTypes)
         for (const auto& s : shapes) {
-            if (o.skip_mv) break;
+            if (o.skip_mv || !selected(t)) break;
             if (s[1] % dtype_block_elems(t) != 0) continue;
-            mv.push_back(bench_mv(t, s[0], s[1], pool, o, bw_wide));
+            mv.push_back(bench_mv(t, s[0], s[1], pool, o, probe));
             const MvResult& r = mv.back();
             if (!o.json)
-                std::printf("%-6s %7lldx%-6lld %10.1f %9.1f %8.0f%%\n", dtype_name(t), static_cast<long long>(r.rows),
-                            static_cast<long long>(r.cols), r.us_per_call, r.gbs, 100 * r.frac);
+                std::printf("%-6s %7lldx%-6lld %10.1f %9.1f %9.1f %8.0f%%\n", dtype_name(t), static_cast<long long>(r.rows),
+                            static_cast<long long>(r.cols), r.us_per_call, r.gbs, r.bw_gbs, 100 * r.frac);
         }
-    if (!o.json)
+    if (!o.json && !o.skip_mm)
         std::printf("\nmatrix-matrix (512 tokens, 896x4864)\n%-6s %9s %9s %13s %17s %13s\n", "type", "GFLOP/s", "of peak", "vs looped mv",
                     "GFLOP/s cpu-time", "vs mv (cpu)");
     std::vector<MmResult> mm;
     for (DType t : kTypes) {
+        if (o.skip_mm || !selected(t)) continue;
         mm.push_back(bench_mm(t, 896, 4864, 512, pool, o, fma_peak, int8_peak));
         const MmResult& r = mm.back();
         if (!o.json)
@@ -240,9 +342,13 @@ int main(int argc, char** argv) {
                     o.threads, cpu_share, simd_level_name(level), bw_wide, bw_scalar);
         std::printf(" \"peak_fma_gflops\": %.3f, \"peak_int8_gops\": %.3f,\n \"matvec\": [", fma_peak, int8_peak);
         for (size_t i = 0; i < mv.size(); ++i)
-            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"us_per_call\": %.3f, \"gbs\": %.3f, \"fraction_of_bandwidth\": %.4f}",
+            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"us_per_call\": %.3f, \"gbs\": %.3f, \"bandwidth_gbs\": %.3f, \"fraction_of_bandwidth\": %.4f}",
                         i ? "," : "", dtype_name(mv[i].type), static_cast<long long>(mv[i].rows),
-                        static_cast<long long>(mv[i].cols), mv[i].us_per_call, mv[i].gbs, mv[i].frac);
+                        static_cast<long long>(mv[i].cols), mv[i].us_per_call, mv[i].gbs, mv[i].bw_gbs, mv[i].frac);
+        std::printf("],\n \"matvec_in_cache_1_thread\": [");
+        for (size_t i = 0; i < cache.size(); ++i)
+            std::printf("%s\n  {\"type\": \"%s\", \"tsc_ticks_per_256_weights\": %.3f, \"gbs\": %.3f}", i ? "," : "",
+                        dtype_name(cache[i].type), cache[i].ticks_per_256, cache[i].gbs);
         std::printf("],\n \"matmat\": [");
         for (size_t i = 0; i < mm.size(); ++i)
             std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"tokens\": %lld, \"gflops\": %.3f, \"fraction_of_peak\": %.4f, \"speedup_vs_looped_matvec\": %.3f, \"gflops_cpu_time\": %.3f, \"speedup_vs_looped_matvec_cpu_time\": %.3f}",
