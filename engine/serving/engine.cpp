@@ -1,0 +1,380 @@
+#include "engine/serving/engine.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/serving/kv_block_copy.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace llmwb {
+
+namespace {
+
+double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+const char* finish_reason_name(FinishReason r) {
+    switch (r) {
+    case FinishReason::None: return "";
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Aborted: return "abort";
+    }
+    return "";
+}
+
+Engine::Engine(Transformer& model, const Tokenizer& tokenizer, const EngineConfig& config)
+    : model_(model), tokenizer_(tokenizer), config_(config) {}
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::create(Transformer& model, const Tokenizer& tokenizer,
+                                               const EngineConfig& config) {
+    const int32_t bs = config.block_size;
+    if (bs != 8 && bs != 16 && bs != 32)
+        return make_error("engine: block size must be 8, 16 or 32, got " + std::to_string(bs));
+    if (config.max_num_seqs < 1) return make_error("engine: max_num_seqs must be >= 1");
+    if (config.max_num_batched_tokens < 1)
+        return make_error("engine: max_num_batched_tokens must be >= 1");
+    const ModelConfig& mc = model.config();
+    const int64_t workspace = estimate_workspace_bytes(mc, config.max_num_batched_tokens,
+                                                       config.max_num_seqs);
+    MemoryBudget budget = config.memory;
+    if (config.num_blocks) {
+        if (*config.num_blocks < 1) return make_error("engine: num_blocks must be >= 1");
+        budget.kv_bytes = static_cast<int64_t>(*config.num_blocks) *
+                          KvCacheStorage::bytes_per_block(mc, bs);
+    }
+    auto plan = plan_memory(mc, model.model().weight_bytes, bs, workspace, budget);
+    if (!plan) return plan.error();
+    auto kv = KvCacheStorage::create(mc, plan->num_blocks, bs);
+    if (!kv) return kv.error();
+
+    std::unique_ptr<Engine> e(new Engine(model, tokenizer, config));
+    e->plan_ = *plan;
+    e->kv_ = std::move(kv.value());
+    e->kv_mgr_ = std::make_unique<KvCacheManager>(plan->num_blocks, bs,
+                                                  config.enable_prefix_caching, config.cache_key);
+    SchedulerConfig sc;
+    sc.max_num_seqs = config.max_num_seqs;
+    sc.max_num_batched_tokens = config.max_num_batched_tokens;
+    sc.policy = config.policy;
+    sc.context_limit = e->context_limit();
+    e->scheduler_ = std::make_unique<Scheduler>(sc, *e->kv_mgr_);
+    return e;
+}
+
+int64_t Engine::context_limit() const {
+    int64_t limit = static_cast<int64_t>(kv_mgr_->pool().num_blocks()) * config_.block_size;
+    if (model_.config().max_position > 0)
+        limit = std::min<int64_t>(limit, model_.config().max_position);
+    return limit;
+}
+
+Request* Engine::find(RequestId id) const {
+    auto it = requests_.find(id);
+    return it == requests_.end() ? nullptr : it->second.get();
+}
+
+Result<RequestId> Engine::add_request(std::string_view prompt, const SamplingParams& params) {
+    return add_request(tokenizer_.encode(prompt, true), params);
+}
+
+Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
+                                      const SamplingParams& params) {
+    if (Status st = params.validate(); !st) return st.error();
+    if (prompt_ids.empty()) return make_error("add_request: the prompt has no tokens");
+    const int32_t vocab = model_.vocab_size();
+    for (int32_t id : prompt_ids)
+        if (id < 0 || id >= vocab)
+            return make_error("add_request: prompt token id " + std::to_string(id) +
+                              " is outside the vocabulary (size " + std::to_string(vocab) + ")");
+    const int64_t limit = context_limit();
+    if (static_cast<int64_t>(prompt_ids.size()) >= limit)
+        return make_error("add_request: prompt of " + std::to_string(prompt_ids.size()) +
+                          " tokens leaves no room in a context of " + std::to_string(limit) +
+                          " tokens");
+    const RequestId id = next_id_++;
+    auto r = std::make_unique<Request>(id, std::move(prompt_ids), params, tokenizer_,
+                                       config_.skip_special_tokens);
+    r->stop_ids = params.stop_token_ids;
+    if (!params.ignore_eos)
+        for (int32_t s : tokenizer_.stop_ids())
+            if (std::find(r->stop_ids.begin(), r->stop_ids.end(), s) == r->stop_ids.end())
+                r->stop_ids.push_back(s);
+    r->arrival = EngineClock::now();
+    scheduler_->add(r.get());
+    requests_.emplace(id, std::move(r));
+    return id;
+}
+
+Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
+    if (Status st = params.validate(); !st) return st.error();
+    Request* src = find(src_id);
+    if (!src || src->status != RequestStatus::Running || !kv_mgr_->has_table(src_id))
+        return make_error("fork: request " + std::to_string(src_id) + " is not running");
+    const RequestId id = next_id_++;
+    auto child = std::make_unique<Request>(*src);
+    child->id = id;
+    child->params = params;
+    child->sampler = Sampler(params);
+    child->sampler.set_prompt(std::span<const int32_t>(src->tokens).first(
+        static_cast<size_t>(src->num_prompt_tokens)));
+    for (size_t i = static_cast<size_t>(src->num_prompt_tokens); i < src->tokens.size(); ++i)
+        child->sampler.accept(src->tokens[i]);
+    child->matcher = StopStringMatcher(params.stop);
+    child->stop_ids = params.stop_token_ids;
+    if (!params.ignore_eos)
+        for (int32_t s : tokenizer_.stop_ids())
+            if (std::find(child->stop_ids.begin(), child->stop_ids.end(), s) ==
+                child->stop_ids.end())
+                child->stop_ids.push_back(s);
+    child->num_preemptions = 0;
+    kv_mgr_->fork(src_id, id);
+    scheduler_->add_running(child.get());
+    requests_.emplace(id, std::move(child));
+    return id;
+}
+
+bool Engine::abort(RequestId id) {
+    Request* r = find(id);
+    if (!r) return false;
+    finish_request(*r, FinishReason::Aborted);
+    return true;
+}
+
+void Engine::finish_request(Request& r, FinishReason why) {
+    r.finish = why;
+    scheduler_->remove(&r);
+    r.status = RequestStatus::Finished;
+    finished_.push_back(metrics_of(r, EngineClock::now()));
+    requests_.erase(r.id);  // r is gone after this line
+}
+
+Status Engine::set_memory_budget(const MemoryBudget& budget) {
+    const ModelConfig& mc = model_.config();
+    auto plan = plan_memory(mc, model_.model().weight_bytes, config_.block_size,
+                            plan_.workspace_bytes, budget);
+    if (!plan) return plan.error();
+    config_.memory = budget;
+    config_.num_blocks.reset();
+    pending_plan_ = *plan;
+    return ok_status();
+}
+
+Status Engine::set_num_blocks(int32_t num_blocks) {
+    if (num_blocks < 1) return make_error("set_num_blocks: need at least one block");
+    MemoryBudget b = config_.memory;
+    b.kv_bytes = static_cast<int64_t>(num_blocks) * plan_.bytes_per_block;
+    auto plan = plan_memory(model_.config(), model_.model().weight_bytes, config_.block_size,
+                            plan_.workspace_bytes, b);
+    if (!plan) return plan.error();
+    config_.num_blocks = num_blocks;
+    pending_plan_ = *plan;
+    return ok_status();
+}
+
+void Engine::set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens) {
+    config_.max_num_seqs = std::max(1, max_num_seqs);
+    config_.max_num_batched_tokens = std::max(1, max_num_batched_tokens);
+    SchedulerConfig sc = scheduler_->config();
+    sc.max_num_seqs = config_.max_num_seqs;
+    sc.max_num_batched_tokens = config_.max_num_batched_tokens;
+    scheduler_->set_config(sc);
+}
+
+int32_t Engine::min_blocks_for_live() const {
+    // The longest live request must fit alone, with room for one more token.
+    int64_t longest = 1;
+    for (const auto& [id, r] : requests_) longest = std::max<int64_t>(longest, r->num_tokens() + 1);
+    return static_cast<int32_t>((longest + config_.block_size - 1) / config_.block_size);
+}
+
+void Engine::apply_pending_plan() {
+    if (!pending_plan_) return;
+    MemoryPlan plan = *pending_plan_;
+    pending_plan_.reset();
+    const int32_t n = std::max(plan.num_blocks, min_blocks_for_live());
+    if (n != plan.num_blocks) {
+        plan.num_blocks = n;
+        plan.kv_bytes = static_cast<int64_t>(n) * plan.bytes_per_block;
+    }
+    if (n == kv_mgr_->pool().num_blocks()) {
+        plan_ = plan;
+        return;
+    }
+    auto storage = KvCacheStorage::create(model_.config(), n, config_.block_size);
+    if (!storage) return;  // keep the current pool (size overflow cannot happen in practice)
+    while (kv_mgr_->pool().num_used() > n && scheduler_->preempt_newest(&replan_preempted_)) {
+    }
+    std::vector<BlockCopy> moves;
+    kv_mgr_->resize(n, &moves);
+    for (const BlockCopy& m : moves) copy_kv_block(*kv_, m.src, **storage, m.dst);
+    kv_ = std::move(storage.value());
+    plan_ = plan;
+    SchedulerConfig sc = scheduler_->config();
+    sc.context_limit = context_limit();
+    scheduler_->set_config(sc);
+}
+
+StepOutputs Engine::step() {
+    StepOutputs out;
+    step(out);
+    return out;
+}
+
+void Engine::step(StepOutputs& out) {
+    out.outputs.clear();
+    out.step_index = -1;
+    out.num_prefill_tokens = out.num_decode_tokens = out.batch_size = 0;
+    finished_.clear();
+    replan_preempted_.clear();
+    apply_pending_plan();
+    const auto t0 = EngineClock::now();
+    scheduler_->schedule(plan_step_);
+    if (!replan_preempted_.empty())
+        plan_step_.preempted.insert(plan_step_.preempted.begin(), replan_preempted_.begin(),
+                                    replan_preempted_.end());
+    if (plan_step_.empty()) {
+        last_scheduled_.clear();
+        return;
+    }
+    account_step();
+    execute();
+    update(out);
+    const auto t1 = EngineClock::now();
+    last_step_ms_ = ms_between(t0, t1);
+    out.step_index = step_index_++;
+    out.step_ms = last_step_ms_;
+    out.num_prefill_tokens = plan_step_.num_prefill_tokens;
+    out.num_decode_tokens = plan_step_.num_decode_tokens;
+    out.batch_size = static_cast<int32_t>(plan_step_.scheduled.size());
+}
+
+void Engine::account_step() {
+    const int32_t bs = config_.block_size;
+    const int64_t limit = context_limit();
+    for (const ScheduledRequest& s : plan_step_.scheduled) {
+        const Request* r = find(s.id);
+        accounting_.allocated_slot_steps +=
+            static_cast<int64_t>(kv_mgr_->blocks(s.id).size()) * bs;
+        accounting_.used_slot_steps += s.num_computed + s.num_scheduled;
+        accounting_.contiguous_slot_steps +=
+            std::min<int64_t>(limit, r->num_prompt_tokens + r->params.max_tokens);
+    }
+    const BlockPool& pool = kv_mgr_->pool();
+    accounting_.peak_used_blocks = std::max<int64_t>(accounting_.peak_used_blocks, pool.num_used());
+    accounting_.usage_sum += static_cast<double>(pool.num_used()) / pool.num_blocks();
+    ++accounting_.steps;
+}
+
+void Engine::execute() {
+    for (const BlockCopy& c : plan_step_.copies) copy_kv_block(*kv_, c.src, *kv_, c.dst);
+    batch_.clear();
+    int32_t n_logits = 0;
+    for (const ScheduledRequest& s : plan_step_.scheduled) {
+        const Request* r = find(s.id);
+        const bool last = s.wants_logits();
+        n_logits += last ? 1 : 0;
+        batch_.add_sequence(
+            std::span<const int32_t>(r->tokens).subspan(static_cast<size_t>(s.num_computed),
+                                                        static_cast<size_t>(s.num_scheduled)),
+            s.num_computed, kv_mgr_->blocks(s.id), config_.block_size,
+            last ? ForwardBatch::Logits::Last : ForwardBatch::Logits::None);
+    }
+    logits_.resize(static_cast<size_t>(std::max(1, n_logits)) *
+                   static_cast<size_t>(model_.vocab_size()));
+    model_.forward(batch_, *kv_, logits_.data());
+}
+
+void Engine::update(StepOutputs& out) {
+    const auto now = EngineClock::now();
+    out.time = now;
+    const size_t vocab = static_cast<size_t>(model_.vocab_size());
+    last_scheduled_.resize(plan_step_.scheduled.size());
+    size_t row = 0;
+    for (size_t i = 0; i < plan_step_.scheduled.size(); ++i) {
+        const ScheduledRequest& s = plan_step_.scheduled[i];
+        Request& r = *find(s.id);
+        r.num_computed += s.num_scheduled;
+        if (s.prefill) total_prompt_computed_ += s.num_scheduled;
+        kv_mgr_->commit_computed(r.id, r.tokens, r.num_computed);
+        SnapshotScheduled& rec = last_scheduled_[i];
+        rec.id = s.id;
+        rec.prefill = s.prefill;
+        rec.num_scheduled = s.num_scheduled;
+        rec.num_computed = r.num_computed;
+        auto table = kv_mgr_->blocks(s.id);
+        rec.blocks.assign(table.begin(), table.end());
+        if (s.wants_logits()) {
+            RequestOutput& o = out.outputs.emplace_back();
+            o.id = r.id;
+            sample_into(r, logits_.data() + row * vocab, o);
+            ++row;
+            ++total_generated_;
+            if (o.finished) {
+                finish_request(r, o.finish);  // r is gone
+                o.metrics = finished_.back();
+            } else {
+                o.metrics = metrics_of(r, now);
+            }
+        }
+        rec.num_total = s.num_total + (s.wants_logits() ? 1 : 0);
+    }
+}
+
+void Engine::sample_into(Request& r, const float* logits, RequestOutput& o) {
+    SampledToken tok = r.sampler.sample(
+        std::span<const float>(logits, static_cast<size_t>(model_.vocab_size())));
+    r.sampler.accept(tok.id);
+    r.tokens.push_back(tok.id);
+    const auto now = EngineClock::now();
+    if (r.num_output() == 1) {
+        r.first_token = now;
+    } else {
+        r.itl_last_ms = ms_between(r.last_token, now);
+        r.itl_sum_ms += r.itl_last_ms;
+        r.itl_max_ms = std::max(r.itl_max_ms, r.itl_last_ms);
+    }
+    r.last_token = now;
+    o.new_token_ids.push_back(tok.id);
+    if (r.params.logprobs > 0) o.logprobs.push_back(std::move(tok));
+    const int32_t id = o.new_token_ids.back();
+
+    FinishReason why = FinishReason::None;
+    if (std::find(r.stop_ids.begin(), r.stop_ids.end(), id) != r.stop_ids.end()) {
+        why = FinishReason::Stop;
+        StopStringMatcher::Step end = r.matcher.push(r.decoder.flush());
+        o.text = std::move(end.text);
+        if (end.stopped) o.stop_matched = end.matched;
+        else o.text += r.matcher.flush();
+    } else {
+        StopStringMatcher::Step st = r.matcher.push(r.decoder.push(id));
+        o.text = std::move(st.text);
+        if (st.stopped) {
+            why = FinishReason::Stop;
+            o.stop_matched = st.matched;
+        } else if (r.num_output() >= r.params.max_tokens || r.num_tokens() >= context_limit()) {
+            why = FinishReason::Length;
+            StopStringMatcher::Step end = r.matcher.push(r.decoder.flush());
+            o.text += end.text;
+            if (end.stopped) {
+                why = FinishReason::Stop;
+                o.stop_matched = end.matched;
+            } else {
+                o.text += r.matcher.flush();
+            }
+        }
+    }
+    if (why != FinishReason::None) {
+        o.finished = true;
+        o.finish = why;
+        r.finish = why;
+        r.stop_matched = o.stop_matched;
+    }
+}
+
+}  // namespace llmwb

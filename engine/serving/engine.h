@@ -1,0 +1,168 @@
+// Engine: the serving engine. Many requests at once over one Transformer and a paged KV cache:
+//
+//   step():  schedule()  -> StepPlan       which requests run, how many tokens, blocks
+//            execute()   -> logits         one varlen Transformer::forward for all of them
+//            update()    -> StepOutputs    sample, stream text, stop, finish, free blocks
+//   snapshot()           -> EngineSnapshot what the UI draws
+//
+// Used by the GUI worker thread, the CLI (generate --prompts, bench) and the tests. Not thread
+// safe: one thread drives it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/runtime/forward_batch.h"
+#include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/sampler.h"
+#include "engine/runtime/transformer.h"
+#include "engine/serving/engine_snapshot.h"
+#include "engine/serving/kv_cache_manager.h"
+#include "engine/serving/memory_plan.h"
+#include "engine/serving/request.h"
+#include "engine/serving/scheduler.h"
+#include "engine/serving/step_plan.h"
+#include "engine/util/result.h"
+
+namespace llmwb {
+
+class Tokenizer;
+
+struct EngineConfig {
+    int32_t block_size = KvCacheStorage::kDefaultBlockSize;  // 8, 16 or 32
+    int32_t max_num_seqs = 64;
+    int32_t max_num_batched_tokens = 512;
+    SchedulerPolicy policy = SchedulerPolicy::Continuous;
+    bool enable_prefix_caching = true;
+    MemoryBudget memory;                // used unless num_blocks is set
+    std::optional<int32_t> num_blocks;  // explicit pool size (tests, small runs)
+    bool skip_special_tokens = true;    // leave special tokens out of the streamed text
+    uint64_t cache_key = 0;             // extra key of every block hash (model/adapter id)
+};
+
+// What one request produced in a step.
+struct RequestOutput {
+    RequestId id = -1;
+    std::vector<int32_t> new_token_ids;  // the token sampled this step (empty: none)
+    std::string text;                    // text delta now safe to show
+    bool finished = false;
+    FinishReason finish = FinishReason::None;
+    std::string stop_matched;            // the stop string found, if any
+    std::vector<SampledToken> logprobs;  // per new token, when params.logprobs > 0
+    SnapshotRequest metrics;             // timings and counts (final when finished)
+};
+
+struct StepOutputs {
+    int64_t step_index = -1;  // -1: nothing was scheduled
+    EngineClock::time_point time{};  // when the step's tokens were sampled
+    double step_ms = 0;
+    int32_t num_prefill_tokens = 0, num_decode_tokens = 0, batch_size = 0;
+    std::vector<RequestOutput> outputs;  // scheduled requests that sampled or finished
+};
+
+// Slot accounting over all steps (per running request: allocated = blocks x block size, used =
+// tokens with K/V, contiguous = what preallocation to its maximum length would reserve).
+struct KvAccounting {
+    int64_t allocated_slot_steps = 0;
+    int64_t used_slot_steps = 0;
+    int64_t contiguous_slot_steps = 0;
+    int64_t peak_used_blocks = 0;
+    double usage_sum = 0;  // sum over steps of kv usage (for the mean)
+    int64_t steps = 0;
+};
+
+class Engine {
+public:
+    // `model` and `tokenizer` must outlive the engine.
+    static Result<std::unique_ptr<Engine>> create(Transformer& model, const Tokenizer& tokenizer,
+                                                  const EngineConfig& config);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Errors: invalid params, empty prompt, ids outside the vocabulary, a prompt that leaves no
+    // room in the context (min(max_position, KV slots)).
+    Result<RequestId> add_request(std::vector<int32_t> prompt_ids, const SamplingParams& params);
+    // Tokenizes with the model's special tokens (BOS) as Hugging Face does.
+    Result<RequestId> add_request(std::string_view prompt, const SamplingParams& params);
+
+    // A copy of running request `src` (same tokens, computed K/V shared block by block,
+    // copy-on-write on the first write to a shared partial block) that continues with
+    // `params` (n > 1 sampling). Errors: unknown or not running request, bad params.
+    Result<RequestId> fork(RequestId src, const SamplingParams& params);
+
+    // Runs one step: schedules, runs one forward over all scheduled requests, samples.
+    StepOutputs step();
+    void step(StepOutputs& out);  // refills `out`, reusing its buffers
+
+    // Removes a request at any time; its blocks return to the pool. False: unknown id.
+    bool abort(RequestId id);
+    bool has_unfinished() const { return scheduler_->has_unfinished(); }
+    int32_t num_unfinished() const { return static_cast<int32_t>(requests_.size()); }
+
+    void snapshot(EngineSnapshot& out) const;
+    EngineSnapshot snapshot() const;
+
+    // Re-planning: takes effect before the next step (after the current one). Requests that no
+    // longer fit are preempted and resumed later; none fail. The pool never shrinks below what
+    // the longest live request needs.
+    Status set_memory_budget(const MemoryBudget& budget);
+    Status set_num_blocks(int32_t num_blocks);
+    // Scheduler limits (sliders); effective from the next step.
+    void set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens);
+
+    const MemoryPlan& memory_plan() const { return plan_; }
+    int64_t context_limit() const;
+    const EngineConfig& config() const { return config_; }
+    const KvCacheManager& kv_manager() const { return *kv_mgr_; }
+    const Scheduler& scheduler() const { return *scheduler_; }
+    const KvAccounting& kv_accounting() const { return accounting_; }
+    const StepPlan& last_plan() const { return plan_step_; }
+    int64_t steps() const { return step_index_; }
+
+    // Every consistency check of the pool and the block tables, plus: tables exactly for the
+    // running requests, each large enough for its computed tokens. For tests.
+    Status check_consistency() const;
+
+private:
+    Engine(Transformer& model, const Tokenizer& tokenizer, const EngineConfig& config);
+    void apply_pending_plan();
+    void execute();
+    void update(StepOutputs& out);
+    void sample_into(Request& r, const float* logits, RequestOutput& o);
+    void finish_request(Request& r, FinishReason why);
+    SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
+    Request* find(RequestId id) const;
+    int32_t min_blocks_for_live() const;
+    void account_step();
+
+    Transformer& model_;
+    const Tokenizer& tokenizer_;
+    EngineConfig config_;
+    MemoryPlan plan_;
+    std::optional<MemoryPlan> pending_plan_;
+    std::unique_ptr<KvCacheStorage> kv_;
+    std::unique_ptr<KvCacheManager> kv_mgr_;
+    std::unique_ptr<Scheduler> scheduler_;
+    std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
+    RequestId next_id_ = 0;
+
+    // Per-step state, reused.
+    StepPlan plan_step_;
+    std::vector<RequestId> replan_preempted_;
+    ForwardBatch batch_;
+    std::vector<float> logits_;
+    std::vector<SnapshotScheduled> last_scheduled_;
+    std::vector<SnapshotRequest> finished_;  // finished (or aborted) since the last step began
+    int64_t step_index_ = 0;
+    double last_step_ms_ = 0;
+    int64_t total_prompt_computed_ = 0, total_generated_ = 0;
+    KvAccounting accounting_;
+};
+
+}  // namespace llmwb
