@@ -26,22 +26,6 @@ constexpr int kQ4KSubOrder[8] = {0, 2, 1, 3, 4, 6, 5, 7};
 
 inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
-// [p[0] x 8 | p[1] x 8]
-inline __m512 pair_bcast(const float* p) {
-    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m128 two = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p)));
-    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(two));
-}
-
-inline __m512 pair_set(float a, float b) { return _mm512_insertf32x8(_mm512_set1_ps(a), _mm256_set1_ps(b), 1); }
-
-inline int hsum_epi32_256(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    return _mm_cvtsi128_si32(s);
-}
-
 inline __mmask16 tail_mask(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1); }
 
 template <int NT>
@@ -50,40 +34,6 @@ inline const float* act_f32(const TileArgs& p, int t) {
 }
 
 // ---- activation quantizers -----------------------------------------------------------------
-
-// One 32-block: returns the int32 codes as two vectors and the sum; scale in *d.
-inline void quant_block32(const float* x, __m512i* q0, __m512i* q1, float* d, int* sum) {
-    const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
-    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-    const float id = amax > 0 ? 127.0f / amax : 0.0f;
-    *d = amax / 127.0f;
-    const __m512 vid = _mm512_set1_ps(id);
-    *q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, vid));  // round to nearest even, |q| <= 127
-    *q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, vid));
-    *sum = _mm512_reduce_add_epi32(_mm512_add_epi32(*q0, *q1));
-}
-
-template <bool kBiased>
-void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
-    const A32Layout L(cols);
-    auto* d = reinterpret_cast<float*>(dst + L.d_off);
-    auto* ds = reinterpret_cast<float*>(dst + L.ds_off);
-    const __m512i bias = _mm512_set1_epi32(128);
-    for (int64_t b = 0; b < cols / 32; ++b) {
-        __m512i q0, q1;
-        int sum;
-        quant_block32(x + 32 * b, &q0, &q1, &d[b], &sum);
-        ds[b] = d[b] * static_cast<float>(sum);
-        auto* out = reinterpret_cast<__m128i*>(dst + 32 * b);
-        if (kBiased) {
-            _mm_storeu_si128(out, _mm512_cvtusepi32_epi8(_mm512_add_epi32(q0, bias)));
-            _mm_storeu_si128(out + 1, _mm512_cvtusepi32_epi8(_mm512_add_epi32(q1, bias)));
-        } else {
-            _mm_storeu_si128(out, _mm512_cvtsepi32_epi8(q0));
-            _mm_storeu_si128(out + 1, _mm512_cvtsepi32_epi8(q1));
-        }
-    }
-}
 
 template <bool kQ4KOrder>
 void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
@@ -107,7 +57,6 @@ void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
     }
 }
 
-size_t a32_bytes(int64_t cols) { return A32Layout(cols).row_bytes; }
 size_t ak_bytes(int64_t cols) { return AKLayout(cols).row_bytes; }
 
 // ---- float weights -------------------------------------------------------------------------
@@ -203,111 +152,6 @@ struct FloatTile {
             }
         }
     };
-};
-
-// ---- Q8_0 ------------------------------------------------------------------------------------
-
-template <int NT>
-struct Q8_0Tile {
-    static void run(const TileArgs& p) {
-        const A32Layout L(p.cols);
-        const int64_t nb = p.cols / 32;
-        const uint8_t* a[NT];
-        const float* ad[NT];
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-            a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
-            ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
-        }
-        const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
-        for (int r = 0; r < p.nr; ++r) {
-            const auto* w = reinterpret_cast<const BlockQ8_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
-            __m512 acc[NT];
-            float tail[NT];
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                acc[t] = _mm512_setzero_ps();
-                tail[t] = 0.0f;
-            }
-            int64_t b = 0;
-            for (; b + 2 <= nb; b += 2) {
-                const __m512i wq = _mm512_inserti64x4(
-                    _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs))),
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
-                const __m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wq));
-                const __m512 dw = pair_set(h2f(w[b].d), h2f(w[b + 1].d));
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    const __m512i s = _mm512_dpbusd_epi32(corr, _mm512_load_si512(a[t] + 32 * b), wq);
-                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, pair_bcast(ad[t] + b)), acc[t]);
-                }
-            }
-            if (b < nb) {
-                const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
-                const __m256i bias8 = _mm256_set1_epi8(static_cast<char>(0x80));
-                const __m256i corr = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias8, wq));
-                const float dw = h2f(w[b].d);
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    const __m256i s = _mm256_dpbusd_epi32(corr, _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)), wq);
-                    tail[t] = dw * ad[t][b] * static_cast<float>(hsum_epi32_256(s));
-                }
-            }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
-        }
-    }
-};
-
-// ---- Q4_0 ------------------------------------------------------------------------------------
-
-template <int NT>
-struct Q4_0Tile {
-    static void run(const TileArgs& p) {
-        const A32Layout L(p.cols);
-        const int64_t nb = p.cols / 32;
-        const uint8_t* a[NT];
-        const float *ad[NT], *ads[NT];
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-            a[t] = p.a + static_cast<size_t>(t) * p.a_stride;
-            ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
-            ads[t] = reinterpret_cast<const float*>(a[t] + L.ds_off);
-        }
-        // 16-bit shift counts per 128-bit lane: 0, 4, 0, 4 (low nibbles, high nibbles, ...).
-        const __m512i shifts = _mm512_set_epi32(0x40004, 0x40004, 0x40004, 0x40004, 0, 0, 0, 0, 0x40004, 0x40004,
-                                                0x40004, 0x40004, 0, 0, 0, 0);
-        const __m512i low4 = _mm512_set1_epi8(0x0F);
-        for (int r = 0; r < p.nr; ++r) {
-            const auto* w = reinterpret_cast<const BlockQ4_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
-            __m512 acc[NT];
-            float tail[NT];
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                acc[t] = _mm512_setzero_ps();
-                tail[t] = 0.0f;
-            }
-            int64_t b = 0;
-            for (; b + 2 <= nb; b += 2) {
-                const __m256i both = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs))),
-                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b + 1].qs)), 1);
-                const __m512i z = _mm512_castsi256_si512(both);
-                const __m512i wq = _mm512_and_si512(_mm512_srlv_epi16(_mm512_shuffle_i64x2(z, z, 0x50), shifts), low4);
-                const __m512 dw = pair_set(h2f(w[b].d), h2f(w[b + 1].d));
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq, _mm512_load_si512(a[t] + 32 * b));
-                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, pair_bcast(ad[t] + b)), acc[t]);
-                    acc[t] = _mm512_fnmadd_ps(dw, pair_bcast(ads[t] + b), acc[t]);  // 8 lanes x ds = 8 * ds
-                }
-            }
-            if (b < nb) {
-                const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-                const __m256i wq = _mm256_and_si256(
-                    _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), _mm256_set1_epi8(0x0F));
-                const float dw = h2f(w[b].d);
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wq,
-                                                          _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)));
-                    tail[t] = dw * (ad[t][b] * static_cast<float>(hsum_epi32_256(s)) - 8.0f * ads[t][b]);
-                }
-            }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]) + tail[t];
-        }
-    }
 };
 
 // ---- Q4_K ------------------------------------------------------------------------------------
@@ -452,8 +296,6 @@ void by_nt(const TileArgs& p) {
 const MatmulKernel kF32{nullptr, nullptr, by_nt<FloatTile<LoadF32>::K>};
 const MatmulKernel kF16{nullptr, nullptr, by_nt<FloatTile<LoadF16>::K>};
 const MatmulKernel kBF16{nullptr, nullptr, by_nt<FloatTile<LoadBF16>::K>};
-const MatmulKernel kQ8_0{a32_bytes, prep_a32<true>, by_nt<Q8_0Tile>};
-const MatmulKernel kQ4_0{a32_bytes, prep_a32<false>, by_nt<Q4_0Tile>};
 const MatmulKernel kQ4_K{ak_bytes, prep_ak<true>, by_nt<Q4_KTile>};
 const MatmulKernel kQ6_K{ak_bytes, prep_ak<false>, by_nt<Q6_KTile>};
 
@@ -464,8 +306,7 @@ const MatmulKernel* avx512_matmul_kernel(DType t) {
     case DType::F32: return &kF32;
     case DType::F16: return &kF16;
     case DType::BF16: return &kBF16;
-    case DType::Q8_0: return &kQ8_0;
-    case DType::Q4_0: return &kQ4_0;
+    case DType::Q8_0: case DType::Q4_0: return avx512_q32_matmul_kernel(t);
     case DType::Q4_K: return &kQ4_K;
     case DType::Q6_K: return &kQ6_K;
     }

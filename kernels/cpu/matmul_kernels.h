@@ -65,6 +65,7 @@ struct MatmulKernel {
 const MatmulKernel* scalar_matmul_kernel(DType t);
 const MatmulKernel* avx2_matmul_kernel(DType t);
 const MatmulKernel* avx512_matmul_kernel(DType t);
+const MatmulKernel* avx512_q32_matmul_kernel(DType t);  // Q8_0, Q4_0 (matmul_q32_avx512.cpp)
 
 // Scalar activation quantizers (shared by the levels that keep the plain signed format).
 void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased);
