@@ -14,6 +14,10 @@ enum class Architecture { Llama, Qwen2, Qwen3 };  // Mistral is Llama
 //               permuted by the converter. Both give identical logits for the same weights.
 enum class RopeStyle { RotateHalf, Interleaved };
 
+// Llama 3 scaling reaches the runtime in one of two forms, never both: from a Hugging Face
+// config.json as ModelConfig::rope_scaling (kind Llama3), or from a GGUF file as the per-dimension
+// factors in ModelWeights::rope_freqs (then kind is None). engine/model/rope_factors.h turns the
+// config form into the tensor form.
 struct RopeScaling {
     enum class Kind { None, Llama3 } kind = Kind::None;
     float factor = 1.0f;
