@@ -170,10 +170,11 @@ struct Q4_KTile {
             as[t] = reinterpret_cast<const int16_t*>(a[t] + L.bsum_off);
         }
         const __m512i low4 = _mm512_set1_epi8(0x0F);
-        const __m512i i02 = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
-        const __m512i i13 = _mm512_add_epi32(i02, _mm512_set1_epi32(1));
-        const __m512i i46 = _mm512_add_epi32(i02, _mm512_set1_epi32(4));
-        const __m512i i57 = _mm512_add_epi32(i02, _mm512_set1_epi32(5));
+        // word indices: [scale a x 16 words | scale b x 16 words]
+        const __m512i i02 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+        const __m512i i13 = _mm512_add_epi16(i02, _mm512_set1_epi16(1));
+        const __m512i i46 = _mm512_add_epi16(i02, _mm512_set1_epi16(4));
+        const __m512i i57 = _mm512_add_epi16(i02, _mm512_set1_epi16(5));
         for (int r = 0; r < p.nr; ++r) {
             const auto* w = reinterpret_cast<const BlockQ4_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m512 acc[NT];
@@ -190,9 +191,9 @@ struct Q4_KTile {
                                     static_cast<uint64_t>((u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4)) << 32;
                 const uint64_t mn = (u[1] & 0x3F3F3F3Fu) |
                                     static_cast<uint64_t>(((u[2] >> 4) & 0x0F0F0F0Fu) | (((u[1] >> 6) & 0x03030303u) << 4)) << 32;
-                const __m512i scv = _mm512_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc)));
-                const __m512i s02 = _mm512_permutexvar_epi32(i02, scv), s13 = _mm512_permutexvar_epi32(i13, scv);
-                const __m512i s46 = _mm512_permutexvar_epi32(i46, scv), s57 = _mm512_permutexvar_epi32(i57, scv);
+                const __m512i scv = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+                const __m512i s02 = _mm512_permutexvar_epi16(i02, scv), s13 = _mm512_permutexvar_epi16(i13, scv);
+                const __m512i s46 = _mm512_permutexvar_epi16(i46, scv), s57 = _mm512_permutexvar_epi16(i57, scv);
                 const __m128i m8 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn)));
                 const __m256i mins16 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
                                                                _mm_unpackhi_epi16(m8, m8), 1);
@@ -202,11 +203,11 @@ struct Q4_KTile {
                 const float d = h2f(B.d), dmin = h2f(B.dmin);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
-                    const __m512i z = _mm512_setzero_si512();
-                    __m512i s = _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, lo01, _mm512_load_si512(x)), s02);
-                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, hi01, _mm512_load_si512(x + 64)), s13));
-                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, lo23, _mm512_load_si512(x + 128)), s46));
-                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, hi23, _mm512_load_si512(x + 192)), s57));
+                    // u4 x s8 pair sums fit int16 (2 * 15 * 127); vpdpwssd applies the sub-block scales.
+                    __m512i s = _mm512_madd_epi16(_mm512_maddubs_epi16(lo01, _mm512_load_si512(x)), s02);
+                    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(hi01, _mm512_load_si512(x + 64)), s13);
+                    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(lo23, _mm512_load_si512(x + 128)), s46);
+                    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(hi23, _mm512_load_si512(x + 192)), s57);
                     const float dx = ad[t][b];
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(d * dx), acc[t]);
                     const __m256i mi = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)), mins16);
@@ -237,10 +238,13 @@ struct Q6_KTile {
         // 16-bit shift counts: low 256 bits / high 256 bits.
         const __m512i shl_lo = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
         const __m512i shr_hi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
-        const __m512i iA = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-        const __m512i iB = _mm512_add_epi32(iA, _mm512_set1_epi32(4));
-        const __m512i iC = _mm512_add_epi32(iA, _mm512_set1_epi32(8));
-        const __m512i iD = _mm512_add_epi32(iA, _mm512_set1_epi32(12));
+        // word indices: scales k .. k + 3, each over 8 words (16 elements = 4 int32 lanes)
+        const __m512i iA = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_inserti128_si256(
+                                                  _mm256_castsi128_si256(_mm_setzero_si128()), _mm_set1_epi16(1), 1)),
+                                              _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(2)), _mm_set1_epi16(3), 1), 1);
+        const __m512i iB = _mm512_add_epi16(iA, _mm512_set1_epi16(4));
+        const __m512i iC = _mm512_add_epi16(iA, _mm512_set1_epi16(8));
+        const __m512i iD = _mm512_add_epi16(iA, _mm512_set1_epi16(12));
         for (int r = 0; r < p.nr; ++r) {
             const auto* w = reinterpret_cast<const BlockQ6_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m512 acc[NT];
@@ -248,10 +252,10 @@ struct Q6_KTile {
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ6_K& B = w[b];
                 const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales));
-                const __m512i scv = _mm512_cvtepi8_epi32(sc8);
                 const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-                const __m512i sA = _mm512_permutexvar_epi32(iA, scv), sB = _mm512_permutexvar_epi32(iB, scv);
-                const __m512i sC = _mm512_permutexvar_epi32(iC, scv), sD = _mm512_permutexvar_epi32(iD, scv);
+                const __m512i scv = _mm512_castsi256_si512(sc16);
+                const __m512i sA = _mm512_permutexvar_epi16(iA, scv), sB = _mm512_permutexvar_epi16(iB, scv);
+                const __m512i sC = _mm512_permutexvar_epi16(iC, scv), sD = _mm512_permutexvar_epi16(iD, scv);
                 __m512i qlo[2], qhi[2];
                 LLMWB_UNROLL for (int h = 0; h < 2; ++h) {
                     const __m512i l = _mm512_loadu_si512(B.ql + 64 * h);
@@ -263,11 +267,11 @@ struct Q6_KTile {
                 const float d = h2f(B.d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
-                    const __m512i z = _mm512_setzero_si512();
-                    __m512i s = _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qlo[0], _mm512_load_si512(x)), sA);
-                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qhi[0], _mm512_load_si512(x + 64)), sB));
-                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qlo[1], _mm512_load_si512(x + 128)), sC));
-                    s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_dpbusd_epi32(z, qhi[1], _mm512_load_si512(x + 192)), sD));
+                    // u6 x s8 pair sums fit int16 (2 * 63 * 127); vpdpwssd applies the sub-block scales.
+                    __m512i s = _mm512_madd_epi16(_mm512_maddubs_epi16(qlo[0], _mm512_load_si512(x)), sA);
+                    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(qhi[0], _mm512_load_si512(x + 64)), sB);
+                    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(qlo[1], _mm512_load_si512(x + 128)), sC);
+                    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(qhi[1], _mm512_load_si512(x + 192)), sD);
                     const __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)), sc16);
                     s = _mm512_sub_epi32(s, _mm512_zextsi256_si512(_mm256_slli_epi32(corr, 5)));  // 32 * sum(sc * bsum)
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(d * ad[t][b]), acc[t]);
