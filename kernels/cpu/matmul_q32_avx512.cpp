@@ -12,6 +12,9 @@
 //   q     [align64(cols)]  int8 codes, natural order
 //   corr  [pairs][16] int32  the start vectors above
 //   dx    [pairs][16] float  [d(2p) x 8 | d(2p+1) x 8]; 0 for a missing last block
+//   pk    [pairs][4]  the same packed: d(2p), d(2p+1), -K * sum(2p), -K * sum(2p+1)
+// Matrix-vector reads corr/dx (fewer instructions); matrix-matrix reads pk and expands it with
+// two permutes, so that 4 tokens of activations (1.25 bytes per element) stay in L1.
 // The fp16 weight scales of a block pair are moved into [d0 x 8 | d1 x 8] with one vpermw and
 // widened with one vcvtph2ps. Only AVX-512 F/BW/VL/VNNI are used (what the dispatch checks).
 #include <type_traits>
@@ -27,14 +30,15 @@ namespace llmwb::kernels::detail {
 namespace {
 
 struct Q32Layout {
-    size_t corr_off, dx_off, row_bytes;
+    size_t corr_off, dx_off, pk_off, row_bytes;
     int64_t nb, pairs;
     explicit Q32Layout(int64_t cols) {
         nb = cols / 32;
         pairs = (nb + 1) / 2;
         corr_off = align64(static_cast<size_t>(cols));
         dx_off = corr_off + static_cast<size_t>(pairs) * 64;
-        row_bytes = dx_off + static_cast<size_t>(pairs) * 64;
+        pk_off = dx_off + static_cast<size_t>(pairs) * 64;
+        row_bytes = pk_off + align64(static_cast<size_t>(pairs) * 16);
     }
 };
 
@@ -64,6 +68,11 @@ void prep_q32(const float* x, int64_t cols, uint8_t* dst) {
         }
         c[8 * half] = -kOffset * sum;
         _mm256_store_ps(d + 8 * half, _mm256_set1_ps(amax / 127.0f));
+        auto* pk = reinterpret_cast<float*>(dst + L.pk_off) + 4 * p;
+        if (half == 0) _mm_store_ps(pk, _mm_setzero_ps());
+        pk[half] = amax / 127.0f;
+        const int32_t cv = -kOffset * sum;
+        __builtin_memcpy(pk + 2 + half, &cv, sizeof cv);
     }
 }
 
@@ -127,13 +136,16 @@ void q32_block(const TileArgs& p, int r0, int t0) {
     const Q32Layout L(p.cols);
     const uint8_t* w[NR];
     const uint8_t* end = p.w + static_cast<size_t>(p.nr) * p.w_stride;
-    const uint8_t *xq[NT], *xc[NT], *xd[NT];
+    const uint8_t *xq[NT], *xc[NT], *xd[NT], *xp[NT];
     LLMWB_UNROLL for (int i = 0; i < NR; ++i) w[i] = p.w + static_cast<size_t>(r0 + i) * p.w_stride;
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         xq[t] = p.a + static_cast<size_t>(t0 + t) * p.a_stride;
         xc[t] = xq[t] + L.corr_off;
         xd[t] = xq[t] + L.dx_off;
+        xp[t] = xq[t] + L.pk_off;
     }
+    const __m512i didx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i cidx = _mm512_add_epi32(didx, _mm512_set1_epi32(2));
     __m512 acc[U][NR][NT];
     LLMWB_UNROLL for (int u = 0; u < U; ++u)
         LLMWB_UNROLL for (int i = 0; i < NR; ++i)
@@ -150,8 +162,16 @@ void q32_block(const TileArgs& p, int r0, int t0) {
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             const __m512i xv = kHalf ? _mm512_zextsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(xq[t] + 64 * pr)))
                                      : _mm512_load_si512(xq[t] + 64 * pr);
-            const __m512i c = _mm512_load_si512(xc[t] + 64 * pr);
-            const __m512 d = _mm512_load_ps(reinterpret_cast<const float*>(xd[t] + 64 * pr));
+            __m512i c;
+            __m512 d;
+            if constexpr (NT == 1) {
+                c = _mm512_load_si512(xc[t] + 64 * pr);
+                d = _mm512_load_ps(reinterpret_cast<const float*>(xd[t] + 64 * pr));
+            } else {
+                const __m512 v = _mm512_castps128_ps512(_mm_load_ps(reinterpret_cast<const float*>(xp[t] + 16 * pr)));
+                d = _mm512_permutexvar_ps(didx, v);
+                c = _mm512_maskz_permutexvar_epi32(0x0101, cidx, _mm512_castps_si512(v));
+            }
             LLMWB_UNROLL for (int i = 0; i < NR; ++i) {
                 const __m512i s = _mm512_dpbusd_epi32(c, wq[i], xv);
                 ac[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw[i], d), ac[i][t]);
