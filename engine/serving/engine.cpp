@@ -117,15 +117,16 @@ Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
     if (!src || src->status != RequestStatus::Running || !kv_mgr_->has_table(src_id))
         return make_error("fork: request " + std::to_string(src_id) + " is not running");
     const RequestId id = next_id_++;
+    // The child's prompt is everything up to the fork point; its outputs start there.
     auto child = std::make_unique<Request>(*src);
     child->id = id;
     child->params = params;
+    child->num_prompt_tokens = src->num_tokens();
     child->sampler = Sampler(params);
-    child->sampler.set_prompt(std::span<const int32_t>(src->tokens).first(
-        static_cast<size_t>(src->num_prompt_tokens)));
-    for (size_t i = static_cast<size_t>(src->num_prompt_tokens); i < src->tokens.size(); ++i)
-        child->sampler.accept(src->tokens[i]);
+    child->sampler.set_prompt(child->tokens);
     child->matcher = StopStringMatcher(params.stop);
+    child->arrival = EngineClock::now();
+    child->itl_sum_ms = child->itl_last_ms = child->itl_max_ms = 0;
     child->stop_ids = params.stop_token_ids;
     if (!params.ignore_eos)
         for (int32_t s : tokenizer_.stop_ids())
@@ -187,9 +188,14 @@ void Engine::set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens) {
 }
 
 int32_t Engine::min_blocks_for_live() const {
-    // The longest live request must fit alone, with room for one more token.
+    // The longest live request must still fit alone up to its maximum length.
     int64_t longest = 1;
-    for (const auto& [id, r] : requests_) longest = std::max<int64_t>(longest, r->num_tokens() + 1);
+    for (const auto& [id, r] : requests_) {
+        int64_t whole = static_cast<int64_t>(r->num_prompt_tokens) + r->params.max_tokens;
+        if (model_.config().max_position > 0)
+            whole = std::min<int64_t>(whole, model_.config().max_position);
+        longest = std::max<int64_t>(longest, std::max<int64_t>(whole, r->num_tokens() + 1));
+    }
     return static_cast<int32_t>((longest + config_.block_size - 1) / config_.block_size);
 }
 

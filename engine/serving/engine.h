@@ -93,7 +93,9 @@ public:
 
     // A copy of running request `src` (same tokens, computed K/V shared block by block,
     // copy-on-write on the first write to a shared partial block) that continues with
-    // `params` (n > 1 sampling). Errors: unknown or not running request, bad params.
+    // `params` (n > 1 sampling). The child's prompt is src's tokens at the fork point: its
+    // outputs (and max_tokens) count from there. Errors: unknown or not running request, bad
+    // params.
     Result<RequestId> fork(RequestId src, const SamplingParams& params);
 
     // Runs one step: schedules, runs one forward over all scheduled requests, samples.
@@ -110,7 +112,8 @@ public:
 
     // Re-planning: takes effect before the next step (after the current one). Requests that no
     // longer fit are preempted and resumed later; none fail. The pool never shrinks below what
-    // the longest live request needs.
+    // the longest live request needs
+    // (its prompt + max_tokens), so a shrink never cuts a request short.
     Status set_memory_budget(const MemoryBudget& budget);
     Status set_num_blocks(int32_t num_blocks);
     // Scheduler limits (sliders); effective from the next step.
