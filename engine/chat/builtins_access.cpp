@@ -27,6 +27,8 @@ Result<bool> contains(const Value& container, const Value& item) {
         return false;
     }
     if (container.is_dict()) {
+        if ((item.is_list() && !item.as_list().is_tuple) || item.is_dict() || item.is_namespace())
+            return make_error("unhashable type: '" + type_name(item) + "'");
         if (!item.is_string()) return false;
         return container.as_dict().find(item.as_string()) != nullptr;
     }

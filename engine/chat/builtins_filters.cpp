@@ -15,7 +15,7 @@ namespace {
 using FilterFn = Result<Value> (*)(const Value&, const CallArgs&);
 
 // environment.getitem over a dotted path ("a.b.0"), as Jinja2's make_attrgetter does.
-Value attr_path(const Value& obj, const std::string& path) {
+Result<Value> attr_path(const Value& obj, const std::string& path) {
     Value cur = obj;
     size_t pos = 0;
     while (pos <= path.size()) {
@@ -24,7 +24,7 @@ Value attr_path(const Value& obj, const std::string& path) {
         Value key(part);
         if (!part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }))
             key = Value(int64_t(std::stoll(part)));
-        if (cur.is_undefined()) return cur;
+        if (cur.is_undefined()) return make_error(cur.undefined_message());  // Undefined[...] fails
         if (auto v = get_item(cur, key)) cur = *v;
         else if (auto m = key.is_string() ? get_method(cur, part) : std::nullopt) cur = *m;
         else
@@ -51,7 +51,12 @@ Value sort_key(const Value& v, bool case_sensitive) {
 Result<std::vector<Value>> sorted(std::vector<Value> items, bool reverse, bool case_sensitive, const Value* attribute) {
     std::vector<Value> keys;
     for (const auto& it : items) {
-        Value k = attribute && attribute->is_string() ? attr_path(it, attribute->as_string()) : it;
+        Value k = it;
+        if (attribute && attribute->is_string()) {
+            auto r = attr_path(it, attribute->as_string());
+            if (!r) return r.error();
+            k = std::move(*r);
+        }
         keys.push_back(sort_key(k, case_sensitive));
     }
     std::vector<size_t> order(items.size());
@@ -116,13 +121,16 @@ Result<Value> filter_join(const Value& x, const CallArgs& a) {
     std::string out;
     for (size_t i = 0; i < items->size(); ++i) {
         if (i) out += sep;
-        const Value& it = (*items)[i];
-        out += to_str(attribute && attribute->is_string() ? attr_path(it, attribute->as_string()) : it);
+        auto v = attribute && attribute->is_string() ? attr_path((*items)[i], attribute->as_string())
+                                                     : Result<Value>((*items)[i]);
+        if (!v) return v.error();
+        out += to_str(*v);
     }
     return Value(std::move(out));
 }
 
 Result<Value> filter_int(const Value& x, const CallArgs& a) {
+    if (x.is_undefined()) return make_error(x.undefined_message());  // int(Undefined) fails
     const Value* d = arg_at(a, 0, "default");
     Value dflt = d ? *d : Value(int64_t(0));
     if (x.is_int() || x.is_bool()) return Value(x.int_value());
@@ -149,6 +157,7 @@ Result<Value> filter_int(const Value& x, const CallArgs& a) {
 }
 
 Result<Value> filter_float(const Value& x, const CallArgs& a) {
+    if (x.is_undefined()) return make_error(x.undefined_message());  // float(Undefined) fails
     const Value* d = arg_at(a, 0, "default");
     Value dflt = d ? *d : Value(0.0);
     if (x.is_number()) return Value(x.number_value());
@@ -202,6 +211,7 @@ Result<Value> filter_items(const Value& x, const CallArgs&) {
 }
 
 Result<Value> filter_dictsort(const Value& x, const CallArgs& a) {
+    if (x.is_undefined()) return make_error(x.undefined_message());
     if (!x.is_dict()) return make_error("dictsort filter: can only sort a mapping");
     bool case_sensitive = flag(a, 0, "case_sensitive");
     const Value* by = arg_at(a, 1, "by");
@@ -230,7 +240,11 @@ Result<Value> filter_unique(const Value& x, const CallArgs& a) {
     const Value* attribute = arg_at(a, 1, "attribute");
     std::vector<Value> out, seen;
     for (const auto& it : *items) {
-        Value k = sort_key(attribute && attribute->is_string() ? attr_path(it, attribute->as_string()) : it, cs);
+        auto kv = attribute && attribute->is_string() ? attr_path(it, attribute->as_string()) : Result<Value>(it);
+        if (!kv) return kv.error();
+        Value k = sort_key(*kv, cs);
+        if ((k.is_list() && !k.as_list().is_tuple) || k.is_dict() || k.is_namespace())
+            return make_error("unhashable type: '" + type_name(k) + "'");
         if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, k); })) continue;
         seen.push_back(k);
         out.push_back(it);
@@ -242,9 +256,28 @@ Result<Value> min_max(const Value& x, const CallArgs& a, bool want_max) {
     auto items = items_of(x);
     if (!items) return items.error();
     if (items->empty()) return Value::undefined(std::string("No aggregated item, sequence was empty."));
-    auto s = sorted(std::move(*items), false, flag(a, 0, "case_sensitive"), arg_at(a, 1, "attribute"));
-    if (!s) return s.error();
-    return want_max ? s->back() : s->front();
+    bool cs = flag(a, 0, "case_sensitive");
+    const Value* attribute = arg_at(a, 1, "attribute");
+    auto key = [&](const Value& it) -> Result<Value> {
+        auto k = attribute && attribute->is_string() ? attr_path(it, attribute->as_string()) : Result<Value>(it);
+        if (!k) return k;
+        return sort_key(*k, cs);
+    };
+    // Like Python's min/max: the first of several equal extremes wins.
+    size_t best = 0;
+    auto best_key = key((*items)[0]);
+    if (!best_key) return best_key.error();
+    for (size_t i = 1; i < items->size(); ++i) {
+        auto k = key((*items)[i]);
+        if (!k) return k.error();
+        auto c = compare(*k, *best_key);
+        if (!c) return c.error();
+        if (want_max ? *c > 0 : *c < 0) {
+            best = i;
+            best_key = std::move(k);
+        }
+    }
+    return (*items)[best];
 }
 
 Result<Value> filter_sum(const Value& x, const CallArgs& a) {
@@ -254,7 +287,10 @@ Result<Value> filter_sum(const Value& x, const CallArgs& a) {
     const Value* start = arg_at(a, 1, "start");
     Value acc = start ? *start : Value(int64_t(0));
     for (const auto& it : *items) {
-        Value v = attribute && attribute->is_string() ? attr_path(it, attribute->as_string()) : it;
+        auto vr = attribute && attribute->is_string() ? attr_path(it, attribute->as_string()) : Result<Value>(it);
+        if (!vr) return vr.error();
+        const Value& v = *vr;
+        if (v.is_undefined()) return make_error(v.undefined_message());
         if (!acc.is_number() || !v.is_number()) return make_error("sum filter: only numbers can be summed");
         if (acc.is_float() || v.is_float()) acc = Value(acc.number_value() + v.number_value());
         else {
@@ -286,6 +322,7 @@ Result<Value> filter_round(const Value& x, const CallArgs& a) {
     }
     const Value* m = arg_at(a, 1, "method");
     std::string method = m && m->is_string() ? m->as_string() : "common";
+    if (method == "common" && !x.is_float() && precision >= 0) return Value(x.int_value());  // round(int) is int
     double scale = std::pow(10.0, double(precision));
     double v = x.number_value() * scale;
     if (method == "common") v = std::nearbyint(v);
@@ -340,6 +377,7 @@ Result<Value> filter_indent(const Value& x, const CallArgs& a) {
 }
 
 Result<Value> select_impl(const Value& x, const CallArgs& a, bool by_attr, bool keep) {
+    if (!truthy(x)) return Value::list({});  // Jinja2 yields nothing for a falsy sequence
     auto items = items_of(x);
     if (!items) return items.error();
     size_t arg0 = 0;
@@ -361,7 +399,9 @@ Result<Value> select_impl(const Value& x, const CallArgs& a, bool by_attr, bool 
     }
     std::vector<Value> out;
     for (const auto& it : *items) {
-        Value v = by_attr ? attr_path(it, attribute) : it;
+        auto vr = by_attr ? attr_path(it, attribute) : Result<Value>(it);
+        if (!vr) return vr.error();
+        const Value& v = *vr;
         bool r;
         if (test.empty()) {
             r = truthy(v);
@@ -376,6 +416,7 @@ Result<Value> select_impl(const Value& x, const CallArgs& a, bool by_attr, bool 
 }
 
 Result<Value> filter_map(const Value& x, const CallArgs& a) {
+    if (!truthy(x)) return Value::list({});  // Jinja2 yields nothing for a falsy sequence
     auto items = items_of(x);
     if (!items) return items.error();
     std::vector<Value> out;
@@ -383,8 +424,9 @@ Result<Value> filter_map(const Value& x, const CallArgs& a) {
         if (!attribute->is_string()) return make_error("map: attribute must be a string");
         const Value* dflt = a.kwarg("default");
         for (const auto& it : *items) {
-            Value v = attr_path(it, attribute->as_string());
-            out.push_back(v.is_undefined() && dflt ? *dflt : v);
+            auto v = attr_path(it, attribute->as_string());
+            if (!v) return v.error();
+            out.push_back(v->is_undefined() && dflt ? *dflt : *v);
         }
         return Value::list(std::move(out));
     }
@@ -434,7 +476,7 @@ const std::map<std::string, FilterFn>& filters() {
         {"reject", [](const Value& x, const CallArgs& a) { return select_impl(x, a, false, false); }},
         {"selectattr", [](const Value& x, const CallArgs& a) { return select_impl(x, a, true, true); }},
         {"rejectattr", [](const Value& x, const CallArgs& a) { return select_impl(x, a, true, false); }},
-        {"safe", [](const Value& x, const CallArgs&) -> Result<Value> { return x; }},
+        {"safe", [](const Value& x, const CallArgs&) -> Result<Value> { return Value(to_str(x)); }},  // Markup(str(x))
         {"string", [](const Value& x, const CallArgs&) -> Result<Value> { return Value(to_str(x)); }},
         {"upper", [](const Value& x, const CallArgs&) -> Result<Value> { return Value(py_upper(to_str(x))); }},
         {"lower", [](const Value& x, const CallArgs&) -> Result<Value> { return Value(py_lower(to_str(x))); }},

@@ -179,14 +179,8 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
         return bound(name, [s, name](const CallArgs&) -> Result<Value> {
             std::u32string u = to_u32(s);
             if (u.empty()) return Value(false);
-            if (name == "islower" || name == "isupper") {
-                bool any = false;
-                for (char32_t c : u) {
-                    if (name == "islower" ? is_upper_cp(c) : is_lower_cp(c)) return Value(false);
-                    if (name == "islower" ? is_lower_cp(c) : is_upper_cp(c)) any = true;
-                }
-                return Value(any);
-            }
+            if (name == "islower") return Value(py_islower(s));
+            if (name == "isupper") return Value(py_isupper(s));
             for (char32_t c : u) {
                 bool digit = c >= '0' && c <= '9';
                 bool alpha = is_upper_cp(c) || is_lower_cp(c) || c >= 0x100;

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "engine/chat/builtins.h"
+#include "engine/chat/operators.h"
 #include "engine/chat/unicode_text.h"
 
 namespace llmwb::jinja {
@@ -25,6 +26,13 @@ Result<bool> cmp_test(const Value& x, const CallArgs& a, const char* name, bool 
     return pred(*c);
 }
 
+// Python `x % n == want` (odd, even, divisibleby work on floats too).
+Result<bool> mod_equals(const Value& x, const Value& n, int64_t want) {
+    auto r = binary_op("%", x, n, 1 << 20);
+    if (!r) return r.error();
+    return equals(*r, Value(want));
+}
+
 const std::map<std::string, TestFn>& tests() {
     static const std::map<std::string, TestFn> t = {
         {"defined", [](const Value& x, const CallArgs&) -> Result<bool> { return !x.is_undefined(); }},
@@ -39,41 +47,22 @@ const std::map<std::string, TestFn>& tests() {
         {"string", [](const Value& x, const CallArgs&) -> Result<bool> { return x.is_string(); }},
         {"mapping", [](const Value& x, const CallArgs&) -> Result<bool> { return x.is_dict(); }},
         {"sequence", [](const Value& x, const CallArgs&) -> Result<bool> {
-             return x.is_string() || x.is_list() || x.is_dict();
+             return x.is_string() || x.is_list() || x.is_dict() || x.is_undefined();
          }},
         {"iterable", [](const Value& x, const CallArgs&) -> Result<bool> {
              return x.is_string() || x.is_list() || x.is_dict() || x.is_undefined();
          }},
         {"callable", [](const Value& x, const CallArgs&) -> Result<bool> { return x.is_callable(); }},
         {"escaped", [](const Value&, const CallArgs&) -> Result<bool> { return false; }},
-        {"odd", [](const Value& x, const CallArgs&) -> Result<bool> {
-             auto i = to_int_arg(x, "odd test value");
-             if (!i) return i.error();
-             return (*i % 2) != 0;
-         }},
-        {"even", [](const Value& x, const CallArgs&) -> Result<bool> {
-             auto i = to_int_arg(x, "even test value");
-             if (!i) return i.error();
-             return (*i % 2) == 0;
-         }},
+        {"odd", [](const Value& x, const CallArgs&) -> Result<bool> { return mod_equals(x, Value(int64_t(2)), 1); }},
+        {"even", [](const Value& x, const CallArgs&) -> Result<bool> { return mod_equals(x, Value(int64_t(2)), 0); }},
         {"divisibleby", [](const Value& x, const CallArgs& a) -> Result<bool> {
              auto o = need_arg(a, "divisibleby");
              if (!o) return o.error();
-             auto i = to_int_arg(x, "divisibleby value");
-             auto n = to_int_arg(**o, "divisibleby argument");
-             if (!i) return i.error();
-             if (!n) return n.error();
-             if (*n == 0) return make_error("integer division or modulo by zero");
-             return (*i % *n) == 0;
+             return mod_equals(x, **o, 0);
          }},
-        {"lower", [](const Value& x, const CallArgs&) -> Result<bool> {
-             std::string s = to_str(x);
-             return py_lower(s) == s;
-         }},
-        {"upper", [](const Value& x, const CallArgs&) -> Result<bool> {
-             std::string s = to_str(x);
-             return py_upper(s) == s;
-         }},
+        {"lower", [](const Value& x, const CallArgs&) -> Result<bool> { return py_islower(to_str(x)); }},
+        {"upper", [](const Value& x, const CallArgs&) -> Result<bool> { return py_isupper(to_str(x)); }},
         {"sameas", [](const Value& x, const CallArgs& a) -> Result<bool> {
              auto o = need_arg(a, "sameas");
              if (!o) return o.error();

@@ -348,6 +348,8 @@ private:
                     if (!v) return v;
                     parts[k] = std::move(*v);
                 }
+                // Jinja2 compiles slices to plain Python subscripts: no Undefined fallback.
+                if (obj->is_dict()) return make_error("unhashable type: 'slice'");
                 return get_slice(*obj, parts[0], parts[1], parts[2]);
             }
             case ExprKind::Call: {
@@ -429,7 +431,10 @@ private:
         if (a.is_undefined()) return make_error(a.undefined_message());
         if (b.is_undefined()) return make_error(b.undefined_message());
         auto c = compare(a, b);
-        if (!c) return make_error("'" + op + "'" + c.message().substr(3));
+        if (!c) {
+            if (c.message().rfind("'<' not supported", 0) == 0) return make_error("'" + op + "'" + c.message().substr(3));
+            return c.error();
+        }
         if (op == "<") return *c < 0;
         if (op == "<=") return *c <= 0;
         if (op == ">") return *c > 0;

@@ -40,10 +40,47 @@ Result<Value> int_pow(int64_t base, int64_t exp) {
     return Value(result);
 }
 
+// Python's `str % args` for the conversions %s %r %d %i %% (others are an error). A tuple
+// supplies the arguments; a list or dict counts as a mapping (no positional arguments).
+Result<Value> printf_format(const std::string& fmt, const Value& args) {
+    std::vector<Value> list;
+    bool mapping = false;
+    if (args.is_list() && args.as_list().is_tuple) list = args.as_list().items;
+    else if (args.is_list() || args.is_dict() || args.is_undefined()) mapping = true;
+    else list.push_back(args);
+    size_t next = 0;
+    std::string out;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+        if (fmt[i] != '%') {
+            out += fmt[i];
+            continue;
+        }
+        if (++i >= fmt.size()) return make_error("incomplete format");
+        char c = fmt[i];
+        if (c == '%') {
+            out += '%';
+            continue;
+        }
+        if (c != 's' && c != 'r' && c != 'd' && c != 'i')
+            return make_error(std::string("unsupported format character '") + c + "' in % formatting");
+        if (mapping || next >= list.size()) return make_error("not enough arguments for format string");
+        const Value& v = list[next++];
+        if (c == 's') out += to_str(v);
+        else if (c == 'r') out += to_repr(v);
+        else if (v.is_int() || v.is_bool()) out += std::to_string(v.int_value());
+        else if (v.is_float() && std::isfinite(v.as_float()) && std::fabs(v.as_float()) < 9.2e18)
+            out += std::to_string(int64_t(v.as_float()));
+        else return make_error("%d format: a real number is required, not " + type_name(v));
+    }
+    if (!mapping && next < list.size()) return make_error("not all arguments converted during string formatting");
+    return Value(std::move(out));
+}
+
 }  // namespace
 
 Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, size_t max_bytes) {
     if (op == "~") return Value(to_str(a) + to_str(b));
+    if (op == "%" && a.is_string() && b.is_undefined()) return printf_format(a.as_string(), b);  // a mapping
     if (a.is_undefined()) return make_error(a.undefined_message());
     if (b.is_undefined()) return make_error(b.undefined_message());
     bool nums = a.is_number() && b.is_number();
@@ -91,17 +128,17 @@ Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, s
     }
     if (op == "/") {
         if (!nums) return unsupported(op, a, b);
-        if (b.number_value() == 0) return make_error("division by zero");
+        if (b.number_value() == 0) return make_error(ints ? "division by zero" : "float division by zero");
         return Value(a.number_value() / b.number_value());
     }
     if (op == "//" || op == "%") {
         if (!nums) {
-            if (op == "%" && a.is_string()) return make_error("printf-style string formatting ('%') is not supported");
+            if (op == "%" && a.is_string()) return printf_format(a.as_string(), b);
             return unsupported(op, a, b);
         }
         if (ints) {
             int64_t x = a.int_value(), y = b.int_value();
-            if (y == 0) return make_error("integer division or modulo by zero");
+            if (y == 0) return make_error(op == "%" ? "integer modulo by zero" : "integer division or modulo by zero");
             if (x == INT64_MIN && y == -1) return overflow();
             int64_t q = x / y, r = x % y;
             if (r != 0 && ((r < 0) != (y < 0))) {
@@ -111,7 +148,7 @@ Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, s
             return op == "//" ? Value(q) : Value(r);
         }
         double x = a.number_value(), y = b.number_value();
-        if (y == 0) return make_error("float division by zero");
+        if (y == 0) return make_error(op == "%" ? "float modulo" : "float floor division by zero");
         // CPython's float_divmod.
         double mod = std::fmod(x, y);
         double div = (x - mod) / y;

@@ -219,6 +219,20 @@ static std::string map_cps(std::string_view s, char32_t (*f)(char32_t)) {
     return out;
 }
 
+static bool py_is_case(std::string_view s, bool want_lower) {
+    bool any = false;
+    size_t i = 0;
+    while (i < s.size()) {
+        char32_t c = utf8_next(s, i);
+        if (want_lower ? is_upper_cp(c) : is_lower_cp(c)) return false;
+        if (want_lower ? is_lower_cp(c) : is_upper_cp(c)) any = true;
+    }
+    return any;
+}
+
+bool py_islower(std::string_view s) { return py_is_case(s, true); }
+bool py_isupper(std::string_view s) { return py_is_case(s, false); }
+
 std::string py_upper(std::string_view s) { return map_cps(s, upper_cp); }
 std::string py_lower(std::string_view s) { return map_cps(s, lower_cp); }
 

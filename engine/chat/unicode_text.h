@@ -32,6 +32,9 @@ std::string py_lower(std::string_view s);
 std::string py_capitalize(std::string_view s);
 std::string py_title(std::string_view s);
 bool is_upper_cp(char32_t c);
+// Python str.islower / isupper: at least one cased character and no cased one of the other case.
+bool py_islower(std::string_view s);
+bool py_isupper(std::string_view s);
 bool is_lower_cp(char32_t c);
 
 }  // namespace llmwb::jinja

@@ -224,6 +224,8 @@ bool equals(const Value& a, const Value& b) {
 }
 
 Result<int> compare(const Value& a, const Value& b) {
+    if (a.is_undefined()) return make_error(a.undefined_message());  // Undefined.__lt__ etc. fail
+    if (b.is_undefined()) return make_error(b.undefined_message());
     if (a.is_number() && b.is_number()) {
         if (a.is_float() || b.is_float()) {
             double x = a.number_value(), y = b.number_value();

@@ -86,6 +86,70 @@ def load_template(entry, source_dir, assets):
         return f.read(), entry["bos_token"], entry["eos_token"]
 
 
+RANDOM_CONTEXT = {"n": 3, "m": -7, "f": 2.5, "s": "abc", "w": " Hello World ", "u": "héllo 😀", "e": "",
+                  "l": [3, 1, 2], "ls": ["b", "A", "c"], "d": {"a": 1, "b": "x", "c": [1, 2]}, "z": None, "t": True,
+                  "users": [{"name": "ann", "age": 30}, {"name": "bob", "age": 20, "admin": True}]}
+
+
+def random_cases(env, count):
+    """Deterministic random templates from a small grammar: a differential test of the
+    interpreter's expression semantics against Jinja2 (seeded, so the file is stable)."""
+    import random
+    rng = random.Random(int(os.environ.get("LLMWB_CHAT_RANDOM_SEED", "20240726")))
+    atoms = ["0", "1", "2", "-3", "7", "0.5", "2.25", "-1.5", "1e3", "''", "'a'", "'Hello World'", "' x '",
+             "'é😀'", '"it\'s"', "true", "false", "none", "[]", "[1, 2]", "['x', 'y']", "{'k': 1}", "(1, 'a')",
+             "n", "m", "f", "s", "w", "u", "e", "l", "ls", "d", "z", "t", "missing", "d.a", "d['b']", "d.c",
+             "users[0]", "users[1].admin", "l[0]", "l[-1]", "s[1:]", "l[::-1]", "u[:2]", "ls[-2:]", "u[::-2]",
+             "w[1:-1]", "l[5:]"]
+    filters = ["length", "upper", "lower", "trim", "string", "int", "float", "first", "last", "reverse | list",
+               "list", "join(', ')", "join", "tojson", "tojson(indent=2)", "default('D')", "default('D', true)",
+               "abs", "round", "sort", "unique | list", "title", "capitalize", "count", "items | list", "dictsort",
+               "map(attribute='name') | list", "selectattr('admin') | list", "sum", "min", "max",
+               "replace('l', 'L')", "select('odd') | list", "reject('even') | list"]
+    tests = ["defined", "undefined", "none", "string", "number", "integer", "float", "mapping", "sequence",
+             "iterable", "odd", "even", "true", "false", "boolean", "in [1, 2, 'a']", "eq 1", "lower", "upper"]
+    methods = [".upper()", ".lower()", ".strip()", ".split()", ".split('l')", ".startswith('a')",
+               ".endswith('d')", ".replace('l', '_')", ".title()", ".find('l')", ".count('l')", ".lstrip(' H')",
+               ".rstrip('d ')", ".keys() | list", ".items() | list", ".values() | list", ".get('a')",
+               ".get('q', 0)", "[0]", "[-1]"]
+    binops = ["+", "-", "*", "/", "//", "%", "~", "and", "or", "==", "!=", "<", ">", "<=", ">=", "in", "not in"]
+
+    def expr(depth):
+        r = rng.random()
+        if depth <= 0 or r < 0.25:
+            return rng.choice(atoms)
+        if r < 0.45:
+            return f"({expr(depth - 1)} {rng.choice(binops)} {expr(depth - 1)})"
+        if r < 0.55:
+            return f"({expr(depth - 1)} | {rng.choice(filters)})"
+        if r < 0.65:
+            neg = rng.choice(["", "not "])
+            return f"({expr(depth - 1)} is {neg}{rng.choice(tests)})"
+        if r < 0.75:
+            return f"({expr(depth - 1)}){rng.choice(methods)}"
+        if r < 0.82:
+            return f"({expr(depth - 1)} if {expr(depth - 1)} else {expr(depth - 1)})"
+        if r < 0.88:
+            return f"(not {expr(depth - 1)})"
+        if r < 0.92:
+            return f"{rng.choice(['2', '3', '-2', '1.5'])} ** {rng.choice(['0', '2', '3', '-1'])}"
+        return f"[{expr(depth - 1)}, {expr(depth - 1)}]"
+
+    out = []
+    for i in range(count):
+        kind = rng.random()
+        if kind < 0.7:
+            tpl = "{{ " + expr(3) + " }}"
+        elif kind < 0.85:
+            tpl = "{% if " + expr(2) + " %}T{% else %}F{% endif %}"
+        else:
+            tpl = "{% for x in " + expr(2) + " %}[{{ x }}|{{ loop.index }}]{% else %}empty{% endfor %}"
+        case = {"name": f"random_{i:03d}", "template": tpl, "context": RANDOM_CONTEXT}
+        case.update(render(env, tpl, RANDOM_CONTEXT))
+        out.append(case)
+    return out
+
+
 def main():
     source_dir, out_dir = sys.argv[1], sys.argv[2]
     assets = os.environ.get("LLMWB_TEST_ASSETS", os.path.expanduser("~/.cache/llmwb/test-assets"))
@@ -120,6 +184,8 @@ def main():
         out = {"name": case["name"], "template": case["template"], "context": case.get("context", {})}
         out.update(render(env, case["template"], out["context"]))
         unit_out.append(out)
+
+    unit_out.extend(random_cases(env, int(os.environ.get("LLMWB_CHAT_RANDOM_CASES", "1000"))))
 
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "templates.json"), "w", encoding="utf-8") as f:
