@@ -145,7 +145,9 @@ std::string regex_for(const TokenizerData& d) {
 
 }  // namespace
 
-TokenizerFiles make_demo_tokenizer() {
+namespace {
+
+TokenizerFiles build_demo_tokenizer() {
     TokenizerFiles f;
     TokenizerData& d = f.data;
     d.kind = TokenizerData::Kind::ByteLevelBpe;
@@ -176,6 +178,13 @@ TokenizerFiles make_demo_tokenizer() {
     d.eot_ids = {d.added_tokens[0].id};
     f.chat_template = kChatMlTemplate;
     return f;
+}
+
+}  // namespace
+
+TokenizerFiles make_demo_tokenizer() {
+    static const TokenizerFiles demo = build_demo_tokenizer();  // learned once per process
+    return demo;
 }
 
 std::string tokenizer_json_text(const TokenizerData& d) {
