@@ -35,7 +35,8 @@ const char* kGenerateHelp =
     "  --logprobs N              logprob of each token and the top N alternatives\n"
     "  --enable-thinking B       passed to the chat template with --chat\n"
     "  --threads N               CPU threads (default: all cores)\n"
-    "  --json                    one JSON object: ids, text, timings, finish_reason\n";
+    "  --json                    one JSON object: ids, text, timings, finish_reason\n"
+    "llmwb generate --prompts FILE.jsonl ...   many prompts at once (see --prompts F --help)\n";
 
 Result<SamplingParams> sampling_from_args(const CliArgs& a) {
     SamplingParams p;
@@ -81,6 +82,7 @@ Result<int> threads_from_args(const CliArgs& a) {
 }  // namespace
 
 int cmd_generate(const Args& argv) {
+    if (generate_routes_to_batch(argv)) return cmd_generate_batch(argv);
     const char* cmd = "generate";
     auto args = CliArgs::parse(
         argv,
@@ -105,6 +107,12 @@ int cmd_generate(const Args& argv) {
     auto mo = open_cli_model(*args);
     if (!mo) return fail(cmd, mo.message());
     CliModel& m = **mo;
+    // A stop token the model can never produce is a mistake, not a no-op.
+    for (int32_t id : params->stop_token_ids)
+        if (id >= m.model->config.vocab_size)
+            return fail(cmd, "--stop-token-ids: token id " + std::to_string(id) +
+                                 " is outside the vocabulary (size " +
+                                 std::to_string(m.model->config.vocab_size) + ")");
     std::vector<int32_t> prompt;
     if (auto p = args->get("prompt")) {
         prompt = m.tokenizer->encode(*p, true);

@@ -16,6 +16,11 @@ int cmd_render_chat(const Args& args);
 int cmd_generate(const Args& args);
 int cmd_perplexity(const Args& args);
 int cmd_make_model(const Args& args);
+int cmd_bench(const Args& args);
+
+// generate --prompts FILE.jsonl: many prompts at once through the serving engine.
+bool generate_routes_to_batch(const Args& args);
+int cmd_generate_batch(const Args& args);
 
 // Prints "llmwb <command>: <message>" to stderr and returns 1.
 int fail(const std::string& command, const std::string& message);

@@ -18,7 +18,9 @@ const char* kUsage =
     "  render-chat  chat template -> prompt text   (--model M --messages FILE.json\n"
     "                                               [--add-generation-prompt] [--enable-thinking B])\n"
     "  generate     generate text                  (--model M (--prompt T | --ids L | --chat F) ...)\n"
+    "               many prompts at once           (--model M --prompts FILE.jsonl)\n"
     "  perplexity   log-probabilities of a text    (--model M (--text T | --file F | --ids L))\n"
+    "  bench        serving benchmark: throughput, TTFT/TPOT/ITL/E2EL, KV usage, prefix cache\n"
     "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
     "\n"
     "M is a .gguf file or a Hugging Face folder; without --model the demo model (random weights)\n"
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     if (command == "generate") return cmd_generate(args);
     if (command == "perplexity") return cmd_perplexity(args);
     if (command == "make-model") return cmd_make_model(args);
+    if (command == "bench") return cmd_bench(args);
     std::fprintf(stderr, "llmwb: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
 }
