@@ -91,6 +91,44 @@ RANDOM_CONTEXT = {"n": 3, "m": -7, "f": 2.5, "s": "abc", "w": " Hello World ", "
                   "users": [{"name": "ann", "age": 30}, {"name": "bob", "age": 20, "admin": True}]}
 
 
+def random_whitespace_template(rng, depth):
+    """Text, newlines, indentation and tags with random -/+ modifiers: the whitespace control
+    (trim_blocks, lstrip_blocks, -, +) is where byte-identity is most fragile."""
+    texts = ["\n", "\n\n", "  ", "\t", " x ", "y", "\n  ", "  \n", "\r\n", " \n \n ", "z\n"]
+
+    def mod_open():
+        return rng.choice(["", "", "-", "+"])
+
+    def mod_close():
+        return rng.choice(["", "", "-", "+"])
+
+    def seq(d):
+        parts = []
+        for _ in range(rng.randint(1, 5)):
+            r = rng.random()
+            if r < 0.4:
+                parts.append(rng.choice(texts))
+            elif r < 0.55:
+                parts.append("{{" + rng.choice(["", "-"]) + " 'v' " + rng.choice(["", "-"]) + "}}")
+            elif r < 0.65:
+                parts.append("{#" + mod_open() + " c " + mod_close() + "#}")
+            elif r < 0.8 and d > 0:
+                cond = rng.choice(["true", "false", "n > 1"])
+                inner = seq(d - 1)
+                if rng.random() < 0.5:
+                    inner += "{%" + mod_open() + " else " + mod_close() + "%}" + seq(d - 1)
+                parts.append("{%" + mod_open() + " if " + cond + " " + mod_close() + "%}" + inner +
+                             "{%" + mod_open() + " endif " + mod_close() + "%}")
+            elif r < 0.9 and d > 0:
+                parts.append("{%" + mod_open() + " for i in [1, 2] " + mod_close() + "%}" + seq(d - 1) + "{{ i }}" +
+                             "{%" + mod_open() + " endfor " + mod_close() + "%}")
+            else:
+                parts.append("{%" + mod_open() + " set q = 1 " + mod_close() + "%}")
+        return "".join(parts)
+
+    return seq(depth)
+
+
 def random_cases(env, count):
     """Deterministic random templates from a small grammar: a differential test of the
     interpreter's expression semantics against Jinja2 (seeded, so the file is stable)."""
@@ -136,6 +174,11 @@ def random_cases(env, count):
         return f"[{expr(depth - 1)}, {expr(depth - 1)}]"
 
     out = []
+    for i in range(count // 4):
+        tpl = random_whitespace_template(rng, 3)
+        case = {"name": f"random_ws_{i:03d}", "template": tpl, "context": RANDOM_CONTEXT}
+        case.update(render(env, tpl, RANDOM_CONTEXT))
+        out.append(case)
     for i in range(count):
         kind = rng.random()
         if kind < 0.7:
