@@ -30,8 +30,10 @@ int main(int argc, char** argv) {
             s.num_kv_heads = 1;
             s.vocab_size = 0;
             s.tie_word_embeddings = (n % 2) == 1;
-            if (t == WeightType::Q4_K || t == WeightType::Q6_K) s.hidden_size = 256;
-            const std::string name = std::string(architecture_name(arch)) + "-" + weight_type_name(t);
+            if (t == WeightType::Q4_K || t == WeightType::Q6_K)
+                s.hidden_size = 256;
+            const std::string name =
+                std::string(architecture_name(arch)) + "-" + weight_type_name(t);
             Status st = write_model(s, (dir / "gguf" / (name + ".gguf")).string());
             if (!st) {
                 std::fprintf(stderr, "%s\n", st.message().c_str());
@@ -45,7 +47,8 @@ int main(int argc, char** argv) {
                     std::fprintf(stderr, "%s\n", st.message().c_str());
                     return 1;
                 }
-                fs::rename(tmp / "model.safetensors", dir / "safetensors" / (name + ".safetensors"));
+                fs::rename(tmp / "model.safetensors",
+                           dir / "safetensors" / (name + ".safetensors"));
                 fs::remove_all(tmp);
             }
             ++n;

@@ -15,10 +15,12 @@ Result<std::string> ensure_demo_model(const std::string& dir) {
     std::error_code ec;
     if (fs::is_regular_file(path, ec)) {
         auto m = load_model(path);
-        if (m) return path;  // reuse; a broken file is rewritten below
+        if (m)
+            return path; // reuse; a broken file is rewritten below
     }
     fs::create_directories(dir, ec);
-    if (ec) return make_error(dir + ": cannot create folder: " + ec.message());
+    if (ec)
+        return make_error(dir + ": cannot create folder: " + ec.message());
     ModelWriterSpec spec;
     spec.arch = Architecture::Qwen2;
     spec.format = ModelFileFormat::Gguf;
@@ -47,4 +49,4 @@ Result<std::string> ensure_demo_model(const std::string& dir) {
     return path;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

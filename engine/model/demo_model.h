@@ -16,4 +16,4 @@ inline constexpr const char* kDemoModelName = "LLM Workbench demo (random weight
 // file + rename; dir is created if missing) unless a file there already loads.
 Result<std::string> ensure_demo_model(const std::string& dir);
 
-}  // namespace llmwb
+} // namespace llmwb

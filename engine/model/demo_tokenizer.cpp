@@ -38,11 +38,13 @@ const char* const kChatMlTemplate =
 std::vector<std::string> byte_symbols() {
     std::vector<int> cp(256, -1);
     for (int b = 0; b < 256; ++b) {
-        if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255)) cp[b] = b;
+        if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255))
+            cp[b] = b;
     }
     int next = 256;
     for (int b = 0; b < 256; ++b) {
-        if (cp[b] < 0) cp[b] = next++;
+        if (cp[b] < 0)
+            cp[b] = next++;
     }
     std::vector<std::string> out(256);
     for (int b = 0; b < 256; ++b) {
@@ -59,9 +61,15 @@ std::vector<std::string> byte_symbols() {
     return out;
 }
 
-bool is_letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-bool is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+bool is_letter(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool is_digit(unsigned char c) {
+    return c >= '0' && c <= '9';
+}
+bool is_space(unsigned char c) {
+    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
 
 // A simple ASCII approximation of the qwen2 split (enough to learn merges): an optional
 // leading space + letters, single digits, an optional space + punctuation, whitespace runs.
@@ -73,13 +81,16 @@ std::vector<std::string> split_words(std::string_view text) {
         unsigned char c = text[i];
         if (c == ' ' && i + 1 < text.size() && is_letter(text[i + 1])) {
             j = i + 1;
-            while (j < text.size() && is_letter(text[j])) ++j;
+            while (j < text.size() && is_letter(text[j]))
+                ++j;
         } else if (is_letter(c)) {
-            while (j < text.size() && is_letter(text[j])) ++j;
+            while (j < text.size() && is_letter(text[j]))
+                ++j;
         } else if (is_digit(c)) {
             j = i + 1;
         } else if (is_space(c)) {
-            while (j < text.size() && is_space(text[j])) ++j;
+            while (j < text.size() && is_space(text[j]))
+                ++j;
         } else {
             while (j < text.size() && !is_space(text[j]) && !is_letter(text[j]) &&
                    !is_digit(text[j])) {
@@ -94,12 +105,13 @@ std::vector<std::string> split_words(std::string_view text) {
 
 // Learns merges on symbol sequences: the most frequent adjacent pair (ties: smallest pair)
 // is merged, until kMaxMerges or no pair occurs twice.
-std::vector<std::pair<std::string, std::string>> learn_merges(
-    const std::vector<std::string>& words, const std::vector<std::string>& sym) {
+std::vector<std::pair<std::string, std::string>> learn_merges(const std::vector<std::string>& words,
+                                                              const std::vector<std::string>& sym) {
     std::map<std::vector<std::string>, int> counts;
     for (const auto& w : words) {
         std::vector<std::string> s;
-        for (unsigned char b : w) s.push_back(sym[b]);
+        for (unsigned char b : w)
+            s.push_back(sym[b]);
         ++counts[s];
     }
     std::vector<std::pair<std::vector<std::string>, int>> seqs(counts.begin(), counts.end());
@@ -107,7 +119,8 @@ std::vector<std::pair<std::string, std::string>> learn_merges(
     while (int(merges.size()) < kMaxMerges) {
         std::map<std::pair<std::string, std::string>, int> pairs;
         for (const auto& [s, n] : seqs) {
-            for (size_t k = 0; k + 1 < s.size(); ++k) pairs[{s[k], s[k + 1]}] += n;
+            for (size_t k = 0; k + 1 < s.size(); ++k)
+                pairs[{s[k], s[k + 1]}] += n;
         }
         const std::pair<std::string, std::string>* best = nullptr;
         int best_n = 1;
@@ -117,7 +130,8 @@ std::vector<std::pair<std::string, std::string>> learn_merges(
                 best_n = n;
             }
         }
-        if (!best) break;
+        if (!best)
+            break;
         const auto m = *best;
         merges.push_back(m);
         for (auto& [s, n] : seqs) {
@@ -137,13 +151,16 @@ std::vector<std::pair<std::string, std::string>> learn_merges(
 }
 
 std::string regex_for(const TokenizerData& d) {
-    if (!d.pre_tokenizer_regex.empty()) return d.pre_tokenizer_regex;
-    if (d.pre_tokenizer == "llama3") return kLlama3Regex;
-    if (d.pre_tokenizer == "gpt2") return kGpt2Regex;
+    if (!d.pre_tokenizer_regex.empty())
+        return d.pre_tokenizer_regex;
+    if (d.pre_tokenizer == "llama3")
+        return kLlama3Regex;
+    if (d.pre_tokenizer == "gpt2")
+        return kGpt2Regex;
     return kQwen2Regex;
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -152,11 +169,13 @@ TokenizerFiles build_demo_tokenizer() {
     TokenizerData& d = f.data;
     d.kind = TokenizerData::Kind::ByteLevelBpe;
     const auto sym = byte_symbols();
-    for (int b = 0; b < 256; ++b) d.tokens.push_back(sym[b]);
+    for (int b = 0; b < 256; ++b)
+        d.tokens.push_back(sym[b]);
     d.merges = learn_merges(split_words(kDemoTokenizerCorpus), sym);
     std::set<std::string> seen(d.tokens.begin(), d.tokens.end());
     for (const auto& [a, b] : d.merges) {
-        if (seen.insert(a + b).second) d.tokens.push_back(a + b);
+        if (seen.insert(a + b).second)
+            d.tokens.push_back(a + b);
     }
     d.token_types.assign(d.tokens.size(), 1);
     for (const char* s : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
@@ -173,17 +192,17 @@ TokenizerFiles build_demo_tokenizer() {
     d.add_bos = false;
     d.add_eos = false;
     d.add_space_prefix = false;
-    d.eos_id = d.added_tokens[2].id;  // <|im_end|>
-    d.pad_id = d.added_tokens[0].id;  // <|endoftext|>
+    d.eos_id = d.added_tokens[2].id; // <|im_end|>
+    d.pad_id = d.added_tokens[0].id; // <|endoftext|>
     d.eot_ids = {d.added_tokens[0].id};
     f.chat_template = kChatMlTemplate;
     return f;
 }
 
-}  // namespace
+} // namespace
 
 TokenizerFiles make_demo_tokenizer() {
-    static const TokenizerFiles demo = build_demo_tokenizer();  // learned once per process
+    static const TokenizerFiles demo = build_demo_tokenizer(); // learned once per process
     return demo;
 }
 
@@ -203,10 +222,12 @@ std::string tokenizer_json_text(const TokenizerData& d) {
     }
     ordered_json vocab = ordered_json::object();
     for (size_t i = 0; i < d.tokens.size(); ++i) {
-        if (!added_ids.count(int32_t(i))) vocab[d.tokens[i]] = i;
+        if (!added_ids.count(int32_t(i)))
+            vocab[d.tokens[i]] = i;
     }
     ordered_json merges = ordered_json::array();
-    for (const auto& [a, b] : d.merges) merges.push_back(a + " " + b);
+    for (const auto& [a, b] : d.merges)
+        merges.push_back(a + " " + b);
     const ordered_json byte_level = {{"type", "ByteLevel"},
                                      {"add_prefix_space", false},
                                      {"trim_offsets", false},
@@ -246,17 +267,15 @@ std::string tokenizer_config_json_text(const TokenizerData& d,
                                        const std::optional<std::string>& chat_template) {
     using nlohmann::ordered_json;
     auto tok = [&](int32_t id) -> ordered_json {
-        if (id < 0 || size_t(id) >= d.tokens.size()) return nullptr;
+        if (id < 0 || size_t(id) >= d.tokens.size())
+            return nullptr;
         return d.tokens[size_t(id)];
     };
     ordered_json decoder = ordered_json::object();
     for (const auto& a : d.added_tokens) {
-        decoder[std::to_string(a.id)] = {{"content", a.content},
-                                         {"lstrip", a.lstrip},
-                                         {"normalized", a.normalized},
-                                         {"rstrip", a.rstrip},
-                                         {"single_word", a.single_word},
-                                         {"special", a.special}};
+        decoder[std::to_string(a.id)] = {{"content", a.content},         {"lstrip", a.lstrip},
+                                         {"normalized", a.normalized},   {"rstrip", a.rstrip},
+                                         {"single_word", a.single_word}, {"special", a.special}};
     }
     ordered_json j = {{"add_bos_token", d.add_bos},
                       {"add_eos_token", d.add_eos},
@@ -269,8 +288,9 @@ std::string tokenizer_config_json_text(const TokenizerData& d,
                       {"clean_up_tokenization_spaces", false},
                       {"model_max_length", 32768},
                       {"tokenizer_class", "PreTrainedTokenizerFast"}};
-    if (chat_template) j["chat_template"] = *chat_template;
+    if (chat_template)
+        j["chat_template"] = *chat_template;
     return j.dump(2);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -18,4 +18,4 @@ std::string tokenizer_json_text(const TokenizerData& data);
 std::string tokenizer_config_json_text(const TokenizerData& data,
                                        const std::optional<std::string>& chat_template);
 
-}  // namespace llmwb
+} // namespace llmwb

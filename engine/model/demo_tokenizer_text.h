@@ -45,4 +45,4 @@ Hello! How are you today? I am fine, thank you. What is your name? My name is Wo
 Count with me: 0 1 2 3 4 5 6 7 8 9 10 11 12 100 2024 3.14 42.
 )TEXT";
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -9,10 +9,10 @@ namespace llmwb {
 
 namespace {
 
-constexpr int64_t kMaxDimension = int64_t(1) << 24;  // sanity cap for sizes/counts in metadata
+constexpr int64_t kMaxDimension = int64_t(1) << 24; // sanity cap for sizes/counts in metadata
 
 class Keys {
-public:
+  public:
     Keys(const GgufFile& f, std::string prefix, const std::string& file)
         : f_(f), prefix_(std::move(prefix)), file_(file) {}
 
@@ -54,7 +54,7 @@ public:
     }
     const GgufValue* find(const char* key) const { return f_.find(prefix_ + key); }
 
-private:
+  private:
     const GgufFile& f_;
     std::string prefix_;
     const std::string& file_;
@@ -62,7 +62,8 @@ private:
 
 Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
     const GgufValue* a = f.find("general.architecture");
-    if (!a || a->type != GgufType::String) return make_error(file + ": missing key general.architecture");
+    if (!a || a->type != GgufType::String)
+        return make_error(file + ": missing key general.architecture");
     c.arch_name = std::string(a->str);
     if (c.arch_name == "llama" || c.arch_name == "mistral") {
         c.arch = Architecture::Llama;
@@ -78,34 +79,46 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
     }
     Keys k(f, c.arch_name + ".", file);
     Status s = ok_status();
-    if (!(s = k.get_int("block_count", c.num_layers))) return s;
-    if (!(s = k.get_int("embedding_length", c.hidden_size))) return s;
-    if (!(s = k.get_int("feed_forward_length", c.intermediate_size))) return s;
-    if (!(s = k.get_int("attention.head_count", c.num_heads))) return s;
-    if (!(s = k.get_int("attention.head_count_kv", c.num_kv_heads, c.num_heads))) return s;
+    if (!(s = k.get_int("block_count", c.num_layers)))
+        return s;
+    if (!(s = k.get_int("embedding_length", c.hidden_size)))
+        return s;
+    if (!(s = k.get_int("feed_forward_length", c.intermediate_size)))
+        return s;
+    if (!(s = k.get_int("attention.head_count", c.num_heads)))
+        return s;
+    if (!(s = k.get_int("attention.head_count_kv", c.num_kv_heads, c.num_heads)))
+        return s;
     if (c.hidden_size % c.num_heads != 0 && !k.find("attention.key_length")) {
         return make_error(file + ": embedding_length is not a multiple of head_count");
     }
-    if (!(s = k.get_int("attention.key_length", c.head_dim, c.hidden_size / c.num_heads))) return s;
+    if (!(s = k.get_int("attention.key_length", c.head_dim, c.hidden_size / c.num_heads)))
+        return s;
     int value_length = c.head_dim;
-    if (!(s = k.get_int("attention.value_length", value_length, c.head_dim))) return s;
+    if (!(s = k.get_int("attention.value_length", value_length, c.head_dim)))
+        return s;
     if (value_length != c.head_dim) {
         return make_error(file + ": attention.value_length differs from key_length (unsupported)");
     }
-    if (c.head_dim % 2 != 0) return make_error(file + ": head dimension must be even");
+    if (c.head_dim % 2 != 0)
+        return make_error(file + ": head dimension must be even");
     if (c.num_heads % c.num_kv_heads != 0) {
         return make_error(file + ": head_count is not a multiple of head_count_kv");
     }
-    if (!(s = k.get_int("context_length", c.max_position, 2048))) return s;
-    if (!(s = k.get_float("rope.freq_base", c.rope_theta, 10000.0f))) return s;
-    if (!(s = k.get_float("attention.layer_norm_rms_epsilon", c.rms_norm_eps, 1e-6f))) return s;
+    if (!(s = k.get_int("context_length", c.max_position, 2048)))
+        return s;
+    if (!(s = k.get_float("rope.freq_base", c.rope_theta, 10000.0f)))
+        return s;
+    if (!(s = k.get_float("attention.layer_norm_rms_epsilon", c.rms_norm_eps, 1e-6f)))
+        return s;
     if (const GgufValue* st = k.find("rope.scaling.type")) {
         if (st->type != GgufType::String) {
             return make_error(file + ": " + c.arch_name + ".rope.scaling.type must be a string");
         }
         std::string type(st->str);
         float factor = 1.0f;
-        if (!(s = k.get_float("rope.scaling.factor", factor, 1.0f))) return s;
+        if (!(s = k.get_float("rope.scaling.factor", factor, 1.0f)))
+            return s;
         // llama3 scaling lives in the rope_freqs tensor; "none" or a factor of 1 changes nothing.
         if (type != "none" && type != "llama3" && factor != 1.0f) {
             return make_error(file + ": unsupported rope scaling type '" + printable(type) + "'");
@@ -114,11 +127,12 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
     return ok_status();
 }
 
-}  // namespace
+} // namespace
 
 Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
     auto gf = GgufFile::open(path);
-    if (!gf) return gf.error();
+    if (!gf)
+        return gf.error();
     const GgufFile& f = gf.value();
     auto m = std::make_unique<LoadedModel>();
     m->path = path;
@@ -131,10 +145,12 @@ Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
     }
     ModelConfig& c = m->config;
     Status s = read_config(f, path, c);
-    if (!s) return s.error();
+    if (!s)
+        return s.error();
 
     const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
-    if (!embd) return make_error(path + ": missing tensor token_embd.weight");
+    if (!embd)
+        return make_error(path + ": missing tensor token_embd.weight");
     if (embd->n_dims != 2 || embd->rows() > kMaxDimension) {
         return make_error(path + ": token_embd.weight must be a 2-D [vocab, hidden] tensor");
     }
@@ -147,7 +163,8 @@ Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
     }
 
     auto tok = tokenizer_from_gguf(f, path);
-    if (!tok) return tok.error();
+    if (!tok)
+        return tok.error();
     m->tokenizer = std::move(tok.value());
     if (m->tokenizer.tokens.size() > size_t(c.vocab_size)) {
         return make_error(path + ": tokenizer has " + std::to_string(m->tokenizer.tokens.size()) +
@@ -163,7 +180,8 @@ Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
 
     TensorLookup lookup = [&f](const std::string& name) -> std::optional<RawTensor> {
         const GgufTensorInfo* t = f.find_tensor(name);
-        if (!t) return std::nullopt;
+        if (!t)
+            return std::nullopt;
         RawTensor r;
         r.name = name;
         r.type = t->type;
@@ -174,9 +192,10 @@ Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
         r.bytes = t->bytes;
         return r;
     };
-    if (!(s = bind_weights(*m, lookup, &gguf_tensor_name, true, path))) return s.error();
+    if (!(s = bind_weights(*m, lookup, &gguf_tensor_name, true, path)))
+        return s.error();
     m->mappings.push_back(f.mapping);
     return m;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

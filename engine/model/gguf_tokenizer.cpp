@@ -7,13 +7,16 @@ namespace llmwb {
 namespace {
 
 std::string pre_tokenizer_name(const std::string& pre) {
-    if (pre == "llama-bpe" || pre == "llama3") return "llama3";
-    if (pre == "qwen2") return "qwen2";
-    if (pre == "default" || pre == "gpt2" || pre == "gpt-2") return "gpt2";
+    if (pre == "llama-bpe" || pre == "llama3")
+        return "llama3";
+    if (pre == "qwen2")
+        return "qwen2";
+    if (pre == "default" || pre == "gpt2" || pre == "gpt-2")
+        return "gpt2";
     return pre;
 }
 
-}  // namespace
+} // namespace
 
 Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& file) {
     auto err = [&](const std::string& m) { return make_error(file + ": " + m); };
@@ -28,7 +31,7 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
         t.add_space_prefix = false;
     } else if (kind == "llama") {
         t.kind = TokenizerData::Kind::SentencePieceBpe;
-        t.add_bos = true;  // llama.cpp's default for SentencePiece vocabularies
+        t.add_bos = true; // llama.cpp's default for SentencePiece vocabularies
     } else {
         return err("unsupported tokenizer.ggml.model '" + printable(kind) + "'");
     }
@@ -37,17 +40,20 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
     if (!tokens || !tokens->is_array_of(GgufType::String) || tokens->count == 0) {
         return err("missing key tokenizer.ggml.tokens (a string array)");
     }
-    if (tokens->count > uint64_t(INT32_MAX)) return err("tokenizer.ggml.tokens is too large");
+    if (tokens->count > uint64_t(INT32_MAX))
+        return err("tokenizer.ggml.tokens is too large");
     const size_t n = tokens->strings.size();
     t.tokens.reserve(n);
-    for (auto s : tokens->strings) t.tokens.emplace_back(s);
+    for (auto s : tokens->strings)
+        t.tokens.emplace_back(s);
 
     if (const GgufValue* v = f.find("tokenizer.ggml.scores")) {
         if (v->type != GgufType::Array || v->count != n || v->elem_type == GgufType::String) {
             return err("tokenizer.ggml.scores must be a numeric array of " + std::to_string(n));
         }
         t.scores.resize(n);
-        for (size_t i = 0; i < n; ++i) t.scores[i] = float(v->array_number(i));
+        for (size_t i = 0; i < n; ++i)
+            t.scores[i] = float(v->array_number(i));
     }
     if (const GgufValue* v = f.find("tokenizer.ggml.token_type")) {
         if (v->type != GgufType::Array || v->count != n || v->elem_type == GgufType::String ||
@@ -56,7 +62,8 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
                        std::to_string(n));
         }
         t.token_types.resize(n);
-        for (size_t i = 0; i < n; ++i) t.token_types[i] = int32_t(v->array_int(i));
+        for (size_t i = 0; i < n; ++i)
+            t.token_types[i] = int32_t(v->array_int(i));
     }
     if (const GgufValue* v = f.find("tokenizer.ggml.merges")) {
         if (!v->is_array_of(GgufType::String)) {
@@ -72,7 +79,8 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
         }
     }
     if (const GgufValue* v = f.find("tokenizer.ggml.pre")) {
-        if (v->type != GgufType::String) return err("tokenizer.ggml.pre must be a string");
+        if (v->type != GgufType::String)
+            return err("tokenizer.ggml.pre must be a string");
         t.pre_tokenizer = pre_tokenizer_name(std::string(v->str));
     } else if (t.kind == TokenizerData::Kind::ByteLevelBpe) {
         t.pre_tokenizer = "gpt2";
@@ -80,12 +88,15 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
 
     auto read_id = [&](const char* key, int32_t& out) -> Status {
         const GgufValue* v = f.find(key);
-        if (!v) return ok_status();
+        if (!v)
+            return ok_status();
         auto id = v->as_int();
-        if (!id) return err(std::string(key) + " must be an integer");
+        if (!id)
+            return err(std::string(key) + " must be an integer");
         if (*id < 0 || uint64_t(*id) >= n) {
             // llama.cpp writes -1 (as uint32 0xFFFFFFFF) for "none" in some files.
-            if (*id == 0xFFFFFFFFll || *id == -1) return ok_status();
+            if (*id == 0xFFFFFFFFll || *id == -1)
+                return ok_status();
             return err(std::string(key) + " " + std::to_string(*id) + " is out of range (" +
                        std::to_string(n) + " tokens)");
         }
@@ -97,13 +108,16 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
                             std::pair{"tokenizer.ggml.unknown_token_id", &t.unk_id},
                             std::pair{"tokenizer.ggml.padding_token_id", &t.pad_id}}) {
         Status s = read_id(key, *out);
-        if (!s) return s.error();
+        if (!s)
+            return s.error();
     }
     auto read_bool = [&](const char* key, bool& out) -> Status {
         const GgufValue* v = f.find(key);
-        if (!v) return ok_status();
+        if (!v)
+            return ok_status();
         auto b = v->as_bool();
-        if (!b) return err(std::string(key) + " must be a bool");
+        if (!b)
+            return err(std::string(key) + " must be a bool");
         out = *b;
         return ok_status();
     };
@@ -111,7 +125,8 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
                             std::pair{"tokenizer.ggml.add_eos_token", &t.add_eos},
                             std::pair{"tokenizer.ggml.add_space_prefix", &t.add_space_prefix}}) {
         Status s = read_bool(key, *out);
-        if (!s) return s.error();
+        if (!s)
+            return s.error();
     }
 
     // Control (3) and user-defined (4) tokens are matched in raw text as added tokens. So is
@@ -128,24 +143,28 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
     }
     // End-of-turn tokens besides eos.
     auto add_eot = [&](int32_t id) {
-        if (id < 0 || id == t.eos_id) return;
+        if (id < 0 || id == t.eos_id)
+            return;
         for (int32_t e : t.eot_ids) {
-            if (e == id) return;
+            if (e == id)
+                return;
         }
         t.eot_ids.push_back(id);
     };
     int32_t eot_key = -1;
     {
         Status s = read_id("tokenizer.ggml.eot_token_id", eot_key);
-        if (!s) return s.error();
+        if (!s)
+            return s.error();
         add_eot(eot_key);
     }
     for (const char* name : {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|endoftext|>"}) {
         for (size_t i = 0; i < t.tokens.size(); ++i) {
-            if (t.tokens[i] == name) add_eot(int32_t(i));
+            if (t.tokens[i] == name)
+                add_eot(int32_t(i));
         }
     }
     return t;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -6,8 +6,7 @@
 
 namespace llmwb {
 
-template <class T>
-void GgufWriter::put(std::string& out, T v) {
+template <class T> void GgufWriter::put(std::string& out, T v) {
     char b[sizeof(T)];
     std::memcpy(b, &v, sizeof(T));
     out.append(b, sizeof(T));
@@ -48,19 +47,22 @@ void GgufWriter::add_string_array(const std::string& key, const std::vector<std:
     begin_kv(key, uint32_t(GgufType::Array));
     put<uint32_t>(kv_, uint32_t(GgufType::String));
     put<uint64_t>(kv_, v.size());
-    for (const auto& s : v) put_string(kv_, s);
+    for (const auto& s : v)
+        put_string(kv_, s);
 }
 void GgufWriter::add_f32_array(const std::string& key, const std::vector<float>& v) {
     begin_kv(key, uint32_t(GgufType::Array));
     put<uint32_t>(kv_, uint32_t(GgufType::F32));
     put<uint64_t>(kv_, v.size());
-    for (float x : v) put(kv_, x);
+    for (float x : v)
+        put(kv_, x);
 }
 void GgufWriter::add_i32_array(const std::string& key, const std::vector<int32_t>& v) {
     begin_kv(key, uint32_t(GgufType::Array));
     put<uint32_t>(kv_, uint32_t(GgufType::I32));
     put<uint64_t>(kv_, v.size());
-    for (int32_t x : v) put(kv_, x);
+    for (int32_t x : v)
+        put(kv_, x);
 }
 
 void GgufWriter::add_tensor(const std::string& name, DType type, int64_t rows, int64_t cols,
@@ -91,7 +93,8 @@ Status GgufWriter::pad(uint64_t m) {
 Status GgufWriter::begin(const std::string& path) {
     path_ = path;
     out_.open(path, std::ios::binary | std::ios::trunc);
-    if (!out_) return make_error(path + ": cannot create file");
+    if (!out_)
+        return make_error(path + ": cannot create file");
     std::string h = "GGUF";
     put<uint32_t>(h, 3);
     put<uint64_t>(h, tensors_.size());
@@ -100,7 +103,8 @@ Status GgufWriter::begin(const std::string& path) {
     for (const Tensor& t : tensors_) {
         put_string(h, t.name);
         put<uint32_t>(h, uint32_t(t.ne.size()));
-        for (uint64_t d : t.ne) put<uint64_t>(h, d);
+        for (uint64_t d : t.ne)
+            put<uint64_t>(h, d);
         put<uint32_t>(h, uint32_t(t.type));
         put<uint64_t>(h, t.offset);
     }
@@ -115,7 +119,8 @@ Status GgufWriter::begin(const std::string& path) {
 Status GgufWriter::append(const void* data, size_t bytes) {
     const char* p = static_cast<const char*>(data);
     while (bytes > 0) {
-        if (cur_ >= tensors_.size()) return make_error(path_ + ": more tensor data than declared");
+        if (cur_ >= tensors_.size())
+            return make_error(path_ + ": more tensor data than declared");
         const Tensor& t = tensors_[cur_];
         uint64_t n = std::min<uint64_t>(bytes, t.bytes - cur_written_);
         out_.write(p, std::streamsize(n));
@@ -128,7 +133,8 @@ Status GgufWriter::append(const void* data, size_t bytes) {
             cur_written_ = 0;
             if (cur_ < tensors_.size()) {
                 Status s = pad(kAlignment);
-                if (!s) return s;
+                if (!s)
+                    return s;
             }
         }
     }
@@ -136,10 +142,12 @@ Status GgufWriter::append(const void* data, size_t bytes) {
 }
 
 Status GgufWriter::finish() {
-    if (cur_ != tensors_.size()) return make_error(path_ + ": tensor data incomplete");
+    if (cur_ != tensors_.size())
+        return make_error(path_ + ": tensor data incomplete");
     out_.close();
-    if (!out_) return make_error(path_ + ": write failed");
+    if (!out_)
+        return make_error(path_ + ": write failed");
     return ok_status();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -13,7 +13,7 @@
 namespace llmwb {
 
 class GgufWriter {
-public:
+  public:
     void add_u32(const std::string& key, uint32_t v);
     void add_i32(const std::string& key, int32_t v);
     void add_f32(const std::string& key, float v);
@@ -27,13 +27,13 @@ public:
     void add_tensor(const std::string& name, DType type, int64_t rows, int64_t cols,
                     bool one_dim = false);
 
-    Status begin(const std::string& path);            // header, metadata, tensor infos
-    Status append(const void* data, size_t bytes);     // data of the declared tensors, in order
-    Status finish();                                   // checks every tensor was written
+    Status begin(const std::string& path);         // header, metadata, tensor infos
+    Status append(const void* data, size_t bytes); // data of the declared tensors, in order
+    Status finish();                               // checks every tensor was written
 
     static constexpr uint32_t kAlignment = 32;
 
-private:
+  private:
     struct Tensor {
         std::string name;
         DType type;
@@ -42,8 +42,7 @@ private:
         uint64_t offset;
     };
     void put_string(std::string& out, const std::string& s);
-    template <class T>
-    void put(std::string& out, T v);
+    template <class T> void put(std::string& out, T v);
     void begin_kv(const std::string& key, uint32_t type);
     Status pad(uint64_t to_multiple);
 
@@ -57,4 +56,4 @@ private:
     uint64_t pos_ = 0;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

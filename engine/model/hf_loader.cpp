@@ -18,7 +18,7 @@ using nlohmann::json;
 constexpr int64_t kMaxDimension = int64_t(1) << 24;
 
 class ConfigReader {
-public:
+  public:
     ConfigReader(const json& j, const std::string& file) : j_(j), file_(file) {}
 
     Status get_int(const char* key, int& out, std::optional<int> def = std::nullopt) const {
@@ -60,19 +60,21 @@ public:
             out = def;
             return ok_status();
         }
-        if (!it->is_boolean()) return make_error(file_ + ": '" + key + "' must be true or false");
+        if (!it->is_boolean())
+            return make_error(file_ + ": '" + key + "' must be true or false");
         out = it->get<bool>();
         return ok_status();
     }
 
-private:
+  private:
     const json& j_;
     const std::string& file_;
 };
 
 Status read_hf_config(const std::string& file, ModelConfig& c) {
     auto mf = MappedFile::open(file);
-    if (!mf) return mf.error();
+    if (!mf)
+        return mf.error();
     auto bytes = mf.value()->bytes();
     json j;
     try {
@@ -80,13 +82,16 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
     } catch (const json::exception& e) {
         std::string what = e.what();
         for (char& ch : what) {
-            if (ch == '\n') ch = ' ';
+            if (ch == '\n')
+                ch = ' ';
         }
         return make_error(file + ": bad JSON: " + what);
     }
-    if (!j.is_object()) return make_error(file + ": not a JSON object");
+    if (!j.is_object())
+        return make_error(file + ": not a JSON object");
     auto mt = j.find("model_type");
-    if (mt == j.end() || !mt->is_string()) return make_error(file + ": missing key 'model_type'");
+    if (mt == j.end() || !mt->is_string())
+        return make_error(file + ": missing key 'model_type'");
     c.arch_name = mt->get<std::string>();
     if (c.arch_name == "llama" || c.arch_name == "mistral") {
         c.arch = Architecture::Llama;
@@ -101,31 +106,45 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
     c.qk_norm = c.arch == Architecture::Qwen3;
     ConfigReader r(j, file);
     Status s = ok_status();
-    if (!(s = r.get_int("vocab_size", c.vocab_size))) return s;
-    if (!(s = r.get_int("hidden_size", c.hidden_size))) return s;
-    if (!(s = r.get_int("intermediate_size", c.intermediate_size))) return s;
-    if (!(s = r.get_int("num_hidden_layers", c.num_layers))) return s;
-    if (!(s = r.get_int("num_attention_heads", c.num_heads))) return s;
-    if (!(s = r.get_int("num_key_value_heads", c.num_kv_heads, c.num_heads))) return s;
+    if (!(s = r.get_int("vocab_size", c.vocab_size)))
+        return s;
+    if (!(s = r.get_int("hidden_size", c.hidden_size)))
+        return s;
+    if (!(s = r.get_int("intermediate_size", c.intermediate_size)))
+        return s;
+    if (!(s = r.get_int("num_hidden_layers", c.num_layers)))
+        return s;
+    if (!(s = r.get_int("num_attention_heads", c.num_heads)))
+        return s;
+    if (!(s = r.get_int("num_key_value_heads", c.num_kv_heads, c.num_heads)))
+        return s;
     if (c.hidden_size % c.num_heads != 0 && !j.contains("head_dim")) {
         return make_error(file + ": hidden_size is not a multiple of num_attention_heads");
     }
-    if (!(s = r.get_int("head_dim", c.head_dim, c.hidden_size / c.num_heads))) return s;
-    if (c.head_dim % 2 != 0) return make_error(file + ": head_dim must be even");
+    if (!(s = r.get_int("head_dim", c.head_dim, c.hidden_size / c.num_heads)))
+        return s;
+    if (c.head_dim % 2 != 0)
+        return make_error(file + ": head_dim must be even");
     if (c.num_heads % c.num_kv_heads != 0) {
         return make_error(file + ": num_attention_heads is not a multiple of num_key_value_heads");
     }
-    if (!(s = r.get_int("max_position_embeddings", c.max_position, 2048))) return s;
-    if (!(s = r.get_float(j, "rope_theta", c.rope_theta, 10000.0f))) return s;
-    if (!(s = r.get_float(j, "rms_norm_eps", c.rms_norm_eps, 1e-6f))) return s;
-    if (!(s = r.get_bool("tie_word_embeddings", c.tie_word_embeddings, false))) return s;
+    if (!(s = r.get_int("max_position_embeddings", c.max_position, 2048)))
+        return s;
+    if (!(s = r.get_float(j, "rope_theta", c.rope_theta, 10000.0f)))
+        return s;
+    if (!(s = r.get_float(j, "rms_norm_eps", c.rms_norm_eps, 1e-6f)))
+        return s;
+    if (!(s = r.get_bool("tie_word_embeddings", c.tie_word_embeddings, false)))
+        return s;
     if (!(s = r.get_bool("attention_bias", c.attention_bias, c.arch == Architecture::Qwen2))) {
         return s;
     }
-    if (c.arch == Architecture::Qwen2) c.attention_bias = true;  // qwen2 always has q/k/v biases
+    if (c.arch == Architecture::Qwen2)
+        c.attention_bias = true; // qwen2 always has q/k/v biases
     auto rs = j.find("rope_scaling");
     if (rs != j.end() && !rs->is_null()) {
-        if (!rs->is_object()) return make_error(file + ": 'rope_scaling' must be an object");
+        if (!rs->is_object())
+            return make_error(file + ": 'rope_scaling' must be an object");
         std::string type;
         if (auto t = rs->find("rope_type"); t != rs->end() && t->is_string()) {
             type = t->get<std::string>();
@@ -135,16 +154,20 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
         if (type == "llama3") {
             RopeScaling& sc = c.rope_scaling;
             sc.kind = RopeScaling::Kind::Llama3;
-            if (!(s = r.get_float(*rs, "factor", sc.factor))) return s;
-            if (!(s = r.get_float(*rs, "low_freq_factor", sc.low_freq_factor, 1.0f))) return s;
-            if (!(s = r.get_float(*rs, "high_freq_factor", sc.high_freq_factor, 4.0f))) return s;
+            if (!(s = r.get_float(*rs, "factor", sc.factor)))
+                return s;
+            if (!(s = r.get_float(*rs, "low_freq_factor", sc.low_freq_factor, 1.0f)))
+                return s;
+            if (!(s = r.get_float(*rs, "high_freq_factor", sc.high_freq_factor, 4.0f)))
+                return s;
             float omp = 8192;
             if (!(s = r.get_float(*rs, "original_max_position_embeddings", omp, 8192.0f))) {
                 return s;
             }
             sc.original_max_position = int(omp);
             if (sc.high_freq_factor <= sc.low_freq_factor) {
-                return make_error(file + ": rope_scaling high_freq_factor must exceed low_freq_factor");
+                return make_error(file +
+                                  ": rope_scaling high_freq_factor must exceed low_freq_factor");
             }
         } else if (type != "default" && !type.empty()) {
             return make_error(file + ": unsupported rope_scaling type '" + printable(type) + "'");
@@ -153,7 +176,7 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
     return ok_status();
 }
 
-}  // namespace
+} // namespace
 
 Result<std::unique_ptr<LoadedModel>> load_hf_model(const std::string& dir) {
     namespace fs = std::filesystem;
@@ -161,23 +184,29 @@ Result<std::unique_ptr<LoadedModel>> load_hf_model(const std::string& dir) {
     m->path = dir;
     m->format = "safetensors";
     std::string trimmed = dir;
-    while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+    while (trimmed.size() > 1 && trimmed.back() == '/')
+        trimmed.pop_back();
     m->name = fs::path(trimmed).filename().string();
     const std::string config_path = (fs::path(dir) / "config.json").string();
     Status s = read_hf_config(config_path, m->config);
-    if (!s) return s.error();
+    if (!s)
+        return s.error();
 
     const std::string tok_json = (fs::path(dir) / "tokenizer.json").string();
     std::string tok_config = (fs::path(dir) / "tokenizer_config.json").string();
     std::error_code ec;
-    if (!fs::is_regular_file(tok_json, ec)) return make_error(dir + ": missing tokenizer.json");
-    if (!fs::is_regular_file(tok_config, ec)) tok_config.clear();
+    if (!fs::is_regular_file(tok_json, ec))
+        return make_error(dir + ": missing tokenizer.json");
+    if (!fs::is_regular_file(tok_config, ec))
+        tok_config.clear();
     auto tok = read_tokenizer_files(tok_json, tok_config);
-    if (!tok) return tok.error();
+    if (!tok)
+        return tok.error();
     m->tokenizer = std::move(tok->data);
     m->chat_template = std::move(tok->chat_template);
     int64_t max_id = int64_t(m->tokenizer.tokens.size()) - 1;
-    for (const auto& a : m->tokenizer.added_tokens) max_id = std::max<int64_t>(max_id, a.id);
+    for (const auto& a : m->tokenizer.added_tokens)
+        max_id = std::max<int64_t>(max_id, a.id);
     if (max_id >= m->config.vocab_size) {
         return make_error(config_path + ": vocab_size " + std::to_string(m->config.vocab_size) +
                           " is smaller than the tokenizer (" + std::to_string(max_id + 1) +
@@ -185,11 +214,13 @@ Result<std::unique_ptr<LoadedModel>> load_hf_model(const std::string& dir) {
     }
 
     auto set = SafetensorsSet::open_folder(dir);
-    if (!set) return set.error();
+    if (!set)
+        return set.error();
     const SafetensorsSet& st = set.value();
     TensorLookup lookup = [&st](const std::string& name) -> std::optional<RawTensor> {
         const SafetensorsTensor* t = st.find(name);
-        if (!t) return std::nullopt;
+        if (!t)
+            return std::nullopt;
         RawTensor r;
         r.name = name;
         r.type = t->type;
@@ -200,9 +231,10 @@ Result<std::unique_ptr<LoadedModel>> load_hf_model(const std::string& dir) {
         r.bytes = t->bytes;
         return r;
     };
-    if (!(s = bind_weights(*m, lookup, &hf_tensor_name, false, dir))) return s.error();
+    if (!(s = bind_weights(*m, lookup, &hf_tensor_name, false, dir)))
+        return s.error();
     m->mappings = st.mappings();
     return m;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

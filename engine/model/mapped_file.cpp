@@ -12,7 +12,8 @@ namespace llmwb {
 
 Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return make_error(path + ": cannot open: " + std::strerror(errno));
+    if (fd < 0)
+        return make_error(path + ": cannot open: " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         std::string reason = std::strerror(errno);
@@ -41,7 +42,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
 }
 
 MappedFile::~MappedFile() {
-    if (mapped_) ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
+    if (mapped_)
+        ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
 }
 
-}  // namespace llmwb
+} // namespace llmwb

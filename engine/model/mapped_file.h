@@ -12,7 +12,7 @@
 namespace llmwb {
 
 class MappedFile {
-public:
+  public:
     // Maps `path` read-only. Errors name the file and the reason (missing, a directory,
     // empty files map to an empty span).
     static Result<std::shared_ptr<MappedFile>> open(const std::string& path);
@@ -26,7 +26,7 @@ public:
     int64_t size() const { return size_; }
     std::span<const uint8_t> bytes() const { return {data_, static_cast<size_t>(size_)}; }
 
-private:
+  private:
     MappedFile() = default;
     std::string path_;
     const uint8_t* data_ = nullptr;
@@ -34,4 +34,4 @@ private:
     bool mapped_ = false;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -4,11 +4,14 @@ namespace llmwb {
 
 const char* architecture_name(Architecture a) {
     switch (a) {
-    case Architecture::Llama: return "llama";
-    case Architecture::Qwen2: return "qwen2";
-    case Architecture::Qwen3: return "qwen3";
+    case Architecture::Llama:
+        return "llama";
+    case Architecture::Qwen2:
+        return "qwen2";
+    case Architecture::Qwen3:
+        return "qwen3";
     }
     return "?";
 }
 
-}  // namespace llmwb
+} // namespace llmwb

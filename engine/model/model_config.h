@@ -6,7 +6,7 @@
 
 namespace llmwb {
 
-enum class Architecture { Llama, Qwen2, Qwen3 };  // Mistral is Llama
+enum class Architecture { Llama, Qwen2, Qwen3 }; // Mistral is Llama
 
 // How RoPE pairs dimensions inside a head.
 //  RotateHalf:  (x[i], x[i + d/2])  — Hugging Face layout (safetensors, and GGUF qwen2/qwen3)
@@ -28,24 +28,24 @@ struct RopeScaling {
 
 struct ModelConfig {
     Architecture arch = Architecture::Llama;
-    std::string arch_name;  // "llama", "qwen2", "qwen3" (as in the file)
+    std::string arch_name; // "llama", "qwen2", "qwen3" (as in the file)
     int vocab_size = 0;
     int hidden_size = 0;
     int intermediate_size = 0;
     int num_layers = 0;
     int num_heads = 0;
     int num_kv_heads = 0;
-    int head_dim = 0;  // usually hidden_size / num_heads; qwen3 may differ
-    int max_position = 0;  // context length
+    int head_dim = 0;     // usually hidden_size / num_heads; qwen3 may differ
+    int max_position = 0; // context length
     float rope_theta = 10000.0f;
     float rms_norm_eps = 1e-6f;
     RopeScaling rope_scaling;
     RopeStyle rope_style = RopeStyle::RotateHalf;
     bool tie_word_embeddings = false;
-    bool attention_bias = false;  // q/k/v biases (qwen2)
-    bool qk_norm = false;         // per-head RMSNorm on q and k (qwen3)
+    bool attention_bias = false; // q/k/v biases (qwen2)
+    bool qk_norm = false;        // per-head RMSNorm on q and k (qwen3)
 };
 
 const char* architecture_name(Architecture a);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -5,10 +5,12 @@ namespace llmwb {
 namespace {
 
 void count(std::vector<TensorGroupTypes>& groups, const std::string& group, const TensorView& t) {
-    if (!t.present()) return;
+    if (!t.present())
+        return;
     TensorGroupTypes* g = nullptr;
     for (auto& x : groups) {
-        if (x.group == group) g = &x;
+        if (x.group == group)
+            g = &x;
     }
     if (!g) {
         groups.push_back({group, {}, 0});
@@ -18,7 +20,7 @@ void count(std::vector<TensorGroupTypes>& groups, const std::string& group, cons
     g->bytes += t.rows * t.row_bytes();
 }
 
-}  // namespace
+} // namespace
 
 std::vector<TensorGroupTypes> tensor_group_types(const LoadedModel& m) {
     std::vector<TensorGroupTypes> g;
@@ -28,13 +30,15 @@ std::vector<TensorGroupTypes> tensor_group_types(const LoadedModel& m) {
         for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv}) {
             count(g, "attention", *t);
         }
-        for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_down}) count(g, "ffn", *t);
+        for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_down})
+            count(g, "ffn", *t);
         for (const TensorView* t : {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm}) {
             count(g, "norm", *t);
         }
     }
     count(g, "norm", w.output_norm);
-    if (!m.config.tie_word_embeddings) count(g, "output", w.output);
+    if (!m.config.tie_word_embeddings)
+        count(g, "output", w.output);
     count(g, "rope_freqs", w.rope_freqs);
     return g;
 }
@@ -43,4 +47,4 @@ int64_t kv_bytes_per_token(const ModelConfig& c) {
     return 2 * int64_t(c.num_layers) * c.num_kv_heads * c.head_dim * int64_t(sizeof(float));
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -14,12 +14,12 @@ namespace llmwb {
 // "norm", "output" (absent when tied), "rope_freqs".
 struct TensorGroupTypes {
     std::string group;
-    std::map<std::string, int> dtype_counts;  // dtype_name -> number of tensors
-    int64_t bytes = 0;                         // as stored
+    std::map<std::string, int> dtype_counts; // dtype_name -> number of tensors
+    int64_t bytes = 0;                       // as stored
 };
 std::vector<TensorGroupTypes> tensor_group_types(const LoadedModel& model);
 
 // K and V for one token across all layers in fp32: 2 * layers * kv_heads * head_dim * 4.
 int64_t kv_bytes_per_token(const ModelConfig& config);
 
-}  // namespace llmwb
+} // namespace llmwb

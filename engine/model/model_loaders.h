@@ -15,4 +15,4 @@ Result<std::unique_ptr<LoadedModel>> load_hf_model(const std::string& dir);
 // TokenizerData from tokenizer.ggml.* metadata (gguf_tokenizer.cpp).
 Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& file);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -16,21 +16,22 @@ struct ShapePreset {
 constexpr ShapePreset kPresets[] = {
     {"tiny", Architecture::Qwen2, 0, 64, 128, 2, 4, 2, 16, 4096, 10000.0f, false, false},
     {"llama2-tiny", Architecture::Llama, 0, 64, 160, 2, 4, 2, 16, 4096, 10000.0f, false, false},
-    {"qwen2.5-0.5b", Architecture::Qwen2, 151936, 896, 4864, 24, 14, 2, 64, 32768, 1000000.0f,
-     true, false},
+    {"qwen2.5-0.5b", Architecture::Qwen2, 151936, 896, 4864, 24, 14, 2, 64, 32768, 1000000.0f, true,
+     false},
     {"qwen2.5-7b", Architecture::Qwen2, 152064, 3584, 18944, 28, 28, 4, 128, 32768, 1000000.0f,
      false, false},
-    {"qwen3-0.6b", Architecture::Qwen3, 151936, 1024, 3072, 28, 16, 8, 128, 40960, 1000000.0f,
-     true, false},
-    {"llama3.2-1b", Architecture::Llama, 128256, 2048, 8192, 16, 32, 8, 64, 131072, 500000.0f,
-     true, true},
+    {"qwen3-0.6b", Architecture::Qwen3, 151936, 1024, 3072, 28, 16, 8, 128, 40960, 1000000.0f, true,
+     false},
+    {"llama3.2-1b", Architecture::Llama, 128256, 2048, 8192, 16, 32, 8, 64, 131072, 500000.0f, true,
+     true},
 };
 
-}  // namespace
+} // namespace
 
 Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape) {
     for (const auto& p : kPresets) {
-        if (shape != p.name) continue;
+        if (shape != p.name)
+            continue;
         ModelWriterSpec s;
         s.arch = p.arch;
         s.vocab_size = p.vocab;
@@ -54,14 +55,16 @@ Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape) {
         return s;
     }
     std::string known;
-    for (const auto& n : known_model_shapes()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : known_model_shapes())
+        known += (known.empty() ? "" : ", ") + n;
     return make_error("unknown model shape '" + shape + "' (known: " + known + ")");
 }
 
 std::vector<std::string> known_model_shapes() {
     std::vector<std::string> out;
-    for (const auto& p : kPresets) out.push_back(p.name);
+    for (const auto& p : kPresets)
+        out.push_back(p.name);
     return out;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -16,4 +16,4 @@ namespace llmwb {
 Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape);
 std::vector<std::string> known_model_shapes();
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -21,32 +21,35 @@ namespace llmwb {
 
 namespace {
 
-constexpr int64_t kChunkElems = int64_t(1) << 21;  // floats generated per chunk (8 MiB)
+constexpr int64_t kChunkElems = int64_t(1) << 21; // floats generated per chunk (8 MiB)
 
 struct WeightTypeName {
     WeightType type;
     const char* name;
 };
 constexpr WeightTypeName kWeightTypes[] = {
-    {WeightType::F32, "f32"},   {WeightType::F16, "f16"},   {WeightType::BF16, "bf16"},
-    {WeightType::Q8_0, "q8_0"}, {WeightType::Q4_0, "q4_0"}, {WeightType::Q4_K, "q4_k"},
+    {WeightType::F32, "f32"},   {WeightType::F16, "f16"},       {WeightType::BF16, "bf16"},
+    {WeightType::Q8_0, "q8_0"}, {WeightType::Q4_0, "q4_0"},     {WeightType::Q4_K, "q4_k"},
     {WeightType::Q6_K, "q6_k"}, {WeightType::Q4_K_M, "q4_k_m"},
 };
 
 Result<TokenizerFiles> resolve_tokenizer(const ModelWriterSpec& spec) {
-    if (spec.tokenizer_dir.empty()) return make_demo_tokenizer();
+    if (spec.tokenizer_dir.empty())
+        return make_demo_tokenizer();
     namespace fs = std::filesystem;
     std::string json = (fs::path(spec.tokenizer_dir) / "tokenizer.json").string();
     std::string config = (fs::path(spec.tokenizer_dir) / "tokenizer_config.json").string();
     std::error_code ec;
-    if (!fs::is_regular_file(config, ec)) config.clear();
+    if (!fs::is_regular_file(config, ec))
+        config.clear();
     return read_tokenizer_files(json, config);
 }
 
 // Number of ids the tokenizer uses (vocab tokens and added tokens).
 int64_t tokenizer_size(const TokenizerData& d) {
     int64_t n = int64_t(d.tokens.size());
-    for (const auto& a : d.added_tokens) n = std::max<int64_t>(n, int64_t(a.id) + 1);
+    for (const auto& a : d.added_tokens)
+        n = std::max<int64_t>(n, int64_t(a.id) + 1);
     return n;
 }
 
@@ -54,8 +57,8 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
     ModelConfig c;
     c.arch = s.arch;
     c.arch_name = architecture_name(s.arch);
-    if (s.hidden_size <= 0 || s.intermediate_size <= 0 || s.num_layers <= 0 ||
-        s.num_heads <= 0 || s.num_kv_heads <= 0 || s.max_position <= 0 || s.head_dim < 0) {
+    if (s.hidden_size <= 0 || s.intermediate_size <= 0 || s.num_layers <= 0 || s.num_heads <= 0 ||
+        s.num_kv_heads <= 0 || s.max_position <= 0 || s.head_dim < 0) {
         return make_error("model writer: shapes must be positive");
     }
     if (s.num_heads % s.num_kv_heads != 0) {
@@ -71,7 +74,8 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
     c.num_heads = s.num_heads;
     c.num_kv_heads = s.num_kv_heads;
     c.head_dim = s.head_dim > 0 ? s.head_dim : s.hidden_size / s.num_heads;
-    if (c.head_dim % 2 != 0) return make_error("model writer: head_dim must be even");
+    if (c.head_dim % 2 != 0)
+        return make_error("model writer: head_dim must be even");
     c.max_position = s.max_position;
     c.rope_theta = s.rope_theta;
     c.rms_norm_eps = s.rms_norm_eps;
@@ -106,12 +110,14 @@ void gguf_vocab(const TokenizerData& d, int vocab_size, std::vector<std::string>
         }
     }
     for (const auto& a : d.added_tokens) {
-        if (a.id < 0 || a.id >= vocab_size) continue;
+        if (a.id < 0 || a.id >= vocab_size)
+            continue;
         tokens[size_t(a.id)] = a.content;
         types[size_t(a.id)] = a.special ? 3 : 4;
         filled[size_t(a.id)] = true;
     }
-    if (d.unk_id >= 0 && d.unk_id < vocab_size) types[size_t(d.unk_id)] = 2;
+    if (d.unk_id >= 0 && d.unk_id < vocab_size)
+        types[size_t(d.unk_id)] = 2;
     for (int i = 0; i < vocab_size; ++i) {
         if (!filled[size_t(i)]) {
             tokens[size_t(i)] = "[PAD" + std::to_string(i) + "]";
@@ -122,14 +128,22 @@ void gguf_vocab(const TokenizerData& d, int vocab_size, std::vector<std::string>
 
 uint32_t gguf_file_type(WeightType wt) {
     switch (wt) {
-    case WeightType::F32: return 0;
-    case WeightType::F16: return 1;
-    case WeightType::Q4_0: return 2;
-    case WeightType::Q8_0: return 7;
-    case WeightType::Q4_K: return 14;
-    case WeightType::Q4_K_M: return 15;
-    case WeightType::Q6_K: return 18;
-    case WeightType::BF16: return 32;
+    case WeightType::F32:
+        return 0;
+    case WeightType::F16:
+        return 1;
+    case WeightType::Q4_0:
+        return 2;
+    case WeightType::Q8_0:
+        return 7;
+    case WeightType::Q4_K:
+        return 14;
+    case WeightType::Q4_K_M:
+        return 15;
+    case WeightType::Q6_K:
+        return 18;
+    case WeightType::BF16:
+        return 32;
     }
     return 0;
 }
@@ -160,7 +174,8 @@ void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelCo
     std::vector<int32_t> types;
     gguf_vocab(d, c.vocab_size, tokens, types);
     w.add_string("tokenizer.ggml.model", spm ? "llama" : "gpt2");
-    if (!spm) w.add_string("tokenizer.ggml.pre", d.pre_tokenizer.empty() ? "gpt2" : d.pre_tokenizer);
+    if (!spm)
+        w.add_string("tokenizer.ggml.pre", d.pre_tokenizer.empty() ? "gpt2" : d.pre_tokenizer);
     w.add_string_array("tokenizer.ggml.tokens", tokens);
     w.add_i32_array("tokenizer.ggml.token_type", types);
     if (!d.scores.empty() || spm) {
@@ -173,17 +188,24 @@ void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelCo
     if (!d.merges.empty()) {
         std::vector<std::string> merges;
         merges.reserve(d.merges.size());
-        for (const auto& [x, y] : d.merges) merges.push_back(x + " " + y);
+        for (const auto& [x, y] : d.merges)
+            merges.push_back(x + " " + y);
         w.add_string_array("tokenizer.ggml.merges", merges);
     }
-    if (d.bos_id >= 0) w.add_u32("tokenizer.ggml.bos_token_id", uint32_t(d.bos_id));
-    if (d.eos_id >= 0) w.add_u32("tokenizer.ggml.eos_token_id", uint32_t(d.eos_id));
-    if (d.unk_id >= 0) w.add_u32("tokenizer.ggml.unknown_token_id", uint32_t(d.unk_id));
-    if (d.pad_id >= 0) w.add_u32("tokenizer.ggml.padding_token_id", uint32_t(d.pad_id));
+    if (d.bos_id >= 0)
+        w.add_u32("tokenizer.ggml.bos_token_id", uint32_t(d.bos_id));
+    if (d.eos_id >= 0)
+        w.add_u32("tokenizer.ggml.eos_token_id", uint32_t(d.eos_id));
+    if (d.unk_id >= 0)
+        w.add_u32("tokenizer.ggml.unknown_token_id", uint32_t(d.unk_id));
+    if (d.pad_id >= 0)
+        w.add_u32("tokenizer.ggml.padding_token_id", uint32_t(d.pad_id));
     w.add_bool("tokenizer.ggml.add_bos_token", d.add_bos);
     w.add_bool("tokenizer.ggml.add_eos_token", d.add_eos);
-    if (spm) w.add_bool("tokenizer.ggml.add_space_prefix", d.add_space_prefix);
-    if (tf.chat_template) w.add_string("tokenizer.chat_template", *tf.chat_template);
+    if (spm)
+        w.add_bool("tokenizer.ggml.add_space_prefix", d.add_space_prefix);
+    if (tf.chat_template)
+        w.add_string("tokenizer.chat_template", *tf.chat_template);
 }
 
 // Streams the rows of one tensor: generate (HF layout; llama Q/K rows permuted for GGUF),
@@ -222,7 +244,8 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
         } else {
             generate_rows(spec.seed, t.hf_name, a, b, t.cols, dst);
         }
-        if (type == DType::F32) return;
+        if (type == DType::F32)
+            return;
         for (int64_t r = a; r < b; ++r) {
             kernels::quantize_row(type, f32.data() + (r - r0) * t.cols,
                                   out.data() + (r - r0) * row_bytes, t.cols);
@@ -232,8 +255,10 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
     for (int64_t r0 = 0; r0 < t.rows; r0 += chunk) {
         const int64_t r1 = std::min(t.rows, r0 + chunk);
         f32.resize(size_t((r1 - r0) * t.cols));
-        if (type != DType::F32) out.resize(size_t((r1 - r0) * row_bytes));
-        const int64_t n = (r1 - r0) * t.cols >= (int64_t(1) << 16) ? std::min(n_threads, r1 - r0) : 1;
+        if (type != DType::F32)
+            out.resize(size_t((r1 - r0) * row_bytes));
+        const int64_t n =
+            (r1 - r0) * t.cols >= (int64_t(1) << 16) ? std::min(n_threads, r1 - r0) : 1;
         if (n == 1) {
             work(r0, r0, r1);
         } else {
@@ -242,11 +267,13 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
                 const int64_t a = r0 + (r1 - r0) * i / n, b = r0 + (r1 - r0) * (i + 1) / n;
                 threads.emplace_back(work, r0, a, b);
             }
-            for (auto& th : threads) th.join();
+            for (auto& th : threads)
+                th.join();
         }
         Status s = type == DType::F32 ? sink(f32.data(), f32.size() * sizeof(float))
                                       : sink(out.data(), out.size());
-        if (!s) return s;
+        if (!s)
+            return s;
     }
     return ok_status();
 }
@@ -272,15 +299,18 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
         rep.parameter_count += t.rows * t.cols;
     }
     Status s = w.begin(path);
-    if (!s) return s;
+    if (!s)
+        return s;
     for (size_t i = 0; i < plan.size(); ++i) {
         s = stream_tensor(spec, c, plan[i], types[i], llama,
                           [&](const void* p, size_t n) { return w.append(p, n); });
-        if (!s) return s;
+        if (!s)
+            return s;
     }
     rep.config = c;
     rep.config.rope_style = llama ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
-    if (rope_freqs) rep.config.rope_scaling = RopeScaling{};  // carried by rope_freqs
+    if (rope_freqs)
+        rep.config.rope_scaling = RopeScaling{}; // carried by rope_freqs
     return w.finish();
 }
 
@@ -304,22 +334,25 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
     j["rms_norm_eps"] = c.rms_norm_eps;
     j["hidden_act"] = "silu";
     j["tie_word_embeddings"] = c.tie_word_embeddings;
-    if (c.arch != Architecture::Qwen2) j["attention_bias"] = c.attention_bias;
+    if (c.arch != Architecture::Qwen2)
+        j["attention_bias"] = c.attention_bias;
     if (c.rope_scaling.kind == RopeScaling::Kind::Llama3) {
-        j["rope_scaling"] = {{"rope_type", "llama3"},
-                             {"factor", c.rope_scaling.factor},
-                             {"low_freq_factor", c.rope_scaling.low_freq_factor},
-                             {"high_freq_factor", c.rope_scaling.high_freq_factor},
-                             {"original_max_position_embeddings",
-                              c.rope_scaling.original_max_position}};
+        j["rope_scaling"] = {
+            {"rope_type", "llama3"},
+            {"factor", c.rope_scaling.factor},
+            {"low_freq_factor", c.rope_scaling.low_freq_factor},
+            {"high_freq_factor", c.rope_scaling.high_freq_factor},
+            {"original_max_position_embeddings", c.rope_scaling.original_max_position}};
     } else {
         j["rope_scaling"] = nullptr;
     }
     j["torch_dtype"] = spec.weight_type == WeightType::F16    ? "float16"
                        : spec.weight_type == WeightType::BF16 ? "bfloat16"
                                                               : "float32";
-    if (tok.bos_id >= 0) j["bos_token_id"] = tok.bos_id;
-    if (tok.eos_id >= 0) j["eos_token_id"] = tok.eos_id;
+    if (tok.bos_id >= 0)
+        j["bos_token_id"] = tok.bos_id;
+    if (tok.eos_id >= 0)
+        j["eos_token_id"] = tok.eos_id;
     return j.dump(2);
 }
 
@@ -331,14 +364,19 @@ Status write_text(const std::string& path, const std::string& text) {
 }
 
 Status write_safetensors(const ModelWriterSpec& spec, const ModelConfig& c,
-                         const TokenizerFiles& tf, const std::string& dir,
-                         ModelWriteReport& rep) {
+                         const TokenizerFiles& tf, const std::string& dir, ModelWriteReport& rep) {
     namespace fs = std::filesystem;
     DType type;
     switch (spec.weight_type) {
-    case WeightType::F32: type = DType::F32; break;
-    case WeightType::F16: type = DType::F16; break;
-    case WeightType::BF16: type = DType::BF16; break;
+    case WeightType::F32:
+        type = DType::F32;
+        break;
+    case WeightType::F16:
+        type = DType::F16;
+        break;
+    case WeightType::BF16:
+        type = DType::BF16;
+        break;
     default:
         return make_error(std::string("model writer: weight type ") +
                           weight_type_name(spec.weight_type) +
@@ -346,61 +384,72 @@ Status write_safetensors(const ModelWriterSpec& spec, const ModelConfig& c,
     }
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) return make_error(dir + ": cannot create folder: " + ec.message());
+    if (ec)
+        return make_error(dir + ": cannot create folder: " + ec.message());
     auto plan = plan_tensors(c, false);
     SafetensorsWriter w;
     for (const auto& t : plan) {
-        std::vector<int64_t> shape = t.vector ? std::vector<int64_t>{t.cols}
-                                              : std::vector<int64_t>{t.rows, t.cols};
+        std::vector<int64_t> shape =
+            t.vector ? std::vector<int64_t>{t.cols} : std::vector<int64_t>{t.rows, t.cols};
         w.add_tensor(t.hf_name, type, shape);
         rep.tensors.push_back({t.hf_name, t.hf_name, t.rows, t.cols, type, false});
         rep.weight_bytes += t.rows * dtype_row_bytes(type, t.cols);
         rep.parameter_count += t.rows * t.cols;
     }
     Status s = w.begin((fs::path(dir) / "model.safetensors").string(), {{"format", "pt"}});
-    if (!s) return s;
+    if (!s)
+        return s;
     for (const auto& t : plan) {
         s = stream_tensor(spec, c, t, type, false,
                           [&](const void* p, size_t n) { return w.append(p, n); });
-        if (!s) return s;
+        if (!s)
+            return s;
     }
-    if (!(s = w.finish())) return s;
-    if (!(s = write_text((fs::path(dir) / "config.json").string(), hf_config_json(spec, c, tf.data)))) {
+    if (!(s = w.finish()))
+        return s;
+    if (!(s = write_text((fs::path(dir) / "config.json").string(),
+                         hf_config_json(spec, c, tf.data)))) {
         return s;
     }
     const fs::path tj = fs::path(dir) / "tokenizer.json";
     const fs::path tc = fs::path(dir) / "tokenizer_config.json";
     if (spec.tokenizer_dir.empty()) {
-        if (!(s = write_text(tj.string(), tokenizer_json_text(tf.data)))) return s;
+        if (!(s = write_text(tj.string(), tokenizer_json_text(tf.data))))
+            return s;
         if (!(s = write_text(tc.string(), tokenizer_config_json_text(tf.data, tf.chat_template)))) {
             return s;
         }
     } else {
         for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
             const fs::path src = fs::path(spec.tokenizer_dir) / f;
-            if (!fs::exists(src, ec)) continue;
+            if (!fs::exists(src, ec))
+                continue;
             fs::copy_file(src, fs::path(dir) / f, fs::copy_options::overwrite_existing, ec);
-            if (ec) return make_error(src.string() + ": cannot copy: " + ec.message());
+            if (ec)
+                return make_error(src.string() + ": cannot copy: " + ec.message());
         }
     }
     rep.config = c;
     return ok_status();
 }
 
-}  // namespace
+} // namespace
 
 const char* weight_type_name(WeightType t) {
     for (const auto& e : kWeightTypes) {
-        if (e.type == t) return e.name;
+        if (e.type == t)
+            return e.name;
     }
     return "?";
 }
 
 Result<WeightType> parse_weight_type(const std::string& name) {
     std::string lower;
-    for (char ch : name) lower += char(std::tolower(static_cast<unsigned char>(ch)));
+    for (char ch : name)
+        lower += char(std::tolower(static_cast<unsigned char>(ch)));
     for (const auto& e : kWeightTypes) {
-        if (lower == e.name) return e.type;
+        if (lower == e.name)
+            return e.type;
     }
     return make_error("unknown weight type '" + name +
                       "' (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m)");
@@ -415,23 +464,28 @@ std::vector<float> generate_hf_tensor(const ModelWriterSpec& spec, const std::st
 
 Result<ModelConfig> resolve_writer_config(const ModelWriterSpec& spec) {
     auto tf = resolve_tokenizer(spec);
-    if (!tf) return tf.error();
+    if (!tf)
+        return tf.error();
     return resolve_config(spec, tf->data);
 }
 
 Status write_model(const ModelWriterSpec& spec, const std::string& out_path,
                    ModelWriteReport* report) {
     auto tf = resolve_tokenizer(spec);
-    if (!tf) return tf.error();
+    if (!tf)
+        return tf.error();
     auto c = resolve_config(spec, tf->data);
-    if (!c) return c.error();
+    if (!c)
+        return c.error();
     ModelWriteReport rep;
     Status s = spec.format == ModelFileFormat::Gguf
                    ? write_gguf(spec, c.value(), tf.value(), out_path, rep)
                    : write_safetensors(spec, c.value(), tf.value(), out_path, rep);
-    if (!s) return s;
-    if (report) *report = std::move(rep);
+    if (!s)
+        return s;
+    if (report)
+        *report = std::move(rep);
     return ok_status();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

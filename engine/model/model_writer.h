@@ -22,14 +22,14 @@ enum class ModelFileFormat { Gguf, Safetensors };
 enum class WeightType { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_K_M };
 
 const char* weight_type_name(WeightType t);                    // "f32", ..., "q4_k_m"
-Result<WeightType> parse_weight_type(const std::string& name);  // case-insensitive
+Result<WeightType> parse_weight_type(const std::string& name); // case-insensitive
 
 struct ModelWriterSpec {
     Architecture arch = Architecture::Qwen2;
     ModelFileFormat format = ModelFileFormat::Gguf;
     WeightType weight_type = WeightType::F32;
     uint64_t seed = 1;
-    std::string name;  // general.name; empty -> "llmwb random <arch>"
+    std::string name; // general.name; empty -> "llmwb random <arch>"
 
     // Shapes. vocab_size actually written = max(vocab_size, tokenizer size).
     int vocab_size = 0;
@@ -38,11 +38,11 @@ struct ModelWriterSpec {
     int num_layers = 2;
     int num_heads = 4;
     int num_kv_heads = 2;
-    int head_dim = 0;  // 0 -> hidden_size / num_heads
+    int head_dim = 0; // 0 -> hidden_size / num_heads
     int max_position = 4096;
     float rope_theta = 10000.0f;
     float rms_norm_eps = 1e-6f;
-    RopeScaling rope_scaling;  // Llama3 only for Architecture::Llama
+    RopeScaling rope_scaling; // Llama3 only for Architecture::Llama
     bool tie_word_embeddings = false;
     // q/k/v biases: -1 = architecture default (qwen2 yes, others no), 0 = no, 1 = yes.
     int attention_bias = -1;
@@ -54,15 +54,15 @@ struct ModelWriterSpec {
 
 // One tensor as written.
 struct WrittenTensor {
-    std::string hf_name;    // e.g. model.layers.0.self_attn.q_proj.weight ("" if GGUF-only)
-    std::string file_name;  // name in the file (GGUF or HF naming)
+    std::string hf_name;   // e.g. model.layers.0.self_attn.q_proj.weight ("" if GGUF-only)
+    std::string file_name; // name in the file (GGUF or HF naming)
     int64_t rows = 0, cols = 0;
     DType type = DType::F32;
-    bool fallback = false;  // the requested quant type did not fit the row length
+    bool fallback = false; // the requested quant type did not fit the row length
 };
 
 struct ModelWriteReport {
-    ModelConfig config;  // as a loader should read it back (rope_style per format)
+    ModelConfig config; // as a loader should read it back (rope_style per format)
     std::vector<WrittenTensor> tensors;
     int fallback_tensors = 0;
     int64_t weight_bytes = 0;
@@ -85,4 +85,4 @@ std::vector<float> generate_hf_tensor(const ModelWriterSpec& spec, const std::st
 // rope_style is RotateHalf (Interleaved for llama-arch GGUF is set by write_model's report).
 Result<ModelConfig> resolve_writer_config(const ModelWriterSpec& spec);
 
-}  // namespace llmwb
+} // namespace llmwb

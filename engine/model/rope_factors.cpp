@@ -7,7 +7,8 @@ namespace llmwb {
 std::vector<float> llama3_rope_factors(const ModelConfig& c) {
     const int half = c.head_dim / 2;
     std::vector<float> out(half > 0 ? half : 0, 1.0f);
-    if (c.rope_scaling.kind != RopeScaling::Kind::Llama3) return out;
+    if (c.rope_scaling.kind != RopeScaling::Kind::Llama3)
+        return out;
     const RopeScaling& s = c.rope_scaling;
     const double old_ctx = s.original_max_position;
     const double low_wavelen = old_ctx / s.low_freq_factor;
@@ -22,8 +23,8 @@ std::vector<float> llama3_rope_factors(const ModelConfig& c) {
         } else if (wavelen > low_wavelen) {
             f = s.factor;
         } else {
-            double smooth = (old_ctx / wavelen - s.low_freq_factor) /
-                            (s.high_freq_factor - s.low_freq_factor);
+            double smooth =
+                (old_ctx / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
             f = 1.0 / ((1.0 - smooth) / s.factor + smooth);
         }
         out[i] = float(f);
@@ -31,4 +32,4 @@ std::vector<float> llama3_rope_factors(const ModelConfig& c) {
     return out;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -11,4 +11,4 @@ namespace llmwb {
 // head_dim / 2 factors for config.rope_scaling (all 1.0 when kind == None).
 std::vector<float> llama3_rope_factors(const ModelConfig& config);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -25,7 +25,7 @@ struct SafetensorsTensor {
     int64_t n_elements = 0;
     int64_t bytes = 0;
     const uint8_t* data = nullptr;
-    std::string file;  // file it lives in (for messages)
+    std::string file; // file it lives in (for messages)
 
     // Row-major 2-D view: cols = last dimension, rows = product of the others.
     int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
@@ -33,15 +33,15 @@ struct SafetensorsTensor {
 };
 
 class SafetensorsFile {
-public:
+  public:
     static Result<SafetensorsFile> parse(std::span<const uint8_t> bytes, const std::string& name);
     static Result<SafetensorsFile> open(const std::string& path);
 
-    std::vector<SafetensorsTensor> tensors;  // in header order
-    std::shared_ptr<MappedFile> mapping;     // set by open()
+    std::vector<SafetensorsTensor> tensors; // in header order
+    std::shared_ptr<MappedFile> mapping;    // set by open()
     const SafetensorsTensor* find(std::string_view name) const;
 
-private:
+  private:
     friend class SafetensorsSet;
     std::unordered_map<std::string, size_t> index_;
 };
@@ -49,16 +49,16 @@ private:
 // All tensors of a Hugging Face folder: model.safetensors, or the shards named by
 // model.safetensors.index.json's weight_map (every listed tensor must be in its shard).
 class SafetensorsSet {
-public:
+  public:
     static Result<SafetensorsSet> open_folder(const std::string& dir);
 
     const SafetensorsTensor* find(std::string_view name) const;
     std::vector<const SafetensorsTensor*> all() const;
     std::vector<std::shared_ptr<MappedFile>> mappings() const;
 
-private:
+  private:
     std::vector<SafetensorsFile> files_;
-    std::unordered_map<std::string, std::pair<size_t, size_t>> index_;  // name -> (file, tensor)
+    std::unordered_map<std::string, std::pair<size_t, size_t>> index_; // name -> (file, tensor)
 };
 
-}  // namespace llmwb
+} // namespace llmwb

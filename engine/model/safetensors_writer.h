@@ -14,13 +14,13 @@
 namespace llmwb {
 
 class SafetensorsWriter {
-public:
+  public:
     void add_tensor(const std::string& name, DType type, std::vector<int64_t> shape);
     Status begin(const std::string& path, const std::map<std::string, std::string>& metadata);
     Status append(const void* data, size_t bytes);
     Status finish();
 
-private:
+  private:
     struct Tensor {
         std::string name;
         DType type;
@@ -33,4 +33,4 @@ private:
     uint64_t total_ = 0, written_ = 0;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -9,24 +9,42 @@ namespace llmwb {
 std::string gguf_tensor_name(TensorRole role, int layer) {
     const std::string b = "blk." + std::to_string(layer) + ".";
     switch (role) {
-    case TensorRole::TokEmbd: return "token_embd.weight";
-    case TensorRole::OutputNorm: return "output_norm.weight";
-    case TensorRole::Output: return "output.weight";
-    case TensorRole::RopeFreqs: return "rope_freqs.weight";
-    case TensorRole::AttnNorm: return b + "attn_norm.weight";
-    case TensorRole::Wq: return b + "attn_q.weight";
-    case TensorRole::Wk: return b + "attn_k.weight";
-    case TensorRole::Wv: return b + "attn_v.weight";
-    case TensorRole::Wo: return b + "attn_output.weight";
-    case TensorRole::Bq: return b + "attn_q.bias";
-    case TensorRole::Bk: return b + "attn_k.bias";
-    case TensorRole::Bv: return b + "attn_v.bias";
-    case TensorRole::QNorm: return b + "attn_q_norm.weight";
-    case TensorRole::KNorm: return b + "attn_k_norm.weight";
-    case TensorRole::FfnNorm: return b + "ffn_norm.weight";
-    case TensorRole::WGate: return b + "ffn_gate.weight";
-    case TensorRole::WUp: return b + "ffn_up.weight";
-    case TensorRole::WDown: return b + "ffn_down.weight";
+    case TensorRole::TokEmbd:
+        return "token_embd.weight";
+    case TensorRole::OutputNorm:
+        return "output_norm.weight";
+    case TensorRole::Output:
+        return "output.weight";
+    case TensorRole::RopeFreqs:
+        return "rope_freqs.weight";
+    case TensorRole::AttnNorm:
+        return b + "attn_norm.weight";
+    case TensorRole::Wq:
+        return b + "attn_q.weight";
+    case TensorRole::Wk:
+        return b + "attn_k.weight";
+    case TensorRole::Wv:
+        return b + "attn_v.weight";
+    case TensorRole::Wo:
+        return b + "attn_output.weight";
+    case TensorRole::Bq:
+        return b + "attn_q.bias";
+    case TensorRole::Bk:
+        return b + "attn_k.bias";
+    case TensorRole::Bv:
+        return b + "attn_v.bias";
+    case TensorRole::QNorm:
+        return b + "attn_q_norm.weight";
+    case TensorRole::KNorm:
+        return b + "attn_k_norm.weight";
+    case TensorRole::FfnNorm:
+        return b + "ffn_norm.weight";
+    case TensorRole::WGate:
+        return b + "ffn_gate.weight";
+    case TensorRole::WUp:
+        return b + "ffn_up.weight";
+    case TensorRole::WDown:
+        return b + "ffn_down.weight";
     }
     return "";
 }
@@ -34,24 +52,42 @@ std::string gguf_tensor_name(TensorRole role, int layer) {
 std::string hf_tensor_name(TensorRole role, int layer) {
     const std::string b = "model.layers." + std::to_string(layer) + ".";
     switch (role) {
-    case TensorRole::TokEmbd: return "model.embed_tokens.weight";
-    case TensorRole::OutputNorm: return "model.norm.weight";
-    case TensorRole::Output: return "lm_head.weight";
-    case TensorRole::RopeFreqs: return "rope_freqs.weight";  // not an HF tensor
-    case TensorRole::AttnNorm: return b + "input_layernorm.weight";
-    case TensorRole::Wq: return b + "self_attn.q_proj.weight";
-    case TensorRole::Wk: return b + "self_attn.k_proj.weight";
-    case TensorRole::Wv: return b + "self_attn.v_proj.weight";
-    case TensorRole::Wo: return b + "self_attn.o_proj.weight";
-    case TensorRole::Bq: return b + "self_attn.q_proj.bias";
-    case TensorRole::Bk: return b + "self_attn.k_proj.bias";
-    case TensorRole::Bv: return b + "self_attn.v_proj.bias";
-    case TensorRole::QNorm: return b + "self_attn.q_norm.weight";
-    case TensorRole::KNorm: return b + "self_attn.k_norm.weight";
-    case TensorRole::FfnNorm: return b + "post_attention_layernorm.weight";
-    case TensorRole::WGate: return b + "mlp.gate_proj.weight";
-    case TensorRole::WUp: return b + "mlp.up_proj.weight";
-    case TensorRole::WDown: return b + "mlp.down_proj.weight";
+    case TensorRole::TokEmbd:
+        return "model.embed_tokens.weight";
+    case TensorRole::OutputNorm:
+        return "model.norm.weight";
+    case TensorRole::Output:
+        return "lm_head.weight";
+    case TensorRole::RopeFreqs:
+        return "rope_freqs.weight"; // not an HF tensor
+    case TensorRole::AttnNorm:
+        return b + "input_layernorm.weight";
+    case TensorRole::Wq:
+        return b + "self_attn.q_proj.weight";
+    case TensorRole::Wk:
+        return b + "self_attn.k_proj.weight";
+    case TensorRole::Wv:
+        return b + "self_attn.v_proj.weight";
+    case TensorRole::Wo:
+        return b + "self_attn.o_proj.weight";
+    case TensorRole::Bq:
+        return b + "self_attn.q_proj.bias";
+    case TensorRole::Bk:
+        return b + "self_attn.k_proj.bias";
+    case TensorRole::Bv:
+        return b + "self_attn.v_proj.bias";
+    case TensorRole::QNorm:
+        return b + "self_attn.q_norm.weight";
+    case TensorRole::KNorm:
+        return b + "self_attn.k_norm.weight";
+    case TensorRole::FfnNorm:
+        return b + "post_attention_layernorm.weight";
+    case TensorRole::WGate:
+        return b + "mlp.gate_proj.weight";
+    case TensorRole::WUp:
+        return b + "mlp.up_proj.weight";
+    case TensorRole::WDown:
+        return b + "mlp.down_proj.weight";
     }
     return "";
 }
@@ -59,7 +95,7 @@ std::string hf_tensor_name(TensorRole role, int layer) {
 namespace {
 
 class Binder {
-public:
+  public:
     Binder(LoadedModel& m, const TensorLookup& lookup, std::string (*naming)(TensorRole, int),
            const std::string& file)
         : m_(m), lookup_(lookup), naming_(naming), file_(file) {}
@@ -70,7 +106,8 @@ public:
         const std::string name = naming_(role, layer);
         auto t = lookup_(name);
         if (!t) {
-            if (!required) return ok_status();
+            if (!required)
+                return ok_status();
             return make_error(file_ + ": missing tensor " + name);
         }
         if (t->rows != rows || t->cols != cols) {
@@ -99,7 +136,7 @@ public:
         return ok_status();
     }
 
-private:
+  private:
     static std::string shape_text(int64_t r, int64_t c) {
         return "[" + std::to_string(r) + ", " + std::to_string(c) + "]";
     }
@@ -109,7 +146,7 @@ private:
     const std::string& file_;
 };
 
-}  // namespace
+} // namespace
 
 Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
                     std::string (*naming)(TensorRole, int), bool allow_rope_freqs,
@@ -122,11 +159,14 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
     // owned_f32 must not reallocate the vectors' buffers: moving a std::vector keeps its
     // heap buffer, so pointers stay valid when owned_f32 grows.
     const int64_t hidden = c.hidden_size, vocab = c.vocab_size, inter = c.intermediate_size;
-    const int64_t qd = int64_t(c.num_heads) * c.head_dim, kvd = int64_t(c.num_kv_heads) * c.head_dim;
+    const int64_t qd = int64_t(c.num_heads) * c.head_dim,
+                  kvd = int64_t(c.num_kv_heads) * c.head_dim;
 
     Status s = b.bind(w.tok_embd, TensorRole::TokEmbd, 0, vocab, hidden, false);
-    if (!s) return s;
-    if (!(s = b.bind(w.output_norm, TensorRole::OutputNorm, 0, 1, hidden, true))) return s;
+    if (!s)
+        return s;
+    if (!(s = b.bind(w.output_norm, TensorRole::OutputNorm, 0, 1, hidden, true)))
+        return s;
     if (c.tie_word_embeddings) {
         w.output = w.tok_embd;
     } else if (!(s = b.bind(w.output, TensorRole::Output, 0, vocab, hidden, false))) {
@@ -163,11 +203,13 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
             {&L.w_down, TensorRole::WDown, hidden, inter, false, true},
         };
         for (const Item& it : items) {
-            if (!it.use) continue;
-            if (!(s = b.bind(*it.v, it.role, l, it.rows, it.cols, it.f32))) return s;
+            if (!it.use)
+                continue;
+            if (!(s = b.bind(*it.v, it.role, l, it.rows, it.cols, it.f32)))
+                return s;
         }
     }
     return ok_status();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

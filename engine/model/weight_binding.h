@@ -24,8 +24,24 @@ struct RawTensor {
 };
 
 enum class TensorRole {
-    TokEmbd, OutputNorm, Output, RopeFreqs,
-    AttnNorm, Wq, Wk, Wv, Wo, Bq, Bk, Bv, QNorm, KNorm, FfnNorm, WGate, WUp, WDown,
+    TokEmbd,
+    OutputNorm,
+    Output,
+    RopeFreqs,
+    AttnNorm,
+    Wq,
+    Wk,
+    Wv,
+    Wo,
+    Bq,
+    Bk,
+    Bv,
+    QNorm,
+    KNorm,
+    FfnNorm,
+    WGate,
+    WUp,
+    WDown,
 };
 
 // The file name of a tensor role (layer ignored for global roles).
@@ -41,4 +57,4 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
                     std::string (*naming)(TensorRole, int), bool allow_rope_freqs,
                     const std::string& file_for_errors);
 
-}  // namespace llmwb
+} // namespace llmwb

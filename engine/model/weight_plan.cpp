@@ -42,8 +42,10 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
         add(TensorRole::WDown, l, hidden, inter, false);
     }
     add(TensorRole::OutputNorm, 0, 1, hidden, true);
-    if (!c.tie_word_embeddings) add(TensorRole::Output, 0, vocab, hidden, false);
-    if (with_rope_freqs) add(TensorRole::RopeFreqs, 0, 1, c.head_dim / 2, true);
+    if (!c.tie_word_embeddings)
+        add(TensorRole::Output, 0, vocab, hidden, false);
+    if (with_rope_freqs)
+        add(TensorRole::RopeFreqs, 0, 1, c.head_dim / 2, true);
     return out;
 }
 
@@ -55,21 +57,36 @@ bool use_more_bits(int layer, int n_layers) {
     return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
 
-}  // namespace
+} // namespace
 
 DType gguf_storage_type(const PlannedTensor& t, WeightType wt, int num_layers, bool tied,
                         bool* fallback) {
     *fallback = false;
-    if (t.vector) return DType::F32;
+    if (t.vector)
+        return DType::F32;
     DType want = DType::F32;
     switch (wt) {
-    case WeightType::F32: want = DType::F32; break;
-    case WeightType::F16: want = DType::F16; break;
-    case WeightType::BF16: want = DType::BF16; break;
-    case WeightType::Q8_0: want = DType::Q8_0; break;
-    case WeightType::Q4_0: want = DType::Q4_0; break;
-    case WeightType::Q4_K: want = DType::Q4_K; break;
-    case WeightType::Q6_K: want = DType::Q6_K; break;
+    case WeightType::F32:
+        want = DType::F32;
+        break;
+    case WeightType::F16:
+        want = DType::F16;
+        break;
+    case WeightType::BF16:
+        want = DType::BF16;
+        break;
+    case WeightType::Q8_0:
+        want = DType::Q8_0;
+        break;
+    case WeightType::Q4_0:
+        want = DType::Q4_0;
+        break;
+    case WeightType::Q4_K:
+        want = DType::Q4_K;
+        break;
+    case WeightType::Q6_K:
+        want = DType::Q6_K;
+        break;
     case WeightType::Q4_K_M: {
         want = DType::Q4_K;
         if (t.role == TensorRole::Output || (tied && t.role == TensorRole::TokEmbd)) {
@@ -81,10 +98,12 @@ DType gguf_storage_type(const PlannedTensor& t, WeightType wt, int num_layers, b
         break;
     }
     }
-    if (t.cols % dtype_block_elems(want) == 0) return want;
+    if (t.cols % dtype_block_elems(want) == 0)
+        return want;
     *fallback = true;
     const bool four_bit = want == DType::Q4_K || want == DType::Q4_0;
-    if (t.cols % 32 == 0) return four_bit ? DType::Q4_0 : DType::Q8_0;
+    if (t.cols % 32 == 0)
+        return four_bit ? DType::Q4_0 : DType::Q8_0;
     return DType::F16;
 }
 
@@ -111,7 +130,7 @@ bool ends_with(const std::string& s, const char* suffix) {
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-}  // namespace
+} // namespace
 
 void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin, int64_t row_end,
                    int64_t cols, float* out) {
@@ -135,7 +154,8 @@ void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin,
             const float u2 = float((x >> 16) & 0xFFFFFF) * 0x1.0p-24f;
             const float rad = std::sqrt(-2.0f * std::log(u1));
             o[c] = mean + std * rad * std::cos(two_pi * u2);
-            if (c + 1 < cols) o[c + 1] = mean + std * rad * std::sin(two_pi * u2);
+            if (c + 1 < cols)
+                o[c + 1] = mean + std * rad * std::sin(two_pi * u2);
         }
     }
 }
@@ -147,4 +167,4 @@ int64_t llama_qk_source_row(int64_t gguf_row, int head_dim) {
     return h * head_dim + j * half + i;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

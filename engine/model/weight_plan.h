@@ -17,7 +17,7 @@ struct PlannedTensor {
     std::string hf_name;
     std::string gguf_name;
     int64_t rows = 0, cols = 0;
-    bool vector = false;  // norms, biases, rope_freqs: 1-D
+    bool vector = false; // norms, biases, rope_freqs: 1-D
 };
 
 // Tensors in writing order. rope_freqs is included only when with_rope_freqs.
@@ -35,4 +35,4 @@ void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin,
 // The HF row a GGUF row of a llama-arch Q/K matrix comes from (llama.cpp's permutation).
 int64_t llama_qk_source_row(int64_t gguf_row, int head_dim);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -13,16 +13,18 @@ std::string GgufImage::u64(uint64_t v) {
     std::memcpy(s.data(), &v, 8);
     return s;
 }
-std::string GgufImage::str(const std::string& s) { return u64(s.size()) + s; }
+std::string GgufImage::str(const std::string& s) {
+    return u64(s.size()) + s;
+}
 
 GgufImage GgufImage::from(const llmwb::GgufFile& f, std::span<const uint8_t> bytes) {
     GgufImage img;
     img.version = f.version;
     img.alignment = f.alignment;
     for (const auto& [k, v] : f.metadata) {
-        img.kvs.push_back({k, uint32_t(v.type),
-                           std::string(reinterpret_cast<const char*>(v.encoded.data()),
-                                       v.encoded.size())});
+        img.kvs.push_back(
+            {k, uint32_t(v.type),
+             std::string(reinterpret_cast<const char*>(v.encoded.data()), v.encoded.size())});
     }
     for (const auto& t : f.tensors) {
         Tensor x;
@@ -41,26 +43,31 @@ std::string GgufImage::serialize() const {
     std::string out = "GGUF" + u32(version);
     out += u64(n_tensors_override ? *n_tensors_override : tensors.size());
     out += u64(n_kv_override ? *n_kv_override : kvs.size());
-    for (const auto& kv : kvs) out += str(kv.key) + u32(kv.type) + kv.encoded;
+    for (const auto& kv : kvs)
+        out += str(kv.key) + u32(kv.type) + kv.encoded;
     for (const auto& t : tensors) {
         out += str(t.name) + u32(uint32_t(t.ne.size()));
-        for (uint64_t d : t.ne) out += u64(d);
+        for (uint64_t d : t.ne)
+            out += u64(d);
         out += u32(t.type) + u64(t.offset);
     }
-    while (out.size() % alignment != 0) out += '\0';
+    while (out.size() % alignment != 0)
+        out += '\0';
     return out + data;
 }
 
 GgufImage::Kv* GgufImage::kv(const std::string& key) {
     for (auto& k : kvs) {
-        if (k.key == key) return &k;
+        if (k.key == key)
+            return &k;
     }
     return nullptr;
 }
 
 GgufImage::Tensor* GgufImage::tensor(const std::string& name) {
     for (auto& t : tensors) {
-        if (t.name == name) return &t;
+        if (t.name == name)
+            return &t;
     }
     return nullptr;
 }

@@ -13,7 +13,7 @@ struct GgufImage {
     struct Kv {
         std::string key;
         uint32_t type = 0;
-        std::string encoded;  // value bytes after the type id
+        std::string encoded; // value bytes after the type id
     };
     struct Tensor {
         std::string name;
@@ -25,7 +25,7 @@ struct GgufImage {
     std::optional<uint64_t> n_tensors_override, n_kv_override;
     std::vector<Kv> kvs;
     std::vector<Tensor> tensors;
-    std::string data;  // the data section
+    std::string data; // the data section
     uint32_t alignment = 32;
 
     static GgufImage from(const llmwb::GgufFile& f, std::span<const uint8_t> bytes);
@@ -38,5 +38,5 @@ struct GgufImage {
 
     static std::string u32(uint32_t v);
     static std::string u64(uint64_t v);
-    static std::string str(const std::string& s);  // u64 length + bytes
+    static std::string str(const std::string& s); // u64 length + bytes
 };

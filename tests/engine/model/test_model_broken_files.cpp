@@ -46,12 +46,14 @@ using FolderEdit = std::function<void(const std::string& dir)>;
 
 struct GgufCase {
     const char* name;
-    GgufEdit edit;   // applied to the parsed image (then serialized), or
-    RawEdit raw;     // applied to the file bytes
+    GgufEdit edit; // applied to the parsed image (then serialized), or
+    RawEdit raw;   // applied to the file bytes
     const char* keyword;
 };
 
-uint32_t type_of(GgufImage& img, const char* tensor) { return img.tensor(tensor)->type; }
+uint32_t type_of(GgufImage& img, const char* tensor) {
+    return img.tensor(tensor)->type;
+}
 
 const std::vector<GgufCase>& gguf_cases() {
     static const std::vector<GgufCase> cases = {
@@ -63,12 +65,14 @@ const std::vector<GgufCase>& gguf_cases() {
         {"truncated metadata", nullptr, [](std::string& b) { b.resize(b.size() / 50); },
          "truncated"},
         {"truncated data", nullptr, [](std::string& b) { b.resize(b.size() - 100); }, "outside"},
-        {"huge n_tensors", [](GgufImage& i) { i.n_tensors_override = uint64_t(1) << 60; },
-         nullptr, "tensor count"},
+        {"huge n_tensors", [](GgufImage& i) { i.n_tensors_override = uint64_t(1) << 60; }, nullptr,
+         "tensor count"},
         {"huge n_kv", [](GgufImage& i) { i.n_kv_override = ~uint64_t(0); }, nullptr,
          "key/value count"},
         {"huge string length",
-         [](GgufImage& i) { i.kv("general.name")->encoded = GgufImage::u64(uint64_t(1) << 62) + "x"; },
+         [](GgufImage& i) {
+             i.kv("general.name")->encoded = GgufImage::u64(uint64_t(1) << 62) + "x";
+         },
          nullptr, "length"},
         {"string length beyond file",
          [](GgufImage& i) { i.kv("general.name")->encoded = GgufImage::u64(1u << 29) + "x"; },
@@ -76,23 +80,28 @@ const std::vector<GgufCase>& gguf_cases() {
         {"huge array length",
          [](GgufImage& i) {
              auto* kv = i.kv("tokenizer.ggml.tokens");
-             kv->encoded = GgufImage::u32(8) + GgufImage::u64(uint64_t(1) << 58) + kv->encoded.substr(12);
+             kv->encoded =
+                 GgufImage::u32(8) + GgufImage::u64(uint64_t(1) << 58) + kv->encoded.substr(12);
          },
          nullptr, "array"},
         {"huge numeric array length",
          [](GgufImage& i) {
              auto* kv = i.kv("tokenizer.ggml.token_type");
-             kv->encoded = GgufImage::u32(5) + GgufImage::u64(~uint64_t(0) / 2) + kv->encoded.substr(12);
+             kv->encoded =
+                 GgufImage::u32(5) + GgufImage::u64(~uint64_t(0) / 2) + kv->encoded.substr(12);
          },
          nullptr, "array"},
         {"nested array",
          [](GgufImage& i) {
-             i.kvs.push_back({"x.nested", 9, GgufImage::u32(9) + GgufImage::u64(1) +
-                                                 GgufImage::u32(4) + GgufImage::u64(1) +
-                                                 GgufImage::u32(1)});
+             i.kvs.push_back({"x.nested", 9,
+                              GgufImage::u32(9) + GgufImage::u64(1) + GgufImage::u32(4) +
+                                  GgufImage::u64(1) + GgufImage::u32(1)});
          },
          nullptr, "nested"},
-        {"unknown value type", [](GgufImage& i) { i.kvs.push_back({"x.bad", 77, "abcd"}); },
+        {"unknown value type",
+         [](GgufImage& i) {
+             i.kvs.push_back({"x.bad", 77, "abcd"});
+         },
          nullptr, "value type"},
         {"overflowing dimensions",
          [](GgufImage& i) {
@@ -100,31 +109,42 @@ const std::vector<GgufCase>& gguf_cases() {
          },
          nullptr, "overflow"},
         {"dimension above int64",
-         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {64, ~uint64_t(0)}; }, nullptr,
-         "overflow"},
+         [](GgufImage& i) {
+             i.tensor("blk.0.ffn_up.weight")->ne = {64, ~uint64_t(0)};
+         },
+         nullptr, "overflow"},
         {"n_dims > 4",
-         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {64, 2, 2, 2, 16}; }, nullptr,
-         "n_dims"},
-        {"zero dim", [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {64, 0}; }, nullptr,
-         "zero dimension"},
+         [](GgufImage& i) {
+             i.tensor("blk.0.ffn_up.weight")->ne = {64, 2, 2, 2, 16};
+         },
+         nullptr, "n_dims"},
+        {"zero dim",
+         [](GgufImage& i) {
+             i.tensor("blk.0.ffn_up.weight")->ne = {64, 0};
+         },
+         nullptr, "zero dimension"},
         {"row not a block multiple",
          [](GgufImage& i) {
              auto* t = i.tensor("blk.0.ffn_up.weight");
-             t->type = 8;  // Q8_0 with 64 x 128 -> make the row 48 long
+             t->type = 8; // Q8_0 with 64 x 128 -> make the row 48 long
              t->ne = {48, 128};
          },
          nullptr, "block size"},
         {"bad alignment",
-         [](GgufImage& i) { i.kvs.push_back({"general.alignment", 4, GgufImage::u32(24)}); },
+         [](GgufImage& i) {
+             i.kvs.push_back({"general.alignment", 4, GgufImage::u32(24)});
+         },
          nullptr, "alignment"},
         {"zero alignment",
-         [](GgufImage& i) { i.kvs.push_back({"general.alignment", 4, GgufImage::u32(0)}); },
+         [](GgufImage& i) {
+             i.kvs.push_back({"general.alignment", 4, GgufImage::u32(0)});
+         },
          nullptr, "alignment"},
         {"misaligned offset", [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->offset += 4; },
          nullptr, "aligned"},
         {"offset outside file",
-         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->offset = uint64_t(1) << 40; },
-         nullptr, "outside"},
+         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->offset = uint64_t(1) << 40; }, nullptr,
+         "outside"},
         {"offset overflows",
          [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->offset = ~uint64_t(31); }, nullptr,
          "outside"},
@@ -145,8 +165,10 @@ const std::vector<GgufCase>& gguf_cases() {
         {"missing tensor", [](GgufImage& i) { i.remove_tensor("blk.1.ffn_up.weight"); }, nullptr,
          "missing tensor blk.1.ffn_up.weight"},
         {"shape mismatch with config",
-         [](GgufImage& i) { i.tensor("blk.0.ffn_up.weight")->ne = {128, 64}; }, nullptr,
-         "blk.0.ffn_up.weight: shape [64, 128], expected [128, 64]"},
+         [](GgufImage& i) {
+             i.tensor("blk.0.ffn_up.weight")->ne = {128, 64};
+         },
+         nullptr, "blk.0.ffn_up.weight: shape [64, 128], expected [128, 64]"},
         {"config disagrees with tensors",
          [](GgufImage& i) { i.kv("qwen2.feed_forward_length")->encoded = GgufImage::u32(96); },
          nullptr, "shape mismatch"},
@@ -161,7 +183,9 @@ const std::vector<GgufCase>& gguf_cases() {
         {"missing tokens", [](GgufImage& i) { i.remove_kv("tokenizer.ggml.tokens"); }, nullptr,
          "tokenizer.ggml.tokens"},
         {"eos id out of range",
-         [](GgufImage& i) { i.kv("tokenizer.ggml.eos_token_id")->encoded = GgufImage::u32(1u << 30); },
+         [](GgufImage& i) {
+             i.kv("tokenizer.ggml.eos_token_id")->encoded = GgufImage::u32(1u << 30);
+         },
          nullptr, "out of range"},
         {"token_type length mismatch",
          [](GgufImage& i) {
@@ -255,7 +279,9 @@ const std::vector<FolderCase>& folder_cases() {
          },
          "not an object"},
         {"unknown dtype",
-         [](const std::string& d) { edit_st(d, [](StFile& f) { f.header[kUp]["dtype"] = "I64"; }); },
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) { f.header[kUp]["dtype"] = "I64"; });
+         },
          "unsupported dtype 'I64'"},
         {"data_offsets outside the data",
          [](const std::string& d) {
@@ -295,16 +321,22 @@ const std::vector<FolderCase>& folder_cases() {
          },
          "overlap"},
         {"truncated data",
-         [](const std::string& d) { edit_st(d, [](StFile& f) { f.data.resize(f.data.size() / 2); }); },
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) { f.data.resize(f.data.size() / 2); });
+         },
          "outside the data"},
         {"missing tensor",
          [](const std::string& d) { edit_st(d, [](StFile& f) { f.header.erase(kUp); }); },
          "missing tensor model.layers.0.mlp.up_proj.weight"},
         {"shape mismatch with config",
-         [](const std::string& d) { edit_config(d, [](nlohmann::json& j) { j["intermediate_size"] = 64; }); },
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["intermediate_size"] = 64; });
+         },
          "shape mismatch"},
         {"missing config key",
-         [](const std::string& d) { edit_config(d, [](nlohmann::json& j) { j.erase("hidden_size"); }); },
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j.erase("hidden_size"); });
+         },
          "missing key 'hidden_size'"},
         {"bad config value",
          [](const std::string& d) {
@@ -315,10 +347,11 @@ const std::vector<FolderCase>& folder_cases() {
          [](const std::string& d) { write_file(d + "/config.json", "{\"model_type\": "); },
          "bad JSON"},
         {"unsupported model_type",
-         [](const std::string& d) { edit_config(d, [](nlohmann::json& j) { j["model_type"] = "bert"; }); },
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["model_type"] = "bert"; });
+         },
          "unsupported model_type"},
-        {"no weights",
-         [](const std::string& d) { fs::remove(d + "/model.safetensors"); },
+        {"no weights", [](const std::string& d) { fs::remove(d + "/model.safetensors"); },
          "no model.safetensors"},
         {"bad index.json",
          [](const std::string& d) {
@@ -368,7 +401,7 @@ void check_error(const Result<std::unique_ptr<LoadedModel>>& r, const char* keyw
              ("expected '" + std::string(keyword) + "' in: " + m).c_str());
 }
 
-}  // namespace
+} // namespace
 
 class BrokenFilesTest : public QObject {
     Q_OBJECT
@@ -376,7 +409,7 @@ class BrokenFilesTest : public QObject {
     QTemporaryDir dir_;
     std::string gguf_path_, hf_dir_, gguf_bytes_;
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
         ModelWriterSpec s = base_spec();
@@ -407,8 +440,9 @@ private slots:
             auto f = GgufFile::parse(
                 std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "valid");
             QVERIFY(f.ok());
-            GgufImage img = GgufImage::from(f.value(), std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-            QCOMPARE(img.serialize(), bytes);  // the image reproduces the valid file
+            GgufImage img = GgufImage::from(
+                f.value(), std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+            QCOMPARE(img.serialize(), bytes); // the image reproduces the valid file
             c.edit(img);
             bytes = img.serialize();
         } else {
@@ -417,9 +451,10 @@ private slots:
         const std::string p = dir_.filePath(QString("broken-%1.gguf").arg(index)).toStdString();
         write_file(p, bytes);
         check_error(load_model(p), c.keyword);
-        if (QTest::currentTestFailed()) return;
+        if (QTest::currentTestFailed())
+            return;
         const auto r = load_model(p);
-        QVERIFY(r.message().find(p) != std::string::npos);  // names the file
+        QVERIFY(r.message().find(p) != std::string::npos); // names the file
     }
 
     void safetensors_data() {
@@ -437,7 +472,9 @@ private slots:
         check_error(load_model(d), c.keyword);
     }
 
-    void missingPath() { check_error(load_model(dir_.filePath("nope.gguf").toStdString()), "no such"); }
+    void missingPath() {
+        check_error(load_model(dir_.filePath("nope.gguf").toStdString()), "no such");
+    }
 };
 
 QTEST_APPLESS_MAIN(BrokenFilesTest)

@@ -41,15 +41,17 @@ ModelWriterSpec tiny_spec() {
     return s;
 }
 
-bool one_line(const std::string& m) { return !m.empty() && m.find('\n') == std::string::npos; }
+bool one_line(const std::string& m) {
+    return !m.empty() && m.find('\n') == std::string::npos;
+}
 
-}  // namespace
+} // namespace
 
 class ModelReadersTest : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
 
-private slots:
+  private slots:
     void everyGgufTruncationIsAnError() {
         const std::string p = dir_.filePath("t.gguf").toStdString();
         QVERIFY(write_model(tiny_spec(), p).ok());
@@ -82,7 +84,8 @@ private slots:
         for (int i = 0; i < 3000; ++i) {
             std::string b = bytes;
             const int flips = 1 + int(next() % 4);
-            for (int k = 0; k < flips; ++k) b[next() % header] = char(next());
+            for (int k = 0; k < flips; ++k)
+                b[next() % header] = char(next());
             auto r = GgufFile::parse(span_of(b), "c");
             if (!r.ok()) {
                 ++rejected;
@@ -126,12 +129,15 @@ private slots:
         std::string index = "{\"metadata\": {}, \"weight_map\": {";
         for (int shard = 0; shard < 2; ++shard) {
             SafetensorsWriter w;
-            const std::string name = "model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors";
-            for (size_t i = shard; i < ts.size(); i += 2) w.add_tensor(ts[i].name, ts[i].type, ts[i].shape);
+            const std::string name =
+                "model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors";
+            for (size_t i = shard; i < ts.size(); i += 2)
+                w.add_tensor(ts[i].name, ts[i].type, ts[i].shape);
             QVERIFY(w.begin(sharded + "/" + name, {}).ok());
             for (size_t i = shard; i < ts.size(); i += 2) {
                 QVERIFY(w.append(ts[i].data, size_t(ts[i].bytes)).ok());
-                index += (index.back() == '{' ? "\"" : ", \"") + ts[i].name + "\": \"" + name + "\"";
+                index +=
+                    (index.back() == '{' ? "\"" : ", \"") + ts[i].name + "\": \"" + name + "\"";
             }
             QVERIFY(w.finish().ok());
         }
@@ -151,21 +157,24 @@ private slots:
     void demoTokenizer() {
         TokenizerFiles a = make_demo_tokenizer();
         TokenizerFiles b = make_demo_tokenizer();
-        QCOMPARE(a.data.tokens, b.data.tokens);  // deterministic
+        QCOMPARE(a.data.tokens, b.data.tokens); // deterministic
         QCOMPARE(a.data.merges, b.data.merges);
         QVERIFY(a.data.merges.size() >= 200);
         std::set<std::string> merged;
-        for (const auto& [x, y] : a.data.merges) merged.insert(x + y);
+        for (const auto& [x, y] : a.data.merges)
+            merged.insert(x + y);
         QCOMPARE(a.data.tokens.size(), 256 + merged.size() + 3);
         std::set<std::string> unique(a.data.tokens.begin(), a.data.tokens.end());
         QCOMPARE(unique.size(), a.data.tokens.size());
         QCOMPARE(a.data.tokens[size_t('a')], std::string("a"));
-        QCOMPARE(a.data.tokens[size_t(' ')], std::string("\xC4\xA0"));  // GPT-2 "Ġ"
+        QCOMPARE(a.data.tokens[size_t(' ')], std::string("\xC4\xA0")); // GPT-2 "Ġ"
         QCOMPARE(a.data.tokens[size_t(a.data.eos_id)], std::string("<|im_end|>"));
         QCOMPARE(a.data.added_tokens.size(), size_t(3));
-        for (const auto& t : a.data.added_tokens) QVERIFY(t.special);
+        for (const auto& t : a.data.added_tokens)
+            QVERIFY(t.special);
         QCOMPARE(a.data.pre_tokenizer, std::string("qwen2"));
-        QVERIFY(a.chat_template && a.chat_template->find("add_generation_prompt") != std::string::npos);
+        QVERIFY(a.chat_template &&
+                a.chat_template->find("add_generation_prompt") != std::string::npos);
         // Common words were learned as single tokens.
         QVERIFY(unique.count("\xC4\xA0the"));
         QVERIFY(unique.count("\xC4\xA0model"));

@@ -18,7 +18,7 @@ Q_DECLARE_METATYPE(llmwb::Architecture)
 class RealTokenizersTest : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void writeAndLoad_data() {
         QTest::addColumn<QString>("tokenizer");
         QTest::addColumn<Architecture>("arch");
@@ -33,12 +33,14 @@ private slots:
         QFETCH(Architecture, arch);
         QFETCH(bool, spm);
         const char* env = std::getenv("LLMWB_TEST_ASSETS");
-        const std::string assets = env && *env ? env : std::string(std::getenv("HOME")) + "/.cache/llmwb/test-assets";
+        const std::string assets =
+            env && *env ? env : std::string(std::getenv("HOME")) + "/.cache/llmwb/test-assets";
         const std::string tok_dir = assets + "/tokenizers/" + tokenizer.toStdString();
         QVERIFY2(fs::exists(tok_dir + "/tokenizer.json"),
                  qPrintable(QString::fromStdString(tok_dir) +
                             " missing: run scripts/fetch-test-assets.sh"));
-        auto ref = read_tokenizer_files(tok_dir + "/tokenizer.json", tok_dir + "/tokenizer_config.json");
+        auto ref =
+            read_tokenizer_files(tok_dir + "/tokenizer.json", tok_dir + "/tokenizer_config.json");
         QVERIFY2(ref.ok(), ref.ok() ? "" : ref.message().c_str());
 
         QTemporaryDir dir;
@@ -69,7 +71,8 @@ private slots:
         const TokenizerData& ht = h.value()->tokenizer;
         const TokenizerData& rt = ref->data;
         QCOMPARE(g.value()->config.vocab_size, h.value()->config.vocab_size);
-        QCOMPARE(gt.kind, spm ? TokenizerData::Kind::SentencePieceBpe : TokenizerData::Kind::ByteLevelBpe);
+        QCOMPARE(gt.kind,
+                 spm ? TokenizerData::Kind::SentencePieceBpe : TokenizerData::Kind::ByteLevelBpe);
         QCOMPARE(ht.kind, rt.kind);
         QCOMPARE(gt.kind, rt.kind);
         QCOMPARE(gt.bos_id, rt.bos_id);
@@ -77,7 +80,8 @@ private slots:
         QCOMPARE(gt.add_bos, rt.add_bos);
         QCOMPARE(gt.add_eos, rt.add_eos);
         QCOMPARE(gt.merges, rt.merges);
-        if (!spm) QCOMPARE(gt.pre_tokenizer, rt.pre_tokenizer);
+        if (!spm)
+            QCOMPARE(gt.pre_tokenizer, rt.pre_tokenizer);
         for (size_t i = 0; i < rt.tokens.size(); ++i) {
             if (gt.tokens[i] != rt.tokens[i] && !rt.tokens[i].empty()) {
                 QFAIL(qPrintable(QString("token %1 differs").arg(i)));
@@ -96,7 +100,8 @@ private slots:
             QVERIFY2(found, a.content.c_str());
         }
         // End-of-turn tokens known to the GGUF loader (the HF reader may list more).
-        for (int32_t id : gt.eot_ids) QVERIFY(id != gt.eos_id);
+        for (int32_t id : gt.eot_ids)
+            QVERIFY(id != gt.eos_id);
         QCOMPARE(g.value()->chat_template, ref->chat_template);
         QCOMPARE(h.value()->chat_template, ref->chat_template);
         QCOMPARE(g.value()->config.rope_style,

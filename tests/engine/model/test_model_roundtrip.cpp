@@ -24,7 +24,7 @@ ModelWriterSpec small_spec(Architecture arch, bool llama3_scaling) {
     ModelWriterSpec s;
     s.arch = arch;
     s.seed = 1234;
-    s.hidden_size = 256;  // a multiple of 256 so that K-quants apply without fallback
+    s.hidden_size = 256; // a multiple of 256 so that K-quants apply without fallback
     s.intermediate_size = 512;
     s.num_layers = 2;
     s.num_heads = 4;
@@ -37,9 +37,9 @@ ModelWriterSpec small_spec(Architecture arch, bool llama3_scaling) {
         s.rope_scaling.factor = 8.0f;
         s.rope_scaling.low_freq_factor = 1.0f;
         s.rope_scaling.high_freq_factor = 4.0f;
-        s.rope_scaling.original_max_position = 64;  // small, so some dims are scaled
+        s.rope_scaling.original_max_position = 64; // small, so some dims are scaled
     }
-    if (arch == Architecture::Qwen3) {  // head_dim differs from hidden / heads
+    if (arch == Architecture::Qwen3) { // head_dim differs from hidden / heads
         s.num_heads = 8;
         s.head_dim = 64;
     }
@@ -49,13 +49,20 @@ ModelWriterSpec small_spec(Architecture arch, bool llama3_scaling) {
 // Relative RMS error bound of a stored type.
 double tolerance(DType t) {
     switch (t) {
-    case DType::F32: return 0.0;
-    case DType::F16: return 1e-3;
-    case DType::BF16: return 8e-3;
-    case DType::Q8_0: return 0.01;
-    case DType::Q6_K: return 0.04;
-    case DType::Q4_K: return 0.12;
-    case DType::Q4_0: return 0.15;
+    case DType::F32:
+        return 0.0;
+    case DType::F16:
+        return 1e-3;
+    case DType::BF16:
+        return 8e-3;
+    case DType::Q8_0:
+        return 0.01;
+    case DType::Q6_K:
+        return 0.04;
+    case DType::Q4_K:
+        return 0.12;
+    case DType::Q4_0:
+        return 0.15;
     }
     return 0;
 }
@@ -70,19 +77,23 @@ std::vector<float> dequantize(const TensorView& v) {
 
 // Compares a loaded view with the writer's logical values; GGUF llama Q/K rows are mapped
 // back through the converter permutation. Returns an empty string when it matches.
-QString compare(const TensorView& v, const std::vector<float>& want, DType stored,
-                bool unpermute, int head_dim) {
+QString compare(const TensorView& v, const std::vector<float>& want, DType stored, bool unpermute,
+                int head_dim) {
     auto got = dequantize(v);
-    if (got.size() != want.size()) return QString("%1: size").arg(v.name.c_str());
+    if (got.size() != want.size())
+        return QString("%1: size").arg(v.name.c_str());
     double err2 = 0, ref2 = 0;
     for (int64_t r = 0; r < v.rows; ++r) {
         for (int64_t c = 0; c < v.cols; ++c) {
             int64_t src_r = r, src_c = c;
-            if (unpermute && v.rows == 1) src_c = llama_qk_source_row(c, head_dim);
-            if (unpermute && v.rows > 1) src_r = llama_qk_source_row(r, head_dim);
+            if (unpermute && v.rows == 1)
+                src_c = llama_qk_source_row(c, head_dim);
+            if (unpermute && v.rows > 1)
+                src_r = llama_qk_source_row(r, head_dim);
             const double w = want[size_t(src_r * v.cols + src_c)];
             const double g = got[size_t(r * v.cols + c)];
-            if (!std::isfinite(g)) return QString("%1: not finite").arg(v.name.c_str());
+            if (!std::isfinite(g))
+                return QString("%1: not finite").arg(v.name.c_str());
             err2 += (g - w) * (g - w);
             ref2 += w * w;
         }
@@ -104,20 +115,29 @@ std::vector<std::pair<const TensorView*, std::string>> views_with_hf_names(const
     const ModelWeights& w = m.weights;
     out.push_back({&w.tok_embd, hf_tensor_name(TensorRole::TokEmbd, 0)});
     out.push_back({&w.output_norm, hf_tensor_name(TensorRole::OutputNorm, 0)});
-    if (!m.config.tie_word_embeddings) out.push_back({&w.output, hf_tensor_name(TensorRole::Output, 0)});
+    if (!m.config.tie_word_embeddings)
+        out.push_back({&w.output, hf_tensor_name(TensorRole::Output, 0)});
     for (int l = 0; l < int(w.layers.size()); ++l) {
         const LayerWeights& L = w.layers[size_t(l)];
         const std::pair<const TensorView*, TensorRole> items[] = {
-            {&L.attn_norm, TensorRole::AttnNorm}, {&L.wq, TensorRole::Wq},
-            {&L.wk, TensorRole::Wk},              {&L.wv, TensorRole::Wv},
-            {&L.wo, TensorRole::Wo},              {&L.bq, TensorRole::Bq},
-            {&L.bk, TensorRole::Bk},              {&L.bv, TensorRole::Bv},
-            {&L.q_norm, TensorRole::QNorm},       {&L.k_norm, TensorRole::KNorm},
-            {&L.ffn_norm, TensorRole::FfnNorm},   {&L.w_gate, TensorRole::WGate},
-            {&L.w_up, TensorRole::WUp},           {&L.w_down, TensorRole::WDown},
+            {&L.attn_norm, TensorRole::AttnNorm},
+            {&L.wq, TensorRole::Wq},
+            {&L.wk, TensorRole::Wk},
+            {&L.wv, TensorRole::Wv},
+            {&L.wo, TensorRole::Wo},
+            {&L.bq, TensorRole::Bq},
+            {&L.bk, TensorRole::Bk},
+            {&L.bv, TensorRole::Bv},
+            {&L.q_norm, TensorRole::QNorm},
+            {&L.k_norm, TensorRole::KNorm},
+            {&L.ffn_norm, TensorRole::FfnNorm},
+            {&L.w_gate, TensorRole::WGate},
+            {&L.w_up, TensorRole::WUp},
+            {&L.w_down, TensorRole::WDown},
         };
         for (auto [v, role] : items) {
-            if (v->present()) out.push_back({v, hf_tensor_name(role, l)});
+            if (v->present())
+                out.push_back({v, hf_tensor_name(role, l)});
         }
     }
     return out;
@@ -127,12 +147,12 @@ bool is_qk(const std::string& hf) {
     return hf.find("q_proj") != std::string::npos || hf.find("k_proj") != std::string::npos;
 }
 
-}  // namespace
+} // namespace
 
 class ModelRoundTripTest : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void roundTrip_data();
     void roundTrip();
     void ggufAndSafetensorsHoldSameWeights_data();
@@ -156,12 +176,12 @@ void ModelRoundTripTest::roundTrip_data() {
     int i = 0;
     for (auto [arch, l3] : archs) {
         const QString an = QString(architecture_name(arch)) + (l3 ? "-llama3rope" : "");
-        for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0,
-                             WeightType::Q4_0, WeightType::Q4_K, WeightType::Q6_K,
-                             WeightType::Q4_K_M}) {
+        for (WeightType t :
+             {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0,
+              WeightType::Q4_0, WeightType::Q4_K, WeightType::Q6_K, WeightType::Q4_K_M}) {
             const bool tied = (i++ % 2) == 1;
-            QTest::newRow(qPrintable(QString("%1 gguf %2 %3").arg(an, weight_type_name(t),
-                                                                 tied ? "tied" : "untied")))
+            QTest::newRow(qPrintable(
+                QString("%1 gguf %2 %3").arg(an, weight_type_name(t), tied ? "tied" : "untied")))
                 << arch << l3 << ModelFileFormat::Gguf << t << tied;
         }
         for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::BF16}) {
@@ -229,13 +249,15 @@ void ModelRoundTripTest::roundTrip() {
         scaled.rope_scaling = spec.rope_scaling;
         const auto factors = llama3_rope_factors(scaled);
         bool some_scaled = false;
-        for (float f : factors) some_scaled |= f > 1.5f;
+        for (float f : factors)
+            some_scaled |= f > 1.5f;
         QVERIFY(some_scaled);
         if (gguf) {
             QVERIFY(m.weights.rope_freqs.present());
             QCOMPARE(m.weights.rope_freqs.cols, int64_t(factors.size()));
             const float* rf = static_cast<const float*>(m.weights.rope_freqs.data);
-            for (size_t i = 0; i < factors.size(); ++i) QCOMPARE(rf[i], factors[i]);
+            for (size_t i = 0; i < factors.size(); ++i)
+                QCOMPARE(rf[i], factors[i]);
             QCOMPARE(c.rope_scaling.kind, RopeScaling::Kind::None);
         } else {
             QVERIFY(!m.weights.rope_freqs.present());
@@ -256,15 +278,17 @@ void ModelRoundTripTest::roundTrip() {
 
     // Every tensor holds the generated values (within the stored type's error).
     std::map<std::string, DType> stored;
-    for (const auto& t : rep.tensors) stored[t.file_name] = t.type;
+    for (const auto& t : rep.tensors)
+        stored[t.file_name] = t.type;
     int compared = 0;
     for (auto [view, hf] : views_with_hf_names(m)) {
         QVERIFY2(stored.count(view->name), view->name.c_str());
         QVERIFY(view->type == stored[view->name] || view->type == DType::F32);
-        if (view->rows == 1) QCOMPARE(view->type, DType::F32);  // norms/biases as F32
+        if (view->rows == 1)
+            QCOMPARE(view->type, DType::F32); // norms/biases as F32
         const auto want = generate_hf_tensor(spec, hf, view->rows, view->cols);
-        const QString err = compare(*view, want, stored[view->name], interleaved && is_qk(hf),
-                                    c.head_dim);
+        const QString err =
+            compare(*view, want, stored[view->name], interleaved && is_qk(hf), c.head_dim);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         ++compared;
     }
@@ -313,10 +337,13 @@ void ModelRoundTripTest::ggufAndSafetensorsHoldSameWeights() {
         for (int64_t r = 0; r < a.rows; ++r) {
             for (int64_t cc = 0; cc < a.cols; ++cc) {
                 int64_t br = r, bc = cc;
-                if (perm && a.rows > 1) br = llama_qk_source_row(r, hd);
-                if (perm && a.rows == 1) bc = llama_qk_source_row(cc, hd);
+                if (perm && a.rows > 1)
+                    br = llama_qk_source_row(r, hd);
+                if (perm && a.rows == 1)
+                    bc = llama_qk_source_row(cc, hd);
                 if (pa[r * a.cols + cc] != pb[br * b.cols + bc]) {
-                    QFAIL(qPrintable(QString("%1 differs at [%2, %3]").arg(a.name.c_str()).arg(r).arg(cc)));
+                    QFAIL(qPrintable(
+                        QString("%1 differs at [%2, %3]").arg(a.name.c_str()).arg(r).arg(cc)));
                 }
             }
         }
@@ -325,15 +352,16 @@ void ModelRoundTripTest::ggufAndSafetensorsHoldSameWeights() {
     if (llama3) {
         const auto f = llama3_rope_factors(h.value()->config);
         const float* rf = static_cast<const float*>(g.value()->weights.rope_freqs.data);
-        for (size_t i = 0; i < f.size(); ++i) QCOMPARE(rf[i], f[i]);
+        for (size_t i = 0; i < f.size(); ++i)
+            QCOMPARE(rf[i], f[i]);
     }
 }
 
 void ModelRoundTripTest::quantFallbackIsRecorded() {
     QTemporaryDir dir;
     ModelWriterSpec spec = small_spec(Architecture::Qwen2, false);
-    spec.hidden_size = 96;  // not a multiple of 256 (K-quants) but of 32
-    spec.intermediate_size = 200;  // not even a multiple of 32
+    spec.hidden_size = 96;        // not a multiple of 256 (K-quants) but of 32
+    spec.intermediate_size = 200; // not even a multiple of 32
     spec.num_heads = 3;
     spec.num_kv_heads = 1;
     spec.weight_type = WeightType::Q4_K;
@@ -344,11 +372,13 @@ void ModelRoundTripTest::quantFallbackIsRecorded() {
     auto m = load_model(path);
     QVERIFY2(m.ok(), m.ok() ? "" : m.message().c_str());
     const LayerWeights& L = m.value()->weights.layers[0];
-    QCOMPARE(L.wq.type, DType::Q4_0);      // 96 columns: 4-bit fallback Q4_0
-    QCOMPARE(L.w_down.type, DType::F16);   // 200 columns: no block fits
+    QCOMPARE(L.wq.type, DType::Q4_0);    // 96 columns: 4-bit fallback Q4_0
+    QCOMPARE(L.w_down.type, DType::F16); // 200 columns: no block fits
     for (const auto& t : rep.tensors) {
-        if (t.file_name == "blk.0.attn_q.weight") QVERIFY(t.fallback);
-        if (t.file_name == "blk.0.attn_norm.weight") QVERIFY(!t.fallback);
+        if (t.file_name == "blk.0.attn_q.weight")
+            QVERIFY(t.fallback);
+        if (t.file_name == "blk.0.attn_norm.weight")
+            QVERIFY(!t.fallback);
     }
     spec.weight_type = WeightType::Q6_K;
     QVERIFY(write_model(spec, path, &rep).ok());
@@ -362,7 +392,8 @@ void ModelRoundTripTest::quantFallbackIsRecorded() {
 void ModelRoundTripTest::permutationMatchesInterleavedRope() {
     const int hd = 16;
     std::vector<float> q(hd);
-    for (int i = 0; i < hd; ++i) q[i] = float(i + 1) * 0.37f - 2.0f;
+    for (int i = 0; i < hd; ++i)
+        q[i] = float(i + 1) * 0.37f - 2.0f;
     const double pos = 7;
     auto angle = [&](int i) { return pos / std::pow(10000.0, 2.0 * i / hd); };
     std::vector<double> half(hd), inter(hd), qp(hd);
@@ -371,7 +402,8 @@ void ModelRoundTripTest::permutationMatchesInterleavedRope() {
         half[i] = q[i] * c - q[i + hd / 2] * s;
         half[i + hd / 2] = q[i + hd / 2] * c + q[i] * s;
     }
-    for (int r = 0; r < hd; ++r) qp[r] = q[size_t(llama_qk_source_row(r, hd))];
+    for (int r = 0; r < hd; ++r)
+        qp[r] = q[size_t(llama_qk_source_row(r, hd))];
     for (int i = 0; i < hd / 2; ++i) {
         const double c = std::cos(angle(i)), s = std::sin(angle(i));
         inter[2 * i] = qp[2 * i] * c - qp[2 * i + 1] * s;
@@ -403,7 +435,8 @@ void ModelRoundTripTest::deterministicForSeed() {
     QVERIFY(std::abs(mean) < 0.002);
     QVERIFY(std::abs(sd - 0.02) < 0.002);
     auto norm = generate_hf_tensor(a, "model.norm.weight", 1, 256);
-    for (float v : norm) QVERIFY(v > 0.7f && v < 1.3f);
+    for (float v : norm)
+        QVERIFY(v > 0.7f && v < 1.3f);
 }
 
 void ModelRoundTripTest::modelInfo() {
@@ -424,7 +457,7 @@ void ModelRoundTripTest::modelInfo() {
     }
     QCOMPARE(bytes, m.value()->weight_bytes);
     QCOMPARE(by["output"].dtype_counts["Q6_K"], 1);
-    QVERIFY(by["ffn"].dtype_counts["Q6_K"] > 0);  // some ffn_down get more bits
+    QVERIFY(by["ffn"].dtype_counts["Q6_K"] > 0); // some ffn_down get more bits
     QVERIFY(by["ffn"].dtype_counts["Q4_K"] > by["ffn"].dtype_counts["Q6_K"]);
     QCOMPARE(by["norm"].dtype_counts["F32"], 2 * 8 + 1);
     QCOMPARE(kv_bytes_per_token(m.value()->config), int64_t(2 * 8 * 2 * 64 * 4));
