@@ -1,5 +1,10 @@
 #include "runtime_test_models.h"
 
+#include <filesystem>
+#include <fstream>
+
+#include "engine/model/demo_tokenizer.h"
+
 namespace llmwb::test {
 
 ModelWriterSpec spec_for(Shape shape, ModelFileFormat format, WeightType type) {
@@ -53,8 +58,27 @@ ModelWriterSpec spec_for(Shape shape, ModelFileFormat format, WeightType type) {
     return s;
 }
 
-std::unique_ptr<LoadedModel> write_and_load(const ModelWriterSpec& spec, const std::string& dir,
+namespace {
+
+// The demo tokenizer as Hugging Face files under dir, written once: make_demo_tokenizer()
+// learns its merges on every call, which dominates writing a small model (under ASan).
+std::string demo_tokenizer_dir(const std::string& dir) {
+    const std::string out = dir + "/demo-tokenizer";
+    if (std::filesystem::exists(out + "/tokenizer_config.json")) return out;
+    std::filesystem::create_directories(out);
+    const TokenizerFiles t = make_demo_tokenizer();
+    std::ofstream(out + "/tokenizer.json") << tokenizer_json_text(t.data);
+    std::ofstream(out + "/tokenizer_config.json")
+        << tokenizer_config_json_text(t.data, t.chat_template);
+    return out;
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedModel> write_and_load(const ModelWriterSpec& spec_in, const std::string& dir,
                                             const std::string& name, std::string* error) {
+    ModelWriterSpec spec = spec_in;
+    if (spec.tokenizer_dir.empty()) spec.tokenizer_dir = demo_tokenizer_dir(dir);
     const std::string path =
         dir + "/" + name + (spec.format == ModelFileFormat::Gguf ? ".gguf" : "");
     if (Status st = write_model(spec, path); !st) {

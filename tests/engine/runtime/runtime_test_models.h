@@ -20,7 +20,8 @@ enum class Shape {
 
 ModelWriterSpec spec_for(Shape shape, ModelFileFormat format, WeightType type);
 
-// Writes the model under dir (a file or folder named `name`) and loads it. Fails the calling
+// Writes the model under dir (a file or folder named `name`; the demo tokenizer, from files
+// written once under dir, when the spec names none) and loads it. Fails the calling
 // test with a message on error (returns nullptr).
 std::unique_ptr<LoadedModel> write_and_load(const ModelWriterSpec& spec, const std::string& dir,
                                             const std::string& name, std::string* error);

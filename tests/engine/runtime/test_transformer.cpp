@@ -215,13 +215,18 @@ private slots:
 
     void batched_prefill_equals_token_by_token_data() {
         QTest::addColumn<WeightType>("type");
-        QTest::newRow("f32") << WeightType::F32;
-        QTest::newRow("f16") << WeightType::F16;
-        QTest::newRow("q8_0") << WeightType::Q8_0;
-        QTest::newRow("q4_k") << WeightType::Q4_K;
+        QTest::addColumn<double>("tolerance");
+        QTest::newRow("f32") << WeightType::F32 << 1e-5;
+        QTest::newRow("f16") << WeightType::F16 << 1e-5;
+        // Integer types: the matrix-matrix and matrix-vector kernels sum blocks in a different
+        // order; a 1e-7 difference that moves an 8-bit activation across a rounding boundary
+        // downstream shows up as ~1e-3..1e-2. Same bound as against the reference.
+        QTest::newRow("q8_0") << WeightType::Q8_0 << 3e-2;
+        QTest::newRow("q4_k") << WeightType::Q4_K << 3e-2;
     }
     void batched_prefill_equals_token_by_token() {
         QFETCH(WeightType, type);
+        QFETCH(double, tolerance);
         const LoadedModel* m = model(Shape::Quant, ModelFileFormat::Gguf, type);
         QVERIFY(m);
         Transformer tf(*m, pool_);
@@ -247,7 +252,7 @@ private slots:
             worst = std::max(worst, rel_diff(batched.data() + static_cast<size_t>(i) * V, r));
         }
         qInfo("%s batched vs token-by-token: relative diff %.3g", weight_type_name(type), worst);
-        QVERIFY2(worst < 1e-4, qPrintable(QString("relative diff %1").arg(worst)));
+        QVERIFY2(worst < tolerance, qPrintable(QString("relative diff %1").arg(worst)));
     }
 
     // Two sequences in one varlen batch, then a mixed step (one decode token + a prefill chunk),
