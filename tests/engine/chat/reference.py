@@ -129,6 +129,46 @@ def random_whitespace_template(rng, depth):
     return seq(depth)
 
 
+def random_statement_template(rng):
+    """Loops, loop variables, conditions, set / namespace / macros in random combinations."""
+    iters = ["l", "ls", "d", "d.items()", "d | items", "users", "u", "[]", "range(4)", "l | sort", "users | selectattr('admin')",
+             "s", "ls | reverse"]
+    loopvars = ["loop.index", "loop.index0", "loop.first", "loop.last", "loop.length", "loop.revindex",
+                "loop.revindex0", "loop.previtem", "loop.nextitem", "loop.cycle('a', 'b')"]
+
+    def body(d):
+        parts = []
+        for _ in range(rng.randint(1, 4)):
+            r = rng.random()
+            if r < 0.25:
+                parts.append("{{ " + rng.choice(loopvars + ["x", "ns.acc", "acc", "x | string | upper"]) + " }}")
+            elif r < 0.35:
+                parts.append("{% set acc = acc ~ (x | string) %}")
+            elif r < 0.45:
+                parts.append("{% set ns.acc = ns.acc ~ (x | string) ~ ',' %}")
+            elif r < 0.55:
+                parts.append("{% if " + rng.choice(["loop.first", "loop.last", "x", "loop.index is even", "not x"]) +
+                             " %}" + body(d - 1) + "{% elif loop.index > 2 %}+{% else %}" + body(d - 1) + "{% endif %}")
+            elif r < 0.62:
+                parts.append("{% if loop.index == 2 %}{% " + rng.choice(["break", "continue"]) + " %}{% endif %}")
+            elif r < 0.75 and d > 0:
+                cond = rng.choice(["", " if x", " if not loop", " if y is string"])
+                parts.append("{% for y in " + rng.choice(iters) + cond + " %}[" + body(d - 1) + "{{ y }}]{% else %}E{% endfor %}")
+            elif r < 0.85:
+                parts.append("{{ wrap(x" + rng.choice(["", ", '<'", ", right='>'", ", '(', ')'"]) + ") }}")
+            else:
+                parts.append(rng.choice(["-", "\n", " "]))
+        return "".join(parts)
+
+    target = rng.choice(["x", "x", "k, v"])
+    iters_for = iters if target == "x" else ["d.items()", "d | items", "[[1, 2], [3, 4]]", "[('a', 1)]"]
+    head = ("{% set ns = namespace(acc='') %}{% set acc = 'A' %}"
+            "{% macro wrap(v, left='[', right=']') %}{{ left }}{{ v }}{{ right }}{% endmacro %}")
+    loop = "{% for " + target + " in " + rng.choice(iters_for) + " %}" + \
+           ("{% set x = k ~ '=' ~ v %}" if target == "k, v" else "") + body(2) + "{% else %}none{% endfor %}"
+    return head + loop + "|{{ acc }}|{{ ns.acc }}"
+
+
 def random_cases(env, count):
     """Deterministic random templates from a small grammar: a differential test of the
     interpreter's expression semantics against Jinja2 (seeded, so the file is stable)."""
@@ -177,6 +217,11 @@ def random_cases(env, count):
     for i in range(count // 4):
         tpl = random_whitespace_template(rng, 3)
         case = {"name": f"random_ws_{i:03d}", "template": tpl, "context": RANDOM_CONTEXT}
+        case.update(render(env, tpl, RANDOM_CONTEXT))
+        out.append(case)
+    for i in range(count // 4):
+        tpl = random_statement_template(rng)
+        case = {"name": f"random_stmt_{i:03d}", "template": tpl, "context": RANDOM_CONTEXT}
         case.update(render(env, tpl, RANDOM_CONTEXT))
         out.append(case)
     for i in range(count):
