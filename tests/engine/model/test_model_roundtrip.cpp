@@ -161,6 +161,7 @@ class ModelRoundTripTest : public QObject {
     void permutationMatchesInterleavedRope();
     void deterministicForSeed();
     void modelInfo();
+    void writerRejectsBadSpecs();
 };
 
 void ModelRoundTripTest::roundTrip_data() {
@@ -461,6 +462,27 @@ void ModelRoundTripTest::modelInfo() {
     QVERIFY(by["ffn"].dtype_counts["Q4_K"] > by["ffn"].dtype_counts["Q6_K"]);
     QCOMPARE(by["norm"].dtype_counts["F32"], 2 * 8 + 1);
     QCOMPARE(kv_bytes_per_token(m.value()->config), int64_t(2 * 8 * 2 * 64 * 4));
+}
+
+void ModelRoundTripTest::writerRejectsBadSpecs() {
+    QCOMPARE(parse_weight_type("Q4_K_M").value(), WeightType::Q4_K_M);
+    QCOMPARE(parse_weight_type("bf16").value(), WeightType::BF16);
+    QVERIFY(!parse_weight_type("q5_k").ok());
+    QTemporaryDir dir;
+    ModelWriterSpec spec = small_spec(Architecture::Llama, false);
+    spec.format = ModelFileFormat::Safetensors;
+    spec.weight_type = WeightType::Q8_0;
+    Status s = write_model(spec, dir.filePath("q").toStdString());
+    QVERIFY(!s.ok());
+    QVERIFY(s.message().find("GGUF only") != std::string::npos);
+    spec = small_spec(Architecture::Qwen2, false);
+    spec.num_kv_heads = 3;  // 4 heads are not a multiple of 3
+    QVERIFY(!write_model(spec, dir.filePath("k.gguf").toStdString()).ok());
+    spec = small_spec(Architecture::Qwen2, true);  // llama3 scaling on qwen2
+    QVERIFY(!write_model(spec, dir.filePath("r.gguf").toStdString()).ok());
+    spec = small_spec(Architecture::Qwen2, false);
+    spec.tokenizer_dir = dir.filePath("no-such-tokenizer").toStdString();
+    QVERIFY(!write_model(spec, dir.filePath("t.gguf").toStdString()).ok());
 }
 
 QTEST_APPLESS_MAIN(ModelRoundTripTest)
