@@ -26,34 +26,45 @@ const std::set<std::string>& engine_flag_options() {
 
 Status engine_config_from_args(const CliArgs& a, EngineConfig& c) {
     auto bs = a.get_int("block-size", 8, 32);
-    if (!bs) return bs.error();
+    if (!bs)
+        return bs.error();
     if (*bs) {
         if (**bs != 8 && **bs != 16 && **bs != 32)
             return make_error("--block-size must be 8, 16 or 32");
         c.block_size = static_cast<int32_t>(**bs);
     }
     auto seqs = a.get_int("max-num-seqs", 1, 1 << 16);
-    if (!seqs) return seqs.error();
-    if (*seqs) c.max_num_seqs = static_cast<int32_t>(**seqs);
+    if (!seqs)
+        return seqs.error();
+    if (*seqs)
+        c.max_num_seqs = static_cast<int32_t>(**seqs);
     auto toks = a.get_int("max-num-batched-tokens", 1, 1 << 20);
-    if (!toks) return toks.error();
-    if (*toks) c.max_num_batched_tokens = static_cast<int32_t>(**toks);
+    if (!toks)
+        return toks.error();
+    if (*toks)
+        c.max_num_batched_tokens = static_cast<int32_t>(**toks);
     auto kv = a.get_double("kv-budget-mb", 0.001, 1 << 24);
-    if (!kv) return kv.error();
-    if (*kv) c.memory.kv_bytes = static_cast<int64_t>(**kv * 1024.0 * 1024.0);
+    if (!kv)
+        return kv.error();
+    if (*kv)
+        c.memory.kv_bytes = static_cast<int64_t>(**kv * 1024.0 * 1024.0);
     auto util = a.get_double("gpu-memory-utilization", 0.0001, 1.0);
-    if (!util) return util.error();
-    if (*util) c.memory.utilization = **util;
-    if (a.has("no-prefix-caching")) c.enable_prefix_caching = false;
+    if (!util)
+        return util.error();
+    if (*util)
+        c.memory.utilization = **util;
+    if (a.has("no-prefix-caching"))
+        c.enable_prefix_caching = false;
     return ok_status();
 }
 
 void default_kv_to_need(const CliArgs& args, EngineConfig& config, int64_t need_tokens,
                         int64_t num_requests) {
-    if (args.has("kv-budget-mb") || args.has("gpu-memory-utilization")) return;
+    if (args.has("kv-budget-mb") || args.has("gpu-memory-utilization"))
+        return;
     const int64_t bs = config.block_size;
     const int64_t blocks = (need_tokens + bs - 1) / bs + num_requests + 1;
     config.num_blocks = static_cast<int32_t>(std::min<int64_t>(blocks, 1 << 24));
 }
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

@@ -26,4 +26,4 @@ void default_kv_to_need(const CliArgs& args, EngineConfig& config, int64_t need_
 
 extern const char* kEngineOptionsHelp;
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

@@ -90,9 +90,10 @@ void print_result(const std::string& policy, const BenchResult& r) {
     std::printf("============ Serving Benchmark Result (%s) ============\n", policy.c_str());
     std::printf("%-40s %d\n", "Successful requests:", r.completed);
     line("Benchmark duration (s):", r.duration_s);
-    std::printf("%-40s %lld\n", "Total input tokens:", static_cast<long long>(r.total_input_tokens));
-    std::printf("%-40s %lld\n", "Total generated tokens:",
-                static_cast<long long>(r.total_output_tokens));
+    std::printf("%-40s %lld\n",
+                "Total input tokens:", static_cast<long long>(r.total_input_tokens));
+    std::printf("%-40s %lld\n",
+                "Total generated tokens:", static_cast<long long>(r.total_output_tokens));
     line("Request throughput (req/s):", r.request_throughput);
     line("Output token throughput (tok/s):", r.output_throughput);
     line("Total Token throughput (tok/s):", r.total_token_throughput);
@@ -124,19 +125,20 @@ void print_result(const std::string& policy, const BenchResult& r) {
     std::printf("==================================================\n");
 }
 
-}  // namespace
+} // namespace
 
 int cmd_bench(const Args& argv) {
     const char* cmd = "bench";
-    std::set<std::string> values = {"model",       "threads",      "input-len",     "output-len",
-                                    "range-ratio", "num-prompts",  "request-rate",  "max-concurrency",
-                                    "prefix-len",  "seed",         "dataset",       "policy",
-                                    "json",        "baseline-prompts"};
+    std::set<std::string> values = {
+        "model",        "threads",         "input-len",  "output-len", "range-ratio", "num-prompts",
+        "request-rate", "max-concurrency", "prefix-len", "seed",       "dataset",     "policy",
+        "json",         "baseline-prompts"};
     std::set<std::string> flags = {"help", "quiet"};
     values.insert(engine_value_options().begin(), engine_value_options().end());
     flags.insert(engine_flag_options().begin(), engine_flag_options().end());
     auto args = CliArgs::parse(argv, values, flags);
-    if (!args) return fail(cmd, args.message());
+    if (!args)
+        return fail(cmd, args.message());
     if (args->has("help")) {
         std::fputs(kHelp, stdout);
         std::fputs(kEngineOptionsHelp, stdout);
@@ -145,8 +147,10 @@ int cmd_bench(const Args& argv) {
     RandomWorkloadSpec spec;
     auto get_i = [&](const char* name, int64_t lo, int64_t hi, int32_t& field) -> Status {
         auto v = args->get_int(name, lo, hi);
-        if (!v) return v.error();
-        if (*v) field = static_cast<int32_t>(**v);
+        if (!v)
+            return v.error();
+        if (*v)
+            field = static_cast<int32_t>(**v);
         return ok_status();
     };
     int32_t max_conc = 0, baseline_prompts = 0;
@@ -156,47 +160,62 @@ int cmd_bench(const Args& argv) {
                       get_i("prefix-len", 0, 1 << 20, spec.prefix_len),
                       get_i("max-concurrency", 1, 1 << 20, max_conc),
                       get_i("baseline-prompts", 1, 1 << 20, baseline_prompts)})
-        if (!st) return fail(cmd, st.message());
+        if (!st)
+            return fail(cmd, st.message());
     auto rr = args->get_double("range-ratio", 0, 0.999);
-    if (!rr) return fail(cmd, rr.message());
-    if (*rr) spec.range_ratio = **rr;
+    if (!rr)
+        return fail(cmd, rr.message());
+    if (*rr)
+        spec.range_ratio = **rr;
     auto seed = args->get_int("seed", 0, INT64_MAX);
-    if (!seed) return fail(cmd, seed.message());
-    if (*seed) spec.seed = static_cast<uint64_t>(**seed);
+    if (!seed)
+        return fail(cmd, seed.message());
+    if (*seed)
+        spec.seed = static_cast<uint64_t>(**seed);
     double rate = std::numeric_limits<double>::infinity();
     if (auto r = args->get("request-rate"); r && *r != "inf") {
         auto v = args->get_double("request-rate", 1e-6, 1e9);
-        if (!v) return fail(cmd, v.message());
+        if (!v)
+            return fail(cmd, v.message());
         rate = **v;
     }
     auto threads = args->get_int("threads", 1, 1024);
-    if (!threads) return fail(cmd, threads.message());
+    if (!threads)
+        return fail(cmd, threads.message());
 
     std::vector<Policy> policies;
     {
         std::stringstream ss(args->get_or("policy", "continuous"));
         std::string name;
         while (std::getline(ss, name, ',')) {
-            if (name == "continuous") policies.push_back({name, SchedulerPolicy::Continuous});
-            else if (name == "static") policies.push_back({name, SchedulerPolicy::Static});
-            else if (name == "sequential") policies.push_back({name, SchedulerPolicy::Sequential});
-            else return fail(cmd, "--policy: unknown policy '" + name +
-                                      "' (continuous, static, sequential)");
+            if (name == "continuous")
+                policies.push_back({name, SchedulerPolicy::Continuous});
+            else if (name == "static")
+                policies.push_back({name, SchedulerPolicy::Static});
+            else if (name == "sequential")
+                policies.push_back({name, SchedulerPolicy::Sequential});
+            else
+                return fail(cmd, "--policy: unknown policy '" + name +
+                                     "' (continuous, static, sequential)");
         }
-        if (policies.empty()) return fail(cmd, "--policy: no policy given");
+        if (policies.empty())
+            return fail(cmd, "--policy: no policy given");
     }
     EngineConfig base;
-    if (Status st = engine_config_from_args(*args, base); !st) return fail(cmd, st.message());
+    if (Status st = engine_config_from_args(*args, base); !st)
+        return fail(cmd, st.message());
 
     auto mo = open_cli_model(*args);
-    if (!mo) return fail(cmd, mo.message());
+    if (!mo)
+        return fail(cmd, mo.message());
     CliModel& m = **mo;
     std::vector<BenchRequest> workload;
     if (auto ds = args->get("dataset")) {
         SamplingParams d;
         d.max_tokens = spec.output_len;
         auto lines = read_prompts_jsonl(*ds, d);
-        if (!lines) return fail(cmd, lines.message());
+        if (!lines)
+            return fail(cmd, lines.message());
         for (const PromptLine& pl : *lines) {
             BenchRequest r;
             r.prompt = pl.ids ? *pl.ids : m.tokenizer->encode(*pl.prompt, true);
@@ -212,9 +231,12 @@ int cmd_bench(const Args& argv) {
 
     nlohmann::json out;
     out["model"] = m.model->name;
-    out["workload"] = {{"num_prompts", workload.size()}, {"input_len", spec.input_len},
-                       {"output_len", spec.output_len}, {"range_ratio", spec.range_ratio},
-                       {"prefix_len", spec.prefix_len}, {"seed", spec.seed},
+    out["workload"] = {{"num_prompts", workload.size()},
+                       {"input_len", spec.input_len},
+                       {"output_len", spec.output_len},
+                       {"range_ratio", spec.range_ratio},
+                       {"prefix_len", spec.prefix_len},
+                       {"seed", spec.seed},
                        {"request_rate", std::isinf(rate) ? -1.0 : rate},
                        {"max_concurrency", max_conc},
                        {"dataset", args->get_or("dataset", "")}};
@@ -237,18 +259,22 @@ int cmd_bench(const Args& argv) {
             ec.max_num_seqs = ro.batch_size;
         }
         int64_t need = 0;
-        for (const BenchRequest& r : reqs) need += static_cast<int64_t>(r.prompt.size()) + r.output_len;
+        for (const BenchRequest& r : reqs)
+            need += static_cast<int64_t>(r.prompt.size()) + r.output_len;
         default_kv_to_need(*args, ec, need, static_cast<int64_t>(reqs.size()));
         auto engine = Engine::create(*m.transformer, *m.tokenizer, ec);
-        if (!engine) return fail(cmd, engine.message());
+        if (!engine)
+            return fail(cmd, engine.message());
         if (!args->has("quiet")) {
             ro.on_step = [&](const StepOutputs&, int32_t done, int32_t total) {
                 std::fprintf(stderr, "\r[%s] %d/%d requests done", p.name.c_str(), done, total);
             };
         }
         auto r = run_bench(**engine, reqs, ro);
-        if (!args->has("quiet")) std::fprintf(stderr, "\n");
-        if (!r) return fail(cmd, r.message());
+        if (!args->has("quiet"))
+            std::fprintf(stderr, "\n");
+        if (!r)
+            return fail(cmd, r.message());
         print_result(p.name + (reqs.size() < workload.size()
                                    ? ", first " + std::to_string(reqs.size()) + " requests"
                                    : ""),
@@ -268,15 +294,17 @@ int cmd_bench(const Args& argv) {
                                   : 0;
             std::printf("  output_throughput %s / %s: %.2fx\n", policies[0].name.c_str(),
                         policies[i].name.c_str(), ot);
-            out["ratios"]["output_throughput_" + policies[0].name + "_over_" + policies[i].name] = ot;
+            out["ratios"]["output_throughput_" + policies[0].name + "_over_" + policies[i].name] =
+                ot;
         }
     }
     if (auto path = args->get("json")) {
         std::ofstream f(*path);
         f << out.dump(2) << "\n";
-        if (!f) return fail(cmd, *path + ": cannot write");
+        if (!f)
+            return fail(cmd, *path + ": cannot write");
     }
     return 0;
 }
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

@@ -32,23 +32,27 @@ const char* kHelp =
 
 bool wants_prompts(const Args& argv) {
     for (const std::string& a : argv)
-        if (a == "--prompts" || a.rfind("--prompts=", 0) == 0) return true;
+        if (a == "--prompts" || a.rfind("--prompts=", 0) == 0)
+            return true;
     return false;
 }
 
-}  // namespace
+} // namespace
 
-bool generate_routes_to_batch(const Args& argv) { return wants_prompts(argv); }
+bool generate_routes_to_batch(const Args& argv) {
+    return wants_prompts(argv);
+}
 
 int cmd_generate_batch(const Args& argv) {
     const char* cmd = "generate";
-    std::set<std::string> values = {"model", "prompts", "threads", "max-tokens", "temperature",
-                                    "seed"};
+    std::set<std::string> values = {"model",      "prompts",     "threads",
+                                    "max-tokens", "temperature", "seed"};
     std::set<std::string> flags = {"help", "ignore-eos", "stats", "json"};
     values.insert(engine_value_options().begin(), engine_value_options().end());
     flags.insert(engine_flag_options().begin(), engine_flag_options().end());
     auto args = CliArgs::parse(argv, values, flags);
-    if (!args) return fail(cmd, args.message());
+    if (!args)
+        return fail(cmd, args.message());
     if (args->has("help")) {
         std::fputs(kHelp, stdout);
         std::fputs(kEngineOptionsHelp, stdout);
@@ -56,25 +60,35 @@ int cmd_generate_batch(const Args& argv) {
     }
     SamplingParams defaults;
     auto mt = args->get_int("max-tokens", 1, 1 << 24);
-    if (!mt) return fail(cmd, mt.message());
-    if (*mt) defaults.max_tokens = static_cast<int>(**mt);
+    if (!mt)
+        return fail(cmd, mt.message());
+    if (*mt)
+        defaults.max_tokens = static_cast<int>(**mt);
     auto temp = args->get_double("temperature", 0, 100);
-    if (!temp) return fail(cmd, temp.message());
-    if (*temp) defaults.temperature = static_cast<float>(**temp);
+    if (!temp)
+        return fail(cmd, temp.message());
+    if (*temp)
+        defaults.temperature = static_cast<float>(**temp);
     auto seed = args->get_int("seed", 0, INT64_MAX);
-    if (!seed) return fail(cmd, seed.message());
-    if (*seed) defaults.seed = static_cast<uint64_t>(**seed);
+    if (!seed)
+        return fail(cmd, seed.message());
+    if (*seed)
+        defaults.seed = static_cast<uint64_t>(**seed);
     defaults.ignore_eos = args->has("ignore-eos");
     auto threads = args->get_int("threads", 1, 1024);
-    if (!threads) return fail(cmd, threads.message());
+    if (!threads)
+        return fail(cmd, threads.message());
 
     auto lines = read_prompts_jsonl(*args->get("prompts"), defaults);
-    if (!lines) return fail(cmd, lines.message());
+    if (!lines)
+        return fail(cmd, lines.message());
     EngineConfig ec;
-    if (Status st = engine_config_from_args(*args, ec); !st) return fail(cmd, st.message());
+    if (Status st = engine_config_from_args(*args, ec); !st)
+        return fail(cmd, st.message());
 
     auto mo = open_cli_model(*args);
-    if (!mo) return fail(cmd, mo.message());
+    if (!mo)
+        return fail(cmd, mo.message());
     CliModel& m = **mo;
     std::vector<std::vector<int32_t>> prompts;
     int64_t need = 0;
@@ -86,7 +100,8 @@ int cmd_generate_batch(const Args& argv) {
     m.pool = std::make_unique<kernels::ThreadPool>(static_cast<int>(threads->value_or(0)));
     m.transformer = std::make_unique<Transformer>(*m.model, *m.pool);
     auto engine_or = Engine::create(*m.transformer, *m.tokenizer, ec);
-    if (!engine_or) return fail(cmd, engine_or.message());
+    if (!engine_or)
+        return fail(cmd, engine_or.message());
     Engine& engine = **engine_or;
 
     struct Out {
@@ -100,8 +115,8 @@ int cmd_generate_batch(const Args& argv) {
     for (size_t i = 0; i < prompts.size(); ++i) {
         auto id = engine.add_request(prompts[i], (*lines)[i].params);
         if (!id)
-            return fail(cmd, *args->get("prompts") + ":" + std::to_string((*lines)[i].line) +
-                                 ": " + id.message());
+            return fail(cmd, *args->get("prompts") + ":" + std::to_string((*lines)[i].line) + ": " +
+                                 id.message());
         index[*id] = i;
     }
     size_t printed = 0;
@@ -125,7 +140,8 @@ int cmd_generate_batch(const Args& argv) {
             j["ids"] = o.ids;
             j["text"] = o.text;
             j["finish_reason"] = finish_reason_name(o.last.finish);
-            if (!o.last.stop_matched.empty()) j["stop"] = o.last.stop_matched;
+            if (!o.last.stop_matched.empty())
+                j["stop"] = o.last.stop_matched;
             j["prompt_tokens"] = mtr.prompt_tokens;
             j["completion_tokens"] = o.ids.size();
             j["cached_tokens"] = mtr.cached_tokens;
@@ -147,10 +163,10 @@ int cmd_generate_batch(const Args& argv) {
                      static_cast<long long>(s.total_generated_tokens),
                      static_cast<long long>(s.total_preemptions),
                      static_cast<long long>(s.prefix_cache_hits),
-                     static_cast<long long>(s.prefix_cache_queries),
-                     s.memory.num_blocks, s.block_size);
+                     static_cast<long long>(s.prefix_cache_queries), s.memory.num_blocks,
+                     s.block_size);
     }
     return 0;
 }
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

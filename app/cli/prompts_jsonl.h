@@ -16,10 +16,10 @@
 namespace llmwb::cli {
 
 struct PromptLine {
-    int line = 0;  // 1-based line in the file
+    int line = 0; // 1-based line in the file
     std::optional<std::string> prompt;
     std::optional<std::vector<int32_t>> ids;
-    SamplingParams params;          // defaults from the caller, overridden by the line's fields
+    SamplingParams params; // defaults from the caller, overridden by the line's fields
     bool has_max_tokens = false;
 };
 
@@ -27,4 +27,4 @@ struct PromptLine {
 Result<std::vector<PromptLine>> read_prompts_jsonl(const std::string& path,
                                                    const SamplingParams& defaults);
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

@@ -9,27 +9,33 @@ namespace llmwb {
 
 namespace {
 
-double percentile(const std::vector<double>& sorted, double q) {  // numpy "linear"
-    if (sorted.empty()) return 0;
+double percentile(const std::vector<double>& sorted, double q) { // numpy "linear"
+    if (sorted.empty())
+        return 0;
     const double pos = q / 100.0 * static_cast<double>(sorted.size() - 1);
     const auto lo = static_cast<size_t>(std::floor(pos));
     const size_t hi = std::min(lo + 1, sorted.size() - 1);
     return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
 
-double seconds(EngineClock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(EngineClock::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
 
-}  // namespace
+} // namespace
 
 LatencyStats latency_stats(std::vector<double> v) {
     LatencyStats s;
-    if (v.empty()) return s;
+    if (v.empty())
+        return s;
     std::sort(v.begin(), v.end());
     double sum = 0;
-    for (double x : v) sum += x;
+    for (double x : v)
+        sum += x;
     s.mean = sum / static_cast<double>(v.size());
     double var = 0;
-    for (double x : v) var += (x - s.mean) * (x - s.mean);
+    for (double x : v)
+        var += (x - s.mean) * (x - s.mean);
     s.std = std::sqrt(var / static_cast<double>(v.size()));
     s.median = percentile(v, 50);
     s.p99 = percentile(v, 99);
@@ -66,7 +72,8 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
         p.ignore_eos = true;
         p.max_tokens = std::max(1, requests[i].output_len);
         auto id = engine.add_request(requests[i].prompt, p);
-        if (!id) return make_error("request " + std::to_string(i) + ": " + id.message());
+        if (!id)
+            return make_error("request " + std::to_string(i) + ": " + id.message());
         index[*id] = i;
         track[i].submit = EngineClock::now();
         res.total_input_tokens += static_cast<int64_t>(requests[i].prompt.size());
@@ -78,37 +85,45 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
         const double elapsed = seconds(EngineClock::now() - t0);
         if (opt.static_batches) {
             if (!engine.has_unfinished() && next < n) {
-                const int32_t want =
-                    std::min(n - next, opt.batch_size > 0 ? opt.batch_size : n);
+                const int32_t want = std::min(n - next, opt.batch_size > 0 ? opt.batch_size : n);
                 int32_t arrived = 0;
-                while (next + arrived < n && arrivals[next + arrived] <= elapsed) ++arrived;
+                while (next + arrived < n && arrivals[next + arrived] <= elapsed)
+                    ++arrived;
                 if (arrived >= want)
                     for (int32_t k = 0; k < want; ++k)
-                        if (Status st = submit(next++); !st) return st.error();
+                        if (Status st = submit(next++); !st)
+                            return st.error();
             }
         } else {
             while (next < n && arrivals[next] <= elapsed &&
                    (opt.max_concurrency <= 0 || in_flight < opt.max_concurrency))
-                if (Status st = submit(next++); !st) return st.error();
+                if (Status st = submit(next++); !st)
+                    return st.error();
         }
         if (!engine.has_unfinished()) {
-            if (next < n) {  // wait for the next arrival
+            if (next < n) { // wait for the next arrival
                 const double wait = arrivals[next] - seconds(EngineClock::now() - t0);
                 if (wait > 0)
-                    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(wait, 0.05)));
+                    std::this_thread::sleep_for(
+                        std::chrono::duration<double>(std::min(wait, 0.05)));
                 continue;
             }
-            break;  // nothing left (should not happen: done < n)
+            break; // nothing left (should not happen: done < n)
         }
         engine.step(so);
-        if (so.step_index >= 0) batch_sum += so.batch_size;
+        if (so.step_index >= 0)
+            batch_sum += so.batch_size;
         for (const RequestOutput& o : so.outputs) {
             auto it = index.find(o.id);
-            if (it == index.end()) continue;
+            if (it == index.end())
+                continue;
             Track& t = track[it->second];
             for (size_t k = 0; k < o.new_token_ids.size(); ++k) {
-                if (t.outputs == 0) t.first = so.time;
-                else itls.push_back(std::chrono::duration<double, std::milli>(so.time - t.last).count());
+                if (t.outputs == 0)
+                    t.first = so.time;
+                else
+                    itls.push_back(
+                        std::chrono::duration<double, std::milli>(so.time - t.last).count());
                 t.last = so.time;
                 ++t.outputs;
             }
@@ -119,19 +134,22 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
                 res.total_output_tokens += t.outputs;
             }
         }
-        if (opt.on_step) opt.on_step(so, done, n);
+        if (opt.on_step)
+            opt.on_step(so, done, n);
     }
     res.duration_s = seconds(EngineClock::now() - t0);
     res.completed = done;
 
     std::vector<double> ttft, tpot, e2el;
     for (const Track& t : track) {
-        if (!t.done || t.outputs == 0) continue;
+        if (!t.done || t.outputs == 0)
+            continue;
         const double first = std::chrono::duration<double, std::milli>(t.first - t.submit).count();
         const double e2e = std::chrono::duration<double, std::milli>(t.last - t.submit).count();
         ttft.push_back(first);
         e2el.push_back(e2e);
-        if (t.outputs > 1) tpot.push_back((e2e - first) / (t.outputs - 1));
+        if (t.outputs > 1)
+            tpot.push_back((e2e - first) / (t.outputs - 1));
         res.per_request_ttft_ms.push_back(first);
     }
     res.ttft_ms = latency_stats(ttft);
@@ -146,29 +164,33 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
     }
 
     const KvAccounting& acc = engine.kv_accounting();
-    const auto allocated = static_cast<double>(acc.allocated_slot_steps - acc0.allocated_slot_steps);
+    const auto allocated =
+        static_cast<double>(acc.allocated_slot_steps - acc0.allocated_slot_steps);
     const auto used = static_cast<double>(acc.used_slot_steps - acc0.used_slot_steps);
     const auto contiguous =
         static_cast<double>(acc.contiguous_slot_steps - acc0.contiguous_slot_steps);
     const auto steps = acc.steps - acc0.steps;
     res.num_blocks = engine.memory_plan().num_blocks;
     res.block_size = engine.config().block_size;
-    if (steps > 0) res.mean_kv_usage = (acc.usage_sum - acc0.usage_sum) / static_cast<double>(steps);
+    if (steps > 0)
+        res.mean_kv_usage = (acc.usage_sum - acc0.usage_sum) / static_cast<double>(steps);
     res.peak_kv_usage = static_cast<double>(acc.peak_used_blocks) / std::max(1, res.num_blocks);
     if (contiguous > 0) {
         res.kv_waste_vs_contiguous = (allocated - used) / contiguous;
         res.contiguous_waste = (contiguous - used) / contiguous;
     }
-    if (allocated > 0) res.kv_waste_vs_allocated = (allocated - used) / allocated;
+    if (allocated > 0)
+        res.kv_waste_vs_allocated = (allocated - used) / allocated;
     res.prefix_cache_queries = engine.kv_manager().prefix_queries() - queries0;
     res.prefix_cache_hits = engine.kv_manager().prefix_hits() - hits0;
     if (res.prefix_cache_queries > 0)
-        res.prefix_cache_hit_rate =
-            static_cast<double>(res.prefix_cache_hits) / static_cast<double>(res.prefix_cache_queries);
+        res.prefix_cache_hit_rate = static_cast<double>(res.prefix_cache_hits) /
+                                    static_cast<double>(res.prefix_cache_queries);
     res.preemptions = engine.scheduler().total_preemptions() - preempt0;
     res.steps = engine.steps() - steps0;
-    if (res.steps > 0) res.mean_batch_size = static_cast<double>(batch_sum) / static_cast<double>(res.steps);
+    if (res.steps > 0)
+        res.mean_batch_size = static_cast<double>(batch_sum) / static_cast<double>(res.steps);
     return res;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

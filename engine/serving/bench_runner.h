@@ -14,8 +14,8 @@
 namespace llmwb {
 
 struct BenchRunOptions {
-    double request_rate = 0;      // requests/s; <= 0 or inf: all at once
-    int32_t max_concurrency = 0;  // 0: no cap
+    double request_rate = 0;     // requests/s; <= 0 or inf: all at once
+    int32_t max_concurrency = 0; // 0: no cap
     uint64_t seed = 0;
     // Static batching: submit only when the engine is idle, a full batch (batch_size requests,
     // or all that remain) at a time.
@@ -34,24 +34,24 @@ struct BenchResult {
     int32_t completed = 0;
     double duration_s = 0;
     int64_t total_input_tokens = 0, total_output_tokens = 0;
-    double request_throughput = 0;      // requests/s
-    double output_throughput = 0;       // output tokens/s
-    double total_token_throughput = 0;  // (input + output) tokens/s
+    double request_throughput = 0;     // requests/s
+    double output_throughput = 0;      // output tokens/s
+    double total_token_throughput = 0; // (input + output) tokens/s
     LatencyStats ttft_ms, tpot_ms, itl_ms, e2el_ms;
     // KV cache.
     int32_t num_blocks = 0, block_size = 0;
-    double mean_kv_usage = 0, peak_kv_usage = 0;  // fraction of blocks in use
+    double mean_kv_usage = 0, peak_kv_usage = 0; // fraction of blocks in use
     // Allocated minus used token slots, summed over steps, as a fraction of what contiguous
     // per-request preallocation to max length (prompt + max_tokens) would reserve, and as a
     // fraction of the allocated slots.
     double kv_waste_vs_contiguous = 0, kv_waste_vs_allocated = 0;
-    double contiguous_waste = 0;  // (reserved - used) / reserved for contiguous preallocation
+    double contiguous_waste = 0; // (reserved - used) / reserved for contiguous preallocation
     int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;
     double prefix_cache_hit_rate = 0;
     int64_t preemptions = 0;
     int64_t steps = 0;
     double mean_batch_size = 0;
-    std::vector<double> per_request_ttft_ms;  // in submission order
+    std::vector<double> per_request_ttft_ms; // in submission order
 };
 
 // Runs every request greedily (temperature 0) with ignore_eos: exactly output_len tokens each
@@ -59,4 +59,4 @@ struct BenchResult {
 Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& requests,
                               const BenchRunOptions& options);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -14,27 +14,29 @@ int32_t draw_len(std::mt19937_64& rng, int32_t len, double ratio) {
     return static_cast<int32_t>(std::uniform_int_distribution<int64_t>(lo, hi)(rng));
 }
 
-}  // namespace
+} // namespace
 
-std::vector<BenchRequest> make_random_workload(const RandomWorkloadSpec& spec,
-                                               int32_t vocab_size) {
+std::vector<BenchRequest> make_random_workload(const RandomWorkloadSpec& spec, int32_t vocab_size) {
     std::mt19937_64 rng(spec.seed);
     std::uniform_int_distribution<int32_t> tok(0, std::max(1, vocab_size) - 1);
     std::vector<int32_t> prefix(static_cast<size_t>(std::max(0, spec.prefix_len)));
-    for (int32_t& t : prefix) t = tok(rng);
+    for (int32_t& t : prefix)
+        t = tok(rng);
     std::vector<BenchRequest> out(static_cast<size_t>(std::max(0, spec.num_prompts)));
     for (BenchRequest& r : out) {
         const int32_t in = draw_len(rng, spec.input_len, spec.range_ratio);
         r.output_len = draw_len(rng, spec.output_len, spec.range_ratio);
         r.prompt = prefix;
-        for (int32_t i = 0; i < in; ++i) r.prompt.push_back(tok(rng));
+        for (int32_t i = 0; i < in; ++i)
+            r.prompt.push_back(tok(rng));
     }
     return out;
 }
 
 std::vector<double> make_arrival_times(int32_t n, double request_rate, uint64_t seed) {
     std::vector<double> t(static_cast<size_t>(std::max(0, n)), 0.0);
-    if (!(request_rate > 0) || std::isinf(request_rate)) return t;
+    if (!(request_rate > 0) || std::isinf(request_rate))
+        return t;
     std::mt19937_64 rng(seed ^ 0x5eedULL);
     std::exponential_distribution<double> gap(request_rate);
     double now = 0;
@@ -45,4 +47,4 @@ std::vector<double> make_arrival_times(int32_t n, double request_rate, uint64_t 
     return t;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -27,13 +27,13 @@ uint64_t hash_block_tokens(uint64_t parent_hash, std::span<const int32_t> tokens
                            uint64_t extra_key);
 
 class BlockPool {
-public:
+  public:
     // block_size in {8, 16, 32}; num_blocks >= 1 (preconditions, asserted).
     BlockPool(int32_t num_blocks, int32_t block_size);
 
     int32_t num_blocks() const { return static_cast<int32_t>(ref_.size()); }
     int32_t block_size() const { return block_size_; }
-    int32_t num_free() const { return num_free_; }  // includes cached-free blocks
+    int32_t num_free() const { return num_free_; } // includes cached-free blocks
     int32_t num_used() const { return num_blocks() - num_free_; }
     int32_t num_cached() const { return static_cast<int32_t>(cached_.size()); }
 
@@ -75,7 +75,7 @@ public:
     // Verifies the invariants above and the list links; an error names the first violation.
     Status check_invariants() const;
 
-private:
+  private:
     static constexpr int32_t kNone = -1;
     void list_remove(int32_t b);
     void list_push_back(int32_t b);
@@ -85,14 +85,14 @@ private:
     int32_t block_size_;
     int32_t num_free_ = 0;
     int32_t head_ = kNone, tail_ = kNone;
-    std::vector<int32_t> ref_;             // [num_blocks]
-    std::vector<int32_t> prev_, next_;     // [num_blocks] free-list links (kNone at the ends)
-    std::vector<uint8_t> linked_;          // [num_blocks] 1 while in the free list
-    std::vector<uint8_t> has_hash_;        // [num_blocks]
-    std::vector<uint64_t> hash_;           // [num_blocks]
-    std::vector<uint64_t> parent_hash_;    // [num_blocks]
-    std::vector<int32_t> tokens_;          // [num_blocks][block_size] tokens of hashed blocks
-    std::unordered_map<uint64_t, int32_t> cached_;  // hash -> block
+    std::vector<int32_t> ref_;          // [num_blocks]
+    std::vector<int32_t> prev_, next_;  // [num_blocks] free-list links (kNone at the ends)
+    std::vector<uint8_t> linked_;       // [num_blocks] 1 while in the free list
+    std::vector<uint8_t> has_hash_;     // [num_blocks]
+    std::vector<uint64_t> hash_;        // [num_blocks]
+    std::vector<uint64_t> parent_hash_; // [num_blocks]
+    std::vector<int32_t> tokens_;       // [num_blocks][block_size] tokens of hashed blocks
+    std::unordered_map<uint64_t, int32_t> cached_; // hash -> block
 };
 
-}  // namespace llmwb
+} // namespace llmwb

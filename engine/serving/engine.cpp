@@ -14,14 +14,18 @@ double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-}  // namespace
+} // namespace
 
 const char* finish_reason_name(FinishReason r) {
     switch (r) {
-    case FinishReason::None: return "";
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Length: return "length";
-    case FinishReason::Aborted: return "abort";
+    case FinishReason::None:
+        return "";
+    case FinishReason::Stop:
+        return "stop";
+    case FinishReason::Length:
+        return "length";
+    case FinishReason::Aborted:
+        return "abort";
     }
     return "";
 }
@@ -36,22 +40,26 @@ Result<std::unique_ptr<Engine>> Engine::create(Transformer& model, const Tokeniz
     const int32_t bs = config.block_size;
     if (bs != 8 && bs != 16 && bs != 32)
         return make_error("engine: block size must be 8, 16 or 32, got " + std::to_string(bs));
-    if (config.max_num_seqs < 1) return make_error("engine: max_num_seqs must be >= 1");
+    if (config.max_num_seqs < 1)
+        return make_error("engine: max_num_seqs must be >= 1");
     if (config.max_num_batched_tokens < 1)
         return make_error("engine: max_num_batched_tokens must be >= 1");
     const ModelConfig& mc = model.config();
-    const int64_t workspace = estimate_workspace_bytes(mc, config.max_num_batched_tokens,
-                                                       config.max_num_seqs);
+    const int64_t workspace =
+        estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs);
     MemoryBudget budget = config.memory;
     if (config.num_blocks) {
-        if (*config.num_blocks < 1) return make_error("engine: num_blocks must be >= 1");
-        budget.kv_bytes = static_cast<int64_t>(*config.num_blocks) *
-                          KvCacheStorage::bytes_per_block(mc, bs);
+        if (*config.num_blocks < 1)
+            return make_error("engine: num_blocks must be >= 1");
+        budget.kv_bytes =
+            static_cast<int64_t>(*config.num_blocks) * KvCacheStorage::bytes_per_block(mc, bs);
     }
     auto plan = plan_memory(mc, model.model().weight_bytes, bs, workspace, budget);
-    if (!plan) return plan.error();
+    if (!plan)
+        return plan.error();
     auto kv = KvCacheStorage::create(mc, plan->num_blocks, bs);
-    if (!kv) return kv.error();
+    if (!kv)
+        return kv.error();
 
     std::unique_ptr<Engine> e(new Engine(model, tokenizer, config));
     e->plan_ = *plan;
@@ -85,8 +93,10 @@ Result<RequestId> Engine::add_request(std::string_view prompt, const SamplingPar
 
 Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
                                       const SamplingParams& params) {
-    if (Status st = params.validate(); !st) return st.error();
-    if (prompt_ids.empty()) return make_error("add_request: the prompt has no tokens");
+    if (Status st = params.validate(); !st)
+        return st.error();
+    if (prompt_ids.empty())
+        return make_error("add_request: the prompt has no tokens");
     const int32_t vocab = model_.vocab_size();
     for (int32_t id : prompt_ids)
         if (id < 0 || id >= vocab)
@@ -112,7 +122,8 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
 }
 
 Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
-    if (Status st = params.validate(); !st) return st.error();
+    if (Status st = params.validate(); !st)
+        return st.error();
     Request* src = find(src_id);
     if (!src || src->status != RequestStatus::Running || !kv_mgr_->has_table(src_id))
         return make_error("fork: request " + std::to_string(src_id) + " is not running");
@@ -142,7 +153,8 @@ Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
 
 bool Engine::abort(RequestId id) {
     Request* r = find(id);
-    if (!r) return false;
+    if (!r)
+        return false;
     finish_request(*r, FinishReason::Aborted);
     return true;
 }
@@ -152,14 +164,15 @@ void Engine::finish_request(Request& r, FinishReason why) {
     scheduler_->remove(&r);
     r.status = RequestStatus::Finished;
     finished_.push_back(metrics_of(r, EngineClock::now()));
-    requests_.erase(r.id);  // r is gone after this line
+    requests_.erase(r.id); // r is gone after this line
 }
 
 Status Engine::set_memory_budget(const MemoryBudget& budget) {
     const ModelConfig& mc = model_.config();
     auto plan = plan_memory(mc, model_.model().weight_bytes, config_.block_size,
                             plan_.workspace_bytes, budget);
-    if (!plan) return plan.error();
+    if (!plan)
+        return plan.error();
     config_.memory = budget;
     config_.num_blocks.reset();
     pending_plan_ = *plan;
@@ -167,12 +180,14 @@ Status Engine::set_memory_budget(const MemoryBudget& budget) {
 }
 
 Status Engine::set_num_blocks(int32_t num_blocks) {
-    if (num_blocks < 1) return make_error("set_num_blocks: need at least one block");
+    if (num_blocks < 1)
+        return make_error("set_num_blocks: need at least one block");
     MemoryBudget b = config_.memory;
     b.kv_bytes = static_cast<int64_t>(num_blocks) * plan_.bytes_per_block;
     auto plan = plan_memory(model_.config(), model_.model().weight_bytes, config_.block_size,
                             plan_.workspace_bytes, b);
-    if (!plan) return plan.error();
+    if (!plan)
+        return plan.error();
     config_.num_blocks = num_blocks;
     pending_plan_ = *plan;
     return ok_status();
@@ -200,7 +215,8 @@ int32_t Engine::min_blocks_for_live() const {
 }
 
 void Engine::apply_pending_plan() {
-    if (!pending_plan_) return;
+    if (!pending_plan_)
+        return;
     MemoryPlan plan = *pending_plan_;
     pending_plan_.reset();
     const int32_t n = std::max(plan.num_blocks, min_blocks_for_live());
@@ -213,12 +229,14 @@ void Engine::apply_pending_plan() {
         return;
     }
     auto storage = KvCacheStorage::create(model_.config(), n, config_.block_size);
-    if (!storage) return;  // keep the current pool (size overflow cannot happen in practice)
+    if (!storage)
+        return; // keep the current pool (size overflow cannot happen in practice)
     while (kv_mgr_->pool().num_used() > n && scheduler_->preempt_newest(&replan_preempted_)) {
     }
     std::vector<BlockCopy> moves;
     kv_mgr_->resize(n, &moves);
-    for (const BlockCopy& m : moves) copy_kv_block(*kv_, m.src, **storage, m.dst);
+    for (const BlockCopy& m : moves)
+        copy_kv_block(*kv_, m.src, **storage, m.dst);
     kv_ = std::move(storage.value());
     plan_ = plan;
     SchedulerConfig sc = scheduler_->config();
@@ -265,8 +283,7 @@ void Engine::account_step() {
     const int64_t limit = context_limit();
     for (const ScheduledRequest& s : plan_step_.scheduled) {
         const Request* r = find(s.id);
-        accounting_.allocated_slot_steps +=
-            static_cast<int64_t>(kv_mgr_->blocks(s.id).size()) * bs;
+        accounting_.allocated_slot_steps += static_cast<int64_t>(kv_mgr_->blocks(s.id).size()) * bs;
         accounting_.used_slot_steps += s.num_computed + s.num_scheduled;
         accounting_.contiguous_slot_steps +=
             std::min<int64_t>(limit, r->num_prompt_tokens + r->params.max_tokens);
@@ -278,7 +295,8 @@ void Engine::account_step() {
 }
 
 void Engine::execute() {
-    for (const BlockCopy& c : plan_step_.copies) copy_kv_block(*kv_, c.src, *kv_, c.dst);
+    for (const BlockCopy& c : plan_step_.copies)
+        copy_kv_block(*kv_, c.src, *kv_, c.dst);
     batch_.clear();
     int32_t n_logits = 0;
     for (const ScheduledRequest& s : plan_step_.scheduled) {
@@ -306,7 +324,8 @@ void Engine::update(StepOutputs& out) {
         const ScheduledRequest& s = plan_step_.scheduled[i];
         Request& r = *find(s.id);
         r.num_computed += s.num_scheduled;
-        if (s.prefill) total_prompt_computed_ += s.num_scheduled;
+        if (s.prefill)
+            total_prompt_computed_ += s.num_scheduled;
         kv_mgr_->commit_computed(r.id, r.tokens, r.num_computed);
         SnapshotScheduled& rec = last_scheduled_[i];
         rec.id = s.id;
@@ -322,7 +341,7 @@ void Engine::update(StepOutputs& out) {
             ++row;
             ++total_generated_;
             if (o.finished) {
-                finish_request(r, o.finish);  // r is gone
+                finish_request(r, o.finish); // r is gone
                 o.metrics = finished_.back();
             } else {
                 o.metrics = metrics_of(r, now);
@@ -333,8 +352,8 @@ void Engine::update(StepOutputs& out) {
 }
 
 void Engine::sample_into(Request& r, const float* logits, RequestOutput& o) {
-    SampledToken tok = r.sampler.sample(
-        std::span<const float>(logits, static_cast<size_t>(model_.vocab_size())));
+    SampledToken tok =
+        r.sampler.sample(std::span<const float>(logits, static_cast<size_t>(model_.vocab_size())));
     r.sampler.accept(tok.id);
     r.tokens.push_back(tok.id);
     const auto now = EngineClock::now();
@@ -347,7 +366,8 @@ void Engine::sample_into(Request& r, const float* logits, RequestOutput& o) {
     }
     r.last_token = now;
     o.new_token_ids.push_back(tok.id);
-    if (r.params.logprobs > 0) o.logprobs.push_back(std::move(tok));
+    if (r.params.logprobs > 0)
+        o.logprobs.push_back(std::move(tok));
     const int32_t id = o.new_token_ids.back();
 
     FinishReason why = FinishReason::None;
@@ -355,8 +375,10 @@ void Engine::sample_into(Request& r, const float* logits, RequestOutput& o) {
         why = FinishReason::Stop;
         StopStringMatcher::Step end = r.matcher.push(r.decoder.flush());
         o.text = std::move(end.text);
-        if (end.stopped) o.stop_matched = end.matched;
-        else o.text += r.matcher.flush();
+        if (end.stopped)
+            o.stop_matched = end.matched;
+        else
+            o.text += r.matcher.flush();
     } else {
         StopStringMatcher::Step st = r.matcher.push(r.decoder.push(id));
         o.text = std::move(st.text);
@@ -383,4 +405,4 @@ void Engine::sample_into(Request& r, const float* logits, RequestOutput& o) {
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

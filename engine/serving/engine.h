@@ -34,35 +34,35 @@ namespace llmwb {
 class Tokenizer;
 
 struct EngineConfig {
-    int32_t block_size = KvCacheStorage::kDefaultBlockSize;  // 8, 16 or 32
+    int32_t block_size = KvCacheStorage::kDefaultBlockSize; // 8, 16 or 32
     int32_t max_num_seqs = 64;
     int32_t max_num_batched_tokens = 512;
     SchedulerPolicy policy = SchedulerPolicy::Continuous;
     bool enable_prefix_caching = true;
-    MemoryBudget memory;                // used unless num_blocks is set
-    std::optional<int32_t> num_blocks;  // explicit pool size (tests, small runs)
-    bool skip_special_tokens = true;    // leave special tokens out of the streamed text
-    uint64_t cache_key = 0;             // extra key of every block hash (model/adapter id)
+    MemoryBudget memory;               // used unless num_blocks is set
+    std::optional<int32_t> num_blocks; // explicit pool size (tests, small runs)
+    bool skip_special_tokens = true;   // leave special tokens out of the streamed text
+    uint64_t cache_key = 0;            // extra key of every block hash (model/adapter id)
 };
 
 // What one request produced in a step.
 struct RequestOutput {
     RequestId id = -1;
-    std::vector<int32_t> new_token_ids;  // the token sampled this step (empty: none)
-    std::string text;                    // text delta now safe to show
+    std::vector<int32_t> new_token_ids; // the token sampled this step (empty: none)
+    std::string text;                   // text delta now safe to show
     bool finished = false;
     FinishReason finish = FinishReason::None;
-    std::string stop_matched;            // the stop string found, if any
-    std::vector<SampledToken> logprobs;  // per new token, when params.logprobs > 0
-    SnapshotRequest metrics;             // timings and counts (final when finished)
+    std::string stop_matched;           // the stop string found, if any
+    std::vector<SampledToken> logprobs; // per new token, when params.logprobs > 0
+    SnapshotRequest metrics;            // timings and counts (final when finished)
 };
 
 struct StepOutputs {
-    int64_t step_index = -1;  // -1: nothing was scheduled
-    EngineClock::time_point time{};  // when the step's tokens were sampled
+    int64_t step_index = -1;        // -1: nothing was scheduled
+    EngineClock::time_point time{}; // when the step's tokens were sampled
     double step_ms = 0;
     int32_t num_prefill_tokens = 0, num_decode_tokens = 0, batch_size = 0;
-    std::vector<RequestOutput> outputs;  // scheduled requests that sampled or finished
+    std::vector<RequestOutput> outputs; // scheduled requests that sampled or finished
 };
 
 // Slot accounting over all steps (per running request: allocated = blocks x block size, used =
@@ -72,12 +72,12 @@ struct KvAccounting {
     int64_t used_slot_steps = 0;
     int64_t contiguous_slot_steps = 0;
     int64_t peak_used_blocks = 0;
-    double usage_sum = 0;  // sum over steps of kv usage (for the mean)
+    double usage_sum = 0; // sum over steps of kv usage (for the mean)
     int64_t steps = 0;
 };
 
 class Engine {
-public:
+  public:
     // `model` and `tokenizer` must outlive the engine.
     static Result<std::unique_ptr<Engine>> create(Transformer& model, const Tokenizer& tokenizer,
                                                   const EngineConfig& config);
@@ -100,7 +100,7 @@ public:
 
     // Runs one step: schedules, runs one forward over all scheduled requests, samples.
     StepOutputs step();
-    void step(StepOutputs& out);  // refills `out`, reusing its buffers
+    void step(StepOutputs& out); // refills `out`, reusing its buffers
 
     // Removes a request at any time; its blocks return to the pool. False: unknown id.
     bool abort(RequestId id);
@@ -132,7 +132,7 @@ public:
     // running requests, each large enough for its computed tokens. For tests.
     Status check_consistency() const;
 
-private:
+  private:
     Engine(Transformer& model, const Tokenizer& tokenizer, const EngineConfig& config);
     void apply_pending_plan();
     void execute();
@@ -161,11 +161,11 @@ private:
     ForwardBatch batch_;
     std::vector<float> logits_;
     std::vector<SnapshotScheduled> last_scheduled_;
-    std::vector<SnapshotRequest> finished_;  // finished (or aborted) since the last step began
+    std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began
     int64_t step_index_ = 0;
     double last_step_ms_ = 0;
     int64_t total_prompt_computed_ = 0, total_generated_ = 0;
     KvAccounting accounting_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

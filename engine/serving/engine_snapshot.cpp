@@ -11,7 +11,7 @@ double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-}  // namespace
+} // namespace
 
 SnapshotRequest Engine::metrics_of(const Request& r, EngineClock::time_point now) const {
     SnapshotRequest m;
@@ -78,9 +78,10 @@ void Engine::snapshot(EngineSnapshot& s) const {
             blk.state = BlockState::Free;
         }
     }
-    for (const Request* r : scheduler_->running())  // oldest first: the first holder owns
+    for (const Request* r : scheduler_->running()) // oldest first: the first holder owns
         for (int32_t b : kv_mgr_->blocks(r->id))
-            if (s.blocks[b].owner < 0) s.blocks[b].owner = r->id;
+            if (s.blocks[b].owner < 0)
+                s.blocks[b].owner = r->id;
     s.num_used_blocks = pool.num_used();
     s.num_free_blocks = pool.num_free() - cached_free;
     s.num_cached_free_blocks = cached_free;
@@ -89,8 +90,10 @@ void Engine::snapshot(EngineSnapshot& s) const {
     s.prefix_cache_hits = kv_mgr_->prefix_hits();
 
     s.requests.clear();
-    for (const Request* r : scheduler_->running()) s.requests.push_back(metrics_of(*r, now));
-    for (const Request* r : scheduler_->waiting()) s.requests.push_back(metrics_of(*r, now));
+    for (const Request* r : scheduler_->running())
+        s.requests.push_back(metrics_of(*r, now));
+    for (const Request* r : scheduler_->waiting())
+        s.requests.push_back(metrics_of(*r, now));
     s.requests.insert(s.requests.end(), finished_.begin(), finished_.end());
     s.memory = plan_;
 }
@@ -102,7 +105,8 @@ EngineSnapshot Engine::snapshot() const {
 }
 
 Status Engine::check_consistency() const {
-    if (Status st = kv_mgr_->check_consistency(); !st) return st;
+    if (Status st = kv_mgr_->check_consistency(); !st)
+        return st;
     const auto& running = scheduler_->running();
     if (kv_mgr_->num_requests() != static_cast<int32_t>(running.size()))
         return make_error("engine: " + std::to_string(kv_mgr_->num_requests()) +
@@ -130,4 +134,4 @@ Status Engine::check_consistency() const {
     return ok_status();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

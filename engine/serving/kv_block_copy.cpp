@@ -21,4 +21,4 @@ void copy_kv_block(const KvCacheStorage& src, int32_t src_block, KvCacheStorage&
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -13,4 +13,4 @@ namespace llmwb {
 void copy_kv_block(const KvCacheStorage& src, int32_t src_block, KvCacheStorage& dst,
                    int32_t dst_block);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -8,13 +8,13 @@ namespace llmwb {
 
 KvCacheManager::KvCacheManager(int32_t num_blocks, int32_t block_size, bool prefix_caching,
                                uint64_t extra_key)
-    : pool_(std::make_unique<BlockPool>(num_blocks, block_size)),
-      prefix_caching_(prefix_caching),
+    : pool_(std::make_unique<BlockPool>(num_blocks, block_size)), prefix_caching_(prefix_caching),
       extra_key_(extra_key) {}
 
 PrefixHit KvCacheManager::find_cached_prefix(std::span<const int32_t> tokens) const {
     PrefixHit hit;
-    if (!prefix_caching_ || tokens.empty()) return hit;
+    if (!prefix_caching_ || tokens.empty())
+        return hit;
     const int32_t bs = block_size();
     const size_t max_blocks = (tokens.size() - 1) / static_cast<size_t>(bs);
     uint64_t parent = 0;
@@ -22,7 +22,8 @@ PrefixHit KvCacheManager::find_cached_prefix(std::span<const int32_t> tokens) co
         auto toks = tokens.subspan(i * bs, static_cast<size_t>(bs));
         const uint64_t h = hash_block_tokens(parent, toks, extra_key_);
         auto b = pool_->lookup(h, parent, toks);
-        if (!b) break;
+        if (!b)
+            break;
         hit.blocks.push_back(*b);
         hit.hashes.push_back(h);
         parent = h;
@@ -32,7 +33,8 @@ PrefixHit KvCacheManager::find_cached_prefix(std::span<const int32_t> tokens) co
 }
 
 void KvCacheManager::record_prefix_query(int32_t queried_tokens, int32_t hit_tokens) {
-    if (!prefix_caching_) return;
+    if (!prefix_caching_)
+        return;
     prefix_queries_ += queried_tokens;
     prefix_hits_ += hit_tokens;
 }
@@ -49,7 +51,8 @@ bool KvCacheManager::allocate_slots(RequestId id, int64_t num_tokens, int64_t fi
     if (fresh && hit) {
         hit_blocks = static_cast<int32_t>(hit->blocks.size());
         for (int32_t b : hit->blocks)
-            if (pool_->ref_count(b) == 0) ++hit_from_free;
+            if (pool_->ref_count(b) == 0)
+                ++hit_from_free;
     }
     const int64_t have = fresh ? hit_blocks : static_cast<int64_t>(t->blocks.size());
     const int64_t needed = (num_tokens + bs - 1) / bs;
@@ -57,8 +60,10 @@ bool KvCacheManager::allocate_slots(RequestId id, int64_t num_tokens, int64_t fi
     int64_t cow = 0;
     if (!fresh)
         for (int64_t i = first_write_token / bs; i < have; ++i)
-            if (pool_->ref_count(t->blocks[i]) > 1) ++cow;
-    if (new_blocks + cow > static_cast<int64_t>(pool_->num_free()) - hit_from_free) return false;
+            if (pool_->ref_count(t->blocks[i]) > 1)
+                ++cow;
+    if (new_blocks + cow > static_cast<int64_t>(pool_->num_free()) - hit_from_free)
+        return false;
 
     Table& tab = tables_[id];
     if (fresh && hit) {
@@ -71,24 +76,30 @@ bool KvCacheManager::allocate_slots(RequestId id, int64_t num_tokens, int64_t fi
     if (cow > 0) {
         for (int64_t i = first_write_token / bs; i < have; ++i) {
             const int32_t old = tab.blocks[i];
-            if (pool_->ref_count(old) <= 1) continue;
+            if (pool_->ref_count(old) <= 1)
+                continue;
             const int32_t nb = *pool_->allocate();
-            if (copies) copies->push_back({old, nb});
+            if (copies)
+                copies->push_back({old, nb});
             pool_->release(old);
             tab.blocks[i] = nb;
-            if (static_cast<int64_t>(tab.hashes.size()) > i) tab.hashes.resize(i);
+            if (static_cast<int64_t>(tab.hashes.size()) > i)
+                tab.hashes.resize(i);
             ++cow_copies_;
         }
     }
-    for (int64_t i = 0; i < new_blocks; ++i) tab.blocks.push_back(*pool_->allocate());
+    for (int64_t i = 0; i < new_blocks; ++i)
+        tab.blocks.push_back(*pool_->allocate());
     return true;
 }
 
 void KvCacheManager::commit_computed(RequestId id, std::span<const int32_t> tokens,
                                      int64_t num_computed) {
-    if (!prefix_caching_) return;
+    if (!prefix_caching_)
+        return;
     auto it = tables_.find(id);
-    if (it == tables_.end()) return;
+    if (it == tables_.end())
+        return;
     Table& t = it->second;
     const int32_t bs = block_size();
     const size_t full = std::min(static_cast<size_t>(num_computed / bs), t.blocks.size());
@@ -103,24 +114,29 @@ void KvCacheManager::commit_computed(RequestId id, std::span<const int32_t> toke
 
 void KvCacheManager::free(RequestId id) {
     auto it = tables_.find(id);
-    if (it == tables_.end()) return;
+    if (it == tables_.end())
+        return;
     const std::vector<int32_t>& blocks = it->second.blocks;
-    for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) pool_->release(*b);
+    for (auto b = blocks.rbegin(); b != blocks.rend(); ++b)
+        pool_->release(*b);
     tables_.erase(it);
 }
 
 void KvCacheManager::fork(RequestId src, RequestId dst) {
     assert(!tables_.count(dst));
     auto it = tables_.find(src);
-    if (it == tables_.end()) return;
+    if (it == tables_.end())
+        return;
     Table copy = it->second;
-    for (int32_t b : copy.blocks) pool_->touch(b);
+    for (int32_t b : copy.blocks)
+        pool_->touch(b);
     tables_.emplace(dst, std::move(copy));
 }
 
 std::span<const int32_t> KvCacheManager::blocks(RequestId id) const {
     auto it = tables_.find(id);
-    if (it == tables_.end()) return {};
+    if (it == tables_.end())
+        return {};
     return it->second.blocks;
 }
 
@@ -132,7 +148,8 @@ void KvCacheManager::resize(int32_t num_blocks, std::vector<BlockCopy>* moves) {
         for (int32_t& b : t.blocks) {
             if (map[b] < 0) {
                 map[b] = *fresh->allocate();
-                if (moves) moves->push_back({b, map[b]});
+                if (moves)
+                    moves->push_back({b, map[b]});
             } else {
                 fresh->touch(map[b]);
             }
@@ -144,12 +161,14 @@ void KvCacheManager::resize(int32_t num_blocks, std::vector<BlockCopy>* moves) {
             fresh->register_full_block(map[old], pool_->block_hash(old), pool_->parent_hash(old),
                                        pool_->block_tokens(old));
     for (auto& [id, t] : tables_)
-        for (int32_t& b : t.blocks) b = map[b];
+        for (int32_t& b : t.blocks)
+            b = map[b];
     pool_ = std::move(fresh);
 }
 
 Status KvCacheManager::check_consistency() const {
-    if (Status st = pool_->check_invariants(); !st) return st;
+    if (Status st = pool_->check_invariants(); !st)
+        return st;
     std::vector<int32_t> holders(static_cast<size_t>(pool_->num_blocks()), 0);
     for (const auto& [id, t] : tables_) {
         std::vector<int32_t> sorted = t.blocks;
@@ -171,4 +190,4 @@ Status KvCacheManager::check_consistency() const {
     return ok_status();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

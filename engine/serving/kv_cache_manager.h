@@ -26,12 +26,12 @@ struct BlockCopy {
 // Full cached blocks that hold a prompt's first tokens.
 struct PrefixHit {
     std::vector<int32_t> blocks;
-    std::vector<uint64_t> hashes;  // chained hash of each block
-    int32_t num_tokens = 0;        // blocks.size() * block_size
+    std::vector<uint64_t> hashes; // chained hash of each block
+    int32_t num_tokens = 0;       // blocks.size() * block_size
 };
 
 class KvCacheManager {
-public:
+  public:
     KvCacheManager(int32_t num_blocks, int32_t block_size, bool prefix_caching,
                    uint64_t extra_key = 0);
 
@@ -73,8 +73,8 @@ public:
     // storage. Cached-free blocks are dropped. Precondition: pool().num_used() <= num_blocks.
     void resize(int32_t num_blocks, std::vector<BlockCopy>* moves);
 
-    int64_t prefix_queries() const { return prefix_queries_; }  // tokens
-    int64_t prefix_hits() const { return prefix_hits_; }        // tokens
+    int64_t prefix_queries() const { return prefix_queries_; } // tokens
+    int64_t prefix_hits() const { return prefix_hits_; }       // tokens
     int64_t cow_copies() const { return cow_copies_; }
 
     // Pool invariants plus: every table's block has ref_count >= the number of tables holding
@@ -82,15 +82,15 @@ public:
     Status check_consistency() const;
 
     // Visits every (request, block table) pair.
-    template <class F>
-    void for_each_table(F&& f) const {
-        for (const auto& [id, t] : tables_) f(id, std::span<const int32_t>(t.blocks));
+    template <class F> void for_each_table(F&& f) const {
+        for (const auto& [id, t] : tables_)
+            f(id, std::span<const int32_t>(t.blocks));
     }
 
-private:
+  private:
     struct Table {
         std::vector<int32_t> blocks;
-        std::vector<uint64_t> hashes;  // chained hashes of the first hashes.size() full blocks
+        std::vector<uint64_t> hashes; // chained hashes of the first hashes.size() full blocks
     };
 
     std::unique_ptr<BlockPool> pool_;
@@ -100,4 +100,4 @@ private:
     int64_t prefix_queries_ = 0, prefix_hits_ = 0, cow_copies_ = 0;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

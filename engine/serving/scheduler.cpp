@@ -7,9 +7,12 @@ namespace llmwb {
 
 const char* scheduler_policy_name(SchedulerPolicy p) {
     switch (p) {
-    case SchedulerPolicy::Continuous: return "continuous";
-    case SchedulerPolicy::Static: return "static";
-    case SchedulerPolicy::Sequential: return "sequential";
+    case SchedulerPolicy::Continuous:
+        return "continuous";
+    case SchedulerPolicy::Static:
+        return "static";
+    case SchedulerPolicy::Sequential:
+        return "sequential";
     }
     return "?";
 }
@@ -38,7 +41,8 @@ int32_t Scheduler::max_seqs() const {
 }
 
 int64_t Scheduler::reserve_tokens(const Request& r, int64_t scheduled_end) const {
-    if (config_.policy != SchedulerPolicy::Static) return scheduled_end;
+    if (config_.policy != SchedulerPolicy::Static)
+        return scheduled_end;
     const int64_t remaining = std::max(0, r.params.max_tokens - r.num_output());
     const int64_t whole = std::min<int64_t>(config_.context_limit, r.num_tokens() + remaining);
     return std::max(scheduled_end, whole);
@@ -54,11 +58,13 @@ void Scheduler::preempt(Request* r, std::vector<RequestId>* preempted) {
     ++r->num_preemptions;
     ++total_preemptions_;
     waiting_.push_front(r);
-    if (preempted) preempted->push_back(r->id);
+    if (preempted)
+        preempted->push_back(r->id);
 }
 
 bool Scheduler::preempt_newest(std::vector<RequestId>* preempted) {
-    if (running_.empty()) return false;
+    if (running_.empty())
+        return false;
     preempt(running_.back(), preempted);
     return true;
 }
@@ -81,8 +87,8 @@ void Scheduler::schedule(StepPlan& plan) {
     // 1. Running requests, oldest first; preempt the newest when the pool is exhausted.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         Request* r = running_[i];
-        const auto n = static_cast<int32_t>(
-            std::min<int64_t>(r->num_tokens() - r->num_computed, budget));
+        const auto n =
+            static_cast<int32_t>(std::min<int64_t>(r->num_tokens() - r->num_computed, budget));
         if (n <= 0) {
             ++i;
             continue;
@@ -97,23 +103,27 @@ void Scheduler::schedule(StepPlan& plan) {
             }
             Request* victim = running_.back();
             preempt(victim, &plan.preempted);
-            if (victim == r) break;
+            if (victim == r)
+                break;
         }
-        if (scheduled) ++i;
+        if (scheduled)
+            ++i;
     }
 
     // 2. Admissions, first come first served.
-    if (!plan.preempted.empty()) return;
-    if (config_.policy == SchedulerPolicy::Static && !running_.empty()) return;
-    while (!waiting_.empty() && budget > 0 &&
-           static_cast<int32_t>(running_.size()) < max_seqs()) {
+    if (!plan.preempted.empty())
+        return;
+    if (config_.policy == SchedulerPolicy::Static && !running_.empty())
+        return;
+    while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < max_seqs()) {
         Request* r = waiting_.front();
         assert(r->num_computed == 0);
         PrefixHit hit = kv_->find_cached_prefix(r->tokens);
-        const auto n = static_cast<int32_t>(
-            std::min<int64_t>(r->num_tokens() - hit.num_tokens, budget));
+        const auto n =
+            static_cast<int32_t>(std::min<int64_t>(r->num_tokens() - hit.num_tokens, budget));
         const int64_t need = reserve_tokens(*r, hit.num_tokens + n);
-        if (!kv_->allocate_slots(r->id, need, hit.num_tokens, &hit, &plan.copies)) break;
+        if (!kv_->allocate_slots(r->id, need, hit.num_tokens, &hit, &plan.copies))
+            break;
         kv_->record_prefix_query(r->num_tokens(), hit.num_tokens);
         waiting_.pop_front();
         r->status = RequestStatus::Running;
@@ -127,4 +137,4 @@ void Scheduler::schedule(StepPlan& plan) {
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -25,7 +25,7 @@ namespace llmwb {
 
 enum class SchedulerPolicy : uint8_t { Continuous, Static, Sequential };
 
-const char* scheduler_policy_name(SchedulerPolicy p);  // "continuous" | "static" | "sequential"
+const char* scheduler_policy_name(SchedulerPolicy p); // "continuous" | "static" | "sequential"
 
 struct SchedulerConfig {
     int32_t max_num_seqs = 64;
@@ -36,14 +36,14 @@ struct SchedulerConfig {
 };
 
 class Scheduler {
-public:
+  public:
     Scheduler(const SchedulerConfig& config, KvCacheManager& kv) : config_(config), kv_(&kv) {}
 
     const SchedulerConfig& config() const { return config_; }
     void set_config(const SchedulerConfig& config) { config_ = config; }
     void set_kv(KvCacheManager& kv) { kv_ = &kv; }
 
-    void add(Request* r);                 // to the back of the waiting queue
+    void add(Request* r); // to the back of the waiting queue
     // A request that already holds blocks (a fork) joins the running requests as the newest.
     void add_running(Request* r);
     // Takes a request out (abort or finish); frees its blocks.
@@ -61,7 +61,7 @@ public:
     bool has_unfinished() const { return !waiting_.empty() || !running_.empty(); }
     int64_t total_preemptions() const { return total_preemptions_; }
 
-private:
+  private:
     void preempt(Request* r, std::vector<RequestId>* preempted);
     int32_t max_seqs() const;
     // Tokens a request admitted now reserves (Static: its whole length).
@@ -70,9 +70,9 @@ private:
     SchedulerConfig config_;
     KvCacheManager* kv_;
     std::deque<Request*> waiting_;
-    std::vector<Request*> running_;  // admission order
+    std::vector<Request*> running_; // admission order
     int64_t admit_counter_ = 0;
     int64_t total_preemptions_ = 0;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -10,19 +10,19 @@ namespace llmwb {
 
 struct ScheduledRequest {
     RequestId id = -1;
-    int32_t num_computed = 0;   // tokens with K/V in the cache before this step
-    int32_t num_scheduled = 0;  // tokens computed this step
-    int32_t num_total = 0;      // tokens of the sequence (prompt + generated so far)
-    bool prefill = false;       // a prompt (or recompute) chunk rather than a decode token
+    int32_t num_computed = 0;  // tokens with K/V in the cache before this step
+    int32_t num_scheduled = 0; // tokens computed this step
+    int32_t num_total = 0;     // tokens of the sequence (prompt + generated so far)
+    bool prefill = false;      // a prompt (or recompute) chunk rather than a decode token
     // The step reaches the end of the sequence: its last row's logits are sampled.
     bool wants_logits() const { return num_computed + num_scheduled == num_total; }
 };
 
 struct StepPlan {
-    std::vector<ScheduledRequest> scheduled;  // running order (oldest admission first)
-    std::vector<BlockCopy> copies;            // copy-on-write, before the forward
-    std::vector<RequestId> admitted;          // moved from waiting to running this step
-    std::vector<RequestId> preempted;         // moved back to waiting this step
+    std::vector<ScheduledRequest> scheduled; // running order (oldest admission first)
+    std::vector<BlockCopy> copies;           // copy-on-write, before the forward
+    std::vector<RequestId> admitted;         // moved from waiting to running this step
+    std::vector<RequestId> preempted;        // moved back to waiting this step
     int32_t num_prefill_tokens = 0;
     int32_t num_decode_tokens = 0;
 
@@ -37,4 +37,4 @@ struct StepPlan {
     }
 };
 
-}  // namespace llmwb
+} // namespace llmwb

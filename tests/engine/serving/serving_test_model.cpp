@@ -41,4 +41,4 @@ std::unique_ptr<ServingTestModel> make_serving_test_model(const std::string& dir
     return m;
 }
 
-}  // namespace llmwb::test
+} // namespace llmwb::test

@@ -23,4 +23,4 @@ struct ServingTestModel {
 std::unique_ptr<ServingTestModel> make_serving_test_model(const std::string& dir,
                                                           std::string* error);
 
-}  // namespace llmwb::test
+} // namespace llmwb::test

@@ -19,11 +19,12 @@ class TestBenchRunner : public QObject {
 
     std::unique_ptr<Engine> engine(EngineConfig c) {
         auto e = Engine::create(*m_->transformer, *m_->tokenizer, c);
-        if (!e) qFatal("engine: %s", e.message().c_str());
+        if (!e)
+            qFatal("engine: %s", e.message().c_str());
         return std::move(e.value());
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         std::string err;
         m_ = test::make_serving_test_model(dir_.path().toStdString(), &err);
@@ -48,7 +49,8 @@ private slots:
             out_min = std::min(out_min, r.output_len);
             out_max = std::max(out_max, r.output_len);
             QVERIFY(std::equal(w[0].prompt.begin(), w[0].prompt.begin() + 7, r.prompt.begin()));
-            for (int32_t t : r.prompt) QVERIFY(t >= 0 && t < 500);
+            for (int32_t t : r.prompt)
+                QVERIFY(t >= 0 && t < 500);
         }
         QVERIFY(in_min >= 50 && in_max <= 150 && in_max - in_min > 60);
         QVERIFY(out_min >= 25 && out_max <= 75 && out_max - out_min > 30);
@@ -60,9 +62,11 @@ private slots:
 
     void poisson_arrivals() {
         auto inf = make_arrival_times(5, std::numeric_limits<double>::infinity(), 1);
-        for (double t : inf) QCOMPARE(t, 0.0);
+        for (double t : inf)
+            QCOMPARE(t, 0.0);
         auto t = make_arrival_times(2000, 10.0, 1);
-        for (size_t i = 1; i < t.size(); ++i) QVERIFY(t[i] >= t[i - 1]);
+        for (size_t i = 1; i < t.size(); ++i)
+            QVERIFY(t[i] >= t[i - 1]);
         const double mean_gap = t.back() / (t.size() - 1);
         QVERIFY(std::abs(mean_gap - 0.1) < 0.01);
     }
@@ -71,7 +75,7 @@ private slots:
         LatencyStats s = latency_stats({4, 1, 3, 2, 10});
         QCOMPARE(s.mean, 4.0);
         QCOMPARE(s.median, 3.0);
-        QVERIFY(std::abs(s.p99 - 9.76) < 1e-9);  // numpy.percentile(..., 99)
+        QVERIFY(std::abs(s.p99 - 9.76) < 1e-9); // numpy.percentile(..., 99)
         QVERIFY(std::abs(s.std - std::sqrt(10.0)) < 1e-9);
     }
 

@@ -16,16 +16,17 @@ namespace {
 
 std::vector<int32_t> seq(int32_t first, int32_t n) {
     std::vector<int32_t> v;
-    for (int32_t i = 0; i < n; ++i) v.push_back(first + i);
+    for (int32_t i = 0; i < n; ++i)
+        v.push_back(first + i);
     return v;
 }
 
-}  // namespace
+} // namespace
 
 class TestBlockPool : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void allocate_until_empty_then_does_not_fit() {
         BlockPool pool(4, 16);
         QCOMPARE(pool.num_free(), 4);
@@ -39,13 +40,14 @@ private slots:
         QVERIFY(!pool.allocate().has_value());
         QVERIFY(!pool.allocate_n(1).has_value());
         QVERIFY(pool.check_invariants().ok());
-        for (int32_t b : got) QCOMPARE(pool.ref_count(b), 1);
+        for (int32_t b : got)
+            QCOMPARE(pool.ref_count(b), 1);
         pool.release(2);
         QCOMPARE(pool.num_free(), 1);
         QVERIFY(pool.in_free_list(2));
         QVERIFY(pool.check_invariants().ok());
         QVERIFY(!pool.allocate_n(2).has_value());
-        QCOMPARE(pool.num_free(), 1);  // a failed allocate_n takes nothing
+        QCOMPARE(pool.num_free(), 1); // a failed allocate_n takes nothing
     }
 
     void cached_blocks_are_evicted_least_recently_freed_first() {
@@ -68,10 +70,10 @@ private slots:
         QVERIFY(pool.check_invariants().ok());
         // Plain block first, then the chain tail before its head.
         QCOMPARE(pool.free_list(), (std::vector<int32_t>{3, 2, 1, 0}));
-        QCOMPARE(pool.num_cached(), 3);  // lazy: hashes survive the free
+        QCOMPARE(pool.num_cached(), 3); // lazy: hashes survive the free
         QCOMPARE(*pool.allocate(), 3);
         QCOMPARE(pool.num_cached(), 3);
-        QCOMPARE(*pool.allocate(), 2);  // evicts block 2's hash
+        QCOMPARE(*pool.allocate(), 2); // evicts block 2's hash
         QCOMPARE(pool.num_cached(), 2);
         QVERIFY(!pool.has_hash(2));
         QVERIFY(pool.has_hash(0) && pool.has_hash(1));
@@ -81,7 +83,8 @@ private slots:
     void touch_takes_a_cached_block_out_of_the_middle() {
         BlockPool pool(5, 8);
         auto blocks = *pool.allocate_n(5);
-        for (int32_t b : blocks) pool.release(b);  // plain: each goes to the head
+        for (int32_t b : blocks)
+            pool.release(b); // plain: each goes to the head
         QCOMPARE(pool.free_list(), (std::vector<int32_t>{4, 3, 2, 1, 0}));
         pool.touch(2);
         QCOMPARE(pool.ref_count(2), 1);
@@ -103,11 +106,11 @@ private slots:
         pool.register_full_block(b, h, 0, toks);
         QCOMPARE(pool.lookup(h, 0, toks).value_or(-1), b);
         auto other = toks;
-        other[3] = 99;  // same hash forced, different tokens: no hit
+        other[3] = 99; // same hash forced, different tokens: no hit
         QVERIFY(!pool.lookup(h, 0, other).has_value());
         QVERIFY(!pool.lookup(h, 123, toks).has_value());
-        QVERIFY(hash_block_tokens(0, toks, 7) != hash_block_tokens(0, toks, 8));  // extra key
-        QVERIFY(hash_block_tokens(1, toks, 7) != hash_block_tokens(2, toks, 7));  // parent
+        QVERIFY(hash_block_tokens(0, toks, 7) != hash_block_tokens(0, toks, 8)); // extra key
+        QVERIFY(hash_block_tokens(1, toks, 7) != hash_block_tokens(2, toks, 7)); // parent
         QVERIFY(hash_block_tokens(0, toks, 7) != hash_block_tokens(0, other, 7));
     }
 
@@ -146,7 +149,7 @@ private slots:
 
     void copy_on_write_for_a_fork() {
         KvCacheManager m(8, 8, true);
-        auto toks = seq(1, 12);  // 1.5 blocks
+        auto toks = seq(1, 12); // 1.5 blocks
         QVERIFY(m.allocate_slots(1, 12, 0, nullptr, nullptr));
         m.commit_computed(1, toks, 12);
         m.fork(1, 2);
@@ -161,7 +164,7 @@ private slots:
         QCOMPARE(copies.size(), size_t(1));
         QCOMPARE(copies[0].src, a[1]);
         QVERIFY(copies[0].dst != a[1]);
-        QCOMPARE(m.blocks(2)[0], a[0]);  // the full block stays shared
+        QCOMPARE(m.blocks(2)[0], a[0]); // the full block stays shared
         QCOMPARE(m.blocks(2)[1], copies[0].dst);
         QCOMPARE(m.pool().ref_count(a[1]), 1);
         QCOMPARE(m.pool().ref_count(a[0]), 2);
@@ -180,9 +183,9 @@ private slots:
     void allocation_failure_changes_nothing() {
         KvCacheManager m(3, 8, true);
         QVERIFY(m.allocate_slots(1, 16, 0, nullptr, nullptr));
-        QVERIFY(!m.allocate_slots(2, 9, 0, nullptr, nullptr));  // needs 2, 1 free
+        QVERIFY(!m.allocate_slots(2, 9, 0, nullptr, nullptr)); // needs 2, 1 free
         QVERIFY(!m.has_table(2));
-        QVERIFY(!m.allocate_slots(1, 25, 16, nullptr, nullptr));  // needs 2 more
+        QVERIFY(!m.allocate_slots(1, 25, 16, nullptr, nullptr)); // needs 2 more
         QCOMPARE(m.blocks(1).size(), size_t(2));
         QVERIFY(m.allocate_slots(1, 24, 16, nullptr, nullptr));
         QCOMPARE(m.pool().num_free(), 0);
@@ -192,9 +195,10 @@ private slots:
     void resize_renumbers_live_blocks() {
         KvCacheManager m(16, 8, true);
         auto toks = seq(1, 20);
-        for (RequestId id : {1, 2, 3}) QVERIFY(m.allocate_slots(id, 20, 0, nullptr, nullptr));
+        for (RequestId id : {1, 2, 3})
+            QVERIFY(m.allocate_slots(id, 20, 0, nullptr, nullptr));
         m.commit_computed(2, toks, 20);
-        m.free(1);  // leaves holes at low ids
+        m.free(1); // leaves holes at low ids
         m.fork(3, 4);
         const int32_t used = m.pool().num_used();
         QCOMPARE(used, 6);
@@ -202,12 +206,12 @@ private slots:
         m.resize(6, &moves);
         QCOMPARE(m.pool().num_blocks(), 6);
         QCOMPARE(m.pool().num_free(), 0);
-        QCOMPARE(moves.size(), size_t(6));  // shared blocks move once
+        QCOMPARE(moves.size(), size_t(6)); // shared blocks move once
         QVERIFY(m.check_consistency().ok());
         QCOMPARE(m.blocks(3).size(), size_t(3));
         QCOMPARE(std::vector<int32_t>(m.blocks(3).begin(), m.blocks(3).end()),
                  std::vector<int32_t>(m.blocks(4).begin(), m.blocks(4).end()));
-        QCOMPARE(m.pool().num_cached(), 2);  // request 2's two full blocks keep their hashes
+        QCOMPARE(m.pool().num_cached(), 2); // request 2's two full blocks keep their hashes
         m.resize(10, &moves);
         QCOMPARE(m.pool().num_free(), 4);
         QVERIFY(m.check_consistency().ok());
@@ -220,15 +224,16 @@ private slots:
             const int32_t bs = std::array<int32_t, 3>{8, 16, 32}[round % 3];
             const int32_t nblocks = 4 + static_cast<int32_t>(rng() % 24);
             KvCacheManager m(nblocks, bs, round % 4 != 0);
-            std::map<RequestId, std::vector<int32_t>> live;  // id -> tokens with slots
+            std::map<RequestId, std::vector<int32_t>> live; // id -> tokens with slots
             RequestId next = 1;
             for (int op = 0; op < 300; ++op) {
                 const int kind = static_cast<int>(rng() % 10);
-                if (kind < 3 || live.empty()) {  // admit a request (shared prefixes common)
+                if (kind < 3 || live.empty()) { // admit a request (shared prefixes common)
                     std::vector<int32_t> toks;
                     const int32_t n = 1 + static_cast<int32_t>(rng() % (3 * bs));
                     const int32_t family = static_cast<int32_t>(rng() % 3);
-                    for (int32_t i = 0; i < n; ++i) toks.push_back(family * 1000 + i);
+                    for (int32_t i = 0; i < n; ++i)
+                        toks.push_back(family * 1000 + i);
                     PrefixHit hit = m.find_cached_prefix(toks);
                     QVERIFY(hit.num_tokens < n);
                     if (m.allocate_slots(next, n, hit.num_tokens, &hit, nullptr)) {
@@ -236,22 +241,24 @@ private slots:
                         live[next] = toks;
                     }
                     ++next;
-                } else if (kind < 6) {  // grow a random live request by 1..bs tokens
+                } else if (kind < 6) { // grow a random live request by 1..bs tokens
                     auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
                     auto& toks = it->second;
                     const int32_t add = 1 + static_cast<int32_t>(rng() % bs);
                     const auto old = static_cast<int64_t>(toks.size());
                     std::vector<BlockCopy> copies;
                     if (m.allocate_slots(it->first, old + add, old, nullptr, &copies)) {
-                        for (int32_t i = 0; i < add; ++i) toks.push_back(static_cast<int32_t>(rng() % 50));
+                        for (int32_t i = 0; i < add; ++i)
+                            toks.push_back(static_cast<int32_t>(rng() % 50));
                         m.commit_computed(it->first, toks, static_cast<int64_t>(toks.size()));
-                        for (const BlockCopy& c : copies) QVERIFY(c.src != c.dst);
+                        for (const BlockCopy& c : copies)
+                            QVERIFY(c.src != c.dst);
                     }
-                } else if (kind < 7) {  // fork
+                } else if (kind < 7) { // fork
                     auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
                     m.fork(it->first, next);
                     live[next++] = it->second;
-                } else {  // finish / abort / preempt
+                } else { // finish / abort / preempt
                     auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
                     m.free(it->first);
                     live.erase(it);
@@ -263,7 +270,8 @@ private slots:
                     QVERIFY(static_cast<int64_t>(m.blocks(id).size()) * bs >=
                             static_cast<int64_t>(toks.size()));
             }
-            for (const auto& [id, toks] : live) m.free(id);
+            for (const auto& [id, toks] : live)
+                m.free(id);
             QCOMPARE(m.pool().num_free(), nblocks);
             QCOMPARE(m.num_requests(), 0);
             QVERIFY(m.check_consistency().ok());

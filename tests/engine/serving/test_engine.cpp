@@ -34,7 +34,7 @@ SamplingParams greedy(int max_tokens) {
     return p;
 }
 
-}  // namespace
+} // namespace
 
 class TestEngine : public QObject {
     Q_OBJECT
@@ -45,15 +45,18 @@ class TestEngine : public QObject {
 
     GenerationResult alone(const std::vector<int32_t>& prompt, const SamplingParams& p) {
         auto kv = KvCacheStorage::create(m_->model->config, 64, 16);
-        if (!kv) qFatal("kv: %s", kv.message().c_str());
+        if (!kv)
+            qFatal("kv: %s", kv.message().c_str());
         auto r = generate(*m_->transformer, **kv, *m_->tokenizer, prompt, p, {});
-        if (!r) qFatal("generate: %s", r.message().c_str());
+        if (!r)
+            qFatal("generate: %s", r.message().c_str());
         return std::move(r.value());
     }
 
     std::unique_ptr<Engine> engine(EngineConfig c) {
         auto e = Engine::create(*m_->transformer, *m_->tokenizer, c);
-        if (!e) qFatal("engine: %s", e.message().c_str());
+        if (!e)
+            qFatal("engine: %s", e.message().c_str());
         return std::move(e.value());
     }
 
@@ -74,14 +77,16 @@ class TestEngine : public QObject {
             }
         }
         Status st = e.check_consistency();
-        if (!st) qFatal("consistency: %s", st.message().c_str());
+        if (!st)
+            qFatal("consistency: %s", st.message().c_str());
     }
     // Steps until done.
     static void run(Engine& e, std::map<RequestId, Collected>& out, bool* saw_chunk = nullptr) {
-        for (int i = 0; e.has_unfinished() && i < 5000; ++i) step(e, out, saw_chunk);
+        for (int i = 0; e.has_unfinished() && i < 5000; ++i)
+            step(e, out, saw_chunk);
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         std::string err;
         m_ = test::make_serving_test_model(dir_.path().toStdString(), &err);
@@ -90,10 +95,12 @@ private slots:
         const int32_t vocab = m_->transformer->vocab_size();
         auto random_ids = [&](int n) {
             std::vector<int32_t> v;
-            for (int i = 0; i < n; ++i) v.push_back(static_cast<int32_t>(rng() % vocab));
+            for (int i = 0; i < n; ++i)
+                v.push_back(static_cast<int32_t>(rng() % vocab));
             return v;
         };
-        for (int n : {5, 23, 70, 9, 41, 16, 33}) prompts_.push_back(random_ids(n));
+        for (int n : {5, 23, 70, 9, 41, 16, 33})
+            prompts_.push_back(random_ids(n));
         const std::vector<int32_t> system = random_ids(45);
         for (int n : {3, 11, 20, 7, 30}) {
             auto p = system;
@@ -118,16 +125,16 @@ private slots:
             const QByteArray b = QByteArray::number(bs);
             QTest::newRow("bs" + b + " roomy") << bs << 512 << 128 << true << false << false << 6;
             QTest::newRow("bs" + b + " chunked") << bs << 13 << 128 << true << false << false << 6;
-            QTest::newRow("bs" + b + " preempt") << bs << 64 << tight << true << false << true
-                                                 << 24;
+            QTest::newRow("bs" + b + " preempt")
+                << bs << 64 << tight << true << false << true << 24;
             QTest::newRow("bs" + b + " preempt chunked no-cache")
                 << bs << 7 << tight << false << false << true << 24;
-            QTest::newRow("bs" + b + " shared prefix") << bs << 40 << 128 << true << true << false
-                                                       << 6;
+            QTest::newRow("bs" + b + " shared prefix")
+                << bs << 40 << 128 << true << true << false << 6;
             QTest::newRow("bs" + b + " shared prefix preempt")
                 << bs << 24 << tight << true << true << true << 24;
-            QTest::newRow("bs" + b + " shared no-cache") << bs << 40 << 128 << false << true
-                                                         << false << 6;
+            QTest::newRow("bs" + b + " shared no-cache")
+                << bs << 40 << 128 << false << true << false << 6;
         }
     }
     void greedy_batch_equals_alone() {
@@ -156,7 +163,8 @@ private slots:
             QVERIFY2(id.ok(), id.ok() ? "" : id.message().c_str());
             ids.push_back(*id);
             // Shared prompts arrive one after the other so later ones can hit the cache.
-            if (shared) step(*e, got, &saw_chunk);
+            if (shared)
+                step(*e, got, &saw_chunk);
         }
         run(*e, got, &saw_chunk);
         QVERIFY(!e->has_unfinished());
@@ -171,11 +179,16 @@ private slots:
         QCOMPARE(snap.num_used_blocks, 0);
         QCOMPARE(snap.num_free_blocks + snap.num_cached_free_blocks, num_blocks);
         size_t longest = 0;
-        for (const auto& p : prompts) longest = std::max(longest, p.size());
-        if (static_cast<size_t>(budget) < longest) QVERIFY(saw_chunk);
-        if (expect_preemption) QVERIFY(snap.total_preemptions > 0);
-        if (shared && prefix_caching) QVERIFY(snap.prefix_cache_hits > 0);
-        if (!prefix_caching) QCOMPARE(snap.prefix_cache_hits, int64_t(0));
+        for (const auto& p : prompts)
+            longest = std::max(longest, p.size());
+        if (static_cast<size_t>(budget) < longest)
+            QVERIFY(saw_chunk);
+        if (expect_preemption)
+            QVERIFY(snap.total_preemptions > 0);
+        if (shared && prefix_caching)
+            QVERIFY(snap.prefix_cache_hits > 0);
+        if (!prefix_caching)
+            QCOMPARE(snap.prefix_cache_hits, int64_t(0));
     }
 
     // Seeded sampling and stop strings: each request's stream equals generate() with the same
@@ -224,7 +237,7 @@ private slots:
         c.max_num_batched_tokens = 10;
         c.num_blocks = 32;
         auto e = engine(c);
-        const RequestId a = *e->add_request(prompts_[2], greedy(8));  // 70 tokens: 7 chunks
+        const RequestId a = *e->add_request(prompts_[2], greedy(8)); // 70 tokens: 7 chunks
         const RequestId b = *e->add_request(prompts_[0], greedy(30));
         const RequestId keep = *e->add_request(prompts_[1], greedy(8));
         QVERIFY(!e->abort(12345));
@@ -234,18 +247,21 @@ private slots:
         EngineSnapshot s = e->snapshot();
         bool a_prefilling = false;
         for (const SnapshotRequest& r : s.requests)
-            if (r.id == a) a_prefilling = r.computed_tokens > 0 && r.computed_tokens < 70;
+            if (r.id == a)
+                a_prefilling = r.computed_tokens > 0 && r.computed_tokens < 70;
         QVERIFY(a_prefilling);
         QVERIFY(e->abort(a));
         QVERIFY(e->check_consistency().ok());
         // Let b decode a few tokens, then abort it.
-        while (got[b].ids.size() < 3) step(*e, got);
+        while (got[b].ids.size() < 3)
+            step(*e, got);
         QVERIFY(e->abort(b));
         QVERIFY(!e->abort(b));
         EngineSnapshot after = e->snapshot();
         bool reported = false;
         for (const SnapshotRequest& r : after.requests)
-            if (r.id == b) reported = r.finish == FinishReason::Aborted && r.output_tokens == 3;
+            if (r.id == b)
+                reported = r.finish == FinishReason::Aborted && r.output_tokens == 3;
         QVERIFY(reported);
         run(*e, got);
         QCOMPARE(got[keep].ids, alone(prompts_[1], greedy(8)).ids);
@@ -265,20 +281,23 @@ private slots:
         c.num_blocks = 64;
         auto e = engine(c);
         std::vector<RequestId> ids;
-        for (const auto& p : prompts_) ids.push_back(*e->add_request(p, greedy(20)));
+        for (const auto& p : prompts_)
+            ids.push_back(*e->add_request(p, greedy(20)));
         std::map<RequestId, Collected> got;
-        for (int i = 0; i < 6; ++i) step(*e, got);
+        for (int i = 0; i < 6; ++i)
+            step(*e, got);
         const int32_t used_before = e->snapshot().num_used_blocks;
         QVERIFY(used_before > 14);
-        QVERIFY(e->set_num_blocks(14).ok());  // 70 + 20 tokens need 12 blocks alone
-        QCOMPARE(e->memory_plan().num_blocks, 64);  // takes effect at the next step
+        QVERIFY(e->set_num_blocks(14).ok());       // 70 + 20 tokens need 12 blocks alone
+        QCOMPARE(e->memory_plan().num_blocks, 64); // takes effect at the next step
         step(*e, got);
         QCOMPARE(e->memory_plan().num_blocks, 14);
         EngineSnapshot s = e->snapshot();
         QCOMPARE(int(s.blocks.size()), 14);
         QVERIFY(s.total_preemptions > 0);
         QCOMPARE(s.memory.kv_bytes, 14 * s.memory.bytes_per_block);
-        for (int i = 0; i < 10; ++i) step(*e, got);
+        for (int i = 0; i < 10; ++i)
+            step(*e, got);
         QVERIFY(e->set_num_blocks(200).ok());
         step(*e, got);
         QCOMPARE(e->memory_plan().num_blocks, 200);
@@ -290,7 +309,7 @@ private slots:
         step(*e, got);
         QVERIFY(e->set_num_blocks(1).ok());
         step(*e, got);
-        QVERIFY(e->memory_plan().num_blocks >= 12);  // 70 + 20 tokens in blocks of 8
+        QVERIFY(e->memory_plan().num_blocks >= 12); // 70 + 20 tokens in blocks of 8
         run(*e, got);
         QCOMPARE(got[big].ids, alone(prompts_[2], greedy(20)).ids);
         // A RAM budget plan.
@@ -307,10 +326,10 @@ private slots:
         c.block_size = 16;
         c.num_blocks = 40;
         auto e = engine(c);
-        const auto& prompt = prompts_[1];  // 23 tokens: a partial second block
+        const auto& prompt = prompts_[1]; // 23 tokens: a partial second block
         const RequestId src = *e->add_request(prompt, greedy(10));
         std::map<RequestId, Collected> got;
-        step(*e, got);  // prefill + first token
+        step(*e, got); // prefill + first token
         QCOMPARE(got[src].ids.size(), size_t(1));
         QVERIFY(!e->fork(999, greedy(10)).ok());
         const RequestId child = *e->fork(src, greedy(9));
@@ -335,7 +354,8 @@ private slots:
         c.num_blocks = 48;
         auto e = engine(c);
         std::vector<RequestId> ids;
-        for (int i = 0; i < 3; ++i) ids.push_back(*e->add_request(shared_prompts_[i], greedy(5)));
+        for (int i = 0; i < 3; ++i)
+            ids.push_back(*e->add_request(shared_prompts_[i], greedy(5)));
         StepOutputs so = e->step();
         EngineSnapshot s = e->snapshot();
         QCOMPARE(s.step_index, int64_t(1));
@@ -375,9 +395,10 @@ private slots:
         const StepOutputs first = e->step();
         s = e->snapshot();
         QVERIFY(s.prefix_cache_queries > 0);
-        QVERIFY(s.prefix_cache_hits >= 40);  // 45 shared tokens: 5 full blocks of 8
+        QVERIFY(s.prefix_cache_hits >= 40); // 45 shared tokens: 5 full blocks of 8
         bool hashed = false;
-        for (const SnapshotBlock& blk : s.blocks) hashed |= blk.hash != 0;
+        for (const SnapshotBlock& blk : s.blocks)
+            hashed |= blk.hash != 0;
         QVERIFY(hashed);
         for (const SnapshotRequest& r : s.requests)
             if (r.id == late) {
@@ -386,10 +407,11 @@ private slots:
             }
         run(*e, got);
         // Per-request metrics at the end.
-        EngineSnapshot copy = e->snapshot();  // a copyable value
+        EngineSnapshot copy = e->snapshot(); // a copyable value
         EngineSnapshot again = copy;
         QCOMPARE(again.blocks.size(), copy.blocks.size());
-        for (RequestId id : ids) QCOMPARE(got[id].ids.size(), size_t(5));
+        for (RequestId id : ids)
+            QCOMPARE(got[id].ids.size(), size_t(5));
         Q_UNUSED(so);
         Q_UNUSED(first);
     }
@@ -400,8 +422,9 @@ private slots:
         c.block_size = 8;
         auto e = engine(c);
         QVERIFY(!e->add_request(std::vector<int32_t>{}, greedy(4)).ok());
-        QVERIFY(!e->add_request(std::vector<int32_t>{m_->transformer->vocab_size()}, greedy(4)).ok());
-        QVERIFY(!e->add_request(std::vector<int32_t>(32, 1), greedy(4)).ok());  // 32 slots
+        QVERIFY(
+            !e->add_request(std::vector<int32_t>{m_->transformer->vocab_size()}, greedy(4)).ok());
+        QVERIFY(!e->add_request(std::vector<int32_t>(32, 1), greedy(4)).ok()); // 32 slots
         SamplingParams bad = greedy(4);
         bad.top_p = 0;
         QVERIFY(!e->add_request(std::vector<int32_t>{1, 2}, bad).ok());
@@ -426,7 +449,8 @@ private slots:
         for (int round = 0; round < 6; ++round) {
             EngineConfig c;
             c.block_size = std::array<int32_t, 3>{8, 16, 32}[round % 3];
-            c.num_blocks = (100 + c.block_size - 1) / c.block_size + static_cast<int32_t>(rng() % 4);
+            c.num_blocks =
+                (100 + c.block_size - 1) / c.block_size + static_cast<int32_t>(rng() % 4);
             c.max_num_batched_tokens = 5 + static_cast<int32_t>(rng() % 40);
             c.max_num_seqs = 1 + static_cast<int32_t>(rng() % 6);
             c.enable_prefix_caching = round % 2 == 0;

@@ -22,7 +22,8 @@ class TestScheduler : public QObject {
         p.temperature = 0;
         p.max_tokens = max_tokens;
         std::vector<int32_t> prompt;
-        for (int32_t i = 0; i < prompt_len; ++i) prompt.push_back(first_token + i);
+        for (int32_t i = 0; i < prompt_len; ++i)
+            prompt.push_back(first_token + i);
         reqs_.push_back(std::make_unique<Request>(static_cast<RequestId>(reqs_.size()), prompt, p,
                                                   *m_->tokenizer, true));
         return reqs_.back().get();
@@ -32,7 +33,8 @@ class TestScheduler : public QObject {
         for (const ScheduledRequest& sr : plan.scheduled) {
             Request* r = nullptr;
             for (Request* x : all)
-                if (x->id == sr.id) r = x;
+                if (x->id == sr.id)
+                    r = x;
             QVERIFY(r);
             QCOMPARE(sr.num_computed, r->num_computed);
             r->num_computed += sr.num_scheduled;
@@ -46,7 +48,7 @@ class TestScheduler : public QObject {
         }
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         std::string err;
         m_ = test::make_serving_test_model(dir_.path().toStdString(), &err);
@@ -59,10 +61,11 @@ private slots:
         c.max_num_batched_tokens = 16;
         Scheduler s(c, kv);
         std::vector<Request*> all = {make(4, 3), make(40, 2)};
-        for (Request* r : all) s.add(r);
+        for (Request* r : all)
+            s.add(r);
 
         StepPlan plan;
-        s.schedule(plan);  // A's 4-token prompt + 12 tokens of B's prompt
+        s.schedule(plan); // A's 4-token prompt + 12 tokens of B's prompt
         QCOMPARE(plan.scheduled.size(), size_t(2));
         QCOMPARE(plan.scheduled[0].num_scheduled, 4);
         QVERIFY(plan.scheduled[0].prefill && plan.scheduled[0].wants_logits());
@@ -72,7 +75,7 @@ private slots:
         QCOMPARE(plan.admitted.size(), size_t(2));
         execute(plan, s, all);
 
-        s.schedule(plan);  // A decodes 1, B continues with 15
+        s.schedule(plan); // A decodes 1, B continues with 15
         QCOMPARE(plan.scheduled.size(), size_t(2));
         QCOMPARE(plan.scheduled[0].num_scheduled, 1);
         QVERIFY(!plan.scheduled[0].prefill);
@@ -81,7 +84,7 @@ private slots:
         QCOMPARE(plan.num_prefill_tokens, 15);
         execute(plan, s, all);
 
-        s.schedule(plan);  // A's last decode, B's last 13 prompt tokens -> logits
+        s.schedule(plan); // A's last decode, B's last 13 prompt tokens -> logits
         QCOMPARE(plan.scheduled[1].num_scheduled, 13);
         QVERIFY(plan.scheduled[1].wants_logits());
         execute(plan, s, all);
@@ -102,14 +105,15 @@ private slots:
         c.max_num_batched_tokens = 100;
         Scheduler s(c, kv);
         std::vector<Request*> all = {make(5, 2), make(5, 4), make(5, 1)};
-        for (Request* r : all) s.add(r);
+        for (Request* r : all)
+            s.add(r);
         StepPlan plan;
         s.schedule(plan);
         QCOMPARE(plan.admitted, (std::vector<RequestId>{all[0]->id, all[1]->id}));
         execute(plan, s, all);
         s.schedule(plan);
-        QVERIFY(plan.admitted.empty());  // full
-        execute(plan, s, all);           // request 0 finishes
+        QVERIFY(plan.admitted.empty()); // full
+        execute(plan, s, all);          // request 0 finishes
         s.schedule(plan);
         QCOMPARE(plan.admitted, (std::vector<RequestId>{all[2]->id}));
         QCOMPARE(plan.scheduled.size(), size_t(2));
@@ -122,12 +126,13 @@ private slots:
         c.max_num_batched_tokens = 64;
         Scheduler s(c, kv);
         std::vector<Request*> all = {make(12, 10), make(12, 10, 100)};
-        for (Request* r : all) s.add(r);
+        for (Request* r : all)
+            s.add(r);
         StepPlan plan;
         s.schedule(plan);
         QCOMPARE(plan.admitted.size(), size_t(2));
-        execute(plan, s, all);  // both now have 13 tokens, 12 computed
-        for (int i = 0; i < 4; ++i) {  // decode to 17 tokens (16 computed): 2 blocks each
+        execute(plan, s, all);        // both now have 13 tokens, 12 computed
+        for (int i = 0; i < 4; ++i) { // decode to 17 tokens (16 computed): 2 blocks each
             s.schedule(plan);
             QVERIFY(plan.preempted.empty());
             execute(plan, s, all);
@@ -140,10 +145,10 @@ private slots:
         QCOMPARE(plan.scheduled[0].id, all[0]->id);
         QCOMPARE(all[1]->status, RequestStatus::Waiting);
         QCOMPARE(all[1]->num_computed, 0);
-        QCOMPARE(all[1]->num_tokens(), 17);  // generated tokens kept as prompt
+        QCOMPARE(all[1]->num_tokens(), 17); // generated tokens kept as prompt
         QCOMPARE(all[1]->num_preemptions, 1);
         QCOMPARE(s.waiting().front(), all[1]);
-        QVERIFY(plan.admitted.empty());  // nobody is admitted in a step that preempted
+        QVERIFY(plan.admitted.empty()); // nobody is admitted in a step that preempted
         execute(plan, s, all);
         QVERIFY(kv.check_consistency().ok());
         // Run to the end: everything finishes, every block returns.
@@ -151,7 +156,7 @@ private slots:
             s.schedule(plan);
             for (const ScheduledRequest& sr : plan.scheduled)
                 if (sr.id == all[1]->id && sr.num_computed == 0) {
-                    QVERIFY(sr.prefill);  // recompute of prompt + generated tokens
+                    QVERIFY(sr.prefill); // recompute of prompt + generated tokens
                     QCOMPARE(sr.num_total, 17);
                 }
             execute(plan, s, all);
@@ -173,17 +178,18 @@ private slots:
         c.context_limit = 1000;
         Scheduler s(c, kv);
         std::vector<Request*> all = {make(5, 2), make(5, 20), make(5, 1)};
-        for (Request* r : all) s.add(r);
+        for (Request* r : all)
+            s.add(r);
         StepPlan plan;
         s.schedule(plan);
         QCOMPARE(plan.admitted.size(), size_t(2));
-        QCOMPARE(kv.blocks(all[1]->id).size(), size_t(4));  // 5 + 20 tokens reserved
+        QCOMPARE(kv.blocks(all[1]->id).size(), size_t(4)); // 5 + 20 tokens reserved
         execute(plan, s, all);
-        execute((s.schedule(plan), plan), s, all);  // request 0 finishes
+        execute((s.schedule(plan), plan), s, all); // request 0 finishes
         QCOMPARE(all[0]->status, RequestStatus::Finished);
         for (int i = 0; i < 18; ++i) {
             s.schedule(plan);
-            QVERIFY(plan.admitted.empty());  // the batch runs to completion first
+            QVERIFY(plan.admitted.empty()); // the batch runs to completion first
             execute(plan, s, all);
         }
         QCOMPARE(all[1]->status, RequestStatus::Finished);
