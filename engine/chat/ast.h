@@ -15,33 +15,33 @@ struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
 enum class ExprKind {
-    Literal,    // value
-    Name,       // name
-    List,       // items
-    Tuple,      // items
-    Dict,       // items as key, value pairs (items[2k], items[2k+1])
-    GetAttr,    // a.name
-    GetItem,    // a[b]
-    Slice,      // a[b:c:d]; absent parts are null
-    Call,       // a(items..., kwargs...)
-    Filter,     // a | name(items..., kwargs...)
-    Test,       // a is [not] name(items..., kwargs...)
-    Unary,      // op a   ("not", "-", "+")
-    Binary,     // a op b ("+", "-", "*", "/", "//", "%", "**", "~", "and", "or")
-    Compare,    // a op1 b op2 c ... (ops, items = operands after the first)
-    Condition,  // b if a else c   (a = condition, b = then, c = else or null)
+    Literal,   // value
+    Name,      // name
+    List,      // items
+    Tuple,     // items
+    Dict,      // items as key, value pairs (items[2k], items[2k+1])
+    GetAttr,   // a.name
+    GetItem,   // a[b]
+    Slice,     // a[b:c:d]; absent parts are null
+    Call,      // a(items..., kwargs...)
+    Filter,    // a | name(items..., kwargs...)
+    Test,      // a is [not] name(items..., kwargs...)
+    Unary,     // op a   ("not", "-", "+")
+    Binary,    // a op b ("+", "-", "*", "/", "//", "%", "**", "~", "and", "or")
+    Compare,   // a op1 b op2 c ... (ops, items = operands after the first)
+    Condition, // b if a else c   (a = condition, b = then, c = else or null)
 };
 
 struct Expr {
     ExprKind kind;
     int line = 0;
-    Value value;                  // Literal
-    std::string name;             // Name, GetAttr, Filter, Test; op for Unary/Binary
-    ExprPtr a, b, c, d;           // operands
-    std::vector<ExprPtr> items;   // List/Tuple/Dict/Call/Filter/Test args, Compare operands
+    Value value;                // Literal
+    std::string name;           // Name, GetAttr, Filter, Test; op for Unary/Binary
+    ExprPtr a, b, c, d;         // operands
+    std::vector<ExprPtr> items; // List/Tuple/Dict/Call/Filter/Test args, Compare operands
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
-    std::vector<std::string> ops;  // Compare operators
-    bool negated = false;          // Test
+    std::vector<std::string> ops; // Compare operators
+    bool negated = false;         // Test
 };
 
 struct Stmt;
@@ -59,12 +59,12 @@ enum class StmtKind {
     FilterBlock, // {% filter f %}body{% endfilter %}
     Break,
     Continue,
-    Generation,  // {% generation %}body{% endgeneration %} (HF's assistant mask marker)
+    Generation, // {% generation %}body{% endgeneration %} (HF's assistant mask marker)
 };
 
 struct MacroParam {
     std::string name;
-    ExprPtr default_value;  // may be null
+    ExprPtr default_value; // may be null
 };
 
 struct Stmt {
@@ -87,4 +87,4 @@ struct Template {
     Body body;
 };
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -24,7 +24,7 @@ std::optional<Value> get_method(const Value& obj, const std::string& name);
 
 // Global functions: range, dict, namespace, raise_exception, strftime_now.
 struct GlobalsOptions {
-    std::optional<std::tm> now;  // fixed clock for strftime_now (tests); nullopt = local time
+    std::optional<std::tm> now; // fixed clock for strftime_now (tests); nullopt = local time
 };
 void add_globals(DictData& globals, const GlobalsOptions& options);
 
@@ -41,4 +41,4 @@ Result<std::vector<Value>> iterate(const Value& v);
 const Value* arg_at(const CallArgs& a, size_t pos, const char* name);
 Result<int64_t> to_int_arg(const Value& v, const char* what);
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -7,7 +7,8 @@ namespace llmwb {
 
 Result<ChatTemplate> ChatTemplate::parse(std::string source) {
     auto tpl = jinja::parse_template(source);
-    if (!tpl) return tpl.error();
+    if (!tpl)
+        return tpl.error();
     ChatTemplate t;
     t.source_ = std::move(source);
     t.tpl_ = std::make_shared<const jinja::Template>(std::move(*tpl));
@@ -20,8 +21,10 @@ Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context) 
 
 Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context,
                                          const TemplateRenderOptions& options) const {
-    if (!tpl_) return make_error("chat template: not parsed");
-    if (!context.is_object()) return make_error("chat template: the render context must be a JSON object");
+    if (!tpl_)
+        return make_error("chat template: not parsed");
+    if (!context.is_object())
+        return make_error("chat template: the render context must be a JSON object");
     jinja::GlobalsOptions g;
     g.now = options.now;
     return jinja::render_template(*tpl_, jinja::from_json(context), g);
@@ -29,7 +32,8 @@ Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context,
 
 Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered_json& messages,
                                 const ChatRenderOptions& options) {
-    if (!messages.is_array()) return make_error("render_chat: messages must be a JSON array");
+    if (!messages.is_array())
+        return make_error("render_chat: messages must be a JSON array");
     if (!options.extra.is_null() && !options.extra.is_object())
         return make_error("render_chat: extra variables must be a JSON object");
     nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
@@ -37,13 +41,16 @@ Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered
     ctx["add_generation_prompt"] = options.add_generation_prompt;
     ctx["bos_token"] = options.bos_token;
     ctx["eos_token"] = options.eos_token;
-    if (!options.tools.is_null()) ctx["tools"] = options.tools;
-    if (options.enable_thinking) ctx["enable_thinking"] = *options.enable_thinking;
+    if (!options.tools.is_null())
+        ctx["tools"] = options.tools;
+    if (options.enable_thinking)
+        ctx["enable_thinking"] = *options.enable_thinking;
     if (options.extra.is_object())
-        for (auto it = options.extra.begin(); it != options.extra.end(); ++it) ctx[it.key()] = it.value();
+        for (auto it = options.extra.begin(); it != options.extra.end(); ++it)
+            ctx[it.key()] = it.value();
     TemplateRenderOptions ro;
     ro.now = options.now;
     return tpl.render(ctx, ro);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -26,28 +26,29 @@ struct TemplateRenderOptions {
 };
 
 class ChatTemplate {
-public:
+  public:
     // Syntax errors name the line and the construct.
     static Result<ChatTemplate> parse(std::string source);
 
     // `context` must be a JSON object; its keys become the template's variables.
     Result<std::string> render(const nlohmann::ordered_json& context) const;
-    Result<std::string> render(const nlohmann::ordered_json& context, const TemplateRenderOptions& options) const;
+    Result<std::string> render(const nlohmann::ordered_json& context,
+                               const TemplateRenderOptions& options) const;
 
     const std::string& source() const { return source_; }
 
-private:
+  private:
     std::string source_;
     std::shared_ptr<const jinja::Template> tpl_;
 };
 
 struct ChatRenderOptions {
     bool add_generation_prompt = false;
-    std::optional<bool> enable_thinking;  // passed only when set (templates test `is defined`)
+    std::optional<bool> enable_thinking; // passed only when set (templates test `is defined`)
     std::string bos_token, eos_token;
-    nlohmann::ordered_json tools;  // null = absent
-    nlohmann::ordered_json extra;  // more variables (object), e.g. date_string
-    std::optional<std::tm> now;    // fixed clock for strftime_now
+    nlohmann::ordered_json tools; // null = absent
+    nlohmann::ordered_json extra; // more variables (object), e.g. date_string
+    std::optional<std::tm> now;   // fixed clock for strftime_now
 };
 
 // Builds the context like HF apply_chat_template (messages, add_generation_prompt, bos_token,
@@ -55,4 +56,4 @@ struct ChatRenderOptions {
 Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered_json& messages,
                                 const ChatRenderOptions& options);
 
-}  // namespace llmwb
+} // namespace llmwb

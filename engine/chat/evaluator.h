@@ -12,13 +12,14 @@
 namespace llmwb::jinja {
 
 struct RenderLimits {
-    size_t max_output_bytes = size_t(64) << 20;  // untrusted templates must not exhaust memory
-    int max_call_depth = 64;                      // macro recursion
+    size_t max_output_bytes = size_t(64) << 20; // untrusted templates must not exhaust memory
+    int max_call_depth = 64;                    // macro recursion
     int64_t max_loop_iterations = 10'000'000;
 };
 
 // `context` must be a dict (its keys become template variables).
-Result<std::string> render_template(const Template& tpl, const Value& context, const GlobalsOptions& globals = {},
+Result<std::string> render_template(const Template& tpl, const Value& context,
+                                    const GlobalsOptions& globals = {},
                                     const RenderLimits& limits = {});
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -14,37 +14,46 @@
 namespace llmwb::jinja {
 
 class ExpressionParser {
-public:
+  public:
     explicit ExpressionParser(std::vector<Token> t) : toks_(std::move(t)) {}
 
-protected:
-    static constexpr int kMaxDepth = 200;  // nesting limit for expressions and blocks (untrusted input)
+  protected:
+    static constexpr int kMaxDepth =
+        200; // nesting limit for expressions and blocks (untrusted input)
 
     const Token& cur() const { return toks_[i_]; }
     const Token& peek(size_t n = 1) const { return toks_[std::min(i_ + n, toks_.size() - 1)]; }
     void next() {
-        if (i_ + 1 < toks_.size()) ++i_;
+        if (i_ + 1 < toks_.size())
+            ++i_;
     }
-    bool is_op(const char* op) const { return cur().type == TokenType::Operator && cur().value == op; }
+    bool is_op(const char* op) const {
+        return cur().type == TokenType::Operator && cur().value == op;
+    }
     bool is_name(const char* n) const { return cur().type == TokenType::Name && cur().value == n; }
 
     static std::string describe(const Token& t) {
         switch (t.type) {
-            case TokenType::Name:
-            case TokenType::Operator:
-            case TokenType::Integer:
-            case TokenType::Float: return "'" + t.value + "'";
-            case TokenType::String: return "string literal";
-            default: return token_type_name(t.type);
+        case TokenType::Name:
+        case TokenType::Operator:
+        case TokenType::Integer:
+        case TokenType::Float:
+            return "'" + t.value + "'";
+        case TokenType::String:
+            return "string literal";
+        default:
+            return token_type_name(t.type);
         }
     }
 
     Error fail(const std::string& what, int line = 0) const {
-        return make_error("chat template syntax error at line " + std::to_string(line ? line : cur().line) + ": " + what);
+        return make_error("chat template syntax error at line " +
+                          std::to_string(line ? line : cur().line) + ": " + what);
     }
 
     Status expect_op(const char* op) {
-        if (!is_op(op)) return fail(std::string("expected '") + op + "', got " + describe(cur()));
+        if (!is_op(op))
+            return fail(std::string("expected '") + op + "', got " + describe(cur()));
         next();
         return ok_status();
     }
@@ -55,7 +64,8 @@ protected:
         return ok_status();
     }
     Result<std::string> expect_name() {
-        if (cur().type != TokenType::Name) return fail("expected a name, got " + describe(cur()));
+        if (cur().type != TokenType::Name)
+            return fail("expected a name, got " + describe(cur()));
         std::string n = cur().value;
         next();
         return n;
@@ -66,7 +76,8 @@ protected:
     Result<ExprPtr> parse_tuple(bool with_condexpr, bool allow_empty_paren);
     Result<ExprPtr> parse_expression(bool with_condexpr);
     Result<ExprPtr> parse_condexpr();
-    Result<ExprPtr> binary_chain(Result<ExprPtr> (ExpressionParser::*sub)(), std::initializer_list<const char*> ops, bool names);
+    Result<ExprPtr> binary_chain(Result<ExprPtr> (ExpressionParser::*sub)(),
+                                 std::initializer_list<const char*> ops, bool names);
     Result<ExprPtr> parse_or();
     Result<ExprPtr> parse_and();
     Result<ExprPtr> parse_not();
@@ -89,4 +100,4 @@ protected:
     int depth_ = 0;
 };
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

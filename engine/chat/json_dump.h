@@ -11,12 +11,12 @@ namespace llmwb::jinja {
 
 struct JsonDumpOptions {
     bool ensure_ascii = false;
-    std::optional<std::string> indent;  // nullopt = single line; "" = newlines without indentation
-    std::optional<std::string> item_separator;  // default ", " (single line) or "," (indented)
-    std::optional<std::string> key_separator;   // default ": "
+    std::optional<std::string> indent; // nullopt = single line; "" = newlines without indentation
+    std::optional<std::string> item_separator; // default ", " (single line) or "," (indented)
+    std::optional<std::string> key_separator;  // default ": "
     bool sort_keys = false;
 };
 
 Result<std::string> json_dumps(const Value& v, const JsonDumpOptions& options);
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -11,15 +11,15 @@
 namespace llmwb::jinja {
 
 enum class TokenType {
-    Data,           // template text between tags
-    VariableBegin,  // {{
-    VariableEnd,    // }}
-    BlockBegin,     // {%
-    BlockEnd,       // %}
+    Data,          // template text between tags
+    VariableBegin, // {{
+    VariableEnd,   // }}
+    BlockBegin,    // {%
+    BlockEnd,      // %}
     Name,
-    String,   // value is the decoded string
-    Integer,  // value holds the digits (underscores removed)
-    Float,    // value holds the literal (underscores removed)
+    String,  // value is the decoded string
+    Integer, // value holds the digits (underscores removed)
+    Float,   // value holds the literal (underscores removed)
     Operator,
     Eof,
 };
@@ -40,4 +40,4 @@ Result<std::vector<Token>> tokenize(const std::string& source, const LexerOption
 
 const char* token_type_name(TokenType t);
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -12,4 +12,4 @@ Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, s
 // op is "-" or "+".
 Result<Value> unary_op(const std::string& op, const Value& a);
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

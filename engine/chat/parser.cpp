@@ -9,26 +9,28 @@ namespace llmwb::jinja {
 namespace {
 
 class Parser : public ExpressionParser {
-public:
+  public:
     using ExpressionParser::ExpressionParser;
 
     Result<Template> run() {
         Template tpl;
         std::string end;
         auto body = subparse({}, end);
-        if (!body) return body.error();
+        if (!body)
+            return body.error();
         tpl.body = std::move(*body);
         return tpl;
     }
 
-private:
+  private:
     using Ends = std::set<std::string>;
 
     // ---- statements --------------------------------------------------------------------
     // Parses until a block tag whose first name is in `ends`; leaves the stream after that name
     // and stores it in `end` (empty at end of template).
     Result<Body> subparse(const Ends& ends, std::string& end) {
-        if (++depth_ > kMaxDepth) return fail("blocks nested too deeply");
+        if (++depth_ > kMaxDepth)
+            return fail("blocks nested too deeply");
         Body body;
         for (;;) {
             const Token& t = cur();
@@ -36,7 +38,8 @@ private:
                 --depth_;
                 if (!ends.empty()) {
                     std::string list;
-                    for (const auto& e : ends) list += (list.empty() ? "'" : " or '") + e + "'";
+                    for (const auto& e : ends)
+                        list += (list.empty() ? "'" : " or '") + e + "'";
                     return fail("unexpected end of template, expected " + list);
                 }
                 end.clear();
@@ -55,13 +58,16 @@ private:
                 s->kind = StmtKind::Print;
                 s->line = t.line;
                 auto e = parse_tuple(true, true);
-                if (!e) return e.error();
+                if (!e)
+                    return e.error();
                 s->expr = std::move(*e);
-                if (auto st = expect_type(TokenType::VariableEnd); !st) return st.error();
+                if (auto st = expect_type(TokenType::VariableEnd); !st)
+                    return st.error();
                 body.push_back(std::move(s));
             } else if (t.type == TokenType::BlockBegin) {
                 next();
-                if (cur().type != TokenType::Name) return fail("expected a tag name, got " + describe(cur()));
+                if (cur().type != TokenType::Name)
+                    return fail("expected a tag name, got " + describe(cur()));
                 if (ends.count(cur().value)) {
                     end = cur().value;
                     next();
@@ -69,7 +75,8 @@ private:
                     return body;
                 }
                 auto s = parse_statement();
-                if (!s) return s.error();
+                if (!s)
+                    return s.error();
                 body.push_back(std::move(*s));
             } else {
                 return fail("unexpected " + describe(t));
@@ -81,41 +88,51 @@ private:
         const Token& t = cur();
         const std::string tag = t.value;
         int line = t.line;
-        if (tag == "if") return parse_if();
-        if (tag == "for") return parse_for();
-        if (tag == "set") return parse_set();
-        if (tag == "macro") return parse_macro();
-        if (tag == "filter") return parse_filter_block();
+        if (tag == "if")
+            return parse_if();
+        if (tag == "for")
+            return parse_for();
+        if (tag == "set")
+            return parse_set();
+        if (tag == "macro")
+            return parse_macro();
+        if (tag == "filter")
+            return parse_filter_block();
         if (tag == "generation") {
             next();
             auto s = std::make_unique<Stmt>();
             s->kind = StmtKind::Generation;
             s->line = line;
-            if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+            if (auto st = expect_type(TokenType::BlockEnd); !st)
+                return st.error();
             std::string end;
             auto body = subparse({"endgeneration"}, end);
-            if (!body) return body.error();
+            if (!body)
+                return body.error();
             s->body = std::move(*body);
-            if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+            if (auto st = expect_type(TokenType::BlockEnd); !st)
+                return st.error();
             return s;
         }
         if (tag == "break" || tag == "continue") {
-            if (loop_depth_ == 0) return fail("'" + tag + "' outside of a for loop");
+            if (loop_depth_ == 0)
+                return fail("'" + tag + "' outside of a for loop");
             next();
             auto s = std::make_unique<Stmt>();
             s->kind = tag == "break" ? StmtKind::Break : StmtKind::Continue;
             s->line = line;
-            if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+            if (auto st = expect_type(TokenType::BlockEnd); !st)
+                return st.error();
             return s;
         }
-        static const std::set<std::string> unsupported = {"include", "extends", "import", "from", "block",
-                                                          "call", "with", "autoescape", "do", "trans",
-                                                          "pluralize", "endblock", "raw"};
+        static const std::set<std::string> unsupported = {
+            "include",    "extends", "import", "from",      "block",    "call", "with",
+            "autoescape", "do",      "trans",  "pluralize", "endblock", "raw"};
         if (unsupported.count(tag))
-            return make_error("chat template error at line " + std::to_string(line) + ": unsupported tag '" + tag +
-                              "'");
-        return make_error("chat template syntax error at line " + std::to_string(line) + ": unknown tag '" + tag +
-                          "'");
+            return make_error("chat template error at line " + std::to_string(line) +
+                              ": unsupported tag '" + tag + "'");
+        return make_error("chat template syntax error at line " + std::to_string(line) +
+                          ": unknown tag '" + tag + "'");
     }
 
     Result<StmtPtr> parse_if() {
@@ -125,21 +142,28 @@ private:
         next();
         for (;;) {
             auto c = parse_tuple(false, false);
-            if (!c) return c.error();
-            if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+            if (!c)
+                return c.error();
+            if (auto st = expect_type(TokenType::BlockEnd); !st)
+                return st.error();
             std::string end;
             auto body = subparse({"elif", "else", "endif"}, end);
-            if (!body) return body.error();
+            if (!body)
+                return body.error();
             s->conds.push_back(std::move(*c));
             s->bodies.push_back(std::move(*body));
-            if (end == "elif") continue;
+            if (end == "elif")
+                continue;
             if (end == "else") {
-                if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+                if (auto st = expect_type(TokenType::BlockEnd); !st)
+                    return st.error();
                 auto eb = subparse({"endif"}, end);
-                if (!eb) return eb.error();
+                if (!eb)
+                    return eb.error();
                 s->else_body = std::move(*eb);
             }
-            if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+            if (auto st = expect_type(TokenType::BlockEnd); !st)
+                return st.error();
             return s;
         }
     }
@@ -152,16 +176,20 @@ private:
         }
         for (;;) {
             auto n = expect_name();
-            if (!n) return n.error();
+            if (!n)
+                return n.error();
             s.targets.push_back(*n);
-            if (!is_op(",")) break;
+            if (!is_op(","))
+                break;
             s.tuple_target = true;
             next();
-            if (cur().type != TokenType::Name) break;  // trailing comma
+            if (cur().type != TokenType::Name)
+                break; // trailing comma
         }
         if (paren) {
             s.tuple_target = true;
-            if (auto st = expect_op(")"); !st) return st;
+            if (auto st = expect_op(")"); !st)
+                return st;
         }
         return ok_status();
     }
@@ -171,34 +199,44 @@ private:
         s->kind = StmtKind::For;
         s->line = cur().line;
         next();
-        if (auto st = parse_targets(*s); !st) return st.error();
-        if (!is_name("in")) return fail("expected 'in', got " + describe(cur()));
+        if (auto st = parse_targets(*s); !st)
+            return st.error();
+        if (!is_name("in"))
+            return fail("expected 'in', got " + describe(cur()));
         next();
         auto it = parse_tuple(false, false);
-        if (!it) return it.error();
+        if (!it)
+            return it.error();
         s->expr = std::move(*it);
         if (is_name("if")) {
             next();
             auto c = parse_expression(true);
-            if (!c) return c.error();
+            if (!c)
+                return c.error();
             s->cond = std::move(*c);
         }
-        if (is_name("recursive")) return make_error("chat template error at line " + std::to_string(s->line) +
-                                                    ": unsupported construct 'recursive' for loop");
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (is_name("recursive"))
+            return make_error("chat template error at line " + std::to_string(s->line) +
+                              ": unsupported construct 'recursive' for loop");
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         ++loop_depth_;
         std::string end;
         auto body = subparse({"endfor", "else"}, end);
         --loop_depth_;
-        if (!body) return body.error();
+        if (!body)
+            return body.error();
         s->body = std::move(*body);
         if (end == "else") {
-            if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+            if (auto st = expect_type(TokenType::BlockEnd); !st)
+                return st.error();
             auto eb = subparse({"endfor"}, end);
-            if (!eb) return eb.error();
+            if (!eb)
+                return eb.error();
             s->else_body = std::move(*eb);
         }
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         return s;
     }
 
@@ -206,38 +244,48 @@ private:
         auto s = std::make_unique<Stmt>();
         s->line = cur().line;
         next();
-        if (cur().type == TokenType::Name && peek().type == TokenType::Operator && peek().value == ".") {
+        if (cur().type == TokenType::Name && peek().type == TokenType::Operator &&
+            peek().value == ".") {
             s->targets.push_back(cur().value);
             next();
             next();
             auto attr = expect_name();
-            if (!attr) return attr.error();
+            if (!attr)
+                return attr.error();
             s->ns_attr = *attr;
         } else {
-            if (auto st = parse_targets(*s); !st) return st.error();
+            if (auto st = parse_targets(*s); !st)
+                return st.error();
         }
         if (is_op("=")) {
             next();
             s->kind = StmtKind::Set;
             auto e = parse_tuple(true, false);
-            if (!e) return e.error();
+            if (!e)
+                return e.error();
             s->expr = std::move(*e);
-            if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+            if (auto st = expect_type(TokenType::BlockEnd); !st)
+                return st.error();
             return s;
         }
         s->kind = StmtKind::SetBlock;
-        if (s->tuple_target) return fail("a block set needs a single target");
+        if (s->tuple_target)
+            return fail("a block set needs a single target");
         if (is_op("|")) {
             auto chain = parse_filter_chain();
-            if (!chain) return chain.error();
+            if (!chain)
+                return chain.error();
             s->expr = std::move(*chain);
         }
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         std::string end;
         auto body = subparse({"endset"}, end);
-        if (!body) return body.error();
+        if (!body)
+            return body.error();
         s->body = std::move(*body);
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         return s;
     }
 
@@ -250,10 +298,12 @@ private:
         ExprPtr node = std::move(input);
         bool first = true;
         while (first || is_op("|")) {
-            if (is_op("|")) next();
+            if (is_op("|"))
+                next();
             first = false;
             auto f = parse_filter(std::move(node));
-            if (!f) return f.error();
+            if (!f)
+                return f.error();
             node = std::move(*f);
         }
         return node;
@@ -265,14 +315,18 @@ private:
         s->line = cur().line;
         next();
         auto chain = parse_filter_chain();
-        if (!chain) return chain.error();
+        if (!chain)
+            return chain.error();
         s->expr = std::move(*chain);
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         std::string end;
         auto body = subparse({"endfilter"}, end);
-        if (!body) return body.error();
+        if (!body)
+            return body.error();
         s->body = std::move(*body);
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         return s;
     }
 
@@ -282,48 +336,58 @@ private:
         s->line = cur().line;
         next();
         auto n = expect_name();
-        if (!n) return n.error();
+        if (!n)
+            return n.error();
         s->name = *n;
-        if (auto st = expect_op("("); !st) return st.error();
+        if (auto st = expect_op("("); !st)
+            return st.error();
         while (!is_op(")")) {
             if (!s->params.empty())
-                if (auto st = expect_op(","); !st) return st.error();
-            if (is_op(")")) break;
+                if (auto st = expect_op(","); !st)
+                    return st.error();
+            if (is_op(")"))
+                break;
             MacroParam p;
             auto pn = expect_name();
-            if (!pn) return pn.error();
+            if (!pn)
+                return pn.error();
             p.name = *pn;
             if (is_op("=")) {
                 next();
                 auto d = parse_expression(true);
-                if (!d) return d.error();
+                if (!d)
+                    return d.error();
                 p.default_value = std::move(*d);
             }
             s->params.push_back(std::move(p));
         }
         next();
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         std::string end;
         int saved_loop = loop_depth_;
         loop_depth_ = 0;
         auto body = subparse({"endmacro"}, end);
         loop_depth_ = saved_loop;
-        if (!body) return body.error();
+        if (!body)
+            return body.error();
         s->body = std::move(*body);
-        if (auto st = expect_type(TokenType::BlockEnd); !st) return st.error();
+        if (auto st = expect_type(TokenType::BlockEnd); !st)
+            return st.error();
         return s;
     }
 
     int loop_depth_ = 0;
 };
 
-}  // namespace
+} // namespace
 
 Result<Template> parse_template(const std::string& source) {
     auto toks = tokenize(source);
-    if (!toks) return toks.error();
+    if (!toks)
+        return toks.error();
     Parser p(std::move(*toks));
     return p.run();
 }
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

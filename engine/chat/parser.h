@@ -12,4 +12,4 @@ namespace llmwb::jinja {
 
 Result<Template> parse_template(const std::string& source);
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -44,14 +44,16 @@ std::u32string to_u32(std::string_view s) {
     std::u32string out;
     out.reserve(s.size());
     size_t i = 0;
-    while (i < s.size()) out += utf8_next(s, i);
+    while (i < s.size())
+        out += utf8_next(s, i);
     return out;
 }
 
 std::string to_utf8(std::u32string_view s) {
     std::string out;
     out.reserve(s.size());
-    for (char32_t c : s) utf8_append(out, c);
+    for (char32_t c : s)
+        utf8_append(out, c);
     return out;
 }
 
@@ -71,17 +73,22 @@ bool is_space(char32_t c) {
 }
 
 bool is_printable(char32_t c) {
-    if (c == U' ') return true;
-    if (c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0xA0) || c == 0xAD) return false;
-    if (is_space(c)) return false;
-    if ((c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x2064) ||
-        c == 0xFEFF || (c >= 0xD800 && c <= 0xDFFF) || (c >= 0xE000 && c <= 0xF8FF) || c == 0xFFFE ||
-        c == 0xFFFF || c > 0x10FFFF)
+    if (c == U' ')
+        return true;
+    if (c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0xA0) || c == 0xAD)
+        return false;
+    if (is_space(c))
+        return false;
+    if ((c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) ||
+        (c >= 0x2060 && c <= 0x2064) || c == 0xFEFF || (c >= 0xD800 && c <= 0xDFFF) ||
+        (c >= 0xE000 && c <= 0xF8FF) || c == 0xFFFE || c == 0xFFFF || c > 0x10FFFF)
         return false;
     return true;
 }
 
-static bool in_chars(char32_t c, const std::u32string& set) { return set.find(c) != std::u32string::npos; }
+static bool in_chars(char32_t c, const std::u32string& set) {
+    return set.find(c) != std::u32string::npos;
+}
 
 std::string py_strip(std::string_view s, const std::string* chars, bool left, bool right) {
     std::u32string u = to_u32(s);
@@ -89,13 +96,16 @@ std::string py_strip(std::string_view s, const std::string* chars, bool left, bo
     auto strip_it = [&](char32_t c) { return chars ? in_chars(c, set) : is_space(c); };
     size_t b = 0, e = u.size();
     if (left)
-        while (b < e && strip_it(u[b])) ++b;
+        while (b < e && strip_it(u[b]))
+            ++b;
     if (right)
-        while (e > b && strip_it(u[e - 1])) --e;
+        while (e > b && strip_it(u[e - 1]))
+            --e;
     return to_utf8(std::u32string_view(u).substr(b, e - b));
 }
 
-std::vector<std::string> py_split(std::string_view s, const std::string* sep, long maxsplit, bool from_right) {
+std::vector<std::string> py_split(std::string_view s, const std::string* sep, long maxsplit,
+                                  bool from_right) {
     std::vector<std::string> out;
     if (sep) {
         // Separator split: byte search is exact for UTF-8.
@@ -104,7 +114,8 @@ std::vector<std::string> py_split(std::string_view s, const std::string* sep, lo
             long splits = 0;
             while (maxsplit < 0 || splits < maxsplit) {
                 size_t f = s.find(*sep, pos);
-                if (f == std::string_view::npos) break;
+                if (f == std::string_view::npos)
+                    break;
                 out.emplace_back(s.substr(pos, f - pos));
                 pos = f + sep->size();
                 ++splits;
@@ -115,9 +126,11 @@ std::vector<std::string> py_split(std::string_view s, const std::string* sep, lo
             long splits = 0;
             std::vector<std::string> rev;
             while (maxsplit < 0 || splits < maxsplit) {
-                if (end < sep->size()) break;
+                if (end < sep->size())
+                    break;
                 size_t f = s.rfind(*sep, end - sep->size());
-                if (f == std::string_view::npos) break;
+                if (f == std::string_view::npos)
+                    break;
                 rev.emplace_back(s.substr(f + sep->size(), end - f - sep->size()));
                 end = f;
                 ++splits;
@@ -132,16 +145,20 @@ std::vector<std::string> py_split(std::string_view s, const std::string* sep, lo
         size_t i = 0;
         long splits = 0;
         while (i < u.size()) {
-            while (i < u.size() && is_space(u[i])) ++i;
-            if (i >= u.size()) break;
+            while (i < u.size() && is_space(u[i]))
+                ++i;
+            if (i >= u.size())
+                break;
             if (maxsplit >= 0 && splits >= maxsplit) {
                 size_t e = u.size();
-                while (e > i && is_space(u[e - 1])) --e;
+                while (e > i && is_space(u[e - 1]))
+                    --e;
                 out.push_back(to_utf8(std::u32string_view(u).substr(i, e - i)));
                 return out;
             }
             size_t j = i;
-            while (j < u.size() && !is_space(u[j])) ++j;
+            while (j < u.size() && !is_space(u[j]))
+                ++j;
             out.push_back(to_utf8(std::u32string_view(u).substr(i, j - i)));
             ++splits;
             i = j;
@@ -152,17 +169,21 @@ std::vector<std::string> py_split(std::string_view s, const std::string* sep, lo
     size_t e = u.size();
     long splits = 0;
     while (e > 0) {
-        while (e > 0 && is_space(u[e - 1])) --e;
-        if (e == 0) break;
+        while (e > 0 && is_space(u[e - 1]))
+            --e;
+        if (e == 0)
+            break;
         if (maxsplit >= 0 && splits >= maxsplit) {
             size_t b = 0;
-            while (b < e && is_space(u[b])) ++b;
+            while (b < e && is_space(u[b]))
+                ++b;
             rev.push_back(to_utf8(std::u32string_view(u).substr(b, e - b)));
             e = 0;
             break;
         }
         size_t b = e;
-        while (b > 0 && !is_space(u[b - 1])) --b;
+        while (b > 0 && !is_space(u[b - 1]))
+            --b;
         rev.push_back(to_utf8(std::u32string_view(u).substr(b, e - b)));
         ++splits;
         e = b;
@@ -172,37 +193,52 @@ std::vector<std::string> py_split(std::string_view s, const std::string* sep, lo
 }
 
 bool is_upper_cp(char32_t c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) || (c >= 0x391 && c <= 0x3A9) ||
-           (c >= 0x410 && c <= 0x42F) || (c >= 0x400 && c <= 0x40F);
+    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ||
+           (c >= 0x391 && c <= 0x3A9) || (c >= 0x410 && c <= 0x42F) || (c >= 0x400 && c <= 0x40F);
 }
 
 bool is_lower_cp(char32_t c) {
-    return (c >= 'a' && c <= 'z') || (c >= 0xDF && c <= 0xFF && c != 0xF7) || (c >= 0x3B1 && c <= 0x3C9) ||
-           (c >= 0x430 && c <= 0x44F) || (c >= 0x450 && c <= 0x45F);
+    return (c >= 'a' && c <= 'z') || (c >= 0xDF && c <= 0xFF && c != 0xF7) ||
+           (c >= 0x3B1 && c <= 0x3C9) || (c >= 0x430 && c <= 0x44F) || (c >= 0x450 && c <= 0x45F);
 }
 
 static char32_t upper_cp(char32_t c) {
-    if (c >= 'a' && c <= 'z') return c - 32;
-    if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 32;
-    if (c == 0xFF) return 0x178;
-    if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 32;
-    if (c == 0x3C2) return 0x3A3;
-    if (c >= 0x430 && c <= 0x44F) return c - 32;
-    if (c >= 0x450 && c <= 0x45F) return c - 80;
+    if (c >= 'a' && c <= 'z')
+        return c - 32;
+    if (c >= 0xE0 && c <= 0xFE && c != 0xF7)
+        return c - 32;
+    if (c == 0xFF)
+        return 0x178;
+    if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2)
+        return c - 32;
+    if (c == 0x3C2)
+        return 0x3A3;
+    if (c >= 0x430 && c <= 0x44F)
+        return c - 32;
+    if (c >= 0x450 && c <= 0x45F)
+        return c - 80;
     return c;
 }
 
 static char32_t lower_cp(char32_t c) {
-    if (c >= 'A' && c <= 'Z') return c + 32;
-    if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
-    if (c == 0x178) return 0xFF;
-    if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 32;
-    if (c >= 0x410 && c <= 0x42F) return c + 32;
-    if (c >= 0x400 && c <= 0x40F) return c + 80;
+    if (c >= 'A' && c <= 'Z')
+        return c + 32;
+    if (c >= 0xC0 && c <= 0xDE && c != 0xD7)
+        return c + 32;
+    if (c == 0x178)
+        return 0xFF;
+    if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2)
+        return c + 32;
+    if (c >= 0x410 && c <= 0x42F)
+        return c + 32;
+    if (c >= 0x400 && c <= 0x40F)
+        return c + 80;
     return c;
 }
 
-static bool is_cased(char32_t c) { return is_upper_cp(c) || is_lower_cp(c) || upper_cp(c) != c || lower_cp(c) != c; }
+static bool is_cased(char32_t c) {
+    return is_upper_cp(c) || is_lower_cp(c) || upper_cp(c) != c || lower_cp(c) != c;
+}
 
 static std::string map_cps(std::string_view s, char32_t (*f)(char32_t)) {
     std::string out;
@@ -211,7 +247,7 @@ static std::string map_cps(std::string_view s, char32_t (*f)(char32_t)) {
     while (i < s.size()) {
         char32_t c = utf8_next(s, i);
         if (c == 0xDF && f == upper_cp) {
-            out += "SS";  // German sharp s upper-cases to two letters, as in Python
+            out += "SS"; // German sharp s upper-cases to two letters, as in Python
             continue;
         }
         utf8_append(out, f(c));
@@ -224,21 +260,32 @@ static bool py_is_case(std::string_view s, bool want_lower) {
     size_t i = 0;
     while (i < s.size()) {
         char32_t c = utf8_next(s, i);
-        if (want_lower ? is_upper_cp(c) : is_lower_cp(c)) return false;
-        if (want_lower ? is_lower_cp(c) : is_upper_cp(c)) any = true;
+        if (want_lower ? is_upper_cp(c) : is_lower_cp(c))
+            return false;
+        if (want_lower ? is_lower_cp(c) : is_upper_cp(c))
+            any = true;
     }
     return any;
 }
 
-bool py_islower(std::string_view s) { return py_is_case(s, true); }
-bool py_isupper(std::string_view s) { return py_is_case(s, false); }
+bool py_islower(std::string_view s) {
+    return py_is_case(s, true);
+}
+bool py_isupper(std::string_view s) {
+    return py_is_case(s, false);
+}
 
-std::string py_upper(std::string_view s) { return map_cps(s, upper_cp); }
-std::string py_lower(std::string_view s) { return map_cps(s, lower_cp); }
+std::string py_upper(std::string_view s) {
+    return map_cps(s, upper_cp);
+}
+std::string py_lower(std::string_view s) {
+    return map_cps(s, lower_cp);
+}
 
 std::string py_capitalize(std::string_view s) {
     std::u32string u = to_u32(s);
-    for (size_t i = 0; i < u.size(); ++i) u[i] = i == 0 ? upper_cp(u[i]) : lower_cp(u[i]);
+    for (size_t i = 0; i < u.size(); ++i)
+        u[i] = i == 0 ? upper_cp(u[i]) : lower_cp(u[i]);
     return to_utf8(u);
 }
 
@@ -253,4 +300,4 @@ std::string py_title(std::string_view s) {
     return to_utf8(u);
 }
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -24,7 +24,8 @@ bool is_printable(char32_t cp);
 // Python str.strip/lstrip/rstrip; chars == nullptr means whitespace.
 std::string py_strip(std::string_view s, const std::string* chars, bool left, bool right);
 // Python str.split / rsplit; sep == nullptr splits on whitespace runs.
-std::vector<std::string> py_split(std::string_view s, const std::string* sep, long maxsplit, bool from_right);
+std::vector<std::string> py_split(std::string_view s, const std::string* sep, long maxsplit,
+                                  bool from_right);
 // Python str.upper / lower / capitalize / title (case mapping of ASCII, Latin-1, Greek and
 // Cyrillic letters; other scripts are left as they are).
 std::string py_upper(std::string_view s);
@@ -37,4 +38,4 @@ bool py_islower(std::string_view s);
 bool py_isupper(std::string_view s);
 bool is_lower_cp(char32_t c);
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

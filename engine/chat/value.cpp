@@ -10,13 +10,15 @@ namespace llmwb::jinja {
 
 const Value* DictData::find(std::string_view key) const {
     for (const auto& [k, v] : items)
-        if (k == key) return &v;
+        if (k == key)
+            return &v;
     return nullptr;
 }
 
 Value* DictData::find(std::string_view key) {
     for (auto& [k, v] : items)
-        if (k == key) return &v;
+        if (k == key)
+            return &v;
     return nullptr;
 }
 
@@ -30,7 +32,8 @@ void DictData::set(std::string key, Value v) {
 
 const Value* CallArgs::kwarg(std::string_view name) const {
     for (const auto& [k, v] : kwargs)
-        if (k == name) return &v;
+        if (k == name)
+            return &v;
     return nullptr;
 }
 
@@ -41,40 +44,56 @@ Value Value::list(std::vector<Value> items, bool tuple) {
     return Value(ListPtr(std::move(d)));
 }
 
-Value Value::dict(DictData d) { return Value(DictPtr(std::make_shared<DictData>(std::move(d)))); }
+Value Value::dict(DictData d) {
+    return Value(DictPtr(std::make_shared<DictData>(std::move(d))));
+}
 
 bool truthy(const Value& v) {
     switch (v.v.index()) {
-        case 0: return false;
-        case 1: return false;
-        case 2: return v.as_bool();
-        case 3: return v.as_int() != 0;
-        case 4: return v.as_float() != 0.0;
-        case 5: return !v.as_string().empty();
-        case 6: return !v.as_list().items.empty();
-        case 7: return !v.as_dict().items.empty();
-        default: return true;
+    case 0:
+        return false;
+    case 1:
+        return false;
+    case 2:
+        return v.as_bool();
+    case 3:
+        return v.as_int() != 0;
+    case 4:
+        return v.as_float() != 0.0;
+    case 5:
+        return !v.as_string().empty();
+    case 6:
+        return !v.as_list().items.empty();
+    case 7:
+        return !v.as_dict().items.empty();
+    default:
+        return true;
     }
 }
 
 std::string float_repr(double d) {
-    if (std::isnan(d)) return "nan";
-    if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+    if (std::isnan(d))
+        return "nan";
+    if (std::isinf(d))
+        return d > 0 ? "inf" : "-inf";
     char buf[64];
     auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
     std::string sci(buf, res.ptr);
     // sci: [-]D[.DDD]e[+-]XX
     bool neg = !sci.empty() && sci[0] == '-';
-    if (neg) sci.erase(0, 1);
+    if (neg)
+        sci.erase(0, 1);
     size_t epos = sci.find('e');
     std::string mant = sci.substr(0, epos);
     int exp = std::stoi(sci.substr(epos + 1));
     std::string digits;
     for (char c : mant)
-        if (c != '.') digits += c;
-    while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+        if (c != '.')
+            digits += c;
+    while (digits.size() > 1 && digits.back() == '0')
+        digits.pop_back();
     std::string out;
-    if (exp >= -4 && exp < 16) {  // Python's repr: fixed notation for 1e-4 <= |d| < 1e16
+    if (exp >= -4 && exp < 16) { // Python's repr: fixed notation for 1e-4 <= |d| < 1e16
         if (exp < 0) {
             out = "0." + std::string(size_t(-exp - 1), '0') + digits;
         } else if (size_t(exp) + 1 >= digits.size()) {
@@ -85,7 +104,8 @@ std::string float_repr(double d) {
         return neg ? "-" + out : out;
     }
     out = digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
+    if (digits.size() > 1)
+        out += "." + digits.substr(1);
     char ebuf[16];
     std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
     out += ebuf;
@@ -101,16 +121,25 @@ static std::string string_repr(const std::string& s) {
     while (i < s.size()) {
         size_t start = i;
         char32_t cp = utf8_next(s, i);
-        if (cp == U'\\') out += "\\\\";
-        else if (cp == char32_t(quote)) { out += '\\'; out += quote; }
-        else if (cp == U'\n') out += "\\n";
-        else if (cp == U'\r') out += "\\r";
-        else if (cp == U'\t') out += "\\t";
+        if (cp == U'\\')
+            out += "\\\\";
+        else if (cp == char32_t(quote)) {
+            out += '\\';
+            out += quote;
+        } else if (cp == U'\n')
+            out += "\\n";
+        else if (cp == U'\r')
+            out += "\\r";
+        else if (cp == U'\t')
+            out += "\\t";
         else if (!is_printable(cp)) {
             char buf[16];
-            if (cp < 0x100) std::snprintf(buf, sizeof buf, "\\x%02x", unsigned(cp));
-            else if (cp < 0x10000) std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(cp));
-            else std::snprintf(buf, sizeof buf, "\\U%08x", unsigned(cp));
+            if (cp < 0x100)
+                std::snprintf(buf, sizeof buf, "\\x%02x", unsigned(cp));
+            else if (cp < 0x10000)
+                std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(cp));
+            else
+                std::snprintf(buf, sizeof buf, "\\U%08x", unsigned(cp));
             out += buf;
         } else {
             out.append(s, start, i - start);
@@ -122,110 +151,148 @@ static std::string string_repr(const std::string& s) {
 
 std::string to_repr(const Value& v) {
     switch (v.v.index()) {
-        case 0: return "Undefined";
-        case 1: return "None";
-        case 2: return v.as_bool() ? "True" : "False";
-        case 3: return std::to_string(v.as_int());
-        case 4: return float_repr(v.as_float());
-        case 5: return string_repr(v.as_string());
-        case 6: {
-            const ListData& l = v.as_list();
-            std::string out = l.is_tuple ? "(" : "[";
-            for (size_t i = 0; i < l.items.size(); ++i) {
-                if (i) out += ", ";
-                out += to_repr(l.items[i]);
-            }
-            if (l.is_tuple && l.items.size() == 1) out += ",";
-            out += l.is_tuple ? ")" : "]";
-            return out;
+    case 0:
+        return "Undefined";
+    case 1:
+        return "None";
+    case 2:
+        return v.as_bool() ? "True" : "False";
+    case 3:
+        return std::to_string(v.as_int());
+    case 4:
+        return float_repr(v.as_float());
+    case 5:
+        return string_repr(v.as_string());
+    case 6: {
+        const ListData& l = v.as_list();
+        std::string out = l.is_tuple ? "(" : "[";
+        for (size_t i = 0; i < l.items.size(); ++i) {
+            if (i)
+                out += ", ";
+            out += to_repr(l.items[i]);
         }
-        case 7: {
-            std::string out = "{";
-            bool first = true;
-            for (const auto& [k, val] : v.as_dict().items) {
-                if (!first) out += ", ";
-                first = false;
-                out += string_repr(k) + ": " + to_repr(val);
-            }
-            return out + "}";
+        if (l.is_tuple && l.items.size() == 1)
+            out += ",";
+        out += l.is_tuple ? ")" : "]";
+        return out;
+    }
+    case 7: {
+        std::string out = "{";
+        bool first = true;
+        for (const auto& [k, val] : v.as_dict().items) {
+            if (!first)
+                out += ", ";
+            first = false;
+            out += string_repr(k) + ": " + to_repr(val);
         }
-        case 8: {
-            std::string out = "<Namespace {";
-            bool first = true;
-            for (const auto& [k, val] : v.as_namespace().attrs.items) {
-                if (!first) out += ", ";
-                first = false;
-                out += string_repr(k) + ": " + to_repr(val);
-            }
-            return out + "}>";
+        return out + "}";
+    }
+    case 8: {
+        std::string out = "<Namespace {";
+        bool first = true;
+        for (const auto& [k, val] : v.as_namespace().attrs.items) {
+            if (!first)
+                out += ", ";
+            first = false;
+            out += string_repr(k) + ": " + to_repr(val);
         }
-        default: return "<function " + v.as_callable().name + ">";
+        return out + "}>";
+    }
+    default:
+        return "<function " + v.as_callable().name + ">";
     }
 }
 
 std::string to_str(const Value& v) {
-    if (v.is_undefined()) return "";
-    if (v.is_string()) return v.as_string();
+    if (v.is_undefined())
+        return "";
+    if (v.is_string())
+        return v.as_string();
     return to_repr(v);
 }
 
 std::string type_name(const Value& v) {
     switch (v.v.index()) {
-        case 0: return "Undefined";
-        case 1: return "NoneType";
-        case 2: return "bool";
-        case 3: return "int";
-        case 4: return "float";
-        case 5: return "str";
-        case 6: return v.as_list().is_tuple ? "tuple" : "list";
-        case 7: return "dict";
-        case 8: return "Namespace";
-        default: return "function";
+    case 0:
+        return "Undefined";
+    case 1:
+        return "NoneType";
+    case 2:
+        return "bool";
+    case 3:
+        return "int";
+    case 4:
+        return "float";
+    case 5:
+        return "str";
+    case 6:
+        return v.as_list().is_tuple ? "tuple" : "list";
+    case 7:
+        return "dict";
+    case 8:
+        return "Namespace";
+    default:
+        return "function";
     }
 }
 
 std::string object_type_repr(const Value& v) {
-    if (v.is_none()) return "None";
+    if (v.is_none())
+        return "None";
     return type_name(v) + " object";
 }
 
 bool equals(const Value& a, const Value& b) {
     if (a.is_number() && b.is_number()) {
-        if (a.is_float() || b.is_float()) return a.number_value() == b.number_value();
+        if (a.is_float() || b.is_float())
+            return a.number_value() == b.number_value();
         return a.int_value() == b.int_value();
     }
-    if (a.v.index() != b.v.index()) return false;
+    if (a.v.index() != b.v.index())
+        return false;
     switch (a.v.index()) {
-        case 0: return true;
-        case 1: return true;
-        case 5: return a.as_string() == b.as_string();
-        case 6: {
-            const ListData& x = a.as_list();
-            const ListData& y = b.as_list();
-            if (x.is_tuple != y.is_tuple || x.items.size() != y.items.size()) return false;
-            for (size_t i = 0; i < x.items.size(); ++i)
-                if (!equals(x.items[i], y.items[i])) return false;
-            return true;
+    case 0:
+        return true;
+    case 1:
+        return true;
+    case 5:
+        return a.as_string() == b.as_string();
+    case 6: {
+        const ListData& x = a.as_list();
+        const ListData& y = b.as_list();
+        if (x.is_tuple != y.is_tuple || x.items.size() != y.items.size())
+            return false;
+        for (size_t i = 0; i < x.items.size(); ++i)
+            if (!equals(x.items[i], y.items[i]))
+                return false;
+        return true;
+    }
+    case 7: {
+        const DictData& x = a.as_dict();
+        const DictData& y = b.as_dict();
+        if (x.items.size() != y.items.size())
+            return false;
+        for (const auto& [k, val] : x.items) {
+            const Value* other = y.find(k);
+            if (!other || !equals(val, *other))
+                return false;
         }
-        case 7: {
-            const DictData& x = a.as_dict();
-            const DictData& y = b.as_dict();
-            if (x.items.size() != y.items.size()) return false;
-            for (const auto& [k, val] : x.items) {
-                const Value* other = y.find(k);
-                if (!other || !equals(val, *other)) return false;
-            }
-            return true;
-        }
-        case 8: return std::get<NamespacePtr>(a.v) == std::get<NamespacePtr>(b.v);
-        case 9: return std::get<CallablePtr>(a.v) == std::get<CallablePtr>(b.v);
-        default: return false;
+        return true;
+    }
+    case 8:
+        return std::get<NamespacePtr>(a.v) == std::get<NamespacePtr>(b.v);
+    case 9:
+        return std::get<CallablePtr>(a.v) == std::get<CallablePtr>(b.v);
+    default:
+        return false;
     }
 }
 
 Result<int> compare(const Value& a, const Value& b) {
-    if (a.is_undefined()) return make_error(a.undefined_message());  // Undefined.__lt__ etc. fail
-    if (b.is_undefined()) return make_error(b.undefined_message());
+    if (a.is_undefined())
+        return make_error(a.undefined_message()); // Undefined.__lt__ etc. fail
+    if (b.is_undefined())
+        return make_error(b.undefined_message());
     if (a.is_number() && b.is_number()) {
         if (a.is_float() || b.is_float()) {
             double x = a.number_value(), y = b.number_value();
@@ -235,14 +302,15 @@ Result<int> compare(const Value& a, const Value& b) {
         return x < y ? -1 : (x > y ? 1 : 0);
     }
     if (a.is_string() && b.is_string()) {
-        int c = a.as_string().compare(b.as_string());  // UTF-8 byte order == code point order
+        int c = a.as_string().compare(b.as_string()); // UTF-8 byte order == code point order
         return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
     if (a.is_list() && b.is_list() && a.as_list().is_tuple == b.as_list().is_tuple) {
         const auto& x = a.as_list().items;
         const auto& y = b.as_list().items;
         for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-            if (equals(x[i], y[i])) continue;
+            if (equals(x[i], y[i]))
+                continue;
             return compare(x[i], y[i]);
         }
         return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
@@ -254,61 +322,77 @@ Result<int> compare(const Value& a, const Value& b) {
 Value from_json(const nlohmann::ordered_json& j) {
     using J = nlohmann::ordered_json;
     switch (j.type()) {
-        case J::value_t::null: return Value(nullptr);
-        case J::value_t::boolean: return Value(j.get<bool>());
-        case J::value_t::number_integer: return Value(j.get<int64_t>());
-        case J::value_t::number_unsigned: {
-            uint64_t u = j.get<uint64_t>();
-            if (u <= uint64_t(INT64_MAX)) return Value(int64_t(u));
-            return Value(double(u));
-        }
-        case J::value_t::number_float: return Value(j.get<double>());
-        case J::value_t::string: return Value(j.get<std::string>());
-        case J::value_t::array: {
-            std::vector<Value> items;
-            items.reserve(j.size());
-            for (const auto& e : j) items.push_back(from_json(e));
-            return Value::list(std::move(items));
-        }
-        case J::value_t::object: {
-            DictData d;
-            d.items.reserve(j.size());
-            for (auto it = j.begin(); it != j.end(); ++it) d.items.emplace_back(it.key(), from_json(it.value()));
-            return Value::dict(std::move(d));
-        }
-        default: return Value(nullptr);  // binary / discarded: not produced by the JSON parser
+    case J::value_t::null:
+        return Value(nullptr);
+    case J::value_t::boolean:
+        return Value(j.get<bool>());
+    case J::value_t::number_integer:
+        return Value(j.get<int64_t>());
+    case J::value_t::number_unsigned: {
+        uint64_t u = j.get<uint64_t>();
+        if (u <= uint64_t(INT64_MAX))
+            return Value(int64_t(u));
+        return Value(double(u));
+    }
+    case J::value_t::number_float:
+        return Value(j.get<double>());
+    case J::value_t::string:
+        return Value(j.get<std::string>());
+    case J::value_t::array: {
+        std::vector<Value> items;
+        items.reserve(j.size());
+        for (const auto& e : j)
+            items.push_back(from_json(e));
+        return Value::list(std::move(items));
+    }
+    case J::value_t::object: {
+        DictData d;
+        d.items.reserve(j.size());
+        for (auto it = j.begin(); it != j.end(); ++it)
+            d.items.emplace_back(it.key(), from_json(it.value()));
+        return Value::dict(std::move(d));
+    }
+    default:
+        return Value(nullptr); // binary / discarded: not produced by the JSON parser
     }
 }
 
 Result<nlohmann::ordered_json> to_json(const Value& v) {
     using J = nlohmann::ordered_json;
     switch (v.v.index()) {
-        case 1: return J(nullptr);
-        case 2: return J(v.as_bool());
-        case 3: return J(v.as_int());
-        case 4: return J(v.as_float());
-        case 5: return J(v.as_string());
-        case 6: {
-            J arr = J::array();
-            for (const auto& e : v.as_list().items) {
-                auto r = to_json(e);
-                if (!r) return r.error();
-                arr.push_back(std::move(*r));
-            }
-            return arr;
+    case 1:
+        return J(nullptr);
+    case 2:
+        return J(v.as_bool());
+    case 3:
+        return J(v.as_int());
+    case 4:
+        return J(v.as_float());
+    case 5:
+        return J(v.as_string());
+    case 6: {
+        J arr = J::array();
+        for (const auto& e : v.as_list().items) {
+            auto r = to_json(e);
+            if (!r)
+                return r.error();
+            arr.push_back(std::move(*r));
         }
-        case 7: {
-            J obj = J::object();
-            for (const auto& [k, e] : v.as_dict().items) {
-                auto r = to_json(e);
-                if (!r) return r.error();
-                obj[k] = std::move(*r);
-            }
-            return obj;
+        return arr;
+    }
+    case 7: {
+        J obj = J::object();
+        for (const auto& [k, e] : v.as_dict().items) {
+            auto r = to_json(e);
+            if (!r)
+                return r.error();
+            obj[k] = std::move(*r);
         }
-        default:
-            return make_error("Object of type " + type_name(v) + " is not JSON serializable");
+        return obj;
+    }
+    default:
+        return make_error("Object of type " + type_name(v) + " is not JSON serializable");
     }
 }
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

@@ -133,4 +133,4 @@ Result<int> compare(const Value& a, const Value& b);
 Value from_json(const nlohmann::ordered_json& j);
 Result<nlohmann::ordered_json> to_json(const Value& v);
 
-}  // namespace llmwb::jinja
+} // namespace llmwb::jinja

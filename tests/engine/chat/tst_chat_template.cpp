@@ -23,12 +23,17 @@ QString env_or(const char* name, const QString& fallback) {
     return v.isEmpty() ? fallback : QString::fromUtf8(v);
 }
 
-QString assets_dir() { return env_or("LLMWB_TEST_ASSETS", QDir::homePath() + "/.cache/llmwb/test-assets"); }
-QString source_dir() { return env_or("LLMWB_SOURCE_DIR", QStringLiteral(LLMWB_TEST_SOURCE_DIR)); }
+QString assets_dir() {
+    return env_or("LLMWB_TEST_ASSETS", QDir::homePath() + "/.cache/llmwb/test-assets");
+}
+QString source_dir() {
+    return env_or("LLMWB_SOURCE_DIR", QStringLiteral(LLMWB_TEST_SOURCE_DIR));
+}
 
 bool read_file(const QString& path, std::string& out) {
     std::ifstream f(path.toStdString(), std::ios::binary);
-    if (!f) return false;
+    if (!f)
+        return false;
     std::stringstream ss;
     ss << f.rdbuf();
     out = ss.str();
@@ -58,34 +63,38 @@ std::tm fixed_now() {
     tm.tm_min = 30;
     tm.tm_isdst = -1;
     std::tm copy = tm;
-    std::mktime(&copy);  // fills weekday and day of year
+    std::mktime(&copy); // fills weekday and day of year
     tm.tm_wday = copy.tm_wday;
     tm.tm_yday = copy.tm_yday;
     return tm;
 }
 
 std::string token_text(const json& t) {
-    if (t.is_string()) return t.get<std::string>();
-    if (t.is_object() && t.contains("content") && t["content"].is_string()) return t["content"].get<std::string>();
+    if (t.is_string())
+        return t.get<std::string>();
+    if (t.is_object() && t.contains("content") && t["content"].is_string())
+        return t["content"].get<std::string>();
     return "";
 }
 
 // A readable message for the first difference between two strings.
 QString first_difference(const std::string& got, const std::string& want) {
     size_t i = 0;
-    while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+    while (i < got.size() && i < want.size() && got[i] == want[i])
+        ++i;
     auto around = [i](const std::string& s) {
         size_t b = i > 40 ? i - 40 : 0;
         return QString::fromUtf8(s.substr(b, 80).c_str()).replace("\n", "\\n");
     };
-    return QString("outputs differ at byte %1 (got %2 bytes, want %3)\n   got: ...%4\n  want: ...%5")
+    return QString(
+               "outputs differ at byte %1 (got %2 bytes, want %3)\n   got: ...%4\n  want: ...%5")
         .arg(i)
         .arg(got.size())
         .arg(want.size())
         .arg(around(got), around(want));
 }
 
-}  // namespace
+} // namespace
 
 class TestChatTemplate : public QObject {
     Q_OBJECT
@@ -100,18 +109,21 @@ class TestChatTemplate : public QObject {
     json template_cases_, interpreter_cases_;
     QString load_error_;
 
-private slots:
+  private slots:
     void initTestCase() {
         json manifest, convs, ref_t, ref_i;
         QString why;
         const QString here = source_dir() + "/tests/engine/chat/";
         const QString ref = assets_dir() + "/reference/chat/";
-        if (!read_json(here + "templates.json", manifest, why) || !read_json(here + "conversations.json", convs, why) ||
-            !read_json(ref + "templates.json", ref_t, why) || !read_json(ref + "interpreter.json", ref_i, why)) {
+        if (!read_json(here + "templates.json", manifest, why) ||
+            !read_json(here + "conversations.json", convs, why) ||
+            !read_json(ref + "templates.json", ref_t, why) ||
+            !read_json(ref + "interpreter.json", ref_i, why)) {
             load_error_ = why;
             return;
         }
-        for (const auto& c : convs) conversations_[c["name"].get<std::string>()] = c;
+        for (const auto& c : convs)
+            conversations_[c["name"].get<std::string>()] = c;
         for (const auto& e : manifest) {
             LoadedTemplate lt;
             std::string src = e["source"].get<std::string>();
@@ -135,8 +147,10 @@ private slots:
                 lt.eos = e["eos_token"].get<std::string>();
             }
             auto parsed = ChatTemplate::parse(text);
-            if (parsed) lt.tpl = std::move(*parsed);
-            else lt.parse_error = QString::fromStdString(parsed.message());
+            if (parsed)
+                lt.tpl = std::move(*parsed);
+            else
+                lt.parse_error = QString::fromStdString(parsed.message());
             templates_[e["name"].get<std::string>()] = std::move(lt);
         }
         template_cases_ = ref_t["cases"];
@@ -149,14 +163,17 @@ private slots:
         QVERIFY(template_cases_.size() >= 7 * 20 * 6);
         QVERIFY(interpreter_cases_.size() >= 60);
         for (const auto& [name, lt] : templates_)
-            QVERIFY2(lt.tpl.has_value(), qPrintable(QString::fromStdString(name) + ": " + lt.parse_error));
+            QVERIFY2(lt.tpl.has_value(),
+                     qPrintable(QString::fromStdString(name) + ": " + lt.parse_error));
     }
 
     void templates_data() {
         QTest::addColumn<int>("index");
         for (size_t i = 0; i < template_cases_.size(); ++i) {
             const json& c = template_cases_[i];
-            QString th = c["enable_thinking"].is_null() ? "absent" : (c["enable_thinking"].get<bool>() ? "true" : "false");
+            QString th = c["enable_thinking"].is_null()
+                             ? "absent"
+                             : (c["enable_thinking"].get<bool>() ? "true" : "false");
             QString tag = QString("%1/%2/agp=%3/thinking=%4")
                               .arg(QString::fromStdString(c["template"].get<std::string>()),
                                    QString::fromStdString(c["conversation"].get<std::string>()))
@@ -175,11 +192,14 @@ private slots:
         const json& conv = conversations_.at(c["conversation"].get<std::string>());
         ChatRenderOptions o;
         o.add_generation_prompt = c["add_generation_prompt"].get<bool>();
-        if (!c["enable_thinking"].is_null()) o.enable_thinking = c["enable_thinking"].get<bool>();
+        if (!c["enable_thinking"].is_null())
+            o.enable_thinking = c["enable_thinking"].get<bool>();
         o.bos_token = lt.bos;
         o.eos_token = lt.eos;
-        if (conv.contains("tools")) o.tools = conv["tools"];
-        if (conv.contains("extra")) o.extra = conv["extra"];
+        if (conv.contains("tools"))
+            o.tools = conv["tools"];
+        if (conv.contains("extra"))
+            o.extra = conv["extra"];
         o.now = fixed_now();
         auto r = llmwb::render_chat(*lt.tpl, conv["messages"], o);
         check_result(r, c);
@@ -207,23 +227,40 @@ private slots:
     void errors_data() {
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("needle");
-        QTest::newRow("include") << "a\n{% include 'x.j2' %}" << "line 2: unsupported tag 'include'";
-        QTest::newRow("extends") << "{% extends 'base' %}" << "line 1: unsupported tag 'extends'";
-        QTest::newRow("import") << "\n\n{% import 'm' as m %}" << "line 3: unsupported tag 'import'";
-        QTest::newRow("call_block") << "{% call foo() %}x{% endcall %}" << "unsupported tag 'call'";
-        QTest::newRow("unknown_tag") << "{% frobnicate %}" << "line 1: unknown tag 'frobnicate'";
-        QTest::newRow("unclosed_if") << "{% if x %}yes" << "expected 'elif' or 'else' or 'endif'";
-        QTest::newRow("unclosed_for") << "{% for x in y %}" << "expected 'else' or 'endfor'";
-        QTest::newRow("unclosed_var") << "{{ x " << "missing '}}'";
-        QTest::newRow("unclosed_comment") << "{# never closed" << "missing end of comment tag";
-        QTest::newRow("bad_expression") << "\n{{ 1 + }}" << "line 2: unexpected '}}'";
-        QTest::newRow("unbalanced") << "{{ (1 + 2 }}" << "line 1: unexpected '}', expected ')'";
-        QTest::newRow("unterminated_string") << "{{ 'abc }}" << "unterminated string literal";
-        QTest::newRow("break_outside_loop") << "{% break %}" << "'break' outside of a for loop";
-        QTest::newRow("recursive_loop") << "{% for x in y recursive %}{% endfor %}" << "unsupported construct 'recursive'";
-        QTest::newRow("star_args") << "{{ f(*args) }}" << "*args / **kwargs";
-        QTest::newRow("int_overflow_literal") << "{{ 99999999999999999999 }}" << "integer literal out of range";
-        QTest::newRow("too_deep") << QString("{{ ") + QString("(").repeated(300) + "1" + QString(")").repeated(300) + " }}"
+        QTest::newRow("include") << "a\n{% include 'x.j2' %}"
+                                 << "line 2: unsupported tag 'include'";
+        QTest::newRow("extends") << "{% extends 'base' %}"
+                                 << "line 1: unsupported tag 'extends'";
+        QTest::newRow("import") << "\n\n{% import 'm' as m %}"
+                                << "line 3: unsupported tag 'import'";
+        QTest::newRow("call_block") << "{% call foo() %}x{% endcall %}"
+                                    << "unsupported tag 'call'";
+        QTest::newRow("unknown_tag") << "{% frobnicate %}"
+                                     << "line 1: unknown tag 'frobnicate'";
+        QTest::newRow("unclosed_if") << "{% if x %}yes"
+                                     << "expected 'elif' or 'else' or 'endif'";
+        QTest::newRow("unclosed_for") << "{% for x in y %}"
+                                      << "expected 'else' or 'endfor'";
+        QTest::newRow("unclosed_var") << "{{ x "
+                                      << "missing '}}'";
+        QTest::newRow("unclosed_comment") << "{# never closed"
+                                          << "missing end of comment tag";
+        QTest::newRow("bad_expression") << "\n{{ 1 + }}"
+                                        << "line 2: unexpected '}}'";
+        QTest::newRow("unbalanced") << "{{ (1 + 2 }}"
+                                    << "line 1: unexpected '}', expected ')'";
+        QTest::newRow("unterminated_string") << "{{ 'abc }}"
+                                             << "unterminated string literal";
+        QTest::newRow("break_outside_loop") << "{% break %}"
+                                            << "'break' outside of a for loop";
+        QTest::newRow("recursive_loop") << "{% for x in y recursive %}{% endfor %}"
+                                        << "unsupported construct 'recursive'";
+        QTest::newRow("star_args") << "{{ f(*args) }}"
+                                   << "*args / **kwargs";
+        QTest::newRow("int_overflow_literal") << "{{ 99999999999999999999 }}"
+                                              << "integer literal out of range";
+        QTest::newRow("too_deep") << QString("{{ ") + QString("(").repeated(300) + "1" +
+                                         QString(")").repeated(300) + " }}"
                                   << "nested too deeply";
     }
 
@@ -239,16 +276,25 @@ private slots:
     void runtimeErrors_data() {
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("needle");
-        QTest::newRow("unknown_filter") << "ok\n{{ 'x' | frob }}" << "line 2: unknown filter 'frob'";
-        QTest::newRow("unknown_test") << "{% if x is frob %}{% endif %}" << "line 1: unknown test 'frob'";
-        QTest::newRow("unknown_method") << "{{ 'x'.frob() }}" << "'str object' has no attribute 'frob'";
-        QTest::newRow("huge_range") << "{{ range(1000000000) | length }}" << "Range too big";
-        QTest::newRow("macro_recursion") << "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}" << "nested too deeply";
-        QTest::newRow("output_limit") << "{% for i in range(100000) %}{% for j in range(100000) %}{{ 'xxxxxxxxxxxxxxxx' * 1000 }}{% endfor %}{% endfor %}"
+        QTest::newRow("unknown_filter") << "ok\n{{ 'x' | frob }}"
+                                        << "line 2: unknown filter 'frob'";
+        QTest::newRow("unknown_test") << "{% if x is frob %}{% endif %}"
+                                      << "line 1: unknown test 'frob'";
+        QTest::newRow("unknown_method") << "{{ 'x'.frob() }}"
+                                        << "'str object' has no attribute 'frob'";
+        QTest::newRow("huge_range") << "{{ range(1000000000) | length }}"
+                                    << "Range too big";
+        QTest::newRow("macro_recursion") << "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}"
+                                         << "nested too deeply";
+        QTest::newRow("output_limit") << "{% for i in range(100000) %}{% for j in range(100000) "
+                                         "%}{{ 'xxxxxxxxxxxxxxxx' * 1000 }}{% endfor %}{% endfor %}"
                                       << "exceeds the size limit";
-        QTest::newRow("string_repeat_limit") << "{{ 'x' * 9000000000000 }}" << "too large";
-        QTest::newRow("int_overflow") << "{{ 9223372036854775807 + 1 }}" << "integer overflow";
-        QTest::newRow("raise_exception") << "{{ raise_exception('Roles must alternate') }}" << "line 1: Roles must alternate";
+        QTest::newRow("string_repeat_limit") << "{{ 'x' * 9000000000000 }}"
+                                             << "too large";
+        QTest::newRow("int_overflow") << "{{ 9223372036854775807 + 1 }}"
+                                      << "integer overflow";
+        QTest::newRow("raise_exception") << "{{ raise_exception('Roles must alternate') }}"
+                                         << "line 1: Roles must alternate";
     }
 
     void runtimeErrors() {
@@ -263,8 +309,9 @@ private slots:
 
     void renderChatContext() {
         // Only given options become variables: tools and enable_thinking are undefined otherwise.
-        auto t = ChatTemplate::parse("{{ tools is defined }}|{{ enable_thinking is defined }}|{{ bos_token }}|"
-                                     "{{ add_generation_prompt }}|{{ messages | length }}|{{ date_string }}");
+        auto t = ChatTemplate::parse(
+            "{{ tools is defined }}|{{ enable_thinking is defined }}|{{ bos_token }}|"
+            "{{ add_generation_prompt }}|{{ messages | length }}|{{ date_string }}");
         QVERIFY(t.ok());
         ChatRenderOptions o;
         auto r = llmwb::render_chat(*t, json::array({json{{"role", "user"}, {"content", "x"}}}), o);
@@ -281,7 +328,7 @@ private slots:
         QVERIFY(!llmwb::render_chat(*t, json::object(), o).ok());
     }
 
-private:
+  private:
     void check_result(const llmwb::Result<std::string>& r, const json& c) {
         if (c.contains("expected")) {
             QVERIFY2(r.ok(), r.ok() ? "" : r.message().c_str());
@@ -289,14 +336,19 @@ private:
             QVERIFY2(*r == want, qPrintable(first_difference(*r, want)));
             return;
         }
-        QVERIFY2(!r.ok(), qPrintable("expected an error: " + QString::fromStdString(c["error"].get<std::string>()) +
-                                     "\n   got output: " + QString::fromStdString(r.ok() ? *r : "")));
+        QVERIFY2(!r.ok(),
+                 qPrintable(
+                     "expected an error: " + QString::fromStdString(c["error"].get<std::string>()) +
+                     "\n   got output: " + QString::fromStdString(r.ok() ? *r : "")));
         const std::string kind = c["error_kind"].get<std::string>();
-        if (kind == "raise" || kind == "UndefinedError" || kind == "SecurityError" || kind == "ZeroDivisionError") {
+        if (kind == "raise" || kind == "UndefinedError" || kind == "SecurityError" ||
+            kind == "ZeroDivisionError") {
             const std::string want = ": " + c["error"].get<std::string>();
             const std::string& got = r.message();
-            QVERIFY2(got.size() >= want.size() && got.compare(got.size() - want.size(), want.size(), want) == 0,
-                     qPrintable(QString::fromStdString("error message mismatch\n   got: " + got + "\n  want: ..." + want)));
+            QVERIFY2(got.size() >= want.size() &&
+                         got.compare(got.size() - want.size(), want.size(), want) == 0,
+                     qPrintable(QString::fromStdString("error message mismatch\n   got: " + got +
+                                                       "\n  want: ..." + want)));
         }
     }
 };
