@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/chat/chat_template.h"
+#include "engine/chat/chat_template_config.h"
 
 using llmwb::ChatRenderOptions;
 using llmwb::ChatTemplate;
@@ -67,14 +68,6 @@ std::tm fixed_now() {
     tm.tm_wday = copy.tm_wday;
     tm.tm_yday = copy.tm_yday;
     return tm;
-}
-
-std::string token_text(const json& t) {
-    if (t.is_string())
-        return t.get<std::string>();
-    if (t.is_object() && t.contains("content") && t["content"].is_string())
-        return t["content"].get<std::string>();
-    return "";
 }
 
 // A readable message for the first difference between two strings.
@@ -135,9 +128,14 @@ class TestChatTemplate : public QObject {
                     load_error_ = why;
                     return;
                 }
-                text = cfg.value("chat_template", "");
-                lt.bos = token_text(cfg.value("bos_token", json()));
-                lt.eos = token_text(cfg.value("eos_token", json()));
+                auto c = llmwb::chat_template_from_tokenizer_config(cfg);
+                if (!c) {
+                    load_error_ = QString::fromStdString(c.message());
+                    return;
+                }
+                text = c->source;
+                lt.bos = c->bos_token;
+                lt.eos = c->eos_token;
             } else {
                 if (!read_file(here + "templates/" + QString::fromStdString(rel), text)) {
                     load_error_ = "cannot read template fixture " + QString::fromStdString(rel);
@@ -326,6 +324,46 @@ class TestChatTemplate : public QObject {
         QVERIFY(r.ok());
         QCOMPARE(QString::fromStdString(*r), QString("True|True|<s>|True|0|today"));
         QVERIFY(!llmwb::render_chat(*t, json::object(), o).ok());
+    }
+
+    void configFromTokenizerConfig() {
+        QVERIFY2(load_error_.isEmpty(), qPrintable(load_error_));
+        json qwen, llama;
+        QString why;
+        QVERIFY2(read_json(assets_dir() + "/tokenizers/qwen3/tokenizer_config.json", qwen, why),
+                 qPrintable(why));
+        QVERIFY2(read_json(assets_dir() + "/tokenizers/llama3_1/tokenizer_config.json", llama, why),
+                 qPrintable(why));
+        auto q = llmwb::chat_template_from_tokenizer_config(qwen);
+        QVERIFY2(q.ok(), q.ok() ? "" : q.message().c_str());
+        QCOMPARE(q->source, qwen["chat_template"].get<std::string>());
+        QCOMPARE(q->bos_token, std::string()); // null in Qwen3's config
+        QCOMPARE(q->eos_token, std::string("<|im_end|>"));
+        auto l = llmwb::chat_template_from_tokenizer_config(llama);
+        QVERIFY(l.ok());
+        QCOMPARE(l->bos_token, std::string("<|begin_of_text|>"));
+        QCOMPARE(l->eos_token, std::string("<|eot_id|>"));
+
+        json multi = {{"bos_token", {{"content", "<s>"}, {"lstrip", false}}},
+                      {"chat_template", json::array({json{{"name", "default"}, {"template", "D"}},
+                                                     json{{"name", "tool_use"}, {"template", "T"}},
+                                                     json{{"name", "rag"}, {"template", "R"}}})}};
+        QCOMPARE(llmwb::chat_template_from_tokenizer_config(multi)->source, std::string("D"));
+        QCOMPARE(llmwb::chat_template_from_tokenizer_config(multi)->bos_token, std::string("<s>"));
+        QCOMPARE(llmwb::chat_template_from_tokenizer_config(multi, true)->source, std::string("T"));
+        QCOMPARE(llmwb::chat_template_from_tokenizer_config(multi, false, "rag")->source,
+                 std::string("R"));
+        QVERIFY(!llmwb::chat_template_from_tokenizer_config(multi, false, "nope").ok());
+        multi["chat_template"].erase(0);
+        auto no_default = llmwb::chat_template_from_tokenizer_config(multi);
+        QVERIFY(!no_default.ok());
+        QVERIFY(QString::fromStdString(no_default.message()).contains("default"));
+        QVERIFY(!llmwb::chat_template_from_tokenizer_config(json{{"bos_token", "x"}}).ok());
+        QVERIFY(!llmwb::chat_template_from_tokenizer_config(json{{"chat_template", 5}}).ok());
+        QVERIFY(!llmwb::chat_template_from_tokenizer_config(
+                     json{{"chat_template", "x"}, {"eos_token", 3}})
+                     .ok());
+        QVERIFY(!llmwb::chat_template_from_tokenizer_config(json::array()).ok());
     }
 
   private:
