@@ -11,17 +11,22 @@ namespace clitest {
 
 QString CliResult::describe() const {
     QString status;
-    if (!started) status = "did not start";
-    else if (timedOut) status = "timed out";
-    else if (crashed) status = "crashed (signal)";
-    else status = QString("exit code %1").arg(exitCode);
+    if (!started)
+        status = "did not start";
+    else if (timedOut)
+        status = "timed out";
+    else if (crashed)
+        status = "crashed (signal)";
+    else
+        status = QString("exit code %1").arg(exitCode);
     QString e = QString::fromUtf8(err.left(800));
     return QString("`%1`: %2; stderr: %3").arg(command, status, e);
 }
 
 QString cliPath() {
     QString build = qEnvironmentVariable("LLMWB_BUILD_DIR");
-    if (!build.isEmpty()) return build + "/app/cli/llmwb";
+    if (!build.isEmpty())
+        return build + "/app/cli/llmwb";
 #ifdef LLMWB_CLI_PATH
     return QStringLiteral(LLMWB_CLI_PATH);
 #else
@@ -31,11 +36,14 @@ QString cliPath() {
 
 QString assetsDir() {
     QString a = qEnvironmentVariable("LLMWB_TEST_ASSETS");
-    if (!a.isEmpty()) return a;
+    if (!a.isEmpty())
+        return a;
     return QDir::homePath() + "/.cache/llmwb/test-assets";
 }
 
-QString tokenizerDir(const QString& name) { return assetsDir() + "/tokenizers/" + name; }
+QString tokenizerDir(const QString& name) {
+    return assetsDir() + "/tokenizers/" + name;
+}
 
 CliResult runCli(const QStringList& args, const QString& xdgDataHome, int timeoutMs) {
     CliResult r;
@@ -66,10 +74,12 @@ CliResult runCli(const QStringList& args, const QString& xdgDataHome, int timeou
 
 QJsonObject parseJsonLine(const QByteArray& out, bool* ok) {
     *ok = false;
-    if (!out.endsWith('\n') || out.count('\n') != 1) return {};
+    if (!out.endsWith('\n') || out.count('\n') != 1)
+        return {};
     QJsonParseError e;
     QJsonDocument d = QJsonDocument::fromJson(out, &e);
-    if (e.error != QJsonParseError::NoError || !d.isObject()) return {};
+    if (e.error != QJsonParseError::NoError || !d.isObject())
+        return {};
     *ok = true;
     return d.object();
 }
@@ -77,13 +87,15 @@ QJsonObject parseJsonLine(const QByteArray& out, bool* ok) {
 std::vector<int> toIntVector(const QJsonArray& a) {
     std::vector<int> v;
     v.reserve(size_t(a.size()));
-    for (const auto& x : a) v.push_back(x.toInt(-1));
+    for (const auto& x : a)
+        v.push_back(x.toInt(-1));
     return v;
 }
 
 QString idList(const std::vector<int>& ids) {
     QStringList s;
-    for (int id : ids) s << QString::number(id);
+    for (int id : ids)
+        s << QString::number(id);
     return s.join(',');
 }
 
@@ -95,8 +107,9 @@ QByteArray readFile(const QString& path, bool* ok) {
 
 bool writeFile(const QString& path, const QByteArray& bytes) {
     QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return false;
     return f.write(bytes) == bytes.size();
 }
 
-}  // namespace clitest
+} // namespace clitest

@@ -16,7 +16,7 @@ namespace clitest {
 struct CliResult {
     bool started = false;
     bool timedOut = false;
-    bool crashed = false;  // ended by a signal (QProcess::CrashExit)
+    bool crashed = false; // ended by a signal (QProcess::CrashExit)
     int exitCode = -1;
     QByteArray out;
     QByteArray err;
@@ -43,13 +43,13 @@ CliResult runCli(const QStringList& args, const QString& xdgDataHome, int timeou
 QJsonObject parseJsonLine(const QByteArray& out, bool* ok);
 
 std::vector<int> toIntVector(const QJsonArray& a);
-QString idList(const std::vector<int>& ids);  // "1,2,3"
+QString idList(const std::vector<int>& ids); // "1,2,3"
 
 // Reads a whole file (empty QByteArray and *ok false when it cannot be read).
 QByteArray readFile(const QString& path, bool* ok);
 bool writeFile(const QString& path, const QByteArray& bytes);
 
-}  // namespace clitest
+} // namespace clitest
 
 // QVERIFY that a CliResult exited normally with code 0, printing its stderr otherwise.
 #define CLI_VERIFY_OK(r) QVERIFY2((r).ok(), qPrintable((r).describe()))

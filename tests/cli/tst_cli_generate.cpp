@@ -21,10 +21,10 @@ namespace {
 struct ModelSpec {
     const char* name;
     const char* arch;
-    int hidden, intermediate, layers, heads, kvHeads, headDim, vocab;  // headDim 0: hidden/heads
+    int hidden, intermediate, layers, heads, kvHeads, headDim, vocab; // headDim 0: hidden/heads
     bool tied;
-    const char* ropeScaling;  // "none" | "llama3"
-    const char* tokenizer;    // "" = built-in demo tokenizer, else an asset tokenizer name
+    const char* ropeScaling; // "none" | "llama3"
+    const char* tokenizer;   // "" = built-in demo tokenizer, else an asset tokenizer name
 };
 
 const ModelSpec kModels[] = {
@@ -38,18 +38,20 @@ const ModelSpec kModels[] = {
 
 const char* kPrompt = "The quick brown fox jumps over the lazy dog. Once upon a time";
 
-bool closeTo(double a, double b, double tol) { return std::fabs(a - b) <= tol; }
+bool closeTo(double a, double b, double tol) {
+    return std::fabs(a - b) <= tol;
+}
 
-}  // namespace
+} // namespace
 
 class TstCliGenerate : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir tmp_;
     QString xdg_;
-    QMap<QString, QString> models_;            // "<name>/<format>" -> path
-    QMap<QString, QJsonObject> makeReports_;   // "<name>/<format>" -> make-model --json
+    QMap<QString, QString> models_;          // "<name>/<format>" -> path
+    QMap<QString, QJsonObject> makeReports_; // "<name>/<format>" -> make-model --json
 
     QString model(const QString& name, const QString& format = "gguf") const {
         return models_.value(name + "/" + format);
@@ -63,7 +65,8 @@ private:
         }
         bool ok = false;
         *out = parseJsonLine(r.out, &ok);
-        if (!ok) *why = "not one JSON line: " + QString::fromUtf8(r.out.left(400));
+        if (!ok)
+            *why = "not one JSON line: " + QString::fromUtf8(r.out.left(400));
         return ok;
     }
 
@@ -73,11 +76,12 @@ private:
         for (const ModelSpec& s : kModels) {
             QTest::addRow("%s/gguf", s.name) << QString(s.name) << QString("gguf");
             if (bothFormats)
-                QTest::addRow("%s/safetensors", s.name) << QString(s.name) << QString("safetensors");
+                QTest::addRow("%s/safetensors", s.name)
+                    << QString(s.name) << QString("safetensors");
         }
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
         xdg_ = tmp_.filePath("xdg");
@@ -87,19 +91,42 @@ private slots:
             for (QString format : {"gguf", "safetensors"}) {
                 const QString out =
                     tmp_.filePath(QString(s.name) + (format == "gguf" ? ".gguf" : "-st"));
-                QStringList args{"make-model", "--out", out, "--format", format, "--arch", s.arch,
-                                 "--seed", "1234", "--hidden", QString::number(s.hidden),
-                                 "--intermediate", QString::number(s.intermediate), "--layers",
-                                 QString::number(s.layers), "--heads", QString::number(s.heads),
-                                 "--kv-heads", QString::number(s.kvHeads), "--vocab",
-                                 QString::number(s.vocab), "--tie", s.tied ? "true" : "false",
-                                 "--rope-scaling", s.ropeScaling, "--context", "512", "--json"};
-                if (s.headDim) args << "--head-dim" << QString::number(s.headDim);
+                QStringList args{"make-model",
+                                 "--out",
+                                 out,
+                                 "--format",
+                                 format,
+                                 "--arch",
+                                 s.arch,
+                                 "--seed",
+                                 "1234",
+                                 "--hidden",
+                                 QString::number(s.hidden),
+                                 "--intermediate",
+                                 QString::number(s.intermediate),
+                                 "--layers",
+                                 QString::number(s.layers),
+                                 "--heads",
+                                 QString::number(s.heads),
+                                 "--kv-heads",
+                                 QString::number(s.kvHeads),
+                                 "--vocab",
+                                 QString::number(s.vocab),
+                                 "--tie",
+                                 s.tied ? "true" : "false",
+                                 "--rope-scaling",
+                                 s.ropeScaling,
+                                 "--context",
+                                 "512",
+                                 "--json"};
+                if (s.headDim)
+                    args << "--head-dim" << QString::number(s.headDim);
                 if (*s.tokenizer) {
                     const QString dir = tokenizerDir(s.tokenizer);
                     QVERIFY2(QFileInfo::exists(dir + "/tokenizer.json"),
                              qPrintable(dir + " is missing: run scripts/fetch-test-assets.sh"));
-                    args << "--tokenizer" << dir << "--type" << "f16";
+                    args << "--tokenizer" << dir << "--type"
+                         << "f16";
                 }
                 QJsonObject report;
                 QString why;
@@ -117,7 +144,8 @@ private slots:
         QFETCH(QString, format);
         const ModelSpec* spec = nullptr;
         for (const ModelSpec& s : kModels)
-            if (name == s.name) spec = &s;
+            if (name == s.name)
+                spec = &s;
         QVERIFY(spec);
         QJsonObject j;
         QString why;
@@ -127,9 +155,12 @@ private slots:
         const int64_t hd = spec->headDim ? spec->headDim : spec->hidden / spec->heads;
         const int64_t q = spec->heads * hd, kv = spec->kvHeads * hd;
         const int64_t V = j.value("vocab_size").toInteger();
-        if (*spec->tokenizer) QVERIFY2(V >= 151643, "the Qwen3 tokenizer has ~151k tokens");
-        else if (spec->vocab) QCOMPARE(V, int64_t(spec->vocab));
-        else QVERIFY(V >= 256);  // the demo tokenizer's size
+        if (*spec->tokenizer)
+            QVERIFY2(V >= 151643, "the Qwen3 tokenizer has ~151k tokens");
+        else if (spec->vocab)
+            QCOMPARE(V, int64_t(spec->vocab));
+        else
+            QVERIFY(V >= 256); // the demo tokenizer's size
         QCOMPARE(j.value("architecture").toString(), QString(spec->arch));
         QCOMPARE(j.value("format").toString(), format);
         QCOMPARE(j.value("hidden_size").toInteger(), H);
@@ -148,13 +179,16 @@ private slots:
             QCOMPARE(j.value("rope_scaling").toString(), QString(spec->ropeScaling));
         QCOMPARE(j.value("chat_template").toBool(), true);
 
-        int64_t perLayer = 2 * H             // attn + ffn norm
-                           + H * q + 2 * H * kv + q * H  // q, k, v, o
-                           + 3 * H * I;      // gate, up, down
-        if (QString(spec->arch) == "qwen2") perLayer += q + 2 * kv;  // q/k/v biases
-        if (QString(spec->arch) == "qwen3") perLayer += 2 * hd;      // q/k norms
+        int64_t perLayer = 2 * H                        // attn + ffn norm
+                           + H * q + 2 * H * kv + q * H // q, k, v, o
+                           + 3 * H * I;                 // gate, up, down
+        if (QString(spec->arch) == "qwen2")
+            perLayer += q + 2 * kv; // q/k/v biases
+        if (QString(spec->arch) == "qwen3")
+            perLayer += 2 * hd; // q/k norms
         int64_t params = V * H + L * perLayer + H + (spec->tied ? 0 : V * H);
-        if (ropeFreqs) params += hd / 2;  // rope_freqs [head_dim / 2] counts as a parameter
+        if (ropeFreqs)
+            params += hd / 2; // rope_freqs [head_dim / 2] counts as a parameter
         QCOMPARE(j.value("parameters").toInteger(), params);
         QCOMPARE(makeReports_.value(name + "/" + format).value("parameters").toInteger(), params);
         QCOMPARE(j.value("weight_bytes").toInteger(),
@@ -179,12 +213,23 @@ private slots:
         QFETCH(QString, name);
         QJsonObject a, b;
         QString why;
-        const QStringList common{"--prompt", kPrompt, "--temperature", "0", "--max-tokens", "12",
-                                 "--ignore-eos", "--seed", "5", "--json", "--threads", "2"};
-        QVERIFY2(runJson(QStringList{"generate", "--model", model(name, "gguf")} + common, &a, &why),
-                 qPrintable(why));
-        QVERIFY2(runJson(QStringList{"generate", "--model", model(name, "safetensors")} + common, &b,
-                         &why),
+        const QStringList common{"--prompt",
+                                 kPrompt,
+                                 "--temperature",
+                                 "0",
+                                 "--max-tokens",
+                                 "12",
+                                 "--ignore-eos",
+                                 "--seed",
+                                 "5",
+                                 "--json",
+                                 "--threads",
+                                 "2"};
+        QVERIFY2(
+            runJson(QStringList{"generate", "--model", model(name, "gguf")} + common, &a, &why),
+            qPrintable(why));
+        QVERIFY2(runJson(QStringList{"generate", "--model", model(name, "safetensors")} + common,
+                         &b, &why),
                  qPrintable(why));
         QCOMPARE(a.value("prompt_tokens").toInt(), b.value("prompt_tokens").toInt());
         QCOMPARE(toIntVector(a.value("ids").toArray()), toIntVector(b.value("ids").toArray()));
@@ -209,7 +254,8 @@ private slots:
                                "--temperature", "1", "--seed", seed, "--max-tokens", "16",
                                "--ignore-eos", "--json"},
                               &j, &why);
-            if (!ok) qWarning("%s", qPrintable(why));
+            if (!ok)
+                qWarning("%s", qPrintable(why));
             *ids = toIntVector(j.value("ids").toArray());
             return ok;
         };
@@ -238,14 +284,14 @@ private slots:
         const QString m = model("qwen2");
         QJsonObject j;
         QString why;
-        QVERIFY2(runJson({"generate", "--model", m, "--prompt", kPrompt, "--temperature",
-                          temperature, "--seed", "3", "--max-tokens", QString::number(n),
-                          "--ignore-eos", "--json"},
-                         &j, &why),
-                 qPrintable(why));
-        for (const char* key : {"ids", "text", "finish_reason", "prompt_tokens",
-                                "completion_tokens", "ttft_ms", "prefill_tokens_per_s",
-                                "decode_tokens_per_s", "total_ms"})
+        QVERIFY2(
+            runJson({"generate", "--model", m, "--prompt", kPrompt, "--temperature", temperature,
+                     "--seed", "3", "--max-tokens", QString::number(n), "--ignore-eos", "--json"},
+                    &j, &why),
+            qPrintable(why));
+        for (const char* key :
+             {"ids", "text", "finish_reason", "prompt_tokens", "completion_tokens", "ttft_ms",
+              "prefill_tokens_per_s", "decode_tokens_per_s", "total_ms"})
             QVERIFY2(j.contains(key), key);
         QVERIFY(!j.contains("logprobs"));
         const std::vector<int> ids = toIntVector(j.value("ids").toArray());
@@ -262,17 +308,17 @@ private slots:
         QCOMPARE(j.value("prompt_tokens").toInt(), int(t.value("ids").toArray().size()));
         // text == detokenize(ids) without special tokens (no stop string, no stop token here).
         QJsonObject d;
-        QVERIFY2(runJson({"detokenize", "--model", m, "--ids", idList(ids), "--skip-special",
-                          "--json"},
-                         &d, &why),
-                 qPrintable(why));
+        QVERIFY2(
+            runJson({"detokenize", "--model", m, "--ids", idList(ids), "--skip-special", "--json"},
+                    &d, &why),
+            qPrintable(why));
         QCOMPARE(j.value("text").toString(), d.value("text").toString());
     }
 
     // Without --json the text is streamed to stdout (+ a newline), a summary goes to stderr.
     void plainOutputEqualsJsonText() {
         const QString m = model("llama");
-        const QStringList common{"--model", m, "--prompt", kPrompt, "--temperature", "0",
+        const QStringList common{"--model",      m,    "--prompt",    kPrompt, "--temperature", "0",
                                  "--max-tokens", "10", "--ignore-eos"};
         QJsonObject j;
         QString why;
@@ -288,8 +334,9 @@ private slots:
     // --stop S: the text ends right before the first occurrence of S, finish_reason "stop".
     void stopString() {
         const QString m = model("qwen2");
-        const QStringList common{"--model", m, "--prompt", kPrompt, "--temperature", "0",
-                                 "--max-tokens", "40", "--ignore-eos", "--json"};
+        const QStringList common{"--model",       m,       "--prompt",     kPrompt,
+                                 "--temperature", "0",     "--max-tokens", "40",
+                                 "--ignore-eos",  "--json"};
         QJsonObject full;
         QString why;
         QVERIFY2(runJson(QStringList{"generate"} + common, &full, &why), qPrintable(why));
@@ -299,11 +346,13 @@ private slots:
         // A few stop strings taken from the middle of the unstopped text.
         for (int start : {int(text.size() / 3), int(text.size() / 2), int(2 * text.size() / 3)}) {
             QString stop = text.mid(start, 3);
-            if (stop.contains(QChar(0xFFFD)) || stop.trimmed().isEmpty()) continue;
+            if (stop.contains(QChar(0xFFFD)) || stop.trimmed().isEmpty())
+                continue;
             ++tried;
             QJsonObject s;
-            QVERIFY2(runJson(QStringList{"generate"} + common + QStringList{"--stop", stop}, &s, &why),
-                     qPrintable(why));
+            QVERIFY2(
+                runJson(QStringList{"generate"} + common + QStringList{"--stop", stop}, &s, &why),
+                qPrintable(why));
             const QString got = s.value("text").toString();
             QVERIFY2(!got.contains(stop), qPrintable(got));
             QCOMPARE(got, text.left(text.indexOf(stop)));
@@ -316,8 +365,8 @@ private slots:
         QVERIFY(tried >= 1);
         // A stop string that never occurs changes nothing.
         QJsonObject n;
-        QVERIFY2(runJson(QStringList{"generate"} + common + QStringList{"--stop", "\x01\x02zzq"}, &n,
-                         &why),
+        QVERIFY2(runJson(QStringList{"generate"} + common + QStringList{"--stop", "\x01\x02zzq"},
+                         &n, &why),
                  qPrintable(why));
         QCOMPARE(n.value("text").toString(), text);
         QCOMPARE(n.value("finish_reason").toString(), QString("length"));
@@ -326,8 +375,9 @@ private slots:
     // --stop-token-ids: generation ends with that token (kept in ids, not in the text).
     void stopTokenIds() {
         const QString m = model("qwen3");
-        const QStringList common{"--model", m, "--prompt", kPrompt, "--temperature", "0",
-                                 "--max-tokens", "16", "--ignore-eos", "--json"};
+        const QStringList common{"--model",       m,       "--prompt",     kPrompt,
+                                 "--temperature", "0",     "--max-tokens", "16",
+                                 "--ignore-eos",  "--json"};
         QJsonObject full;
         QString why;
         QVERIFY2(runJson(QStringList{"generate"} + common, &full, &why), qPrintable(why));
@@ -383,7 +433,8 @@ private slots:
                 const double v = top[t].toObject().value("logprob").toDouble();
                 QVERIFY(v <= 0);
                 sumProb += std::exp(v);
-                if (t > 0) QVERIFY(v <= top[t - 1].toObject().value("logprob").toDouble());
+                if (t > 0)
+                    QVERIFY(v <= top[t - 1].toObject().value("logprob").toDouble());
                 if (top[t].toObject().value("id").toInt() == ids[size_t(i)])
                     QVERIFY(closeTo(v, chosen, 1e-6));
             }
@@ -460,8 +511,9 @@ private slots:
         for (int i = 0; i < n; ++i) {
             const double a = glp[i].toObject().value("logprob").toDouble();
             const double b = plp[qsizetype(promptLen) - 1 + i].toDouble();
-            QVERIFY2(closeTo(a, b, 1e-4),
-                     qPrintable(QString("token %1: generate %2, perplexity %3").arg(i).arg(a).arg(b)));
+            QVERIFY2(
+                closeTo(a, b, 1e-4),
+                qPrintable(QString("token %1: generate %2, perplexity %3").arg(i).arg(a).arg(b)));
         }
     }
 
@@ -491,8 +543,9 @@ private slots:
         QCOMPARE(g.value("prompt_tokens").toInt(), int(t.value("ids").toArray().size()));
         // Same greedy tokens as generating from those ids.
         QJsonObject h;
-        QVERIFY2(runJson({"generate", "--model", m, "--ids", idList(toIntVector(t.value("ids").toArray())),
-                          "--temperature", "0", "--max-tokens", "3", "--ignore-eos", "--json"},
+        QVERIFY2(runJson({"generate", "--model", m, "--ids",
+                          idList(toIntVector(t.value("ids").toArray())), "--temperature", "0",
+                          "--max-tokens", "3", "--ignore-eos", "--json"},
                          &h, &why),
                  qPrintable(why));
         QCOMPARE(toIntVector(g.value("ids").toArray()), toIntVector(h.value("ids").toArray()));
@@ -508,7 +561,8 @@ private slots:
         QVERIFY(QFileInfo::exists(demo));
         QCOMPARE(QFileInfo(j.value("path").toString()).canonicalFilePath(),
                  QFileInfo(demo).canonicalFilePath());
-        QVERIFY2(j.value("name").toString().contains("random"), qPrintable(j.value("name").toString()));
+        QVERIFY2(j.value("name").toString().contains("random"),
+                 qPrintable(j.value("name").toString()));
         const QDateTime written = QFileInfo(demo).lastModified();
         QJsonObject g;
         QVERIFY2(runJson({"generate", "--prompt", "Hello", "--max-tokens", "3", "--ignore-eos",
@@ -516,7 +570,7 @@ private slots:
                          &g, &why),
                  qPrintable(why));
         QCOMPARE(g.value("completion_tokens").toInt(), 3);
-        QCOMPARE(QFileInfo(demo).lastModified(), written);  // reused, not rewritten
+        QCOMPARE(QFileInfo(demo).lastModified(), written); // reused, not rewritten
     }
 };
 

@@ -20,9 +20,9 @@ using namespace clitest;
 namespace {
 
 struct TokenizerModel {
-    QString tokenizer;  // qwen3 | llama2 | llama3_1
+    QString tokenizer; // qwen3 | llama2 | llama3_1
     QString arch;
-    bool addsBos;  // the tokenizer adds a BOS token by default (llama tokenizers)
+    bool addsBos; // the tokenizer adds a BOS token by default (llama tokenizers)
     // Every stride-th case of the reference corpus is checked (plus kChosenTexts). Every llmwb
     // process loads the tokenizer (~0.2-0.5 s CPU for the ~150k-token vocabularies, little
     // for llama2's 32k), which bounds the number of cases this suite can afford.
@@ -47,22 +47,23 @@ QString sourceDir() {
 
 QJsonDocument loadJson(const QString& path, bool* ok) {
     QByteArray bytes = readFile(path, ok);
-    if (!*ok) return {};
+    if (!*ok)
+        return {};
     QJsonParseError e;
     QJsonDocument d = QJsonDocument::fromJson(bytes, &e);
     *ok = e.error == QJsonParseError::NoError;
     return d;
 }
 
-}  // namespace
+} // namespace
 
 class TstCliText : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir tmp_;
     QString xdg_;
-    QMap<QString, QString> models_;  // "<tokenizer>/<format>" -> path
+    QMap<QString, QString> models_; // "<tokenizer>/<format>" -> path
     QMap<QString, QJsonArray> referenceCases_;
     QJsonArray chatCases_;
     // Conversation name -> its messages file content ({"messages": [...], "tools": [...]}),
@@ -84,7 +85,8 @@ private:
                               QString* why) {
         QString file = writeTemp(text);
         QStringList args{"tokenize", "--model", modelPath, "--file", file, "--json"};
-        if (!special) args << "--no-special";
+        if (!special)
+            args << "--no-special";
         CliResult r = runCli(args, xdg_);
         if (!r.ok()) {
             *why = r.describe();
@@ -102,7 +104,8 @@ private:
     QString detokenize(const QString& modelPath, const std::vector<int>& ids, bool skip,
                        QString* why) {
         QStringList args{"detokenize", "--model", modelPath, "--ids", idList(ids), "--json"};
-        if (skip) args << "--skip-special";
+        if (skip)
+            args << "--skip-special";
         CliResult r = runCli(args, xdg_);
         if (!r.ok()) {
             *why = r.describe();
@@ -118,7 +121,7 @@ private:
         return j.value("text").toString();
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
         xdg_ = tmp_.filePath("xdg");
@@ -126,8 +129,9 @@ private slots:
         QVERIFY2(QFileInfo::exists(cliPath()), qPrintable("llmwb binary not found: " + cliPath()));
         for (const TokenizerModel& t : kTokenizers) {
             const QString dir = tokenizerDir(t.tokenizer);
-            QVERIFY2(QFileInfo::exists(dir + "/tokenizer.json"),
-                     qPrintable(dir + "/tokenizer.json is missing: run scripts/fetch-test-assets.sh"));
+            QVERIFY2(
+                QFileInfo::exists(dir + "/tokenizer.json"),
+                qPrintable(dir + "/tokenizer.json is missing: run scripts/fetch-test-assets.sh"));
             bool ok = false;
             const QString ref = assetsDir() + "/reference/tokenizer/" + t.tokenizer + ".json";
             QJsonDocument d = loadJson(ref, &ok);
@@ -139,11 +143,12 @@ private slots:
                 const QString out = tmp_.filePath(QString("%1-%2%3").arg(
                     t.tokenizer, format, QString(format) == "gguf" ? ".gguf" : ""));
                 // Tiny shapes: the (tied, f16) embedding of a ~150k vocabulary dominates.
-                CliResult r = runCli({"make-model", "--out", out, "--arch", t.arch, "--format",
-                                      format, "--tokenizer", dir, "--type", "f16", "--tie",
-                                      "true", "--hidden", "32", "--heads", "2", "--kv-heads", "1",
-                                      "--intermediate", "32", "--layers", "1"},
-                                     xdg_);
+                CliResult r =
+                    runCli({"make-model", "--out",          out,  "--arch",   t.arch, "--format",
+                            format,       "--tokenizer",    dir,  "--type",   "f16",  "--tie",
+                            "true",       "--hidden",       "32", "--heads",  "2",    "--kv-heads",
+                            "1",          "--intermediate", "32", "--layers", "1"},
+                           xdg_);
                 CLI_VERIFY_OK(r);
                 models_[t.tokenizer + "/" + format] = out;
             }
@@ -160,10 +165,12 @@ private slots:
         auto conv = nlohmann::ordered_json::parse(convBytes.toStdString(), nullptr, false);
         QVERIFY2(conv.is_array(), qPrintable(convPath + " is not a JSON array"));
         for (const auto& c : conv) {
-            if (c.contains("extra")) continue;  // extra template context: no CLI option for it
+            if (c.contains("extra"))
+                continue; // extra template context: no CLI option for it
             nlohmann::ordered_json doc;
             doc["messages"] = c["messages"];
-            if (c.contains("tools") && !c["tools"].is_null()) doc["tools"] = c["tools"];
+            if (c.contains("tools") && !c["tools"].is_null())
+                doc["tools"] = c["tools"];
             const QString name = QString::fromStdString(c["name"].get<std::string>());
             conversations_[name] = QByteArray::fromStdString(doc.dump());
             conversationOrder_ << name;
@@ -181,11 +188,13 @@ private slots:
                 const QJsonObject c = cases[i].toObject();
                 const QString text = c.value("text").toString();
                 const bool chosen = kChosenTexts.contains(text);
-                if (i % t.stride != 0 && !chosen) continue;
+                if (i % t.stride != 0 && !chosen)
+                    continue;
                 for (const char* format : kFormats) {
                     // safetensors reads tokenizer.json as the engine tests do; the GGUF conversion
                     // is the part only these tests see, so it gets every case.
-                    if (QString(format) == "safetensors" && text != kChosenTexts.first()) continue;
+                    if (QString(format) == "safetensors" && text != kChosenTexts.first())
+                        continue;
                     QTest::addRow("%s/%s/case%d", qPrintable(t.tokenizer), format, i)
                         << t.tokenizer << QString(format) << c;
                 }
@@ -230,7 +239,8 @@ private slots:
             for (const char* format : kFormats) {
                 for (int i = 0; i < texts.size(); ++i) {
                     // gguf: the non-ASCII text; safetensors: the plain one.
-                    if (i != (QString(format) == "gguf" ? 1 : 0)) continue;
+                    if (i != (QString(format) == "gguf" ? 1 : 0))
+                        continue;
                     QTest::addRow("%s/%s/%d", qPrintable(t.tokenizer), format, i)
                         << t.tokenizer << QString(format) << t.addsBos << texts[i];
                 }
@@ -281,22 +291,28 @@ private slots:
         int n = 0;
         for (const auto& v : chatCases_) {
             const QJsonObject c = v.toObject();
-            if (c.value("template").toString() != "qwen3") continue;
+            if (c.value("template").toString() != "qwen3")
+                continue;
             const QJsonValue thinking = c.value("enable_thinking");
-            if (thinking.isBool() && thinking.toBool()) continue;  // == the template's default
+            if (thinking.isBool() && thinking.toBool())
+                continue; // == the template's default
             const QString convName = c.value("conversation").toString();
             // enable_thinking only changes the generation prompt.
-            if (thinking.isBool() && !c.value("add_generation_prompt").toBool()) continue;
+            if (thinking.isBool() && !c.value("add_generation_prompt").toBool())
+                continue;
             // Every conversation with the generation prompt; the other variants for every
             // fourth conversation (each row is one llmwb process loading the Qwen3 tokenizer).
             const bool primary = c.value("add_generation_prompt").toBool() && thinking.isNull();
             const int convIndex = conversationOrder_.indexOf(convName);
-            if (!primary && convIndex % 4 != 0) continue;
-            if (!conversations_.contains(convName)) continue;
+            if (!primary && convIndex % 4 != 0)
+                continue;
+            if (!conversations_.contains(convName))
+                continue;
             ++n;
             for (const char* format : kFormats) {
                 // Every case on GGUF (template from the GGUF metadata); a few on the folder.
-                if (QString(format) == "safetensors" && (!primary || convIndex % 6 != 0)) continue;
+                if (QString(format) == "safetensors" && (!primary || convIndex % 6 != 0))
+                    continue;
                 QTest::addRow("%s/%s/agp=%d/thinking=%s", format, qPrintable(convName),
                               int(c.value("add_generation_prompt").toBool()),
                               thinking.isNull() ? "unset" : "false")
@@ -311,9 +327,11 @@ private slots:
         QFETCH(QJsonObject, ref);
         const QString file = writeTemp(messages);
         QStringList args{"render-chat", "--model", model("qwen3", format), "--messages", file};
-        if (ref.value("add_generation_prompt").toBool()) args << "--add-generation-prompt";
+        if (ref.value("add_generation_prompt").toBool())
+            args << "--add-generation-prompt";
         if (ref.value("enable_thinking").isBool())
-            args << "--enable-thinking" << (ref.value("enable_thinking").toBool() ? "true" : "false");
+            args << "--enable-thinking"
+                 << (ref.value("enable_thinking").toBool() ? "true" : "false");
         CliResult r = runCli(args, xdg_);
         if (ref.contains("error")) {
             // The template raises: a clean one-line error, nothing on stdout.
