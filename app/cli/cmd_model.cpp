@@ -31,6 +31,13 @@ const char* rope_style_name(RopeStyle s) {
     return s == RopeStyle::Interleaved ? "interleaved" : "rotate-half";
 }
 
+// Llama 3 scaling lives in config.json for safetensors and in a rope_freqs tensor for GGUF.
+const char* rope_scaling_name(const LoadedModel& m) {
+    if (m.config.rope_scaling.kind == RopeScaling::Kind::Llama3) return "llama3";
+    if (m.weights.rope_freqs.present()) return "llama3 (rope_freqs)";
+    return "none";
+}
+
 }  // namespace
 
 int cmd_info(const Args& argv) {
@@ -72,7 +79,7 @@ int cmd_info(const Args& argv) {
         j["context_length"] = c.max_position;
         j["rope_theta"] = c.rope_theta;
         j["rope_style"] = rope_style_name(c.rope_style);
-        j["rope_scaling"] = c.rope_scaling.kind == RopeScaling::Kind::Llama3 ? "llama3" : "none";
+        j["rope_scaling"] = rope_scaling_name(m);
         j["rms_norm_eps"] = c.rms_norm_eps;
         j["tied_embeddings"] = c.tie_word_embeddings;
         j["chat_template"] = m.chat_template.has_value();
@@ -101,8 +108,8 @@ int cmd_info(const Args& argv) {
     std::printf("attention      %d heads, %d KV heads (GQA %d:1), head dim %d%s%s\n", c.num_heads,
                 c.num_kv_heads, c.num_kv_heads ? c.num_heads / c.num_kv_heads : 0, c.head_dim,
                 c.attention_bias ? ", q/k/v bias" : "", c.qk_norm ? ", q/k norm" : "");
-    std::printf("rope           theta %g, %s%s\n", c.rope_theta, rope_style_name(c.rope_style),
-                c.rope_scaling.kind == RopeScaling::Kind::Llama3 ? ", llama3 scaling" : "");
+    std::printf("rope           theta %g, %s, scaling %s\n", c.rope_theta,
+                rope_style_name(c.rope_style), rope_scaling_name(m));
     std::printf("context        %d tokens\n", c.max_position);
     std::printf("embeddings     %s\n", c.tie_word_embeddings ? "tied" : "untied");
     std::printf("chat template  %s\n", m.chat_template ? "yes" : "no");

@@ -175,8 +175,10 @@ class TstCliGenerate : public QObject {
         // a safetensors config.json as rope_scaling.
         const bool ropeFreqs = format == "gguf" && QString(spec->ropeScaling) == "llama3";
         QCOMPARE(j.value("tensor_types").toObject().contains("rope_freqs"), ropeFreqs);
-        if (format == "safetensors")
+        if (format == "safetensors" || !ropeFreqs)
             QCOMPARE(j.value("rope_scaling").toString(), QString(spec->ropeScaling));
+        else
+            QCOMPARE(j.value("rope_scaling").toString(), QString("llama3 (rope_freqs)"));
         QCOMPARE(j.value("chat_template").toBool(), true);
 
         int64_t perLayer = 2 * H                        // attn + ffn norm
