@@ -3,6 +3,9 @@
 #include "engine/chat/evaluator.h"
 #include "engine/chat/parser.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace llmwb {
 
 Result<ChatTemplate> ChatTemplate::parse(std::string source) {
@@ -19,12 +22,36 @@ Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context) 
     return render(context, TemplateRenderOptions{});
 }
 
+namespace {
+
+// Nesting depth of a JSON value, computed without recursion (the context is external input and
+// the conversion to interpreter values recurses).
+size_t json_depth(const nlohmann::ordered_json& root) {
+    size_t max_depth = 0;
+    std::vector<std::pair<const nlohmann::ordered_json*, size_t>> stack{{&root, 1}};
+    while (!stack.empty()) {
+        auto [j, d] = stack.back();
+        stack.pop_back();
+        max_depth = std::max(max_depth, d);
+        if (j->is_structured())
+            for (const auto& child : *j)
+                stack.emplace_back(&child, d + 1);
+    }
+    return max_depth;
+}
+
+constexpr size_t kMaxContextDepth = 256;
+
+} // namespace
+
 Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context,
                                          const TemplateRenderOptions& options) const {
     if (!tpl_)
         return make_error("chat template: not parsed");
     if (!context.is_object())
         return make_error("chat template: the render context must be a JSON object");
+    if (json_depth(context) > kMaxContextDepth)
+        return make_error("chat template: the render context is nested too deeply");
     jinja::GlobalsOptions g;
     g.now = options.now;
     return jinja::render_template(*tpl_, jinja::from_json(context), g);

@@ -14,6 +14,8 @@ using ScopePtr = std::shared_ptr<Scope>;
 
 enum class Flow { Normal, Break, Continue };
 
+constexpr size_t kMaxValueDepth = 512;
+
 const char* kErrorPrefix = "chat template error at line ";
 
 Error at_line(int line, const Error& e) {
@@ -26,6 +28,19 @@ class Renderer {
   public:
     Renderer(const GlobalsOptions& g, const RenderLimits& l) : limits_(l) {
         add_globals(globals_, g);
+        // Record every namespace() so that render() can break reference cycles through them
+        // (`{% set ns.me = ns %}`) when it ends.
+        if (Value* ns_fn = globals_.find("namespace")) {
+            CallablePtr make_ns = std::get<CallablePtr>(ns_fn->v);
+            auto* registry = &namespaces_;
+            *ns_fn = Value(CallablePtr(std::make_shared<Callable>(
+                Callable{"namespace", [make_ns, registry](const CallArgs& a) -> Result<Value> {
+                             auto r = make_ns->fn(a);
+                             if (r && r->is_namespace())
+                                 registry->push_back(std::get<NamespacePtr>(r->v));
+                             return r;
+                         }})));
+        }
     }
 
     Result<std::string> render(const Template& tpl, const Value& context) {
@@ -36,6 +51,9 @@ class Renderer {
         top->parent = base;
         std::string out;
         auto f = render_body(tpl.body, top, out);
+        for (const auto& weak : namespaces_)
+            if (auto ns = weak.lock())
+                ns->attrs.items.clear();
         if (!f)
             return f.error();
         return out;
@@ -346,6 +364,8 @@ class Renderer {
         --eval_depth_;
         if (!r)
             return at_line(e.line, r.error());
+        if (nesting_depth(*r) > kMaxValueDepth)
+            return at_line(e.line, make_error("value nested too deeply"));
         return r;
     }
 
@@ -552,6 +572,7 @@ class Renderer {
     DictData globals_;
     RenderLimits limits_;
     std::vector<ScopePtr> macro_scopes_;
+    std::vector<std::weak_ptr<NamespaceData>> namespaces_;
     int call_depth_ = 0;
     int eval_depth_ = 0;
     int64_t iterations_ = 0;

@@ -14,7 +14,7 @@ namespace llmwb::jinja {
 struct RenderLimits {
     size_t max_output_bytes = size_t(64) << 20; // untrusted templates must not exhaust memory
     int max_call_depth = 64;                    // macro recursion
-    int64_t max_loop_iterations = 10'000'000;
+    int64_t max_loop_iterations = 1'000'000;    // real templates loop over messages
 };
 
 // `context` must be a dict (its keys become template variables).

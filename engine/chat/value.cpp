@@ -1,5 +1,6 @@
 #include "engine/chat/value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -37,14 +38,27 @@ const Value* CallArgs::kwarg(std::string_view name) const {
     return nullptr;
 }
 
+size_t nesting_depth(const Value& v) {
+    if (v.is_list())
+        return v.as_list().depth;
+    if (v.is_dict())
+        return v.as_dict().depth;
+    return 0;
+}
+
 Value Value::list(std::vector<Value> items, bool tuple) {
     auto d = std::make_shared<ListData>();
     d->items = std::move(items);
     d->is_tuple = tuple;
+    for (const auto& e : d->items)
+        d->depth = std::max(d->depth, nesting_depth(e) + 1);
     return Value(ListPtr(std::move(d)));
 }
 
 Value Value::dict(DictData d) {
+    d.depth = 1;
+    for (const auto& kv : d.items)
+        d.depth = std::max(d.depth, nesting_depth(kv.second) + 1);
     return Value(DictPtr(std::make_shared<DictData>(std::move(d))));
 }
 
@@ -188,6 +202,14 @@ std::string to_repr(const Value& v) {
         return out + "}";
     }
     case 8: {
+        // A namespace can hold itself: print nested namespaces without their attributes.
+        static thread_local int namespace_repr_depth = 0;
+        if (namespace_repr_depth > 0)
+            return "<Namespace {...}>";
+        struct Guard {
+            Guard() { ++namespace_repr_depth; }
+            ~Guard() { --namespace_repr_depth; }
+        } guard;
         std::string out = "<Namespace {";
         bool first = true;
         for (const auto& [k, val] : v.as_namespace().attrs.items) {

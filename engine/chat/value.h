@@ -29,12 +29,14 @@ struct Undefined {
 struct ListData {
     std::vector<Value> items;
     bool is_tuple = false;
+    size_t depth = 1; // container nesting depth, set by Value::list
 };
 
 // Ordered like a Python dict (insertion order). Keys are strings (JSON objects and the dict
 // literals of real templates); a lookup is linear, fine for the small dicts templates see.
 struct DictData {
     std::vector<std::pair<std::string, Value>> items;
+    size_t depth = 1; // container nesting depth, set by Value::dict
     const Value* find(std::string_view key) const;
     Value* find(std::string_view key);
     void set(std::string key, Value v);
@@ -110,6 +112,10 @@ struct Value {
     // Any number as double; precondition: is_number().
     double number_value() const { return is_float() ? as_float() : double(int_value()); }
 };
+
+// Nesting depth of lists/dicts (0 for scalars). Templates can build nested values in loops; the
+// evaluator bounds this so that printing, comparing and freeing values cannot exhaust the stack.
+size_t nesting_depth(const Value& v);
 
 // Python truthiness.
 bool truthy(const Value& v);

@@ -291,6 +291,15 @@ class TestChatTemplate : public QObject {
                                              << "too large";
         QTest::newRow("int_overflow") << "{{ 9223372036854775807 + 1 }}"
                                       << "integer overflow";
+        QTest::newRow("deep_value") << "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}"
+                                       "{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}"
+                                    << "value nested too deeply";
+        QTest::newRow("loop_limit") << "{% for i in range(100000) %}{% for j in range(100000) %}"
+                                       "{% endfor %}{% endfor %}"
+                                    << "too many loop iterations";
+        QTest::newRow("namespace_cycle")
+            << "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}{{ 1 / 0 }}"
+            << "division by zero";
         QTest::newRow("raise_exception") << "{{ raise_exception('Roles must alternate') }}"
                                          << "line 1: Roles must alternate";
     }
@@ -324,6 +333,21 @@ class TestChatTemplate : public QObject {
         QVERIFY(r.ok());
         QCOMPARE(QString::fromStdString(*r), QString("True|True|<s>|True|0|today"));
         QVERIFY(!llmwb::render_chat(*t, json::object(), o).ok());
+
+        // External JSON nested too deeply is refused before conversion.
+        json deep = json::array();
+        for (int i = 0; i < 1000; ++i)
+            deep = json::array({deep});
+        auto d = t->render(json{{"messages", deep}});
+        QVERIFY(!d.ok());
+        QVERIFY(QString::fromStdString(d.message()).contains("nested too deeply"));
+        // A namespace holding itself prints (Python shows the cycle differently; no crash).
+        auto cyc = ChatTemplate::parse("{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns }}");
+        QVERIFY(cyc.ok());
+        auto cr = cyc->render(json::object());
+        QVERIFY(cr.ok());
+        QCOMPARE(QString::fromStdString(*cr),
+                 QString("<Namespace {'a': 1, 'me': <Namespace {...}>}>"));
     }
 
     void configFromTokenizerConfig() {
