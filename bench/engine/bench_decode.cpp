@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/kernels/peak.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_writer.h"
 #include "engine/runtime/forward_batch.h"
@@ -170,6 +171,40 @@ std::string dtype_mix(const ModelWeights& w) {
     return s;
 }
 
+// The weight type that dominates the matrices decides the instruction mix of prompt processing:
+// integer types run int8 dot products, float types fp32 FMAs.
+bool integer_mix(const ModelWeights& w) {
+    int64_t int_bytes = 0, all = 0;
+    for (const LayerWeights& l : w.layers)
+        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+            const int64_t b = t->rows * t->row_bytes();
+            all += b;
+            if (dtype_block_elems(t->type) > 1) int_bytes += b;
+        }
+    return int_bytes * 2 > all;
+}
+
+// Peak operations/s (2 per multiply-add) of that mix on every thread of the pool at once.
+double measure_peak_gops(kernels::ThreadPool& pool, bool int8) {
+    const bool avx512 = kernels::active_simd_level() == kernels::SimdLevel::Avx512;
+    if (kernels::active_simd_level() == kernels::SimdLevel::Scalar) return 0;
+    const int64_t iters = int64_t{1} << 24;
+    double best = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+        std::vector<double> ops(pool.size(), 0.0);
+        const auto t0 = Clock::now();
+        pool.run([&](int t, int) {
+            ops[t] = int8 ? (avx512 ? bench::peak_int8_avx512(iters) : bench::peak_int8_avx2(iters))
+                          : (avx512 ? bench::peak_fma_avx512(iters) : bench::peak_fma_avx2(iters));
+        });
+        const double s = seconds_since(t0);
+        double total = 0;
+        for (double o : ops) total += o;
+        best = std::max(best, total / s / 1e9);
+    }
+    return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -293,6 +328,8 @@ int main(int argc, char** argv) {
         pp_gflops = matmul_flops_per_token(m.weights) * o.pp / pp_s / 1e9;
     }
 
+    const bool int8_mix = integer_mix(m.weights);
+    const double peak = o.pp > 0 ? measure_peak_gops(pool, int8_mix) : 0.0;
     const char* simd = kernels::simd_level_name(kernels::active_simd_level());
     if (o.json) {
         std::printf(
@@ -302,10 +339,12 @@ int main(int argc, char** argv) {
             "\"decode_tokens_per_s\": %.3f, \"roofline_tokens_per_s\": %.3f, "
             "\"roofline_ratio\": %.4f, \"effective_gbs\": %.2f, \"pp_tokens\": %d, "
             "\"pp_tokens_per_s\": %.2f, \"pp_matmul_gflops\": %.2f, \"step_ms\": %.3f, "
-            "\"matmul_only_ms\": %.3f}\n",
+            "\"matmul_only_ms\": %.3f, \"peak_gops\": %.2f, \"peak_kind\": \"%s\", "
+            "\"pp_peak_ratio\": %.4f}\n",
             path.c_str(), dtype_mix(m.weights).c_str(), pool.size(), simd, bw, bw_scalar,
             bytes_per_token, o.tokens, decode_tps, roofline_tps, ratio,
-            decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops, step_ms, matmul_ms);
+            decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops, step_ms, matmul_ms, peak, int8_mix ? "int8-dot" : "fp32-fma",
+            peak > 0 ? pp_gflops / peak : 0.0);
     } else {
         std::printf("model                      %s\n", path.c_str());
         std::printf("matrices                   %s\n", dtype_mix(m.weights).c_str());
@@ -323,6 +362,9 @@ int main(int argc, char** argv) {
         if (o.pp > 0)
             std::printf("prompt processing (%d)    %.1f tokens/s   (%.1f GFLOP/s in matmuls)\n",
                         o.pp, pp_tps, pp_gflops);
+        if (peak > 0)
+            std::printf("compute peak (%s)      %.1f GOP/s   (prompt processing at %.3f of it)\n",
+                        int8_mix ? "int8 dot" : "fp32 FMA", peak, pp_gflops / peak);
     }
     return 0;
 }

@@ -165,6 +165,15 @@ private slots:
         QFETCH(double, tolerance);
         const LoadedModel* m = model(Shape::Quant, ModelFileFormat::Gguf, type);
         QVERIFY(m);
+        // The shape fits every block size, so the requested type is really used.
+        const std::map<WeightType, DType> stored = {
+            {WeightType::F16, DType::F16},   {WeightType::BF16, DType::BF16},
+            {WeightType::Q8_0, DType::Q8_0}, {WeightType::Q4_0, DType::Q4_0},
+            {WeightType::Q4_K, DType::Q4_K}, {WeightType::Q6_K, DType::Q6_K}};
+        if (stored.count(type)) {
+            QCOMPARE(m->weights.layers[0].wq.type, stored.at(type));
+            QCOMPARE(m->weights.layers[1].w_down.type, stored.at(type));
+        }
         const double d = run_vs_reference(*m, 16, 37, 4);
         qInfo("%s: relative diff %.3g", weight_type_name(type), d);
         QVERIFY2(d < tolerance, qPrintable(QString("relative diff %1").arg(d)));
