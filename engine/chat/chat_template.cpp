@@ -68,8 +68,10 @@ Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered
     ctx["add_generation_prompt"] = options.add_generation_prompt;
     ctx["bos_token"] = options.bos_token;
     ctx["eos_token"] = options.eos_token;
-    if (!options.tools.is_null())
-        ctx["tools"] = options.tools;
+    // Hugging Face's apply_chat_template always passes tools and documents (None when absent),
+    // so `tools is defined` is true and `tools is none` tells whether any were given.
+    ctx["tools"] = options.tools;
+    ctx["documents"] = nullptr;
     if (options.enable_thinking)
         ctx["enable_thinking"] = *options.enable_thinking;
     if (options.extra.is_object())

@@ -52,7 +52,8 @@ struct ChatRenderOptions {
 };
 
 // Builds the context like HF apply_chat_template (messages, add_generation_prompt, bos_token,
-// eos_token, tools if given, enable_thinking if given, then `extra`) and renders.
+// eos_token, tools (None when absent), documents (None), enable_thinking if given, then
+// `extra`) and renders.
 Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered_json& messages,
                                 const ChatRenderOptions& options);
 

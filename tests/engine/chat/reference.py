@@ -255,8 +255,9 @@ def main():
             for agp in (False, True):
                 for thinking in (None, True, False):
                     ctx = {"messages": conv["messages"], "add_generation_prompt": agp, "bos_token": bos, "eos_token": eos}
-                    if conv.get("tools") is not None:
-                        ctx["tools"] = conv["tools"]
+                    # As transformers' apply_chat_template: tools and documents always passed.
+                    ctx["tools"] = conv.get("tools")
+                    ctx["documents"] = None
                     if thinking is not None:
                         ctx["enable_thinking"] = thinking
                     ctx.update(conv.get("extra", {}))

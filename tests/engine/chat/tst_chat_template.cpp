@@ -335,15 +335,16 @@ class TestChatTemplate : public QObject {
     }
 
     void renderChatContext() {
-        // Only given options become variables: tools and enable_thinking are undefined otherwise.
+        // As HF's apply_chat_template: tools is always defined (None when absent);
+        // enable_thinking is a variable only when given.
         auto t = ChatTemplate::parse(
-            "{{ tools is defined }}|{{ enable_thinking is defined }}|{{ bos_token }}|"
+            "{{ tools is none }}|{{ enable_thinking is defined }}|{{ bos_token }}|"
             "{{ add_generation_prompt }}|{{ messages | length }}|{{ date_string }}");
         QVERIFY(t.ok());
         ChatRenderOptions o;
         auto r = llmwb::render_chat(*t, json::array({json{{"role", "user"}, {"content", "x"}}}), o);
         QVERIFY(r.ok());
-        QCOMPARE(QString::fromStdString(*r), QString("False|False||False|1|"));
+        QCOMPARE(QString::fromStdString(*r), QString("True|False||False|1|"));
         o.tools = json::array();
         o.enable_thinking = false;
         o.bos_token = "<s>";
@@ -351,7 +352,7 @@ class TestChatTemplate : public QObject {
         o.extra = json{{"date_string", "today"}};
         r = llmwb::render_chat(*t, json::array(), o);
         QVERIFY(r.ok());
-        QCOMPARE(QString::fromStdString(*r), QString("True|True|<s>|True|0|today"));
+        QCOMPARE(QString::fromStdString(*r), QString("False|True|<s>|True|0|today"));
         QVERIFY(!llmwb::render_chat(*t, json::object(), o).ok());
 
         // External JSON nested too deeply is refused before conversion.
