@@ -16,6 +16,7 @@
 
 #include "bench/kernels/peak.h"
 #include "engine/model/loaded_model.h"
+#include "engine/model/model_shapes.h"
 #include "engine/model/model_writer.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
@@ -53,7 +54,7 @@ struct Options {
 
 void usage() {
     std::fprintf(stderr,
-                 "usage: llmwb-bench-decode [--model PATH | --shape qwen2.5-0.5b --type "
+                 "usage: llmwb-bench-decode [--model PATH | --shape NAME (qwen2.5-0.5b) --type "
                  "f16|q8_0|q4_k] [--cache-dir DIR]\n"
                  "                          [--threads N] [--tokens N] [--prompt N] [--pp N] "
                  "[--rounds N] [--block-size 8|16|32] [--json]\n");
@@ -101,10 +102,11 @@ bool parse(int argc, char** argv, Options& o) {
     return o.tokens >= 1 && o.prompt >= 1 && o.rounds >= 1;
 }
 
-// Writes (once) a model with Qwen2.5-0.5B shapes and random weights; returns its path.
+// Writes (once) a model of the named shape (engine/model/model_shapes.h) with random weights;
+// returns its path.
 Result<std::string> ensure_shape_model(const Options& o) {
-    if (o.shape != "qwen2.5-0.5b")
-        return make_error("unknown --shape " + o.shape + " (known: qwen2.5-0.5b)");
+    auto spec = writer_spec_for_shape(o.shape);
+    if (!spec) return spec.error();
     auto type = parse_weight_type(o.type);
     if (!type) return type.error();
     std::string dir = o.cache_dir;
@@ -117,23 +119,10 @@ Result<std::string> ensure_shape_model(const Options& o) {
     const std::string path = dir + "/" + o.shape + "-" + weight_type_name(*type) + ".gguf";
     if (fs::exists(path)) return path;
 
-    ModelWriterSpec s;
-    s.arch = Architecture::Qwen2;
+    ModelWriterSpec s = *spec;
     s.format = ModelFileFormat::Gguf;
     s.weight_type = *type;
     s.seed = 1;
-    s.name = "llmwb random qwen2.5-0.5b shape";
-    s.vocab_size = 151936;
-    s.hidden_size = 896;
-    s.intermediate_size = 4864;
-    s.num_layers = 24;
-    s.num_heads = 14;
-    s.num_kv_heads = 2;
-    s.head_dim = 64;
-    s.max_position = 32768;
-    s.rope_theta = 1000000.0f;
-    s.rms_norm_eps = 1e-6f;
-    s.tie_word_embeddings = true;
     std::fprintf(stderr, "writing %s ...\n", path.c_str());
     const auto t0 = Clock::now();
     const std::string tmp = path + ".tmp";
