@@ -110,17 +110,20 @@ void Scheduler::schedule(StepPlan& plan) {
             ++i;
     }
 
-    // 2. Admissions, first come first served.
+    // 2. Admissions, first come first served. Static batching admits its whole batch at once
+    // (whole-length reservations); its prefill chunks then follow the token budget.
     if (!plan.preempted.empty())
         return;
-    if (config_.policy == SchedulerPolicy::Static && !running_.empty())
+    const bool batch = config_.policy == SchedulerPolicy::Static;
+    if (batch && !running_.empty())
         return;
-    while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < max_seqs()) {
+    while (!waiting_.empty() && (budget > 0 || batch) &&
+           static_cast<int32_t>(running_.size()) < max_seqs()) {
         Request* r = waiting_.front();
         assert(r->num_computed == 0);
         PrefixHit hit = kv_->find_cached_prefix(r->tokens);
-        const auto n =
-            static_cast<int32_t>(std::min<int64_t>(r->num_tokens() - hit.num_tokens, budget));
+        const auto n = static_cast<int32_t>(
+            std::min<int64_t>(r->num_tokens() - hit.num_tokens, std::max<int64_t>(budget, 0)));
         const int64_t need = reserve_tokens(*r, hit.num_tokens + n);
         if (!kv_->allocate_slots(r->id, need, hit.num_tokens, &hit, &plan.copies))
             break;
@@ -133,7 +136,8 @@ void Scheduler::schedule(StepPlan& plan) {
         r->admit_seq = admit_counter_++;
         running_.push_back(r);
         plan.admitted.push_back(r->id);
-        push(*r, n);
+        if (n > 0)
+            push(*r, n);
     }
 }
 

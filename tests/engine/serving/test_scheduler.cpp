@@ -169,6 +169,33 @@ class TestScheduler : public QObject {
         QVERIFY(s.total_preemptions() >= 1);
     }
 
+    void static_policy_admits_the_whole_batch_beyond_the_budget() {
+        KvCacheManager kv(64, 8, false);
+        SchedulerConfig c;
+        c.max_num_seqs = 4;
+        c.max_num_batched_tokens = 10;
+        c.policy = SchedulerPolicy::Static;
+        Scheduler s(c, kv);
+        std::vector<Request*> all = {make(8, 3), make(8, 3), make(8, 3), make(8, 3), make(8, 3)};
+        for (Request* r : all)
+            s.add(r);
+        StepPlan plan;
+        s.schedule(plan);
+        QCOMPARE(plan.admitted.size(), size_t(4)); // the batch, not what the budget covers
+        QCOMPARE(plan.num_tokens(), 10);
+        QCOMPARE(plan.scheduled.size(), size_t(2));
+        execute(plan, s, all);
+        s.schedule(plan);
+        QVERIFY(plan.admitted.empty());
+        QCOMPARE(plan.num_tokens(), 10); // 6 left of request 1 (and its decode next), 4 of 2
+        for (int guard = 0; s.has_unfinished() && guard < 100; ++guard) {
+            s.schedule(plan);
+            execute(plan, s, all);
+        }
+        QVERIFY(!s.has_unfinished());
+        QCOMPARE(kv.pool().num_free(), 64);
+    }
+
     void static_policy_reserves_and_waits_for_the_batch() {
         KvCacheManager kv(64, 8, false);
         SchedulerConfig c;
