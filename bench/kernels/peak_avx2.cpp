@@ -9,8 +9,10 @@ double peak_fma_avx2(int64_t iters) {
     __m256 a[12];
     for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_ps(static_cast<float>(i) * 0.001f);
     const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-    for (int64_t it = 0; it < iters; ++it)
+    for (int64_t it = 0; it < iters; ++it) {
+        #pragma GCC unroll 16
         for (int i = 0; i < 12; ++i) a[i] = _mm256_fmadd_ps(a[i], m, c);
+    }
     __m256 s = a[0];
     for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, a[i]);
     volatile float sink = _mm256_cvtss_f32(s);
