@@ -21,6 +21,29 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::BatchTimelineView</name>
+    <message>
+        <source>Step %1: %2 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batch: %1 requests</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prefill: %1 tokens, decode: %2 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preempted: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No steps yet.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChatController</name>
     <message>
         <source>This conversation is still generating; stop it first.</source>
@@ -243,6 +266,25 @@ Updated %2</source>
     </message>
 </context>
 <context>
+    <name>llmwb::EnginePanel</name>
+    <message>
+        <source>KV cache blocks (hatched: shared, grey: cached)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batch per step (solid: prefill, light: decode, red: preemption)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV %1% of %2 blocks · %3 running / %4 waiting · %5 tokens/s · step %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::EngineWorker</name>
     <message>
         <source>the demo model</source>
@@ -266,6 +308,45 @@ Updated %2</source>
     </message>
     <message>
         <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::KvBlockMapView</name>
+    <message>
+        <source>free</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cached (free)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>in use</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Block %1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ref count: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens: %1 / %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Owner: request #%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hash: %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No KV cache yet: load a model.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -313,10 +394,6 @@ Updated %2</source>
     </message>
     <message>
         <source>Tuning</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The engine view is coming next: a live map of the paged KV-cache blocks (used, shared, cached, free), the batch of every engine step (prefill and decode tokens per request) and charts of tokens/s, latency and KV usage.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -461,6 +538,18 @@ Updated %2</source>
     </message>
     <message>
         <source>Markdown (*.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>E&amp;ngine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run a &amp;load test (%1 concurrent requests)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sends synthetic requests through the engine to watch batching; their answers are not saved.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -25,6 +25,29 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::BatchTimelineView</name>
+    <message>
+        <source>Step %1: %2 ms</source>
+        <translation>第 %1 步：%2 毫秒</translation>
+    </message>
+    <message>
+        <source>Batch: %1 requests</source>
+        <translation>批次：%1 个请求</translation>
+    </message>
+    <message>
+        <source>Prefill: %1 tokens, decode: %2 tokens</source>
+        <translation>预填充：%1 个词元，解码：%2 个词元</translation>
+    </message>
+    <message>
+        <source>Preempted: %1</source>
+        <translation>被抢占：%1</translation>
+    </message>
+    <message>
+        <source>No steps yet.</source>
+        <translation>尚无步骤。</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChatController</name>
     <message>
         <source>This conversation is still generating; stop it first.</source>
@@ -248,6 +271,25 @@ Updated %2</source>
     </message>
 </context>
 <context>
+    <name>llmwb::EnginePanel</name>
+    <message>
+        <source>KV cache blocks (hatched: shared, grey: cached)</source>
+        <translation>KV 缓存块（斜线：共享，灰色：已缓存）</translation>
+    </message>
+    <message>
+        <source>Batch per step (solid: prefill, light: decode, red: preemption)</source>
+        <translation>每步的批次（实色：预填充，浅色：解码，红色：抢占）</translation>
+    </message>
+    <message>
+        <source>No model loaded.</source>
+        <translation>未加载模型。</translation>
+    </message>
+    <message>
+        <source>KV %1% of %2 blocks · %3 running / %4 waiting · %5 tokens/s · step %6</source>
+        <translation>KV 占用 %1%（共 %2 块）· %3 运行中 / %4 等待中 · %5 词元/秒 · 第 %6 步</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::EngineWorker</name>
     <message>
         <source>the demo model</source>
@@ -272,6 +314,45 @@ Updated %2</source>
     <message>
         <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
         <translation>对话（%1 个词元）已超出模型的上下文长度；请开始新对话或删除一些消息。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::KvBlockMapView</name>
+    <message>
+        <source>free</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>cached (free)</source>
+        <translation>已缓存（空闲）</translation>
+    </message>
+    <message>
+        <source>in use</source>
+        <translation>使用中</translation>
+    </message>
+    <message>
+        <source>Block %1 (%2)</source>
+        <translation>块 %1（%2）</translation>
+    </message>
+    <message>
+        <source>Ref count: %1</source>
+        <translation>引用计数：%1</translation>
+    </message>
+    <message>
+        <source>Tokens: %1 / %2</source>
+        <translation>词元：%1 / %2</translation>
+    </message>
+    <message>
+        <source>Owner: request #%1</source>
+        <translation>所有者：请求 #%1</translation>
+    </message>
+    <message>
+        <source>Hash: %1…</source>
+        <translation>哈希：%1…</translation>
+    </message>
+    <message>
+        <source>No KV cache yet: load a model.</source>
+        <translation>尚无 KV 缓存：请加载模型。</translation>
     </message>
 </context>
 <context>
@@ -319,10 +400,6 @@ Updated %2</source>
     <message>
         <source>Tuning</source>
         <translation>调优</translation>
-    </message>
-    <message>
-        <source>The engine view is coming next: a live map of the paged KV-cache blocks (used, shared, cached, free), the batch of every engine step (prefill and decode tokens per request) and charts of tokens/s, latency and KV usage.</source>
-        <translation>引擎视图即将推出：分页 KV 缓存块的实时分布图（已用、共享、已缓存、空闲），每个引擎步骤的批次（每个请求的预填充和解码词元数），以及词元/秒、延迟和 KV 使用率的图表。</translation>
     </message>
     <message>
         <source>Tuning is coming next: sliders for GPU memory utilization, batch limits, block size and sampling that apply while the engine runs. Until then each conversation&apos;s sampling parameters are set with Chat &gt; Conversation settings.</source>
@@ -467,6 +544,18 @@ Updated %2</source>
     <message>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
+    </message>
+    <message>
+        <source>E&amp;ngine</source>
+        <translation>引擎(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Run a &amp;load test (%1 concurrent requests)</source>
+        <translation>运行负载测试(&amp;L)（%1 个并发请求）</translation>
+    </message>
+    <message>
+        <source>Sends synthetic requests through the engine to watch batching; their answers are not saved.</source>
+        <translation>向引擎发送合成请求以观察批处理；其回答不会保存。</translation>
     </message>
 </context>
 <context>

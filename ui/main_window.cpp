@@ -24,6 +24,7 @@
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
 #include "ui/conversations_panel.h"
+#include "ui/engine_panel.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
 #include "ui/search_results_model.h"
@@ -114,11 +115,8 @@ void MainWindow::createDocks() {
     conversationsDock_ = makeDock("conversationsDock", conversations_, Qt::LeftDockWidgetArea);
     model_ = new ModelPanel(this);
     modelDock_ = makeDock("modelDock", model_, Qt::RightDockWidgetArea);
-    engineInfo_ = new QLabel(this);
-    engineInfo_->setWordWrap(true);
-    engineInfo_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    engineInfo_->setMargin(8);
-    engineDock_ = makeDock("engineDock", engineInfo_, Qt::RightDockWidgetArea);
+    engine_ = new EnginePanel(this);
+    engineDock_ = makeDock("engineDock", engine_, Qt::RightDockWidgetArea);
     tuningInfo_ = new QLabel(this);
     tuningInfo_->setWordWrap(true);
     tuningInfo_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -149,6 +147,7 @@ void MainWindow::createActions() {
     regenerate_ = make("regenerateAction", QKeySequence(Qt::CTRL | Qt::Key_R));
     conversationSettings_ = make("conversationSettingsAction");
     about_ = make("aboutAction");
+    loadTest_ = make("loadTestAction");
     quit_->setMenuRole(QAction::QuitRole);
 
     auto* themes = new QActionGroup(this);
@@ -211,6 +210,11 @@ void MainWindow::createActions() {
     connect(stop_, &QAction::triggered, chat_, &ChatView::stop);
     connect(regenerate_, &QAction::triggered, chat_, &ChatView::regenerateLast);
     connect(conversationSettings_, &QAction::triggered, chat_, &ChatView::editSettings);
+    connect(loadTest_, &QAction::triggered, this, [this] {
+        engineDock_->show();
+        engineDock_->raise();
+        emit loadTestRequested();
+    });
     connect(about_, &QAction::triggered, this, [this] {
         QMessageBox::about(this, tr("About LLM Workbench"),
                            tr("<b>LLM Workbench</b> %1<br>Chat with local language models and "
@@ -244,6 +248,8 @@ void MainWindow::createMenus() {
     themeMenu_->addAction(themeSystem_);
     themeMenu_->addAction(themeLight_);
     themeMenu_->addAction(themeDark_);
+    engineMenu_ = menuBar()->addMenu(QString());
+    engineMenu_->addAction(loadTest_);
     settingsMenu_ = menuBar()->addMenu(QString());
     languageMenu_ = settingsMenu_->addMenu(QString());
     languageMenu_->addAction(langSystem_);
@@ -259,10 +265,6 @@ void MainWindow::retranslate() {
     modelDock_->setWindowTitle(tr("Model"));
     engineDock_->setWindowTitle(tr("Engine"));
     tuningDock_->setWindowTitle(tr("Tuning"));
-    engineInfo_->setText(tr("The engine view is coming next: a live map of the paged KV-cache "
-                            "blocks (used, shared, cached, free), the batch of every engine step "
-                            "(prefill and decode tokens per request) and charts of tokens/s, "
-                            "latency and KV usage."));
     tuningInfo_->setText(tr("Tuning is coming next: sliders for GPU memory utilization, batch "
                             "limits, block size and sampling that apply while the engine runs. "
                             "Until then each conversation's sampling parameters are set with "
@@ -272,6 +274,10 @@ void MainWindow::retranslate() {
     chatMenu_->setTitle(tr("&Chat"));
     viewMenu_->setTitle(tr("&View"));
     themeMenu_->setTitle(tr("&Theme"));
+    engineMenu_->setTitle(tr("E&ngine"));
+    loadTest_->setText(tr("Run a &load test (%1 concurrent requests)").arg(16));
+    loadTest_->setToolTip(tr("Sends synthetic requests through the engine to watch batching; "
+                             "their answers are not saved."));
     settingsMenu_->setTitle(tr("&Settings"));
     languageMenu_->setTitle(tr("&Language"));
     helpMenu_->setTitle(tr("&Help"));
@@ -450,5 +456,11 @@ void MainWindow::dropEvent(QDropEvent* e) {
     e->acceptProposedAction();
     emit openModelRequested(path);
 }
+
+}  // namespace llmwb
+
+namespace llmwb {
+
+void MainWindow::onEngineView(const llmwb::EngineView& view) { engine_->setView(view); }
 
 }  // namespace llmwb

@@ -6,6 +6,7 @@
 #include <QMainWindow>
 
 #include "app/services/app_settings.h"
+#include "app/services/engine_worker.h"
 #include "app/services/generation_types.h"
 
 class QActionGroup;
@@ -20,6 +21,7 @@ class ChatController;
 class ChatView;
 class ConversationListModel;
 class ConversationsPanel;
+class EnginePanel;
 class ModelPanel;
 class SearchResultsModel;
 
@@ -33,6 +35,7 @@ public:
     ChatView* chatView() const { return chat_; }
     ConversationsPanel* conversationsPanel() const { return conversations_; }
     ModelPanel* modelPanel() const { return model_; }
+    EnginePanel* enginePanel() const { return engine_; }
     ConversationListModel* conversationModel() const { return conversationModel_; }
     QDockWidget* dock(const QString& objectName) const;
     QAction* action(const QString& objectName) const;
@@ -49,11 +52,13 @@ public slots:
     void onModelLoaded(const llmwb::ModelMetadata& m);
     void onModelLoadFailed(const QString& message);
     void showError(const QString& message);
+    void onEngineView(const llmwb::EngineView& view);
 
 signals:
     void openModelRequested(const QString& path);
     void themeChosen(llmwb::ThemeChoice theme);
     void languageChosen(const QString& code);  // "", "en", "zh_CN"
+    void loadTestRequested();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -77,14 +82,14 @@ private:
     ChatView* chat_;
     ConversationsPanel* conversations_;
     ModelPanel* model_;
-    QLabel* engineInfo_;
+    EnginePanel* engine_;
     QLabel* tuningInfo_;
     QDockWidget *conversationsDock_, *modelDock_, *engineDock_, *tuningDock_;
-    QMenu *fileMenu_, *editMenu_, *chatMenu_, *viewMenu_, *themeMenu_, *settingsMenu_,
+    QMenu *fileMenu_, *editMenu_, *chatMenu_, *viewMenu_, *engineMenu_, *themeMenu_, *settingsMenu_,
         *languageMenu_, *helpMenu_;
     QAction *newChat_, *openModel_, *exportMd_, *exportJson_, *quit_, *find_, *send_, *stop_,
         *regenerate_, *conversationSettings_, *themeSystem_, *themeLight_, *themeDark_,
-        *langSystem_, *langEn_, *langZh_, *about_;
+        *langSystem_, *langEn_, *langZh_, *about_, *loadTest_;
     QLabel* statusModel_;
     QLabel* statusState_;
     ModelMetadata modelMeta_;

@@ -117,6 +117,11 @@ int main(int argc, char** argv) {
     QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
                      [&controller](const ModelMetadata& m) { controller.setModelName(m.name); });
     QObject::connect(worker, &EngineWorker::loadFailed, &window, &MainWindow::onModelLoadFailed);
+    QObject::connect(worker, &EngineWorker::engineView, &window, &MainWindow::onEngineView);
+    QObject::connect(&window, &MainWindow::loadTestRequested, worker, [worker] {
+        QMetaObject::invokeMethod(worker, "runLoadTest", Qt::QueuedConnection,
+                                  Q_ARG(int, EngineWorker::kLoadTestRequests));
+    });
     QObject::connect(&window, &MainWindow::openModelRequested, worker,
                      [worker](const QString& path) {
                          QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,

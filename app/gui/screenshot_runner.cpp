@@ -1,16 +1,21 @@
 #include "app/gui/screenshot_runner.h"
 
 #include <QApplication>
+#include <QAction>
 #include <QDir>
+#include <QDockWidget>
 #include <QPixmap>
 #include <QPlainTextEdit>
 #include <QTimer>
 #include <cstdio>
+#include <memory>
 
 #include "app/gui/translation_loader.h"
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
+#include "ui/batch_timeline_view.h"
 #include "ui/chat_view.h"
+#include "ui/engine_panel.h"
 #include "ui/main_window.h"
 #include "ui/theme.h"
 
@@ -123,6 +128,42 @@ void ScreenshotRunner::startStreaming() {
 
 void ScreenshotRunner::finishUp() {
     save(QStringLiteral("04-finished"));
+    loadTest();
+}
+
+// Fires the load test and grabs the Engine dock (floated and enlarged so that the block map
+// and the timeline are readable) once several requests run and the timeline has filled.
+void ScreenshotRunner::loadTest() {
+    QDockWidget* dock = window_.dock(QStringLiteral("engineDock"));
+    EnginePanel* panel = window_.enginePanel();
+    dock->setFloating(true);
+    dock->resize(900, 760);
+    dock->show();
+    dock->raise();
+    window_.action(QStringLiteral("loadTestAction"))->trigger();
+    polls_ = 0;
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [this, dock, panel, poll] {
+        const EngineSnapshot& s = panel->lastView().snapshot;
+        const bool busy = s.num_running >= 6 && panel->timeline()->stepCount() >= 40;
+        if (!busy && ++polls_ < 400) {
+            after(25, *poll);
+            return;
+        }
+        QApplication::processEvents();
+        const QString path = QDir(outDir_).filePath(QStringLiteral("08-engine-load-test.png"));
+        const bool ok = dock->grab().save(path);
+        std::printf("%s %s (running %d, waiting %d, steps %d, kv %.0f%%)\n", ok ? "saved" : "FAILED",
+                    qPrintable(path), s.num_running, s.num_waiting,
+                    panel->timeline()->stepCount(), s.kv_usage * 100);
+        std::fflush(stdout);
+        dock->setFloating(false);
+        after(300, [this] { themesAndLanguages(); });
+    };
+    after(25, *poll);
+}
+
+void ScreenshotRunner::themesAndLanguages() {
     theme_.apply(ThemeChoice::Dark);
     after(300, [this] {
         save(QStringLiteral("05-dark"));

@@ -1,6 +1,7 @@
 // `llm-workbench --screenshot DIR`: drives the real window through its main states and saves
 // each as a PNG (QWidget::grab): empty chat, Markdown rendering, a streaming answer, the
-// finished answer with its figures, the dark theme, Simplified Chinese, and 1280x720. Then quits.
+// finished answer with its figures, the Engine dock during a load test (KV block map and
+// batch timeline), the dark theme, Simplified Chinese, and 1280x720. Then quits.
 #pragma once
 
 #include <QObject>
@@ -34,6 +35,8 @@ private:
     void showMarkdownSample();
     void startStreaming();
     void finishUp();
+    void loadTest();
+    void themesAndLanguages();
 
     MainWindow& window_;
     ChatController& controller_;
@@ -42,6 +45,7 @@ private:
     QString outDir_;
     bool started_ = false;
     bool grabbedStreaming_ = false;
+    int polls_ = 0;
 };
 
 }  // namespace llmwb

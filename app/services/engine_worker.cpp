@@ -9,9 +9,8 @@
 #include "engine/model/demo_model.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_info.h"
-#include "engine/runtime/generator.h"
-#include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/transformer.h"
+#include "engine/serving/engine.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -19,9 +18,9 @@ namespace llmwb {
 
 namespace {
 
-// KV capacity of the single-request generator, in tokens (the scheduler will plan this from
-// a memory budget).
-constexpr int64_t kMaxContextTokens = 4096;
+// KV pool of the serving engine: 512 blocks of 16 tokens (8192 token slots, shared by all
+// running requests).
+constexpr int32_t kNumBlocks = 512;
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -53,35 +52,49 @@ QStringList dtypeSummary(const LoadedModel& m) {
 
 }  // namespace
 
-struct EngineWorker::Engine {
+struct EngineWorker::Model {
     std::unique_ptr<kernels::ThreadPool> pool;
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<Tokenizer> tokenizer;
     std::optional<ChatTemplate> chatTemplate;
     std::unique_ptr<Transformer> transformer;
-    std::unique_ptr<KvCacheStorage> kv;
+    std::unique_ptr<Engine> serving;  // last: it refers to transformer and tokenizer
     ModelMetadata metadata;
+    StepOutputs out;
 };
 
-EngineWorker::EngineWorker(int threads, QObject* parent)
-    : QObject(parent), threads_(threads), engine_(std::make_unique<Engine>()) {
-    registerGenerationTypes();
+struct EngineWorker::Active {
+    quint64 requestId = 0;  // the app's id (0: a load test request)
+    qint64 conversationId = 0;
+    bool loadTest = false;
+    QString pending;
+    QElapsedTimer sinceSignal;
+    SnapshotRequest metrics;
+};
+
+void registerEngineViewTypes() {
+    qRegisterMetaType<llmwb::EngineSnapshot>("llmwb::EngineSnapshot");
+    qRegisterMetaType<llmwb::EngineView>("llmwb::EngineView");
 }
 
-EngineWorker::~EngineWorker() = default;
+EngineWorker::EngineWorker(int threads, QObject* parent)
+    : QObject(parent), threads_(threads), model_(std::make_unique<Model>()) {
+    registerGenerationTypes();
+    registerEngineViewTypes();
+    sinceView_.start();
+}
+
+EngineWorker::~EngineWorker() { qDeleteAll(active_); }
 
 void EngineWorker::stop(quint64 requestId) {
-    {
-        QMutexLocker lock(&mutex_);
-        cancelled_.insert(requestId);
-    }
-    if (current_.load() == requestId)
-        cancelCurrent_ = true;
+    QMutexLocker lock(&mutex_);
+    cancelled_.insert(requestId);
+    anyCancelled_ = true;
 }
 
 void EngineWorker::stopAll() {
     shuttingDown_ = true;
-    cancelCurrent_ = true;
+    anyCancelled_ = true;
 }
 
 bool EngineWorker::takeCancelled(quint64 requestId) {
@@ -119,27 +132,26 @@ void EngineWorker::loadModel(const QString& path) {
         // An unsupported template leaves the model usable with a plain prompt.
     }
     const ModelConfig& cfg = (*loaded)->config;
-    const int64_t context = std::min<int64_t>(cfg.max_position > 0 ? cfg.max_position
-                                                                    : kMaxContextTokens,
-                                              kMaxContextTokens);
-    const int32_t blockSize = KvCacheStorage::kDefaultBlockSize;
-    auto kv = KvCacheStorage::create(cfg, int32_t((context + blockSize - 1) / blockSize),
-                                     blockSize);
-    if (!kv) {
-        emit loadFailed(tr("%1: KV cache: %2").arg(path, q(kv.message())));
-        return;
-    }
-
     // Replace the previous model only now that the new one is complete.
-    auto engine = std::make_unique<Engine>();
-    engine->pool = engine_->pool ? std::move(engine_->pool)
-                                 : std::make_unique<kernels::ThreadPool>(threads_);
-    engine_.reset();
+    cancelEverything();
+    auto engine = std::make_unique<Model>();
+    engine->pool = model_->pool ? std::move(model_->pool)
+                                : std::make_unique<kernels::ThreadPool>(threads_);
+    model_.reset();
     engine->model = std::move(*loaded);
     engine->tokenizer = std::move(*tokenizer);
     engine->chatTemplate = std::move(tpl);
     engine->transformer = std::make_unique<Transformer>(*engine->model, *engine->pool);
-    engine->kv = std::move(*kv);
+    EngineConfig ec;
+    ec.num_blocks = kNumBlocks;
+    auto serving = Engine::create(*engine->transformer, *engine->tokenizer, ec);
+    if (!serving) {
+        model_ = std::make_unique<Model>();
+        model_->pool = std::move(engine->pool);
+        emit loadFailed(tr("%1: KV cache: %2").arg(path, q(serving.message())));
+        return;
+    }
+    engine->serving = std::move(*serving);
 
     ModelMetadata& m = engine->metadata;
     const LoadedModel& lm = *engine->model;
@@ -159,14 +171,15 @@ void EngineWorker::loadModel(const QString& path) {
     m.hasChatTemplate = engine->chatTemplate.has_value();
     m.randomWeights = lm.name == kDemoModelName ||
                       QFileInfo(path).fileName() == QLatin1String(kDemoModelFileName);
-    engine_ = std::move(engine);
-    emit modelLoaded(engine_->metadata);
+    model_ = std::move(engine);
+    emit modelLoaded(model_->metadata);
+    emitView();
 }
 
 QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string* prompt,
                                   bool* addSpecialTokens) const {
-    const Tokenizer& tok = *engine_->tokenizer;
-    if (engine_->chatTemplate) {
+    const Tokenizer& tok = *model_->tokenizer;
+    if (model_->chatTemplate) {
         nlohmann::ordered_json messages = nlohmann::ordered_json::array();
         for (const PromptMessage& m : request.messages)
             messages.push_back({{"role", m.role.toStdString()}, {"content", m.content.toStdString()}});
@@ -176,7 +189,7 @@ QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string*
             opts.bos_token = tok.token_text(tok.bos_id());
         if (tok.valid_id(tok.eos_id()))
             opts.eos_token = tok.token_text(tok.eos_id());
-        auto text = render_chat(*engine_->chatTemplate, messages, opts);
+        auto text = render_chat(*model_->chatTemplate, messages, opts);
         if (!text)
             return tr("The chat template failed: %1").arg(q(text.message()));
         *prompt = std::move(*text);
@@ -202,37 +215,25 @@ void EngineWorker::generate(const GenerationRequest& request) {
         emit finished(stats);
         return;
     }
-    if (!engine_ || !engine_->transformer) {
+    if (!model_ || !model_->serving) {
         emit failed(request.requestId, request.conversationId, tr("No model is loaded."));
         return;
     }
-    current_ = request.requestId;
-    cancelCurrent_ = false;
-    if (takeCancelled(request.requestId) || shuttingDown_)  // a stop that raced with the start
-        cancelCurrent_ = true;
-
     std::string prompt;
     bool addSpecial = true;
     if (const QString err = buildPrompt(request, &prompt, &addSpecial); !err.isEmpty()) {
-        current_ = 0;
         emit failed(request.requestId, request.conversationId, err);
         return;
     }
-    std::vector<int32_t> ids = engine_->tokenizer->encode(prompt, addSpecial);
+    std::vector<int32_t> ids = model_->tokenizer->encode(prompt, addSpecial);
     SamplingParams params = toParams(request.sampling);
     if (Status st = params.validate(); !st) {
-        current_ = 0;
         emit failed(request.requestId, request.conversationId, q(st.message()));
         return;
     }
     // Leave room for at least one token in the context.
-    const int64_t room = std::min<int64_t>(engine_->kv->num_slots(),
-                                           engine_->model->config.max_position > 0
-                                               ? engine_->model->config.max_position
-                                               : engine_->kv->num_slots()) -
-                         int64_t(ids.size());
+    const int64_t room = model_->serving->context_limit() - int64_t(ids.size());
     if (room < 1) {
-        current_ = 0;
         emit failed(request.requestId, request.conversationId,
                     tr("The conversation (%1 tokens) no longer fits the context of the model; "
                        "start a new chat or delete messages.")
@@ -240,37 +241,178 @@ void EngineWorker::generate(const GenerationRequest& request) {
         return;
     }
     params.max_tokens = int(std::min<int64_t>(params.max_tokens, room));
-
-    QString pending;
-    QElapsedTimer sinceSignal;
-    sinceSignal.start();
-    auto onToken = [&](const TokenEvent& ev) {
-        pending += q(ev.text);
-        if (!pending.isEmpty() && (ev.last || sinceSignal.elapsed() >= tokenIntervalMs_)) {
-            emit token(request.requestId, request.conversationId, pending);
-            pending.clear();
-            sinceSignal.restart();
-        }
-        return !cancelCurrent_.load();
-    };
-    auto result = llmwb::generate(*engine_->transformer, *engine_->kv, *engine_->tokenizer,
-                                  std::move(ids), params, onToken);
-    if (!pending.isEmpty())
-        emit token(request.requestId, request.conversationId, pending);
-    current_ = 0;
-    cancelCurrent_ = false;
-    takeCancelled(request.requestId);  // a stop that arrived while it ran
-    if (!result) {
-        emit failed(request.requestId, request.conversationId, q(result.message()));
+    auto id = model_->serving->add_request(std::move(ids), params);
+    if (!id) {
+        emit failed(request.requestId, request.conversationId, q(id.message()));
         return;
     }
-    stats.promptTokens = result->prompt_tokens;
-    stats.completionTokens = qint64(result->ids.size());
-    stats.ttftMs = result->ttft_ms;
-    stats.tokensPerSecond = result->decode_tokens_per_s;
-    stats.totalMs = result->total_ms;
-    stats.finishReason = q(result->finish_reason);
-    emit finished(stats);
+    auto* a = new Active;
+    a->requestId = request.requestId;
+    a->conversationId = request.conversationId;
+    a->sinceSignal.start();
+    active_.insert(*id, a);
+    postStep();
+}
+
+void EngineWorker::runLoadTest(int count) {
+    if (!model_ || !model_->serving || shuttingDown_)
+        return;
+    const char* questions[] = {
+        "What is paged attention?", "Explain continuous batching.",
+        "Why does a KV cache grow with the context?", "What is a prefix cache?",
+        "How does top-p sampling work?", "What is speculative decoding?",
+        "Describe the attention mechanism.", "What limits decode throughput?"};
+    const std::string system =
+        "You are a helpful assistant. Answer briefly and precisely, in plain words, "
+        "for an engineer who knows how transformers work. ";
+    for (int i = 0; i < count; ++i) {
+        std::string prompt = system;
+        prompt += questions[i % 8];
+        for (int r = 0; r < i % 3; ++r)  // different prompt lengths
+            prompt += " Please give an example and mention the trade-offs.";
+        SamplingParams p;
+        p.temperature = 0.8f;
+        p.seed = uint64_t(1000 + i);
+        p.ignore_eos = true;
+        p.max_tokens = 24 + (i * 37) % 140;
+        std::vector<int32_t> ids = model_->tokenizer->encode(prompt, true);
+        auto id = model_->serving->add_request(std::move(ids), p);
+        if (!id)
+            continue;
+        auto* a = new Active;
+        a->loadTest = true;
+        a->sinceSignal.start();
+        active_.insert(*id, a);
+        view_.loadTestRequests.insert(*id);
+        ++loadTestLeft_;
+    }
+    postStep();
+}
+
+void EngineWorker::postStep() {
+    if (stepPosted_)
+        return;
+    stepPosted_ = true;
+    QMetaObject::invokeMethod(this, &EngineWorker::runStep, Qt::QueuedConnection);
+}
+
+void EngineWorker::finishActive(qint64 engineId, Active& a, const QString& reason) {
+    if (a.loadTest) {
+        ++loadTestDone_;
+        if (--loadTestLeft_ == 0) {
+            emit loadTestFinished(loadTestDone_);
+            loadTestDone_ = 0;
+        }
+    } else {
+        if (!a.pending.isEmpty())
+            emit token(a.requestId, a.conversationId, a.pending);
+        GenerationStats stats;
+        stats.requestId = a.requestId;
+        stats.conversationId = a.conversationId;
+        stats.promptTokens = a.metrics.prompt_tokens;
+        stats.completionTokens = a.metrics.output_tokens;
+        stats.ttftMs = a.metrics.ttft_ms;
+        stats.tokensPerSecond = a.metrics.tpot_ms > 0 ? 1000.0 / a.metrics.tpot_ms : 0;
+        stats.totalMs = a.metrics.e2e_ms;
+        stats.finishReason = reason;
+        takeCancelled(a.requestId);  // a stop that arrived after the end
+        emit finished(stats);
+    }
+    delete active_.take(engineId);
+}
+
+void EngineWorker::applyCancellations() {
+    if (!anyCancelled_.exchange(false))
+        return;
+    const bool all = shuttingDown_;
+    const auto ids = active_.keys();
+    for (qint64 id : ids) {
+        Active* a = active_.value(id);
+        if (!all && (a->loadTest || !takeCancelled(a->requestId)))
+            continue;
+        model_->serving->abort(id);
+        finishActive(id, *a, QStringLiteral("cancelled"));
+    }
+}
+
+void EngineWorker::cancelEverything() {
+    const auto ids = active_.keys();
+    for (qint64 id : ids) {
+        if (model_ && model_->serving)
+            model_->serving->abort(id);
+        finishActive(id, *active_.value(id), QStringLiteral("cancelled"));
+    }
+    view_.loadTestRequests.clear();
+}
+
+void EngineWorker::runStep() {
+    stepPosted_ = false;
+    if (!model_ || !model_->serving)
+        return;
+    Engine& engine = *model_->serving;
+    applyCancellations();
+    if (!engine.has_unfinished()) {
+        emitView();
+        return;
+    }
+    StepOutputs& out = model_->out;
+    engine.step(out);
+    const StepPlan& plan = engine.last_plan();
+    if (out.step_index >= 0) {
+        StepRecord rec;
+        rec.step = out.step_index;
+        rec.ms = out.step_ms;
+        rec.prefillTokens = out.num_prefill_tokens;
+        rec.decodeTokens = out.num_decode_tokens;
+        rec.preempted = int(plan.preempted.size());
+        rec.segments.reserve(qsizetype(plan.scheduled.size()));
+        for (const ScheduledRequest& s : plan.scheduled)
+            rec.segments.push_back({s.id, s.num_scheduled, s.prefill});
+        view_.steps.push_back(std::move(rec));
+        if (view_.steps.size() > 1000)  // nobody collects them: keep the newest
+            view_.steps.remove(0, view_.steps.size() - 1000);
+    }
+    for (RequestOutput& o : out.outputs) {
+        tokensSinceView_ += qint64(o.new_token_ids.size());
+        Active* a = active_.value(o.id);
+        if (!a)
+            continue;
+        a->metrics = o.metrics;
+        if (!a->loadTest) {
+            a->pending += q(o.text);
+            if (!a->pending.isEmpty() && !o.finished &&
+                a->sinceSignal.elapsed() >= tokenIntervalMs_) {
+                emit token(a->requestId, a->conversationId, a->pending);
+                a->pending.clear();
+                a->sinceSignal.restart();
+            }
+        }
+        if (o.finished)
+            finishActive(o.id, *a,
+                         o.finish == FinishReason::Aborted ? QStringLiteral("cancelled")
+                                                           : q(finish_reason_name(o.finish)));
+    }
+    if (sinceView_.elapsed() >= kSnapshotIntervalMs || !engine.has_unfinished())
+        emitView();
+    if (engine.has_unfinished())
+        postStep();
+}
+
+void EngineWorker::emitView() {
+    if (!model_ || !model_->serving)
+        return;
+    model_->serving->snapshot(view_.snapshot);
+    const double secs = sinceView_.elapsed() / 1000.0;
+    view_.tokensPerSecond = secs > 0 ? double(tokensSinceView_) / secs : 0;
+    if (!model_->serving->has_unfinished())
+        view_.tokensPerSecond = 0;
+    // Forget load test ids once they are gone from the snapshot.
+    if (loadTestLeft_ == 0)
+        view_.loadTestRequests.clear();
+    emit engineView(view_);
+    view_.steps.clear();
+    tokensSinceView_ = 0;
+    sinceView_.restart();
 }
 
 }  // namespace llmwb

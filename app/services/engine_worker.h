@@ -1,31 +1,70 @@
 // The engine in a worker thread: a QObject moved to a QThread by main(). Commands arrive as
-// queued slot calls (loadModel, loadDemoModel, generate); results leave as signals carrying
-// copyable values. stop() and stopAll() are the exceptions: they are thread-safe and are
-// called directly from the GUI thread, setting atomic flags that the running generation reads
-// between tokens. One generation runs at a time (the batched engine comes with the scheduler).
+// queued slot calls (loadModel, loadDemoModel, generate, runLoadTest); results leave as
+// signals carrying copyable values. stop() and stopAll() are the exceptions: they are
+// thread-safe and are called directly from the GUI thread, setting flags that the step loop
+// reads between steps.
+//
+// Generation runs on the continuous-batching serving Engine: generate() adds a request and a
+// step loop runs while requests are unfinished. Each step is posted to the worker's own event
+// queue, so commands that arrive meanwhile (another generate, a load test) are processed
+// between steps, and several conversations generate at once. After a step, at most every
+// kSnapshotIntervalMs, engineView() carries an EngineSnapshot plus the steps since the last one.
 #pragma once
 
+#include <QElapsedTimer>
+#include <QHash>
+#include <QMetaType>
 #include <QMutex>
 #include <QObject>
 #include <QSet>
+#include <QVector>
 #include <atomic>
 #include <memory>
 
 #include "app/services/generation_types.h"
+#include "engine/serving/engine_snapshot.h"
 
 namespace llmwb {
+
+// One request's share of one engine step (for the batch timeline).
+struct StepSegment {
+    qint64 requestId = -1;  // engine request id
+    int tokens = 0;
+    bool prefill = false;
+};
+
+// One engine step, summarized.
+struct StepRecord {
+    qint64 step = 0;
+    double ms = 0;
+    int prefillTokens = 0;
+    int decodeTokens = 0;
+    int preempted = 0;
+    QVector<StepSegment> segments;
+};
+
+// What the Engine dock draws: the latest snapshot and the steps run since the previous view.
+struct EngineView {
+    EngineSnapshot snapshot;
+    QVector<StepRecord> steps;
+    double tokensPerSecond = 0;  // generated tokens per second since the previous view
+    QSet<qint64> loadTestRequests;  // engine ids of the load test's requests
+};
 
 class EngineWorker : public QObject {
     Q_OBJECT
 
 public:
+    static constexpr int kSnapshotIntervalMs = 33;
+    static constexpr int kLoadTestRequests = 16;
+
     // threads <= 0: one per hardware thread.
     explicit EngineWorker(int threads = 0, QObject* parent = nullptr);
     ~EngineWorker() override;
 
     // Thread-safe. Cancels the request if it is running or still queued.
     void stop(quint64 requestId);
-    // Thread-safe. Cancels the running request and every later one (used when quitting).
+    // Thread-safe. Cancels every running request and every later one (used when quitting).
     void stopAll();
     // Minimum time between two token signals (text is coalesced in between); 0 = every token.
     void setTokenSignalIntervalMs(int ms) { tokenIntervalMs_ = ms; }
@@ -35,6 +74,9 @@ public slots:
     // Writes the demo model into dir on first use (random weights), then loads it.
     void loadDemoModel(const QString& dir);
     void generate(const llmwb::GenerationRequest& request);
+    // Adds `count` synthetic concurrent requests (shared system prompt, different questions and
+    // lengths). Their text is not streamed; loadTestFinished() reports when all are done.
+    void runLoadTest(int count = kLoadTestRequests);
 
 signals:
     void modelLoading(const QString& path);
@@ -43,21 +85,42 @@ signals:
     void token(quint64 requestId, qint64 conversationId, const QString& textDelta);
     void finished(const llmwb::GenerationStats& stats);
     void failed(quint64 requestId, qint64 conversationId, const QString& message);
+    void engineView(const llmwb::EngineView& view);
+    void loadTestFinished(int completed);
+
+private slots:
+    void runStep();
 
 private:
-    struct Engine;
+    struct Model;
+    struct Active;
     bool takeCancelled(quint64 requestId);
     QString buildPrompt(const GenerationRequest& request, std::string* prompt,
                         bool* addSpecialTokens) const;
+    void postStep();
+    void applyCancellations();
+    void finishActive(qint64 engineId, Active& a, const QString& reason);
+    void cancelEverything();
+    void emitView();
 
     int threads_;
     int tokenIntervalMs_ = 16;
-    std::unique_ptr<Engine> engine_;
+    std::unique_ptr<Model> model_;
+    QHash<qint64, Active*> active_;  // engine id -> request (owned)
+    bool stepPosted_ = false;
+    int loadTestLeft_ = 0, loadTestDone_ = 0;
+    EngineView view_;
+    QElapsedTimer sinceView_;
+    qint64 tokensSinceView_ = 0;
     QMutex mutex_;
     QSet<quint64> cancelled_;
-    std::atomic<quint64> current_{0};
-    std::atomic<bool> cancelCurrent_{false};
+    std::atomic<bool> anyCancelled_{false};
     std::atomic<bool> shuttingDown_{false};
 };
 
+void registerEngineViewTypes();
+
 }  // namespace llmwb
+
+Q_DECLARE_METATYPE(llmwb::EngineSnapshot)
+Q_DECLARE_METATYPE(llmwb::EngineView)

@@ -1,6 +1,7 @@
 // The engine worker in its own QThread: load a tiny model written with the model writer,
 // stream tokens (QSignalSpy), compare with the engine's generate() called directly, stop
 // mid-stream and before the start, errors; and the ChatController storing a streamed answer.
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThread>
@@ -210,6 +211,108 @@ private slots:
         QCOMPARE(again.size(), 2);
         QVERIFY(again[1].id != msgs[1].id);
         QCOMPARE(again[1].content, msgs[1].content);
+    }
+
+    // Two generations at once on the serving engine: both stream and finish, the step
+    // batches hold both, and the engine views are coalesced and self-consistent.
+    void twoConcurrentGenerations() {
+        QSignalSpy tokens(worker_, &EngineWorker::token);
+        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QSignalSpy views(worker_, &EngineWorker::engineView);
+        QElapsedTimer clock;
+        clock.start();
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(20, 40, "Hello there")));
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(21, 40, "Good morning")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!views.isEmpty(), 5000);
+        const qint64 elapsed = clock.elapsed();
+        QSet<quint64> done;
+        for (const auto& args : finished) {
+            const auto st = args.first().value<GenerationStats>();
+            QVERIFY(!st.cancelled());
+            QVERIFY(st.completionTokens > 0);
+            done.insert(st.requestId);
+        }
+        QCOMPARE(done, (QSet<quint64>{20, 21}));
+        QString text20, text21;
+        for (const auto& args : tokens) {
+            const quint64 id = args.at(0).value<quint64>();
+            QCOMPARE(args.at(1).toLongLong(), qint64(100 + id));
+            (id == 20 ? text20 : text21) += args.at(2).toString();
+        }
+        QVERIFY(!text20.isEmpty());
+        QVERIFY(!text21.isEmpty());
+
+        // Views: at most ~30/s (plus the final one), counts consistent, both in one batch.
+        QVERIFY2(views.size() <= elapsed / EngineWorker::kSnapshotIntervalMs + 2,
+                 qPrintable(QStringLiteral("%1 views in %2 ms").arg(views.size()).arg(elapsed)));
+        bool batchedBoth = false;
+        qint64 lastStep = -1;
+        for (const auto& args : views) {
+            const auto v = args.first().value<EngineView>();
+            const EngineSnapshot& s = v.snapshot;
+            QCOMPARE(qsizetype(s.blocks.size()), qsizetype(512));
+            QCOMPARE(s.num_free_blocks + s.num_used_blocks + s.num_cached_free_blocks,
+                     int(s.blocks.size()));
+            int used = 0;
+            for (const SnapshotBlock& b : s.blocks)
+                used += b.state == BlockState::Used;
+            QCOMPARE(used, s.num_used_blocks);
+            for (const StepRecord& r : v.steps) {
+                QVERIFY(r.step > lastStep);
+                lastStep = r.step;
+                int sum = 0;
+                for (const StepSegment& seg : r.segments)
+                    sum += seg.tokens;
+                QCOMPARE(sum, r.prefillTokens + r.decodeTokens);
+                batchedBoth = batchedBoth || r.segments.size() == 2;
+            }
+        }
+        QVERIFY(batchedBoth);
+        const auto last = views.last().first().value<EngineView>();
+        QCOMPARE(last.snapshot.num_running, 0);
+        QCOMPARE(last.snapshot.num_used_blocks, 0);  // everything returned (or cached)
+    }
+
+    void stopOneKeepsTheOther() {
+        QSignalSpy finished(worker_, &EngineWorker::finished);
+        int seen = 0;
+        auto c = connect(worker_, &EngineWorker::token, this, [&](quint64 id) {
+            if (id == 30 && ++seen == 1)
+                worker_->stop(30);
+        });
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(30, 1500)));
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(31, 30, "Good morning")));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 60000);
+        disconnect(c);
+        QHash<quint64, GenerationStats> byId;
+        for (const auto& args : finished) {
+            const auto st = args.first().value<GenerationStats>();
+            byId.insert(st.requestId, st);
+        }
+        QVERIFY(byId.value(30).cancelled());
+        QVERIFY(byId.value(30).completionTokens < 1500);
+        QVERIFY(!byId.value(31).cancelled());
+        QVERIFY(byId.value(31).completionTokens > 0);
+    }
+
+    void loadTestRunsConcurrently() {
+        QSignalSpy tokens(worker_, &EngineWorker::token);
+        QSignalSpy views(worker_, &EngineWorker::engineView);
+        QSignalSpy done(worker_, &EngineWorker::loadTestFinished);
+        QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 16));
+        QVERIFY(done.wait(120000));
+        QCOMPARE(done.first().first().toInt(), 16);
+        QCOMPARE(tokens.size(), 0);  // load test text is not streamed to the chat
+        int maxBatch = 0;
+        for (const auto& args : views)
+            for (const StepRecord& r : args.first().value<EngineView>().steps)
+                maxBatch = std::max(maxBatch, int(r.segments.size()));
+        QVERIFY2(maxBatch >= 8, qPrintable(QString::number(maxBatch)));
     }
 
     // What main() does on quit during a generation: stopAll, join the engine thread, then the

@@ -1,0 +1,133 @@
+#include "ui/batch_timeline_view.h"
+
+#include <QHelpEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include "ui/request_colors.h"
+
+namespace llmwb {
+
+namespace {
+constexpr int kMargin = 4;
+constexpr int kMarkHeight = 4;
+}  // namespace
+
+BatchTimelineView::BatchTimelineView(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+}
+
+void BatchTimelineView::addSteps(const QVector<StepRecord>& steps) {
+    for (const StepRecord& s : steps)
+        steps_.push_back(s);
+    while (steps_.size() > size_t(kMaxSteps))
+        steps_.pop_front();
+    if (!steps.isEmpty())
+        update();
+}
+
+void BatchTimelineView::clear() {
+    steps_.clear();
+    update();
+}
+
+int BatchTimelineView::maxTokens() const {
+    int m = 1;
+    for (const StepRecord& s : steps_)
+        m = std::max(m, s.prefillTokens + s.decodeTokens);
+    return m;
+}
+
+QRect BatchTimelineView::plotRect() const {
+    return QRect(kMargin, kMargin + kMarkHeight + 2, std::max(1, width() - 2 * kMargin),
+                 std::max(1, height() - 2 * kMargin - kMarkHeight - 2));
+}
+
+QRect BatchTimelineView::columnRect(int index) const {
+    if (index < 0 || index >= stepCount())
+        return {};
+    const QRect p = plotRect();
+    // Slot k of kMaxSteps; the newest step sits in the last slot.
+    const int slot = kMaxSteps - stepCount() + index;
+    const int x0 = p.left() + int(int64_t(slot) * p.width() / kMaxSteps);
+    const int x1 = p.left() + int(int64_t(slot + 1) * p.width() / kMaxSteps);
+    return QRect(x0, p.top(), std::max(1, x1 - x0), p.height());
+}
+
+int BatchTimelineView::indexAt(const QPoint& pos) const {
+    const QRect p = plotRect();
+    if (stepCount() == 0 || pos.x() < p.left() || pos.x() > p.right() || pos.y() < 0 ||
+        pos.y() > height())
+        return -1;
+    // The slot whose [x0, x1) holds the point, with the same rounding as columnRect().
+    const int64_t dx = pos.x() - p.left();
+    auto x0 = [&](int64_t slot) { return slot * p.width() / kMaxSteps; };
+    int slot = int(dx * kMaxSteps / p.width());
+    while (slot + 1 < kMaxSteps && x0(slot + 1) <= dx)
+        ++slot;
+    while (slot > 0 && x0(slot) > dx)
+        --slot;
+    const int index = slot - (kMaxSteps - stepCount());
+    return index >= 0 && index < stepCount() ? index : -1;
+}
+
+QString BatchTimelineView::stepToolTip(int index) const {
+    if (index < 0 || index >= stepCount())
+        return {};
+    const StepRecord& s = steps_[size_t(index)];
+    QString text = tr("Step %1: %2 ms").arg(s.step).arg(s.ms, 0, 'f', 1);
+    text += QLatin1Char('\n') + tr("Batch: %1 requests").arg(s.segments.size());
+    text += QLatin1Char('\n') +
+            tr("Prefill: %1 tokens, decode: %2 tokens").arg(s.prefillTokens).arg(s.decodeTokens);
+    if (s.preempted > 0)
+        text += QLatin1Char('\n') + tr("Preempted: %1").arg(s.preempted);
+    return text;
+}
+
+void BatchTimelineView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), palette().color(QPalette::Base));
+    const QRect plot = plotRect();
+    if (steps_.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(plot, Qt::AlignCenter, tr("No steps yet."));
+        return;
+    }
+    const int maxT = maxTokens();
+    for (int i = 0; i < stepCount(); ++i) {
+        const StepRecord& s = steps_[size_t(i)];
+        const QRect col = columnRect(i);
+        const int w = col.width() >= 3 ? col.width() - 1 : col.width();
+        int64_t below = 0;  // tokens stacked so far
+        for (const StepSegment& seg : s.segments) {
+            const int y0 = plot.bottom() + 1 - int(below * plot.height() / maxT);
+            below += seg.tokens;
+            const int y1 = plot.bottom() + 1 - int(below * plot.height() / maxT);
+            QColor c = requestColor(seg.requestId);
+            if (!seg.prefill)
+                c = c.lighter(135);
+            p.fillRect(QRect(col.left(), y1, w, std::max(1, y0 - y1)),
+                       seg.prefill ? c : QColor(c.red(), c.green(), c.blue(), 150));
+        }
+        if (s.preempted > 0)
+            p.fillRect(QRect(col.left(), kMargin, std::max(w, 2), kMarkHeight), QColor(220, 40, 40));
+    }
+    p.setPen(palette().color(QPalette::Mid));
+    p.drawLine(plot.bottomLeft(), plot.bottomRight());
+}
+
+bool BatchTimelineView::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        auto* he = static_cast<QHelpEvent*>(e);
+        const int i = indexAt(he->pos());
+        if (i >= 0)
+            QToolTip::showText(he->globalPos(), stepToolTip(i), this, columnRect(i));
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+}  // namespace llmwb

@@ -1,0 +1,241 @@
+#include "ui/kv_block_map_view.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/request_colors.h"
+
+namespace llmwb {
+
+namespace {
+constexpr int kMaxCell = 22;
+constexpr int kLegendSwatch = 10;
+constexpr int kMargin = 4;
+}  // namespace
+
+KvBlockMapView::KvBlockMapView(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+}
+
+void KvBlockMapView::setSnapshot(const EngineSnapshot& s) {
+    blocks_ = s.blocks;
+    blockSize_ = s.block_size;
+    tokens_.assign(blocks_.size(), -1);
+    // Tokens held: known for the blocks of the requests scheduled in the step (their tables);
+    // the other used and cached blocks are full unless they are a request's last block.
+    for (const SnapshotScheduled& r : s.scheduled) {
+        for (size_t i = 0; i < r.blocks.size(); ++i) {
+            const int32_t b = r.blocks[i];
+            if (b < 0 || size_t(b) >= tokens_.size())
+                continue;
+            const int64_t held = int64_t(r.num_computed) - int64_t(i) * blockSize_;
+            tokens_[size_t(b)] = int(std::clamp<int64_t>(held, 0, blockSize_));
+        }
+    }
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+        if (tokens_[b] >= 0)
+            continue;
+        if (blocks_[b].state == BlockState::Free)
+            tokens_[b] = 0;
+        else if (blocks_[b].hash != 0)  // hashed blocks are full blocks
+            tokens_[b] = blockSize_;
+    }
+    legend_.clear();
+    for (const SnapshotRequest& r : s.requests)
+        if (r.status != RequestStatus::Finished)
+            legend_.push_back(r.id);
+    if (highlighted_ >= 0 && !legend_.contains(highlighted_)) {
+        highlighted_ = -1;
+        emit highlightChanged(-1);
+    }
+    layoutLegend();
+    update();
+}
+
+void KvBlockMapView::layoutLegend() {
+    legendRects_.clear();
+    const QFontMetrics fm(font());
+    const int rowH = fm.height() + 2;
+    int x = kMargin, y = kMargin;
+    for (qint64 id : legend_) {
+        const int w = kLegendSwatch + 4 + fm.horizontalAdvance(QStringLiteral("#%1").arg(id)) + 8;
+        if (x + w > width() - kMargin && x > kMargin) {
+            x = kMargin;
+            y += rowH;
+        }
+        legendRects_.push_back(QRect(x, y, w, rowH));
+        x += w;
+    }
+    legendHeight_ = legend_.isEmpty() ? 0 : y + rowH + kMargin;
+}
+
+void KvBlockMapView::resizeEvent(QResizeEvent* e) {
+    layoutLegend();
+    QWidget::resizeEvent(e);
+}
+
+QRect KvBlockMapView::gridRect() const {
+    return QRect(kMargin, legendHeight_ + kMargin, std::max(1, width() - 2 * kMargin),
+                 std::max(1, height() - legendHeight_ - 2 * kMargin));
+}
+
+int KvBlockMapView::cellSize() const {
+    const int n = blockCount();
+    if (n == 0)
+        return 0;
+    const QRect g = gridRect();
+    int s = int(std::sqrt(double(g.width()) * g.height() / n));
+    s = std::clamp(s, 1, kMaxCell);
+    while (s > 1) {
+        const int cols = std::max(1, g.width() / s);
+        const int rows = (n + cols - 1) / cols;
+        if (int64_t(rows) * s <= g.height())
+            break;
+        --s;
+    }
+    return s;
+}
+
+int KvBlockMapView::columns() const {
+    const int s = cellSize();
+    return s > 0 ? std::max(1, gridRect().width() / s) : 0;
+}
+
+QRect KvBlockMapView::cellRect(int block) const {
+    if (block < 0 || block >= blockCount())
+        return {};
+    const int s = cellSize(), cols = columns();
+    const QRect g = gridRect();
+    const int gap = s >= 5 ? 1 : 0;
+    return QRect(g.left() + (block % cols) * s, g.top() + (block / cols) * s, s - gap, s - gap);
+}
+
+int KvBlockMapView::blockAt(const QPoint& pos) const {
+    const int s = cellSize();
+    if (s <= 0)
+        return -1;
+    const QRect g = gridRect();
+    if (pos.x() < g.left() || pos.y() < g.top())
+        return -1;
+    const int col = (pos.x() - g.left()) / s, row = (pos.y() - g.top()) / s;
+    const int cols = columns();
+    if (col >= cols)
+        return -1;
+    const int64_t b = int64_t(row) * cols + col;
+    return b < blockCount() ? int(b) : -1;
+}
+
+int KvBlockMapView::tokensHeld(int block) const {
+    return block >= 0 && block < blockCount() ? tokens_[size_t(block)] : -1;
+}
+
+QRect KvBlockMapView::legendRect(int index) const {
+    return index >= 0 && index < legendRects_.size() ? legendRects_[index] : QRect();
+}
+
+void KvBlockMapView::setHighlighted(qint64 requestId) {
+    if (requestId == highlighted_)
+        return;
+    highlighted_ = requestId;
+    emit highlightChanged(requestId);
+    update();
+}
+
+QColor KvBlockMapView::cellColor(int block) const {
+    const SnapshotBlock& b = blocks_[size_t(block)];
+    switch (b.state) {
+    case BlockState::Free:
+        return palette().color(QPalette::AlternateBase);
+    case BlockState::CachedFree:
+        return palette().color(QPalette::Mid);
+    case BlockState::Used:
+        break;
+    }
+    return requestColor(b.owner);
+}
+
+QString KvBlockMapView::blockToolTip(int block) const {
+    if (block < 0 || block >= blockCount())
+        return {};
+    const SnapshotBlock& b = blocks_[size_t(block)];
+    const int held = tokens_[size_t(block)];
+    const QString state = b.state == BlockState::Free       ? tr("free")
+                          : b.state == BlockState::CachedFree ? tr("cached (free)")
+                                                              : tr("in use");
+    QString text = tr("Block %1 (%2)").arg(block).arg(state);
+    text += QLatin1Char('\n') + tr("Ref count: %1").arg(b.ref_count);
+    text += QLatin1Char('\n') + tr("Tokens: %1 / %2")
+                                    .arg(held >= 0 ? QString::number(held) : QStringLiteral("?"))
+                                    .arg(blockSize_);
+    if (b.owner >= 0)
+        text += QLatin1Char('\n') + tr("Owner: request #%1").arg(b.owner);
+    if (b.hash != 0)
+        text += QLatin1Char('\n') +
+                tr("Hash: %1…").arg(QString::number(b.hash, 16).rightJustified(16, QLatin1Char('0')).left(8));
+    return text;
+}
+
+void KvBlockMapView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), palette().color(QPalette::Base));
+    // Legend.
+    const QFontMetrics fm(font());
+    for (int i = 0; i < legend_.size(); ++i) {
+        const QRect r = legendRects_[i];
+        const qint64 id = legend_[i];
+        if (id == highlighted_)
+            p.fillRect(r.adjusted(-2, 0, -4, 0), palette().color(QPalette::Highlight).lighter(170));
+        const QRect sw(r.left(), r.center().y() - kLegendSwatch / 2, kLegendSwatch, kLegendSwatch);
+        p.fillRect(sw, requestColor(id));
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRect(sw.right() + 4, r.top(), r.width(), r.height()), Qt::AlignVCenter,
+                   QStringLiteral("#%1").arg(id));
+    }
+    if (blocks_.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(gridRect(), Qt::AlignCenter, tr("No KV cache yet: load a model."));
+        return;
+    }
+    const QBrush hatch(palette().color(QPalette::Base), Qt::BDiagPattern);
+    const bool dimOthers = highlighted_ >= 0;
+    for (int b = 0; b < blockCount(); ++b) {
+        const SnapshotBlock& blk = blocks_[size_t(b)];
+        const QRect r = cellRect(b);
+        QColor c = cellColor(b);
+        if (dimOthers && !(blk.state == BlockState::Used && blk.owner == highlighted_))
+            c.setAlpha(60);
+        p.fillRect(r, c);
+        if (blk.state == BlockState::Used && blk.ref_count > 1 && r.width() >= 3)
+            p.fillRect(r, hatch);
+    }
+}
+
+bool KvBlockMapView::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        auto* he = static_cast<QHelpEvent*>(e);
+        const int b = blockAt(he->pos());
+        if (b >= 0)
+            QToolTip::showText(he->globalPos(), blockToolTip(b), this, cellRect(b));
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+void KvBlockMapView::mousePressEvent(QMouseEvent* e) {
+    for (int i = 0; i < legendRects_.size(); ++i) {
+        if (legendRects_[i].contains(e->position().toPoint())) {
+            setHighlighted(legend_[i] == highlighted_ ? -1 : legend_[i]);
+            return;
+        }
+    }
+    QWidget::mousePressEvent(e);
+}
+
+}  // namespace llmwb

@@ -1,0 +1,15 @@
+#include "ui/request_colors.h"
+
+#include <cmath>
+
+namespace llmwb {
+
+QColor requestColor(qint64 requestId) {
+    const quint64 id = quint64(requestId < 0 ? -requestId : requestId);
+    const int hue = int(std::fmod(double(id % 100000) * 137.508, 360.0));
+    const int sat = 150 + int((id / 7) % 3) * 35;   // 150, 185, 220
+    const int val = 235 - int((id / 3) % 3) * 30;   // 235, 205, 175
+    return QColor::fromHsv(hue, sat, val);
+}
+
+}  // namespace llmwb
