@@ -272,7 +272,7 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Batch per step (solid: prefill, light: decode, red: preemption)</source>
+        <source>Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

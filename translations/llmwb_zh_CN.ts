@@ -277,8 +277,8 @@ Updated %2</source>
         <translation>KV 缓存块（斜线：共享，灰色：已缓存）</translation>
     </message>
     <message>
-        <source>Batch per step (solid: prefill, light: decode, red: preemption)</source>
-        <translation>每步的批次（实色：预填充，浅色：解码，红色：抢占）</translation>
+        <source>Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)</source>
+        <translation>每步词元数，平方根刻度（实色：预填充，浅色：解码，红色：抢占）</translation>
     </message>
     <message>
         <source>No model loaded.</source>

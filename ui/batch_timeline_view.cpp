@@ -3,6 +3,7 @@
 #include <QHelpEvent>
 #include <QPainter>
 #include <QToolTip>
+#include <cmath>
 
 #include "ui/request_colors.h"
 
@@ -99,16 +100,19 @@ void BatchTimelineView::paintEvent(QPaintEvent*) {
         const StepRecord& s = steps_[size_t(i)];
         const QRect col = columnRect(i);
         const int w = col.width() >= 3 ? col.width() - 1 : col.width();
+        // Bar height on a square-root scale (a 500-token prefill step and a 16-token decode
+        // step both stay visible); the segments split the bar linearly.
+        const int total = std::max(1, s.prefillTokens + s.decodeTokens);
+        const double barH = plot.height() * std::sqrt(double(total) / maxT);
         int64_t below = 0;  // tokens stacked so far
         for (const StepSegment& seg : s.segments) {
-            const int y0 = plot.bottom() + 1 - int(below * plot.height() / maxT);
+            const int y0 = plot.bottom() + 1 - int(barH * double(below) / total);
             below += seg.tokens;
-            const int y1 = plot.bottom() + 1 - int(below * plot.height() / maxT);
+            const int y1 = plot.bottom() + 1 - int(barH * double(below) / total);
             QColor c = requestColor(seg.requestId);
             if (!seg.prefill)
-                c = c.lighter(135);
-            p.fillRect(QRect(col.left(), y1, w, std::max(1, y0 - y1)),
-                       seg.prefill ? c : QColor(c.red(), c.green(), c.blue(), 150));
+                c = c.lighter(140);
+            p.fillRect(QRect(col.left(), y1, w, std::max(1, y0 - y1)), c);
         }
         if (s.preempted > 0)
             p.fillRect(QRect(col.left(), kMargin, std::max(w, 2), kMarkHeight), QColor(220, 40, 40));

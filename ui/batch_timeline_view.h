@@ -1,6 +1,6 @@
 // BatchTimelineView: one column per engine step (latest at the right, the last kMaxSteps
 // kept), a stacked bar per step with one segment per scheduled request in the request's
-// colour: prefill tokens solid, decode tokens lighter. Steps that preempted a request carry a
+// colour: prefill tokens solid, decode tokens lighter; bar heights on a square-root scale. Steps that preempted a request carry a
 // red mark on top. Hover shows the step's figures.
 #pragma once
 

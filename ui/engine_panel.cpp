@@ -39,7 +39,7 @@ void EnginePanel::setView(const EngineView& view) {
 
 void EnginePanel::retranslate() {
     mapTitle_->setText(tr("KV cache blocks (hatched: shared, grey: cached)"));
-    timelineTitle_->setText(tr("Batch per step (solid: prefill, light: decode, red: preemption)"));
+    timelineTitle_->setText(tr("Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)"));
     if (!hasView_) {
         figures_->setText(tr("No model loaded."));
         return;

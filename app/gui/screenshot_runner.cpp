@@ -140,12 +140,13 @@ void ScreenshotRunner::loadTest() {
     dock->resize(900, 760);
     dock->show();
     dock->raise();
+    const int64_t firstStep = panel->lastView().snapshot.step_index;
     window_.action(QStringLiteral("loadTestAction"))->trigger();
     polls_ = 0;
     auto poll = std::make_shared<std::function<void()>>();
-    *poll = [this, dock, panel, poll] {
+    *poll = [this, dock, panel, poll, firstStep] {
         const EngineSnapshot& s = panel->lastView().snapshot;
-        const bool busy = s.num_running >= 6 && panel->timeline()->stepCount() >= 40;
+        const bool busy = s.num_running >= 6 && s.step_index >= firstStep + 70;
         if (!busy && ++polls_ < 400) {
             after(25, *poll);
             return;
@@ -158,6 +159,7 @@ void ScreenshotRunner::loadTest() {
                     panel->timeline()->stepCount(), s.kv_usage * 100);
         std::fflush(stdout);
         dock->setFloating(false);
+        dock->raise();
         after(300, [this] { themesAndLanguages(); });
     };
     after(25, *poll);
