@@ -53,6 +53,33 @@ void for_range(ThreadPool* pool, int64_t n, int64_t grain, const std::function<v
     else if (n > 0) fn(0, n);
 }
 
+// Packs the activations per token tile ([cols][nt], see matmul_kernels.h) and splits the row
+// panels over the threads.
+void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_stride, int64_t rows, int64_t cols,
+                const float* x, int64_t n_tokens, ThreadPool* pool) {
+    thread_local Scratch scratch;
+    auto* acts = reinterpret_cast<float*>(scratch.get(static_cast<size_t>(n_tokens * cols) * sizeof(float)));
+    const int64_t n_tiles = (n_tokens + detail::kGemmTileTokens - 1) / detail::kGemmTileTokens;
+    auto pack = [&](int64_t g0, int64_t g1) {
+        for (int64_t g = g0; g < g1; ++g) {
+            const int64_t t0 = g * detail::kGemmTileTokens;
+            const int64_t nt = std::min<int64_t>(detail::kGemmTileTokens, n_tokens - t0);
+            float* dst = acts + t0 * cols;
+            for (int64_t t = 0; t < nt; ++t) {
+                const float* src = x + (t0 + t) * cols;
+                for (int64_t c = 0; c < cols; ++c) dst[c * nt + t] = src[c];
+            }
+        }
+    };
+    if (n_tokens * cols >= (1 << 16)) for_range(pool, n_tiles, 1, pack);
+    else pack(0, n_tiles);
+    const detail::GemmArgs args{w, w_stride, rows, cols, acts, n_tokens, y, rows};
+    const int64_t n_panels = (rows + detail::kGemmRows - 1) / detail::kGemmRows;
+    for_range(pool, n_panels, 1, [&](int64_t p0, int64_t p1) {
+        gemm(args, p0 * detail::kGemmRows, std::min(rows, p1 * detail::kGemmRows));
+    });
+}
+
 }  // namespace
 
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
@@ -61,6 +88,13 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
     const MatmulKernel* k = select_kernel(w.type);
     const auto* wbase = static_cast<const uint8_t*>(w.data);
     const size_t w_stride = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
+
+    if (n_tokens >= detail::kGemmMinTokens && active_simd_level() == SimdLevel::Avx512) {
+        if (const detail::GemmRowsFn gemm = detail::avx512_float_gemm(w.type)) {
+            gemm_float(gemm, y, wbase, w_stride, w.rows, w.cols, x, n_tokens, pool);
+            return;
+        }
+    }
 
     const uint8_t* acts = reinterpret_cast<const uint8_t*>(x);
     size_t a_stride = static_cast<size_t>(w.cols) * sizeof(float);

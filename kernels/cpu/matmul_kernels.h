@@ -61,6 +61,28 @@ struct MatmulKernel {
     void (*tile)(const TileArgs& args) = nullptr;
 };
 
+// Packed matrix-matrix product for float weights (matmul_gemm_avx512.cpp). The driver packs the
+// activations per tile of up to kGemmTileTokens tokens (tile at token t0 with nt tokens is stored
+// at acts + t0 * cols as [cols][nt] fp32); one call computes y for rows [r0, r1), r0 a multiple
+// of kGemmRows, and every token.
+constexpr int kGemmRowVecs = 3;                  // zmm vectors of 16 rows per register block
+constexpr int kGemmRows = 16 * kGemmRowVecs;
+constexpr int kGemmTileTokens = 8;
+constexpr int kGemmKc = 160;        // columns per packed weight panel (30 KiB of fp32)
+constexpr int kGemmMinTokens = 4;   // fewer tokens use the tile kernels
+
+struct GemmArgs {
+    const uint8_t* w;
+    size_t w_stride;
+    int64_t rows, cols;
+    const float* acts;  // packed
+    int64_t n_tokens;
+    float* y;
+    int64_t ldy;
+};
+using GemmRowsFn = void (*)(const GemmArgs& args, int64_t r0, int64_t r1);
+GemmRowsFn avx512_float_gemm(DType t);  // nullptr for non-float types
+
 // Kernel for a weight type at a level; nullptr when that level has no specialised kernel.
 const MatmulKernel* scalar_matmul_kernel(DType t);
 const MatmulKernel* avx2_matmul_kernel(DType t);

@@ -140,7 +140,7 @@ private slots:
     // A larger matrix through the pool: each row range is written by exactly one thread.
     void largeThreaded_data() {
         QTest::addColumn<int>("type");
-        for (DType t : {DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K}) QTest::newRow(dtype_name(t)) << static_cast<int>(t);
+        for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K}) QTest::newRow(dtype_name(t)) << static_cast<int>(t);
     }
     void largeThreaded() {
         QFETCH(int, type);
