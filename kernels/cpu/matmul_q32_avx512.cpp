@@ -131,6 +131,8 @@ struct Q4_0Pair {
 
 // NR rows x NT tokens; rows r0.., tokens t0.. of the tile. U block pairs per loop iteration,
 // each into its own accumulators (more independent FMA chains when NR x NT is small).
+constexpr int64_t kPrefetchBytes = 8192;  // ~8 rows of 896 Q8_0 weights ahead
+
 template <class Pair, int NR, int NT, int U = 1>
 void q32_block(const TileArgs& p, int r0, int t0) {
     const Q32Layout L(p.cols);
@@ -155,6 +157,9 @@ void q32_block(const TileArgs& p, int r0, int t0) {
         constexpr bool kHalf = decltype(half)::value;
         __m512i wq[NR];
         __m512 dw[NR];
+        if constexpr (NR == 1 && NT == 1)  // matrix-vector: keep the weight stream ahead
+            _mm_prefetch(reinterpret_cast<const char*>(w[0] + pr * 2 * Pair::kBytes + kPrefetchBytes),
+                         _MM_HINT_T0);
         LLMWB_UNROLL for (int i = 0; i < NR; ++i) {
             if constexpr (kHalf) Pair::load_half(w[i] + pr * 2 * Pair::kBytes, &wq[i], &dw[i]);
             else Pair::load(w[i] + pr * 2 * Pair::kBytes, end, &wq[i], &dw[i]);
