@@ -62,12 +62,14 @@ size_t ak_bytes(int64_t cols) { return AKLayout(cols).row_bytes; }
 // ---- float weights -------------------------------------------------------------------------
 
 struct LoadF32 {
+    static constexpr int64_t kElemBytes = 4;
     static __m512 load(const uint8_t* w, int64_t c) { return _mm512_loadu_ps(reinterpret_cast<const float*>(w) + c); }
     static __m512 load(const uint8_t* w, int64_t c, __mmask16 m) {
         return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(w) + c);
     }
 };
 struct LoadF16 {
+    static constexpr int64_t kElemBytes = 2;
     static __m512 load(const uint8_t* w, int64_t c) {
         return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * c)));
     }
@@ -76,6 +78,7 @@ struct LoadF16 {
     }
 };
 struct LoadBF16 {
+    static constexpr int64_t kElemBytes = 2;
     static __m512 widen(__m256i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16)); }
     static __m512 load(const uint8_t* w, int64_t c) { return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * c))); }
     static __m512 load(const uint8_t* w, int64_t c, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, w + 2 * c)); }
@@ -134,6 +137,9 @@ struct FloatTile {
                     __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
                     int64_t c = 0;
                     for (; c + 32 <= p.cols; c += 32) {
+                        // Keep the weight stream 8 KiB ahead (one 64-byte line per iteration).
+                        _mm_prefetch(reinterpret_cast<const char*>(w + c * W::kElemBytes + 8192),
+                                     _MM_HINT_T0);
                         a0 = _mm512_fmadd_ps(W::load(w, c), _mm512_loadu_ps(x + c), a0);
                         a1 = _mm512_fmadd_ps(W::load(w, c + 16), _mm512_loadu_ps(x + c + 16), a1);
                     }
