@@ -1,5 +1,7 @@
 #include "app/cli/cli_engine.h"
 
+#include <cstdio>
+
 #include <algorithm>
 
 namespace llmwb::cli {
@@ -65,6 +67,19 @@ void default_kv_to_need(const CliArgs& args, EngineConfig& config, int64_t need_
     const int64_t bs = config.block_size;
     const int64_t blocks = (need_tokens + bs - 1) / bs + num_requests + 1;
     config.num_blocks = static_cast<int32_t>(std::min<int64_t>(blocks, 1 << 24));
+}
+
+Result<CliArgs> parse_engine_command_args(const std::vector<std::string>& argv,
+                                          std::set<std::string> values,
+                                          std::set<std::string> flags) {
+    values.insert(engine_value_options().begin(), engine_value_options().end());
+    flags.insert(engine_flag_options().begin(), engine_flag_options().end());
+    return CliArgs::parse(argv, values, flags);
+}
+
+void print_engine_command_help(const char* help_text) {
+    std::fputs(help_text, stdout);
+    std::fputs(kEngineOptionsHelp, stdout);
 }
 
 } // namespace llmwb::cli

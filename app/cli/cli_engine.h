@@ -26,4 +26,11 @@ void default_kv_to_need(const CliArgs& args, EngineConfig& config, int64_t need_
 
 extern const char* kEngineOptionsHelp;
 
+// Parses a serving command's arguments: its own value options and flags plus the engine options
+// above. `--help` is handled by the caller (help_text is printed with kEngineOptionsHelp).
+Result<CliArgs> parse_engine_command_args(const std::vector<std::string>& argv,
+                                          std::set<std::string> values,
+                                          std::set<std::string> flags);
+void print_engine_command_help(const char* help_text);
+
 } // namespace llmwb::cli

@@ -134,14 +134,11 @@ int cmd_bench(const Args& argv) {
         "request-rate", "max-concurrency", "prefix-len", "seed",       "dataset",     "policy",
         "json",         "baseline-prompts"};
     std::set<std::string> flags = {"help", "quiet"};
-    values.insert(engine_value_options().begin(), engine_value_options().end());
-    flags.insert(engine_flag_options().begin(), engine_flag_options().end());
-    auto args = CliArgs::parse(argv, values, flags);
+    auto args = parse_engine_command_args(argv, std::move(values), std::move(flags));
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
-        std::fputs(kHelp, stdout);
-        std::fputs(kEngineOptionsHelp, stdout);
+        print_engine_command_help(kHelp);
         return 0;
     }
     RandomWorkloadSpec spec;

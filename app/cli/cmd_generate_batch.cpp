@@ -48,14 +48,11 @@ int cmd_generate_batch(const Args& argv) {
     std::set<std::string> values = {"model",      "prompts",     "threads",
                                     "max-tokens", "temperature", "seed"};
     std::set<std::string> flags = {"help", "ignore-eos", "stats", "json"};
-    values.insert(engine_value_options().begin(), engine_value_options().end());
-    flags.insert(engine_flag_options().begin(), engine_flag_options().end());
-    auto args = CliArgs::parse(argv, values, flags);
+    auto args = parse_engine_command_args(argv, std::move(values), std::move(flags));
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
-        std::fputs(kHelp, stdout);
-        std::fputs(kEngineOptionsHelp, stdout);
+        print_engine_command_help(kHelp);
         return 0;
     }
     SamplingParams defaults;
