@@ -1,0 +1,147 @@
+// CUDA ops of the transformer forward pass (the GPU counterpart of kernels/cpu and the
+// engine/runtime attention/rope ops). Plain C++ header: no CUDA C++ constructs, usable from .cpp.
+//
+// Conventions, for every function below:
+// - Every pointer is a DEVICE pointer unless its name starts with host_.
+// - Every function only enqueues work on the given stream: no allocation, no synchronisation, no
+//   host reads of device memory, so all of them may be called inside CUDA graph capture
+//   (blas_create/blas_destroy are the exceptions: call them outside capture).
+// - Matrices are row-major. Activations are fp32.
+// - Sizes are checked (bad sizes -> OpStatus::InvalidArgument before anything is enqueued);
+//   device data (ids, slots, block tables) is trusted: the caller validated it on the host
+//   (ForwardBatch::validate), except that token ids are clamped into the table.
+// - Weight dtypes and block layouts are exactly those of kernels/cpu/dtype.h and quant_blocks.h.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/dtype.h"
+
+namespace llmwb::cuda {
+
+using llmwb::DType;
+
+enum class OpStatus : int {
+    Ok = 0,
+    InvalidArgument,    // a size/dtype the op does not support (nothing enqueued)
+    WorkspaceTooSmall,  // the workspace is smaller than the *_workspace_bytes() figure needs
+    CudaError,          // a launch failed (cudaGetLastError); see last_error_message()
+    BlasError,          // a cuBLAS / cuBLASLt call failed
+};
+
+const char* op_status_name(OpStatus s);
+
+// Text of the last failure on this host thread (empty when none); for logs.
+const char* last_error_message();
+
+// ---------------------------------------------------------------------------------------------
+// cuBLAS context: one handle bound to one stream with a caller-visible workspace (set with
+// cublasSetWorkspace, so GEMMs never allocate and can be captured into a graph).
+struct BlasContext;
+
+// Creates the handle and cudaMallocs `workspace_bytes` (0 -> 32 MiB) of cuBLAS workspace.
+// Not capturable. *out is null on failure.
+OpStatus blas_create(BlasContext** out, cudaStream_t stream, size_t workspace_bytes = 0);
+void blas_destroy(BlasContext* ctx);  // null is fine; synchronises the device first
+
+// ---------------------------------------------------------------------------------------------
+// Weight matrix in device memory, same meaning as kernels::WeightMatrix: [rows][cols] in `type`
+// (cols a multiple of dtype_block_elems(type)); data must be 16-byte aligned.
+struct DeviceMatrix {
+    DType type = DType::F32;
+    const void* data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+};
+
+// Bytes of scratch matmul() needs for up to max_n tokens (0 for some dtypes/sizes).
+size_t matmul_workspace_bytes(int64_t rows, int64_t cols, int64_t max_n, DType type);
+
+// out[t][r] = sum_c W[r][c] * x[t][c], t < n (out: [n][rows], x: [n][cols], no aliasing).
+// n <= 8: a GEMV kernel that streams each weight row once for all n tokens (fp32 activations,
+//   fp32 accumulation), any dtype.
+// n > 8:  F32 -> cublasSgemm; F16/BF16 -> cublasGemmEx with x converted to f16/bf16 in the
+//   workspace (fp32 accumulation); quantized -> weight rows dequantized to bf16 in the workspace
+//   (whole matrix, or tiles of rows when the workspace is smaller) + bf16 GEMM.
+// `workspace` may be null when matmul_workspace_bytes() is 0.
+OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const float* x, int64_t n,
+                void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+// out[t][0..hidden) = row ids[t] of table ([vocab][hidden] in table.type), dequantized to fp32.
+// ids outside [0, vocab) are clamped. table.cols == hidden.
+OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* ids, int64_t n,
+                          cudaStream_t stream);
+
+// Per row of dim: out = x / sqrt(mean(x^2) + eps) * weight. out may alias x.
+// qk_norm (qwen3) is rmsnorm with rows = n_tokens * heads and dim = head_dim.
+OpStatus rmsnorm(float* out, const float* x, const float* weight, int64_t rows, int64_t dim,
+                 float eps, cudaStream_t stream);
+
+// residual += delta; out = rmsnorm(residual) (per row). out must not alias residual or delta.
+OpStatus add_rmsnorm(float* residual_inout, float* out, const float* delta, const float* weight,
+                     int64_t rows, int64_t dim, float eps, cudaStream_t stream);
+
+// Rotary embedding in place on q [n][heads][head_dim] and k [n][kv_heads][head_dim] (k may be
+// null) at positions[n]. inv_freq[head_dim/2] in DOUBLE (as engine/runtime/rope.h computes it,
+// llama3 factors included) so that angles of long positions match the CPU exactly enough.
+// interleaved = false: pairs (i, i + head_dim/2) (HF rotate-half); true: pairs (2i, 2i+1).
+OpStatus rope(float* q, float* k, const int32_t* positions, int64_t n, int32_t heads,
+              int32_t kv_heads, int32_t head_dim, const double* inv_freq, bool interleaved,
+              cudaStream_t stream);
+
+// out = silu(gate) * up (out may alias gate), out = a + b (out may alias a), x[t][:] += bias.
+OpStatus silu_mul(float* out, const float* gate, const float* up, int64_t n_elems,
+                  cudaStream_t stream);
+OpStatus add(float* out, const float* a, const float* b, int64_t n_elems, cudaStream_t stream);
+OpStatus bias_add(float* x, const float* bias, int64_t n, int64_t dim, cudaStream_t stream);
+
+// Writes k[t], v[t] ([n][kv_dim] fp32) to slot slot_mapping[t] of the caches
+// ([num_blocks][block_size][kv_heads][head_dim] = [slots][kv_dim], element kv_dtype F32 or F16).
+// Slots < 0 are skipped (padding tokens).
+OpStatus kv_write(void* k_cache, void* v_cache, const float* k, const float* v,
+                  const int64_t* slot_mapping, int64_t n, int64_t kv_dim, DType kv_dtype,
+                  cudaStream_t stream);
+
+// Batch metadata of paged_attention (device arrays, same meaning as ForwardBatch's).
+struct AttentionBatch {
+    const int32_t* query_start = nullptr;   // [n_seqs + 1]
+    const int32_t* context_lens = nullptr;  // [n_seqs], >= the sequence's query length
+    const int32_t* block_tables = nullptr;  // [n_seqs][max_blocks_per_seq]
+    int32_t max_blocks_per_seq = 0;
+    int32_t n_seqs = 0;
+    int32_t n_tokens = 0;         // query_start[n_seqs]
+    int32_t max_query_len = 0;    // host-side upper bounds (may exceed the true maxima)
+    int32_t max_context_len = 0;
+};
+
+struct AttentionParams {
+    int32_t heads = 0;
+    int32_t kv_heads = 0;    // heads % kv_heads == 0
+    int32_t head_dim = 0;    // multiple of 32, <= 256
+    int32_t block_size = 0;  // 8, 16 or 32
+    float scale = 0.0f;
+    DType kv_dtype = DType::F32;  // F32 or F16
+};
+
+// Scratch for splitting long contexts (flash-decoding); 0 disables splitting (still correct).
+size_t paged_attention_workspace_bytes(int32_t max_tokens, int32_t heads, int32_t head_dim,
+                                       int32_t max_context_len);
+
+// Same semantics as llmwb::paged_attention (engine/runtime/attention.h): query row i of a
+// sequence with query length q and context c sits at index c - q + i and attends to keys
+// 0..c-q+i of the sequence's block table. out, q: [n_tokens][heads * head_dim] fp32.
+// One kernel handles prefill chunks and decode rows in the same batch (tiles of query rows x
+// heads of one kv group, online softmax over key tiles); long contexts are split over the
+// workspace and combined by a second kernel.
+OpStatus paged_attention(float* out, const float* q, const void* k_cache, const void* v_cache,
+                         const AttentionBatch& batch, const AttentionParams& params,
+                         void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+// out_ids[t] = argmax over logits[t][0..vocab) (lowest index on ties; NaN never wins).
+OpStatus argmax_rows(int32_t* out_ids, const float* logits, int64_t n, int64_t vocab,
+                     cudaStream_t stream);
+
+}  // namespace llmwb::cuda
