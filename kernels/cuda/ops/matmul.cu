@@ -1,0 +1,272 @@
+// Weight x activation products: GEMV kernels for small token counts (any dtype, weights read in
+// place), cuBLAS for larger ones (quantized weights dequantized to bf16 in the workspace first).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <climits>
+
+#include "kernels/cuda/ops/blas.cuh"
+#include "kernels/cuda/ops/common.cuh"
+#include "kernels/cuda/ops/dequant.cuh"
+
+namespace llmwb::cuda {
+
+using detail::check_launch;
+using detail::invalid;
+
+namespace {
+
+constexpr int kGemvMaxN = 8;
+constexpr int kGemvWarps = 8;  // rows per block (one warp per row)
+constexpr int kThreads = 256;
+constexpr size_t kAlign = 256;
+constexpr size_t kDefaultTileBytes = size_t{64} << 20;
+
+size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+bool is_quantized(DType t) { return dtype_block_elems(t) > 1; }
+
+// One warp per weight row; each lane decodes chunks of 32 weights and applies them to all N
+// tokens, so the row is read from memory once per call.
+template <DType T, int N>
+__global__ void __launch_bounds__(kGemvWarps * 32)
+    gemv_kernel(float* out, const uint8_t* w, int64_t row_bytes, const float* x, int64_t rows,
+                int64_t cols, bool vec_w, bool vec_x) {
+    const int lane = threadIdx.x % 32;
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * kGemvWarps + threadIdx.x / 32;
+    if (row >= rows) return;  // no block-level synchronisation below
+    const uint8_t* wr = w + row * row_bytes;
+    float acc[N];
+#pragma unroll
+    for (int t = 0; t < N; ++t) acc[t] = 0.0f;
+    const int64_t chunks = cols / 32;
+    for (int64_t c = lane; c < chunks; c += 32) {
+        float wv[32];
+        detail::dequant_chunk32<T>(wr, c, vec_w, wv);
+#pragma unroll
+        for (int t = 0; t < N; ++t) {
+            const float* xp = x + t * cols + c * 32;
+            float s = 0.0f;
+            if (vec_x) {
+#pragma unroll
+                for (int i = 0; i < 8; ++i) {
+                    const float4 v = reinterpret_cast<const float4*>(xp)[i];
+                    s += wv[4 * i] * v.x + wv[4 * i + 1] * v.y + wv[4 * i + 2] * v.z +
+                         wv[4 * i + 3] * v.w;
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < 32; ++i) s += wv[i] * xp[i];
+            }
+            acc[t] += s;
+        }
+    }
+    // Tail of a float-typed row whose length is not a multiple of 32.
+    for (int64_t e = chunks * 32 + lane; e < cols; e += 32) {
+        const float wv = detail::dequant_elem<T>(wr, e);
+#pragma unroll
+        for (int t = 0; t < N; ++t) acc[t] += wv * x[t * cols + e];
+    }
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+        const float s = detail::warp_sum(acc[t]);
+        if (lane == 0) out[t * rows + row] = s;
+    }
+}
+
+template <DType T>
+OpStatus launch_gemv_t(float* out, const DeviceMatrix& w, const float* x, int64_t n, bool vec_w,
+                       bool vec_x, cudaStream_t stream) {
+    const unsigned grid = static_cast<unsigned>(detail::ceil_div(w.rows, kGemvWarps));
+    const auto* wp = static_cast<const uint8_t*>(w.data);
+    const int64_t rb = dtype_row_bytes(w.type, w.cols);
+#define LLMWB_GEMV(NN)                                                                            \
+    case NN:                                                                                      \
+        gemv_kernel<T, NN><<<grid, kGemvWarps * 32, 0, stream>>>(out, wp, rb, x, w.rows, w.cols, \
+                                                                 vec_w, vec_x);                  \
+        break
+    switch (n) {
+        LLMWB_GEMV(1); LLMWB_GEMV(2); LLMWB_GEMV(3); LLMWB_GEMV(4);
+        LLMWB_GEMV(5); LLMWB_GEMV(6); LLMWB_GEMV(7); LLMWB_GEMV(8);
+    default: return invalid("matmul", "GEMV token count out of range");
+    }
+#undef LLMWB_GEMV
+    return check_launch("matmul (GEMV)");
+}
+
+OpStatus launch_gemv(float* out, const DeviceMatrix& w, const float* x, int64_t n,
+                     cudaStream_t stream) {
+    const bool w_aligned = (reinterpret_cast<uintptr_t>(w.data) % 16) == 0;
+    const bool vec_w = w_aligned && w.cols % 32 == 0;
+    const bool vec_x = (reinterpret_cast<uintptr_t>(x) % 16) == 0 && w.cols % 4 == 0;
+    switch (w.type) {
+    case DType::F32: return launch_gemv_t<DType::F32>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::F16: return launch_gemv_t<DType::F16>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::BF16: return launch_gemv_t<DType::BF16>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q8_0: return launch_gemv_t<DType::Q8_0>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q4_0: return launch_gemv_t<DType::Q4_0>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q4_K: return launch_gemv_t<DType::Q4_K>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q6_K: return launch_gemv_t<DType::Q6_K>(out, w, x, n, vec_w, vec_x, stream);
+    }
+    return invalid("matmul", "unknown dtype");
+}
+
+template <typename H>
+__device__ __forceinline__ H from_float(float v);
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+
+template <typename H>
+__global__ void convert_kernel(H* out, const float* x, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        out[i] = from_float<H>(x[i]);
+}
+
+// Rows [r0, r0 + tile_rows) of w dequantized to bf16 tile[tile_rows][cols]; one thread per
+// chunk of 32 elements (cols is a multiple of 32 for every quantized type).
+template <DType T>
+__global__ void dequant_tile_kernel(__nv_bfloat16* tile, const uint8_t* w, int64_t row_bytes,
+                                    int64_t r0, int64_t tile_rows, int64_t cols) {
+    const int64_t cpr = cols / 32;
+    const int64_t total = tile_rows * cpr;
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t r = i / cpr, c = i % cpr;
+        float wv[32];
+        detail::dequant_chunk32<T>(w + (r0 + r) * row_bytes, c, true, wv);
+        uint4* dst = reinterpret_cast<uint4*>(tile + r * cols + c * 32);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            uint32_t words[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const uint32_t lo = __bfloat16_as_ushort(__float2bfloat16_rn(wv[8 * q + 2 * k]));
+                const uint32_t hi =
+                    __bfloat16_as_ushort(__float2bfloat16_rn(wv[8 * q + 2 * k + 1]));
+                words[k] = lo | (hi << 16);
+            }
+            dst[q] = make_uint4(words[0], words[1], words[2], words[3]);
+        }
+    }
+}
+
+OpStatus launch_dequant_tile(__nv_bfloat16* tile, const DeviceMatrix& w, int64_t r0,
+                             int64_t tile_rows, cudaStream_t stream) {
+    const auto* wp = static_cast<const uint8_t*>(w.data);
+    const int64_t rb = dtype_row_bytes(w.type, w.cols);
+    const unsigned grid = detail::grid_for(tile_rows * (w.cols / 32), kThreads);
+#define LLMWB_DQ(T)                                                                               \
+    dequant_tile_kernel<T><<<grid, kThreads, 0, stream>>>(tile, wp, rb, r0, tile_rows, w.cols)
+    switch (w.type) {
+    case DType::Q8_0: LLMWB_DQ(DType::Q8_0); break;
+    case DType::Q4_0: LLMWB_DQ(DType::Q4_0); break;
+    case DType::Q4_K: LLMWB_DQ(DType::Q4_K); break;
+    case DType::Q6_K: LLMWB_DQ(DType::Q6_K); break;
+    default: return invalid("matmul", "dequantize: not a quantized dtype");
+    }
+#undef LLMWB_DQ
+    return check_launch("matmul (dequantize tile)");
+}
+
+// out^T (rows x n, column-major) = W^T' ... in cuBLAS terms: C[m=rows][n] = A^T B with A the
+// row-major weight seen column-major (cols x rows, lda = cols) and B = x (cols x n, ldb = cols).
+OpStatus gemm_ex(BlasContext& blas, float* out, int64_t ldc, const void* a, cudaDataType at,
+                 const void* b, int64_t m, int64_t n, int64_t k) {
+    const float alpha = 1.0f, beta = 0.0f;
+    return detail::blas_check(
+        "cublasGemmEx",
+        cublasGemmEx(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m),
+                     static_cast<int>(n), static_cast<int>(k), &alpha, a, at, static_cast<int>(k),
+                     b, at, static_cast<int>(k), &beta, out, CUDA_R_32F, static_cast<int>(ldc),
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+int64_t default_tile_rows(int64_t rows, int64_t cols) {
+    int64_t t = static_cast<int64_t>(kDefaultTileBytes) / (cols * 2);
+    if (t < 128) t = 128;
+    return t < rows ? t : rows;
+}
+
+}  // namespace
+
+size_t matmul_workspace_bytes(int64_t rows, int64_t cols, int64_t max_n, DType type) {
+    if (rows <= 0 || cols <= 0 || max_n <= kGemvMaxN || type == DType::F32) return 0;
+    const size_t act = align_up(static_cast<size_t>(max_n) * static_cast<size_t>(cols) * 2);
+    if (!is_quantized(type)) return act;
+    return act + align_up(static_cast<size_t>(default_tile_rows(rows, cols)) *
+                          static_cast<size_t>(cols) * 2);
+}
+
+OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const float* x, int64_t n,
+                void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+    const int64_t be = dtype_block_elems(w.type);
+    if (be == 0 || w.rows <= 0 || w.cols <= 0 || w.cols % be != 0 || n < 0 || !w.data)
+        return invalid("matmul", "bad weight shape or dtype");
+    if (w.rows > INT_MAX || w.cols > INT_MAX || n > INT_MAX)
+        return invalid("matmul", "dimension beyond cuBLAS' int range");
+    if (w.type == DType::Q4_K && reinterpret_cast<uintptr_t>(w.data) % 16 != 0)
+        return invalid("matmul", "Q4_K weights must be 16-byte aligned");
+    if (n == 0) return OpStatus::Ok;
+    if (n <= kGemvMaxN) return launch_gemv(out, w, x, n, stream);
+
+    OpStatus s = detail::blas_bind(blas, stream);
+    if (s != OpStatus::Ok) return s;
+    if (w.type == DType::F32) {
+        const float alpha = 1.0f, beta = 0.0f;
+        return detail::blas_check(
+            "cublasSgemm",
+            cublasSgemm(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(w.rows),
+                        static_cast<int>(n), static_cast<int>(w.cols), &alpha,
+                        static_cast<const float*>(w.data), static_cast<int>(w.cols), x,
+                        static_cast<int>(w.cols), &beta, out, static_cast<int>(w.rows)));
+    }
+    const size_t act = align_up(static_cast<size_t>(n) * static_cast<size_t>(w.cols) * 2);
+    if (!workspace || workspace_bytes < act) {
+        detail::set_error("matmul", "workspace smaller than matmul_workspace_bytes()");
+        return OpStatus::WorkspaceTooSmall;
+    }
+    const unsigned grid = detail::grid_for(n * w.cols, kThreads);
+    if (w.type == DType::F16 || w.type == DType::BF16) {
+        const bool f16 = w.type == DType::F16;
+        if (f16) {
+            convert_kernel<__half><<<grid, kThreads, 0, stream>>>(static_cast<__half*>(workspace),
+                                                                  x, n * w.cols);
+        } else {
+            convert_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(
+                static_cast<__nv_bfloat16*>(workspace), x, n * w.cols);
+        }
+        s = check_launch("matmul (convert activations)");
+        if (s != OpStatus::Ok) return s;
+        return gemm_ex(blas, out, w.rows, w.data, f16 ? CUDA_R_16F : CUDA_R_16BF, workspace,
+                       w.rows, n, w.cols);
+    }
+    // Quantized: bf16 activations + bf16 tiles of dequantized weight rows.
+    const size_t row_tile_bytes = static_cast<size_t>(w.cols) * 2;
+    int64_t tile_rows = static_cast<int64_t>((workspace_bytes - act) / row_tile_bytes);
+    if (tile_rows < 1) {
+        detail::set_error("matmul", "workspace too small for one dequantized row");
+        return OpStatus::WorkspaceTooSmall;
+    }
+    if (tile_rows >= w.rows) tile_rows = w.rows;
+    else if (tile_rows >= 128) tile_rows = tile_rows / 128 * 128;
+    auto* xb = static_cast<__nv_bfloat16*>(workspace);
+    auto* tile = reinterpret_cast<__nv_bfloat16*>(static_cast<uint8_t*>(workspace) + act);
+    convert_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(xb, x, n * w.cols);
+    s = check_launch("matmul (convert activations)");
+    if (s != OpStatus::Ok) return s;
+    for (int64_t r0 = 0; r0 < w.rows; r0 += tile_rows) {
+        const int64_t tr = w.rows - r0 < tile_rows ? w.rows - r0 : tile_rows;
+        s = launch_dequant_tile(tile, w, r0, tr, stream);
+        if (s != OpStatus::Ok) return s;
+        s = gemm_ex(blas, out + r0, w.rows, tile, CUDA_R_16BF, xb, tr, n, w.cols);
+        if (s != OpStatus::Ok) return s;
+    }
+    return OpStatus::Ok;
+}
+
+}  // namespace llmwb::cuda
