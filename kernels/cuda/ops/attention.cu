@@ -1,0 +1,348 @@
+// Paged causal attention (GQA) over block tables; prefill chunks and decode rows in one batch.
+//
+// A thread block handles one (sequence, kv head, key split) and a tile of NW * PW (query row,
+// head of the kv group) pairs; each warp owns PW pairs. Keys are visited in tiles of 32 staged
+// in shared memory (fp32): lane j scores key j of the tile, then every lane accumulates the
+// softmax-weighted V rows for its dims (lane + 32 i). The softmax is online (running max m,
+// running sum l), so no score matrix is ever stored. Long contexts with few blocks are split
+// over the keys (flash-decoding): each split writes its unnormalised (acc, m, l) to the
+// workspace and a combine kernel merges them.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "kernels/cuda/ops/common.cuh"
+
+namespace llmwb::cuda {
+
+using detail::check_launch;
+using detail::invalid;
+
+namespace {
+
+constexpr int kNW = 4;         // warps per block
+constexpr int kTK = 32;        // keys per tile
+constexpr int kMaxDL = 8;      // head_dim / 32 at most
+constexpr int kMinSplitKeys = 256;
+constexpr int kMaxSplits = 32;
+constexpr int kMaxSplitTokens = 64;  // token rows the default workspace can split
+
+struct KernelArgs {
+    float* out;
+    const float* q;
+    const void* k_cache;
+    const void* v_cache;
+    const int32_t* query_start;
+    const int32_t* context_lens;
+    const int32_t* block_tables;
+    int32_t max_blocks_per_seq;
+    int32_t n_tokens;
+    int32_t heads, kv_heads, head_dim, block_size;
+    float scale;
+    int32_t split_len, n_splits;
+    float* part_acc;  // [n_splits][n_tokens][heads][head_dim]
+    float* part_m;    // [n_splits][n_tokens][heads]
+    float* part_l;
+};
+
+__device__ __forceinline__ float load_kv(const float* p) { return *p; }
+__device__ __forceinline__ float load_kv(const __half* p) { return __half2float(*p); }
+
+size_t smem_bytes(int pw, int d) {
+    return sizeof(float) * (static_cast<size_t>(kNW) * pw * d + static_cast<size_t>(kTK) * (d + 1) +
+                            static_cast<size_t>(kTK) * d + static_cast<size_t>(kNW) * kTK);
+}
+
+template <typename KV, int PW>
+__global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
+    extern __shared__ float smem[];
+    const int D = a.head_dim;
+    const int dl = D / 32;
+    float* qs = smem;                      // [kNW * PW][D]
+    float* ks = qs + kNW * PW * D;         // [kTK][D + 1] (padded: lane j reads row j)
+    float* vs = ks + kTK * (D + 1);        // [kTK][D]
+    float* ps = vs + kTK * D;              // [kNW][kTK]
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int seq = blockIdx.y / a.kv_heads, kvh = blockIdx.y % a.kv_heads;
+    const int split = blockIdx.z;
+    const int group = a.heads / a.kv_heads;
+    const int32_t q0 = a.query_start[seq];
+    const int32_t qlen = a.query_start[seq + 1] - q0;
+    const int32_t ctx = a.context_lens[seq];
+    const int64_t total_pairs = static_cast<int64_t>(qlen) * group;
+    const int64_t p0 = static_cast<int64_t>(blockIdx.x) * (kNW * PW);
+    if (p0 >= total_pairs) return;  // uniform over the block: no pair of this sequence here
+    const int64_t p_last = std::min<int64_t>(p0 + kNW * PW, total_pairs) - 1;
+    const int32_t key_max = ctx - qlen + static_cast<int32_t>(p_last / group);  // inclusive
+    const int32_t kb = split * a.split_len;
+    const int32_t ke = std::min<int32_t>(std::min<int32_t>(kb + a.split_len, key_max + 1), ctx);
+
+    const int64_t q_stride = static_cast<int64_t>(a.heads) * D;
+    const int64_t kv_dim = static_cast<int64_t>(a.kv_heads) * D;
+    const int32_t* table = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
+
+    // Stage the block's queries (zeros for pairs past the end).
+    for (int i = tid; i < kNW * PW * D; i += blockDim.x) {
+        const int lp = i / D, d = i % D;
+        const int64_t p = p0 + lp;
+        float v = 0.0f;
+        if (p < total_pairs) {
+            const int64_t row = q0 + p / group;
+            const int head = kvh * group + static_cast<int>(p % group);
+            v = a.q[row * q_stride + static_cast<int64_t>(head) * D + d];
+        }
+        qs[i] = v;
+    }
+
+    float m[PW], l[PW], acc[PW][kMaxDL];
+    int32_t lim[PW];
+    bool valid[PW];
+#pragma unroll
+    for (int k = 0; k < PW; ++k) {
+        const int64_t p = p0 + warp * PW + k;
+        valid[k] = p < total_pairs;
+        lim[k] = valid[k] ? ctx - qlen + static_cast<int32_t>(p / group) : -1;
+        m[k] = -INFINITY;
+        l[k] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kMaxDL; ++i) acc[k][i] = 0.0f;
+    }
+
+    const KV* kc = static_cast<const KV*>(a.k_cache);
+    const KV* vc = static_cast<const KV*>(a.v_cache);
+    for (int32_t t0 = kb; t0 < ke; t0 += kTK) {
+        __syncthreads();  // previous tile (and the query staging) done
+        for (int i = tid; i < kTK * D; i += blockDim.x) {
+            const int j = i / D, d = i % D;
+            const int32_t key = t0 + j;
+            float kv = 0.0f, vv = 0.0f;
+            if (key < ke) {
+                const int64_t slot = static_cast<int64_t>(table[key / a.block_size]) *
+                                         a.block_size + key % a.block_size;
+                const int64_t off = slot * kv_dim + static_cast<int64_t>(kvh) * D + d;
+                kv = load_kv(kc + off);
+                vv = load_kv(vc + off);
+            }
+            ks[j * (D + 1) + d] = kv;
+            vs[j * D + d] = vv;
+        }
+        __syncthreads();
+        const int32_t key = t0 + lane;
+#pragma unroll
+        for (int k = 0; k < PW; ++k) {
+            if (!valid[k] || t0 > lim[k]) continue;  // warp-uniform
+            const float* qp = qs + (warp * PW + k) * D;
+            float s = -INFINITY;
+            if (key < ke && key <= lim[k]) {
+                const float* kp = ks + lane * (D + 1);
+                float dot = 0.0f;
+                for (int d = 0; d < D; ++d) dot += qp[d] * kp[d];
+                s = dot * a.scale;
+            }
+            const float tile_max = detail::warp_max(s);  // finite: key t0 <= lim is valid
+            const float m_new = fmaxf(m[k], tile_max);
+            const float alpha = expf(m[k] - m_new);  // 0 on the first tile (m = -inf)
+            const float p = s == -INFINITY ? 0.0f : expf(s - m_new);
+            l[k] = l[k] * alpha + detail::warp_sum(p);
+            m[k] = m_new;
+            ps[warp * kTK + lane] = p;
+            __syncwarp();
+#pragma unroll
+            for (int i = 0; i < kMaxDL; ++i) {
+                if (i < dl) {
+                    float v = acc[k][i] * alpha;
+                    const float* vp = vs + lane + 32 * i;
+                    for (int j = 0; j < kTK; ++j) v += ps[warp * kTK + j] * vp[j * D];
+                    acc[k][i] = v;
+                }
+            }
+            __syncwarp();  // ps is rewritten by the next pair
+        }
+    }
+
+#pragma unroll
+    for (int k = 0; k < PW; ++k) {
+        if (!valid[k]) continue;
+        const int64_t p = p0 + warp * PW + k;
+        const int64_t row = q0 + p / group;
+        const int head = kvh * group + static_cast<int>(p % group);
+        if (a.n_splits == 1) {
+            const float inv = l[k] > 0.0f ? 1.0f / l[k] : 0.0f;
+            float* op = a.out + row * q_stride + static_cast<int64_t>(head) * D;
+#pragma unroll
+            for (int i = 0; i < kMaxDL; ++i)
+                if (i < dl) op[lane + 32 * i] = acc[k][i] * inv;
+        } else {
+            const int64_t idx = (static_cast<int64_t>(split) * a.n_tokens + row) * a.heads + head;
+            float* ap = a.part_acc + idx * D;
+#pragma unroll
+            for (int i = 0; i < kMaxDL; ++i)
+                if (i < dl) ap[lane + 32 * i] = acc[k][i];
+            if (lane == 0) {
+                a.part_m[idx] = m[k];
+                a.part_l[idx] = l[k];
+            }
+        }
+    }
+}
+
+// One warp per (token, head): merges the splits' partial results.
+__global__ void combine_kernel(KernelArgs a) {
+    const int64_t pair = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int64_t pairs = static_cast<int64_t>(a.n_tokens) * a.heads;
+    if (pair >= pairs) return;
+    const int D = a.head_dim;
+    float mx = -INFINITY;
+    for (int s = 0; s < a.n_splits; ++s) mx = fmaxf(mx, a.part_m[s * pairs + pair]);
+    float denom = 0.0f;
+    for (int s = 0; s < a.n_splits; ++s) {
+        const float ms = a.part_m[s * pairs + pair];
+        if (ms != -INFINITY) denom += expf(ms - mx) * a.part_l[s * pairs + pair];
+    }
+    const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
+    float* op = a.out + pair * D;  // out row (token) * heads + head == pair
+    for (int d = lane; d < D; d += 32) {
+        float v = 0.0f;
+        for (int s = 0; s < a.n_splits; ++s) {
+            const float ms = a.part_m[s * pairs + pair];
+            if (ms != -INFINITY) v += expf(ms - mx) * a.part_acc[(s * pairs + pair) * D + d];
+        }
+        op[d] = v * inv;
+    }
+}
+
+int sm_count() {
+    static const int count = [] {
+        int dev = 0, n = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            n = 0;
+        return n > 0 ? n : 100;
+    }();
+    return count;
+}
+
+size_t split_bytes(int64_t n_tokens, int32_t heads, int32_t head_dim) {
+    return static_cast<size_t>(n_tokens) * static_cast<size_t>(heads) *
+           (static_cast<size_t>(head_dim) + 2) * sizeof(float);
+}
+
+template <typename KV, int PW>
+OpStatus launch(const KernelArgs& args, dim3 grid, cudaStream_t stream) {
+    const size_t smem = smem_bytes(PW, args.head_dim);
+    if (smem > 48 * 1024) {
+        const cudaError_t e = cudaFuncSetAttribute(attention_kernel<KV, PW>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(smem));
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            detail::set_error("paged_attention", cudaGetErrorString(e));
+            return OpStatus::CudaError;
+        }
+    }
+    attention_kernel<KV, PW><<<grid, kNW * 32, smem, stream>>>(args);
+    return check_launch("paged_attention");
+}
+
+template <typename KV>
+OpStatus launch_pw(int pw, const KernelArgs& args, dim3 grid, cudaStream_t stream) {
+    switch (pw) {
+    case 1: return launch<KV, 1>(args, grid, stream);
+    case 2: return launch<KV, 2>(args, grid, stream);
+    default: return launch<KV, 4>(args, grid, stream);
+    }
+}
+
+}  // namespace
+
+size_t paged_attention_workspace_bytes(int32_t max_tokens, int32_t heads, int32_t head_dim,
+                                       int32_t max_context_len) {
+    if (max_tokens <= 0 || heads <= 0 || head_dim <= 0 || max_context_len <= kMinSplitKeys)
+        return 0;
+    const int64_t splits = std::min<int64_t>(
+        kMaxSplits, detail::ceil_div(max_context_len, kMinSplitKeys));
+    return static_cast<size_t>(splits) *
+           split_bytes(std::min(max_tokens, kMaxSplitTokens), heads, head_dim);
+}
+
+OpStatus paged_attention(float* out, const float* q, const void* k_cache, const void* v_cache,
+                         const AttentionBatch& b, const AttentionParams& p, void* workspace,
+                         size_t workspace_bytes, cudaStream_t stream) {
+    if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0)
+        return invalid("paged_attention", "heads must be a positive multiple of kv_heads");
+    if (p.head_dim <= 0 || p.head_dim % 32 != 0 || p.head_dim > 32 * kMaxDL)
+        return invalid("paged_attention", "head_dim must be a multiple of 32 up to 256");
+    if (p.block_size != 8 && p.block_size != 16 && p.block_size != 32)
+        return invalid("paged_attention", "block_size must be 8, 16 or 32");
+    if (p.kv_dtype != DType::F32 && p.kv_dtype != DType::F16)
+        return invalid("paged_attention", "KV dtype must be F32 or F16");
+    if (b.n_seqs < 0 || b.n_tokens < 0 || b.max_query_len < 0 || b.max_context_len < 0 ||
+        b.max_blocks_per_seq < 0)
+        return invalid("paged_attention", "negative batch size");
+    if (static_cast<int64_t>(b.n_seqs) * p.kv_heads > 65535)
+        return invalid("paged_attention", "n_seqs * kv_heads beyond the grid's y limit");
+    if (b.n_seqs == 0 || b.n_tokens == 0 || b.max_query_len == 0) return OpStatus::Ok;
+
+    const int group = p.heads / p.kv_heads;
+    const int64_t pairs = static_cast<int64_t>(b.max_query_len) * group;
+    const int pw = pairs <= kNW ? 1 : (pairs <= 2 * kNW ? 2 : 4);
+    const int64_t tiles = detail::ceil_div(pairs, kNW * pw);
+    if (tiles > INT_MAX) return invalid("paged_attention", "too many query rows");
+    const int64_t base_blocks = tiles * b.n_seqs * p.kv_heads;
+
+    // Splits: only while the grid is small, each split at least kMinSplitKeys keys, and only as
+    // many as the workspace holds.
+    int64_t n_splits = 1;
+    const int64_t target = 2 * static_cast<int64_t>(sm_count());
+    if (base_blocks < target && b.max_context_len > kMinSplitKeys) {
+        n_splits = std::min<int64_t>(detail::ceil_div(target, base_blocks),
+                                     detail::ceil_div(b.max_context_len, kMinSplitKeys));
+        n_splits = std::min<int64_t>(n_splits, kMaxSplits);
+        const size_t per_split = split_bytes(b.n_tokens, p.heads, p.head_dim);
+        const int64_t fit = workspace ? static_cast<int64_t>(workspace_bytes / per_split) : 0;
+        n_splits = std::max<int64_t>(1, std::min(n_splits, fit));
+    }
+    int64_t split_len = INT_MAX;
+    if (n_splits > 1) {
+        split_len = detail::ceil_div(detail::ceil_div(b.max_context_len, n_splits), kTK) * kTK;
+        n_splits = detail::ceil_div(b.max_context_len, split_len);
+    }
+
+    KernelArgs args{};
+    args.out = out;
+    args.q = q;
+    args.k_cache = k_cache;
+    args.v_cache = v_cache;
+    args.query_start = b.query_start;
+    args.context_lens = b.context_lens;
+    args.block_tables = b.block_tables;
+    args.max_blocks_per_seq = b.max_blocks_per_seq;
+    args.n_tokens = b.n_tokens;
+    args.heads = p.heads;
+    args.kv_heads = p.kv_heads;
+    args.head_dim = p.head_dim;
+    args.block_size = p.block_size;
+    args.scale = p.scale;
+    args.split_len = static_cast<int32_t>(split_len);
+    args.n_splits = static_cast<int32_t>(n_splits);
+    if (n_splits > 1) {
+        const int64_t pair_count = static_cast<int64_t>(b.n_tokens) * p.heads;
+        args.part_acc = static_cast<float*>(workspace);
+        args.part_m = args.part_acc + n_splits * pair_count * p.head_dim;
+        args.part_l = args.part_m + n_splits * pair_count;
+    }
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(b.n_seqs * p.kv_heads),
+                    static_cast<unsigned>(n_splits));
+    const OpStatus s = p.kv_dtype == DType::F32 ? launch_pw<float>(pw, args, grid, stream)
+                                                : launch_pw<__half>(pw, args, grid, stream);
+    if (s != OpStatus::Ok || n_splits == 1) return s;
+    const int64_t pair_count = static_cast<int64_t>(b.n_tokens) * p.heads;
+    combine_kernel<<<static_cast<unsigned>(detail::ceil_div(pair_count, 4)), 128, 0, stream>>>(
+        args);
+    return check_launch("paged_attention (combine)");
+}
+
+}  // namespace llmwb::cuda
