@@ -39,6 +39,8 @@ const char* kHelp =
     "  --policy P[,P...]         continuous | static | sequential (default continuous);\n"
     "                            several: the same workload under each, ratios vs the first\n"
     "  --baseline-prompts N      run only the first N requests under 'sequential' (it is slow)\n"
+    "  --static-no-padding       'static' without padding (default: batches padded to their\n"
+    "                            longest prompt and output, as generate() runs a batch)\n"
     "  --threads N               CPU threads (default: all cores)\n";
 
 struct Policy {
@@ -133,7 +135,7 @@ int cmd_bench(const Args& argv) {
         "model",        "threads",         "input-len",  "output-len", "range-ratio", "num-prompts",
         "request-rate", "max-concurrency", "prefix-len", "seed",       "dataset",     "policy",
         "json",         "baseline-prompts"};
-    std::set<std::string> flags = {"help", "quiet"};
+    std::set<std::string> flags = {"help", "quiet", "static-no-padding"};
     auto args = parse_engine_command_args(argv, std::move(values), std::move(flags));
     if (!args)
         return fail(cmd, args.message());
@@ -258,6 +260,21 @@ int cmd_bench(const Args& argv) {
         int64_t need = 0;
         for (const BenchRequest& r : reqs)
             need += static_cast<int64_t>(r.prompt.size()) + r.output_len;
+        if (p.policy == SchedulerPolicy::Static && !args->has("static-no-padding")) {
+            // Padded batches: every row of a batch is as long as its longest prompt + output.
+            need = 0;
+            for (size_t b = 0; b < reqs.size(); b += static_cast<size_t>(ro.batch_size)) {
+                const size_t e = std::min(reqs.size(), b + static_cast<size_t>(ro.batch_size));
+                size_t mp = 0;
+                int32_t mo = 0;
+                for (size_t k = b; k < e; ++k) {
+                    mp = std::max(mp, reqs[k].prompt.size());
+                    mo = std::max(mo, reqs[k].output_len);
+                }
+                need = std::max(need, static_cast<int64_t>(e - b) * static_cast<int64_t>(mp + mo));
+            }
+        }
+        ro.static_padding = !args->has("static-no-padding");
         default_kv_to_need(*args, ec, need, static_cast<int64_t>(reqs.size()));
         auto engine = Engine::create(*m.transformer, *m.tokenizer, ec);
         if (!engine)
@@ -272,12 +289,18 @@ int cmd_bench(const Args& argv) {
             std::fprintf(stderr, "\n");
         if (!r)
             return fail(cmd, r.message());
-        print_result(p.name + (reqs.size() < workload.size()
+        std::string label = p.name;
+        if (p.policy == SchedulerPolicy::Static)
+            label += std::string(ro.static_padding ? ", padded" : ", unpadded") + " batches of " +
+                     std::to_string(ro.batch_size);
+        print_result(label + (reqs.size() < workload.size()
                                    ? ", first " + std::to_string(reqs.size()) + " requests"
                                    : ""),
                      *r);
         nlohmann::json rj = result_json(*r);
         rj["max_num_seqs"] = ec.max_num_seqs;
+        if (p.policy == SchedulerPolicy::Static)
+            rj["static_padding"] = ro.static_padding;
         rj["max_num_batched_tokens"] = ec.max_num_batched_tokens;
         rj["prefix_caching"] = ec.enable_prefix_caching;
         out["results"][p.name] = rj;

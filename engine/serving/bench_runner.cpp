@@ -47,6 +47,7 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
     struct Track {
         EngineClock::time_point submit{}, first{}, last{};
         int32_t outputs = 0;
+        int32_t wanted = 0; // the requested output tokens (padded rows generate more)
         bool done = false;
     };
     const auto n = static_cast<int32_t>(requests.size());
@@ -66,12 +67,18 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
     StepOutputs so;
     const auto t0 = EngineClock::now();
 
-    auto submit = [&](int32_t i) -> Status {
+    // pad_prompt_to / pad_output_to: the padded batch shape (0: no padding).
+    auto submit = [&](int32_t i, size_t pad_prompt_to = 0, int32_t pad_output_to = 0) -> Status {
         SamplingParams p;
         p.temperature = 0;
         p.ignore_eos = true;
-        p.max_tokens = std::max(1, requests[i].output_len);
-        auto id = engine.add_request(requests[i].prompt, p);
+        track[i].wanted = std::max(1, requests[i].output_len);
+        p.max_tokens = std::max(track[i].wanted, pad_output_to);
+        std::vector<int32_t> prompt;
+        if (pad_prompt_to > requests[i].prompt.size())
+            prompt.assign(pad_prompt_to - requests[i].prompt.size(), opt.pad_token_id);
+        prompt.insert(prompt.end(), requests[i].prompt.begin(), requests[i].prompt.end());
+        auto id = engine.add_request(prompt, p);
         if (!id)
             return make_error("request " + std::to_string(i) + ": " + id.message());
         index[*id] = i;
@@ -89,10 +96,18 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
                 int32_t arrived = 0;
                 while (next + arrived < n && arrivals[next + arrived] <= elapsed)
                     ++arrived;
-                if (arrived >= want)
+                if (arrived >= want) {
+                    size_t max_prompt = 0;
+                    int32_t max_output = 0;
+                    if (opt.static_padding)
+                        for (int32_t k = next; k < next + want; ++k) {
+                            max_prompt = std::max(max_prompt, requests[k].prompt.size());
+                            max_output = std::max(max_output, requests[k].output_len);
+                        }
                     for (int32_t k = 0; k < want; ++k)
-                        if (Status st = submit(next++); !st)
+                        if (Status st = submit(next++, max_prompt, max_output); !st)
                             return st.error();
+                }
             }
         } else {
             while (next < n && arrivals[next] <= elapsed &&
@@ -119,6 +134,10 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
                 continue;
             Track& t = track[it->second];
             for (size_t k = 0; k < o.new_token_ids.size(); ++k) {
+                if (t.outputs >= t.wanted) { // a padded row: computed, thrown away
+                    t.last = so.time;
+                    continue;
+                }
                 if (t.outputs == 0)
                     t.first = so.time;
                 else

@@ -21,6 +21,14 @@ struct BenchRunOptions {
     // or all that remain) at a time.
     bool static_batches = false;
     int32_t batch_size = 0;
+    // Static batching as a padded batch runs it (Hugging Face generate(), FasterTransformer): every
+    // prompt of a batch is left-padded to the batch's longest prompt and every row keeps decoding
+    // until the batch's longest output is done; the extra rows are computed and thrown away, and
+    // a request's result is complete only when its batch is. Output counts include only the
+    // requested tokens. Without padding, static batching only differs from continuous batching
+    // by not admitting new requests while a batch runs.
+    bool static_padding = true;
+    int32_t pad_token_id = 0;
     // Called after every step (progress display); may be empty.
     std::function<void(const StepOutputs&, int32_t done, int32_t total)> on_step;
 };

@@ -126,11 +126,29 @@ class TestBenchRunner : public QObject {
         o.static_batches = true;
         o.batch_size = 4;
         o.max_concurrency = 0;
+        o.static_padding = false;
         auto rs = run_bench(*st, w, o);
         QVERIFY(rs.ok());
         QCOMPARE(rs->completed, 12);
         QCOMPARE(rs->total_output_tokens, want_out);
+        QCOMPARE(rs->total_input_tokens, want_in);
         QVERIFY(rs->kv_waste_vs_allocated > r->kv_waste_vs_allocated);
+
+        // Padded static batches (generate()-style): the same useful tokens are reported, but
+        // every row of a batch runs to the batch's longest prompt + output, so the engine does
+        // more row-steps, and the requests of a batch complete together.
+        auto sp = engine(c);
+        o.static_padding = true;
+        auto rp = run_bench(*sp, w, o);
+        QVERIFY(rp.ok());
+        QCOMPARE(rp->completed, 12);
+        QCOMPARE(rp->total_output_tokens, want_out);
+        QCOMPARE(rp->total_input_tokens, want_in);
+        const double rows_unpadded = rs->mean_batch_size * static_cast<double>(rs->steps);
+        const double rows_padded = rp->mean_batch_size * static_cast<double>(rp->steps);
+        QVERIFY2(rows_padded > rows_unpadded,
+                 qPrintable(QString("%1 vs %2").arg(rows_padded).arg(rows_unpadded)));
+        QCOMPARE(sp->snapshot().num_used_blocks, 0);
     }
 };
 
