@@ -1,6 +1,10 @@
 #include "ui/model_panel.h"
 
+#include <algorithm>
+
 #include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -9,8 +13,11 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QLocale>
+#include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QShortcut>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace llmwb {
@@ -36,9 +43,12 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     status_->setWordWrap(true);
     busy_ = new QProgressBar(this);
     busy_->setRange(0, 0);
-    busy_->setMaximumHeight(8);
+    busy_->setObjectName(QStringLiteral("loadProgress"));
     busy_->setTextVisible(false);
     busy_->hide();
+    cancel_ = new QPushButton(this);
+    cancel_->setObjectName(QStringLiteral("cancelLoad"));
+    cancel_->hide();
     form_ = new QFormLayout;
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     name_ = addField("modelName");
@@ -54,6 +64,11 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     recentTitle_ = new QLabel(this);
     recent_ = new QListWidget(this);
     recent_->setObjectName(QStringLiteral("recentModels"));
+    recent_->setSelectionMode(QAbstractItemView::SingleSelection);
+    removeRecent_ = new QPushButton(this);
+    removeRecent_->setObjectName(QStringLiteral("removeRecent"));
+    removeRecent_->setEnabled(false);
+    setAcceptDrops(true);
 
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(openFile_);
@@ -61,12 +76,19 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     buttons->addStretch();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
+    auto* progressRow = new QHBoxLayout;
+    progressRow->addWidget(busy_, 1);
+    progressRow->addWidget(cancel_);
     layout->addWidget(status_);
-    layout->addWidget(busy_);
+    layout->addLayout(progressRow);
     layout->addLayout(form_);
     layout->addLayout(buttons);
     layout->addWidget(recentTitle_);
     layout->addWidget(recent_, 1);
+    auto* recentButtons = new QHBoxLayout;
+    recentButtons->addStretch();
+    recentButtons->addWidget(removeRecent_);
+    layout->addLayout(recentButtons);
 
     connect(openFile_, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
@@ -81,7 +103,28 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
             emit openRequested(path);
     });
     connect(recent_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
-        emit openRequested(item->data(Qt::UserRole).toString());
+        const QString path = item->data(Qt::UserRole).toString();
+        if (!QFileInfo::exists(path)) {
+            updateRecentItems();  // it may have disappeared since the list was shown
+            error_ = tr("%1 no longer exists. Remove it from the list or open another model.")
+                         .arg(QDir::toNativeSeparators(path));
+            status_->setText(error_);
+            return;
+        }
+        if (!loading_)
+            emit openRequested(path);
+    });
+    connect(recent_, &QListWidget::itemSelectionChanged, this,
+            [this] { removeRecent_->setEnabled(!recent_->selectedItems().isEmpty()); });
+    connect(removeRecent_, &QPushButton::clicked, this, &ModelPanel::removeSelectedRecent);
+    auto* del = new QShortcut(QKeySequence::Delete, recent_);
+    del->setContext(Qt::WidgetShortcut);
+    connect(del, &QShortcut::activated, this, &ModelPanel::removeSelectedRecent);
+    connect(cancel_, &QPushButton::clicked, this, [this] {
+        cancel_->setEnabled(false);
+        loadStage_ = tr("Cancelling…");
+        status_->setText(tr("Cancelling the loading of %1…").arg(QFileInfo(loadingPath_).fileName()));
+        emit cancelLoadRequested();
     });
     retranslate();
 }
@@ -114,6 +157,11 @@ void ModelPanel::retranslate() {
     openFolder_->setText(tr("Open folder…"));
     openFolder_->setToolTip(tr("Open a Hugging Face folder with config.json and safetensors"));
     recentTitle_->setText(tr("Recent models"));
+    cancel_->setText(tr("Cancel"));
+    cancel_->setToolTip(tr("Stop loading this model"));
+    removeRecent_->setText(tr("Remove from list"));
+    removeRecent_->setToolTip(tr("Forget the selected model (the file is not deleted)"));
+    updateRecentItems();
     showMetadata();
 }
 
@@ -126,33 +174,149 @@ void ModelPanel::changeEvent(QEvent* e) {
 void ModelPanel::setRecentModels(const QStringList& paths) {
     recent_->clear();
     for (const QString& p : paths) {
-        auto* item = new QListWidgetItem(QFileInfo(p).fileName(), recent_);
-        item->setToolTip(p);
+        auto* item = new QListWidgetItem(recent_);
         item->setData(Qt::UserRole, p);
+    }
+    updateRecentItems();
+}
+
+QStringList ModelPanel::recentModels() const {
+    QStringList out;
+    for (int i = 0; i < recent_->count(); ++i)
+        out << recent_->item(i)->data(Qt::UserRole).toString();
+    return out;
+}
+
+void ModelPanel::updateRecentItems() {
+    for (int i = 0; i < recent_->count(); ++i) {
+        QListWidgetItem* item = recent_->item(i);
+        const QString path = item->data(Qt::UserRole).toString();
+        const QFileInfo info(path);
+        const QString name = info.fileName().isEmpty() ? path : info.fileName();
+        const bool missing = !info.exists();
+        item->setData(Qt::UserRole + 1, missing);
+        item->setText(missing ? tr("%1 (missing)").arg(name) : name);
+        item->setToolTip(missing ? tr("%1\nThis file or folder no longer exists.")
+                                       .arg(QDir::toNativeSeparators(path))
+                                 : QDir::toNativeSeparators(path));
+        item->setForeground(missing ? palette().brush(QPalette::Disabled, QPalette::Text)
+                                    : palette().brush(QPalette::Active, QPalette::Text));
+        QFont f = item->font();
+        f.setItalic(missing);
+        item->setFont(f);
+    }
+}
+
+void ModelPanel::removeSelectedRecent() {
+    const QList<QListWidgetItem*> selected = recent_->selectedItems();
+    if (selected.isEmpty())
+        return;
+    const QString path = selected.first()->data(Qt::UserRole).toString();
+    delete selected.first();
+    removeRecent_->setEnabled(!recent_->selectedItems().isEmpty());
+    emit removeRecentRequested(path);
+}
+
+void ModelPanel::setBusy(bool busy) {
+    loading_ = busy;
+    busy_->setVisible(busy);
+    cancel_->setVisible(busy);
+    cancel_->setEnabled(busy);
+    openFile_->setEnabled(!busy);
+    openFolder_->setEnabled(!busy);
+    if (!busy) {
+        loadPercent_ = -1;
+        loadStage_.clear();
     }
 }
 
 void ModelPanel::setLoading(const QString& path) {
+    loadingPath_ = path;
+    error_.clear();
+    setBusy(true);
+    loadPercent_ = -1;
+    loadStage_.clear();
+    busy_->setRange(0, 0);
+    busy_->setTextVisible(false);
     status_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
-    busy_->show();
+}
+
+void ModelPanel::setLoadProgress(int percent, const QString& stage) {
+    if (!loading_)
+        setBusy(true);
+    loadPercent_ = percent < 0 ? -1 : std::min(percent, 100);
+    if (loadPercent_ < 0) {
+        busy_->setRange(0, 0);
+        busy_->setTextVisible(false);
+    } else {
+        busy_->setRange(0, 100);
+        busy_->setValue(loadPercent_);
+        busy_->setTextVisible(true);
+    }
+    if (cancel_->isEnabled())
+        loadStage_ = stage;
+    const QString name = QFileInfo(loadingPath_).fileName();
+    QString text = name.isEmpty() ? tr("Loading…") : tr("Loading %1…").arg(name);
+    if (!loadStage_.isEmpty())
+        text += QLatin1Char('\n') + loadStage_;
+    status_->setText(text);
 }
 
 void ModelPanel::setModel(const ModelMetadata& m) {
     model_ = m;
     loaded_ = true;
-    busy_->hide();
+    error_.clear();
+    setBusy(false);
     showMetadata();
+    updateRecentItems();
 }
 
 void ModelPanel::setLoadFailed(const QString& message) {
-    busy_->hide();
-    status_->setText(tr("Could not load the model: %1").arg(message));
+    setBusy(false);
+    const QString name = QFileInfo(loadingPath_).fileName();
+    error_ = name.isEmpty() ? tr("Could not load the model: %1").arg(message)
+                            : tr("Could not load %1: %2").arg(name, message);
+    if (loaded_)
+        error_ += QLatin1Char('\n') + tr("The previous model (%1) is still loaded.").arg(model_.name);
+    status_->setText(error_);
+    updateRecentItems();
+}
+
+QString ModelPanel::modelPathFromMime(const QMimeData* mime) {
+    if (!mime || !mime->hasUrls() || mime->urls().size() != 1)
+        return {};
+    const QUrl url = mime->urls().first();
+    if (!url.isLocalFile())
+        return {};
+    const QFileInfo info(url.toLocalFile());
+    if (info.isDir() || (info.isFile() && info.suffix().compare(QLatin1String("gguf"),
+                                                                Qt::CaseInsensitive) == 0))
+        return info.absoluteFilePath();
+    return {};
+}
+
+void ModelPanel::dragEnterEvent(QDragEnterEvent* e) {
+    if (!loading_ && !modelPathFromMime(e->mimeData()).isEmpty())
+        e->acceptProposedAction();
+}
+
+void ModelPanel::dropEvent(QDropEvent* e) {
+    const QString path = modelPathFromMime(e->mimeData());
+    if (path.isEmpty() || loading_)
+        return;
+    e->acceptProposedAction();
+    emit openRequested(path);
 }
 
 void ModelPanel::showMetadata() {
+    if (loading_)
+        return;  // the status line shows the progress
+    if (!error_.isEmpty()) {
+        status_->setText(error_);
+        return;
+    }
     if (!loaded_) {
-        if (!busy_->isVisible())
-            status_->setText(tr("No model loaded."));
+        status_->setText(tr("No model loaded."));
         return;
     }
     const ModelMetadata& m = model_;

@@ -1,5 +1,6 @@
 // The Model dock: metadata of the loaded model, Open (a .gguf file or a Hugging Face folder;
-// drag & drop onto the window works too), recent models, and the loading state.
+// drag & drop onto the panel or the window), recent models (missing files marked, removable),
+// and the loading state (progress with a Cancel button).
 #pragma once
 
 #include <QWidget>
@@ -9,6 +10,9 @@
 class QFormLayout;
 class QLabel;
 class QListWidget;
+class QDragEnterEvent;
+class QDropEvent;
+class QMimeData;
 class QProgressBar;
 class QPushButton;
 
@@ -20,24 +24,49 @@ class ModelPanel : public QWidget {
 public:
     explicit ModelPanel(QWidget* parent = nullptr);
 
+    // Most recent first. Paths that no longer exist are listed as missing (not openable).
     void setRecentModels(const QStringList& paths);
+    QStringList recentModels() const;
+    bool isLoading() const { return loading_; }
     QString fieldText(const char* objectName) const;  // for tests
+
+    // The model path a drop carries: one local .gguf file or one folder; "" otherwise.
+    static QString modelPathFromMime(const QMimeData* mime);
 
 public slots:
     void setLoading(const QString& path);
     void setModel(const llmwb::ModelMetadata& m);
     void setLoadFailed(const QString& message);
+    // 0..100 (-1 = unknown) and what is being done ("Reading weights", ...). Shows the Cancel
+    // button; setModel / setLoadFailed end the loading state.
+    void setLoadProgress(int percent, const QString& stage);
 
 signals:
     void openRequested(const QString& path);
+    // The user pressed Cancel while a model was loading.
+    void cancelLoadRequested();
+    // The user removed a recent model from the list (the panel already dropped it; the owner
+    // of the persisted list should forget it too).
+    void removeRecentRequested(const QString& path);
 
 protected:
     void changeEvent(QEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
 
 private:
     void retranslate();
     void showMetadata();
     QLabel* addField(const char* objectName);
+    void setBusy(bool busy);
+    void updateRecentItems();
+    void removeSelectedRecent();
+
+    bool loading_ = false;
+    QString loadingPath_;
+    QString loadStage_;
+    int loadPercent_ = -1;
+    QString error_;
 
     ModelMetadata model_;
     bool loaded_ = false;
@@ -48,8 +77,10 @@ private:
     QLabel *name_, *arch_, *params_, *dtypes_, *context_, *shape_, *tmpl_, *path_;
     QPushButton* openFile_;
     QPushButton* openFolder_;
+    QPushButton* cancel_;
     QLabel* recentTitle_;
     QListWidget* recent_;
+    QPushButton* removeRecent_;
 };
 
 // "7.6 B", "494 M", "1.2 K"
