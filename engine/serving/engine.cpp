@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "engine/serving/kv_block_copy.h"
+#include "engine/runtime/cpu_executor.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace llmwb {
@@ -30,12 +30,33 @@ const char* finish_reason_name(FinishReason r) {
     return "";
 }
 
-Engine::Engine(Transformer& model, const Tokenizer& tokenizer, const EngineConfig& config)
-    : model_(model), tokenizer_(tokenizer), config_(config) {}
+Engine::Engine(ModelExecutor& exec, const Tokenizer& tokenizer, const EngineConfig& config)
+    : exec_(exec), tokenizer_(tokenizer), config_(config) {}
 
 Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::create(Transformer& model, const Tokenizer& tokenizer,
+                                               const EngineConfig& config) {
+    auto exec = std::make_unique<CpuExecutor>(model);
+    auto e = create(*exec, tokenizer, config);
+    if (!e)
+        return e.error();
+    e.value()->owned_exec_ = std::move(exec);
+    return e;
+}
+
+MemoryBudget Engine::budget_with_device(MemoryBudget budget) const {
+    if (budget.device_bytes <= 0)
+        budget.device_bytes = exec_.memory().total_bytes;
+    return budget;
+}
+
+Result<MemoryPlan> Engine::plan_for(const MemoryBudget& budget, int64_t workspace) const {
+    return plan_memory(exec_.config(), exec_.weight_bytes(), config_.block_size, workspace,
+                       budget_with_device(budget), 1, kv_dtype_bytes(exec_.kv_dtype()));
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokenizer& tokenizer,
                                                const EngineConfig& config) {
     const int32_t bs = config.block_size;
     if (bs != 8 && bs != 16 && bs != 32)
@@ -44,26 +65,24 @@ Result<std::unique_ptr<Engine>> Engine::create(Transformer& model, const Tokeniz
         return make_error("engine: max_num_seqs must be >= 1");
     if (config.max_num_batched_tokens < 1)
         return make_error("engine: max_num_batched_tokens must be >= 1");
-    const ModelConfig& mc = model.config();
+    const ModelConfig& mc = exec.config();
     const int64_t workspace =
         estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs);
+    std::unique_ptr<Engine> e(new Engine(exec, tokenizer, config));
     MemoryBudget budget = config.memory;
     if (config.num_blocks) {
         if (*config.num_blocks < 1)
             return make_error("engine: num_blocks must be >= 1");
-        budget.kv_bytes =
-            static_cast<int64_t>(*config.num_blocks) * KvCacheStorage::bytes_per_block(mc, bs);
+        budget.kv_bytes = static_cast<int64_t>(*config.num_blocks) *
+                          kv_bytes_per_block(mc, bs, kv_dtype_bytes(exec.kv_dtype()));
     }
-    auto plan = plan_memory(mc, model.model().weight_bytes, bs, workspace, budget);
+    auto plan = e->plan_for(budget, workspace);
     if (!plan)
         return plan.error();
-    auto kv = KvCacheStorage::create(mc, plan->num_blocks, bs);
-    if (!kv)
-        return kv.error();
-
-    std::unique_ptr<Engine> e(new Engine(model, tokenizer, config));
+    if (Status st = exec.resize_kv(plan->num_blocks, bs, {}); !st)
+        return make_error("engine: KV cache of " + std::to_string(plan->num_blocks) +
+                          " blocks: " + st.message());
     e->plan_ = *plan;
-    e->kv_ = std::move(kv.value());
     e->kv_mgr_ = std::make_unique<KvCacheManager>(plan->num_blocks, bs,
                                                   config.enable_prefix_caching, config.cache_key);
     SchedulerConfig sc;
@@ -77,8 +96,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Transformer& model, const Tokeniz
 
 int64_t Engine::context_limit() const {
     int64_t limit = static_cast<int64_t>(kv_mgr_->pool().num_blocks()) * config_.block_size;
-    if (model_.config().max_position > 0)
-        limit = std::min<int64_t>(limit, model_.config().max_position);
+    if (exec_.config().max_position > 0)
+        limit = std::min<int64_t>(limit, exec_.config().max_position);
     return limit;
 }
 
@@ -97,7 +116,7 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
         return st.error();
     if (prompt_ids.empty())
         return make_error("add_request: the prompt has no tokens");
-    const int32_t vocab = model_.vocab_size();
+    const int32_t vocab = exec_.vocab_size();
     for (int32_t id : prompt_ids)
         if (id < 0 || id >= vocab)
             return make_error("add_request: prompt token id " + std::to_string(id) +
@@ -168,9 +187,7 @@ void Engine::finish_request(Request& r, FinishReason why) {
 }
 
 Status Engine::set_memory_budget(const MemoryBudget& budget) {
-    const ModelConfig& mc = model_.config();
-    auto plan = plan_memory(mc, model_.model().weight_bytes, config_.block_size,
-                            plan_.workspace_bytes, budget);
+    auto plan = plan_for(budget, plan_.workspace_bytes);
     if (!plan)
         return plan.error();
     config_.memory = budget;
@@ -184,8 +201,7 @@ Status Engine::set_num_blocks(int32_t num_blocks) {
         return make_error("set_num_blocks: need at least one block");
     MemoryBudget b = config_.memory;
     b.kv_bytes = static_cast<int64_t>(num_blocks) * plan_.bytes_per_block;
-    auto plan = plan_memory(model_.config(), model_.model().weight_bytes, config_.block_size,
-                            plan_.workspace_bytes, b);
+    auto plan = plan_for(b, plan_.workspace_bytes);
     if (!plan)
         return plan.error();
     config_.num_blocks = num_blocks;
@@ -207,8 +223,8 @@ int32_t Engine::min_blocks_for_live() const {
     int64_t longest = 1;
     for (const auto& [id, r] : requests_) {
         int64_t whole = static_cast<int64_t>(r->num_prompt_tokens) + r->params.max_tokens;
-        if (model_.config().max_position > 0)
-            whole = std::min<int64_t>(whole, model_.config().max_position);
+        if (exec_.config().max_position > 0)
+            whole = std::min<int64_t>(whole, exec_.config().max_position);
         longest = std::max<int64_t>(longest, std::max<int64_t>(whole, r->num_tokens() + 1));
     }
     return static_cast<int32_t>((longest + config_.block_size - 1) / config_.block_size);
@@ -228,16 +244,27 @@ void Engine::apply_pending_plan() {
         plan_ = plan;
         return;
     }
-    auto storage = KvCacheStorage::create(model_.config(), n, config_.block_size);
-    if (!storage)
-        return; // keep the current pool (size overflow cannot happen in practice)
+    const int32_t old_n = kv_mgr_->pool().num_blocks();
     while (kv_mgr_->pool().num_used() > n && scheduler_->preempt_newest(&replan_preempted_)) {
     }
     std::vector<BlockCopy> moves;
     kv_mgr_->resize(n, &moves);
+    std::vector<KvBlockMove> keep;
+    keep.reserve(moves.size());
     for (const BlockCopy& m : moves)
-        copy_kv_block(*kv_, m.src, **storage, m.dst);
-    kv_ = std::move(storage.value());
+        keep.push_back(KvBlockMove{m.src, m.dst});
+    if (Status st = exec_.resize_kv(n, config_.block_size, keep); !st) {
+        // The backend kept its old pool: drop every live request's K/V (they are recomputed)
+        // and return the manager to the old size, with nothing to move.
+        last_error_ = "re-planning the KV cache: " + st.message();
+        while (scheduler_->preempt_newest(&replan_preempted_)) {
+        }
+        kv_mgr_->resize(old_n, &moves);
+        SchedulerConfig sc = scheduler_->config();
+        sc.context_limit = context_limit();
+        scheduler_->set_config(sc);
+        return;
+    }
     plan_ = plan;
     SchedulerConfig sc = scheduler_->config();
     sc.context_limit = context_limit();
@@ -267,8 +294,24 @@ void Engine::step(StepOutputs& out) {
         return;
     }
     account_step();
-    execute();
-    update(out);
+    if (execute()) {
+        update(out);
+    } else {
+        // A device failure: finish what was scheduled (nothing sampled) rather than retrying a
+        // step that may fail forever.
+        for (const ScheduledRequest& s : plan_step_.scheduled) {
+            Request* r = find(s.id);
+            if (!r)
+                continue;
+            RequestOutput& o = out.outputs.emplace_back();
+            o.id = s.id;
+            o.finished = true;
+            o.finish = FinishReason::Aborted;
+            finish_request(*r, FinishReason::Aborted);
+            o.metrics = finished_.back();
+        }
+        last_scheduled_.clear();
+    }
     const auto t1 = EngineClock::now();
     last_step_ms_ = ms_between(t0, t1);
     out.step_index = step_index_++;
@@ -294,9 +337,9 @@ void Engine::account_step() {
     ++accounting_.steps;
 }
 
-void Engine::execute() {
+bool Engine::execute() {
     for (const BlockCopy& c : plan_step_.copies)
-        copy_kv_block(*kv_, c.src, *kv_, c.dst);
+        exec_.copy_block(c.src, c.dst);
     batch_.clear();
     int32_t n_logits = 0;
     for (const ScheduledRequest& s : plan_step_.scheduled) {
@@ -310,14 +353,18 @@ void Engine::execute() {
             last ? ForwardBatch::Logits::Last : ForwardBatch::Logits::None);
     }
     logits_.resize(static_cast<size_t>(std::max(1, n_logits)) *
-                   static_cast<size_t>(model_.vocab_size()));
-    model_.forward(batch_, *kv_, logits_.data());
+                   static_cast<size_t>(exec_.vocab_size()));
+    if (Status st = exec_.forward(batch_, logits_.data()); !st) {
+        last_error_ = st.message();
+        return false;
+    }
+    return true;
 }
 
 void Engine::update(StepOutputs& out) {
     const auto now = EngineClock::now();
     out.time = now;
-    const size_t vocab = static_cast<size_t>(model_.vocab_size());
+    const size_t vocab = static_cast<size_t>(exec_.vocab_size());
     last_scheduled_.resize(plan_step_.scheduled.size());
     size_t row = 0;
     for (size_t i = 0; i < plan_step_.scheduled.size(); ++i) {
@@ -353,7 +400,7 @@ void Engine::update(StepOutputs& out) {
 
 void Engine::sample_into(Request& r, const float* logits, RequestOutput& o) {
     SampledToken tok =
-        r.sampler.sample(std::span<const float>(logits, static_cast<size_t>(model_.vocab_size())));
+        r.sampler.sample(std::span<const float>(logits, static_cast<size_t>(exec_.vocab_size())));
     r.sampler.accept(tok.id);
     r.tokens.push_back(tok.id);
     const auto now = EngineClock::now();

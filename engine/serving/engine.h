@@ -1,7 +1,8 @@
 // Engine: the serving engine. Many requests at once over one Transformer and a paged KV cache:
 //
 //   step():  schedule()  -> StepPlan       which requests run, how many tokens, blocks
-//            execute()   -> logits         one varlen Transformer::forward for all of them
+//            execute()   -> logits         one varlen forward for all of them, through the
+//                                          backend's ModelExecutor (CPU or CUDA)
 //            update()    -> StepOutputs    sample, stream text, stop, finish, free blocks
 //   snapshot()           -> EngineSnapshot what the UI draws
 //
@@ -19,6 +20,7 @@
 
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/model_executor.h"
 #include "engine/runtime/sampler.h"
 #include "engine/runtime/transformer.h"
 #include "engine/serving/engine_snapshot.h"
@@ -78,8 +80,15 @@ struct KvAccounting {
 
 class Engine {
   public:
-    // `model` and `tokenizer` must outlive the engine.
+    // `model` and `tokenizer` must outlive the engine. Runs on the CPU (a CpuExecutor the engine
+    // owns).
     static Result<std::unique_ptr<Engine>> create(Transformer& model, const Tokenizer& tokenizer,
+                                                  const EngineConfig& config);
+    // Runs on any backend. `executor` and `tokenizer` must outlive the engine; the engine sizes
+    // the executor's KV pool (resize_kv) from its memory plan. With config.memory.device_bytes
+    // == 0 the plan uses the executor's device memory (RAM on the CPU, cudaMemGetInfo on CUDA).
+    static Result<std::unique_ptr<Engine>> create(ModelExecutor& executor,
+                                                  const Tokenizer& tokenizer,
                                                   const EngineConfig& config);
     ~Engine();
     Engine(const Engine&) = delete;
@@ -120,6 +129,10 @@ class Engine {
     void set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens);
 
     const MemoryPlan& memory_plan() const { return plan_; }
+    const ModelExecutor& executor() const { return exec_; }
+    // The last backend failure (CUDA errors; empty: none). A step whose forward fails samples
+    // nothing and finishes every request it scheduled with FinishReason::Aborted.
+    const std::string& last_error() const { return last_error_; }
     int64_t context_limit() const;
     const EngineConfig& config() const { return config_; }
     const KvCacheManager& kv_manager() const { return *kv_mgr_; }
@@ -133,9 +146,11 @@ class Engine {
     Status check_consistency() const;
 
   private:
-    Engine(Transformer& model, const Tokenizer& tokenizer, const EngineConfig& config);
+    Engine(ModelExecutor& exec, const Tokenizer& tokenizer, const EngineConfig& config);
     void apply_pending_plan();
-    void execute();
+    MemoryBudget budget_with_device(MemoryBudget budget) const;
+    Result<MemoryPlan> plan_for(const MemoryBudget& budget, int64_t workspace) const;
+    bool execute();
     void update(StepOutputs& out);
     void sample_into(Request& r, const float* logits, RequestOutput& o);
     void finish_request(Request& r, FinishReason why);
@@ -144,12 +159,13 @@ class Engine {
     int32_t min_blocks_for_live() const;
     void account_step();
 
-    Transformer& model_;
+    std::unique_ptr<ModelExecutor> owned_exec_; // set by create(Transformer&, ...)
+    ModelExecutor& exec_;
     const Tokenizer& tokenizer_;
     EngineConfig config_;
     MemoryPlan plan_;
     std::optional<MemoryPlan> pending_plan_;
-    std::unique_ptr<KvCacheStorage> kv_;
+    std::string last_error_;
     std::unique_ptr<KvCacheManager> kv_mgr_;
     std::unique_ptr<Scheduler> scheduler_;
     std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/model_executor.h"
 
 namespace llmwb {
 
@@ -31,10 +31,10 @@ int64_t estimate_workspace_bytes(const ModelConfig& c, int32_t max_tokens, int32
 
 Result<MemoryPlan> plan_memory(const ModelConfig& config, int64_t weight_bytes, int32_t block_size,
                                int64_t workspace_bytes, const MemoryBudget& budget,
-                               int32_t min_blocks) {
+                               int32_t min_blocks, int32_t kv_elem_bytes) {
     MemoryPlan p;
     p.block_size = block_size;
-    p.bytes_per_block = KvCacheStorage::bytes_per_block(config, block_size);
+    p.bytes_per_block = kv_bytes_per_block(config, block_size, kv_elem_bytes);
     if (p.bytes_per_block <= 0)
         return make_error("memory plan: the model has no KV cache");
     p.device_bytes = budget.device_bytes > 0 ? budget.device_bytes : physical_memory_bytes();

@@ -1,7 +1,9 @@
 // MemoryPlan: how many KV blocks fit. Either an explicit KV budget, or
 //   utilization x device memory (RAM on the CPU backend) - weights - activation workspace,
-// divided by the bytes of one block (2 x layers x kv_heads x head_dim x block_size x 4 bytes:
-// the CPU cache is fp32). The plan is a value the UI shows as a memory breakdown.
+// divided by the bytes of one block (2 x layers x kv_heads x head_dim x block_size x bytes per
+// element: 4 for the CPU's fp32 cache, 2 for the CUDA backend's f16 cache). The device memory is
+// the backend's (RAM on the CPU, cudaMemGetInfo's total on CUDA). The plan is a value the UI
+// shows as a memory breakdown.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,8 @@ namespace llmwb {
 
 struct MemoryBudget {
     double utilization = 0.9;        // (0, 1]: fraction of device memory the engine may use
-    int64_t device_bytes = 0;        // 0: physical RAM of this machine
+    int64_t device_bytes = 0;        // 0: physical RAM of this machine (the Engine fills in its
+                                     // backend's device memory)
     std::optional<int64_t> kv_bytes; // explicit KV budget: overrides utilization
 };
 
@@ -37,8 +40,9 @@ int64_t physical_memory_bytes();
 int64_t estimate_workspace_bytes(const ModelConfig& config, int32_t max_tokens, int32_t max_logits);
 
 // Errors: bad utilization, or a budget that leaves room for fewer than min_blocks blocks.
+// kv_elem_bytes: bytes of one K/V element (4: fp32, 2: f16).
 Result<MemoryPlan> plan_memory(const ModelConfig& config, int64_t weight_bytes, int32_t block_size,
                                int64_t workspace_bytes, const MemoryBudget& budget,
-                               int32_t min_blocks = 1);
+                               int32_t min_blocks = 1, int32_t kv_elem_bytes = 4);
 
 } // namespace llmwb

@@ -1,0 +1,41 @@
+// CpuExecutor: the CPU backend behind the ModelExecutor interface — the Transformer over a
+// KvCacheStorage (fp32). Behaviour is exactly Transformer::forward's.
+#pragma once
+
+#include <memory>
+
+#include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/model_executor.h"
+#include "engine/runtime/transformer.h"
+
+namespace llmwb {
+
+class CpuExecutor final : public ModelExecutor {
+  public:
+    // `model` must outlive the executor.
+    explicit CpuExecutor(Transformer& model) : model_(model) {}
+
+    DeviceKind kind() const override { return DeviceKind::Cpu; }
+    std::string device_name() const override;
+    const ModelConfig& config() const override { return model_.config(); }
+    int32_t vocab_size() const override { return model_.vocab_size(); }
+    int64_t weight_bytes() const override { return model_.model().weight_bytes; }
+    KvDtype kv_dtype() const override { return KvDtype::F32; }
+    DeviceMemory memory() const override;
+
+    int32_t num_blocks() const override { return kv_ ? kv_->num_blocks() : 0; }
+    int32_t block_size() const override { return kv_ ? kv_->block_size() : 0; }
+    Status resize_kv(int32_t num_blocks, int32_t block_size,
+                     std::span<const KvBlockMove> keep) override;
+    void copy_block(int32_t src, int32_t dst) override;
+    Status forward(const ForwardBatch& batch, float* logits) override;
+
+    Transformer& transformer() { return model_; }
+    const KvCacheStorage* kv() const { return kv_.get(); }
+
+  private:
+    Transformer& model_;
+    std::unique_ptr<KvCacheStorage> kv_;
+};
+
+} // namespace llmwb

@@ -1,0 +1,74 @@
+// ModelExecutor: the backend interface of the serving engine. An executor owns the model's
+// weights on its device and the paged KV memory, and runs one varlen forward step (DESIGN.md
+// "Backends", "One engine step"). The CPU executor wraps Transformer + KvCacheStorage; the CUDA
+// executor (engine/backend/cuda_executor.h) drives the run-time loaded CUDA plugin.
+//
+// Block ids and slots are those of the engine's BlockPool: the executor only stores K/V where the
+// batch's slot_mapping says and reads it back through its block tables.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "engine/model/model_config.h"
+#include "engine/runtime/forward_batch.h"
+#include "engine/util/result.h"
+
+namespace llmwb {
+
+enum class DeviceKind { Cpu, Cuda };
+const char* device_kind_name(DeviceKind k); // "cpu", "cuda"
+
+// Element type of the KV cache.
+enum class KvDtype { F32, F16 };
+int32_t kv_dtype_bytes(KvDtype t);
+const char* kv_dtype_name(KvDtype t);
+
+struct DeviceMemory {
+    int64_t total_bytes = 0; // 0: unknown
+    int64_t free_bytes = 0;  // free now (after the weights were loaded)
+};
+
+// A block that must keep its contents across a KV resize: old id -> new id.
+struct KvBlockMove {
+    int32_t src = 0;
+    int32_t dst = 0;
+};
+
+// Bytes of one KV block over all layers, K and V, for `elem_bytes` per element.
+int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size, int32_t elem_bytes);
+
+class ModelExecutor {
+  public:
+    virtual ~ModelExecutor() = default;
+
+    virtual DeviceKind kind() const = 0;
+    virtual std::string device_name() const = 0;
+    virtual const ModelConfig& config() const = 0;
+    virtual int32_t vocab_size() const = 0;   // length of a logits row
+    virtual int64_t weight_bytes() const = 0; // bytes of the weights as stored on the device
+    virtual KvDtype kv_dtype() const = 0;
+    // Device memory for the memory plan (CPU: physical RAM; CUDA: cudaMemGetInfo).
+    virtual DeviceMemory memory() const = 0;
+
+    // The KV pool. Until the first resize_kv() there is none (num_blocks() == 0).
+    virtual int32_t num_blocks() const = 0;
+    virtual int32_t block_size() const = 0;
+    // Replaces the pool by one of num_blocks blocks of block_size slots (8, 16 or 32); the blocks
+    // in `keep` are copied from the old pool (old id src) to the new one (new id dst) first; all
+    // other contents are undefined. On error the old pool is kept unchanged.
+    virtual Status resize_kv(int32_t num_blocks, int32_t block_size,
+                             std::span<const KvBlockMove> keep) = 0;
+    // Copies block src to block dst (every layer, K and V): copy-on-write. src != dst, both in
+    // range (asserted).
+    virtual void copy_block(int32_t src, int32_t dst) = 0;
+
+    // Runs the batch: writes K/V through batch.slot_mapping, attends through the block tables
+    // and writes logits [batch.logits_rows.size()][vocab_size()] to host memory.
+    // Preconditions (asserted on the CPU): batch.validate(block_size(), num_blocks()) is ok and
+    // token ids < vocab_size(). Errors: device failures (CUDA), never bad input.
+    virtual Status forward(const ForwardBatch& batch, float* logits) = 0;
+};
+
+} // namespace llmwb
