@@ -1,0 +1,177 @@
+// CUDA paged attention against the CPU reference (engine/runtime/attention.h): GQA ratios 1/4/8,
+// block sizes 8/16/32, head dims 64..256, contexts ending mid-block and spanning many blocks,
+// batches mixing prefill chunks and decode rows, KV in F32 and F16, with and without the
+// split-context workspace. Cache slots outside every sequence's context hold NaN, so a read
+// past the context shows up in the output.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "engine/runtime/attention.h"
+#include "engine/runtime/forward_batch.h"
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/thread_pool.h"
+#include "tests/gpu/ops/gpu_test_util.h"
+
+using namespace llmwb;
+using namespace llmwb::gputest;
+namespace cu = llmwb::cuda;
+
+namespace {
+
+struct SeqSpec {
+    int32_t context;    // tokens in KV after the step
+    int32_t query_len;  // rows of this step (1 = decode)
+};
+
+struct Case {
+    const char* name;
+    int32_t heads, kv_heads, head_dim, block_size;
+    std::vector<SeqSpec> seqs;
+};
+
+void run_case(const Case& c, DType kv_dtype, bool use_workspace) {
+    const int32_t bs = c.block_size;
+    int32_t blocks_needed = 0;
+    for (const auto& s : c.seqs) blocks_needed += (s.context + bs - 1) / bs;
+    const int32_t num_blocks = blocks_needed + 3;
+    std::vector<int32_t> pool(num_blocks);
+    for (int32_t i = 0; i < num_blocks; ++i) pool[i] = i;
+    std::shuffle(pool.begin(), pool.end(), rng());
+
+    ForwardBatch batch;
+    const int64_t kv_dim = static_cast<int64_t>(c.kv_heads) * c.head_dim;
+    const int64_t slots = static_cast<int64_t>(num_blocks) * bs;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> kc(slots * kv_dim, nan), vc(slots * kv_dim, nan);
+    size_t next = 0;
+    int32_t max_q = 0, max_ctx = 0;
+    for (const auto& s : c.seqs) {
+        const int32_t nb = (s.context + bs - 1) / bs;
+        std::vector<int32_t> blocks(pool.begin() + next, pool.begin() + next + nb);
+        next += nb;
+        std::vector<int32_t> tokens(s.query_len, 1);
+        batch.add_sequence(tokens, s.context - s.query_len, blocks, bs, ForwardBatch::Logits::Last);
+        for (int32_t j = 0; j < s.context; ++j) {  // K/V of every key of the context
+            const int64_t slot = static_cast<int64_t>(blocks[j / bs]) * bs + j % bs;
+            const auto k = random_floats(kv_dim), v = random_floats(kv_dim);
+            std::copy(k.begin(), k.end(), kc.begin() + slot * kv_dim);
+            std::copy(v.begin(), v.end(), vc.begin() + slot * kv_dim);
+        }
+        max_q = std::max(max_q, s.query_len);
+        max_ctx = std::max(max_ctx, s.context);
+    }
+    const Status valid = batch.validate(bs, num_blocks);
+    GT_CHECK(valid.ok(), "%s: batch invalid", c.name);
+    if (!valid.ok()) return;
+
+    // F16 caches: the reference sees the same rounded values.
+    std::vector<uint16_t> kh, vh;
+    if (kv_dtype == DType::F16) {
+        kh.resize(kc.size());
+        vh.resize(vc.size());
+        for (size_t i = 0; i < kc.size(); ++i) {
+            kh[i] = kernels::fp32_to_fp16(kc[i]);
+            vh[i] = kernels::fp32_to_fp16(vc[i]);
+            kc[i] = kernels::fp16_to_fp32(kh[i]);
+            vc[i] = kernels::fp16_to_fp32(vh[i]);
+        }
+    }
+
+    const int32_t n = batch.n_tokens();
+    const int64_t row = static_cast<int64_t>(c.heads) * c.head_dim;
+    const auto q = random_floats(n * row);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    std::vector<float> want(n * row);
+    kernels::ThreadPool threads(1);
+    AttentionScratch scratch;
+    paged_attention(want.data(), q.data(), batch, kc.data(), vc.data(),
+                    AttentionShape{c.heads, c.kv_heads, c.head_dim, bs, scale}, threads, scratch);
+
+    DeviceBuffer<float> dq(q), dout(n * row);
+    DeviceBuffer<float> dkc(kv_dtype == DType::F32 ? kc.size() : 0),
+        dvc(kv_dtype == DType::F32 ? vc.size() : 0);
+    DeviceBuffer<uint16_t> dkh(kh), dvh(vh);
+    if (kv_dtype == DType::F32) {
+        dkc.upload(kc);
+        dvc.upload(vc);
+    }
+    DeviceBuffer<int32_t> dqs(batch.query_start), dctx(batch.context_lens),
+        dtab(batch.block_tables);
+    const size_t ws_bytes =
+        use_workspace ? cu::paged_attention_workspace_bytes(n, c.heads, c.head_dim, max_ctx) : 0;
+    DeviceBuffer<uint8_t> dws(ws_bytes);
+    dout.poison();
+
+    cu::AttentionBatch ab;
+    ab.query_start = dqs.get();
+    ab.context_lens = dctx.get();
+    ab.block_tables = dtab.get();
+    ab.max_blocks_per_seq = batch.max_blocks_per_seq;
+    ab.n_seqs = batch.n_seqs();
+    ab.n_tokens = n;
+    ab.max_query_len = max_q;
+    ab.max_context_len = max_ctx;
+    cu::AttentionParams ap;
+    ap.heads = c.heads;
+    ap.kv_heads = c.kv_heads;
+    ap.head_dim = c.head_dim;
+    ap.block_size = bs;
+    ap.scale = scale;
+    ap.kv_dtype = kv_dtype;
+    const void* kptr = kv_dtype == DType::F32 ? static_cast<const void*>(dkc.get()) : dkh.get();
+    const void* vptr = kv_dtype == DType::F32 ? static_cast<const void*>(dvc.get()) : dvh.get();
+    GT_OP(cu::paged_attention(dout.get(), dq.get(), kptr, vptr, ab, ap,
+                              ws_bytes ? dws.get() : nullptr, ws_bytes, nullptr));
+    char what[160];
+    std::snprintf(what, sizeof(what), "attention %s kv %s workspace %zu", c.name,
+                  dtype_name(kv_dtype), ws_bytes);
+    // Rows of one head: each output row of head_dim compared to its own scale.
+    compare_rows(what, dout.download(), want, static_cast<int64_t>(n) * c.heads, c.head_dim,
+                 2e-5, 2e-6);
+}
+
+void test_invalid_arguments() {
+    cu::AttentionBatch ab;
+    ab.n_seqs = 1;
+    ab.n_tokens = 1;
+    ab.max_query_len = 1;
+    cu::AttentionParams ap{8, 3, 64, 16, 0.125f, DType::F32};
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
+                                 nullptr) == cu::OpStatus::InvalidArgument, "heads %% kv_heads");
+    ap = {8, 2, 48, 16, 0.125f, DType::F32};
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
+                                 nullptr) == cu::OpStatus::InvalidArgument, "head_dim 48");
+    ap = {8, 2, 64, 12, 0.125f, DType::F32};
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
+                                 nullptr) == cu::OpStatus::InvalidArgument, "block size 12");
+    ap = {8, 2, 64, 16, 0.125f, DType::BF16};
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
+                                 nullptr) == cu::OpStatus::InvalidArgument, "KV BF16");
+}
+
+}  // namespace
+
+int main() {
+    if (const int skip = skip_without_device()) return skip;
+    const std::vector<Case> cases = {
+        // GQA 1, mixed: a prefill from 0, a decode row, a chunked prefill mid-context.
+        {"mha-mixed", 4, 4, 64, 16, {{37, 37}, {100, 1}, {53, 20}}},
+        // GQA 4, decode only, one long context (splits when a workspace is given).
+        {"gqa4-decode", 8, 2, 128, 8, {{1, 1}, {9, 1}, {700, 1}, {129, 1}}},
+        // GQA 8, a prefill chunk over a long history plus a long decode.
+        {"gqa8-mixed", 16, 2, 96, 32, {{370, 70}, {2000, 1}, {33, 2}}},
+        // GQA 7 (Qwen2.5-0.5B-like: 14/2 heads), head_dim 64, single sequence prefill.
+        {"gqa7-prefill", 14, 2, 64, 16, {{301, 301}}},
+        // head_dim 256, GQA 2, block 8, mixed decode/prefill.
+        {"hd256", 4, 2, 256, 8, {{77, 1}, {260, 40}, {5, 5}}},
+        // One sequence, one decode row over many blocks: the split path at full depth.
+        {"long-decode", 8, 8, 128, 16, {{4099, 1}}},
+    };
+    for (const Case& c : cases)
+        for (DType kv : {DType::F32, DType::F16})
+            for (bool ws : {false, true}) run_case(c, kv, ws);
+    test_invalid_arguments();
+    return finish("tst_cuda_ops_attention");
+}
