@@ -1,9 +1,14 @@
 #include "ui/markdown_view.h"
 
+#include <QAbstractTextDocumentLayout>
+#include <QApplication>
+#include <QClipboard>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
+#include <QToolButton>
 #include <QtMath>
 
 namespace llmwb {
@@ -41,10 +46,64 @@ void MarkdownView::render() {
     document()->setMarkdown(markdown_, QTextDocument::MarkdownDialectGitHub);
     styleCodeBlocks();
     updateHeight();
+    placeCopyButtons();
+}
+
+int MarkdownView::copyButtonHeight() const {
+    return fontMetrics().height() + 6;
+}
+
+void MarkdownView::copyCodeBlock(int i) {
+    if (i < 0 || i >= codeTexts_.size())
+        return;
+    QApplication::clipboard()->setText(codeTexts_[i]);
+    if (QToolButton* b = copyButtons_.value(i)) {
+        b->setText(tr("Copied"));
+        QTimer::singleShot(1500, b, [this] { retranslateButtons(); });
+    }
+}
+
+void MarkdownView::retranslateButtons() {
+    for (QToolButton* b : std::as_const(copyButtons_)) {
+        b->setText(tr("Copy"));
+        b->setToolTip(tr("Copy this code block"));
+    }
+}
+
+void MarkdownView::placeCopyButtons() {
+    // One button per code block, reused across renders (streaming re-renders often).
+    while (copyButtons_.size() < codeTexts_.size()) {
+        auto* b = new QToolButton(viewport());
+        b->setObjectName(QStringLiteral("codeCopyButton"));
+        b->setAutoRaise(false);
+        b->setCursor(Qt::ArrowCursor);
+        b->setFocusPolicy(Qt::NoFocus);
+        const int index = int(copyButtons_.size());
+        connect(b, &QToolButton::clicked, this, [this, index] { copyCodeBlock(index); });
+        copyButtons_ << b;
+        retranslateButtons();
+    }
+    while (copyButtons_.size() > codeTexts_.size())
+        delete copyButtons_.takeLast();
+    QAbstractTextDocumentLayout* layout = document()->documentLayout();
+    const int h = copyButtonHeight();
+    for (int i = 0; i < copyButtons_.size(); ++i) {
+        QToolButton* b = copyButtons_[i];
+        const QTextBlock block = document()->findBlock(codeStarts_[i]);
+        const QRectF r = layout->blockBoundingRect(block);
+        b->setFixedHeight(h - 2);
+        b->adjustSize();
+        const int x = std::max(0, viewport()->width() - b->width() - 2);
+        // The block's top margin leaves room for the button above the shaded code.
+        const int y = int(r.top()) + 1 - verticalScrollBar()->value();
+        b->move(x, y);
+        b->show();
+    }
 }
 
 void MarkdownView::styleCodeBlocks() {
-    codeBlocks_ = 0;
+    codeTexts_.clear();
+    codeStarts_.clear();
     const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     const QColor shade = palette().color(QPalette::AlternateBase);
     QTextCursor cursor(document());
@@ -53,15 +112,22 @@ void MarkdownView::styleCodeBlocks() {
         const QTextBlockFormat bf = b.blockFormat();
         const bool code = bf.hasProperty(QTextFormat::BlockCodeFence) ||
                           bf.hasProperty(QTextFormat::BlockCodeLanguage);
-        if (code && !inCode)
-            ++codeBlocks_;
+        const bool first = code && !inCode;
         inCode = code;
         if (!code)
             continue;
+        if (first) {
+            codeTexts_ << b.text();
+            codeStarts_ << b.position();
+        } else {
+            codeTexts_.last() += QLatin1Char('\n') + b.text();
+        }
         cursor.setPosition(b.position());
         cursor.setPosition(b.position() + b.length() - 1, QTextCursor::KeepAnchor);
         QTextBlockFormat shaded;
         shaded.setBackground(shade);
+        if (first)
+            shaded.setTopMargin(std::max(bf.topMargin(), qreal(copyButtonHeight())));
         cursor.mergeBlockFormat(shaded);
         QTextCharFormat cf;
         cf.setFont(mono, QTextCharFormat::FontPropertiesSpecifiedOnly);
@@ -70,6 +136,9 @@ void MarkdownView::styleCodeBlocks() {
         cf.setFontFixedPitch(true);
         cursor.mergeCharFormat(cf);
     }
+    // QTextBlock::text() shows a line separator as U+2028; the code had a newline there.
+    for (QString& t : codeTexts_)
+        t.replace(QChar::LineSeparator, QLatin1Char('\n'));
 }
 
 void MarkdownView::updateHeight() {
@@ -89,12 +158,20 @@ QSize MarkdownView::minimumSizeHint() const { return {50, height_}; }
 void MarkdownView::resizeEvent(QResizeEvent* e) {
     QTextBrowser::resizeEvent(e);
     updateHeight();
+    placeCopyButtons();
+}
+
+void MarkdownView::scrollContentsBy(int dx, int dy) {
+    QTextBrowser::scrollContentsBy(dx, dy);
+    placeCopyButtons();
 }
 
 void MarkdownView::changeEvent(QEvent* e) {
     QTextBrowser::changeEvent(e);
     if (e->type() == QEvent::PaletteChange || e->type() == QEvent::FontChange)
         render();
+    else if (e->type() == QEvent::LanguageChange)
+        retranslateButtons();
 }
 
 }  // namespace llmwb

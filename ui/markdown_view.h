@@ -1,10 +1,14 @@
 // Read-only Markdown text (QTextDocument::setMarkdown, GitHub dialect) that is exactly as tall
-// as its content, for stacking in the chat. Code blocks get a monospace font and a shaded
-// background. Rapid updates (streaming) are coalesced to at most ~30 renders per second.
+// as its content, for stacking in the chat. Code blocks get a monospace font, a shaded
+// background and a Copy button above their top-right corner (it copies the code only, without
+// the fences). Rapid updates (streaming) are coalesced to at most ~30 renders per second.
 #pragma once
 
+#include <QList>
 #include <QTextBrowser>
 #include <QTimer>
+
+class QToolButton;
 
 namespace llmwb {
 
@@ -17,24 +21,34 @@ public:
     void setMarkdownText(const QString& markdown);  // renders now
     void setMarkdownTextLater(const QString& markdown);  // renders within ~33 ms
     QString markdownText() const { return markdown_; }
-    int codeBlockCount() const { return codeBlocks_; }
+    int codeBlockCount() const { return int(codeTexts_.size()); }
+    // The code of block i as shown (no fences), and its Copy button.
+    QString codeBlockText(int i) const { return codeTexts_.value(i); }
+    QToolButton* codeCopyButton(int i) const { return copyButtons_.value(i); }
+    void copyCodeBlock(int i);  // to the clipboard
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
 protected:
     void resizeEvent(QResizeEvent* e) override;
+    void scrollContentsBy(int dx, int dy) override;
     void changeEvent(QEvent* e) override;
 
 private:
     void render();
     void styleCodeBlocks();
     void updateHeight();
+    void placeCopyButtons();
+    void retranslateButtons();
+    int copyButtonHeight() const;
 
     QString markdown_;
     QTimer renderTimer_;
     int height_ = 0;
-    int codeBlocks_ = 0;
+    QStringList codeTexts_;
+    QList<int> codeStarts_;  // document position of each code block's first character
+    QList<QToolButton*> copyButtons_;
 };
 
 }  // namespace llmwb

@@ -1,0 +1,346 @@
+// The chat widgets offscreen, against a scripted engine: the Copy button of each Markdown code
+// block (the clipboard gets exactly the code), the message actions (copy, delete, edit and
+// resend, regenerate, stop) with what they leave in SQLite after the database is reopened, the
+// figures of answers shown again after reopening, and the Model panel (recent models with
+// missing files, removal, drops, load progress with Cancel, a clear load error).
+#include <QApplication>
+#include <QClipboard>
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QListWidget>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QtTest>
+
+#include "app/services/chat_controller.h"
+#include "app/services/conversation_store.h"
+#include "app/services/database.h"
+#include "ui/chat_view.h"
+#include "ui/markdown_view.h"
+#include "ui/message_widget.h"
+#include "ui/model_panel.h"
+
+using namespace llmwb;
+
+namespace {
+
+// Plays the engine: remembers each request; answer() streams tokens and finishes it.
+class ScriptedEngine : public QObject {
+public:
+    explicit ScriptedEngine(ChatController& c) : controller_(c) {
+        connect(&c, &ChatController::generateRequested, this,
+                [this](const GenerationRequest& r) { requests_ << r; });
+        connect(&c, &ChatController::stopRequested, this,
+                [this](quint64 id) { stopped_ << id; });
+    }
+    void answer(const GenerationRequest& r, const QStringList& tokens, bool cancelled = false,
+                double tokensPerSecond = 42.5) {
+        for (const QString& t : tokens)
+            controller_.onToken(r.requestId, r.conversationId, t);
+        GenerationStats s;
+        s.requestId = r.requestId;
+        s.conversationId = r.conversationId;
+        s.promptTokens = 9;
+        s.completionTokens = tokens.size();
+        s.ttftMs = 31;
+        s.tokensPerSecond = tokensPerSecond;
+        s.finishReason = cancelled ? QStringLiteral("cancelled") : QStringLiteral("stop");
+        controller_.onFinished(s);
+    }
+    QList<GenerationRequest> requests_;
+    QList<quint64> stopped_;
+
+private:
+    ChatController& controller_;
+};
+
+QToolButton* button(QWidget* w, const char* name) {
+    return w->findChild<QToolButton*>(QLatin1String(name));
+}
+
+}  // namespace
+
+class TestUiChatWidgets : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+    int counter_ = 0;
+    QString newPath(const char* stem) {
+        return dir_.filePath(QStringLiteral("%1%2").arg(QLatin1String(stem)).arg(++counter_));
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(dir_.isValid()); }
+
+    void codeBlockCopyButtonsCopyExactlyTheCode() {
+        MarkdownView view;
+        view.resize(500, 100);
+        view.show();
+        const QString first = QStringLiteral("int main() {\n    return 0;  // *not* markdown\n}");
+        const QString second = QStringLiteral("$ echo \"a  b\"\n\nsecond paragraph of code");
+        view.setMarkdownText(QStringLiteral("Intro **bold**\n\n```cpp\n%1\n```\n\nBetween.\n\n"
+                                            "~~~\n%2\n~~~\n\nEnd `inline` text.")
+                                 .arg(first, second));
+        QCOMPARE(view.codeBlockCount(), 2);
+        QCOMPARE(view.codeBlockText(0), first);
+        QCOMPARE(view.codeBlockText(1), second);
+        for (int i = 0; i < 2; ++i) {
+            QToolButton* b = view.codeCopyButton(i);
+            QVERIFY(b);
+            QVERIFY(b->isVisible());
+            QVERIFY(!b->text().isEmpty());
+            // Inside the view, above its own code block and below the previous one.
+            QVERIFY(view.viewport()->rect().contains(b->geometry()));
+        }
+        QVERIFY(view.codeCopyButton(0)->y() < view.codeCopyButton(1)->y());
+
+        QApplication::clipboard()->setText(QStringLiteral("before"));
+        QTest::mouseClick(view.codeCopyButton(1), Qt::LeftButton);
+        QCOMPARE(QApplication::clipboard()->text(), second);
+        QTest::mouseClick(view.codeCopyButton(0), Qt::LeftButton);
+        QCOMPARE(QApplication::clipboard()->text(), first);
+
+        // Re-rendering with fewer blocks drops the extra button; none without code.
+        view.setMarkdownText(QStringLiteral("```\nonly\n```"));
+        QCOMPARE(view.codeBlockCount(), 1);
+        QCOMPARE(view.findChildren<QToolButton*>(QStringLiteral("codeCopyButton")).size(), 1);
+        QCOMPARE(view.codeBlockText(0), QStringLiteral("only"));
+        view.setMarkdownText(QStringLiteral("no code at all"));
+        QCOMPARE(view.codeBlockCount(), 0);
+        QCOMPARE(view.findChildren<QToolButton*>(QStringLiteral("codeCopyButton")).size(), 0);
+
+        // While streaming, an unclosed fence is already a code block with its button.
+        view.setMarkdownText(QStringLiteral("Answer:\n\n```python\nprint(1)\nprint(2"));
+        QCOMPARE(view.codeBlockCount(), 1);
+        QCOMPARE(view.codeBlockText(0), QStringLiteral("print(1)\nprint(2"));
+    }
+
+    void messageActionsPersist() {
+        const QString dbPath = newPath("chat.sqlite");
+        qint64 convId = 0;
+        {
+            Database db(dbPath);
+            QVERIFY(db.open());
+            ConversationStore store(db);
+            ChatController controller(store);
+            controller.setModelName(QStringLiteral("tiny"));
+            ScriptedEngine engine(controller);
+            ChatView view(controller);
+            view.resize(700, 600);
+            view.show();
+            const auto conv = controller.newConversation();
+            QVERIFY(conv);
+            convId = conv->id;
+            view.setConversation(convId);
+
+            // Send, then stop: the Stop button asks the engine to stop this request.
+            view.input()->setPlainText(QStringLiteral("First question"));
+            QTest::mouseClick(view.sendButton(), Qt::LeftButton);
+            QCOMPARE(engine.requests_.size(), 1);
+            QVERIFY(view.stopButton()->isEnabled());
+            QTest::mouseClick(view.stopButton(), Qt::LeftButton);
+            QCOMPARE(engine.stopped_, QList<quint64>{engine.requests_[0].requestId});
+            engine.answer(engine.requests_[0], {"Partial"}, true);
+            auto widgets = view.messageWidgets();
+            QCOMPARE(widgets.size(), 2);
+            QCOMPARE(widgets[1]->message().state, MessageState::Stopped);
+
+            // Regenerate (button of the last answer) replaces the answer.
+            QToolButton* regen = button(widgets[1], "regenerateButton");
+            QVERIFY(regen && regen->isEnabled());
+            QTest::mouseClick(regen, Qt::LeftButton);
+            QCOMPARE(engine.requests_.size(), 2);
+            engine.answer(engine.requests_[1], {"Answer ", "one\n\n```\nx = 1\n```"});
+            widgets = view.messageWidgets();
+            QCOMPARE(widgets.size(), 2);
+            QCOMPARE(widgets[1]->message().state, MessageState::Complete);
+
+            // Copy (message): the Markdown text of the message.
+            QTest::mouseClick(button(widgets[1], "copyButton"), Qt::LeftButton);
+            QCOMPARE(QApplication::clipboard()->text(),
+                     QStringLiteral("Answer one\n\n```\nx = 1\n```"));
+            QTest::mouseClick(widgets[1]->body()->codeCopyButton(0), Qt::LeftButton);
+            QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("x = 1"));
+
+            // A second exchange, then edit the first question: everything after it goes.
+            view.input()->setPlainText(QStringLiteral("Second question"));
+            QTest::mouseClick(view.sendButton(), Qt::LeftButton);
+            engine.answer(engine.requests_[2], {"Answer two"}, false, 12.0);
+            QCOMPARE(view.messageWidgets().size(), 4);
+            widgets = view.messageWidgets();
+            QToolButton* edit = button(widgets[0], "editButton");
+            QVERIFY(edit && edit->isEnabled());
+            QTRY_VERIFY(edit->isVisible());  // new message widgets are shown by the layout
+            QTest::mouseClick(edit, Qt::LeftButton);
+            auto* editor = widgets[0]->findChild<QPlainTextEdit*>(QStringLiteral("messageEditor"));
+            QVERIFY(editor && editor->isVisible());
+            QCOMPARE(editor->toPlainText(), QStringLiteral("First question"));
+            editor->setPlainText(QStringLiteral("First question, edited"));
+            QTest::mouseClick(widgets[0]->findChild<QPushButton*>(QStringLiteral("resendButton")),
+                              Qt::LeftButton);
+            QCOMPARE(engine.requests_.size(), 4);
+            QCOMPARE(engine.requests_[3].messages.size(), 1);  // only the edited question
+            QCOMPARE(engine.requests_[3].messages[0].content,
+                     QStringLiteral("First question, edited"));
+            engine.answer(engine.requests_[3], {"Edited ", "answer"}, false, 77.25);
+            QTRY_COMPARE(view.messageWidgets().size(), 2);
+
+            // A third exchange whose answer is then deleted with its button.
+            view.input()->setPlainText(QStringLiteral("Third"));
+            QTest::mouseClick(view.sendButton(), Qt::LeftButton);
+            engine.answer(engine.requests_[4], {"To be deleted"});
+            QCOMPARE(view.messageWidgets().size(), 4);
+            QTest::mouseClick(button(view.messageWidgets().last(), "deleteButton"),
+                              Qt::LeftButton);
+            QTRY_COMPARE(view.messageWidgets().size(), 3);
+        }
+        // Reopen the database in a new view: the same messages, states and figures.
+        Database db(dbPath);
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        const auto msgs = store.messages(convId);
+        QCOMPARE(msgs.size(), 3);
+        QCOMPARE(msgs[0].content, QStringLiteral("First question, edited"));
+        QCOMPARE(msgs[1].content, QStringLiteral("Edited answer"));
+        QCOMPARE(msgs[1].state, MessageState::Complete);
+        QCOMPARE(msgs[1].model, QStringLiteral("tiny"));
+        QCOMPARE(msgs[1].tokensPerSecond.value_or(0), 77.25);
+        QCOMPARE(msgs[1].ttftMs.value_or(0), 31.0);
+        QCOMPARE(msgs[1].promptTokens.value_or(0), qint64(9));
+        QCOMPARE(msgs[1].completionTokens.value_or(0), qint64(2));
+        QCOMPARE(msgs[2].content, QStringLiteral("Third"));
+
+        ChatController controller(store);
+        ChatView view(controller);
+        view.resize(700, 600);
+        view.show();
+        view.setConversation(convId);
+        const auto widgets = view.messageWidgets();
+        QCOMPARE(widgets.size(), 3);
+        const QString footer = widgets[1]->footerText();
+        QVERIFY2(footer.contains(QLocale().toString(77.25, 'f', 1)), qPrintable(footer));
+        QVERIFY2(footer.contains(QStringLiteral("31")), qPrintable(footer));
+        QVERIFY2(footer.contains(QStringLiteral("9")) && footer.contains(QStringLiteral("2")),
+                 qPrintable(footer));
+        QTRY_VERIFY(widgets[1]->findChild<QLabel*>(QStringLiteral("messageFooter"))->isVisible());
+        QVERIFY(widgets[0]->findChild<QLabel*>(QStringLiteral("messageFooter"))->isHidden());
+    }
+
+    void modelPanelRecentModelsAndDrops() {
+        ModelPanel panel;
+        panel.show();
+        const QString present = newPath("present") + QStringLiteral(".gguf");
+        QFile f(present);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        const QString missing = dir_.filePath(QStringLiteral("gone.gguf"));
+        panel.setRecentModels({present, missing});
+        auto* list = panel.findChild<QListWidget*>(QStringLiteral("recentModels"));
+        QVERIFY(list);
+        QCOMPARE(list->count(), 2);
+        QVERIFY(!list->item(0)->text().contains(QStringLiteral("gone")));
+        QVERIFY(list->item(1)->text().contains(QStringLiteral("gone.gguf")));
+        QVERIFY(list->item(1)->text() != QStringLiteral("gone.gguf"));  // marked as missing
+        QVERIFY(list->item(1)->font().italic());
+
+        QSignalSpy open(&panel, &ModelPanel::openRequested);
+        emit list->itemActivated(list->item(1));  // a missing file is not opened
+        QCOMPARE(open.size(), 0);
+        QVERIFY(panel.fieldText("modelStatus").contains(QDir::toNativeSeparators(missing)));
+        emit list->itemActivated(list->item(0));
+        QCOMPARE(open.size(), 1);
+        QCOMPARE(open.takeFirst().first().toString(), present);
+
+        QSignalSpy removed(&panel, &ModelPanel::removeRecentRequested);
+        auto* remove = panel.findChild<QPushButton*>(QStringLiteral("removeRecent"));
+        QVERIFY(remove && !remove->isEnabled());
+        list->setCurrentRow(1);
+        QVERIFY(remove->isEnabled());
+        QTest::mouseClick(remove, Qt::LeftButton);
+        QCOMPARE(removed.size(), 1);
+        QCOMPARE(removed.first().first().toString(), missing);
+        QCOMPARE(panel.recentModels(), QStringList{present});
+
+        // Drops: one .gguf file or a folder; not a text file, not two files.
+        QMimeData gguf;
+        gguf.setUrls({QUrl::fromLocalFile(present)});
+        QCOMPARE(ModelPanel::modelPathFromMime(&gguf), QFileInfo(present).absoluteFilePath());
+        QMimeData folder;
+        folder.setUrls({QUrl::fromLocalFile(dir_.path())});
+        QCOMPARE(ModelPanel::modelPathFromMime(&folder), QFileInfo(dir_.path()).absoluteFilePath());
+        QMimeData text;
+        text.setUrls({QUrl::fromLocalFile(dir_.filePath("notes.txt"))});
+        QVERIFY(ModelPanel::modelPathFromMime(&text).isEmpty());
+        QMimeData two;
+        two.setUrls({QUrl::fromLocalFile(present), QUrl::fromLocalFile(present)});
+        QVERIFY(ModelPanel::modelPathFromMime(&two).isEmpty());
+        QDragEnterEvent enter(QPoint(5, 5), Qt::CopyAction, &gguf, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&panel, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(5, 5), Qt::CopyAction, &gguf, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&panel, &drop);
+        QCOMPARE(open.size(), 1);
+        QCOMPARE(open.first().first().toString(), QFileInfo(present).absoluteFilePath());
+    }
+
+    void modelPanelLoadingProgressCancelAndError() {
+        ModelPanel panel;
+        panel.show();
+        auto* cancel = panel.findChild<QPushButton*>(QStringLiteral("cancelLoad"));
+        auto* progress = panel.findChild<QProgressBar*>(QStringLiteral("loadProgress"));
+        QVERIFY(cancel && progress);
+        QVERIFY(!cancel->isVisible());
+        QVERIFY(!panel.isLoading());
+
+        panel.setLoading(QStringLiteral("/models/big.gguf"));
+        QVERIFY(panel.isLoading());
+        QVERIFY(cancel->isVisible() && cancel->isEnabled());
+        QVERIFY(progress->isVisible());
+        panel.setLoadProgress(40, QStringLiteral("Reading weights"));
+        QCOMPARE(progress->maximum(), 100);
+        QCOMPARE(progress->value(), 40);
+        QVERIFY(panel.fieldText("modelStatus").contains(QStringLiteral("big.gguf")));
+        QVERIFY(panel.fieldText("modelStatus").contains(QStringLiteral("Reading weights")));
+        panel.setLoadProgress(250, QString());  // clamped
+        QCOMPARE(progress->value(), 100);
+
+        QSignalSpy cancelled(&panel, &ModelPanel::cancelLoadRequested);
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QCOMPARE(cancelled.size(), 1);
+        QVERIFY(!cancel->isEnabled());  // one request is enough
+
+        panel.setLoadFailed(QStringLiteral("not a GGUF file (bad magic)"));
+        QVERIFY(!panel.isLoading());
+        QVERIFY(!cancel->isVisible());
+        QVERIFY(!progress->isVisible());
+        const QString status = panel.fieldText("modelStatus");
+        QVERIFY2(status.contains(QStringLiteral("big.gguf")) &&
+                     status.contains(QStringLiteral("bad magic")),
+                 qPrintable(status));
+
+        ModelMetadata m;
+        m.name = QStringLiteral("Tiny");
+        m.architecture = QStringLiteral("qwen2");
+        m.format = QStringLiteral("GGUF");
+        m.contextLength = 2048;
+        m.hasChatTemplate = true;
+        m.path = QStringLiteral("/models/tiny.gguf");
+        panel.setLoading(m.path);
+        panel.setModel(m);
+        QVERIFY(!panel.isLoading());
+        QVERIFY(!cancel->isVisible());
+        QCOMPARE(panel.fieldText("modelName"), QStringLiteral("Tiny"));
+        QVERIFY(panel.fieldText("modelArchitecture").contains(QStringLiteral("qwen2")));
+        QVERIFY(!panel.fieldText("modelStatus").contains(QStringLiteral("bad magic")));
+    }
+};
+
+QTEST_MAIN(TestUiChatWidgets)
+#include "tst_ui_chat_widgets.moc"
