@@ -1,0 +1,181 @@
+#include "engine/backend/cuda_executor.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/runtime/rope.h"
+#include "kernels/cpu/quant.h"
+
+namespace llmwb {
+
+namespace {
+
+LlmwbTensor tensor_of(const TensorView& t) {
+    LlmwbTensor o{};
+    if (!t.present())
+        return o;
+    o.data = t.data;
+    o.dtype = static_cast<uint32_t>(t.type);
+    o.rows = t.rows;
+    o.cols = t.cols;
+    o.bytes = t.rows * t.row_bytes();
+    return o;
+}
+
+// A norm vector or bias as fp32 (empty when absent); kept alive by `store`.
+const float* f32_of(const TensorView& t, std::vector<std::vector<float>>& store) {
+    if (!t.present())
+        return nullptr;
+    std::vector<float> v(static_cast<size_t>(t.rows * t.cols));
+    for (int64_t r = 0; r < t.rows; ++r)
+        kernels::dequantize_row(t.type, t.row(r), v.data() + r * t.cols, t.cols);
+    store.push_back(std::move(v));
+    return store.back().data();
+}
+
+} // namespace
+
+Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaPlugin> plugin,
+                                                          const LoadedModel& model,
+                                                          const CudaExecutorOptions& options) {
+    const ModelConfig& c = model.config;
+    const ModelWeights& w = model.weights;
+    if (static_cast<int32_t>(w.layers.size()) != c.num_layers)
+        return make_error("CUDA backend: the model's layer count does not match its config");
+    auto devices = plugin->devices();
+    if (!devices)
+        return devices.error();
+    if (options.device < 0 || options.device >= static_cast<int32_t>(devices->size()))
+        return make_error("CUDA backend: no CUDA device " + std::to_string(options.device) +
+                          " (" + std::to_string(devices->size()) + " found)");
+
+    std::vector<std::vector<float>> store; // fp32 norms and biases, alive during create_runner
+    store.reserve(8 * w.layers.size() + 1);
+    std::vector<LlmwbLayer> layers(w.layers.size());
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+        const LayerWeights& lw = w.layers[i];
+        LlmwbLayer& l = layers[i];
+        l.attn_norm = f32_of(lw.attn_norm, store);
+        l.ffn_norm = f32_of(lw.ffn_norm, store);
+        l.q_norm = f32_of(lw.q_norm, store);
+        l.k_norm = f32_of(lw.k_norm, store);
+        l.bq = f32_of(lw.bq, store);
+        l.bk = f32_of(lw.bk, store);
+        l.bv = f32_of(lw.bv, store);
+        l.wq = tensor_of(lw.wq);
+        l.wk = tensor_of(lw.wk);
+        l.wv = tensor_of(lw.wv);
+        l.wo = tensor_of(lw.wo);
+        l.w_gate = tensor_of(lw.w_gate);
+        l.w_up = tensor_of(lw.w_up);
+        l.w_down = tensor_of(lw.w_down);
+    }
+    const std::vector<double> inv_freq = rope_inv_freq(c, w.rope_freqs);
+    const TensorView& head = w.output.present() ? w.output : w.tok_embd;
+
+    LlmwbModel m{};
+    m.vocab_size = static_cast<int32_t>(head.rows);
+    m.hidden_size = c.hidden_size;
+    m.intermediate_size = c.intermediate_size;
+    m.num_layers = c.num_layers;
+    m.num_heads = c.num_heads;
+    m.num_kv_heads = c.num_kv_heads;
+    m.head_dim = c.head_dim;
+    m.rope_interleaved = c.rope_style == RopeStyle::Interleaved ? 1 : 0;
+    m.rms_norm_eps = c.rms_norm_eps;
+    m.inv_freq = inv_freq.data();
+    m.output_norm = f32_of(w.output_norm, store);
+    m.tok_embd = tensor_of(w.tok_embd);
+    m.lm_head = tensor_of(head);
+    m.layers = layers.data();
+
+    LlmwbRunnerOptions ro{};
+    ro.device = options.device;
+    ro.kv_dtype = options.kv_dtype == KvDtype::F32 ? LLMWB_KV_F32 : LLMWB_KV_F16;
+    ro.use_graphs = options.use_graphs ? 1 : 0;
+    ro.max_tokens = std::max(1, options.max_tokens);
+    ro.max_seqs = std::max(1, options.max_seqs);
+    ro.max_context = options.max_context > 0 ? options.max_context : c.max_position;
+
+    LlmwbRunner* runner = plugin->api().create_runner(&m, &ro);
+    if (!runner)
+        return make_error("CUDA backend: " + plugin->last_error());
+    std::unique_ptr<CudaExecutor> e(new CudaExecutor());
+    e->plugin_ = std::move(plugin);
+    e->runner_ = runner;
+    e->options_ = options;
+    e->options_.max_context = ro.max_context;
+    e->config_ = c;
+    e->device_name_ = (*devices)[options.device].name;
+    e->vocab_ = m.vocab_size;
+    e->weight_bytes_ = e->plugin_->api().weight_bytes(runner);
+    return e;
+}
+
+CudaExecutor::~CudaExecutor() {
+    if (runner_)
+        plugin_->api().destroy_runner(runner_);
+}
+
+DeviceMemory CudaExecutor::memory() const {
+    DeviceMemory m;
+    int64_t total = 0, free = 0;
+    if (plugin_->api().memory_info(runner_, &total, &free) == 0) {
+        m.total_bytes = total;
+        m.free_bytes = free;
+    }
+    return m;
+}
+
+Status CudaExecutor::resize_kv(int32_t num_blocks, int32_t block_size,
+                               std::span<const KvBlockMove> keep) {
+    std::vector<int32_t> src, dst;
+    src.reserve(keep.size());
+    dst.reserve(keep.size());
+    for (const KvBlockMove& m : keep) {
+        src.push_back(m.src);
+        dst.push_back(m.dst);
+    }
+    if (plugin_->api().resize_kv(runner_, num_blocks, block_size, src.data(), dst.data(),
+                                 static_cast<int32_t>(src.size())) != 0)
+        return make_error("CUDA KV cache: " + plugin_->last_error());
+    num_blocks_ = num_blocks;
+    block_size_ = block_size;
+    return ok_status();
+}
+
+void CudaExecutor::copy_block(int32_t src, int32_t dst) {
+    assert(src != dst && src >= 0 && dst >= 0 && src < num_blocks_ && dst < num_blocks_);
+    if (plugin_->api().copy_block(runner_, src, dst) != 0 && pending_error_.empty())
+        pending_error_ = "CUDA copy of a KV block: " + plugin_->last_error();
+}
+
+Status CudaExecutor::forward(const ForwardBatch& batch, float* logits) {
+    if (!pending_error_.empty()) {
+        std::string e = std::move(pending_error_);
+        pending_error_.clear();
+        return make_error(e);
+    }
+    LlmwbBatch b{};
+    b.n_tokens = batch.n_tokens();
+    b.n_seqs = batch.n_seqs();
+    b.max_blocks_per_seq = batch.max_blocks_per_seq;
+    b.n_logits = static_cast<int32_t>(batch.logits_rows.size());
+    b.token_ids = batch.token_ids.data();
+    b.positions = batch.positions.data();
+    b.slot_mapping = batch.slot_mapping.data();
+    b.query_start = batch.query_start.data();
+    b.context_lens = batch.context_lens.data();
+    b.block_tables = batch.block_tables.data();
+    b.logits_rows = batch.logits_rows.data();
+    if (plugin_->api().forward(runner_, &b, logits) != 0)
+        return make_error("CUDA forward: " + plugin_->last_error());
+    return ok_status();
+}
+
+void CudaExecutor::graph_stats(int64_t& graph_steps, int64_t& eager_steps) const {
+    graph_steps = eager_steps = 0;
+    plugin_->api().stats(runner_, &graph_steps, &eager_steps);
+}
+
+} // namespace llmwb

@@ -1,0 +1,64 @@
+// CudaExecutor: the CUDA backend behind the ModelExecutor interface. It hands the model's weights
+// (host views, uploaded once by the plugin) and each step's batch metadata to the plugin's model
+// runner (kernels/cuda/runner) through the C ABI of kernels/cuda/plugin/plugin_api.h.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/backend/cuda_plugin.h"
+#include "engine/model/loaded_model.h"
+#include "engine/runtime/model_executor.h"
+
+namespace llmwb {
+
+struct CudaExecutorOptions {
+    int32_t device = 0;
+    KvDtype kv_dtype = KvDtype::F16;
+    bool use_graphs = true;       // capture decode-only steps into CUDA graphs
+    int32_t max_tokens = 512;     // largest token rows of a step (max_num_batched_tokens)
+    int32_t max_seqs = 256;       // largest sequences of a step (max_num_seqs)
+    int32_t max_context = 0;      // 0: the model's context length
+};
+
+class CudaExecutor final : public ModelExecutor {
+  public:
+    // `model` must outlive the executor only during create() (weights are copied to the device).
+    static Result<std::unique_ptr<CudaExecutor>> create(std::shared_ptr<CudaPlugin> plugin,
+                                                        const LoadedModel& model,
+                                                        const CudaExecutorOptions& options);
+    ~CudaExecutor() override;
+
+    DeviceKind kind() const override { return DeviceKind::Cuda; }
+    std::string device_name() const override { return device_name_; }
+    const ModelConfig& config() const override { return config_; }
+    int32_t vocab_size() const override { return vocab_; }
+    int64_t weight_bytes() const override { return weight_bytes_; }
+    KvDtype kv_dtype() const override { return options_.kv_dtype; }
+    DeviceMemory memory() const override;
+
+    int32_t num_blocks() const override { return num_blocks_; }
+    int32_t block_size() const override { return block_size_; }
+    Status resize_kv(int32_t num_blocks, int32_t block_size,
+                     std::span<const KvBlockMove> keep) override;
+    void copy_block(int32_t src, int32_t dst) override;
+    Status forward(const ForwardBatch& batch, float* logits) override;
+
+    // Steps run through a CUDA graph / eagerly so far.
+    void graph_stats(int64_t& graph_steps, int64_t& eager_steps) const;
+    const CudaExecutorOptions& options() const { return options_; }
+
+  private:
+    CudaExecutor() = default;
+    std::shared_ptr<CudaPlugin> plugin_;
+    LlmwbRunner* runner_ = nullptr;
+    CudaExecutorOptions options_;
+    ModelConfig config_;
+    std::string device_name_;
+    int32_t vocab_ = 0;
+    int64_t weight_bytes_ = 0;
+    int32_t num_blocks_ = 0, block_size_ = 0;
+    std::string pending_error_; // a copy_block failure, reported by the next forward
+};
+
+} // namespace llmwb

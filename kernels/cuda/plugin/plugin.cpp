@@ -1,0 +1,158 @@
+// The CUDA plugin's C entry point: the function table of plugin_api.h over ModelRunner. No C++
+// exception crosses the boundary; every failure becomes -1 / NULL plus last_error().
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "kernels/cuda/plugin/plugin_api.h"
+#include "kernels/cuda/runner/model_runner.h"
+
+struct LlmwbRunner {
+    std::unique_ptr<llmwb::cuda::ModelRunner> runner;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+int fail(std::string msg) {
+    g_last_error = std::move(msg);
+    return -1;
+}
+
+int fail_cuda(const char* what, cudaError_t e) {
+    return fail(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                ")");
+}
+
+int api_device_count() {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return fail_cuda("cudaGetDeviceCount", e);
+    }
+    return n;
+}
+
+int api_device_info(int32_t device, LlmwbDeviceInfo* out) {
+    if (!out)
+        return fail("device_info: null output");
+    std::memset(out, 0, sizeof(*out));
+    cudaDeviceProp p{};
+    cudaError_t e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess)
+        return fail_cuda("cudaGetDeviceProperties", e);
+    const size_t name_len = strnlen(p.name, sizeof(p.name));
+    std::memcpy(out->name, p.name, std::min(name_len, sizeof(out->name) - 1));
+    out->total_bytes = static_cast<int64_t>(p.totalGlobalMem);
+    out->cc_major = p.major;
+    out->cc_minor = p.minor;
+    out->multiprocessors = p.multiProcessorCount;
+    int clock_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) ==
+            cudaSuccess)
+        out->memory_bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9; // DDR
+    cudaGetLastError();
+    int current = 0;
+    size_t free = 0, total = 0;
+    if (cudaGetDevice(&current) == cudaSuccess && cudaSetDevice(device) == cudaSuccess &&
+        cudaMemGetInfo(&free, &total) == cudaSuccess)
+        out->free_bytes = static_cast<int64_t>(free);
+    cudaSetDevice(current);
+    cudaGetLastError();
+    return 0;
+}
+
+LlmwbRunner* api_create_runner(const LlmwbModel* model, const LlmwbRunnerOptions* options) {
+    if (!model || !options) {
+        fail("create_runner: null argument");
+        return nullptr;
+    }
+    try {
+        std::string err;
+        auto r = llmwb::cuda::ModelRunner::create(*model, *options, err);
+        if (!r) {
+            fail(err);
+            return nullptr;
+        }
+        auto* h = new LlmwbRunner();
+        h->runner = std::move(r);
+        return h;
+    } catch (const std::exception& e) {
+        fail(std::string("create_runner: ") + e.what());
+        return nullptr;
+    }
+}
+
+void api_destroy_runner(LlmwbRunner* r) { delete r; }
+
+int api_resize_kv(LlmwbRunner* r, int32_t num_blocks, int32_t block_size,
+                  const int32_t* keep_src, const int32_t* keep_dst, int32_t n_keep) {
+    if (!r || (n_keep > 0 && (!keep_src || !keep_dst)))
+        return fail("resize_kv: null argument");
+    try {
+        std::string err;
+        return r->runner->resize_kv(num_blocks, block_size, keep_src, keep_dst, n_keep, err)
+                   ? 0
+                   : fail(err);
+    } catch (const std::exception& e) {
+        return fail(std::string("resize_kv: ") + e.what());
+    }
+}
+
+int api_copy_block(LlmwbRunner* r, int32_t src, int32_t dst) {
+    if (!r)
+        return fail("copy_block: null runner");
+    std::string err;
+    return r->runner->copy_block(src, dst, err) ? 0 : fail(err);
+}
+
+int api_forward(LlmwbRunner* r, const LlmwbBatch* b, float* logits) {
+    if (!r || !b || (b->n_logits > 0 && !logits))
+        return fail("forward: null argument");
+    try {
+        std::string err;
+        return r->runner->forward(*b, logits, err) ? 0 : fail(err);
+    } catch (const std::exception& e) {
+        return fail(std::string("forward: ") + e.what());
+    }
+}
+
+int api_memory_info(LlmwbRunner* r, int64_t* total, int64_t* free) {
+    if (!r || !total || !free)
+        return fail("memory_info: null argument");
+    std::string err;
+    return r->runner->memory_info(*total, *free, err) ? 0 : fail(err);
+}
+
+int64_t api_weight_bytes(const LlmwbRunner* r) { return r ? r->runner->weight_bytes() : 0; }
+
+int api_stats(const LlmwbRunner* r, int64_t* graph_steps, int64_t* eager_steps) {
+    if (!r || !graph_steps || !eager_steps)
+        return fail("stats: null argument");
+    *graph_steps = r->runner->graph_steps();
+    *eager_steps = r->runner->eager_steps();
+    return 0;
+}
+
+const char* api_last_error() { return g_last_error.c_str(); }
+
+const LlmwbCudaApi kApi = {
+    LLMWB_CUDA_ABI_VERSION, sizeof(LlmwbCudaApi), api_device_count, api_device_info,
+    api_create_runner,      api_destroy_runner,   api_resize_kv,    api_copy_block,
+    api_forward,            api_memory_info,      api_weight_bytes, api_stats,
+    api_last_error,
+};
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) const LlmwbCudaApi*
+llmwb_cuda_plugin_api(uint32_t abi_version) {
+    return abi_version == LLMWB_CUDA_ABI_VERSION ? &kApi : nullptr;
+}

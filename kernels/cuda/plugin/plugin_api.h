@@ -1,0 +1,134 @@
+/* The C ABI between the engine and the CUDA plugin (libllmwb_cuda.so), loaded at run time with
+ * dlopen so that nothing but the plugin links the CUDA runtime. Both sides include this header.
+ *
+ * Versioning: the engine calls llmwb_cuda_plugin_api(LLMWB_CUDA_ABI_VERSION); the plugin returns
+ * its function table only when it implements exactly that version (else NULL). Structs are only
+ * extended by bumping the version.
+ *
+ * Conventions: plain C, no exceptions cross the boundary. Functions returning int return 0 on
+ * success and -1 on failure; the failure's text is last_error() (thread-local in the plugin).
+ * Every pointer in these structs is a HOST pointer; the plugin copies what it needs. */
+#ifndef LLMWB_CUDA_PLUGIN_API_H
+#define LLMWB_CUDA_PLUGIN_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LLMWB_CUDA_ABI_VERSION 1u
+#define LLMWB_CUDA_PLUGIN_SYMBOL "llmwb_cuda_plugin_api"
+
+/* A weight tensor as stored: row-major [rows][cols], dtype = llmwb::DType's numeric value (GGML
+ * type ids: F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, Q6_K 14, BF16 30). data == NULL: absent.
+ * bytes = rows * row bytes. */
+typedef struct LlmwbTensor {
+    const void* data;
+    uint32_t dtype;
+    int64_t rows;
+    int64_t cols;
+    int64_t bytes;
+} LlmwbTensor;
+
+/* One layer. Norm weights and biases are given as fp32 vectors (NULL: absent). */
+typedef struct LlmwbLayer {
+    const float* attn_norm; /* [hidden] */
+    const float* ffn_norm;  /* [hidden] */
+    const float* q_norm;    /* [head_dim] (qwen3) */
+    const float* k_norm;    /* [head_dim] (qwen3) */
+    const float* bq;        /* [heads * head_dim] (qwen2) */
+    const float* bk;        /* [kv_heads * head_dim] */
+    const float* bv;        /* [kv_heads * head_dim] */
+    LlmwbTensor wq, wk, wv, wo, w_gate, w_up, w_down;
+} LlmwbLayer;
+
+typedef struct LlmwbModel {
+    int32_t vocab_size; /* rows of lm_head = length of a logits row */
+    int32_t hidden_size;
+    int32_t intermediate_size;
+    int32_t num_layers;
+    int32_t num_heads;
+    int32_t num_kv_heads;
+    int32_t head_dim;
+    int32_t rope_interleaved; /* 0: rotate-half (HF), 1: interleaved pairs (llama GGUF) */
+    float rms_norm_eps;
+    const double* inv_freq;  /* [head_dim / 2], llama3 factors included */
+    const float* output_norm; /* [hidden] */
+    LlmwbTensor tok_embd;    /* [vocab][hidden] */
+    LlmwbTensor lm_head;     /* [vocab][hidden]; may point at the same data as tok_embd (tied) */
+    const LlmwbLayer* layers; /* [num_layers] */
+} LlmwbModel;
+
+/* kv_dtype: 0 = F16 (default), 1 = F32 (exact comparisons with the CPU backend). */
+#define LLMWB_KV_F16 0
+#define LLMWB_KV_F32 1
+
+typedef struct LlmwbRunnerOptions {
+    int32_t device;                 /* CUDA device ordinal */
+    int32_t kv_dtype;               /* LLMWB_KV_* */
+    int32_t use_graphs;             /* 1: capture decode-only steps per batch-size bucket */
+    int32_t max_tokens;             /* largest n_tokens of a forward (workspace size) */
+    int32_t max_seqs;               /* largest n_seqs / logits rows of a forward */
+    int32_t max_context;            /* longest context (attention workspace), 0: model default */
+} LlmwbRunnerOptions;
+
+/* One forward step: the arrays of llmwb::ForwardBatch (engine/runtime/forward_batch.h),
+ * already validated by the engine. */
+typedef struct LlmwbBatch {
+    int32_t n_tokens;
+    int32_t n_seqs;
+    int32_t max_blocks_per_seq;
+    int32_t n_logits;
+    const int32_t* token_ids;    /* [n_tokens] */
+    const int32_t* positions;    /* [n_tokens] */
+    const int64_t* slot_mapping; /* [n_tokens] */
+    const int32_t* query_start;  /* [n_seqs + 1] */
+    const int32_t* context_lens; /* [n_seqs] */
+    const int32_t* block_tables; /* [n_seqs][max_blocks_per_seq], -1 = unused */
+    const int32_t* logits_rows;  /* [n_logits] */
+} LlmwbBatch;
+
+typedef struct LlmwbDeviceInfo {
+    char name[256];
+    int64_t total_bytes;
+    int64_t free_bytes;
+    int32_t cc_major, cc_minor;
+    int32_t multiprocessors;
+    double memory_bandwidth_gbs; /* nominal, from clock x bus width (0: unknown) */
+} LlmwbDeviceInfo;
+
+typedef struct LlmwbRunner LlmwbRunner; /* opaque */
+
+typedef struct LlmwbCudaApi {
+    uint32_t abi_version; /* LLMWB_CUDA_ABI_VERSION */
+    uint32_t struct_size; /* sizeof(LlmwbCudaApi) */
+    /* Number of usable devices (>= 0), or -1 when the runtime/driver fails (see last_error). */
+    int (*device_count)(void);
+    int (*device_info)(int32_t device, LlmwbDeviceInfo* out);
+    /* Uploads the weights (cudaMalloc, quantized types kept) and prepares workspaces. The KV pool
+     * is empty until resize_kv. NULL on failure. */
+    LlmwbRunner* (*create_runner)(const LlmwbModel* model, const LlmwbRunnerOptions* options);
+    void (*destroy_runner)(LlmwbRunner* runner);
+    /* Replaces the KV pool; blocks keep_src[i] of the old pool are copied to keep_dst[i] of the
+     * new one. On failure the old pool is kept. */
+    int (*resize_kv)(LlmwbRunner* runner, int32_t num_blocks, int32_t block_size,
+                     const int32_t* keep_src, const int32_t* keep_dst, int32_t n_keep);
+    int (*copy_block)(LlmwbRunner* runner, int32_t src, int32_t dst);
+    /* logits: host [n_logits][vocab_size] fp32. Synchronous. */
+    int (*forward)(LlmwbRunner* runner, const LlmwbBatch* batch, float* logits);
+    int (*memory_info)(LlmwbRunner* runner, int64_t* total_bytes, int64_t* free_bytes);
+    int64_t (*weight_bytes)(const LlmwbRunner* runner); /* device bytes of the weights */
+    /* Statistics: forwards run through a CUDA graph / eagerly. */
+    int (*stats)(const LlmwbRunner* runner, int64_t* graph_steps, int64_t* eager_steps);
+    const char* (*last_error)(void);
+} LlmwbCudaApi;
+
+typedef const LlmwbCudaApi* (*LlmwbCudaPluginEntry)(uint32_t abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LLMWB_CUDA_PLUGIN_API_H */

@@ -1,0 +1,667 @@
+#include "kernels/cuda/runner/model_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+namespace llmwb::cuda {
+
+namespace {
+
+constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+constexpr size_t kMetaAlign = 256;
+
+size_t align_up(size_t v) { return (v + kMetaAlign - 1) / kMetaAlign * kMetaAlign; }
+
+int32_t bucket_for(int32_t n) {
+    for (int32_t b : kGraphBuckets)
+        if (n <= b)
+            return b;
+    return 0;
+}
+
+int32_t pow2_at_least(int32_t n) {
+    int32_t p = 1;
+    while (p < n && p < (1 << 30))
+        p *= 2;
+    return p;
+}
+
+std::string cuda_text(const char* what, cudaError_t e) {
+    return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+std::string op_text(const char* what, OpStatus s) {
+    std::string t = std::string(what) + ": " + op_status_name(s);
+    const char* m = last_error_message();
+    if (m && *m)
+        t += std::string(" (") + m + ")";
+    return t;
+}
+
+// out[i][:] = x[rows[i]][:], i < n.
+__global__ void gather_rows_kernel(float* __restrict__ out, const float* __restrict__ x,
+                                   const int32_t* __restrict__ rows, int32_t n, int32_t dim) {
+    const int32_t i = blockIdx.x;
+    if (i >= n)
+        return;
+    const float* src = x + static_cast<int64_t>(rows[i]) * dim;
+    float* dst = out + static_cast<int64_t>(i) * dim;
+    for (int32_t c = threadIdx.x; c < dim; c += blockDim.x)
+        dst[c] = src[c];
+}
+
+// One KV block of every plane (layer x K/V): dst_pool[p][dst] = src_pool[p][src], in 16-byte
+// words. Pools are [planes][num_blocks][block_words].
+__global__ void copy_block_kernel(uint4* __restrict__ dst_pool, const uint4* __restrict__ src_pool,
+                                  int64_t src_plane_words, int64_t dst_plane_words,
+                                  int64_t block_words, int32_t src, int32_t dst) {
+    const int64_t plane = blockIdx.y;
+    const uint4* s = src_pool + plane * src_plane_words + static_cast<int64_t>(src) * block_words;
+    uint4* d = dst_pool + plane * dst_plane_words + static_cast<int64_t>(dst) * block_words;
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < block_words;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        d[i] = s[i];
+}
+
+} // namespace
+
+#define LLMWB_CU(call, what)                                                                       \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            err = cuda_text(what, e_);                                                             \
+            return false;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+#define LLMWB_OP(call, what)                                                                       \
+    do {                                                                                           \
+        OpStatus s_ = (call);                                                                      \
+        if (s_ != OpStatus::Ok) {                                                                  \
+            err = op_text(what, s_);                                                               \
+            return false;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+std::unique_ptr<ModelRunner> ModelRunner::create(const LlmwbModel& model,
+                                                 const LlmwbRunnerOptions& options,
+                                                 std::string& err) {
+    if (model.num_layers < 1 || model.hidden_size < 1 || model.num_heads < 1 ||
+        model.num_kv_heads < 1 || model.num_heads % model.num_kv_heads != 0 ||
+        model.head_dim < 2 || model.head_dim % 2 != 0 || model.vocab_size < 1 ||
+        model.intermediate_size < 1 || !model.layers || !model.inv_freq || !model.output_norm) {
+        err = "model description is incomplete or inconsistent";
+        return nullptr;
+    }
+    if (model.head_dim % 32 != 0 || model.head_dim > 256) {
+        err = "head_dim " + std::to_string(model.head_dim) +
+              " is not supported by the CUDA attention (a multiple of 32, at most 256)";
+        return nullptr;
+    }
+    std::unique_ptr<ModelRunner> r(new ModelRunner());
+    r->device_ = options.device;
+    r->kv_dtype_ = options.kv_dtype == LLMWB_KV_F32 ? DType::F32 : DType::F16;
+    r->use_graphs_ = options.use_graphs != 0;
+    r->max_context_ = std::max(1, options.max_context);
+    cudaError_t e = cudaSetDevice(options.device);
+    if (e != cudaSuccess) {
+        err = cuda_text("cudaSetDevice", e);
+        return nullptr;
+    }
+    e = cudaStreamCreateWithFlags(&r->stream_, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        err = cuda_text("cudaStreamCreate", e);
+        return nullptr;
+    }
+    OpStatus s = blas_create(&r->blas_, r->stream_);
+    if (s != OpStatus::Ok) {
+        err = op_text("cuBLAS", s);
+        return nullptr;
+    }
+    if (!r->upload(model, err))
+        return nullptr;
+    const int32_t max_tokens = std::max(1, options.max_tokens);
+    const int32_t max_seqs = std::max(1, options.max_seqs);
+    // Graph buckets up to 256 decode rows need that many token rows.
+    const int32_t bucket = bucket_for(std::min(256, max_seqs));
+    if (!r->ensure_step_buffers(std::max(max_tokens, bucket), std::max(max_seqs, bucket), 0, err))
+        return nullptr;
+    return r;
+}
+
+ModelRunner::~ModelRunner() {
+    cudaSetDevice(device_);
+    if (stream_)
+        cudaStreamSynchronize(stream_);
+    drop_graphs();
+    blas_destroy(blas_);
+    for (void* p : weight_allocs_)
+        cudaFree(p);
+    if (stream_)
+        cudaStreamDestroy(stream_);
+}
+
+const void* ModelRunner::upload_bytes(const void* host, size_t bytes, std::string& err) {
+    void* d = nullptr;
+    cudaError_t e = cudaMalloc(&d, bytes);
+    if (e != cudaSuccess) {
+        err = "weights: cudaMalloc of " + std::to_string(bytes >> 20) +
+              " MiB: " + cudaGetErrorString(e);
+        return nullptr;
+    }
+    weight_allocs_.push_back(d);
+    e = cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        err = cuda_text("weights: cudaMemcpy", e);
+        return nullptr;
+    }
+    weight_bytes_ += static_cast<int64_t>(bytes);
+    return d;
+}
+
+bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
+    vocab_ = m.vocab_size;
+    hidden_ = m.hidden_size;
+    inter_ = m.intermediate_size;
+    layers_n_ = m.num_layers;
+    heads_ = m.num_heads;
+    kv_heads_ = m.num_kv_heads;
+    head_dim_ = m.head_dim;
+    interleaved_ = m.rope_interleaved != 0;
+    eps_ = m.rms_norm_eps;
+
+    std::unordered_map<const void*, const void*> uploaded; // host -> device (tied embeddings)
+    auto matrix = [&](const LlmwbTensor& t, int64_t rows, int64_t cols, const char* name,
+                      DeviceMatrix& out) -> bool {
+        if (!t.data || t.rows != rows || t.cols != cols || t.bytes <= 0) {
+            err = std::string("weight ") + name + " is missing or has the wrong shape";
+            return false;
+        }
+        const DType type = static_cast<DType>(t.dtype);
+        if (dtype_block_elems(type) == 0 || cols % dtype_block_elems(type) != 0 ||
+            t.bytes != rows * dtype_row_bytes(type, cols)) {
+            err = std::string("weight ") + name + " has an unsupported dtype or size";
+            return false;
+        }
+        const void* d = nullptr;
+        if (auto it = uploaded.find(t.data); it != uploaded.end()) {
+            d = it->second;
+        } else {
+            d = upload_bytes(t.data, static_cast<size_t>(t.bytes), err);
+            if (!d)
+                return false;
+            uploaded.emplace(t.data, d);
+        }
+        out = DeviceMatrix{type, d, rows, cols};
+        return true;
+    };
+    auto vec = [&](const float* host, int64_t n, const float*& out) -> bool {
+        out = nullptr;
+        if (!host)
+            return true;
+        out = static_cast<const float*>(upload_bytes(host, static_cast<size_t>(n) * 4, err));
+        return out != nullptr;
+    };
+    const int64_t H = hidden_, I = inter_, qw = int64_t{heads_} * head_dim_,
+                  kvw = int64_t{kv_heads_} * head_dim_;
+    if (!matrix(m.tok_embd, vocab_, H, "token_embd", tok_embd_) ||
+        !matrix(m.lm_head, vocab_, H, "lm_head", lm_head_) ||
+        !vec(m.output_norm, H, output_norm_))
+        return false;
+    inv_freq_ = static_cast<const double*>(
+        upload_bytes(m.inv_freq, static_cast<size_t>(head_dim_ / 2) * sizeof(double), err));
+    if (!inv_freq_)
+        return false;
+    layers_.resize(static_cast<size_t>(layers_n_));
+    for (int32_t l = 0; l < layers_n_; ++l) {
+        const LlmwbLayer& s = m.layers[l];
+        Layer& d = layers_[l];
+        if (!s.attn_norm || !s.ffn_norm) {
+            err = "layer " + std::to_string(l) + " has no norm weights";
+            return false;
+        }
+        if (!matrix(s.wq, qw, H, "attn_q", d.wq) || !matrix(s.wk, kvw, H, "attn_k", d.wk) ||
+            !matrix(s.wv, kvw, H, "attn_v", d.wv) || !matrix(s.wo, H, qw, "attn_output", d.wo) ||
+            !matrix(s.w_gate, I, H, "ffn_gate", d.w_gate) ||
+            !matrix(s.w_up, I, H, "ffn_up", d.w_up) ||
+            !matrix(s.w_down, H, I, "ffn_down", d.w_down) || !vec(s.attn_norm, H, d.attn_norm) ||
+            !vec(s.ffn_norm, H, d.ffn_norm) || !vec(s.q_norm, head_dim_, d.q_norm) ||
+            !vec(s.k_norm, head_dim_, d.k_norm) || !vec(s.bq, qw, d.bq) ||
+            !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv))
+            return false;
+    }
+    return true;
+}
+
+bool ModelRunner::ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t meta_bytes,
+                                      std::string& err) {
+    bool moved = false;
+    if (n_tokens > cap_tokens_) {
+        const size_t t = static_cast<size_t>(n_tokens);
+        const size_t H = hidden_, qw = size_t(heads_) * head_dim_,
+                     kvw = size_t(kv_heads_) * head_dim_, I = inter_;
+        if (!x_.ensure(t * H * 4, &moved, err) || !xb_.ensure(t * H * 4, &moved, err) ||
+            !delta_.ensure(t * H * 4, &moved, err) || !q_.ensure(t * qw * 4, &moved, err) ||
+            !k_.ensure(t * kvw * 4, &moved, err) || !v_.ensure(t * kvw * 4, &moved, err) ||
+            !att_.ensure(t * qw * 4, &moved, err) || !gate_.ensure(t * I * 4, &moved, err) ||
+            !up_.ensure(t * I * 4, &moved, err)) {
+            cap_tokens_ = 0;
+            drop_graphs();
+            return false;
+        }
+        size_t ws = 0;
+        auto need = [&](const DeviceMatrix& w) {
+            ws = std::max(ws, matmul_workspace_bytes(w.rows, w.cols, n_tokens, w.type));
+        };
+        need(lm_head_);
+        for (const Layer& l : layers_)
+            for (const DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up,
+                                          &l.w_down})
+                need(*w);
+        if (!matmul_ws_.ensure(ws, &moved, err))
+            return false;
+        matmul_ws_bytes_ = ws;
+        const size_t aws =
+            paged_attention_workspace_bytes(n_tokens, heads_, head_dim_, max_context_);
+        if (!attn_ws_.ensure(aws, &moved, err))
+            return false;
+        attn_ws_bytes_ = aws;
+        cap_tokens_ = n_tokens;
+    }
+    if (n_logits > cap_logits_) {
+        const size_t n = static_cast<size_t>(n_logits);
+        if (!xl_.ensure(n * hidden_ * 4, &moved, err) ||
+            !logits_dev_.ensure(n * size_t(vocab_) * 4, &moved, err) ||
+            !logits_host_.ensure(n * size_t(vocab_) * 4, err)) {
+            cap_logits_ = 0;
+            drop_graphs();
+            return false;
+        }
+        cap_logits_ = n_logits;
+    }
+    // The metadata of the largest graph bucket always fits, so that graphs never see it move.
+    const size_t meta_floor =
+        layout_for(256, 256, 256, pow2_at_least(max_context_ / 8 + 1)).total;
+    const size_t meta = std::max(meta_bytes, meta_floor);
+    if (meta > meta_cap_) {
+        if (!meta_dev_.ensure(meta, &moved, err) || !meta_host_.ensure(meta, err)) {
+            meta_cap_ = 0;
+            drop_graphs();
+            return false;
+        }
+        meta_cap_ = meta;
+    }
+    if (moved)
+        drop_graphs();
+    return true;
+}
+
+ModelRunner::MetaLayout ModelRunner::layout_for(int32_t n_tokens, int32_t n_seqs,
+                                                int32_t n_logits, int32_t blocks_width) {
+    MetaLayout m;
+    m.n_tokens = n_tokens;
+    m.n_seqs = n_seqs;
+    m.n_logits = n_logits;
+    m.blocks_width = blocks_width;
+    size_t off = 0;
+    auto take = [&](size_t bytes) {
+        const size_t at = off;
+        off = align_up(off + bytes);
+        return at;
+    };
+    m.token_ids = take(size_t(n_tokens) * 4);
+    m.positions = take(size_t(n_tokens) * 4);
+    m.slot_mapping = take(size_t(n_tokens) * 8);
+    m.query_start = take(size_t(n_seqs + 1) * 4);
+    m.context_lens = take(size_t(n_seqs) * 4);
+    m.block_tables = take(size_t(n_seqs) * size_t(blocks_width) * 4);
+    m.logits_rows = take(size_t(std::max(1, n_logits)) * 4);
+    m.total = off;
+    return m;
+}
+
+void ModelRunner::pack_eager(const LlmwbBatch& b, const MetaLayout& m) {
+    auto* base = meta_host_.as<unsigned char>();
+    std::memcpy(base + m.token_ids, b.token_ids, size_t(b.n_tokens) * 4);
+    std::memcpy(base + m.positions, b.positions, size_t(b.n_tokens) * 4);
+    std::memcpy(base + m.slot_mapping, b.slot_mapping, size_t(b.n_tokens) * 8);
+    std::memcpy(base + m.query_start, b.query_start, size_t(b.n_seqs + 1) * 4);
+    std::memcpy(base + m.context_lens, b.context_lens, size_t(b.n_seqs) * 4);
+    std::memcpy(base + m.block_tables, b.block_tables,
+                size_t(b.n_seqs) * size_t(b.max_blocks_per_seq) * 4);
+    if (b.n_logits > 0)
+        std::memcpy(base + m.logits_rows, b.logits_rows, size_t(b.n_logits) * 4);
+}
+
+void ModelRunner::pack_padded_decode(const LlmwbBatch& b, const MetaLayout& m) {
+    auto* base = meta_host_.as<unsigned char>();
+    auto* ids = reinterpret_cast<int32_t*>(base + m.token_ids);
+    auto* pos = reinterpret_cast<int32_t*>(base + m.positions);
+    auto* slots = reinterpret_cast<int64_t*>(base + m.slot_mapping);
+    auto* qs = reinterpret_cast<int32_t*>(base + m.query_start);
+    auto* ctx = reinterpret_cast<int32_t*>(base + m.context_lens);
+    auto* tables = reinterpret_cast<int32_t*>(base + m.block_tables);
+    auto* rows = reinterpret_cast<int32_t*>(base + m.logits_rows);
+    const int32_t n = b.n_tokens, B = m.n_tokens, W = m.blocks_width;
+    for (int32_t i = 0; i < B; ++i) {
+        const bool real = i < n;
+        ids[i] = real ? b.token_ids[i] : 0;
+        pos[i] = real ? b.positions[i] : 0;
+        slots[i] = real ? b.slot_mapping[i] : -1; // kv_write skips padding rows
+        qs[i] = i;
+        // A padding row attends to slot 0 of block 0 (always allocated); its output is unused.
+        ctx[i] = real ? b.context_lens[i] : 1;
+        rows[i] = i;
+        int32_t* t = tables + int64_t{i} * W;
+        for (int32_t j = 0; j < W; ++j)
+            t[j] = real ? (j < b.max_blocks_per_seq ? b.block_tables[int64_t{i} * b.max_blocks_per_seq + j] : -1)
+                        : (j == 0 ? 0 : -1);
+    }
+    qs[B] = B;
+}
+
+void* ModelRunner::k_cache(int32_t layer) const {
+    const size_t plane = size_t(num_blocks_) * size_t(block_size_) * size_t(kv_heads_) *
+                         size_t(head_dim_) * (kv_dtype_ == DType::F16 ? 2 : 4);
+    return kv_.as<unsigned char>() + plane * size_t(2 * layer);
+}
+
+void* ModelRunner::v_cache(int32_t layer) const {
+    const size_t plane = size_t(num_blocks_) * size_t(block_size_) * size_t(kv_heads_) *
+                         size_t(head_dim_) * (kv_dtype_ == DType::F16 ? 2 : 4);
+    return kv_.as<unsigned char>() + plane * size_t(2 * layer + 1);
+}
+
+bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout& m,
+                                std::string& err) {
+    const Layer& L = layers_[l];
+    const int64_t T = sh.n_tokens, H = hidden_, I = inter_;
+    const int64_t kvw = int64_t{kv_heads_} * head_dim_;
+    auto* base = meta_dev_.as<unsigned char>();
+    cudaStream_t s = stream_;
+    float *x = x_.as<float>(), *xb = xb_.as<float>(), *delta = delta_.as<float>(),
+          *q = q_.as<float>(), *k = k_.as<float>(), *v = v_.as<float>(), *att = att_.as<float>(),
+          *gate = gate_.as<float>(), *up = up_.as<float>();
+
+    LLMWB_OP(matmul(*blas_, q, L.wq, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "attn_q");
+    LLMWB_OP(matmul(*blas_, k, L.wk, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "attn_k");
+    LLMWB_OP(matmul(*blas_, v, L.wv, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "attn_v");
+    if (L.bq)
+        LLMWB_OP(bias_add(q, L.bq, T, int64_t{heads_} * head_dim_, s), "q bias");
+    if (L.bk)
+        LLMWB_OP(bias_add(k, L.bk, T, kvw, s), "k bias");
+    if (L.bv)
+        LLMWB_OP(bias_add(v, L.bv, T, kvw, s), "v bias");
+    if (L.q_norm)
+        LLMWB_OP(rmsnorm(q, q, L.q_norm, T * heads_, head_dim_, eps_, s), "q norm");
+    if (L.k_norm)
+        LLMWB_OP(rmsnorm(k, k, L.k_norm, T * kv_heads_, head_dim_, eps_, s), "k norm");
+    LLMWB_OP(rope(q, k, reinterpret_cast<const int32_t*>(base + m.positions), T, heads_,
+                  kv_heads_, head_dim_, inv_freq_, interleaved_, s),
+             "rope");
+    LLMWB_OP(kv_write(k_cache(l), v_cache(l), k, v,
+                      reinterpret_cast<const int64_t*>(base + m.slot_mapping), T, kvw, kv_dtype_,
+                      s),
+             "kv_write");
+    AttentionBatch ab;
+    ab.query_start = reinterpret_cast<const int32_t*>(base + m.query_start);
+    ab.context_lens = reinterpret_cast<const int32_t*>(base + m.context_lens);
+    ab.block_tables = reinterpret_cast<const int32_t*>(base + m.block_tables);
+    ab.max_blocks_per_seq = m.blocks_width;
+    ab.n_seqs = sh.n_seqs;
+    ab.n_tokens = sh.n_tokens;
+    ab.max_query_len = sh.max_query_len;
+    ab.max_context_len = sh.max_context_len;
+    AttentionParams ap;
+    ap.heads = heads_;
+    ap.kv_heads = kv_heads_;
+    ap.head_dim = head_dim_;
+    ap.block_size = block_size_;
+    ap.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim_)));
+    ap.kv_dtype = kv_dtype_;
+    LLMWB_OP(paged_attention(att, q, k_cache(l), v_cache(l), ab, ap, attn_ws_.get(),
+                             attn_ws_bytes_, s),
+             "paged_attention");
+    LLMWB_OP(matmul(*blas_, delta, L.wo, att, T, matmul_ws_.get(), matmul_ws_bytes_, s),
+             "attn_output");
+    LLMWB_OP(add_rmsnorm(x, xb, delta, L.ffn_norm, T, H, eps_, s), "ffn norm");
+    LLMWB_OP(matmul(*blas_, gate, L.w_gate, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s),
+             "ffn_gate");
+    LLMWB_OP(matmul(*blas_, up, L.w_up, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "ffn_up");
+    LLMWB_OP(silu_mul(gate, gate, up, T * I, s), "silu_mul");
+    LLMWB_OP(matmul(*blas_, delta, L.w_down, gate, T, matmul_ws_.get(), matmul_ws_bytes_, s),
+             "ffn_down");
+    if (l + 1 < layers_n_)
+        LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s),
+                 "attn norm");
+    return true;
+}
+
+bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std::string& err) {
+    auto* base = meta_dev_.as<unsigned char>();
+    const int64_t T = sh.n_tokens, H = hidden_;
+    cudaStream_t s = stream_;
+    LLMWB_OP(embedding_gather(x_.as<float>(), tok_embd_,
+                              reinterpret_cast<const int32_t*>(base + m.token_ids), T, s),
+             "embedding");
+    LLMWB_OP(rmsnorm(xb_.as<float>(), x_.as<float>(), layers_[0].attn_norm, T, H, eps_, s),
+             "attn norm");
+    for (int32_t l = 0; l < layers_n_; ++l)
+        if (!enqueue_layer(l, sh, m, err))
+            return false;
+    LLMWB_OP(add(x_.as<float>(), x_.as<float>(), delta_.as<float>(), T * H, s), "residual");
+    if (sh.n_logits == 0)
+        return true;
+    gather_rows_kernel<<<static_cast<unsigned>(sh.n_logits), 256, 0, s>>>(
+        xl_.as<float>(), x_.as<float>(), reinterpret_cast<const int32_t*>(base + m.logits_rows),
+        sh.n_logits, hidden_);
+    LLMWB_CU(cudaGetLastError(), "gather rows");
+    LLMWB_OP(rmsnorm(xl_.as<float>(), xl_.as<float>(), output_norm_, sh.n_logits, H, eps_, s),
+             "output norm");
+    LLMWB_OP(matmul(*blas_, logits_dev_.as<float>(), lm_head_, xl_.as<float>(), sh.n_logits,
+                    matmul_ws_.get(), matmul_ws_bytes_, s),
+             "lm_head");
+    return true;
+}
+
+void ModelRunner::drop_graphs() {
+    for (auto& [key, g] : graphs_)
+        if (g.exec)
+            cudaGraphExecDestroy(g.exec);
+    graphs_.clear();
+}
+
+bool ModelRunner::run_graph(const LlmwbBatch& b, std::string& err) {
+    const int32_t B = bucket_for(b.n_tokens);
+    const int32_t W = pow2_at_least(std::max(1, b.max_blocks_per_seq));
+    const MetaLayout m = layout_for(B, B, B, W);
+    if (!ensure_step_buffers(B, B, m.total, err))
+        return false;
+    pack_padded_decode(b, m);
+    LLMWB_CU(cudaMemcpyAsync(meta_dev_.get(), meta_host_.get(), m.total, cudaMemcpyHostToDevice,
+                             stream_),
+             "batch upload");
+    const auto key = std::make_pair(B, W);
+    auto it = graphs_.find(key);
+    if (it == graphs_.end()) {
+        StepShape sh;
+        sh.n_tokens = sh.n_seqs = sh.n_logits = B;
+        sh.blocks_width = W;
+        sh.max_query_len = 1;
+        sh.max_context_len = W * block_size_;
+        // Warm-up outside capture (cuBLAS picks and initialises its kernels), then capture.
+        if (!enqueue_forward(sh, m, err))
+            return false;
+        cudaGraph_t graph = nullptr;
+        LLMWB_CU(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+                 "CUDA graph capture begin");
+        std::string cap_err;
+        const bool ok = enqueue_forward(sh, m, cap_err);
+        cudaError_t e = cudaStreamEndCapture(stream_, &graph);
+        if (!ok || e != cudaSuccess) {
+            if (graph)
+                cudaGraphDestroy(graph);
+            cudaGetLastError();
+            err = "CUDA graph capture failed: " +
+                  (!ok ? cap_err : std::string(cudaGetErrorString(e)));
+            return false;
+        }
+        cudaGraphExec_t exec = nullptr;
+        e = cudaGraphInstantiate(&exec, graph, 0);
+        cudaGraphDestroy(graph);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            err = cuda_text("CUDA graph instantiate", e);
+            return false;
+        }
+        it = graphs_.emplace(key, Graph{exec, sh}).first;
+        // The warm-up already computed this step; the graph serves the next ones.
+        return true;
+    }
+    LLMWB_CU(cudaGraphLaunch(it->second.exec, stream_), "cudaGraphLaunch");
+    return true;
+}
+
+bool ModelRunner::forward(const LlmwbBatch& b, float* logits, std::string& err) {
+    LLMWB_CU(cudaSetDevice(device_), "cudaSetDevice");
+    if (b.n_tokens <= 0)
+        return true;
+    if (num_blocks_ <= 0) {
+        err = "forward before the KV cache was sized";
+        return false;
+    }
+    bool decode_only = use_graphs_ && b.n_seqs == b.n_tokens && b.n_logits == b.n_tokens &&
+                       bucket_for(b.n_tokens) > 0;
+    for (int32_t i = 0; decode_only && i < b.n_tokens; ++i)
+        decode_only = b.query_start[i] == i && b.logits_rows[i] == i;
+    bool done = false;
+    if (decode_only) {
+        std::string gerr;
+        if (run_graph(b, gerr)) {
+            done = true;
+            ++graph_steps_;
+        } else if (gerr.rfind("CUDA graph", 0) == 0) {
+            // Capture is not possible here: run this and every later step eagerly.
+            use_graphs_ = false;
+            drop_graphs();
+        } else {
+            err = gerr;
+            return false;
+        }
+    }
+    if (!done) {
+        const MetaLayout m = layout_for(b.n_tokens, b.n_seqs, b.n_logits, b.max_blocks_per_seq);
+        if (!ensure_step_buffers(b.n_tokens, b.n_logits, m.total, err))
+            return false;
+        StepShape sh;
+        sh.n_tokens = b.n_tokens;
+        sh.n_seqs = b.n_seqs;
+        sh.n_logits = b.n_logits;
+        sh.blocks_width = b.max_blocks_per_seq;
+        for (int32_t i = 0; i < b.n_seqs; ++i) {
+            sh.max_query_len = std::max(sh.max_query_len, b.query_start[i + 1] - b.query_start[i]);
+            sh.max_context_len = std::max(sh.max_context_len, b.context_lens[i]);
+        }
+        if (sh.max_context_len > max_context_) {
+            max_context_ = sh.max_context_len;
+            const size_t aws =
+                paged_attention_workspace_bytes(cap_tokens_, heads_, head_dim_, max_context_);
+            bool moved = false;
+            if (!attn_ws_.ensure(aws, &moved, err))
+                return false;
+            attn_ws_bytes_ = std::max(attn_ws_bytes_, aws);
+            if (moved)
+                drop_graphs();
+        }
+        pack_eager(b, m);
+        LLMWB_CU(cudaMemcpyAsync(meta_dev_.get(), meta_host_.get(), m.total,
+                                 cudaMemcpyHostToDevice, stream_),
+                 "batch upload");
+        if (!enqueue_forward(sh, m, err)) {
+            cudaStreamSynchronize(stream_);
+            return false;
+        }
+        ++eager_steps_;
+    }
+    const size_t bytes = size_t(b.n_logits) * size_t(vocab_) * 4;
+    if (bytes > 0)
+        LLMWB_CU(cudaMemcpyAsync(logits_host_.get(), logits_dev_.get(), bytes,
+                                 cudaMemcpyDeviceToHost, stream_),
+                 "logits download");
+    LLMWB_CU(cudaStreamSynchronize(stream_), "forward");
+    if (bytes > 0)
+        std::memcpy(logits, logits_host_.get(), bytes);
+    return true;
+}
+
+bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_t* keep_src,
+                            const int32_t* keep_dst, int32_t n_keep, std::string& err) {
+    LLMWB_CU(cudaSetDevice(device_), "cudaSetDevice");
+    if (num_blocks < 1 || (block_size != 8 && block_size != 16 && block_size != 32)) {
+        err = "KV cache: bad size (" + std::to_string(num_blocks) + " blocks of " +
+              std::to_string(block_size) + ")";
+        return false;
+    }
+    const size_t elem = kv_dtype_ == DType::F16 ? 2 : 4;
+    const size_t block_bytes = size_t(block_size) * size_t(kv_heads_) * size_t(head_dim_) * elem;
+    const size_t planes = size_t(2 * layers_n_);
+    DeviceBuffer fresh;
+    if (!fresh.ensure(planes * size_t(num_blocks) * block_bytes, nullptr, err))
+        return false;
+    // Zeroed, so that never-written slots (padding reads of block 0) hold finite values.
+    LLMWB_CU(cudaMemsetAsync(fresh.get(), 0, fresh.bytes(), stream_), "KV clear");
+    if (kv_.get() && block_size == block_size_) {
+        const int64_t words = int64_t(block_bytes / 16);
+        for (int32_t i = 0; i < n_keep; ++i) {
+            if (keep_src[i] < 0 || keep_src[i] >= num_blocks_ || keep_dst[i] < 0 ||
+                keep_dst[i] >= num_blocks) {
+                err = "KV cache resize: block move out of range";
+                return false;
+            }
+            copy_block_kernel<<<dim3(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
+                                     static_cast<unsigned>(planes)),
+                                256, 0, stream_>>>(fresh.as<uint4>(), kv_.as<uint4>(),
+                                                   int64_t(num_blocks_) * words,
+                                                   int64_t(num_blocks) * words, words, keep_src[i],
+                                                   keep_dst[i]);
+        }
+        LLMWB_CU(cudaGetLastError(), "KV block copy");
+    }
+    LLMWB_CU(cudaStreamSynchronize(stream_), "KV resize");
+    drop_graphs(); // they captured the old pool's address
+    kv_.swap(fresh);
+    num_blocks_ = num_blocks;
+    block_size_ = block_size;
+    return true;
+}
+
+bool ModelRunner::copy_block(int32_t src, int32_t dst, std::string& err) {
+    LLMWB_CU(cudaSetDevice(device_), "cudaSetDevice");
+    if (src < 0 || dst < 0 || src >= num_blocks_ || dst >= num_blocks_ || src == dst) {
+        err = "copy_block: block ids out of range";
+        return false;
+    }
+    const size_t elem = kv_dtype_ == DType::F16 ? 2 : 4;
+    const int64_t words =
+        int64_t(size_t(block_size_) * size_t(kv_heads_) * size_t(head_dim_) * elem / 16);
+    const int64_t plane = int64_t(num_blocks_) * words;
+    copy_block_kernel<<<dim3(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
+                             static_cast<unsigned>(2 * layers_n_)),
+                        256, 0, stream_>>>(kv_.as<uint4>(), kv_.as<uint4>(), plane, plane, words,
+                                           src, dst);
+    LLMWB_CU(cudaGetLastError(), "KV block copy");
+    return true;
+}
+
+bool ModelRunner::memory_info(int64_t& total, int64_t& free, std::string& err) const {
+    LLMWB_CU(cudaSetDevice(device_), "cudaSetDevice");
+    size_t f = 0, t = 0;
+    LLMWB_CU(cudaMemGetInfo(&f, &t), "cudaMemGetInfo");
+    total = static_cast<int64_t>(t);
+    free = static_cast<int64_t>(f);
+    return true;
+}
+
+} // namespace llmwb::cuda

@@ -1,0 +1,126 @@
+// ModelRunner: the whole-model forward pass on one CUDA device (llama / qwen2 / qwen3), built
+// from the ops of kernels/cuda/ops/cuda_ops.h on one stream:
+//
+//   embedding -> per layer: [add_]rmsnorm, q/k/v matmuls (+bias), q/k norm, rope, kv_write,
+//   paged_attention, o-proj, add_rmsnorm, gate/up matmuls, silu_mul, down matmul
+//   -> add, gather the rows that need logits, final rmsnorm, lm_head -> pinned host logits.
+//
+// Weights are uploaded once with cudaMalloc in their stored dtype (quantized types stay
+// quantized). The paged KV cache ([2 x layers][num_blocks][block_size][kv_heads][head_dim], F16
+// or F32) lives on the device. Decode-only steps (every sequence one query token, every token a
+// logits row) run through CUDA graphs captured per batch-size bucket (1, 2, 4, ..., 256) with the
+// batch metadata padded to the bucket; everything else runs eagerly.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/ops/cuda_ops.h"
+#include "kernels/cuda/plugin/plugin_api.h"
+#include "kernels/cuda/runner/device_buffer.h"
+
+namespace llmwb::cuda {
+
+class ModelRunner {
+  public:
+    // Null on failure (err says why). Copies everything it needs from `model`.
+    static std::unique_ptr<ModelRunner> create(const LlmwbModel& model,
+                                               const LlmwbRunnerOptions& options,
+                                               std::string& err);
+    ~ModelRunner();
+    ModelRunner(const ModelRunner&) = delete;
+    ModelRunner& operator=(const ModelRunner&) = delete;
+
+    bool resize_kv(int32_t num_blocks, int32_t block_size, const int32_t* keep_src,
+                   const int32_t* keep_dst, int32_t n_keep, std::string& err);
+    bool copy_block(int32_t src, int32_t dst, std::string& err);
+    // logits: host [batch.n_logits][vocab]. Synchronous.
+    bool forward(const LlmwbBatch& batch, float* logits, std::string& err);
+    bool memory_info(int64_t& total, int64_t& free, std::string& err) const;
+
+    int64_t weight_bytes() const { return weight_bytes_; }
+    int64_t graph_steps() const { return graph_steps_; }
+    int64_t eager_steps() const { return eager_steps_; }
+
+  private:
+    struct Layer {
+        DeviceMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
+        const float *attn_norm = nullptr, *ffn_norm = nullptr, *q_norm = nullptr,
+                    *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;
+    };
+    // Where the batch metadata sits inside the packed metadata buffer (byte offsets).
+    struct MetaLayout {
+        int32_t n_tokens = 0, n_seqs = 0, n_logits = 0, blocks_width = 0;
+        size_t token_ids = 0, positions = 0, slot_mapping = 0, query_start = 0,
+               context_lens = 0, block_tables = 0, logits_rows = 0, total = 0;
+    };
+    // The launch-time shape of a forward (host values baked into a graph).
+    struct StepShape {
+        int32_t n_tokens = 0, n_seqs = 0, n_logits = 0, blocks_width = 0;
+        int32_t max_query_len = 0, max_context_len = 0;
+    };
+    struct Graph {
+        cudaGraphExec_t exec = nullptr;
+        StepShape shape;
+    };
+
+    ModelRunner() = default;
+    bool upload(const LlmwbModel& model, std::string& err);
+    const void* upload_bytes(const void* host, size_t bytes, std::string& err);
+    bool ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t meta_bytes,
+                             std::string& err);
+    static MetaLayout layout_for(int32_t n_tokens, int32_t n_seqs, int32_t n_logits,
+                                 int32_t blocks_width);
+    void pack_eager(const LlmwbBatch& b, const MetaLayout& m);
+    void pack_padded_decode(const LlmwbBatch& b, const MetaLayout& m);
+    // Enqueues the forward of `shape` reading metadata at layout m. No host sync, capturable.
+    bool enqueue_forward(const StepShape& shape, const MetaLayout& m, std::string& err);
+    bool enqueue_layer(int32_t l, const StepShape& shape, const MetaLayout& m, std::string& err);
+    bool run_graph(const LlmwbBatch& b, std::string& err);
+    void drop_graphs();
+    void* k_cache(int32_t layer) const;
+    void* v_cache(int32_t layer) const;
+
+    // Model.
+    int32_t vocab_ = 0, hidden_ = 0, inter_ = 0, layers_n_ = 0, heads_ = 0, kv_heads_ = 0,
+            head_dim_ = 0;
+    bool interleaved_ = false;
+    float eps_ = 1e-6f;
+    std::vector<Layer> layers_;
+    DeviceMatrix tok_embd_, lm_head_;
+    const float* output_norm_ = nullptr;
+    const double* inv_freq_ = nullptr;
+    std::vector<void*> weight_allocs_;
+    int64_t weight_bytes_ = 0;
+
+    // Options.
+    int32_t device_ = 0;
+    DType kv_dtype_ = DType::F16;
+    bool use_graphs_ = true;
+    int32_t max_context_ = 0;
+
+    // Execution state.
+    cudaStream_t stream_ = nullptr;
+    BlasContext* blas_ = nullptr;
+    int32_t cap_tokens_ = 0, cap_logits_ = 0;
+    DeviceBuffer x_, xb_, delta_, q_, k_, v_, att_, gate_, up_, xl_, logits_dev_;
+    DeviceBuffer matmul_ws_, attn_ws_, meta_dev_;
+    size_t matmul_ws_bytes_ = 0, attn_ws_bytes_ = 0;
+    PinnedBuffer meta_host_, logits_host_;
+    size_t meta_cap_ = 0, logits_host_cap_ = 0;
+
+    // KV pool: [2 * layers][num_blocks][block_size * kv_dim] elements.
+    DeviceBuffer kv_;
+    int32_t num_blocks_ = 0, block_size_ = 0;
+
+    std::map<std::pair<int32_t, int32_t>, Graph> graphs_; // (bucket, blocks width)
+    int64_t graph_steps_ = 0, eager_steps_ = 0;
+};
+
+} // namespace llmwb::cuda
