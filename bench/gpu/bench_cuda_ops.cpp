@@ -1,0 +1,148 @@
+// llmwb-bench-cuda-ops: throughput of the CUDA matmul paths on one GPU.
+//   GEMV (decode, n = 1/4/8 tokens): weight GB/s against the HBM peak (from the device's memory
+//   clock and bus width) and against a measured device-to-device copy.
+//   GEMM (prefill, n = 2048 tokens): TFLOP/s per weight dtype.
+// Shape: a Qwen2.5-7B MLP projection (rows 18944, cols 3584) unless --rows/--cols are given.
+// Prints "SKIPPED: no CUDA device (...)" and exits 77 without a device.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/ops/cuda_ops.h"
+
+namespace cu = llmwb::cuda;
+using llmwb::DType;
+
+namespace {
+
+bool check(cudaError_t e, const char* what) {
+    if (e == cudaSuccess) return true;
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    return false;
+}
+
+// Milliseconds per call of fn, averaged over iters after a warm-up call.
+template <typename Fn>
+double time_ms(Fn&& fn, int iters) {
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    fn();
+    cudaEventRecord(a);
+    for (int i = 0; i < iters; ++i) fn();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return ms / iters;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int64_t rows = 18944, cols = 3584, prefill_n = 2048;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--rows")) rows = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--cols")) cols = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--prefill")) prefill_n = std::atoll(argv[i + 1]);
+    }
+    if (rows <= 0 || cols <= 0 || cols % 256 != 0 || prefill_n <= 8) {
+        std::fprintf(stderr, "usage: llmwb-bench-cuda-ops [--rows R] [--cols C (multiple of 256)] "
+                             "[--prefill N (> 8)]\n");
+        return 2;
+    }
+    int devices = 0;
+    const cudaError_t de = cudaGetDeviceCount(&devices);
+    if (de != cudaSuccess || devices == 0) {
+        std::printf("SKIPPED: no CUDA device (%s)\n",
+                    de != cudaSuccess ? cudaGetErrorString(de) : "device count is 0");
+        return 77;
+    }
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, 0);
+    int mem_khz = 0, bus_bits = 0;
+    cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0);
+    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
+    const double peak_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // DDR
+    std::printf("device: %s, %d SMs, HBM peak %.0f GB/s (clock %d kHz, bus %d bits)\n", prop.name,
+                prop.multiProcessorCount, peak_gbs, mem_khz, bus_bits);
+
+    // Measured copy bandwidth (read + write) as a practical ceiling.
+    const size_t copy_bytes = size_t{1} << 30;
+    void *src = nullptr, *dst = nullptr;
+    if (!check(cudaMalloc(&src, copy_bytes), "cudaMalloc") ||
+        !check(cudaMalloc(&dst, copy_bytes), "cudaMalloc"))
+        return 1;
+    cudaMemset(src, 1, copy_bytes);
+    const double copy_ms =
+        time_ms([&] { cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice); }, 10);
+    const double copy_gbs = 2.0 * copy_bytes / (copy_ms * 1e6);
+    std::printf("device-to-device copy: %.0f GB/s (read + write)\n", copy_gbs);
+    cudaFree(src);
+    cudaFree(dst);
+
+    cudaStream_t stream;
+    cudaStreamCreate(&stream);
+    cu::BlasContext* blas = nullptr;
+    if (cu::blas_create(&blas, stream) != cu::OpStatus::Ok) {
+        std::fprintf(stderr, "blas_create: %s\n", cu::last_error_message());
+        return 1;
+    }
+    float *x = nullptr, *out = nullptr;
+    check(cudaMalloc(reinterpret_cast<void**>(&x), sizeof(float) * prefill_n * cols), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float) * prefill_n * rows), "cudaMalloc");
+    cudaMemset(x, 0, sizeof(float) * prefill_n * cols);
+
+    std::printf("shape rows %lld cols %lld\n", static_cast<long long>(rows),
+                static_cast<long long>(cols));
+    std::printf("%-5s %6s %10s %9s %8s %8s\n", "dtype", "n", "ms", "GB/s", "of-peak", "of-copy");
+    for (DType t : {DType::BF16, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
+                    DType::F32}) {
+        const size_t wbytes = static_cast<size_t>(llmwb::dtype_row_bytes(t, cols) * rows);
+        void* w = nullptr;
+        if (!check(cudaMalloc(&w, wbytes), "cudaMalloc weights")) return 1;
+        cudaMemset(w, 0x11, wbytes);  // small finite scales and values in every dtype
+        const cu::DeviceMatrix m{t, w, rows, cols};
+        const size_t ws_bytes = cu::matmul_workspace_bytes(rows, cols, prefill_n, t);
+        void* ws = nullptr;
+        if (ws_bytes && !check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace")) return 1;
+        for (int64_t n : {int64_t{1}, int64_t{4}, int64_t{8}}) {
+            cu::OpStatus st = cu::OpStatus::Ok;
+            const double ms = time_ms(
+                [&] { st = cu::matmul(*blas, out, m, x, n, ws, ws_bytes, stream); }, 20);
+            if (st != cu::OpStatus::Ok) {
+                std::printf("%-5s %6lld failed: %s\n", llmwb::dtype_name(t),
+                            static_cast<long long>(n), cu::last_error_message());
+                continue;
+            }
+            const double gbs = wbytes / (ms * 1e6);
+            std::printf("%-5s %6lld %10.4f %9.0f %8.2f %8.2f\n", llmwb::dtype_name(t),
+                        static_cast<long long>(n), ms, gbs, peak_gbs > 0 ? gbs / peak_gbs : 0.0,
+                        gbs / copy_gbs);
+        }
+        cu::OpStatus st = cu::OpStatus::Ok;
+        const double ms = time_ms(
+            [&] { st = cu::matmul(*blas, out, m, x, prefill_n, ws, ws_bytes, stream); }, 5);
+        if (st == cu::OpStatus::Ok) {
+            const double tflops = 2.0 * rows * cols * prefill_n / (ms * 1e9);
+            std::printf("%-5s %6lld %10.4f  GEMM %.1f TFLOP/s\n", llmwb::dtype_name(t),
+                        static_cast<long long>(prefill_n), ms, tflops);
+        } else {
+            std::printf("%-5s GEMM failed: %s\n", llmwb::dtype_name(t), cu::last_error_message());
+        }
+        cudaFree(ws);
+        cudaFree(w);
+    }
+    const cudaError_t e = cudaDeviceSynchronize();
+    cu::blas_destroy(blas);
+    cudaFree(x);
+    cudaFree(out);
+    cudaStreamDestroy(stream);
+    return check(e, "synchronize") ? 0 : 1;
+}
