@@ -13,7 +13,9 @@
 // gives the kernels' compute cost in TSC ticks per 256 weights, which hardly depends on load.
 // Usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512]
 //                            [--no-matvec] [--no-matmat] [--type T] [--rounds N]
+//                            [--tokens N,N..]   (matrix-matrix token counts, default 512)
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -58,7 +60,8 @@ struct Options {
     bool skip_mv = false;
     bool skip_mm = false;
     int rounds = 7;
-    std::string only;  // one weight type, by name
+    std::string only;  // one weight type, by name (any case)
+    std::vector<int64_t> mm_tokens{512};  // matrix-matrix token counts (--tokens 32,512)
     size_t bw_bytes = size_t{512} << 20;
 };
 
@@ -227,7 +230,8 @@ MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPoo
     const WeightMatrix w = m.matrix(t, 0);
     matmul(y.data(), w, x.data(), tokens, &pool);
     double best = 1e30;
-    const int reps = o.quick ? 2 : 3;
+    // About as much work per type whatever the token count (small batches: more calls).
+    const int reps = static_cast<int>(std::max<int64_t>(o.quick ? 2 : 3, (o.quick ? 2 : 3) * 512 / tokens));
     const double cpu0 = process_cpu_seconds();
     for (int rep = 0; rep < reps; ++rep) {
         const auto t0 = Clock::now();
@@ -287,7 +291,23 @@ bool parse(int argc, char** argv, Options& o) {
         if (a == "--json") o.json = true;
         else if (a == "--no-matvec") o.skip_mv = true;
         else if (a == "--no-matmat") o.skip_mm = true;
-        else if (a == "--type" && i + 1 < argc) o.only = argv[++i];
+        else if (a == "--type" && i + 1 < argc) {
+            o.only = argv[++i];
+            for (char& ch : o.only) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        } else if (a == "--tokens" && i + 1 < argc) {
+            o.mm_tokens.clear();
+            for (const char* s = argv[++i]; *s;) {
+                char* end = nullptr;
+                const long v = std::strtol(s, &end, 10);
+                if (end == s || v < 1 || v > 4096) {
+                    std::fprintf(stderr, "--tokens: a comma-separated list of counts in 1..4096\n");
+                    return false;
+                }
+                o.mm_tokens.push_back(v);
+                s = *end == ',' ? end + 1 : end;
+            }
+            if (o.mm_tokens.empty()) return false;
+        }
         else if (a == "--rounds" && i + 1 < argc) o.rounds = std::max(1, std::atoi(argv[++i]));
         else if (a == "--quick") {
             o.quick = true;
@@ -298,7 +318,7 @@ bool parse(int argc, char** argv, Options& o) {
             const std::string l = argv[++i];
             set_simd_level(l == "scalar" ? SimdLevel::Scalar : l == "avx2" ? SimdLevel::Avx2 : SimdLevel::Avx512);
         } else {
-            std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512] [--no-matvec] [--no-matmat] [--type T] [--rounds N]\n");
+            std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512] [--no-matvec] [--no-matmat] [--type T] [--rounds N] [--tokens N,N..]\n");
             return false;
         }
     }
@@ -363,16 +383,18 @@ int main(int argc, char** argv) {
                             static_cast<long long>(r.cols), r.us_per_call, r.gbs, r.bw_gbs, 100 * r.frac);
         }
     if (!o.json && !o.skip_mm)
-        std::printf("\nmatrix-matrix (512 tokens, 896x4864)\n%-6s %9s %9s %13s %17s %13s\n", "type", "GFLOP/s", "of peak*", "vs looped mv",
-                    "GFLOP/s cpu-time", "vs mv (cpu)");
+        std::printf("\nmatrix-matrix (896x4864)\n%-6s %6s %9s %9s %13s %17s %13s\n", "type", "tokens", "GFLOP/s", "of peak*",
+                    "vs looped mv", "GFLOP/s cpu-time", "vs mv (cpu)");
     std::vector<MmResult> mm;
     for (DType t : kTypes) {
         if (o.skip_mm || !selected(t)) continue;
-        mm.push_back(bench_mm(t, 896, 4864, 512, pool, o, fma_peak, int8_peak));
-        const MmResult& r = mm.back();
-        if (!o.json)
-            std::printf("%-6s %9.1f %8.0f%% %12.1fx %17.1f %12.1fx\n", dtype_name(t), r.gflops, 100 * r.frac_peak, r.speedup_vs_mv,
-                        r.gflops_cpu, r.speedup_cpu);
+        for (const int64_t tokens : o.mm_tokens) {
+            mm.push_back(bench_mm(t, 896, 4864, tokens, pool, o, fma_peak, int8_peak));
+            const MmResult& r = mm.back();
+            if (!o.json)
+                std::printf("%-6s %6lld %9.1f %8.0f%% %12.1fx %17.1f %12.1fx\n", dtype_name(t), static_cast<long long>(tokens), r.gflops,
+                            100 * r.frac_peak, r.speedup_vs_mv, r.gflops_cpu, r.speedup_cpu);
+        }
     }
     if (!o.json && !o.skip_mm) std::printf("* GFLOP/s per CPU second of the threads over the peak measured the same way\n");
     // Busy-waiting workers count as used CPU, so this is an upper bound of the share we got.

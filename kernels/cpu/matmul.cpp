@@ -80,6 +80,25 @@ void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_st
     });
 }
 
+// Quantizes the activations once (in parallel when large) and splits the row groups over the
+// threads; each thread repacks its rows group by group (see matmul_qgemm_avx512.cpp).
+void gemm_quant(const detail::QGemm& q, float* y, const uint8_t* w, size_t w_stride, int64_t rows, int64_t cols,
+                const float* x, int64_t n_tokens, ThreadPool* pool) {
+    thread_local Scratch scratch;
+    const size_t a_stride = q.act_row_bytes(cols);
+    uint8_t* acts = scratch.get(a_stride * static_cast<size_t>(n_tokens));
+    auto prep = [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) q.prepare_act(x + t * cols, cols, acts + t * a_stride);
+    };
+    if (n_tokens * cols >= (1 << 16)) for_range(pool, n_tokens, 1, prep);
+    else prep(0, n_tokens);
+    const detail::QGemmArgs args{w, w_stride, rows, cols, acts, a_stride, n_tokens, y, rows};
+    const int64_t n_groups = (rows + detail::kQGemmRows - 1) / detail::kQGemmRows;
+    for_range(pool, n_groups, 1, [&](int64_t g0, int64_t g1) {
+        q.rows(args, g0 * detail::kQGemmRows, std::min(rows, g1 * detail::kQGemmRows));
+    });
+}
+
 }  // namespace
 
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
@@ -92,6 +111,14 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
     if (n_tokens >= detail::kGemmMinTokens && active_simd_level() == SimdLevel::Avx512) {
         if (const detail::GemmRowsFn gemm = detail::avx512_float_gemm(w.type)) {
             gemm_float(gemm, y, wbase, w_stride, w.rows, w.cols, x, n_tokens, pool);
+            return;
+        }
+    }
+
+    if (active_simd_level() == SimdLevel::Avx512) {
+        const detail::QGemm* q = detail::avx512_quant_gemm(w.type);
+        if (q && n_tokens >= q->min_tokens) {
+            gemm_quant(*q, y, wbase, w_stride, w.rows, w.cols, x, n_tokens, pool);
             return;
         }
     }

@@ -83,6 +83,31 @@ struct GemmArgs {
 using GemmRowsFn = void (*)(const GemmArgs& args, int64_t r0, int64_t r1);
 GemmRowsFn avx512_float_gemm(DType t);  // nullptr for non-float types
 
+// Packed matrix-matrix product for quantized weights (matmul_qgemm_avx512.cpp), used from
+// min_tokens tokens on (below, repacking the weights costs more than it saves). The driver prepares every activation row with prepare_act (act_row_bytes
+// each, a_stride apart); one rows() call computes y for rows [r0, r1), r0 a multiple of
+// kQGemmRows, and every token.
+constexpr int kQGemmRows = 32;
+constexpr int kQGemmTileTokens = 4;
+
+struct QGemmArgs {
+    const uint8_t* w;
+    size_t w_stride;
+    int64_t rows, cols;
+    const uint8_t* acts;
+    size_t a_stride;
+    int64_t n_tokens;
+    float* y;
+    int64_t ldy;
+};
+struct QGemm {
+    int64_t min_tokens;
+    size_t (*act_row_bytes)(int64_t cols);
+    void (*prepare_act)(const float* x, int64_t cols, uint8_t* dst);
+    void (*rows)(const QGemmArgs& args, int64_t r0, int64_t r1);
+};
+const QGemm* avx512_quant_gemm(DType t);  // nullptr for other types
+
 // Kernel for a weight type at a level; nullptr when that level has no specialised kernel.
 const MatmulKernel* scalar_matmul_kernel(DType t);
 const MatmulKernel* avx2_matmul_kernel(DType t);

@@ -106,7 +106,9 @@ private slots:
         const auto t = static_cast<DType>(type);
         test::SimdLevelGuard guard;
         ThreadPool pool(3);
-        for (int64_t nt : {1, 2, 3, 7, 16, 33}) {
+        // Token counts on both sides of the packed-GEMM thresholds (8 and 16) and of its token
+        // tiles (3 or 4 tokens).
+        for (int64_t nt : {1, 2, 3, 7, 8, 9, 16, 17, 33, 67}) {
             const Problem p(t, rows, cols, nt, static_cast<uint32_t>(rows * 131 + cols + nt));
             std::vector<float> ref(static_cast<size_t>(rows * nt));
             matmul_reference(ref.data(), p.matrix(), p.x.data(), nt);
@@ -146,7 +148,7 @@ private slots:
         QFETCH(int, type);
         const auto t = static_cast<DType>(type);
         ThreadPool pool(4);
-        for (int64_t nt : {1, 9}) {
+        for (int64_t nt : {1, 9, 40}) {
             const Problem p(t, 515, 1024, nt, 5);
             std::vector<float> ref(static_cast<size_t>(515 * nt));
             matmul_reference(ref.data(), p.matrix(), p.x.data(), nt);
@@ -157,6 +159,35 @@ private slots:
                 const double scale = p.row_norm[i % 515] * p.tok_norm[i / 515];
                 QVERIFY2(std::fabs(y[i] - ref[i]) <= tolerance(t) * scale, qPrintable(QString::number(i)));
             }
+        }
+    }
+
+    // In the matrix-matrix path a token's outputs do not depend on the other tokens of the call
+    // (bit for bit), so batching requests does not change their results.
+    void resultIndependentOfBatch_data() {
+        QTest::addColumn<int>("type");
+        for (DType t : {DType::F32, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K})
+            QTest::newRow(dtype_name(t)) << static_cast<int>(t);
+    }
+    void resultIndependentOfBatch() {
+        QFETCH(int, type);
+        const auto t = static_cast<DType>(type);
+        ThreadPool pool(2);
+        const int64_t rows = 75, cols = 512;
+        const Problem all(t, rows, cols, 45, 11);
+        bool ok = false;
+        const auto y_all = run_matmul(all, &pool, &ok);
+        QVERIFY(ok);
+        // Tokens 7 .. 7 + n of the same inputs, alone.
+        for (int64_t n : {16, 21, 38}) {
+            Problem part = all;
+            part.n_tokens = n;
+            part.x.assign(all.x.begin() + 7 * cols, all.x.begin() + (7 + n) * cols);
+            const auto y = run_matmul(part, &pool, &ok);
+            QVERIFY(ok);
+            for (int64_t i = 0; i < n * rows; ++i)
+                QVERIFY2(y[static_cast<size_t>(i)] == y_all[static_cast<size_t>(7 * rows + i)],
+                         qPrintable(QString("n %1 token %2 row %3").arg(n).arg(i / rows).arg(i % rows)));
         }
     }
 
