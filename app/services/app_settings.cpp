@@ -72,6 +72,31 @@ void AppSettings::setDefaultSampling(const SamplingSettings& s) {
                         QJsonDocument(s.toJson()).toJson(QJsonDocument::Compact));
 }
 
+EngineTuning AppSettings::engineTuning() const {
+    EngineTuning t;
+    const QSettings& s = *settings_;
+    t.gpuMemoryUtilization =
+        s.value(QStringLiteral("engine/gpu_memory_utilization"), t.gpuMemoryUtilization).toDouble();
+    t.maxNumSeqs = s.value(QStringLiteral("engine/max_num_seqs"), t.maxNumSeqs).toInt();
+    t.maxNumBatchedTokens =
+        s.value(QStringLiteral("engine/max_num_batched_tokens"), t.maxNumBatchedTokens).toInt();
+    t.blockSize = s.value(QStringLiteral("engine/block_size"), t.blockSize).toInt();
+    return t.clamped();
+}
+
+void AppSettings::setEngineTuning(const EngineTuning& tuning) {
+    const EngineTuning t = tuning.clamped();
+    settings_->setValue(QStringLiteral("engine/gpu_memory_utilization"), t.gpuMemoryUtilization);
+    settings_->setValue(QStringLiteral("engine/max_num_seqs"), t.maxNumSeqs);
+    settings_->setValue(QStringLiteral("engine/max_num_batched_tokens"), t.maxNumBatchedTokens);
+    settings_->setValue(QStringLiteral("engine/block_size"), t.blockSize);
+}
+
+void AppSettings::resetTuning() {
+    settings_->remove(QStringLiteral("engine"));
+    settings_->remove(QStringLiteral("sampling/default"));
+}
+
 void AppSettings::sync() { settings_->sync(); }
 
 }  // namespace llmwb

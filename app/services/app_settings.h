@@ -40,6 +40,12 @@ public:
     SamplingSettings defaultSampling() const;
     void setDefaultSampling(const SamplingSettings& s);
 
+    // The Tuning dock's engine settings (defaults when absent; clamped when out of range).
+    EngineTuning engineTuning() const;
+    void setEngineTuning(const EngineTuning& t);
+    // Forgets the engine tuning and the default sampling: both read back as defaults.
+    void resetTuning();
+
     void sync();
     QSettings& raw() { return *settings_; }
 

@@ -5,6 +5,7 @@
 #include <QMutexLocker>
 #include <cmath>
 
+#include "app/services/kv_pool_plan.h"
 #include "engine/chat/chat_template.h"
 #include "engine/model/demo_model.h"
 #include "engine/model/loaded_model.h"
@@ -17,10 +18,6 @@
 namespace llmwb {
 
 namespace {
-
-// KV pool of the serving engine: 512 blocks of 16 tokens (8192 token slots, shared by all
-// running requests).
-constexpr int32_t kNumBlocks = 512;
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -53,7 +50,6 @@ QStringList dtypeSummary(const LoadedModel& m) {
 }  // namespace
 
 struct EngineWorker::Model {
-    std::unique_ptr<kernels::ThreadPool> pool;
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<Tokenizer> tokenizer;
     std::optional<ChatTemplate> chatTemplate;
@@ -70,6 +66,7 @@ struct EngineWorker::Active {
     QString pending;
     QElapsedTimer sinceSignal;
     SnapshotRequest metrics;
+    bool firstToken = false;
 };
 
 void registerEngineViewTypes() {
@@ -82,6 +79,7 @@ EngineWorker::EngineWorker(int threads, QObject* parent)
     registerGenerationTypes();
     registerEngineViewTypes();
     sinceView_.start();
+    clock_.start();
 }
 
 EngineWorker::~EngineWorker() { qDeleteAll(active_); }
@@ -90,6 +88,11 @@ void EngineWorker::stop(quint64 requestId) {
     QMutexLocker lock(&mutex_);
     cancelled_.insert(requestId);
     anyCancelled_ = true;
+}
+
+void EngineWorker::cancelLoad() {
+    if (loading_)
+        loadCancel_ = true;
 }
 
 void EngineWorker::stopAll() {
@@ -103,9 +106,13 @@ bool EngineWorker::takeCancelled(quint64 requestId) {
 }
 
 void EngineWorker::loadDemoModel(const QString& dir) {
+    loading_ = true;
     emit modelLoading(tr("the demo model"));
+    emit loadProgress(0, tr("Writing the demo model"));
     auto path = ensure_demo_model(dir.toStdString());
     if (!path) {
+        loading_ = false;
+        loadCancel_ = false;
         emit loadFailed(q(path.message()));
         return;
     }
@@ -113,10 +120,53 @@ void EngineWorker::loadDemoModel(const QString& dir) {
 }
 
 void EngineWorker::loadModel(const QString& path) {
+    loading_ = true;
     emit modelLoading(path);
+    doLoad(path);
+    loading_ = false;
+    loadCancel_ = false;
+}
+
+bool EngineWorker::loadStage(int percent, const QString& stage) {
+    if (loadCancel_)
+        return false;
+    emit loadProgress(percent, stage);
+    return !loadCancel_;
+}
+
+EngineConfig EngineWorker::engineConfig(int32_t blockSize) const {
+    EngineConfig ec;
+    ec.block_size = blockSize;
+    ec.max_num_seqs = tuning_.maxNumSeqs;
+    ec.max_num_batched_tokens = tuning_.maxNumBatchedTokens;
+    return ec;
+}
+
+// Stages: reading (the file is mapped and parsed), validating, tokenizer, preparing the weights,
+// planning the KV cache. The new model replaces the loaded one only when it is complete, so a
+// failure or a cancel leaves the previous model working.
+void EngineWorker::doLoad(const QString& path) {
+    if (!loadStage(5, tr("Reading the model file"))) {
+        emit loadCancelled(path);
+        return;
+    }
     auto loaded = load_model(path.toStdString());
     if (!loaded) {
         emit loadFailed(q(loaded.message()));
+        return;
+    }
+    if (!loadStage(40, tr("Validating the model"))) {
+        emit loadCancelled(path);
+        return;
+    }
+    const ModelConfig& cfg = (*loaded)->config;
+    if (cfg.vocab_size <= 0 || cfg.num_layers <= 0 || cfg.hidden_size <= 0) {
+        emit loadFailed(tr("%1: the model has no layers or no vocabulary").arg(path));
+        return;
+    }
+    const QStringList dtypes = dtypeSummary(**loaded);
+    if (!loadStage(50, tr("Loading the tokenizer"))) {
+        emit loadCancelled(path);
         return;
     }
     auto tokenizer = Tokenizer::create((*loaded)->tokenizer);
@@ -131,27 +181,43 @@ void EngineWorker::loadModel(const QString& path) {
             tpl = std::move(*parsed);
         // An unsupported template leaves the model usable with a plain prompt.
     }
-    const ModelConfig& cfg = (*loaded)->config;
-    // Replace the previous model only now that the new one is complete.
-    cancelEverything();
+    if (!loadStage(65, tr("Preparing the weights"))) {
+        emit loadCancelled(path);
+        return;
+    }
+    if (!pool_)
+        pool_ = std::make_unique<kernels::ThreadPool>(threads_);
     auto engine = std::make_unique<Model>();
-    engine->pool = model_->pool ? std::move(model_->pool)
-                                : std::make_unique<kernels::ThreadPool>(threads_);
-    model_.reset();
     engine->model = std::move(*loaded);
     engine->tokenizer = std::move(*tokenizer);
     engine->chatTemplate = std::move(tpl);
-    engine->transformer = std::make_unique<Transformer>(*engine->model, *engine->pool);
-    EngineConfig ec;
-    ec.num_blocks = kNumBlocks;
+    engine->transformer = std::make_unique<Transformer>(*engine->model, *pool_);
+    if (!loadStage(85, tr("Planning the KV cache"))) {
+        emit loadCancelled(path);
+        return;
+    }
+    EngineConfig ec = engineConfig(tuning_.blockSize);
+    const KvPoolChoice pool =
+        choose_kv_pool(cfg, engine->model->weight_bytes,
+                       estimate_workspace_bytes(cfg, ec.max_num_batched_tokens, ec.max_num_seqs),
+                       ec.block_size, tuning_);
+    ec.memory = pool.budget;
+    if (!pool.useBudget)
+        ec.num_blocks = pool.numBlocks;
     auto serving = Engine::create(*engine->transformer, *engine->tokenizer, ec);
     if (!serving) {
-        model_ = std::make_unique<Model>();
-        model_->pool = std::move(engine->pool);
         emit loadFailed(tr("%1: KV cache: %2").arg(path, q(serving.message())));
         return;
     }
+    if (loadCancel_) {
+        emit loadCancelled(path);
+        return;
+    }
     engine->serving = std::move(*serving);
+    poolCapped_ = pool.capped;
+    poolCapBlocks_ = pool.capBlocks;
+    planError_ = pool.error;
+    rebuildPending_ = false;
 
     ModelMetadata& m = engine->metadata;
     const LoadedModel& lm = *engine->model;
@@ -167,13 +233,79 @@ void EngineWorker::loadModel(const QString& path) {
     m.hiddenSize = cfg.hidden_size;
     m.heads = cfg.num_heads;
     m.kvHeads = cfg.num_kv_heads;
-    m.dtypeSummary = dtypeSummary(lm);
+    m.dtypeSummary = dtypes;
     m.hasChatTemplate = engine->chatTemplate.has_value();
     m.randomWeights = lm.name == kDemoModelName ||
                       QFileInfo(path).fileName() == QLatin1String(kDemoModelFileName);
+    // Replace the previous model only now that the new one is complete.
+    cancelEverything();
     model_ = std::move(engine);
+    emit loadProgress(100, tr("Ready"));
     emit modelLoaded(model_->metadata);
     emitView();
+}
+
+void EngineWorker::setTuning(const EngineTuning& tuning) {
+    const EngineTuning t = tuning.clamped();
+    const EngineTuning old = tuning_;
+    tuning_ = t;
+    if (!model_ || !model_->serving)
+        return;
+    Engine& e = *model_->serving;
+    if (t.maxNumSeqs != old.maxNumSeqs || t.maxNumBatchedTokens != old.maxNumBatchedTokens)
+        e.set_limits(t.maxNumSeqs, t.maxNumBatchedTokens);
+    if (t.blockSize != e.config().block_size) {
+        rebuildPending_ = true;
+        if (!e.has_unfinished()) {
+            rebuildEngine();
+            emitView();
+            return;
+        }
+    } else {
+        rebuildPending_ = false;
+    }
+    applyPoolPlan();
+    if (!e.has_unfinished()) {
+        e.step(model_->out);  // nothing to schedule: applies the new plan now
+        emitView();
+    }
+}
+
+// Re-plans the pool of the running engine from the tuning (taking effect before its next step).
+void EngineWorker::applyPoolPlan() {
+    Engine& e = *model_->serving;
+    const KvPoolChoice pool =
+        choose_kv_pool(model_->model->config, model_->model->weight_bytes,
+                       e.memory_plan().workspace_bytes, e.config().block_size, tuning_);
+    const Status st = pool.useBudget ? e.set_memory_budget(pool.budget)
+                                     : e.set_num_blocks(pool.numBlocks);
+    poolCapped_ = pool.capped;
+    poolCapBlocks_ = pool.capBlocks;
+    planError_ = !st ? q(st.message()) : pool.error;
+}
+
+// A new engine with the tuning's block size (the engine must be idle). False: the old one stays.
+bool EngineWorker::rebuildEngine() {
+    EngineConfig ec = engineConfig(tuning_.blockSize);
+    const ModelConfig& cfg = model_->model->config;
+    const KvPoolChoice pool =
+        choose_kv_pool(cfg, model_->model->weight_bytes,
+                       estimate_workspace_bytes(cfg, ec.max_num_batched_tokens, ec.max_num_seqs),
+                       ec.block_size, tuning_);
+    ec.memory = pool.budget;
+    if (!pool.useBudget)
+        ec.num_blocks = pool.numBlocks;
+    auto serving = Engine::create(*model_->transformer, *model_->tokenizer, ec);
+    rebuildPending_ = false;
+    if (!serving) {
+        planError_ = q(serving.message());
+        return false;
+    }
+    model_->serving = std::move(*serving);
+    poolCapped_ = pool.capped;
+    poolCapBlocks_ = pool.capBlocks;
+    planError_ = pool.error;
+    return true;
 }
 
 QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string* prompt,
@@ -365,6 +497,7 @@ void EngineWorker::runStep() {
         rec.prefillTokens = out.num_prefill_tokens;
         rec.decodeTokens = out.num_decode_tokens;
         rec.preempted = int(plan.preempted.size());
+        promptTokensSinceView_ += out.num_prefill_tokens;
         rec.segments.reserve(qsizetype(plan.scheduled.size()));
         for (const ScheduledRequest& s : plan.scheduled)
             rec.segments.push_back({s.id, s.num_scheduled, s.prefill});
@@ -378,6 +511,12 @@ void EngineWorker::runStep() {
         if (!a)
             continue;
         a->metrics = o.metrics;
+        if (!a->firstToken && o.metrics.ttft_ms > 0) {
+            a->firstToken = true;
+            view_.ttfts.push_back({o.id, o.metrics.ttft_ms});
+            if (view_.ttfts.size() > 1000)
+                view_.ttfts.remove(0, view_.ttfts.size() - 1000);
+        }
         if (!a->loadTest) {
             a->pending += q(o.text);
             if (!a->pending.isEmpty() && !o.finished &&
@@ -392,9 +531,11 @@ void EngineWorker::runStep() {
                          o.finish == FinishReason::Aborted ? QStringLiteral("cancelled")
                                                            : q(finish_reason_name(o.finish)));
     }
-    if (sinceView_.elapsed() >= kSnapshotIntervalMs || !engine.has_unfinished())
+    if (rebuildPending_ && !engine.has_unfinished())
+        rebuildEngine();  // `engine` is gone after this line
+    if (sinceView_.elapsed() >= kSnapshotIntervalMs || !model_->serving->has_unfinished())
         emitView();
-    if (engine.has_unfinished())
+    if (model_->serving->has_unfinished())
         postStep();
 }
 
@@ -404,14 +545,24 @@ void EngineWorker::emitView() {
     model_->serving->snapshot(view_.snapshot);
     const double secs = sinceView_.elapsed() / 1000.0;
     view_.tokensPerSecond = secs > 0 ? double(tokensSinceView_) / secs : 0;
+    view_.promptTokensPerSecond = secs > 0 ? double(promptTokensSinceView_) / secs : 0;
     if (!model_->serving->has_unfinished())
-        view_.tokensPerSecond = 0;
+        view_.tokensPerSecond = view_.promptTokensPerSecond = 0;
+    view_.timeMs = clock_.elapsed();
+    view_.tuning = tuning_;
+    view_.tuning.blockSize = model_->serving->config().block_size;
+    view_.poolCapped = poolCapped_;
+    view_.poolCapBlocks = poolCapBlocks_;
+    view_.planError = planError_;
+    view_.rebuildPending = rebuildPending_;
     // Forget load test ids once they are gone from the snapshot.
     if (loadTestLeft_ == 0)
         view_.loadTestRequests.clear();
     emit engineView(view_);
     view_.steps.clear();
+    view_.ttfts.clear();
     tokensSinceView_ = 0;
+    promptTokensSinceView_ = 0;
     sinceView_.restart();
 }
 

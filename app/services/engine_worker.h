@@ -9,6 +9,11 @@
 // queue, so commands that arrive meanwhile (another generate, a load test) are processed
 // between steps, and several conversations generate at once. After a step, at most every
 // kSnapshotIntervalMs, engineView() carries an EngineSnapshot plus the steps since the last one.
+//
+// Tuning (setTuning) applies live: utilization re-plans the KV pool (requests that no longer fit
+// are preempted and resumed, none fail), batch limits apply from the next step; a block size
+// change rebuilds the engine as soon as it is idle. Loading reports its stages (loadProgress)
+// and stops between stages when cancelLoad() was called; the previous model then stays loaded.
 #pragma once
 
 #include <QElapsedTimer>
@@ -25,6 +30,11 @@
 #include "engine/serving/engine_snapshot.h"
 
 namespace llmwb {
+
+namespace kernels {
+class ThreadPool;
+}
+struct EngineConfig;
 
 // One request's share of one engine step (for the batch timeline).
 struct StepSegment {
@@ -43,12 +53,29 @@ struct StepRecord {
     QVector<StepSegment> segments;
 };
 
+// Time to first token of a request whose first token came since the previous view.
+struct TtftSample {
+    qint64 requestId = -1;
+    double ttftMs = 0;
+};
+
 // What the Engine dock draws: the latest snapshot and the steps run since the previous view.
 struct EngineView {
     EngineSnapshot snapshot;
     QVector<StepRecord> steps;
-    double tokensPerSecond = 0;  // generated tokens per second since the previous view
-    QSet<qint64> loadTestRequests;  // engine ids of the load test's requests
+    double tokensPerSecond = 0;        // generated tokens per second since the previous view
+    double promptTokensPerSecond = 0;  // prompt (prefill) tokens computed per second
+    QSet<qint64> loadTestRequests;     // engine ids of the load test's requests
+    qint64 timeMs = 0;                 // when the view was made (ms since the worker started)
+    QVector<TtftSample> ttfts;         // first tokens since the previous view
+    // The pool and its settings.
+    EngineTuning tuning;       // as applied (blockSize: the engine's current block size)
+    bool poolCapped = false;   // utilization allowed more than max_num_seqs x context uses
+    int poolCapBlocks = 0;
+    QString planError;         // the last re-plan failed (the pool kept or a fallback used)
+    bool rebuildPending = false;  // a block size change waits for the engine to be idle
+    QString device = QStringLiteral("CPU");
+    QString kvDtype = QStringLiteral("fp32");
 };
 
 class EngineWorker : public QObject {
@@ -66,6 +93,10 @@ public:
     void stop(quint64 requestId);
     // Thread-safe. Cancels every running request and every later one (used when quitting).
     void stopAll();
+    // Thread-safe. Stops the model load in progress between two stages (the previous model
+    // stays loaded; loadCancelled() is emitted). Ignored when no load runs.
+    void cancelLoad();
+    bool isLoading() const { return loading_; }
     // Minimum time between two token signals (text is coalesced in between); 0 = every token.
     void setTokenSignalIntervalMs(int ms) { tokenIntervalMs_ = ms; }
 
@@ -77,11 +108,16 @@ public slots:
     // Adds `count` synthetic concurrent requests (shared system prompt, different questions and
     // lengths). Their text is not streamed; loadTestFinished() reports when all are done.
     void runLoadTest(int count = kLoadTestRequests);
+    // Engine settings from the Tuning dock; also used by the next model load.
+    void setTuning(const llmwb::EngineTuning& tuning);
 
 signals:
     void modelLoading(const QString& path);
     void modelLoaded(const llmwb::ModelMetadata& metadata);
     void loadFailed(const QString& message);
+    // percent 0..100; stage: what is being done, for people ("Reading the model file").
+    void loadProgress(int percent, const QString& stage);
+    void loadCancelled(const QString& path);
     void token(quint64 requestId, qint64 conversationId, const QString& textDelta);
     void finished(const llmwb::GenerationStats& stats);
     void failed(quint64 requestId, qint64 conversationId, const QString& message);
@@ -102,8 +138,22 @@ private:
     void finishActive(qint64 engineId, Active& a, const QString& reason);
     void cancelEverything();
     void emitView();
+    bool loadStage(int percent, const QString& stage);  // false: cancelled
+    void doLoad(const QString& path);
+    bool rebuildEngine();
+    void applyPoolPlan();
+    EngineConfig engineConfig(int32_t blockSize) const;
 
     int threads_;
+    std::unique_ptr<kernels::ThreadPool> pool_;  // shared by the loaded and a loading model
+    EngineTuning tuning_;
+    bool poolCapped_ = false, rebuildPending_ = false;
+    int poolCapBlocks_ = 0;
+    QString planError_;
+    QElapsedTimer clock_;
+    qint64 promptTokensSinceView_ = 0;
+    std::atomic<bool> loading_{false};
+    std::atomic<bool> loadCancel_{false};
     int tokenIntervalMs_ = 16;
     std::unique_ptr<Model> model_;
     QHash<qint64, Active*> active_;  // engine id -> request (owned)

@@ -55,7 +55,23 @@ SamplingSettings SamplingSettings::fromJson(const QJsonObject& o) {
     return s;
 }
 
+EngineTuning EngineTuning::clamped() const {
+    EngineTuning t = *this;
+    if (!std::isfinite(t.gpuMemoryUtilization))
+        t.gpuMemoryUtilization = kDefaultUtilization;
+    t.gpuMemoryUtilization = std::clamp(t.gpuMemoryUtilization, kMinUtilization, 1.0);
+    t.maxNumSeqs = std::clamp(t.maxNumSeqs, 1, 1024);
+    t.maxNumBatchedTokens = std::clamp(t.maxNumBatchedTokens, 16, 65536);
+    if (t.blockSize != 8 && t.blockSize != 16 && t.blockSize != 32)
+        t.blockSize = 16;
+    t.kvCacheDtype = QStringLiteral("fp32");
+    t.numSpeculativeTokens = 0;
+    t.deviceBytes = std::max<qint64>(0, t.deviceBytes);
+    return t;
+}
+
 void registerGenerationTypes() {
+    qRegisterMetaType<EngineTuning>();
     qRegisterMetaType<SamplingSettings>();
     qRegisterMetaType<GenerationRequest>();
     qRegisterMetaType<GenerationStats>();

@@ -73,6 +73,28 @@ struct ModelMetadata {
     bool randomWeights = false;  // the built-in demo model
 };
 
+// Engine settings from the Tuning dock. Utilization, max_num_seqs and max_num_batched_tokens
+// apply while requests run; the block size applies when the engine is idle (it rebuilds the
+// engine). kvCacheDtype and numSpeculativeTokens are shown but have one possible value today.
+struct EngineTuning {
+    // Fraction of device memory (RAM on the CPU backend) the engine may use. On CPU the default
+    // is small: RAM dwarfs the models the CPU backend runs, and the pool is capped anyway at
+    // the blocks max_num_seqs full-length sequences can use.
+    static constexpr double kDefaultUtilization = 0.02;
+    static constexpr double kMinUtilization = 0.001;
+    double gpuMemoryUtilization = kDefaultUtilization;
+    int maxNumSeqs = 32;
+    int maxNumBatchedTokens = 512;
+    int blockSize = 16;                       // 8, 16 or 32
+    QString kvCacheDtype = QStringLiteral("fp32");
+    int numSpeculativeTokens = 0;             // speculative decoding is not implemented yet
+    qint64 deviceBytes = 0;                   // 0: physical RAM (tests set a fixed size)
+
+    // Values out of range are clamped (settings files are external input).
+    EngineTuning clamped() const;
+    bool operator==(const EngineTuning&) const = default;
+};
+
 void registerGenerationTypes();
 
 }  // namespace llmwb
@@ -81,3 +103,4 @@ Q_DECLARE_METATYPE(llmwb::SamplingSettings)
 Q_DECLARE_METATYPE(llmwb::GenerationRequest)
 Q_DECLARE_METATYPE(llmwb::GenerationStats)
 Q_DECLARE_METATYPE(llmwb::ModelMetadata)
+Q_DECLARE_METATYPE(llmwb::EngineTuning)

@@ -253,7 +253,10 @@ private slots:
         for (const auto& args : views) {
             const auto v = args.first().value<EngineView>();
             const EngineSnapshot& s = v.snapshot;
-            QCOMPARE(qsizetype(s.blocks.size()), qsizetype(512));
+            // The pool from the default tuning: capped at max_num_seqs x the 2048-token context.
+            QCOMPARE(qsizetype(s.blocks.size()), qsizetype(s.memory.num_blocks));
+            QCOMPARE(s.memory.num_blocks, v.poolCapped ? v.poolCapBlocks : s.memory.num_blocks);
+            QVERIFY(s.memory.num_blocks >= 2048 / 16);
             QCOMPARE(s.num_free_blocks + s.num_used_blocks + s.num_cached_free_blocks,
                      int(s.blocks.size()));
             int used = 0;

@@ -1,0 +1,309 @@
+// The engine worker's live tuning and loading: the pool from the tuning (capped on a large
+// "device"), utilization lowered during a load test re-plans the pool while every request
+// finishes with its full output, block-size changes rebuild the engine when idle (and wait while
+// busy), loading reports its stages, and a cancelled load leaves the previous model loaded.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+
+#include "app/services/app_settings.h"
+#include "app/services/engine_worker.h"
+#include "engine/model/model_writer.h"
+
+using namespace llmwb;
+
+class TestAppEngineTuning : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+    QString modelPath_, otherPath_;
+    QThread thread_;
+    EngineWorker* worker_ = nullptr;
+    MemoryPlan plan_;  // of the first load
+
+    static GenerationRequest request(quint64 id, int maxTokens) {
+        GenerationRequest r;
+        r.requestId = id;
+        r.conversationId = 500 + qint64(id);
+        r.messages = {{QStringLiteral("user"), QStringLiteral("Tell me about paged attention")}};
+        r.sampling.temperature = 0.0;
+        r.sampling.maxTokens = maxTokens;
+        return r;
+    }
+
+    void setTuning(const EngineTuning& t) {
+        QMetaObject::invokeMethod(worker_, "setTuning", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::EngineTuning, t));
+    }
+
+    // Runs `action`, then waits for a view that satisfies pred; returns it (or a default view
+    // on timeout).
+    template <class Pred>
+    EngineView waitView(Pred pred, const std::function<void()>& action = {},
+                        int timeoutMs = 30000) {
+        QSignalSpy views(worker_, &EngineWorker::engineView);
+        if (action)
+            action();
+        QElapsedTimer t;
+        t.start();
+        int seen = 0;
+        while (t.elapsed() < timeoutMs) {
+            if (views.size() == seen && !views.wait(1000))
+                continue;
+            for (; seen < views.size(); ++seen) {
+                const auto v = views.at(seen).first().value<EngineView>();
+                if (pred(v))
+                    return v;
+            }
+        }
+        return {};
+    }
+
+    // Runs one generation; returns its streamed text and stats.
+    QPair<QString, GenerationStats> generateOne(quint64 id, int maxTokens) {
+        QSignalSpy tokens(worker_, &EngineWorker::token);
+        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(id, maxTokens)));
+        if (!finished.wait(30000))
+            return {};
+        QString text;
+        for (const auto& a : tokens)
+            text += a.at(2).toString();
+        return {text, finished.first().first().value<GenerationStats>()};
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        ModelWriterSpec spec;
+        spec.seed = 11;
+        spec.max_position = 1024;
+        modelPath_ = dir_.filePath("tiny.gguf");
+        Status st = write_model(spec, modelPath_.toStdString());
+        QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
+        spec.seed = 12;
+        spec.num_layers = 3;
+        otherPath_ = dir_.filePath("other.gguf");
+        st = write_model(spec, otherPath_.toStdString());
+        QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
+
+        worker_ = new EngineWorker(2);
+        worker_->setTokenSignalIntervalMs(0);
+        worker_->moveToThread(&thread_);
+        connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+        thread_.start();
+    }
+
+    void cleanupTestCase() {
+        worker_->stopAll();
+        thread_.quit();
+        QVERIFY(thread_.wait(10000));
+    }
+
+    // The default tuning on this machine's RAM: the pool is capped at what max_num_seqs
+    // sequences of the full context can use, and the loading stages are reported in order.
+    void loadsWithStagesAndACappedPool() {
+        QSignalSpy progress(worker_, &EngineWorker::loadProgress);
+        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        QSignalSpy views(worker_, &EngineWorker::engineView);
+        EngineTuning t;
+        t.gpuMemoryUtilization = 0.5;
+        t.maxNumSeqs = 4;
+        setTuning(t);
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, modelPath_));
+        QVERIFY(loaded.wait(30000));
+        QVERIFY(progress.size() >= 5);
+        int last = -1;
+        for (const auto& a : progress) {
+            QVERIFY(a.at(0).toInt() > last);
+            last = a.at(0).toInt();
+            QVERIFY(!a.at(1).toString().isEmpty());
+        }
+        QCOMPARE(last, 100);
+        QVERIFY(views.wait(5000) || !views.isEmpty());
+        const auto v = views.last().first().value<EngineView>();
+        // 4 sequences x 1024 tokens / 16 per block; half the RAM holds far more.
+        QVERIFY(v.poolCapped);
+        QCOMPARE(v.poolCapBlocks, 4 * 1024 / 16);
+        QCOMPARE(v.snapshot.memory.num_blocks, 4 * 1024 / 16);
+        QCOMPARE(int(v.snapshot.blocks.size()), 4 * 1024 / 16);
+        QCOMPARE(v.kvDtype, QStringLiteral("fp32"));
+        QVERIFY(v.planError.isEmpty());
+        plan_ = v.snapshot.memory;
+    }
+
+    // Utilization lowered while a load test and a chat request run: the pool shrinks (views
+    // show the new block count), and the chat request streams exactly what it streams alone.
+    void utilizationReplansDuringALoadTest() {
+        const auto alone = generateOne(1, 48);
+        QVERIFY(alone.second.completionTokens > 0);
+        QCOMPARE(alone.second.finishReason == QLatin1String("cancelled"), false);
+
+        // A fixed "device" so that the utilization maps to known block counts.
+        const MemoryPlan m = plan_;
+        QVERIFY(m.bytes_per_block > 0);
+        const qint64 fixed = m.weight_bytes + m.workspace_bytes;
+        EngineTuning t;
+        t.maxNumSeqs = 16;  // cap 16 x 64 = 1024 blocks
+        t.deviceBytes = 2 * (fixed + 400 * m.bytes_per_block);
+        t.gpuMemoryUtilization = 0.5;  // 400 blocks
+        const EngineView big = waitView(
+            [](const EngineView& v) { return v.snapshot.memory.num_blocks == 400; },
+            [&] { setTuning(t); });
+        QCOMPARE(big.snapshot.memory.num_blocks, 400);
+        QVERIFY(!big.poolCapped);
+
+        QSignalSpy loadDone(worker_, &EngineWorker::loadTestFinished);
+        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QSignalSpy failed(worker_, &EngineWorker::failed);
+        QSignalSpy tokens(worker_, &EngineWorker::token);
+        QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 16));
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(2, 48)));
+        const EngineView busy =
+            waitView([](const EngineView& v) { return v.snapshot.num_running > 0; });
+        QVERIFY(busy.snapshot.num_running > 0);
+        // About 24 blocks: below what 16 requests hold, so some are preempted and resume.
+        t.gpuMemoryUtilization = double(fixed + 24 * m.bytes_per_block) / double(t.deviceBytes);
+        t.gpuMemoryUtilization = std::ceil(t.gpuMemoryUtilization * 1000) / 1000;
+        const EngineView shrunk = waitView(
+            [](const EngineView& v) { return v.snapshot.memory.num_blocks < 400; },
+            [&] { setTuning(t); });
+        QVERIFY2(shrunk.snapshot.memory.num_blocks > 0 && shrunk.snapshot.memory.num_blocks < 400,
+                 qPrintable(QString::number(shrunk.snapshot.memory.num_blocks)));
+        QCOMPARE(int(shrunk.snapshot.blocks.size()), shrunk.snapshot.memory.num_blocks);
+
+        QVERIFY(loadDone.wait(60000) || !loadDone.isEmpty());
+        QCOMPARE(loadDone.first().first().toInt(), 16);  // all 16 completed
+        QVERIFY(finished.size() == 1 || finished.wait(30000));
+        QCOMPARE(failed.size(), 0);
+        const auto stats = finished.first().first().value<GenerationStats>();
+        QString text;
+        for (const auto& a : tokens)
+            if (a.at(0).value<quint64>() == 2)
+                text += a.at(2).toString();
+        QCOMPARE(stats.finishReason, alone.second.finishReason);
+        QCOMPARE(stats.completionTokens, alone.second.completionTokens);
+        QCOMPARE(text, alone.first);
+        const EngineView after = waitView([](const EngineView& v) {
+            return v.snapshot.num_running == 0 && v.snapshot.num_waiting == 0;
+        }, {}, 2000);
+        qInfo("pool 400 -> %d blocks; preemptions so far %lld", shrunk.snapshot.memory.num_blocks,
+              static_cast<long long>(std::max(after.snapshot.total_preemptions,
+                                              shrunk.snapshot.total_preemptions)));
+    }
+
+    // A block size change when idle rebuilds the engine at once; while busy it waits for idle.
+    void blockSizeChangesRebuild() {
+        EngineTuning t;
+        t.maxNumSeqs = 4;
+        t.blockSize = 32;
+        const EngineView v32 = waitView(
+            [](const EngineView& v) { return v.snapshot.block_size == 32; }, [&] { setTuning(t); });
+        QCOMPARE(v32.snapshot.block_size, 32);
+        QCOMPARE(v32.snapshot.memory.block_size, 32);
+        QCOMPARE(v32.tuning.blockSize, 32);
+        QVERIFY(generateOne(3, 8).second.completionTokens > 0);
+
+        QSignalSpy loadDone(worker_, &EngineWorker::loadTestFinished);
+        // Queued right behind the load test: the worker sees it with requests unfinished.
+        QSignalSpy views(worker_, &EngineWorker::engineView);
+        QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 8));
+        t.blockSize = 8;
+        setTuning(t);
+        EngineView pending;  // the first view with the load test's requests
+        for (int seen = 0, tries = 0; tries < 40 && !pending.snapshot.num_running; ++tries) {
+            if (seen == views.size())
+                views.wait(250);
+            for (; seen < views.size() && !pending.snapshot.num_running; ++seen)
+                if (views.at(seen).first().value<EngineView>().snapshot.num_running > 0)
+                    pending = views.at(seen).first().value<EngineView>();
+        }
+        QVERIFY(pending.snapshot.num_running > 0);
+        QVERIFY(pending.rebuildPending);
+        QCOMPARE(pending.snapshot.block_size, 32);  // not while requests run
+        QVERIFY(loadDone.wait(60000) || !loadDone.isEmpty());
+        QCOMPARE(loadDone.first().first().toInt(), 8);
+        // The rebuild follows the last step (its view may already be in the spy).
+        EngineView v8;
+        for (int tries = 0; tries < 20 && v8.snapshot.block_size != 8; ++tries) {
+            for (const auto& a : views)
+                if (a.first().value<EngineView>().snapshot.block_size == 8)
+                    v8 = a.first().value<EngineView>();
+            if (v8.snapshot.block_size != 8)
+                views.wait(500);
+        }
+        QCOMPARE(v8.snapshot.block_size, 8);
+        QVERIFY(!v8.rebuildPending);
+    }
+
+    // Cancel between two stages: the previous model stays loaded and keeps generating; the next
+    // load (not cancelled) replaces it.
+    void cancelledLoadKeepsThePreviousModel() {
+        QSignalSpy cancelled(worker_, &EngineWorker::loadCancelled);
+        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        auto c = connect(
+            worker_, &EngineWorker::loadProgress, worker_,
+            [this](int percent, const QString&) {
+                if (percent >= 60)
+                    worker_->cancelLoad();  // in the worker thread, between two stages
+            },
+            Qt::DirectConnection);
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, otherPath_));
+        QVERIFY(cancelled.wait(30000));
+        disconnect(c);
+        QCOMPARE(cancelled.first().first().toString(), otherPath_);
+        QCOMPARE(loaded.size(), 0);
+        const auto g = generateOne(4, 8);
+        QVERIFY(!worker_->isLoading());
+        QVERIFY(g.second.completionTokens > 0);
+        QVERIFY(!g.second.cancelled());
+
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, otherPath_));
+        QVERIFY(loaded.wait(30000));
+        QCOMPARE(loaded.first().first().value<ModelMetadata>().layers, 3);
+        // Cancelling when nothing loads does nothing.
+        worker_->cancelLoad();
+        QVERIFY(generateOne(5, 4).second.completionTokens > 0);
+    }
+
+    // The tuning persists in the settings file and reads back clamped.
+    void tuningPersists() {
+        QTemporaryDir d;
+        const QString ini = d.filePath("s.ini");
+        {
+            AppSettings s(ini);
+            QCOMPARE(s.engineTuning(), EngineTuning{});
+            EngineTuning t;
+            t.gpuMemoryUtilization = 0.25;
+            t.maxNumSeqs = 7;
+            t.maxNumBatchedTokens = 1000;
+            t.blockSize = 8;
+            s.setEngineTuning(t);
+            s.sync();
+        }
+        {
+            AppSettings s(ini);
+            const EngineTuning t = s.engineTuning();
+            QCOMPARE(t.gpuMemoryUtilization, 0.25);
+            QCOMPARE(t.maxNumSeqs, 7);
+            QCOMPARE(t.maxNumBatchedTokens, 1000);
+            QCOMPARE(t.blockSize, 8);
+            s.raw().setValue("engine/block_size", 12);  // not 8/16/32
+            s.raw().setValue("engine/gpu_memory_utilization", 7.0);
+            QCOMPARE(s.engineTuning().blockSize, 16);
+            QCOMPARE(s.engineTuning().gpuMemoryUtilization, 1.0);
+            s.resetTuning();
+            QCOMPARE(s.engineTuning(), EngineTuning{});
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppEngineTuning)
+#include "tst_app_engine_tuning.moc"
