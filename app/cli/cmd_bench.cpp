@@ -227,6 +227,10 @@ int cmd_bench(const Args& argv) {
     }
     m.pool = std::make_unique<kernels::ThreadPool>(static_cast<int>(threads->value_or(0)));
     m.transformer = std::make_unique<Transformer>(*m.model, *m.pool);
+    auto exec = m.open_executor(*args, m.pool->size(), base.max_num_batched_tokens,
+                                base.max_num_seqs);
+    if (!exec)
+        return fail(cmd, exec.message());
 
     nlohmann::json out;
     out["model"] = m.model->name;
@@ -240,6 +244,7 @@ int cmd_bench(const Args& argv) {
                        {"max_concurrency", max_conc},
                        {"dataset", args->get_or("dataset", "")}};
     out["threads"] = m.pool->size();
+    out["device"] = (*exec)->device_name();
     std::vector<BenchResult> results;
     for (const Policy& p : policies) {
         std::vector<BenchRequest> reqs = workload;
@@ -276,7 +281,7 @@ int cmd_bench(const Args& argv) {
         }
         ro.static_padding = !args->has("static-no-padding");
         default_kv_to_need(*args, ec, need, static_cast<int64_t>(reqs.size()));
-        auto engine = Engine::create(*m.transformer, *m.tokenizer, ec);
+        auto engine = Engine::create(**exec, *m.tokenizer, ec);
         if (!engine)
             return fail(cmd, engine.message());
         if (!args->has("quiet")) {
