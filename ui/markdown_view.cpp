@@ -94,8 +94,9 @@ void MarkdownView::placeCopyButtons() {
         b->setFixedHeight(h - 2);
         b->adjustSize();
         const int x = std::max(0, viewport()->width() - b->width() - 2);
-        // The block's top margin leaves room for the button above the shaded code.
-        const int y = int(r.top()) + 1 - verticalScrollBar()->value();
+        // The block's top margin (h, outside its bounding rect) holds the button, just above
+        // the shaded code, so it never covers a line of code.
+        const int y = std::max(0, int(r.top()) - h + 1) - verticalScrollBar()->value();
         b->move(x, y);
         b->show();
     }
@@ -136,7 +137,7 @@ void MarkdownView::styleCodeBlocks() {
         cf.setFontFixedPitch(true);
         cursor.mergeCharFormat(cf);
     }
-    // QTextBlock::text() shows a line separator as U+2028; the code had a newline there.
+    // A line break inside one block reads as U+2028; the code had a newline there.
     for (QString& t : codeTexts_)
         t.replace(QChar::LineSeparator, QLatin1Char('\n'));
 }

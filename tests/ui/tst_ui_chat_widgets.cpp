@@ -3,6 +3,7 @@
 // resend, regenerate, stop) with what they leave in SQLite after the database is reopened, the
 // figures of answers shown again after reopening, and the Model panel (recent models with
 // missing files, removal, drops, load progress with Cancel, a clear load error).
+#include <QAbstractTextDocumentLayout>
 #include <QApplication>
 #include <QClipboard>
 #include <QDir>
@@ -15,6 +16,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTextBlock>
 #include <QToolButton>
 #include <QtTest>
 
@@ -96,8 +98,15 @@ private slots:
             QVERIFY(b);
             QVERIFY(b->isVisible());
             QVERIFY(!b->text().isEmpty());
-            // Inside the view, above its own code block and below the previous one.
+            // Inside the view, in the space above its code block: it covers no line of code.
             QVERIFY(view.viewport()->rect().contains(b->geometry()));
+            for (QTextBlock t = view.document()->begin(); t.isValid(); t = t.next()) {
+                if (!t.blockFormat().hasProperty(QTextFormat::BlockCodeFence))
+                    continue;
+                const QRectF line = view.document()->documentLayout()->blockBoundingRect(t);
+                QVERIFY2(!line.intersects(QRectF(b->geometry())),
+                         qPrintable(QStringLiteral("button %1 covers \"%2\"").arg(i).arg(t.text())));
+            }
         }
         QVERIFY(view.codeCopyButton(0)->y() < view.codeCopyButton(1)->y());
 
