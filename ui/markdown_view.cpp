@@ -26,7 +26,7 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
     viewport()->setAutoFillBackground(false);
     document()->setDocumentMargin(2);
     renderTimer_.setSingleShot(true);
-    renderTimer_.setInterval(33);
+    renderTimer_.setInterval(kRenderIntervalMs);
     connect(&renderTimer_, &QTimer::timeout, this, &MarkdownView::render);
 }
 
@@ -38,11 +38,19 @@ void MarkdownView::setMarkdownText(const QString& markdown) {
 
 void MarkdownView::setMarkdownTextLater(const QString& markdown) {
     markdown_ = markdown;
-    if (!renderTimer_.isActive())
-        renderTimer_.start();
+    if (renderTimer_.isActive())
+        return;  // the pending render will show this text
+    // Leading edge: the first update after a quiet spell shows at once; the rest of a burst
+    // is rendered at most every interval.
+    const qint64 since = lastRender_.isValid() ? lastRender_.elapsed() : kRenderIntervalMs;
+    if (since >= kRenderIntervalMs)
+        render();
+    else
+        renderTimer_.start(int(kRenderIntervalMs - since));
 }
 
 void MarkdownView::render() {
+    lastRender_.start();
     document()->setMarkdown(markdown_, QTextDocument::MarkdownDialectGitHub);
     styleCodeBlocks();
     updateHeight();

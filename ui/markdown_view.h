@@ -4,6 +4,7 @@
 // the fences). Rapid updates (streaming) are coalesced to at most ~30 renders per second.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QList>
 #include <QTextBrowser>
 #include <QTimer>
@@ -19,7 +20,8 @@ public:
     explicit MarkdownView(QWidget* parent = nullptr);
 
     void setMarkdownText(const QString& markdown);  // renders now
-    void setMarkdownTextLater(const QString& markdown);  // renders within ~33 ms
+    // Renders now when the last render is older than ~33 ms, else when that much has passed.
+    void setMarkdownTextLater(const QString& markdown);
     QString markdownText() const { return markdown_; }
     int codeBlockCount() const { return int(codeTexts_.size()); }
     // The code of block i as shown (no fences), and its Copy button.
@@ -43,8 +45,11 @@ private:
     void retranslateButtons();
     int copyButtonHeight() const;
 
+    static constexpr int kRenderIntervalMs = 33;
+
     QString markdown_;
     QTimer renderTimer_;
+    QElapsedTimer lastRender_;
     int height_ = 0;
     QStringList codeTexts_;
     QList<int> codeStarts_;  // document position of each code block's first character

@@ -55,6 +55,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     arch_ = addField("modelArchitecture");
     params_ = addField("modelParameters");
     dtypes_ = addField("modelDtypes");
+    dtypes_->setWordWrap(false);  // one short line per tensor group (wrapping clipped them)
     context_ = addField("modelContext");
     shape_ = addField("modelShape");
     tmpl_ = addField("modelTemplate");
