@@ -16,6 +16,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QShortcut>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -75,7 +76,9 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     buttons->addWidget(openFile_);
     buttons->addWidget(openFolder_);
     buttons->addStretch();
-    auto* layout = new QVBoxLayout(this);
+    // The content scrolls when the dock is shorter than it (instead of squeezing the rows).
+    auto* content = new QWidget;
+    auto* layout = new QVBoxLayout(content);
     layout->setContentsMargins(6, 6, 6, 6);
     auto* progressRow = new QHBoxLayout;
     progressRow->addWidget(busy_, 1);
@@ -90,6 +93,16 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     recentButtons->addStretch();
     recentButtons->addWidget(removeRecent_);
     layout->addLayout(recentButtons);
+    recent_->setMinimumHeight(fontMetrics().height() * 3);
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("modelPanelScroll"));
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(content);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(scroll);
 
     connect(openFile_, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
