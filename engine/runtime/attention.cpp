@@ -4,7 +4,9 @@
 #include <atomic>
 #include <cstring>
 
+#include "kernels/cpu/attention_avx512.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace llmwb {
@@ -44,13 +46,19 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
                      const float* v_cache, const AttentionShape& sh, kernels::ThreadPool& pool,
                      AttentionScratch& scratch) {
     const int32_t n_seqs = batch.n_seqs();
+    const int32_t group = sh.num_heads / sh.num_kv_heads;
+    // AVX-512: one task per (sequence, KV head, query chunk) handles the `group` query heads of
+    // that KV head together (each K/V row read once for all of them); otherwise one per head.
+    const bool grouped = kernels::active_simd_level() == kernels::SimdLevel::Avx512 &&
+                         kernels::attend_group_avx512_supported(sh.head_dim);
+    const int32_t task_heads = grouped ? sh.num_kv_heads : sh.num_heads;
     auto& tasks = scratch.tasks;
     tasks.clear();
     int32_t max_ctx = 0;
     for (int32_t s = 0; s < n_seqs; ++s) {
         const int32_t ql = batch.query_len(s);
         max_ctx = std::max(max_ctx, batch.context_lens[s]);
-        for (int32_t h = 0; h < sh.num_heads; ++h)
+        for (int32_t h = 0; h < task_heads; ++h)
             for (int32_t b = 0; b < ql; b += kQueryChunk)
                 tasks.push_back({s, h, b, std::min(ql, b + kQueryChunk)});
     }
@@ -58,10 +66,10 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
 
     const int threads = pool.size();
     if (static_cast<int>(scratch.scores.size()) < threads) scratch.scores.resize(threads);
+    const int64_t scores_len = grouped ? kernels::attend_group_scratch(group, max_ctx) : max_ctx;
     for (auto& row : scratch.scores)
-        if (static_cast<int32_t>(row.size()) < max_ctx) row.resize(max_ctx);
+        if (static_cast<int64_t>(row.size()) < scores_len) row.resize(static_cast<size_t>(scores_len));
 
-    const int32_t group = sh.num_heads / sh.num_kv_heads;
     const int64_t row_stride = static_cast<int64_t>(sh.num_heads) * sh.head_dim;
     // Small steps (a decode token over a short context) run on the calling thread: waking the
     // pool would cost more than the work.
@@ -78,6 +86,18 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
             const int32_t ql = batch.query_len(t.seq);
             const int32_t ctx = batch.context_lens[t.seq];
             const int32_t* table = batch.block_table(t.seq);
+            if (grouped) {
+                const int64_t kv_off = static_cast<int64_t>(t.head) * sh.head_dim;
+                const kernels::PagedKvView kv{k_cache + kv_off, v_cache + kv_off, table, sh.block_size,
+                                              static_cast<int64_t>(sh.num_kv_heads) * sh.head_dim};
+                for (int32_t r = t.q_begin; r < t.q_end; ++r) {
+                    const int64_t row = batch.query_start[t.seq] + r;
+                    const int32_t n_keys = ctx - ql + r + 1;
+                    const int64_t off = row * row_stride + static_cast<int64_t>(t.head) * group * sh.head_dim;
+                    kernels::attend_group_avx512(out + off, q + off, group, sh.head_dim, n_keys, sh.scale, kv, scores);
+                }
+                continue;
+            }
             for (int32_t r = t.q_begin; r < t.q_end; ++r) {
                 const int64_t row = batch.query_start[t.seq] + r;
                 const int32_t n_keys = ctx - ql + r + 1;  // causal: keys up to this position
