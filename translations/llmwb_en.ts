@@ -554,6 +554,21 @@ Updated %2</source>
     </message>
 </context>
 <context>
+    <name>llmwb::MarkdownView</name>
+    <message>
+        <source>Copied</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy this code block</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::MessageWidget</name>
     <message>
         <source>Copy</source>
@@ -744,6 +759,74 @@ Updated %2</source>
     </message>
     <message>
         <source>missing (a plain prompt is used)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 no longer exists. Remove it from the list or open another model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelling the loading of %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop loading this model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove from list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Forget the selected model (the file is not deleted)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (missing)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1
+This file or folder no longer exists.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not load %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The previous model (%1) is still loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::PresetStore</name>
+    <message>
+        <source>Presets: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a preset needs a name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a preset named &quot;%1&quot; already exists</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>there is no preset named &quot;%1&quot;</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

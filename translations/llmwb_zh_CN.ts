@@ -559,6 +559,21 @@ Updated %2</source>
     </message>
 </context>
 <context>
+    <name>llmwb::MarkdownView</name>
+    <message>
+        <source>Copied</source>
+        <translation>已复制</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy this code block</source>
+        <translation>复制此代码块</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::MessageWidget</name>
     <message>
         <source>Copy</source>
@@ -750,6 +765,75 @@ Updated %2</source>
     <message>
         <source>missing (a plain prompt is used)</source>
         <translation>无（使用纯文本提示）</translation>
+    </message>
+    <message>
+        <source>%1 no longer exists. Remove it from the list or open another model.</source>
+        <translation>%1 已不存在。请将其从列表中移除，或打开其他模型。</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Cancelling the loading of %1…</source>
+        <translation>正在取消加载 %1…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop loading this model</source>
+        <translation>停止加载此模型</translation>
+    </message>
+    <message>
+        <source>Remove from list</source>
+        <translation>从列表中移除</translation>
+    </message>
+    <message>
+        <source>Forget the selected model (the file is not deleted)</source>
+        <translation>从列表中移除所选模型（不会删除文件）</translation>
+    </message>
+    <message>
+        <source>%1 (missing)</source>
+        <translation>%1（缺失）</translation>
+    </message>
+    <message>
+        <source>%1
+This file or folder no longer exists.</source>
+        <translation>%1
+此文件或文件夹已不存在。</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>正在加载…</translation>
+    </message>
+    <message>
+        <source>Could not load %1: %2</source>
+        <translation>无法加载 %1：%2</translation>
+    </message>
+    <message>
+        <source>The previous model (%1) is still loaded.</source>
+        <translation>之前的模型（%1）仍处于加载状态。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::PresetStore</name>
+    <message>
+        <source>Presets: %1</source>
+        <translation>预设：%1</translation>
+    </message>
+    <message>
+        <source>a preset needs a name</source>
+        <translation>预设需要一个名称</translation>
+    </message>
+    <message>
+        <source>a preset named &quot;%1&quot; already exists</source>
+        <translation>已存在名为“%1”的预设</translation>
+    </message>
+    <message>
+        <source>there is no preset named &quot;%1&quot;</source>
+        <translation>不存在名为“%1”的预设</translation>
     </message>
 </context>
 <context>

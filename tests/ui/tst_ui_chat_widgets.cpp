@@ -18,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QTextBlock>
 #include <QToolButton>
+#include <QTranslator>
 #include <QtTest>
 
 #include "app/services/chat_controller.h"
@@ -357,6 +358,35 @@ private slots:
         QCOMPARE(panel.fieldText("modelName"), QStringLiteral("Tiny"));
         QVERIFY(panel.fieldText("modelArchitecture").contains(QStringLiteral("qwen2")));
         QVERIFY(!panel.fieldText("modelStatus").contains(QStringLiteral("bad magic")));
+    }
+
+    // The strings of these widgets are in the zh_CN translation and switch live.
+    void chineseTranslation() {
+        ModelPanel panel;
+        MarkdownView view;
+        view.resize(400, 100);
+        view.setMarkdownText(QStringLiteral("```\ncode\n```"));
+        panel.setRecentModels({dir_.filePath(QStringLiteral("absent.gguf"))});
+        auto* list = panel.findChild<QListWidget*>(QStringLiteral("recentModels"));
+        auto* remove = panel.findChild<QPushButton*>(QStringLiteral("removeRecent"));
+        auto* cancel = panel.findChild<QPushButton*>(QStringLiteral("cancelLoad"));
+        QCOMPARE(remove->text(), QStringLiteral("Remove from list"));
+        QTranslator zh;
+        QVERIFY(zh.load(QStringLiteral(":/i18n/llmwb_zh_CN.qm")));
+        QCoreApplication::installTranslator(&zh);
+        QCoreApplication::processEvents();
+        QCOMPARE(remove->text(), QStringLiteral("从列表中移除"));
+        QCOMPARE(cancel->text(), QStringLiteral("取消"));
+        QCOMPARE(list->item(0)->text(), QStringLiteral("absent.gguf（缺失）"));
+        QCOMPARE(view.codeCopyButton(0)->text(), QStringLiteral("复制"));
+        QCOMPARE(QCoreApplication::translate("llmwb::PresetStore", "Presets: %1"),
+                 QStringLiteral("预设：%1"));
+        panel.setLoading(QStringLiteral("/m/x.gguf"));
+        panel.setLoadFailed(QStringLiteral("bad"));
+        QCOMPARE(panel.fieldText("modelStatus"), QStringLiteral("无法加载 x.gguf：bad"));
+        QCoreApplication::removeTranslator(&zh);
+        QCoreApplication::processEvents();
+        QCOMPARE(remove->text(), QStringLiteral("Remove from list"));
     }
 };
 
