@@ -1,5 +1,7 @@
 #include "app/cli/cli_engine.h"
 
+#include "app/cli/cli_model.h"
+
 #include <cstdio>
 
 #include <algorithm>
@@ -12,7 +14,8 @@ const char* kEngineOptionsHelp =
     "  --max-num-batched-tokens N  token budget of one step (default 512)\n"
     "  --kv-budget-mb MB         KV cache size; default: gpu-memory-utilization x RAM\n"
     "                            - weights - workspace\n"
-    "  --gpu-memory-utilization F  fraction of RAM the engine may use (default 0.9)\n"
+    "  --gpu-memory-utilization F  fraction of device memory (RAM on the CPU) the engine may\n"
+    "                            use (default 0.9)\n"
     "  --no-prefix-caching       disable prefix caching\n";
 
 const std::set<std::string>& engine_value_options() {
@@ -74,12 +77,15 @@ Result<CliArgs> parse_engine_command_args(const std::vector<std::string>& argv,
                                           std::set<std::string> flags) {
     values.insert(engine_value_options().begin(), engine_value_options().end());
     flags.insert(engine_flag_options().begin(), engine_flag_options().end());
+    values.insert(device_value_options().begin(), device_value_options().end());
+    flags.insert(device_flag_options().begin(), device_flag_options().end());
     return CliArgs::parse(argv, values, flags);
 }
 
 void print_engine_command_help(const char* help_text) {
     std::fputs(help_text, stdout);
     std::fputs(kEngineOptionsHelp, stdout);
+    std::fputs(kDeviceOptionsHelp, stdout);
 }
 
 } // namespace llmwb::cli

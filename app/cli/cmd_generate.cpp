@@ -35,6 +35,7 @@ const char* kGenerateHelp =
     "  --logprobs N              logprob of each token and the top N alternatives\n"
     "  --enable-thinking B       passed to the chat template with --chat\n"
     "  --threads N               CPU threads (default: all cores)\n"
+    "  --device auto|cpu|cuda    backend (default auto); --kv-dtype f16|f32; --no-cuda-graphs\n"
     "  --json                    one JSON object: ids, text, timings, finish_reason\n"
     "llmwb generate --prompts FILE.jsonl ...   many prompts at once (see --prompts F --help)\n";
 
@@ -88,8 +89,8 @@ int cmd_generate(const Args& argv) {
         argv,
         {"model", "prompt", "ids", "chat", "max-tokens", "temperature", "top-p", "top-k", "min-p",
          "seed", "repetition-penalty", "presence-penalty", "frequency-penalty", "stop",
-         "stop-token-ids", "logprobs", "enable-thinking", "threads"},
-        {"json", "ignore-eos", "help"});
+         "stop-token-ids", "logprobs", "enable-thinking", "threads", "device", "kv-dtype"},
+        {"json", "ignore-eos", "help", "no-cuda-graphs"});
     if (!args) return fail(cmd, args.message());
     if (args->has("help")) {
         std::fputs(kGenerateHelp, stdout);
@@ -126,13 +127,12 @@ int cmd_generate(const Args& argv) {
         prompt = m.tokenizer->encode(*text, false);
     }
     if (prompt.empty()) return fail(cmd, "the prompt is empty");
-    if (auto st = m.prepare_runtime(static_cast<int64_t>(prompt.size()) + params->max_tokens,
-                                    *threads);
-        !st)
-        return fail(cmd, st.message());
+    auto exec = m.open_executor(*args, *threads, 512, 1,
+                                static_cast<int64_t>(prompt.size()) + params->max_tokens);
+    if (!exec) return fail(cmd, exec.message());
 
     const bool json = args->has("json");
-    auto result = generate(*m.transformer, *m.kv, *m.tokenizer, prompt, *params,
+    auto result = generate(**exec, *m.tokenizer, prompt, *params,
                            [&](const TokenEvent& ev) {
                                if (!json && !ev.text.empty()) {
                                    std::cout << ev.text << std::flush;
@@ -180,13 +180,14 @@ int cmd_generate(const Args& argv) {
 
 int cmd_perplexity(const Args& argv) {
     const char* cmd = "perplexity";
-    auto args = CliArgs::parse(argv, {"model", "text", "file", "ids", "threads"},
-                               {"json", "help"});
+    auto args = CliArgs::parse(argv, {"model", "text", "file", "ids", "threads", "device", "kv-dtype"},
+                               {"json", "help", "no-cuda-graphs"});
     if (!args) return fail(cmd, args.message());
     if (args->has("help")) {
         std::puts("llmwb perplexity --model M (--text T | --file F | --ids LIST) [--json]\n"
                   "  logprobs[i] = log p(token i+1 | tokens <= i); ppl = exp(-mean logprob).\n"
-                  "  Text is tokenized with the model's special tokens (BOS) as HF does.");
+                  "  Text is tokenized with the model's special tokens (BOS) as HF does.\n"
+                  "  --device auto|cpu|cuda (default auto); --kv-dtype f16|f32; --threads N");
         return 0;
     }
     int sources = args->has("text") + args->has("file") + args->has("ids");
@@ -208,9 +209,9 @@ int cmd_perplexity(const Args& argv) {
         if (!parsed) return fail(cmd, parsed.message());
         ids = *parsed;
     }
-    if (auto st = m.prepare_runtime(static_cast<int64_t>(ids.size()), *threads); !st)
-        return fail(cmd, st.message());
-    auto r = perplexity(*m.transformer, *m.kv, ids);
+    auto exec = m.open_executor(*args, *threads, 512, 1, static_cast<int64_t>(ids.size()));
+    if (!exec) return fail(cmd, exec.message());
+    auto r = perplexity(**exec, ids);
     if (!r) return fail(cmd, r.message());
     if (args->has("json")) {
         nlohmann::json j;

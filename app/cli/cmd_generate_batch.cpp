@@ -94,9 +94,11 @@ int cmd_generate_batch(const Args& argv) {
         need += static_cast<int64_t>(prompts.back().size()) + pl.params.max_tokens;
     }
     default_kv_to_need(*args, ec, need, static_cast<int64_t>(prompts.size()));
-    m.pool = std::make_unique<kernels::ThreadPool>(static_cast<int>(threads->value_or(0)));
-    m.transformer = std::make_unique<Transformer>(*m.model, *m.pool);
-    auto engine_or = Engine::create(*m.transformer, *m.tokenizer, ec);
+    auto exec = m.open_executor(*args, static_cast<int>(threads->value_or(0)),
+                                ec.max_num_batched_tokens, ec.max_num_seqs);
+    if (!exec)
+        return fail(cmd, exec.message());
+    auto engine_or = Engine::create(**exec, *m.tokenizer, ec);
     if (!engine_or)
         return fail(cmd, engine_or.message());
     Engine& engine = **engine_or;

@@ -93,6 +93,7 @@ int cmd_info(const Args& argv) {
             for (const auto& [t, n] : g.dtype_counts) types[g.group]["types"][t] = n;
         }
         j["tensor_types"] = types;
+        j["devices"] = describe_cuda_devices();
         std::cout << dump_json(j) << "\n";
         return 0;
     }
@@ -122,6 +123,8 @@ int cmd_info(const Args& argv) {
                     human_bytes(static_cast<double>(g.bytes)).c_str());
     }
     std::printf("KV cache       %s per token (fp32)\n", human_bytes(static_cast<double>(kv_tok)).c_str());
+    for (const std::string& d : describe_cuda_devices())
+        std::printf("device         %s\n", d.c_str());
     std::printf("memory         %s weights + %s KV for %lld tokens = %s\n",
                 human_bytes(static_cast<double>(m.weight_bytes)).c_str(),
                 human_bytes(static_cast<double>(kv_total)).c_str(),

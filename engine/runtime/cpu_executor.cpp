@@ -50,7 +50,8 @@ Status CpuExecutor::resize_kv(int32_t num_blocks, int32_t block_size,
     if (kv_ && kv_->block_size() == block_size)
         for (const KvBlockMove& m : keep)
             copy_block_between(*kv_, m.src, **storage, m.dst);
-    kv_ = std::move(storage.value());
+    owned_kv_ = std::move(storage.value());
+    kv_ = owned_kv_.get();
     return ok_status();
 }
 

@@ -12,8 +12,11 @@ namespace llmwb {
 
 class CpuExecutor final : public ModelExecutor {
   public:
-    // `model` must outlive the executor.
+    // `model` must outlive the executor. The KV pool is created by resize_kv().
     explicit CpuExecutor(Transformer& model) : model_(model) {}
+    // Runs over an existing KV storage (not owned; it must outlive the executor, or until the
+    // next resize_kv(), which replaces it by an owned one).
+    CpuExecutor(Transformer& model, KvCacheStorage& kv) : model_(model), kv_(&kv) {}
 
     DeviceKind kind() const override { return DeviceKind::Cpu; }
     std::string device_name() const override;
@@ -31,11 +34,12 @@ class CpuExecutor final : public ModelExecutor {
     Status forward(const ForwardBatch& batch, float* logits) override;
 
     Transformer& transformer() { return model_; }
-    const KvCacheStorage* kv() const { return kv_.get(); }
+    const KvCacheStorage* kv() const { return kv_; }
 
   private:
     Transformer& model_;
-    std::unique_ptr<KvCacheStorage> kv_;
+    std::unique_ptr<KvCacheStorage> owned_kv_;
+    KvCacheStorage* kv_ = nullptr; // owned_kv_ or a borrowed storage
 };
 
 } // namespace llmwb

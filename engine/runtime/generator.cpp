@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_set>
 
+#include "engine/runtime/cpu_executor.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/stop_matcher.h"
 #include "engine/tokenizer/streaming_decoder.h"
@@ -26,17 +27,26 @@ Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
                                   const SamplingParams& params,
                                   const std::function<bool(const TokenEvent&)>& on_token,
                                   const GeneratorOptions& options) {
+    CpuExecutor exec(model, kv);
+    return generate(exec, tokenizer, std::move(prompt_ids), params, on_token, options);
+}
+
+Result<GenerationResult> generate(ModelExecutor& exec,
+                                  const Tokenizer& tokenizer, std::vector<int32_t> prompt_ids,
+                                  const SamplingParams& params,
+                                  const std::function<bool(const TokenEvent&)>& on_token,
+                                  const GeneratorOptions& options) {
     const auto t0 = Clock::now();
     if (Status st = params.validate(); !st) return st.error();
     if (prompt_ids.empty()) return make_error("generate: the prompt has no tokens");
-    const int32_t vocab = model.vocab_size();
+    const int32_t vocab = exec.vocab_size();
     for (int32_t id : prompt_ids)
         if (id < 0 || id >= vocab)
             return make_error("generate: prompt token id " + std::to_string(id) +
                               " is outside the vocabulary (size " + std::to_string(vocab) + ")");
-    int64_t ctx_limit = kv.num_slots();
-    if (model.config().max_position > 0)
-        ctx_limit = std::min<int64_t>(ctx_limit, model.config().max_position);
+    int64_t ctx_limit = static_cast<int64_t>(exec.num_blocks()) * exec.block_size();
+    if (exec.config().max_position > 0)
+        ctx_limit = std::min<int64_t>(ctx_limit, exec.config().max_position);
     const auto n_prompt = static_cast<int64_t>(prompt_ids.size());
     if (n_prompt >= ctx_limit)
         return make_error("generate: prompt of " + std::to_string(n_prompt) +
@@ -50,7 +60,7 @@ Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
 
     Sampler sampler(params);
     sampler.set_prompt(prompt_ids);
-    SequenceBlocks blocks(kv.block_size(), kv.num_blocks());
+    SequenceBlocks blocks(exec.block_size(), exec.num_blocks());
     StreamingDecoder decoder(tokenizer, options.skip_special_tokens);
     StopStringMatcher matcher(params.stop);
     ForwardBatch batch;
@@ -66,10 +76,11 @@ Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
         blocks.reserve(pos + len);  // fits: n_prompt < ctx_limit <= slots
         batch.clear();
         batch.add_sequence(std::span<const int32_t>(prompt_ids).subspan(pos, len),
-                           static_cast<int32_t>(pos), blocks.table(), kv.block_size(),
+                           static_cast<int32_t>(pos), blocks.table(), exec.block_size(),
                            pos + len == n_prompt ? ForwardBatch::Logits::Last
                                                  : ForwardBatch::Logits::None);
-        model.forward(batch, kv, logits.data());
+        if (Status st = exec.forward(batch, logits.data()); !st)
+            return st.error();
     }
 
     Clock::time_point t_first{};
@@ -126,9 +137,10 @@ Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
         blocks.reserve(n_ctx);
         batch.clear();
         batch.add_sequence(std::span<const int32_t>(&res.ids.back(), 1),
-                           static_cast<int32_t>(n_ctx - 1), blocks.table(), kv.block_size(),
+                           static_cast<int32_t>(n_ctx - 1), blocks.table(), exec.block_size(),
                            ForwardBatch::Logits::Last);
-        model.forward(batch, kv, logits.data());
+        if (Status st = exec.forward(batch, logits.data()); !st)
+            return st.error();
     }
 
     res.text = std::string(matcher.emitted());

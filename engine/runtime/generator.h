@@ -11,6 +11,7 @@
 
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/sampler.h"
+#include "engine/runtime/model_executor.h"
 #include "engine/runtime/transformer.h"
 #include "engine/util/result.h"
 
@@ -54,6 +55,12 @@ struct GeneratorOptions {
 Result<GenerationResult> generate(Transformer& model, KvCacheStorage& kv,
                                   const Tokenizer& tokenizer, std::vector<int32_t> prompt_ids,
                                   const SamplingParams& params,
+                                  const std::function<bool(const TokenEvent&)>& on_token,
+                                  const GeneratorOptions& options = {});
+// The same on any backend: uses KV blocks 0.. of the executor's pool (sized by the caller with
+// resize_kv). Errors also: backend failures.
+Result<GenerationResult> generate(ModelExecutor& exec, const Tokenizer& tokenizer,
+                                  std::vector<int32_t> prompt_ids, const SamplingParams& params,
                                   const std::function<bool(const TokenEvent&)>& on_token,
                                   const GeneratorOptions& options = {});
 

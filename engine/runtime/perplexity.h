@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/model_executor.h"
 #include "engine/runtime/transformer.h"
 #include "engine/util/result.h"
 
@@ -28,6 +29,10 @@ struct PerplexityOptions {
 // (min(max_position, KV slots)). Uses KV blocks 0.. of `kv` in order.
 Result<PerplexityResult> perplexity(Transformer& model, KvCacheStorage& kv,
                                     std::span<const int32_t> ids,
+                                    const PerplexityOptions& options = {});
+// The same on any backend: uses KV blocks 0.. of the executor's pool (sized by the caller with
+// resize_kv). Errors also: backend failures.
+Result<PerplexityResult> perplexity(ModelExecutor& exec, std::span<const int32_t> ids,
                                     const PerplexityOptions& options = {});
 
 }  // namespace llmwb
