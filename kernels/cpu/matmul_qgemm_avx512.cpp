@@ -92,20 +92,29 @@ void prep_act(const float* x, int64_t cols, uint8_t* dst) {
 // mins (dmin * m) into mw[c * kQGemmRows + i].
 
 // The fp16 scales (first 2 bytes of every kBytes block) of nr (<= 16) rows into
-// dw[b * kQGemmRows + i]; rows past nr get 0. One gather of 16 rows per block.
+// dw[b * kQGemmRows + i]; rows past nr get 0. Scalar 16-bit copies into [block][16] (cheaper
+// than a gather per block here), then one conversion per block.
 template <int kBytes>
 void block_scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw) {
-    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32(static_cast<int>(stride)));
-    const auto m = static_cast<__mmask16>(nr >= 16 ? 0xFFFF : (1u << nr) - 1);
-    for (int64_t b = 0; b < cols / 32; ++b) {
-        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx, rows + kBytes * b, 1);
-        _mm512_store_ps(dw + b * kQGemmRows, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)));
+    constexpr int64_t kStep = 64;  // blocks per pass
+    alignas(64) uint16_t h[kStep][16];
+    for (int64_t b0 = 0; b0 < cols / 32; b0 += kStep) {
+        const int64_t nb = std::min(kStep, cols / 32 - b0);
+        for (int i = 0; i < 16; ++i) {
+            if (i < nr) {
+                const uint8_t* r = rows + static_cast<size_t>(i) * stride + kBytes * b0;
+                for (int64_t b = 0; b < nb; ++b) __builtin_memcpy(&h[b][i], r + kBytes * b, 2);
+            } else {
+                for (int64_t b = 0; b < nb; ++b) h[b][i] = 0;
+            }
+        }
+        for (int64_t b = 0; b < nb; ++b)
+            _mm512_store_ps(dw + (b0 + b) * kQGemmRows, _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h[b]))));
     }
 }
 
 struct TQ8_0 {
-    static constexpr int SB = 32, CB = 32, K = 128;
+    static constexpr int SB = 32, CB = 32, K = 128, NT = 6;
     static constexpr bool kMins = false;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 34 * c + 2));
@@ -117,7 +126,7 @@ struct TQ8_0 {
 };
 
 struct TQ4_0 {
-    static constexpr int SB = 32, CB = 32, K = 8;
+    static constexpr int SB = 32, CB = 32, K = 8, NT = 6;
     static constexpr bool kMins = false;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 18 * c + 2));
@@ -130,7 +139,7 @@ struct TQ4_0 {
 };
 
 struct TQ4_K {
-    static constexpr int SB = 256, CB = 32, K = 0;
+    static constexpr int SB = 256, CB = 32, K = 0, NT = 3;
     static constexpr bool kMins = true;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
@@ -161,7 +170,7 @@ struct TQ4_K {
 };
 
 struct TQ6_K {
-    static constexpr int SB = 256, CB = 16, K = 32;
+    static constexpr int SB = 256, CB = 16, K = 32, NT = 3;
     static constexpr bool kMins = false;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
@@ -384,7 +393,7 @@ struct PanelBuffer {
 template <class T>
 void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
     thread_local PanelBuffer buf;
-    constexpr int kNT = T::SB == 32 ? kQGemmTileTokens : 3;
+    constexpr int kNT = T::NT;
     uint8_t* panel = buf.get(PanelLayout<T>(a.cols).bytes);
     const int64_t chunks = a.cols / 32;
     const int64_t tiles = (a.n_tokens + kNT - 1) / kNT;
@@ -408,9 +417,11 @@ void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
         case 1: micro<T, 1>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
         case 2: micro<T, 2>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
         case 3: if constexpr (kNT > 3) micro<T, 3>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+        case 4: if constexpr (kNT > 4) micro<T, 4>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+        case 5: if constexpr (kNT > 5) micro<T, 5>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
         default: break;
         }
-        static_assert(kNT == 3 || kNT == 4);
+        static_assert(kNT >= 3 && kNT <= 6);
     }
 }
 
