@@ -77,7 +77,10 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     const int64_t p_last = std::min<int64_t>(p0 + kNW * PW, total_pairs) - 1;
     const int32_t key_max = ctx - qlen + static_cast<int32_t>(p_last / group);  // inclusive
     const int32_t kb = split * a.split_len;
-    const int32_t ke = std::min<int32_t>(std::min<int32_t>(kb + a.split_len, key_max + 1), ctx);
+    // The last split runs to the end of the context, so a context longer than the host's
+    // max_context_len bound (a graph captured earlier) is still attended to completely.
+    const int32_t split_end = split == a.n_splits - 1 ? INT_MAX : kb + a.split_len;
+    const int32_t ke = std::min<int32_t>(std::min<int32_t>(split_end, key_max + 1), ctx);
 
     const int64_t q_stride = static_cast<int64_t>(a.heads) * D;
     const int64_t kv_dim = static_cast<int64_t>(a.kv_heads) * D;

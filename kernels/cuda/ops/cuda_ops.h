@@ -113,7 +113,10 @@ struct AttentionBatch {
     int32_t max_blocks_per_seq = 0;
     int32_t n_seqs = 0;
     int32_t n_tokens = 0;         // query_start[n_seqs]
-    int32_t max_query_len = 0;    // host-side upper bounds (may exceed the true maxima)
+    // Host-side bounds. max_query_len must be >= every query length (rows beyond it are not
+    // computed); max_context_len only sizes the key splits (a longer context is still correct,
+    // its last split just does more work), so a graph captured with a smaller bound stays valid.
+    int32_t max_query_len = 0;
     int32_t max_context_len = 0;
 };
 

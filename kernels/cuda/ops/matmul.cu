@@ -18,6 +18,7 @@ namespace {
 
 constexpr int kGemvMaxN = 8;
 constexpr int kGemvWarps = 8;  // rows per block (one warp per row)
+constexpr int kGemv1Warps = 4;  // warps per block of the n == 1 kernel
 constexpr int kThreads = 256;
 constexpr size_t kAlign = 256;
 constexpr size_t kDefaultTileBytes = size_t{64} << 20;
@@ -74,6 +75,59 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
     }
 }
 
+// n == 1 (single-stream decode): each warp handles R rows so that the 32 activations a lane
+// loads for a chunk are reused for R weight chunks (the activation reads, not the weights,
+// would otherwise bound the kernel for 4-bit types).
+template <DType T, int R>
+__global__ void __launch_bounds__(kGemv1Warps * 32)
+    gemv1_kernel(float* out, const uint8_t* w, int64_t row_bytes, const float* x, int64_t rows,
+                 int64_t cols, bool vec_w, bool vec_x) {
+    const int lane = threadIdx.x % 32;
+    const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kGemv1Warps + threadIdx.x / 32) * R;
+    if (row0 >= rows) return;  // no block-level synchronisation below
+    const int nr = rows - row0 < R ? static_cast<int>(rows - row0) : R;  // warp-uniform
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    const int64_t chunks = cols / 32;
+    for (int64_t c = lane; c < chunks; c += 32) {
+        float xv[32];
+        const float* xp = x + c * 32;
+        if (vec_x) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const float4 v = reinterpret_cast<const float4*>(xp)[i];
+                xv[4 * i] = v.x; xv[4 * i + 1] = v.y; xv[4 * i + 2] = v.z; xv[4 * i + 3] = v.w;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 32; ++i) xv[i] = xp[i];
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            if (r < nr) {
+                float wv[32];
+                detail::dequant_chunk32<T>(w + (row0 + r) * row_bytes, c, vec_w, wv);
+                float s = 0.0f;
+#pragma unroll
+                for (int i = 0; i < 32; ++i) s += wv[i] * xv[i];
+                acc[r] += s;
+            }
+        }
+    }
+    for (int64_t e = chunks * 32 + lane; e < cols; e += 32) {  // float types: row tail
+        const float xe = x[e];
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (r < nr) acc[r] += detail::dequant_elem<T>(w + (row0 + r) * row_bytes, e) * xe;
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const float s = detail::warp_sum(acc[r]);
+        if (lane == 0 && r < nr) out[row0 + r] = s;
+    }
+}
+
 template <DType T>
 OpStatus launch_gemv_t(float* out, const DeviceMatrix& w, const float* x, int64_t n, bool vec_w,
                        bool vec_x, cudaStream_t stream) {
@@ -85,8 +139,24 @@ OpStatus launch_gemv_t(float* out, const DeviceMatrix& w, const float* x, int64_
         gemv_kernel<T, NN><<<grid, kGemvWarps * 32, 0, stream>>>(out, wp, rb, x, w.rows, w.cols, \
                                                                  vec_w, vec_x);                  \
         break
+    if (n == 1) {
+        // Rows per warp: more reuse of the activations for large matrices, more warps for small.
+        const int r = w.rows >= 16384 ? 4 : (w.rows >= 4096 ? 2 : 1);
+        const unsigned g1 =
+            static_cast<unsigned>(detail::ceil_div(w.rows, int64_t{kGemv1Warps} * r));
+        if (r == 4)
+            gemv1_kernel<T, 4><<<g1, kGemv1Warps * 32, 0, stream>>>(out, wp, rb, x, w.rows,
+                                                                    w.cols, vec_w, vec_x);
+        else if (r == 2)
+            gemv1_kernel<T, 2><<<g1, kGemv1Warps * 32, 0, stream>>>(out, wp, rb, x, w.rows,
+                                                                    w.cols, vec_w, vec_x);
+        else
+            gemv1_kernel<T, 1><<<g1, kGemv1Warps * 32, 0, stream>>>(out, wp, rb, x, w.rows,
+                                                                    w.cols, vec_w, vec_x);
+        return check_launch("matmul (GEMV n=1)");
+    }
     switch (n) {
-        LLMWB_GEMV(1); LLMWB_GEMV(2); LLMWB_GEMV(3); LLMWB_GEMV(4);
+        LLMWB_GEMV(2); LLMWB_GEMV(3); LLMWB_GEMV(4);
         LLMWB_GEMV(5); LLMWB_GEMV(6); LLMWB_GEMV(7); LLMWB_GEMV(8);
     default: return invalid("matmul", "GEMV token count out of range");
     }

@@ -98,6 +98,11 @@ int main() {
         run_case(t, 45, 512, 17, 7);   // 7 rows per tile
         run_case(t, 300, 256, 10, 200);  // tile rounded down to 128
     }
+    // n == 1 with 2 and 4 rows per warp (and a partial last warp).
+    run_case(DType::Q4_K, 4100, 256, 1);
+    run_case(DType::Q8_0, 16390, 64, 1);
+    run_case(DType::F16, 16385, 67, 1);
+    run_case(DType::BF16, 5000, 96, 1, 0, true);
     test_workspace_checks();
     cu::blas_destroy(g_blas);
     return finish("tst_cuda_ops_matmul");
