@@ -124,6 +124,10 @@ Chats of this session will not be saved.</source>
 Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Generating an answer…</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ConversationSettingsDialog</name>

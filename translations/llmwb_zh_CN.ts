@@ -129,6 +129,10 @@ Updated %2</source>
         <translation>%1
 更新于 %2</translation>
     </message>
+    <message>
+        <source>Generating an answer…</source>
+        <translation>正在生成回答…</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ConversationSettingsDialog</name>

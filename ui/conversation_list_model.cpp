@@ -1,5 +1,11 @@
 #include "ui/conversation_list_model.h"
 
+#include <QFont>
+#include <QGuiApplication>
+#include <QPainter>
+#include <QPalette>
+#include <QPixmap>
+
 #include "app/services/conversation_store.h"
 
 namespace llmwb {
@@ -20,10 +26,38 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case Qt::DisplayRole:
         return c.title.isEmpty() ? tr("New chat") : c.title;
-    case Qt::ToolTipRole:
-        return tr("%1\nUpdated %2")
-            .arg(c.title.isEmpty() ? tr("New chat") : c.title,
-                 QLocale().toString(c.updated, QLocale::ShortFormat));
+    case Qt::ToolTipRole: {
+        QString tip = tr("%1\nUpdated %2")
+                          .arg(c.title.isEmpty() ? tr("New chat") : c.title,
+                               QLocale().toString(c.updated, QLocale::ShortFormat));
+        if (generating_.contains(c.id))
+            tip += QLatin1Char('\n') + tr("Generating an answer…");
+        return tip;
+    }
+    case Qt::DecorationRole: {
+        if (!generating_.contains(c.id))
+            return {};
+        if (generatingIcon_.isNull()) {
+            QPixmap dot(12, 12);
+            dot.fill(Qt::transparent);
+            QPainter p(&dot);
+            p.setRenderHint(QPainter::Antialiasing);
+            p.setPen(Qt::NoPen);
+            p.setBrush(QGuiApplication::palette().color(QPalette::Highlight));
+            p.drawEllipse(QRectF(2, 2, 8, 8));
+            generatingIcon_ = QIcon(dot);
+        }
+        return generatingIcon_;
+    }
+    case Qt::FontRole: {
+        if (!generating_.contains(c.id))
+            return {};
+        QFont f;
+        f.setItalic(true);
+        return f;
+    }
+    case GeneratingRole:
+        return generating_.contains(c.id);
     case IdRole:
         return c.id;
     case UpdatedRole:
@@ -40,6 +74,7 @@ QHash<int, QByteArray> ConversationListModel::roleNames() const {
     names.insert(IdRole, "conversationId");
     names.insert(UpdatedRole, "updated");
     names.insert(ModelRole, "model");
+    names.insert(GeneratingRole, "generating");
     return names;
 }
 
@@ -69,6 +104,21 @@ void ConversationListModel::addConversation(const Conversation& c) {
     endInsertRows();
 }
 
+void ConversationListModel::setGenerating(qint64 conversationId, bool generating) {
+    const bool changed = generating ? !generating_.contains(conversationId)
+                                    : generating_.contains(conversationId);
+    if (!changed)
+        return;
+    if (generating)
+        generating_.insert(conversationId);
+    else
+        generating_.remove(conversationId);
+    const int row = rowOf(conversationId);
+    if (row >= 0)
+        emit dataChanged(index(row), index(row),
+                         {Qt::DecorationRole, Qt::FontRole, Qt::ToolTipRole, GeneratingRole});
+}
+
 void ConversationListModel::removeConversation(qint64 conversationId) {
     const int row = rowOf(conversationId);
     if (row < 0)
@@ -76,6 +126,7 @@ void ConversationListModel::removeConversation(qint64 conversationId) {
     beginRemoveRows({}, row, row);
     rows_.removeAt(row);
     endRemoveRows();
+    generating_.remove(conversationId);
 }
 
 void ConversationListModel::refreshConversation(qint64 conversationId) {

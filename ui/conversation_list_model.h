@@ -3,7 +3,9 @@
 #pragma once
 
 #include <QAbstractListModel>
+#include <QIcon>
 #include <QList>
+#include <QSet>
 
 #include "app/services/chat_types.h"
 
@@ -15,7 +17,7 @@ class ConversationListModel : public QAbstractListModel {
     Q_OBJECT
 
 public:
-    enum Role { IdRole = Qt::UserRole + 1, UpdatedRole, ModelRole };
+    enum Role { IdRole = Qt::UserRole + 1, UpdatedRole, ModelRole, GeneratingRole };
 
     explicit ConversationListModel(ConversationStore& store, QObject* parent = nullptr);
 
@@ -32,10 +34,15 @@ public slots:
     void removeConversation(qint64 conversationId);
     // Re-reads one conversation and moves it to the top (it was just updated).
     void refreshConversation(qint64 conversationId);
+    // Marks a conversation whose answer is being generated (several can be at once): a dot
+    // icon, italic title and a tooltip line. Connect to ChatController::generatingChanged.
+    void setGenerating(qint64 conversationId, bool generating);
 
 private:
     ConversationStore& store_;
     QList<Conversation> rows_;
+    QSet<qint64> generating_;
+    mutable QIcon generatingIcon_;
 };
 
 }  // namespace llmwb

@@ -3,6 +3,7 @@
 // resend, regenerate, stop) with what they leave in SQLite after the database is reopened, the
 // figures of answers shown again after reopening, and the Model panel (recent models with
 // missing files, removal, drops, load progress with Cancel, a clear load error).
+#include <QAbstractItemModelTester>
 #include <QAbstractTextDocumentLayout>
 #include <QApplication>
 #include <QClipboard>
@@ -25,6 +26,7 @@
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "ui/chat_view.h"
+#include "ui/conversation_list_model.h"
 #include "ui/markdown_view.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
@@ -358,6 +360,48 @@ private slots:
         QCOMPARE(panel.fieldText("modelName"), QStringLiteral("Tiny"));
         QVERIFY(panel.fieldText("modelArchitecture").contains(QStringLiteral("qwen2")));
         QVERIFY(!panel.fieldText("modelStatus").contains(QStringLiteral("bad magic")));
+    }
+
+    // Conversations generating at once are marked in the list (and unmarked when done).
+    void conversationListMarksGenerating() {
+        Database db(newPath("list.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        ScriptedEngine engine(controller);
+        ConversationListModel model(store);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        connect(&controller, &ChatController::conversationCreated, &model,
+                &ConversationListModel::addConversation);
+        connect(&controller, &ChatController::conversationChanged, &model,
+                &ConversationListModel::refreshConversation);
+        connect(&controller, &ChatController::generatingChanged, &model,
+                &ConversationListModel::setGenerating);
+        const auto a = controller.newConversation();
+        const auto b = controller.newConversation();
+        QVERIFY(a && b);
+        auto generating = [&](qint64 id) {
+            return model.index(model.rowOf(id)).data(ConversationListModel::GeneratingRole).toBool();
+        };
+        QVERIFY(!generating(a->id));
+        QVERIFY(model.index(model.rowOf(a->id)).data(Qt::DecorationRole).isNull());
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        QVERIFY(controller.send(a->id, "one"));
+        QVERIFY(controller.send(b->id, "two"));
+        QVERIFY(generating(a->id));
+        QVERIFY(generating(b->id));
+        const QModelIndex ia = model.index(model.rowOf(a->id));
+        QVERIFY(!ia.data(Qt::DecorationRole).value<QIcon>().isNull());
+        QVERIFY(ia.data(Qt::FontRole).value<QFont>().italic());
+        QVERIFY(ia.data(Qt::ToolTipRole).toString().contains("Generating"));
+        QVERIFY(!changed.isEmpty());
+        engine.answer(engine.requests_[0], {"done"});
+        QVERIFY(!generating(a->id));
+        QVERIFY(generating(b->id));
+        engine.answer(engine.requests_[1], {"done"});
+        QVERIFY(!generating(b->id));
+        QVERIFY(model.index(model.rowOf(b->id)).data(Qt::DecorationRole).isNull());
     }
 
     // The strings of these widgets are in the zh_CN translation and switch live.
