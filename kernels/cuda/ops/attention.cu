@@ -46,8 +46,15 @@ struct KernelArgs {
     float* part_l;
 };
 
-__device__ __forceinline__ float load_kv(const float* p) { return *p; }
-__device__ __forceinline__ float load_kv(const __half* p) { return __half2float(*p); }
+// Four consecutive cache elements (16-byte aligned for F32, 8-byte for F16).
+__device__ __forceinline__ float4 load_kv4(const float* p) {
+    return *reinterpret_cast<const float4*>(p);
+}
+__device__ __forceinline__ float4 load_kv4(const __half* p) {
+    const __half2* h = reinterpret_cast<const __half2*>(p);
+    const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
 
 size_t smem_bytes(int pw, int d) {
     return sizeof(float) * (static_cast<size_t>(kNW) * pw * d + static_cast<size_t>(kTK) * (d + 1) +
@@ -117,19 +124,22 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     const KV* vc = static_cast<const KV*>(a.v_cache);
     for (int32_t t0 = kb; t0 < ke; t0 += kTK) {
         __syncthreads();  // previous tile (and the query staging) done
-        for (int i = tid; i < kTK * D; i += blockDim.x) {
-            const int j = i / D, d = i % D;
+        const int d4 = D / 4;  // groups of 4 elements per key row
+        for (int i = tid; i < kTK * d4; i += blockDim.x) {
+            const int j = i / d4, d = (i % d4) * 4;
             const int32_t key = t0 + j;
-            float kv = 0.0f, vv = 0.0f;
+            float4 kv = make_float4(0.0f, 0.0f, 0.0f, 0.0f), vv = kv;  // zeros past the range
             if (key < ke) {
                 const int64_t slot = static_cast<int64_t>(table[key / a.block_size]) *
                                          a.block_size + key % a.block_size;
                 const int64_t off = slot * kv_dim + static_cast<int64_t>(kvh) * D + d;
-                kv = load_kv(kc + off);
-                vv = load_kv(vc + off);
+                kv = load_kv4(kc + off);
+                vv = load_kv4(vc + off);
             }
-            ks[j * (D + 1) + d] = kv;
-            vs[j * D + d] = vv;
+            float* kd = ks + j * (D + 1) + d;  // padded rows: not 16-byte aligned
+            kd[0] = kv.x; kd[1] = kv.y; kd[2] = kv.z; kd[3] = kv.w;
+            float* vd = vs + j * D + d;
+            vd[0] = vv.x; vd[1] = vv.y; vd[2] = vv.z; vd[3] = vv.w;
         }
         __syncthreads();
         const int32_t key = t0 + lane;
@@ -282,6 +292,9 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
         return invalid("paged_attention", "block_size must be 8, 16 or 32");
     if (p.kv_dtype != DType::F32 && p.kv_dtype != DType::F16)
         return invalid("paged_attention", "KV dtype must be F32 or F16");
+    if (reinterpret_cast<uintptr_t>(k_cache) % 16 != 0 ||
+        reinterpret_cast<uintptr_t>(v_cache) % 16 != 0)
+        return invalid("paged_attention", "KV caches must be 16-byte aligned");
     if (b.n_seqs < 0 || b.n_tokens < 0 || b.max_query_len < 0 || b.max_context_len < 0 ||
         b.max_blocks_per_seq < 0)
         return invalid("paged_attention", "negative batch size");

@@ -136,6 +136,7 @@ size_t paged_attention_workspace_bytes(int32_t max_tokens, int32_t heads, int32_
 // Same semantics as llmwb::paged_attention (engine/runtime/attention.h): query row i of a
 // sequence with query length q and context c sits at index c - q + i and attends to keys
 // 0..c-q+i of the sequence's block table. out, q: [n_tokens][heads * head_dim] fp32.
+// k_cache/v_cache: [num_blocks][block_size][kv_heads][head_dim] in kv_dtype, 16-byte aligned.
 // One kernel handles prefill chunks and decode rows in the same batch (tiles of query rows x
 // heads of one kv group, online softmax over key tiles); long contexts are split over the
 // workspace and combined by a second kernel.

@@ -152,6 +152,10 @@ void test_invalid_arguments() {
     ap = {8, 2, 64, 16, 0.125f, DType::BF16};
     GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
                                  nullptr) == cu::OpStatus::InvalidArgument, "KV BF16");
+    ap = {8, 2, 64, 16, 0.125f, DType::F16};
+    const void* misaligned = reinterpret_cast<const void*>(uintptr_t{4104});
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, misaligned, misaligned, ab, ap, nullptr, 0,
+                                 nullptr) == cu::OpStatus::InvalidArgument, "misaligned cache");
 }
 
 }  // namespace
