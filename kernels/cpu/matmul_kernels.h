@@ -88,7 +88,6 @@ GemmRowsFn avx512_float_gemm(DType t);  // nullptr for non-float types
 // each, a_stride apart); one rows() call computes y for rows [r0, r1), r0 a multiple of
 // kQGemmRows, and every token.
 constexpr int kQGemmRows = 32;
-constexpr int kQGemmTileTokens = 4;
 
 struct QGemmArgs {
     const uint8_t* w;

@@ -139,7 +139,7 @@ struct TQ4_0 {
 };
 
 struct TQ4_K {
-    static constexpr int SB = 256, CB = 32, K = 0, NT = 3;
+    static constexpr int SB = 256, CB = 32, K = 0, NT = 4;
     static constexpr bool kMins = true;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
@@ -170,7 +170,7 @@ struct TQ4_K {
 };
 
 struct TQ6_K {
-    static constexpr int SB = 256, CB = 16, K = 32, NT = 3;
+    static constexpr int SB = 256, CB = 16, K = 32, NT = 4;
     static constexpr bool kMins = false;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
@@ -275,7 +275,7 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
     }
 }
 
-// ---- microkernel: 32 rows x NT tokens --------------------------------------------------------
+// ---- microkernel: 32 rows x NT tokens (NT <= T::NT: 6 for Q8_0/Q4_0, 4 for the K-quants) ---
 
 // Prefetch of the next row group's weights, spread over the microkernel calls of this group so
 // that reading them from memory overlaps with the computation (pf_step bytes per chunk).
@@ -404,22 +404,23 @@ void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
         const int64_t next_rows = std::min<int64_t>(kQGemmRows, r1 - r - nr);
         const int64_t next_bytes = next_rows * static_cast<int64_t>(a.w_stride);
         Prefetch pf{next, next + next_bytes, (next_bytes / (tiles * chunks) + 64) & ~int64_t{63}};
+        // Tiles as even as possible (32 tokens: 6,6,5,5,5,5 rather than 6 x 5 + 2).
+        const int64_t base = a.n_tokens / tiles, extra = a.n_tokens % tiles;
         const uint8_t* xa[kNT];
-        int64_t t0 = 0;
-        for (; t0 + kNT <= a.n_tokens; t0 += kNT) {
-            for (int t = 0; t < kNT; ++t) xa[t] = a.acts + static_cast<size_t>(t0 + t) * a.a_stride;
-            micro<T, kNT>(panel, a.cols, xa, a.y + t0 * a.ldy + r, a.ldy, nr, pf);
-        }
-        const int rest = static_cast<int>(a.n_tokens - t0);
-        for (int t = 0; t < rest; ++t) xa[t] = a.acts + static_cast<size_t>(t0 + t) * a.a_stride;
-        float* y = a.y + t0 * a.ldy + r;
-        switch (rest) {
-        case 1: micro<T, 1>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-        case 2: micro<T, 2>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-        case 3: if constexpr (kNT > 3) micro<T, 3>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-        case 4: if constexpr (kNT > 4) micro<T, 4>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-        case 5: if constexpr (kNT > 5) micro<T, 5>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-        default: break;
+        for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
+            const int nt = static_cast<int>(base + (i < extra ? 1 : 0));
+            for (int t = 0; t < nt; ++t) xa[t] = a.acts + static_cast<size_t>(t0 + t) * a.a_stride;
+            float* y = a.y + t0 * a.ldy + r;
+            switch (nt) {
+            case 1: micro<T, 1>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+            case 2: micro<T, 2>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+            case 3: micro<T, 3>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+            case 4: if constexpr (kNT >= 4) micro<T, 4>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+            case 5: if constexpr (kNT >= 5) micro<T, 5>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+            case 6: if constexpr (kNT >= 6) micro<T, 6>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
+            default: break;
+            }
+            t0 += nt;
         }
         static_assert(kNT >= 3 && kNT <= 6);
     }
