@@ -2,6 +2,7 @@
 //   GEMV (decode, n = 1/4/8 tokens): weight GB/s against the HBM peak (from the device's memory
 //   clock and bus width) and against a measured device-to-device copy.
 //   GEMM (prefill, n = 2048 tokens): TFLOP/s per weight dtype.
+//   Paged attention: decode KV GB/s and prefill TFLOP/s at a Qwen2.5-7B shape.
 // Shape: a Qwen2.5-7B MLP projection (rows 18944, cols 3584) unless --rows/--cols are given.
 // Prints "SKIPPED: no CUDA device (...)" and exits 77 without a device.
 #include <cuda_runtime_api.h>
@@ -41,6 +42,74 @@ double time_ms(Fn&& fn, int iters) {
     cudaEventDestroy(a);
     cudaEventDestroy(b);
     return ms / iters;
+}
+
+// Paged attention at a Qwen2.5-7B shape (28 heads, 4 kv heads, head_dim 128, blocks of 16,
+// F16 KV): decode (KV bytes read per second) for 1 and 64 sequences at 4096 context, and one
+// 2048-token prefill (TFLOP/s over the causal half of the score matrix).
+void bench_attention(cudaStream_t stream, double copy_gbs) {
+    const int32_t heads = 28, kv_heads = 4, hd = 128, bs = 16;
+    std::printf("attention (heads %d, kv heads %d, head_dim %d, F16 KV, blocks of %d)\n", heads,
+                kv_heads, hd, bs);
+    struct Run { int32_t seqs, ctx, qlen; };
+    for (const Run r : {Run{1, 4096, 1}, Run{64, 4096, 1}, Run{1, 2048, 2048}}) {
+        const int32_t blocks_per_seq = (r.ctx + bs - 1) / bs;
+        const int64_t slots = int64_t{r.seqs} * blocks_per_seq * bs;
+        const int64_t kv_dim = int64_t{kv_heads} * hd;
+        const int32_t n_tokens = r.seqs * r.qlen;
+        std::vector<int32_t> qs(r.seqs + 1), ctx(r.seqs, r.ctx),
+            tables(int64_t{r.seqs} * blocks_per_seq);
+        for (int32_t s = 0; s <= r.seqs; ++s) qs[s] = s * r.qlen;
+        for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
+        void *kc = nullptr, *vc = nullptr, *ws = nullptr, *meta = nullptr;
+        float *q = nullptr, *out = nullptr;
+        const size_t ws_bytes = cu::paged_attention_workspace_bytes(n_tokens, heads, hd, r.ctx);
+        const size_t meta_bytes = sizeof(int32_t) * (qs.size() + ctx.size() + tables.size());
+        bool ok = check(cudaMalloc(&kc, slots * kv_dim * 2), "cudaMalloc") &&
+                  check(cudaMalloc(&vc, slots * kv_dim * 2), "cudaMalloc") &&
+                  check(cudaMalloc(reinterpret_cast<void**>(&q),
+                                   sizeof(float) * n_tokens * heads * hd), "cudaMalloc") &&
+                  check(cudaMalloc(reinterpret_cast<void**>(&out),
+                                   sizeof(float) * n_tokens * heads * hd), "cudaMalloc") &&
+                  check(cudaMalloc(&meta, meta_bytes), "cudaMalloc") &&
+                  (ws_bytes == 0 || check(cudaMalloc(&ws, ws_bytes), "cudaMalloc"));
+        if (ok) {
+            cudaMemset(kc, 0, slots * kv_dim * 2);
+            cudaMemset(vc, 0, slots * kv_dim * 2);
+            cudaMemset(q, 0, sizeof(float) * n_tokens * heads * hd);
+            auto* m = static_cast<int32_t*>(meta);
+            cudaMemcpy(m, qs.data(), qs.size() * 4, cudaMemcpyHostToDevice);
+            cudaMemcpy(m + qs.size(), ctx.data(), ctx.size() * 4, cudaMemcpyHostToDevice);
+            cudaMemcpy(m + qs.size() + ctx.size(), tables.data(), tables.size() * 4,
+                       cudaMemcpyHostToDevice);
+            cu::AttentionBatch b;
+            b.query_start = m;
+            b.context_lens = m + qs.size();
+            b.block_tables = m + qs.size() + ctx.size();
+            b.max_blocks_per_seq = blocks_per_seq;
+            b.n_seqs = r.seqs;
+            b.n_tokens = n_tokens;
+            b.max_query_len = r.qlen;
+            b.max_context_len = r.ctx;
+            const cu::AttentionParams p{heads, kv_heads, hd, bs, 0.088f, DType::F16};
+            cu::OpStatus st = cu::OpStatus::Ok;
+            const double ms = time_ms(
+                [&] { st = cu::paged_attention(out, q, kc, vc, b, p, ws, ws_bytes, stream); }, 10);
+            if (st != cu::OpStatus::Ok) {
+                std::printf("  seqs %d ctx %d q %d: failed: %s\n", r.seqs, r.ctx, r.qlen,
+                            cu::last_error_message());
+            } else if (r.qlen == 1) {
+                const double gbs = 2.0 * slots * kv_dim * 2 / (ms * 1e6);
+                std::printf("  decode seqs %3d ctx %d: %.4f ms, KV %.0f GB/s (%.2f of copy)\n",
+                            r.seqs, r.ctx, ms, gbs, gbs / copy_gbs);
+            } else {
+                const double flops = 4.0 * heads * hd * (double(r.qlen) * r.qlen / 2.0);
+                std::printf("  prefill %d tokens: %.3f ms, %.1f TFLOP/s\n", r.qlen, ms,
+                            flops / (ms * 1e9));
+            }
+        }
+        cudaFree(kc); cudaFree(vc); cudaFree(q); cudaFree(out); cudaFree(meta); cudaFree(ws);
+    }
 }
 
 }  // namespace
@@ -139,6 +208,7 @@ int main(int argc, char** argv) {
         cudaFree(ws);
         cudaFree(w);
     }
+    bench_attention(stream, copy_gbs);
     const cudaError_t e = cudaDeviceSynchronize();
     cu::blas_destroy(blas);
     cudaFree(x);

@@ -21,6 +21,19 @@ __device__ __forceinline__ uint16_t load_u16(const uint8_t* p) {
     return *reinterpret_cast<const uint16_t*>(p);  // every u16 field is 2-byte aligned
 }
 
+// n bytes (n even) from a 2-byte aligned address, read 16 bits at a time (quantized blocks of
+// 18, 34 and 210 bytes are only 2-byte aligned).
+template <int N>
+__device__ __forceinline__ void load_bytes2(const uint8_t* p, uint8_t* out) {
+    const uint16_t* w = reinterpret_cast<const uint16_t*>(p);
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) {
+        const uint16_t v = w[i];
+        out[2 * i] = static_cast<uint8_t>(v & 0xFF);
+        out[2 * i + 1] = static_cast<uint8_t>(v >> 8);
+    }
+}
+
 // Q4_K: 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes s.
 __device__ __forceinline__ void q4k_scale_min_dev(const uint8_t* s, int j, int* sc, int* m) {
     if (j < 4) {
@@ -121,14 +134,18 @@ __device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, b
     } else if constexpr (T == DType::Q8_0) {
         const uint8_t* b = row + c * 34;
         const float d = half_bits_to_float(load_u16(b));
+        uint8_t q[32];
+        load_bytes2<32>(b + 2, q);
 #pragma unroll
-        for (int i = 0; i < 32; ++i) w[i] = d * static_cast<float>(static_cast<int8_t>(b[2 + i]));
+        for (int i = 0; i < 32; ++i) w[i] = d * static_cast<float>(static_cast<int8_t>(q[i]));
     } else if constexpr (T == DType::Q4_0) {
         const uint8_t* b = row + c * 18;
         const float d = half_bits_to_float(load_u16(b));
+        uint8_t q[16];
+        load_bytes2<16>(b + 2, q);
 #pragma unroll
         for (int i = 0; i < 16; ++i) {
-            const int byte = b[2 + i];
+            const int byte = q[i];
             w[i] = d * static_cast<float>((byte & 15) - 8);
             w[i + 16] = d * static_cast<float>((byte >> 4) - 8);
         }
@@ -161,9 +178,12 @@ __device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, b
         const float d0 = d * static_cast<float>(static_cast<int8_t>(b[kQ6KSc + r0 / 16]));
         const float d1 = d * static_cast<float>(static_cast<int8_t>(b[kQ6KSc + r0 / 16 + 1]));
         const int lo_shift = g >= 2 ? 4 : 0;
+        uint8_t lo[32], hi[32];
+        load_bytes2<32>(ql, lo);
+        load_bytes2<32>(qh, hi);
 #pragma unroll
         for (int l = 0; l < 32; ++l) {
-            const int q = (((ql[l] >> lo_shift) & 15) | (((qh[l] >> (2 * g)) & 3) << 4)) - 32;
+            const int q = (((lo[l] >> lo_shift) & 15) | (((hi[l] >> (2 * g)) & 3) << 4)) - 32;
             w[l] = (l < 16 ? d0 : d1) * static_cast<float>(q);
         }
     }
