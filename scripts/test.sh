@@ -2,7 +2,8 @@
 # The test command (README, .ci/run): installs dependencies, builds, fetches test assets and runs
 # every test; then builds the engine and its tests with ASan+UBSan and runs those too.
 # Environment: LLMWB_SKIP_DEPS=1 skips apt-get, LLMWB_SKIP_ASAN=1 skips the sanitizer pass,
-# JOBS=N sets build parallelism.
+# JOBS=N sets build parallelism, LLMWB_CUDA_ARCHS the CUDA architectures compiled when nvcc is
+# present (default 90 only, to keep CI short; release builds default to 80;86;89;90 + PTX).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -12,7 +13,8 @@ export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/llmwb/ccache}"
 bash scripts/fetch-test-assets.sh
 
 echo "== build (RelWithDebInfo) =="
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CUDA_ARCHITECTURES="${LLMWB_CUDA_ARCHS:-90}"
 cmake --build build -j "$JOBS"
 echo "== tests =="
 (cd build && ctest --output-on-failure -j "$JOBS")
