@@ -1,5 +1,8 @@
 #include "app/services/chat_controller.h"
 
+#include <QCoreApplication>
+#include <QEvent>
+
 #include "app/services/conversation_store.h"
 #include "app/services/streaming_message_writer.h"
 
@@ -223,6 +226,9 @@ void ChatController::finishActive(qint64 conversationId, MessageState state,
 }
 
 void ChatController::shutdown() {
+    // Tokens and results the engine thread queued for us before it stopped are still in the
+    // event queue: take them first, so nothing that was generated is lost.
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
     const QList<qint64> ids = active_.keys();
     for (qint64 id : ids) {
         stop(id);

@@ -49,7 +49,8 @@ public:
     // The text streamed so far for a generating conversation's assistant message.
     QString streamingText(qint64 conversationId) const;
 
-    // Quitting: asks the engine to stop everything and saves what was streamed as 'stopped'.
+    // Quitting (after the engine thread has stopped): delivers what the engine had queued
+    // for this controller, then saves each streamed answer as 'stopped'.
     void shutdown();
 
 signals:
