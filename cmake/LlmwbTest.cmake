@@ -25,3 +25,25 @@ function(llmwb_add_test)
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LLMWB_TEST_ASSETS=${LLMWB_TEST_ASSETS};LLMWB_BUILD_DIR=${PROJECT_BINARY_DIR};LLMWB_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
     SKIP_RETURN_CODE 77)
 endfunction()
+
+# llmwb_add_plain_test(NAME name SOURCES a.cpp ... [LIBS lib ...] [LABELS label ...] [TIMEOUT s])
+# A test executable WITHOUT Qt (tests/support/mini_test.h), built in every configuration,
+# including LLMWB_WITH_QT=OFF (the GPU machine has no Qt). Exit 77 = SKIPPED. The environment is
+# llmwb_add_test's, plus LLMWB_CUDA_PLUGIN (the built plugin) when the CUDA backend is built.
+function(llmwb_add_plain_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE llmwb_warnings ${T_LIBS})
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/tests)
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  set(env "LLMWB_TEST_ASSETS=${LLMWB_TEST_ASSETS};LLMWB_BUILD_DIR=${PROJECT_BINARY_DIR};LLMWB_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  if(TARGET llmwb_cuda)
+    list(APPEND env "LLMWB_CUDA_PLUGIN=$<TARGET_FILE:llmwb_cuda>")
+    add_dependencies(${T_NAME} llmwb_cuda)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
+    ENVIRONMENT "${env}" SKIP_RETURN_CODE 77)
+endfunction()

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The device check (issue 5): on the GPU machine (nvcc, CMake, ninja, Python + torch +
+# transformers; no Qt, no network) configure and build the Qt-free targets in Release for the
+# local GPU architecture, run the GPU tests (ctest -L gpu), then a short benchmark that writes a
+# report to $OUT (or ./device-report):
+#   - single-stream decode tok/s vs the HBM roofline (weight bytes per token / bandwidth), with
+#     and without CUDA graphs;
+#   - prefill tok/s of a 2,048-token prompt vs the measured bf16 GEMM rate (torch);
+#   - serving throughput, 256 concurrent requests (input 512, output 256): llmwb bench --device
+#     cuda vs Hugging Face transformers generate() on the same safetensors model;
+#   - logprob agreement with transformers.
+# Models are written by `llmwb make-model` with random weights: Qwen2.5-0.5B and Qwen2.5-7B
+# shapes, bf16 (safetensors) and q4_k (GGUF). To stay well inside 10 minutes the 7B shape keeps
+# LLMWB_DC_7B_LAYERS of its 28 layers (default 8; per-token figures are reported for that depth).
+# Without a CUDA device it builds, runs the GPU tests (they report SKIPPED) and stops with a
+# message before the benchmark.
+#
+# Environment: OUT (report folder), LLMWB_DC_BUILD (build folder, default build-device),
+# LLMWB_DC_WORK (models, default /tmp/llmwb-device), LLMWB_DC_STAGES (default "build test bench"),
+# LLMWB_DC_7B_LAYERS, LLMWB_DC_HF_PROMPTS (HF baseline prompts, default 256), CUDA_ARCH (override),
+# LLMWB_NLOHMANN_INCLUDE_DIR (folder holding nlohmann/json.hpp when it is not installed).
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+OUT="${OUT:-$ROOT/device-report}"
+BUILD="${LLMWB_DC_BUILD:-$ROOT/build-device}"
+WORK="${LLMWB_DC_WORK:-/tmp/llmwb-device}"
+STAGES="${LLMWB_DC_STAGES:-build test bench}"
+LAYERS_7B="${LLMWB_DC_7B_LAYERS:-8}"
+HF_PROMPTS="${LLMWB_DC_HF_PROMPTS:-256}"
+JOBS="$(nproc)"
+mkdir -p "$OUT" "$WORK"
+LOG="$OUT/device-check.log"
+: > "$LOG"
+T0=$(date +%s)
+say() { echo "[device-check +$(( $(date +%s) - T0 ))s] $*" | tee -a "$LOG"; }
+die() { say "FAILED: $*"; exit 1; }
+has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
+
+# --- The GPU, if any --------------------------------------------------------------------------
+HAVE_GPU=0
+ARCH="${CUDA_ARCH:-}"
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  HAVE_GPU=1
+  GPU_LINE="$(nvidia-smi --query-gpu=name,compute_cap,memory.total --format=csv,noheader | head -1)"
+  say "GPU: $GPU_LINE"
+  [ -n "$ARCH" ] || ARCH="$(echo "$GPU_LINE" | awk -F', ' '{gsub(/\./, "", $2); print $2}')"
+else
+  say "no CUDA device here (nvidia-smi finds none): build and GPU tests only"
+fi
+[ -n "$ARCH" ] || ARCH=90
+say "CUDA architecture: sm_$ARCH"
+
+# --- Build --------------------------------------------------------------------------------------
+if has_stage build; then
+  CMAKE_EXTRA=()
+  if [ -z "${LLMWB_NLOHMANN_INCLUDE_DIR:-}" ] && [ ! -f /usr/include/nlohmann/json.hpp ]; then
+    # No package registry on the GPU machine: a copy travels with the sources (shared/), or
+    # one of the Python packages ships it.
+    for d in "$ROOT/shared/third_party/nlohmann-include" "$ROOT/third_party/nlohmann-include" \
+             $(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "include"))' 2>/dev/null); do
+      if [ -f "$d/nlohmann/json.hpp" ]; then LLMWB_NLOHMANN_INCLUDE_DIR="$d"; break; fi
+    done
+  fi
+  [ -n "${LLMWB_NLOHMANN_INCLUDE_DIR:-}" ] && CMAKE_EXTRA+=("-DLLMWB_NLOHMANN_INCLUDE_DIR=$LLMWB_NLOHMANN_INCLUDE_DIR")
+  say "configure ($BUILD, Release, Qt off)"
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMWB_WITH_QT=OFF \
+        -DLLMWB_BUILD_GUI=OFF -DLLMWB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+        "${CMAKE_EXTRA[@]}" >> "$LOG" 2>&1 || die "configure (see $LOG)"
+  say "build"
+  cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 || die "build (see $LOG)"
+  say "build done"
+fi
+LLMWB="$BUILD/app/cli/llmwb"
+[ -x "$LLMWB" ] || die "no $LLMWB (run the build stage)"
+
+# --- GPU tests ----------------------------------------------------------------------------------
+if has_stage test; then
+  say "ctest -L gpu"
+  (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 300) > "$OUT/ctest-gpu.txt" 2>&1
+  CTEST_RC=$?
+  tail -n 15 "$OUT/ctest-gpu.txt" | tee -a "$LOG"
+  (cd "$BUILD" && ctest -R tst_backend_cuda_plugin --output-on-failure) >> "$OUT/ctest-gpu.txt" 2>&1 \
+    || say "tst_backend_cuda_plugin FAILED"
+  [ $CTEST_RC -eq 0 ] || say "GPU tests FAILED (rc $CTEST_RC; details in $OUT/ctest-gpu.txt)"
+fi
+
+if [ $HAVE_GPU -eq 0 ]; then
+  cat > "$OUT/report.md" <<EOT
+# Device check: NOT MEASURED
+No CUDA device on this machine. The build and the GPU tests ran (they report SKIPPED; see
+ctest-gpu.txt); the benchmark needs a GPU. GPU figures are still to be measured.
+EOT
+  say "stopping before the benchmark: no CUDA device (report: $OUT/report.md)"
+  exit 0
+fi
+has_stage bench || { say "done (no bench stage)"; exit 0; }
+
+# --- Benchmark ----------------------------------------------------------------------------------
+HF="python3 $ROOT/scripts/device/hf_baseline.py"
+ids() { python3 -c "import random; r=random.Random($2); print(','.join(str(r.randrange(10, $3)) for _ in range($1)))"; }
+run() { # run NAME TIMEOUT CMD...: stdout to $OUT/NAME.json, stderr to the log
+  local name="$1" t="$2"; shift 2
+  say "$name"
+  timeout "$t" "$@" > "$OUT/$name.json" 2>> "$LOG" || say "$name FAILED (rc $?)"
+}
+
+say "rates (torch bf16 GEMM, copy bandwidth)"
+timeout 120 $HF rates --out "$OUT/rates.json" >> "$LOG" 2>&1 || say "rates FAILED"
+
+declare -A SHAPE=([q05]=qwen2.5-0.5b [q7]=qwen2.5-7b)
+for m in q05 q7; do
+  extra=()
+  [ $m = q7 ] && extra=(--layers "$LAYERS_7B")
+  say "make-model $m (bf16 safetensors, q4_k gguf)"
+  timeout 240 "$LLMWB" make-model --shape "${SHAPE[$m]}" "${extra[@]}" --type bf16 --format safetensors \
+      --out "$WORK/$m-bf16" >> "$LOG" 2>&1 || die "make-model $m bf16"
+  timeout 300 "$LLMWB" make-model --shape "${SHAPE[$m]}" "${extra[@]}" --type q4_k --format gguf \
+      --out "$WORK/$m-q4_k.gguf" >> "$LOG" 2>&1 || say "make-model $m q4_k FAILED"
+done
+
+VOCAB=151000
+P128="$(ids 128 1 $VOCAB)"
+P2048="$(ids 2048 2 $VOCAB)"
+P256="$(ids 256 3 $VOCAB)"
+echo "$P256" > "$WORK/logprob-ids.txt"
+for m in q05 q7; do
+  for t in bf16 q4_k; do
+    model="$WORK/$m-$t"; [ $t = q4_k ] && model="$WORK/$m-q4_k.gguf"
+    [ -e "$model" ] || continue
+    "$LLMWB" info --model "$model" --json > "$OUT/info-$m-$t.json" 2>> "$LOG"
+    run "decode-$m-$t-graphs" 120 "$LLMWB" generate --model "$model" --ids "$P128" --max-tokens 128 \
+        --temperature 0 --ignore-eos --json --device cuda
+    run "decode-$m-$t-eager" 120 "$LLMWB" generate --model "$model" --ids "$P128" --max-tokens 128 \
+        --temperature 0 --ignore-eos --json --device cuda --no-cuda-graphs
+    run "prefill-$m-$t" 120 "$LLMWB" generate --model "$model" --ids "$P2048" --max-tokens 1 \
+        --temperature 0 --ignore-eos --json --device cuda
+  done
+  model="$WORK/$m-bf16"
+  say "serving $m: llmwb bench (256 x 512 -> 256)"
+  timeout 240 "$LLMWB" bench --model "$model" --device cuda --num-prompts 256 --input-len 512 \
+      --output-len 256 --max-num-seqs 256 --max-num-batched-tokens 8192 \
+      --gpu-memory-utilization 0.85 --quiet --json "$OUT/serve-llmwb-$m.json" >> "$LOG" 2>&1 \
+      || say "llmwb bench $m FAILED"
+  say "serving $m: transformers generate ($HF_PROMPTS x 512 -> 256, batch 64)"
+  timeout 300 $HF serve --model "$model" --num-prompts "$HF_PROMPTS" --input-len 512 --output-len 256 \
+      --batch 64 --out "$OUT/serve-hf-$m.json" >> "$LOG" 2>&1 || say "transformers serve $m FAILED"
+  run "perplexity-$m" 60 "$LLMWB" perplexity --model "$model" --ids "$P256" --json --device cuda \
+      --kv-dtype f32
+  timeout 120 $HF logprobs --model "$model" --ids "$WORK/logprob-ids.txt" \
+      --llmwb "$OUT/perplexity-$m.json" --out "$OUT/logprobs-$m.json" >> "$LOG" 2>&1 \
+      || say "logprob agreement $m FAILED"
+done
+
+python3 "$ROOT/scripts/device/report.py" "$OUT" > "$OUT/report.md" 2>> "$LOG" || say "report FAILED"
+cat "$OUT/report.md"
+say "done in $(( $(date +%s) - T0 )) s; report: $OUT/report.md"
