@@ -2,9 +2,13 @@
 
 #include <QEvent>
 #include <QLabel>
+#include <QScrollArea>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include "ui/batch_timeline_view.h"
+#include "ui/charts_panel.h"
+#include "ui/memory_panel.h"
 #include "ui/kv_block_map_view.h"
 
 namespace llmwb {
@@ -22,24 +26,55 @@ EnginePanel::EnginePanel(QWidget* parent) : QWidget(parent) {
     timeline_ = new BatchTimelineView(this);
     timeline_->setObjectName(QStringLiteral("batchTimeline"));
     layout->addWidget(figures_);
-    layout->addWidget(mapTitle_);
-    layout->addWidget(map_, 3);
-    layout->addWidget(timelineTitle_);
-    layout->addWidget(timeline_, 2);
+    tabs_ = new QTabWidget(this);
+    tabs_->setObjectName(QStringLiteral("engineTabs"));
+    tabs_->setDocumentMode(true);
+    auto* blocks = new QWidget(tabs_);
+    auto* blocksLayout = new QVBoxLayout(blocks);
+    blocksLayout->setContentsMargins(0, 4, 0, 0);
+    blocksLayout->addWidget(mapTitle_);
+    blocksLayout->addWidget(map_, 3);
+    blocksLayout->addWidget(timelineTitle_);
+    blocksLayout->addWidget(timeline_, 2);
+    charts_ = new ChartsPanel(tabs_);
+    charts_->setObjectName(QStringLiteral("engineCharts"));
+    memory_ = new MemoryPanel;
+    memory_->setObjectName(QStringLiteral("memoryPanel"));
+    auto* memoryScroll = new QScrollArea(tabs_);
+    memoryScroll->setWidgetResizable(true);
+    memoryScroll->setFrameShape(QFrame::NoFrame);
+    memoryScroll->setWidget(memory_);
+    tabs_->addTab(blocks, QString());
+    tabs_->addTab(charts_, QString());
+    tabs_->addTab(memoryScroll, QString());
+    layout->addWidget(tabs_, 1);
     retranslate();
 }
+
+void EnginePanel::showTab(Tab t) { tabs_->setCurrentIndex(int(t)); }
+
+void EnginePanel::setModel(const ModelMetadata& m) { memory_->setModel(m); }
 
 void EnginePanel::setView(const EngineView& view) {
     last_ = view;
     hasView_ = true;
     map_->setSnapshot(view.snapshot);
     timeline_->addSteps(view.steps);
-    retranslate();
+    charts_->addView(view);
+    memory_->setView(view);
+    updateFigures();
 }
 
 void EnginePanel::retranslate() {
+    tabs_->setTabText(BlocksTab, tr("Blocks && steps"));
+    tabs_->setTabText(ChartsTab, tr("Charts"));
+    tabs_->setTabText(MemoryTab, tr("Memory"));
     mapTitle_->setText(tr("KV cache blocks (hatched: shared, grey: cached)"));
     timelineTitle_->setText(tr("Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)"));
+    updateFigures();
+}
+
+void EnginePanel::updateFigures() {
     if (!hasView_) {
         figures_->setText(tr("No model loaded."));
         return;

@@ -1,5 +1,6 @@
-// EnginePanel: the Engine dock — a figures line (KV usage, running / waiting, tokens/s, step),
-// the KV block map and the batch timeline, fed with the worker's EngineView values.
+// EnginePanel: the Engine dock — a figures line (KV usage, running / waiting, tokens/s, step)
+// above three tabs: the KV block map with the batch timeline, the charts, and the memory &
+// quantization panel; all fed with the worker's EngineView values.
 #pragma once
 
 #include <QWidget>
@@ -7,17 +8,26 @@
 #include "app/services/engine_worker.h"
 
 class QLabel;
+class QTabWidget;
 
 namespace llmwb {
 
 class BatchTimelineView;
+class ChartsPanel;
 class KvBlockMapView;
+class MemoryPanel;
 
 class EnginePanel : public QWidget {
     Q_OBJECT
 
 public:
+    enum Tab { BlocksTab, ChartsTab, MemoryTab };
+
     explicit EnginePanel(QWidget* parent = nullptr);
+    void showTab(Tab t);
+    ChartsPanel* charts() const { return charts_; }
+    MemoryPanel* memory() const { return memory_; }
+    QTabWidget* tabs() const { return tabs_; }
 
     KvBlockMapView* blockMap() const { return map_; }
     BatchTimelineView* timeline() const { return timeline_; }
@@ -27,18 +37,23 @@ public:
 
 public slots:
     void setView(const llmwb::EngineView& view);
+    void setModel(const llmwb::ModelMetadata& m);
 
 protected:
     void changeEvent(QEvent* e) override;
 
 private:
     void retranslate();
+    void updateFigures();
 
     QLabel* figures_;
     QLabel* mapTitle_;
     QLabel* timelineTitle_;
     KvBlockMapView* map_;
     BatchTimelineView* timeline_;
+    QTabWidget* tabs_;
+    ChartsPanel* charts_;
+    MemoryPanel* memory_;
     EngineView last_;
     bool hasView_ = false;
 };

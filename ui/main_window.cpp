@@ -16,6 +16,7 @@
 #include <QMimeData>
 #include <QRegularExpression>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QStatusBar>
 #include <QTimer>
 
@@ -28,6 +29,7 @@
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
 #include "ui/search_results_model.h"
+#include "ui/tuning_panel.h"
 
 namespace llmwb {
 
@@ -91,6 +93,10 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
             });
     connect(chat_, &ChatView::conversationNeeded, this, &MainWindow::newConversation);
     connect(model_, &ModelPanel::openRequested, this, &MainWindow::openModelRequested);
+    connect(model_, &ModelPanel::cancelLoadRequested, this, &MainWindow::loadCancelRequested);
+    connect(tuning_, &TuningPanel::tuningChanged, this, &MainWindow::tuningChanged);
+    connect(tuning_, &TuningPanel::samplingChanged, this,
+            [this](const SamplingSettings& s) { controller_.setDefaultSampling(s); });
     model_->setRecentModels(settings_.recentModels());
 
     retranslate();
@@ -117,11 +123,13 @@ void MainWindow::createDocks() {
     modelDock_ = makeDock("modelDock", model_, Qt::RightDockWidgetArea);
     engine_ = new EnginePanel(this);
     engineDock_ = makeDock("engineDock", engine_, Qt::RightDockWidgetArea);
-    tuningInfo_ = new QLabel(this);
-    tuningInfo_->setWordWrap(true);
-    tuningInfo_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    tuningInfo_->setMargin(8);
-    tuningDock_ = makeDock("tuningDock", tuningInfo_, Qt::RightDockWidgetArea);
+    tuning_ = new TuningPanel(settings_);
+    tuning_->setObjectName(QStringLiteral("tuningPanel"));
+    auto* tuningScroll = new QScrollArea(this);
+    tuningScroll->setWidgetResizable(true);
+    tuningScroll->setFrameShape(QFrame::NoFrame);
+    tuningScroll->setWidget(tuning_);
+    tuningDock_ = makeDock("tuningDock", tuningScroll, Qt::RightDockWidgetArea);
     tabifyDockWidget(engineDock_, tuningDock_);
     engineDock_->raise();
     resizeDocks({conversationsDock_, modelDock_}, {260, 340}, Qt::Horizontal);
@@ -265,10 +273,6 @@ void MainWindow::retranslate() {
     modelDock_->setWindowTitle(tr("Model"));
     engineDock_->setWindowTitle(tr("Engine"));
     tuningDock_->setWindowTitle(tr("Tuning"));
-    tuningInfo_->setText(tr("Tuning is coming next: sliders for GPU memory utilization, batch "
-                            "limits, block size and sampling that apply while the engine runs. "
-                            "Until then each conversation's sampling parameters are set with "
-                            "Chat > Conversation settings."));
     fileMenu_->setTitle(tr("&File"));
     editMenu_->setTitle(tr("&Edit"));
     chatMenu_->setTitle(tr("&Chat"));
@@ -362,6 +366,8 @@ void MainWindow::onModelLoading(const QString& path) {
 void MainWindow::onModelLoaded(const ModelMetadata& m) {
     modelMeta_ = m;
     modelLoaded_ = true;
+    hasModel_ = true;
+    engine_->setModel(m);
     modelError_.clear();
     model_->setModel(m);
     if (!m.randomWeights) {
@@ -461,6 +467,26 @@ void MainWindow::dropEvent(QDropEvent* e) {
 
 namespace llmwb {
 
-void MainWindow::onEngineView(const llmwb::EngineView& view) { engine_->setView(view); }
+void MainWindow::onEngineView(const llmwb::EngineView& view) {
+    engine_->setView(view);
+    tuning_->setView(view);
+}
+
+void MainWindow::onLoadProgress(int percent, const QString& stage) {
+    model_->setLoadProgress(percent, stage);
+}
+
+// The load was cancelled between two stages: the previous model (if any) is still loaded.
+void MainWindow::onLoadCancelled(const QString& path) {
+    if (hasModel_) {
+        modelLoaded_ = true;
+        model_->setModel(modelMeta_);
+    } else {
+        modelError_ = tr("Loading was cancelled.");
+        model_->setLoadFailed(modelError_);
+    }
+    updateStatus();
+    statusBar()->showMessage(tr("Cancelled loading %1").arg(path), 5000);
+}
 
 }  // namespace llmwb

@@ -24,6 +24,7 @@ class ConversationsPanel;
 class EnginePanel;
 class ModelPanel;
 class SearchResultsModel;
+class TuningPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -36,6 +37,7 @@ public:
     ConversationsPanel* conversationsPanel() const { return conversations_; }
     ModelPanel* modelPanel() const { return model_; }
     EnginePanel* enginePanel() const { return engine_; }
+    TuningPanel* tuningPanel() const { return tuning_; }
     ConversationListModel* conversationModel() const { return conversationModel_; }
     QDockWidget* dock(const QString& objectName) const;
     QAction* action(const QString& objectName) const;
@@ -53,12 +55,16 @@ public slots:
     void onModelLoadFailed(const QString& message);
     void showError(const QString& message);
     void onEngineView(const llmwb::EngineView& view);
+    void onLoadProgress(int percent, const QString& stage);
+    void onLoadCancelled(const QString& path);
 
 signals:
     void openModelRequested(const QString& path);
     void themeChosen(llmwb::ThemeChoice theme);
     void languageChosen(const QString& code);  // "", "en", "zh_CN"
     void loadTestRequested();
+    void tuningChanged(const llmwb::EngineTuning& tuning);
+    void loadCancelRequested();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -83,7 +89,7 @@ private:
     ConversationsPanel* conversations_;
     ModelPanel* model_;
     EnginePanel* engine_;
-    QLabel* tuningInfo_;
+    TuningPanel* tuning_;
     QDockWidget *conversationsDock_, *modelDock_, *engineDock_, *tuningDock_;
     QMenu *fileMenu_, *editMenu_, *chatMenu_, *viewMenu_, *engineMenu_, *themeMenu_, *settingsMenu_,
         *languageMenu_, *helpMenu_;
@@ -94,6 +100,7 @@ private:
     QLabel* statusState_;
     ModelMetadata modelMeta_;
     bool modelLoaded_ = false;
+    bool hasModel_ = false;  // a model is loaded (possibly while another one loads)
     QString modelError_;
 };
 

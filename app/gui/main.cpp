@@ -117,6 +117,15 @@ int main(int argc, char** argv) {
     QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
                      [&controller](const ModelMetadata& m) { controller.setModelName(m.name); });
     QObject::connect(worker, &EngineWorker::loadFailed, &window, &MainWindow::onModelLoadFailed);
+    QObject::connect(worker, &EngineWorker::loadProgress, &window, &MainWindow::onLoadProgress);
+    QObject::connect(worker, &EngineWorker::loadCancelled, &window, &MainWindow::onLoadCancelled);
+    QObject::connect(&window, &MainWindow::loadCancelRequested, worker,
+                     [worker] { worker->cancelLoad(); }, Qt::DirectConnection);
+    // Tuning applies live: queued to the worker (the GUI never waits on the engine).
+    QObject::connect(&window, &MainWindow::tuningChanged, worker, &EngineWorker::setTuning,
+                     Qt::QueuedConnection);
+    QMetaObject::invokeMethod(worker, "setTuning", Qt::QueuedConnection,
+                              Q_ARG(llmwb::EngineTuning, settings.engineTuning()));
     QObject::connect(worker, &EngineWorker::engineView, &window, &MainWindow::onEngineView);
     QObject::connect(&window, &MainWindow::loadTestRequested, worker, [worker] {
         QMetaObject::invokeMethod(worker, "runLoadTest", Qt::QueuedConnection,

@@ -4,9 +4,12 @@
 #include <QAction>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QPixmap>
 #include <QPlainTextEdit>
 #include <QTimer>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -18,6 +21,7 @@
 #include "ui/engine_panel.h"
 #include "ui/main_window.h"
 #include "ui/theme.h"
+#include "ui/tuning_panel.h"
 
 namespace llmwb {
 
@@ -140,6 +144,12 @@ void ScreenshotRunner::loadTest() {
     dock->resize(900, 760);
     dock->show();
     dock->raise();
+    // A pool of about 300 blocks (set through the Tuning dock, as a user would) so that the
+    // map is readable; the default caps the demo model's pool at thousands of blocks.
+    TuningPanel* tuning = window_.tuningPanel();
+    restoreUtilization_ = tuning->utilizationSpin()->value();
+    tuning->utilizationSpin()->setValue(utilizationForBlocks(300));
+    QApplication::processEvents();
     const int64_t firstStep = panel->lastView().snapshot.step_index;
     window_.action(QStringLiteral("loadTestAction"))->trigger();
     polls_ = 0;
@@ -158,11 +168,72 @@ void ScreenshotRunner::loadTest() {
                     qPrintable(path), s.num_running, s.num_waiting,
                     panel->timeline()->stepCount(), s.kv_usage * 100);
         std::fflush(stdout);
-        dock->setFloating(false);
-        dock->raise();
-        after(300, [this] { themesAndLanguages(); });
+        chartsUnderLoad();
     };
     after(25, *poll);
+}
+
+// Load tests one after the other for about 10 s; half-way the pool shrinks (utilization lowered
+// through the Tuning dock, as a user would), so requests wait, get preempted and resume; the
+// charts show it. Then the memory panel and the Tuning dock.
+void ScreenshotRunner::chartsUnderLoad() {
+    QDockWidget* dock = window_.dock(QStringLiteral("engineDock"));
+    EnginePanel* panel = window_.enginePanel();
+    TuningPanel* tuning = window_.tuningPanel();
+    const double utilization = restoreUtilization_;
+    panel->showTab(EnginePanel::ChartsTab);
+    polls_ = 0;
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [this, dock, panel, tuning, poll, utilization] {
+        ++polls_;  // one poll per 25 ms
+        if (polls_ % 40 == 0 && polls_ <= 360)
+            window_.action(QStringLiteral("loadTestAction"))->trigger();
+        if (polls_ == 160)
+            tuning->utilizationSpin()->setValue(utilizationForBlocks(100));
+        if (polls_ < 400) {
+            after(25, *poll);
+            return;
+        }
+        QApplication::processEvents();
+        grabWidget(dock, QStringLiteral("09-engine-charts"));
+        panel->showTab(EnginePanel::MemoryTab);
+        after(300, [this, dock, panel, tuning, utilization] {
+            grabWidget(dock, QStringLiteral("10-memory-panel"));
+            tuning->utilizationSpin()->setValue(utilization);
+            panel->showTab(EnginePanel::BlocksTab);
+            dock->setFloating(false);
+            QDockWidget* tuningDock = window_.dock(QStringLiteral("tuningDock"));
+            tuningDock->setFloating(true);
+            tuningDock->resize(460, 760);
+            tuningDock->show();
+            tuningDock->raise();
+            after(400, [this, dock, tuningDock] {
+                grabWidget(tuningDock, QStringLiteral("11-tuning-dock"));
+                tuningDock->setFloating(false);
+                dock->raise();
+                after(300, [this] { themesAndLanguages(); });
+            });
+        });
+    };
+    after(25, *poll);
+}
+
+// The utilization (4 decimals, rounded up) whose plan holds about `blocks` KV blocks.
+double ScreenshotRunner::utilizationForBlocks(int blocks) const {
+    const MemoryPlan& m = window_.enginePanel()->lastView().snapshot.memory;
+    if (m.device_bytes <= 0)
+        return EngineTuning::kDefaultUtilization;
+    const double u = double(m.weight_bytes + m.workspace_bytes + qint64(blocks) * m.bytes_per_block) /
+                     double(m.device_bytes);
+    return std::clamp(std::ceil(u * 10000.0) / 10000.0, EngineTuning::kMinUtilization, 1.0);
+}
+
+void ScreenshotRunner::grabWidget(QWidget* w, const QString& name) {
+    QApplication::processEvents();
+    const QString path = QDir(outDir_).filePath(name + QStringLiteral(".png"));
+    const bool ok = w->grab().save(path);
+    std::printf("%s %s\n", ok ? "saved" : "FAILED", qPrintable(path));
+    std::fflush(stdout);
 }
 
 void ScreenshotRunner::themesAndLanguages() {

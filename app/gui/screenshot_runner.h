@@ -1,7 +1,8 @@
 // `llm-workbench --screenshot DIR`: drives the real window through its main states and saves
 // each as a PNG (QWidget::grab): empty chat, Markdown rendering, a streaming answer, the
 // finished answer with its figures, the Engine dock during a load test (KV block map and
-// batch timeline), the dark theme, Simplified Chinese, and 1280x720. Then quits.
+// batch timeline), the charts under load (the pool shrunk through the Tuning dock meanwhile),
+// the memory panel, the Tuning dock, the dark theme, Simplified Chinese, and 1280x720. Quits.
 #pragma once
 
 #include <QObject>
@@ -9,6 +10,8 @@
 #include <functional>
 
 #include "app/services/generation_types.h"
+
+class QWidget;
 
 namespace llmwb {
 
@@ -36,6 +39,9 @@ private:
     void startStreaming();
     void finishUp();
     void loadTest();
+    void chartsUnderLoad();
+    void grabWidget(QWidget* w, const QString& name);
+    double utilizationForBlocks(int blocks) const;
     void themesAndLanguages();
 
     MainWindow& window_;
@@ -46,6 +52,7 @@ private:
     bool started_ = false;
     bool grabbedStreaming_ = false;
     int polls_ = 0;
+    double restoreUtilization_ = 0;
 };
 
 }  // namespace llmwb

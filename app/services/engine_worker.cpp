@@ -487,6 +487,11 @@ void EngineWorker::runStep() {
         emitView();
         return;
     }
+    if (!busy_) {  // the first step after idle: rates count from now, not from the last view
+        busy_ = true;
+        sinceView_.restart();
+        tokensSinceView_ = promptTokensSinceView_ = 0;
+    }
     StepOutputs& out = model_->out;
     engine.step(out);
     const StepPlan& plan = engine.last_plan();
@@ -546,8 +551,10 @@ void EngineWorker::emitView() {
     const double secs = sinceView_.elapsed() / 1000.0;
     view_.tokensPerSecond = secs > 0 ? double(tokensSinceView_) / secs : 0;
     view_.promptTokensPerSecond = secs > 0 ? double(promptTokensSinceView_) / secs : 0;
-    if (!model_->serving->has_unfinished())
+    if (!model_->serving->has_unfinished()) {
         view_.tokensPerSecond = view_.promptTokensPerSecond = 0;
+        busy_ = false;
+    }
     view_.timeMs = clock_.elapsed();
     view_.tuning = tuning_;
     view_.tuning.blockSize = model_->serving->config().block_size;

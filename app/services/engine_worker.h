@@ -152,6 +152,7 @@ private:
     QString planError_;
     QElapsedTimer clock_;
     qint64 promptTokensSinceView_ = 0;
+    bool busy_ = false;  // steps ran since the last idle view
     std::atomic<bool> loading_{false};
     std::atomic<bool> loadCancel_{false};
     int tokenIntervalMs_ = 16;

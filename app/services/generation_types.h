@@ -77,13 +77,15 @@ struct ModelMetadata {
 // apply while requests run; the block size applies when the engine is idle (it rebuilds the
 // engine). kvCacheDtype and numSpeculativeTokens are shown but have one possible value today.
 struct EngineTuning {
-    // Fraction of device memory (RAM on the CPU backend) the engine may use. On CPU the default
-    // is small: RAM dwarfs the models the CPU backend runs, and the pool is capped anyway at
-    // the blocks max_num_seqs full-length sequences can use.
-    static constexpr double kDefaultUtilization = 0.02;
-    static constexpr double kMinUtilization = 0.001;
+    // Fraction of device memory (RAM on the CPU backend) the engine may use for weights,
+    // workspace and KV cache. 0.5, not vLLM's 0.9: on the CPU the RAM is shared with the system
+    // and the GUI. Small models do not take it all: the app caps the pool at the blocks
+    // max_num_seqs full-length sequences can use (kv_pool_plan.h), and the KV memory is
+    // committed by the OS only as blocks are written.
+    static constexpr double kDefaultUtilization = 0.5;
+    static constexpr double kMinUtilization = 0.0005;
     double gpuMemoryUtilization = kDefaultUtilization;
-    int maxNumSeqs = 32;
+    int maxNumSeqs = 16;
     int maxNumBatchedTokens = 512;
     int blockSize = 16;                       // 8, 16 or 32
     QString kvCacheDtype = QStringLiteral("fp32");

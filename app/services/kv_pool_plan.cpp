@@ -15,10 +15,11 @@ KvPoolChoice choose_kv_pool(const ModelConfig& config, int64_t weightBytes,
     c.capBlocks = int32_t(std::clamp<int64_t>(perSeq * t.maxNumSeqs, 1, int64_t(1) << 30));
     auto plan = plan_memory(config, weightBytes, blockSize, workspaceBytes, c.budget);
     if (!plan) {
-        // Too small for even one block: fall back to one full-length sequence so that the
-        // model stays usable, and say why.
+        // The budget does not even hold the weights: fall back to a small pool (one sequence
+        // of at most kFallbackTokens) so that the model stays usable, and say why.
         c.error = QString::fromStdString(plan.message());
-        c.numBlocks = int32_t(std::min<int64_t>(perSeq, c.capBlocks));
+        const int64_t fallback = (kFallbackTokens + blockSize - 1) / std::max(1, blockSize);
+        c.numBlocks = int32_t(std::min({perSeq, fallback, int64_t(c.capBlocks)}));
         return c;
     }
     if (plan->num_blocks > c.capBlocks) {

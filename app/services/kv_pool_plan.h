@@ -14,6 +14,9 @@
 
 namespace llmwb {
 
+// The pool used when the utilization plan fails (budget below weights + workspace).
+inline constexpr int32_t kFallbackTokens = 4096;
+
 struct KvPoolChoice {
     MemoryBudget budget;      // utilization (and device size) from the tuning
     int32_t numBlocks = 0;    // the pool to use

@@ -241,6 +241,28 @@ private slots:
         QVERIFY(!v8.rebuildPending);
     }
 
+    // A budget below the weights: the plan error is reported and a small fallback pool (one
+    // sequence, at most kFallbackTokens) keeps the model usable.
+    void failedPlanFallsBack() {
+        EngineTuning t;
+        t.maxNumSeqs = 4;
+        t.blockSize = 16;
+        t.deviceBytes = 64 << 10;  // 64 KiB of "device"
+        t.gpuMemoryUtilization = 0.5;
+        const EngineView v = waitView([](const EngineView& v) { return !v.planError.isEmpty(); },
+                                      [&] { setTuning(t); });
+        QVERIFY(!v.planError.isEmpty());
+        QCOMPARE(v.snapshot.block_size, 16);
+        QCOMPARE(v.snapshot.memory.num_blocks, 1024 / 16);  // one 1024-token sequence
+        QVERIFY(generateOne(6, 8).second.completionTokens > 0);
+        // Back to a working plan: the error goes away.
+        t.deviceBytes = 0;
+        const EngineView ok = waitView([](const EngineView& v) { return v.planError.isEmpty(); },
+                                       [&] { setTuning(t); });
+        QVERIFY(ok.planError.isEmpty());
+        QCOMPARE(ok.snapshot.memory.num_blocks, 4 * 1024 / 16);  // capped again
+    }
+
     // Cancel between two stages: the previous model stays loaded and keeps generating; the next
     // load (not cancelled) replaces it.
     void cancelledLoadKeepsThePreviousModel() {

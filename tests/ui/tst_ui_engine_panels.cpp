@@ -1,0 +1,284 @@
+// The Engine dock's charts and memory panel and the Tuning dock, fed with synthetic values
+// (offscreen): charts take points from a stream of EngineViews and keep only their window; the
+// memory panel shows the plan's numbers; the tuning values persist in a settings file, Reset
+// restores the defaults, and the disabled settings say why.
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QValueAxis>
+#include <QXYSeries>
+#include <QtTest>
+
+#include "app/services/app_settings.h"
+#include "ui/charts_panel.h"
+#include "ui/engine_panel.h"
+#include "ui/memory_panel.h"
+#include "ui/tuning_panel.h"
+
+using namespace llmwb;
+
+namespace {
+
+EngineView viewAt(qint64 ms, double tps, int running, double kv) {
+    EngineView v;
+    v.timeMs = ms;
+    v.tokensPerSecond = tps;
+    v.promptTokensPerSecond = tps * 2;
+    v.snapshot.num_running = running;
+    v.snapshot.num_waiting = running / 2;
+    v.snapshot.kv_usage = kv;
+    return v;
+}
+
+}  // namespace
+
+class TestUiEnginePanels : public QObject {
+    Q_OBJECT
+
+private slots:
+    void chartsTakePointsAndKeepTheirWindow() {
+        ChartsPanel p;
+        p.resize(800, 600);
+        p.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&p));
+        // 100 s of views at 30 per second, a first token every second.
+        const int n = 3000;
+        for (int i = 0; i < n; ++i) {
+            EngineView v = viewAt(i * 33, i % 97, i % 9, (i % 50) / 100.0);
+            if (i % 30 == 0)
+                v.ttfts.push_back({i, 10.0 + i % 7});
+            p.addView(v);
+        }
+        const double lastT = (n - 1) * 0.033;
+        for (int s = 0; s < ChartsPanel::SeriesCount; ++s) {
+            const auto series = ChartsPanel::Series(s);
+            const QList<QPointF>& pts = p.points(series);
+            QVERIFY(!pts.isEmpty());
+            QVERIFY2(pts.first().x() >= lastT - ChartsPanel::kWindowSeconds - 1e-9,
+                     qPrintable(QString::number(pts.first().x())));
+            QCOMPARE(p.series(series)->count(), pts.size());  // pushed to the visible series
+        }
+        // 60 s at one point per 0.1 s: about 600 points, not the 3000 views received.
+        QVERIFY2(p.pointCount(ChartsPanel::GenerationTps) <= 610,
+                 qPrintable(QString::number(p.pointCount(ChartsPanel::GenerationTps))));
+        QVERIFY(p.pointCount(ChartsPanel::GenerationTps) > 400);  // one per 4 views here
+        QVERIFY(p.pointCount(ChartsPanel::Ttft) <= 62);
+        QCOMPARE(p.points(ChartsPanel::GenerationTps).last().y(), double((n - 1) % 97));
+        QCOMPARE(p.points(ChartsPanel::PromptTps).last().y(), 2.0 * ((n - 1) % 97));
+        QCOMPARE(p.points(ChartsPanel::Running).last().y(), double((n - 1) % 9));
+        QCOMPARE(p.points(ChartsPanel::KvUsage).last().y(), double((n - 1) % 50));
+        // The series are relative to the latest view: the newest point at x = 0 (its bucket
+        // starts at most one resolution step before).
+        const double newestX = p.series(ChartsPanel::GenerationTps)->points().last().x();
+        QVERIFY(newestX <= 0.0 && newestX > -ChartsPanel::kResolutionSeconds);
+        QVERIFY(p.series(ChartsPanel::GenerationTps)->points().first().x() >=
+                -ChartsPanel::kWindowSeconds);
+        QCOMPARE(p.xAxis(ChartsPanel::Throughput)->min(), -ChartsPanel::kWindowSeconds);
+        QCOMPARE(p.xAxis(ChartsPanel::Throughput)->max(), 0.0);
+        QVERIFY(p.yAxis(ChartsPanel::Throughput)->max() >= 2.0 * 96);
+        QCOMPARE(p.yAxis(ChartsPanel::Kv)->max(), 100.0);
+
+        // A burst of views within one resolution step adds one point; first tokens keep one
+        // point each, up to the bound.
+        const int before = p.pointCount(ChartsPanel::Running);
+        for (int i = 0; i < 500; ++i) {
+            EngineView v = viewAt((n + 1) * 33, 1, 1, 0.1);
+            for (int k = 0; k < 5; ++k)
+                v.ttfts.push_back({k, 20.0});
+            p.addView(v);
+        }
+        QCOMPARE(p.pointCount(ChartsPanel::Running), before + 1);
+        QCOMPARE(p.points(ChartsPanel::Running).last().y(), 1.0);
+        QCOMPARE(p.pointCount(ChartsPanel::Ttft), ChartsPanel::kMaxPoints);
+
+        // No first tokens for a minute: the scatter empties.
+        p.addView(viewAt((n + 1) * 33 + 61000, 0, 0, 0));
+        QCOMPARE(p.pointCount(ChartsPanel::Ttft), 0);
+
+        // A hidden panel keeps its points and shows them when shown again.
+        p.hide();
+        p.addView(viewAt((n + 1) * 33 + 62000, 5, 1, 0));
+        QVERIFY(p.series(ChartsPanel::GenerationTps)->count() !=
+                p.pointCount(ChartsPanel::GenerationTps));
+        p.show();
+        QCOMPARE(p.series(ChartsPanel::GenerationTps)->count(),
+                 p.pointCount(ChartsPanel::GenerationTps));
+        p.clear();
+        QCOMPARE(p.pointCount(ChartsPanel::GenerationTps), 0);
+    }
+
+    void memoryPanelShowsThePlan() {
+        MemoryPanel p;
+        p.resize(500, 600);
+        p.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&p));
+        QVERIFY(!p.hasPlan());
+        EngineView v;
+        MemoryPlan& m = v.snapshot.memory;
+        m.device_bytes = qint64(16) << 30;
+        m.weight_bytes = qint64(12) << 20;
+        m.workspace_bytes = qint64(5) << 20;
+        m.bytes_per_block = 64 << 10;
+        m.block_size = 16;
+        m.num_blocks = 4000;
+        m.kv_bytes = qint64(m.num_blocks) * m.bytes_per_block;
+        m.free_bytes = m.device_bytes - m.weight_bytes - m.workspace_bytes - m.kv_bytes;
+        v.poolCapped = true;
+        v.poolCapBlocks = 4000;
+        v.tuning.maxNumSeqs = 16;
+        p.setView(v);
+        const QLocale loc = p.locale();
+        QVERIFY(p.hasPlan());
+        QVERIFY(p.fieldText("memoryBlocks").contains(loc.toString(4000)));
+        QVERIFY(p.fieldText("memoryCapacity").contains(loc.toString(64000)));
+        QVERIFY(p.fieldText("memoryCapacity").contains(QStringLiteral("capped")));
+        QVERIFY(p.fieldText("memoryKv").contains(loc.formattedDataSize(m.kv_bytes, 1)));
+        QVERIFY(p.fieldText("memoryWeights").contains(loc.formattedDataSize(m.weight_bytes, 1)));
+        QVERIFY(p.fieldText("memoryFree").contains(loc.formattedDataSize(m.free_bytes, 1)));
+        QVERIFY(p.fieldText("memoryDevice").contains(QStringLiteral("CPU")));
+        QCOMPARE(p.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
+        // The bar: four parts in plan order, each visible, KV wider than the weights.
+        MemoryBar* bar = p.bar();
+        QCOMPARE(bar->parts().size(), 4);
+        QCOMPARE(bar->parts().at(1).bytes, m.kv_bytes);
+        for (int i = 0; i < 4; ++i) {
+            const auto [x0, x1] = bar->segment(i);
+            QVERIFY2(x1 - x0 >= 3, qPrintable(QStringLiteral("part %1: %2..%3").arg(i).arg(x0).arg(x1)));
+        }
+        QVERIFY(bar->segment(1).second - bar->segment(1).first >
+                bar->segment(0).second - bar->segment(0).first);
+        QCOMPARE(bar->segment(3).second, bar->width() - 1);  // the parts fill the bar
+
+        // Uncapped, and the model's dtypes.
+        v.poolCapped = false;
+        m.num_blocks = 1234;
+        p.setView(v);
+        QVERIFY(!p.fieldText("memoryCapacity").contains(QStringLiteral("capped")));
+        QVERIFY(p.fieldText("memoryBlocks").contains(loc.toString(1234)));
+        ModelMetadata meta;
+        meta.dtypeSummary = {QStringLiteral("attention: q4_0 ×8"), QStringLiteral("mlp: q8_0 ×6")};
+        p.setModel(meta);
+        QVERIFY(p.fieldText("memoryDtypes").contains(QStringLiteral("attention: q4_0 ×8")));
+        QVERIFY(p.fieldText("memoryDtypes").contains(QStringLiteral("mlp: q8_0 ×6")));
+    }
+
+    void enginePanelFeedsItsTabs() {
+        EnginePanel p;
+        p.resize(700, 600);
+        p.show();
+        p.showTab(EnginePanel::ChartsTab);
+        QVERIFY(QTest::qWaitForWindowExposed(&p));
+        EngineView v = viewAt(1000, 42, 3, 0.5);
+        v.snapshot.memory.num_blocks = 77;
+        v.snapshot.memory.block_size = 16;
+        v.snapshot.memory.device_bytes = 1 << 30;
+        p.setView(v);
+        QCOMPARE(p.charts()->pointCount(ChartsPanel::GenerationTps), 1);
+        QCOMPARE(p.charts()->series(ChartsPanel::GenerationTps)->count(), 1);
+        QVERIFY(p.memory()->fieldText("memoryBlocks").contains(QStringLiteral("77")));
+    }
+
+    void sliderMapping() {
+        QCOMPARE(TuningPanel::sliderPosition(1.0), TuningPanel::kSliderSteps);
+        QCOMPARE(TuningPanel::sliderPosition(EngineTuning::kMinUtilization), 0);
+        int last = -1;
+        for (double u : {0.0005, 0.001, 0.002, 0.01, 0.02, 0.1, 0.5, 0.9, 1.0}) {
+            const int pos = TuningPanel::sliderPosition(u);
+            QVERIFY(pos > last);
+            last = pos;
+            QVERIFY(std::abs(TuningPanel::utilizationAt(pos) - u) <= u * 0.02 + 0.0005);
+        }
+    }
+
+    void tuningPersistsAndResets() {
+        QTemporaryDir dir;
+        const QString ini = dir.filePath("settings.ini");
+        {
+            AppSettings settings(ini);
+            TuningPanel p(settings);
+            QCOMPARE(p.tuning(), EngineTuning{});
+            QSignalSpy engine(&p, &TuningPanel::tuningChanged);
+            QSignalSpy sampling(&p, &TuningPanel::samplingChanged);
+            p.utilizationSpin()->setValue(0.05);
+            QCOMPARE(p.utilizationSlider()->value(), TuningPanel::sliderPosition(0.05));
+            p.maxNumSeqsSpin()->setValue(8);
+            p.maxBatchedTokensSpin()->setValue(1024);
+            p.blockSizeCombo()->setCurrentIndex(p.blockSizeCombo()->findData(32));
+            p.temperatureSpin()->setValue(1.3);
+            p.topKSpin()->setValue(7);
+            p.minPSpin()->setValue(0.05);
+            p.frequencySpin()->setValue(0.5);
+            QCOMPARE(engine.size(), 4);
+            QCOMPARE(sampling.size(), 4);
+            const auto last = engine.last().first().value<EngineTuning>();
+            QCOMPARE(last.gpuMemoryUtilization, 0.05);
+            QCOMPARE(last.blockSize, 32);
+            // Moving the slider moves the spin box and emits the new value.
+            p.utilizationSlider()->setValue(TuningPanel::sliderPosition(0.2));
+            QCOMPARE(p.utilizationSpin()->value(), TuningPanel::utilizationAt(
+                                                       TuningPanel::sliderPosition(0.2)));
+            p.utilizationSpin()->setValue(0.05);
+            settings.sync();
+        }
+        {
+            AppSettings settings(ini);  // a new instance reads the file
+            TuningPanel p(settings);
+            QCOMPARE(p.tuning().gpuMemoryUtilization, 0.05);
+            QCOMPARE(p.tuning().maxNumSeqs, 8);
+            QCOMPARE(p.tuning().maxNumBatchedTokens, 1024);
+            QCOMPARE(p.tuning().blockSize, 32);
+            QCOMPARE(p.maxNumSeqsSpin()->value(), 8);
+            QCOMPARE(p.blockSizeCombo()->currentData().toInt(), 32);
+            QCOMPARE(p.temperatureSpin()->value(), 1.3);
+            QCOMPARE(settings.defaultSampling().topK, 7);
+            QCOMPARE(settings.defaultSampling().minP, 0.05);
+            QCOMPARE(settings.defaultSampling().frequencyPenalty, 0.5);
+
+            QSignalSpy engine(&p, &TuningPanel::tuningChanged);
+            p.resetButton()->click();
+            QCOMPARE(engine.size(), 1);
+            QCOMPARE(p.tuning(), EngineTuning{});
+            QCOMPARE(p.sampling(), SamplingSettings{});
+            QCOMPARE(p.maxNumSeqsSpin()->value(), EngineTuning{}.maxNumSeqs);
+            QCOMPARE(p.temperatureSpin()->value(), SamplingSettings{}.temperature);
+            settings.sync();
+        }
+        AppSettings settings(ini);
+        QCOMPARE(settings.engineTuning(), EngineTuning{});
+        QCOMPARE(settings.defaultSampling(), SamplingSettings{});
+    }
+
+    void disabledSettingsSayWhy() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        TuningPanel p(settings);
+        QVERIFY(!p.kvDtypeCombo()->isEnabled());
+        QCOMPARE(p.kvDtypeCombo()->count(), 1);
+        QVERIFY(!p.kvDtypeCombo()->toolTip().isEmpty());
+        QVERIFY(!p.speculativeSpin()->isEnabled());
+        QVERIFY(p.speculativeSpin()->toolTip().contains(QStringLiteral("not implemented")));
+        QVERIFY(p.blockSizeCombo()->isEnabled());
+        EngineView busy;
+        busy.snapshot.num_running = 2;
+        busy.snapshot.memory.num_blocks = 100;
+        busy.snapshot.memory.block_size = 16;
+        busy.poolCapped = true;
+        busy.poolCapBlocks = 100;
+        p.setView(busy);
+        QVERIFY(!p.blockSizeCombo()->isEnabled());
+        QVERIFY(p.blockSizeCombo()->toolTip().contains(QStringLiteral("idle")));
+        QVERIFY(p.planLabel()->text().contains(QStringLiteral("Capped")));
+        busy.snapshot.num_running = 0;
+        p.setView(busy);
+        QVERIFY(p.blockSizeCombo()->isEnabled());
+    }
+};
+
+QTEST_MAIN(TestUiEnginePanels)
+#include "tst_ui_engine_panels.moc"

@@ -1,0 +1,274 @@
+#include "ui/charts_panel.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QEvent>
+#include <QGridLayout>
+#include <QLegend>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QScrollArea>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace llmwb {
+
+namespace {
+
+// A y maximum that reads well on an axis: 1, 2, 2.5, 5 x 10^k above the largest value.
+double niceMax(double v) {
+    if (!(v > 0))
+        return 1;
+    v *= 1.1;
+    const double p = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (v <= m * p)
+            return m * p;
+    return 10 * p;
+}
+
+QColor seriesColor(ChartsPanel::Series s) {
+    switch (s) {
+    case ChartsPanel::GenerationTps: return QColor(0x2e, 0x86, 0xde);
+    case ChartsPanel::PromptTps: return QColor(0xe6, 0x7e, 0x22);
+    case ChartsPanel::Running: return QColor(0x27, 0xae, 0x60);
+    case ChartsPanel::Waiting: return QColor(0x8e, 0x44, 0xad);
+    case ChartsPanel::KvUsage: return QColor(0x16, 0xa0, 0x85);
+    case ChartsPanel::Ttft: return QColor(0xd3, 0x54, 0x00);
+    default: return Qt::gray;
+    }
+}
+
+}  // namespace
+
+ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* inner = new QWidget(scroll);
+    grid_ = new QGridLayout(inner);
+    grid_->setContentsMargins(0, 0, 0, 0);
+    grid_->setSpacing(4);
+    scroll->setWidget(inner);
+    outer->addWidget(scroll);
+
+    makeChart(Throughput, {GenerationTps, PromptTps});
+    makeChart(Requests, {Running, Waiting});
+    makeChart(Kv, {KvUsage});
+    charts_[Kv].fixedMax = 100;
+    charts_[Kv].y->setRange(0, 100);
+    makeChart(Latency, {Ttft}, true);
+    charts_[Throughput].view->setObjectName(QStringLiteral("throughputChart"));
+    charts_[Requests].view->setObjectName(QStringLiteral("requestsChart"));
+    charts_[Kv].view->setObjectName(QStringLiteral("kvUsageChart"));
+    charts_[Latency].view->setObjectName(QStringLiteral("ttftChart"));
+    applyTheme();
+    retranslate();
+    arrange();
+}
+
+void ChartsPanel::makeChart(Chart c, std::initializer_list<Series> series, bool scatter) {
+    ChartBox& box = charts_[c];
+    box.chart = new QChart;
+    box.chart->setAnimationOptions(QChart::NoAnimation);
+    box.chart->setMargins(QMargins(2, 2, 2, 2));
+    box.chart->setBackgroundRoundness(0);
+    box.chart->legend()->setAlignment(Qt::AlignTop);
+    QFont small = font();
+    small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
+    box.chart->legend()->setFont(small);
+    box.x = new QValueAxis;
+    box.y = new QValueAxis;
+    for (QValueAxis* a : {box.x, box.y}) {
+        a->setLabelsFont(small);
+        a->setTitleFont(small);
+        a->setTickCount(5);
+    }
+    box.x->setLabelFormat(QStringLiteral("%.0f"));
+    box.x->setRange(-kWindowSeconds, 0);
+    box.y->setLabelFormat(QStringLiteral("%.0f"));
+    box.y->setRange(0, 1);
+    box.chart->addAxis(box.x, Qt::AlignBottom);
+    box.chart->addAxis(box.y, Qt::AlignLeft);
+    for (Series s : series) {
+        QXYSeries* xy = nullptr;
+        if (scatter) {
+            auto* sc = new QScatterSeries;
+            sc->setMarkerSize(7);
+            sc->setBorderColor(Qt::transparent);
+            xy = sc;
+        } else {
+            xy = new QLineSeries;
+        }
+        xy->setUseOpenGL(false);
+        box.chart->addSeries(xy);
+        xy->attachAxis(box.x);
+        xy->attachAxis(box.y);
+        tracks_[s].series = xy;
+        tracks_[s].chart = c;
+    }
+    box.view = new QChartView(box.chart, this);
+    box.view->setRenderHint(QPainter::Antialiasing);
+    box.view->setMinimumHeight(170);
+    box.view->setMinimumWidth(220);
+}
+
+void ChartsPanel::append(Series s, double t, double y, bool merge) {
+    QList<QPointF>& p = tracks_[s].points;
+    // Views closer than kResolutionSeconds share a point (the latest value wins): a chart a few
+    // hundred pixels wide cannot show more, and fewer points keep each update cheap.
+    if (merge && !p.isEmpty() && t - p.last().x() < kResolutionSeconds && t >= p.last().x())
+        p.last().setY(y);
+    else
+        p.append(QPointF(t, y));
+    trim(s, t);
+}
+
+void ChartsPanel::trim(Series s, double t) {
+    QList<QPointF>& p = tracks_[s].points;
+    // Drop what left the window, and bound the count whatever the rate of views.
+    qsizetype drop = 0;
+    while (drop < p.size() && p[drop].x() < t - kWindowSeconds)
+        ++drop;
+    drop = std::max(drop, p.size() - kMaxPoints);
+    if (drop > 0)
+        p.remove(0, drop);
+}
+
+void ChartsPanel::addView(const EngineView& v) {
+    const double t = double(v.timeMs) / 1000.0;
+    if (t < lastT_)  // another worker (or a restarted clock): start over
+        clear();
+    lastT_ = t;
+    const EngineSnapshot& s = v.snapshot;
+    append(GenerationTps, t, v.tokensPerSecond);
+    append(PromptTps, t, v.promptTokensPerSecond);
+    append(Running, t, s.num_running);
+    append(Waiting, t, s.num_waiting);
+    append(KvUsage, t, s.kv_usage * 100.0);
+    for (const TtftSample& f : v.ttfts)
+        append(Ttft, t, f.ttftMs, false);  // one point per request
+    trim(Ttft, t);  // the scatter has points only when first tokens came
+    dirty_ = true;
+    if (isVisible())
+        refresh();
+}
+
+void ChartsPanel::clear() {
+    for (Track& tr : tracks_) {
+        tr.points.clear();
+        tr.series->clear();
+    }
+    lastT_ = -1;
+    dirty_ = false;
+}
+
+// The series show the points relative to the latest view (x = seconds before it, -window..0):
+// the newest data sits at the right edge and moves left as views come.
+void ChartsPanel::refresh() {
+    if (!dirty_)
+        return;
+    dirty_ = false;
+    std::array<double, ChartCount> maxY{};
+    QList<QPointF> shifted;
+    for (Track& tr : tracks_) {
+        shifted.resize(tr.points.size());
+        for (qsizetype i = 0; i < tr.points.size(); ++i) {
+            shifted[i] = QPointF(tr.points[i].x() - lastT_, tr.points[i].y());
+            maxY[tr.chart] = std::max(maxY[tr.chart], tr.points[i].y());
+        }
+        tr.series->replace(shifted);
+    }
+    for (int c = 0; c < ChartCount; ++c) {
+        ChartBox& box = charts_[c];
+        if (box.fixedMax <= 0) {
+            const double top = niceMax(maxY[c]);
+            box.y->setRange(0, top);
+            box.y->setLabelFormat(top < 5 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+        }
+    }
+}
+
+void ChartsPanel::applyTheme() {
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    for (ChartBox& box : charts_) {
+        box.chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+        box.chart->setBackgroundBrush(palette().color(QPalette::Base));
+        box.chart->setPlotAreaBackgroundVisible(false);
+        const QColor text = palette().color(QPalette::Text);
+        box.chart->legend()->setLabelColor(text);
+        box.chart->setTitleBrush(text);
+        for (QValueAxis* a : {box.x, box.y}) {
+            a->setLabelsColor(text);
+            a->setTitleBrush(text);
+            QColor grid = text;
+            grid.setAlpha(40);
+            a->setGridLineColor(grid);
+        }
+    }
+    // setTheme resets the series colours.
+    for (int s = 0; s < SeriesCount; ++s) {
+        QXYSeries* xy = tracks_[s].series;
+        QPen pen(seriesColor(Series(s)));
+        pen.setWidthF(1.8);
+        xy->setPen(pen);
+        xy->setColor(seriesColor(Series(s)));
+        if (auto* sc = qobject_cast<QScatterSeries*>(xy))
+            sc->setBorderColor(Qt::transparent);
+    }
+}
+
+void ChartsPanel::retranslate() {
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    charts_[Throughput].chart->setTitle(tr("Throughput (tokens/s)"));
+    charts_[Requests].chart->setTitle(tr("Requests"));
+    charts_[Kv].chart->setTitle(tr("KV cache usage (%)"));
+    charts_[Latency].chart->setTitle(tr("Time to first token (ms)"));
+    for (ChartBox& box : charts_) {
+        box.chart->setTitleFont(titleFont);
+        box.x->setTitleText(tr("seconds before the latest update"));
+    }
+    tracks_[GenerationTps].series->setName(tr("generation"));
+    tracks_[PromptTps].series->setName(tr("prompt"));
+    tracks_[Running].series->setName(tr("running"));
+    tracks_[Waiting].series->setName(tr("waiting"));
+    tracks_[KvUsage].series->setName(tr("used blocks"));
+    tracks_[Ttft].series->setName(tr("per request"));
+}
+
+// Two columns when there is room, otherwise one (the scroll area takes the rest).
+void ChartsPanel::arrange() {
+    const int cols = width() >= 640 ? 2 : 1;
+    if (cols == columns_)
+        return;
+    columns_ = cols;
+    for (const ChartBox& box : charts_)
+        grid_->removeWidget(box.view);
+    for (int c = 0; c < ChartCount; ++c)
+        grid_->addWidget(charts_[c].view, c / cols, c % cols);
+}
+
+void ChartsPanel::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange)
+        retranslate();
+    else if (e->type() == QEvent::PaletteChange)
+        applyTheme();
+    QWidget::changeEvent(e);
+}
+
+void ChartsPanel::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    refresh();
+}
+
+void ChartsPanel::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    arrange();
+}
+
+}  // namespace llmwb

@@ -1,0 +1,218 @@
+#include "ui/memory_panel.h"
+
+#include <QEvent>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPainter>
+#include <QVBoxLayout>
+#include <algorithm>
+
+namespace llmwb {
+
+namespace {
+
+const QColor kWeights(0x34, 0x6d, 0xc2), kKv(0x16, 0xa0, 0x85), kWorkspace(0xe6, 0x7e, 0x22);
+
+QString swatch(const QColor& c) {
+    return QStringLiteral("<span style=\"color:%1\">■</span> ").arg(c.name());
+}
+
+}  // namespace
+
+MemoryBar::MemoryBar(QWidget* parent) : QWidget(parent) {
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+}
+
+void MemoryBar::setParts(const QList<Part>& parts) {
+    parts_ = parts;
+    update();
+}
+
+QPair<int, int> MemoryBar::segment(int i) const {
+    qint64 total = 0;
+    for (const Part& p : parts_)
+        total += std::max<qint64>(0, p.bytes);
+    const int w = width() - 2;
+    if (total <= 0 || i < 0 || i >= parts_.size() || w <= 0)
+        return {0, 0};
+    // Every non-empty part gets at least 3 px; the last part takes what is left.
+    constexpr int kMin = 3;
+    int x = 1;
+    for (int k = 0; k < parts_.size(); ++k) {
+        const qint64 b = std::max<qint64>(0, parts_[k].bytes);
+        int len = int(double(b) / double(total) * w + 0.5);
+        if (b > 0)
+            len = std::max(len, kMin);
+        if (k == parts_.size() - 1)
+            len = std::max(0, w + 1 - x);
+        len = std::min(len, std::max(0, w + 1 - x));
+        if (k == i)
+            return {x, x + len};
+        x += len;
+    }
+    return {0, 0};
+}
+
+void MemoryBar::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    const QRect r = rect().adjusted(0, 2, -1, -3);
+    p.setPen(Qt::NoPen);
+    for (int i = 0; i < parts_.size(); ++i) {
+        const auto [x0, x1] = segment(i);
+        if (x1 > x0)
+            p.fillRect(QRect(x0, r.top() + 1, x1 - x0, r.height() - 1), parts_[i].color);
+    }
+    p.setPen(palette().color(QPalette::Mid));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(r);
+}
+
+MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    title_ = new QLabel(this);
+    QFont bold = title_->font();
+    bold.setBold(true);
+    title_->setFont(bold);
+    bar_ = new MemoryBar(this);
+    bar_->setObjectName(QStringLiteral("memoryBar"));
+    layout->addWidget(title_);
+    layout->addWidget(bar_);
+    form_ = new QFormLayout;
+    form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    layout->addLayout(form_);
+    device_ = addField("memoryDevice");
+    weights_ = addField("memoryWeights");
+    kv_ = addField("memoryKv");
+    workspace_ = addField("memoryWorkspace");
+    free_ = addField("memoryFree");
+    blocks_ = addField("memoryBlocks");
+    capacity_ = addField("memoryCapacity");
+    kvDtype_ = addField("memoryKvDtype");
+    dtypes_ = addField("memoryDtypes");
+    note_ = new QLabel(this);
+    note_->setObjectName(QStringLiteral("memoryNote"));
+    note_->setWordWrap(true);
+    layout->addWidget(note_);
+    layout->addStretch(1);
+    retranslate();
+}
+
+QLabel* MemoryPanel::addField(const char* objectName) {
+    auto* l = new QLabel(this);
+    l->setObjectName(QLatin1String(objectName));
+    l->setWordWrap(true);
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form_->addRow(new QLabel(this), l);
+    return l;
+}
+
+QString MemoryPanel::fieldText(const char* objectName) const {
+    const auto* l = findChild<QLabel*>(QLatin1String(objectName));
+    return l ? l->text() : QString();
+}
+
+void MemoryPanel::setView(const EngineView& v) {
+    // Only the plan and its settings matter here: skip the relayout when they did not change.
+    const MemoryPlan& m = v.snapshot.memory;
+    const bool same = hasView_ && m.num_blocks == plan_.num_blocks &&
+                      m.block_size == plan_.block_size && m.kv_bytes == plan_.kv_bytes &&
+                      m.device_bytes == plan_.device_bytes &&
+                      m.workspace_bytes == plan_.workspace_bytes && v.poolCapped == capped_ &&
+                      v.poolCapBlocks == capBlocks_ && v.planError == planError_ &&
+                      v.tuning.maxNumSeqs == maxNumSeqs_ && v.device == deviceName_ &&
+                      v.kvDtype == kvDtypeName_;
+    if (same)
+        return;
+    plan_ = m;
+    capped_ = v.poolCapped;
+    capBlocks_ = v.poolCapBlocks;
+    planError_ = v.planError;
+    maxNumSeqs_ = v.tuning.maxNumSeqs;
+    deviceName_ = v.device;
+    kvDtypeName_ = v.kvDtype;
+    hasView_ = true;
+    refreshTexts();
+}
+
+void MemoryPanel::setModel(const ModelMetadata& m) {
+    model_ = m;
+    hasModel_ = true;
+    refreshTexts();
+}
+
+void MemoryPanel::retranslate() {
+    title_->setText(tr("Memory plan"));
+    const char* names[] = {QT_TR_NOOP("Device"),    QT_TR_NOOP("Weights"),
+                           QT_TR_NOOP("KV cache"),  QT_TR_NOOP("Workspace"),
+                           QT_TR_NOOP("Free"),      QT_TR_NOOP("KV blocks"),
+                           QT_TR_NOOP("Capacity"),  QT_TR_NOOP("KV-cache dtype"),
+                           QT_TR_NOOP("Weight dtypes")};
+    for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
+        if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
+            if (auto* label = qobject_cast<QLabel*>(item->widget()))
+                label->setText(tr(names[row]));
+    refreshTexts();
+}
+
+void MemoryPanel::refreshTexts() {
+    const QLocale loc = locale();
+    auto size = [&](qint64 b) { return loc.formattedDataSize(b, 1); };
+    auto share = [&](qint64 b) {
+        return plan_.device_bytes > 0 ? loc.toString(100.0 * double(b) / double(plan_.device_bytes),
+                                                     'f', b * 1000 < plan_.device_bytes ? 2 : 1)
+                                      : QStringLiteral("0");
+    };
+    if (!hasView_) {
+        device_->setText(tr("No model loaded."));
+        for (QLabel* l : {weights_, kv_, workspace_, free_, blocks_, capacity_, kvDtype_})
+            l->setText(QStringLiteral("–"));
+        bar_->setParts({});
+    } else {
+        device_->setText(tr("%1 · %2 RAM").arg(deviceName_, size(plan_.device_bytes)));
+        const QColor freeColor = palette().color(QPalette::Base);
+        bar_->setParts({{tr("Weights"), plan_.weight_bytes, kWeights},
+                        {tr("KV cache"), plan_.kv_bytes, kKv},
+                        {tr("Workspace"), plan_.workspace_bytes, kWorkspace},
+                        {tr("Free"), plan_.free_bytes, freeColor}});
+        const QString fmt = tr("%1 (%2% of the device)");
+        weights_->setText(swatch(kWeights) + fmt.arg(size(plan_.weight_bytes), share(plan_.weight_bytes)));
+        kv_->setText(swatch(kKv) + fmt.arg(size(plan_.kv_bytes), share(plan_.kv_bytes)));
+        workspace_->setText(swatch(kWorkspace) +
+                            fmt.arg(size(plan_.workspace_bytes), share(plan_.workspace_bytes)));
+        free_->setText(swatch(palette().color(QPalette::Mid)) +
+                       fmt.arg(size(plan_.free_bytes), share(plan_.free_bytes)));
+        blocks_->setText(tr("%1 blocks × %2 tokens, %3 per block")
+                             .arg(loc.toString(plan_.num_blocks))
+                             .arg(plan_.block_size)
+                             .arg(size(plan_.bytes_per_block)));
+        QString cap = tr("%1 tokens").arg(loc.toString(qint64(plan_.num_blocks) * plan_.block_size));
+        if (capped_)
+            cap += QLatin1Char(' ') +
+                   tr("(capped: %1 sequences of the full context use at most %2 blocks)")
+                       .arg(maxNumSeqs_)
+                       .arg(loc.toString(capBlocks_));
+        capacity_->setText(cap);
+        kvDtype_->setText(kvDtypeName_);
+    }
+    dtypes_->setText(hasModel_ && !model_.dtypeSummary.isEmpty()
+                         ? model_.dtypeSummary.join(QLatin1Char('\n'))
+                         : QStringLiteral("–"));
+    QString note = tr("On the CPU backend the device memory is the machine's RAM; the KV cache "
+                      "is stored in fp32.");
+    if (!planError_.isEmpty())
+        note = tr("The memory plan failed: %1").arg(planError_) + QLatin1Char('\n') + note;
+    note_->setText(note);
+}
+
+void MemoryPanel::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange)
+        retranslate();
+    else if (e->type() == QEvent::PaletteChange && hasView_)
+        refreshTexts();
+    QWidget::changeEvent(e);
+}
+
+}  // namespace llmwb

@@ -1,0 +1,79 @@
+// MemoryPanel: the Engine dock's memory & quantization view: the device (CPU and its RAM), the
+// memory plan (weights / KV cache / workspace / free) as a stacked bar with a legend and the
+// numbers, the KV pool (blocks, tokens of capacity, "capped"), the KV-cache dtype and the
+// weight dtypes per tensor group of the loaded model.
+#pragma once
+
+#include <QWidget>
+
+#include "app/services/engine_worker.h"
+#include "app/services/generation_types.h"
+
+class QFormLayout;
+class QLabel;
+
+namespace llmwb {
+
+// The stacked bar alone (one segment per part of the plan; tiny parts keep a visible sliver).
+class MemoryBar : public QWidget {
+    Q_OBJECT
+public:
+    struct Part {
+        QString name;
+        qint64 bytes = 0;
+        QColor color;
+    };
+    explicit MemoryBar(QWidget* parent = nullptr);
+    void setParts(const QList<Part>& parts);
+    const QList<Part>& parts() const { return parts_; }
+    // Pixel extent [x0, x1) of part i at the current width (for tests).
+    QPair<int, int> segment(int i) const;
+    QSize sizeHint() const override { return {320, 26}; }
+    QSize minimumSizeHint() const override { return {120, 22}; }
+
+protected:
+    void paintEvent(QPaintEvent* e) override;
+
+private:
+    QList<Part> parts_;
+};
+
+class MemoryPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit MemoryPanel(QWidget* parent = nullptr);
+
+    MemoryBar* bar() const { return bar_; }
+    // Text of a figure label by object name (memoryDevice, memoryWeights, memoryKv,
+    // memoryWorkspace, memoryFree, memoryBlocks, memoryCapacity, memoryKvDtype, memoryDtypes).
+    QString fieldText(const char* objectName) const;
+    bool hasPlan() const { return hasView_; }
+
+public slots:
+    void setView(const llmwb::EngineView& view);
+    void setModel(const llmwb::ModelMetadata& m);
+
+protected:
+    void changeEvent(QEvent* e) override;
+
+private:
+    QLabel* addField(const char* objectName);
+    void retranslate();
+    void refreshTexts();
+
+    QFormLayout* form_;
+    QLabel* title_;
+    MemoryBar* bar_;
+    QLabel *device_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *kvDtype_,
+        *dtypes_, *note_;
+    MemoryPlan plan_;
+    bool capped_ = false;
+    int capBlocks_ = 0;
+    int maxNumSeqs_ = 0;
+    QString planError_, deviceName_, kvDtypeName_;
+    ModelMetadata model_;
+    bool hasView_ = false, hasModel_ = false;
+};
+
+}  // namespace llmwb

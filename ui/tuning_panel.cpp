@@ -1,0 +1,346 @@
+#include "ui/tuning_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QEvent>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <cmath>
+
+
+namespace llmwb {
+
+int TuningPanel::sliderPosition(double u) {
+    const double lo = std::log(EngineTuning::kMinUtilization);
+    const double x = (std::log(std::clamp(u, EngineTuning::kMinUtilization, 1.0)) - lo) / -lo;
+    return int(std::lround(x * kSliderSteps));
+}
+
+double TuningPanel::utilizationAt(int position) {
+    const double lo = std::log(EngineTuning::kMinUtilization);
+    const double x = double(std::clamp(position, 0, kSliderSteps)) / kSliderSteps;
+    // Four decimals, as the spin box shows.
+    return std::round(std::exp(lo * (1.0 - x)) * 10000.0) / 10000.0;
+}
+
+TuningPanel::TuningPanel(AppSettings& settings, QWidget* parent)
+    : QWidget(parent), settings_(settings) {
+    build();
+    loadValues();
+    retranslate();
+}
+
+QDoubleSpinBox* TuningPanel::makeDouble(double lo, double hi, double step, int decimals) {
+    auto* s = new QDoubleSpinBox(this);
+    s->setRange(lo, hi);
+    s->setSingleStep(step);
+    s->setDecimals(decimals);
+    s->setKeyboardTracking(false);
+    return s;
+}
+
+void TuningPanel::build() {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+
+    engineBox_ = new QGroupBox(this);
+    engineForm_ = new QFormLayout(engineBox_);
+    engineForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    engineForm_->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    utilSlider_ = new QSlider(Qt::Horizontal, this);
+    utilSlider_->setObjectName(QStringLiteral("utilizationSlider"));
+    utilSlider_->setRange(0, kSliderSteps);
+    utilSpin_ = makeDouble(EngineTuning::kMinUtilization, 1.0, 0.01, 4);
+    utilSpin_->setObjectName(QStringLiteral("utilizationSpin"));
+    auto* utilRow = new QHBoxLayout;
+    utilRow->addWidget(utilSlider_, 1);
+    utilRow->addWidget(utilSpin_);
+    utilBudget_ = new QLabel(this);
+    utilBudget_->setObjectName(QStringLiteral("utilizationBudget"));
+    maxSeqs_ = new QSpinBox(this);
+    maxSeqs_->setObjectName(QStringLiteral("maxNumSeqsSpin"));
+    maxSeqs_->setRange(1, 256);
+    maxSeqs_->setKeyboardTracking(false);
+    maxTokens_ = new QSpinBox(this);
+    maxTokens_->setObjectName(QStringLiteral("maxBatchedTokensSpin"));
+    maxTokens_->setRange(16, 8192);
+    maxTokens_->setSingleStep(64);
+    maxTokens_->setKeyboardTracking(false);
+    blockSize_ = new QComboBox(this);
+    blockSize_->setObjectName(QStringLiteral("blockSizeCombo"));
+    for (int b : {8, 16, 32})
+        blockSize_->addItem(QString::number(b), b);
+    blockNote_ = new QLabel(this);
+    kvDtype_ = new QComboBox(this);
+    kvDtype_->setObjectName(QStringLiteral("kvDtypeCombo"));
+    kvDtype_->addItem(QStringLiteral("fp32"));
+    kvDtype_->setEnabled(false);
+    kvNote_ = new QLabel(this);
+    specTokens_ = new QSpinBox(this);
+    specTokens_->setObjectName(QStringLiteral("speculativeSpin"));
+    specTokens_->setRange(0, 8);
+    specTokens_->setEnabled(false);
+    specNote_ = new QLabel(this);
+    plan_ = new QLabel(this);
+    plan_->setObjectName(QStringLiteral("tuningPlan"));
+    for (QLabel* l : {utilBudget_, blockNote_, kvNote_, specNote_, plan_}) {
+        l->setWordWrap(true);
+        QFont f = l->font();
+        f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1));
+        l->setFont(f);
+    }
+    for (QLabel* l : {blockNote_, kvNote_, specNote_, utilBudget_})
+        l->setForegroundRole(QPalette::PlaceholderText);
+    engineForm_->addRow(new QLabel(this), utilRow);
+    engineForm_->addRow(QString(), utilBudget_);
+    engineForm_->addRow(new QLabel(this), maxSeqs_);
+    engineForm_->addRow(new QLabel(this), maxTokens_);
+    engineForm_->addRow(new QLabel(this), blockSize_);
+    engineForm_->addRow(QString(), blockNote_);
+    engineForm_->addRow(new QLabel(this), kvDtype_);
+    engineForm_->addRow(QString(), kvNote_);
+    engineForm_->addRow(new QLabel(this), specTokens_);
+    engineForm_->addRow(QString(), specNote_);
+    engineForm_->addRow(plan_);
+    layout->addWidget(engineBox_);
+
+    samplingBox_ = new QGroupBox(this);
+    samplingForm_ = new QFormLayout(samplingBox_);
+    samplingForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    temperature_ = makeDouble(0.0, 2.0, 0.05, 2);
+    topP_ = makeDouble(0.01, 1.0, 0.01, 2);
+    topK_ = new QSpinBox(this);
+    topK_->setRange(0, 1000);
+    topK_->setKeyboardTracking(false);
+    minP_ = makeDouble(0.0, 1.0, 0.01, 2);
+    repetition_ = makeDouble(0.05, 5.0, 0.05, 2);
+    presence_ = makeDouble(-2.0, 2.0, 0.1, 2);
+    frequency_ = makeDouble(-2.0, 2.0, 0.1, 2);
+    temperature_->setObjectName(QStringLiteral("temperatureSpin"));
+    topP_->setObjectName(QStringLiteral("topPSpin"));
+    topK_->setObjectName(QStringLiteral("topKSpin"));
+    minP_->setObjectName(QStringLiteral("minPSpin"));
+    repetition_->setObjectName(QStringLiteral("repetitionPenaltySpin"));
+    presence_->setObjectName(QStringLiteral("presencePenaltySpin"));
+    frequency_->setObjectName(QStringLiteral("frequencyPenaltySpin"));
+    samplingNote_ = new QLabel(this);
+    samplingNote_->setWordWrap(true);
+    samplingNote_->setForegroundRole(QPalette::PlaceholderText);
+    samplingForm_->addRow(samplingNote_);
+    for (QWidget* w : std::initializer_list<QWidget*>{temperature_, topP_, topK_, minP_,
+                                                      repetition_, presence_, frequency_})
+        samplingForm_->addRow(new QLabel(this), w);
+    layout->addWidget(samplingBox_);
+
+    reset_ = new QPushButton(this);
+    reset_->setObjectName(QStringLiteral("tuningReset"));
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(reset_);
+    layout->addLayout(buttons);
+    layout->addStretch(1);
+
+    connect(utilSlider_, &QSlider::valueChanged, this, [this](int pos) {
+        if (loading_)
+            return;
+        loading_ = true;
+        utilSpin_->setValue(utilizationAt(pos));
+        loading_ = false;
+        engineEdited();
+    });
+    connect(utilSpin_, &QDoubleSpinBox::valueChanged, this, [this](double u) {
+        if (loading_)
+            return;
+        loading_ = true;
+        utilSlider_->setValue(sliderPosition(u));
+        loading_ = false;
+        engineEdited();
+    });
+    connect(maxSeqs_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
+    connect(maxTokens_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
+    connect(blockSize_, &QComboBox::currentIndexChanged, this, [this] { engineEdited(); });
+    for (QDoubleSpinBox* s : {temperature_, topP_, minP_, repetition_, presence_, frequency_})
+        connect(s, &QDoubleSpinBox::valueChanged, this, [this] { samplingEdited(); });
+    connect(topK_, &QSpinBox::valueChanged, this, [this] { samplingEdited(); });
+    connect(reset_, &QPushButton::clicked, this, &TuningPanel::resetToDefaults);
+}
+
+void TuningPanel::loadValues() {
+    loading_ = true;
+    tuning_ = settings_.engineTuning();
+    sampling_ = settings_.defaultSampling();
+    utilSpin_->setValue(tuning_.gpuMemoryUtilization);
+    utilSlider_->setValue(sliderPosition(tuning_.gpuMemoryUtilization));
+    maxSeqs_->setValue(tuning_.maxNumSeqs);
+    maxTokens_->setValue(tuning_.maxNumBatchedTokens);
+    blockSize_->setCurrentIndex(std::max(0, blockSize_->findData(tuning_.blockSize)));
+    specTokens_->setValue(0);
+    temperature_->setValue(sampling_.temperature);
+    topP_->setValue(sampling_.topP);
+    topK_->setValue(sampling_.topK);
+    minP_->setValue(sampling_.minP);
+    repetition_->setValue(sampling_.repetitionPenalty);
+    presence_->setValue(sampling_.presencePenalty);
+    frequency_->setValue(sampling_.frequencyPenalty);
+    loading_ = false;
+    updatePlanText();
+}
+
+void TuningPanel::engineEdited() {
+    if (loading_)
+        return;
+    EngineTuning t = tuning_;
+    t.gpuMemoryUtilization = utilSpin_->value();
+    t.maxNumSeqs = maxSeqs_->value();
+    t.maxNumBatchedTokens = maxTokens_->value();
+    t.blockSize = blockSize_->currentData().toInt();
+    t = t.clamped();
+    if (t == tuning_)
+        return;
+    tuning_ = t;
+    settings_.setEngineTuning(tuning_);
+    updatePlanText();
+    emit tuningChanged(tuning_);
+}
+
+void TuningPanel::samplingEdited() {
+    if (loading_)
+        return;
+    SamplingSettings s = sampling_;  // keeps max tokens and seed
+    s.temperature = temperature_->value();
+    s.topP = topP_->value();
+    s.topK = topK_->value();
+    s.minP = minP_->value();
+    s.repetitionPenalty = repetition_->value();
+    s.presencePenalty = presence_->value();
+    s.frequencyPenalty = frequency_->value();
+    if (s == sampling_)
+        return;
+    sampling_ = s;
+    settings_.setDefaultSampling(sampling_);
+    emit samplingChanged(sampling_);
+}
+
+void TuningPanel::resetToDefaults() {
+    settings_.resetTuning();
+    loadValues();
+    emit tuningChanged(tuning_);
+    emit samplingChanged(sampling_);
+}
+
+void TuningPanel::setEngineBusy(bool busy) {
+    if (busy == busy_)
+        return;
+    busy_ = busy;
+    blockSize_->setEnabled(!busy);
+    retranslate();
+}
+
+void TuningPanel::setView(const EngineView& view) {
+    view_.snapshot.memory = view.snapshot.memory;  // the rest of the view is not needed here
+    view_.poolCapped = view.poolCapped;
+    view_.poolCapBlocks = view.poolCapBlocks;
+    view_.planError = view.planError;
+    view_.rebuildPending = view.rebuildPending;
+    view_.tuning = view.tuning;
+    hasView_ = true;
+    setEngineBusy(view.snapshot.num_running + view.snapshot.num_waiting > 0);
+    updatePlanText();
+}
+
+void TuningPanel::updatePlanText() {
+    const QLocale loc = locale();
+    const qint64 device = hasView_ ? view_.snapshot.memory.device_bytes : 0;
+    if (device > 0)
+        utilBudget_->setText(tr("Budget: %1 of %2 RAM (weights, workspace and KV cache)")
+                                 .arg(loc.formattedDataSize(
+                                          qint64(tuning_.gpuMemoryUtilization * double(device)), 1),
+                                      loc.formattedDataSize(device, 1)));
+    else
+        utilBudget_->setText(tr("Budget: %1% of the RAM (weights, workspace and KV cache)")
+                                 .arg(loc.toString(tuning_.gpuMemoryUtilization * 100, 'f', 1)));
+    if (!hasView_) {
+        plan_->setText(tr("Pool: applies when a model is loaded."));
+        return;
+    }
+    const MemoryPlan& m = view_.snapshot.memory;
+    QString text = tr("Pool: %1 blocks × %2 tokens = %3 tokens · KV %4")
+                       .arg(loc.toString(m.num_blocks))
+                       .arg(m.block_size)
+                       .arg(loc.toString(qint64(m.num_blocks) * m.block_size))
+                       .arg(loc.formattedDataSize(m.kv_bytes, 1));
+    if (view_.poolCapped)
+        text += QLatin1Char('\n') + tr("Capped at %1 blocks: %2 sequences of the full context "
+                                       "never need more.")
+                                        .arg(loc.toString(view_.poolCapBlocks))
+                                        .arg(view_.tuning.maxNumSeqs);
+    if (view_.rebuildPending)
+        text += QLatin1Char('\n') + tr("Block size %1 applies when the running requests finish.")
+                                        .arg(tuning_.blockSize);
+    if (!view_.planError.isEmpty())
+        text += QLatin1Char('\n') + tr("Plan failed: %1").arg(view_.planError);
+    plan_->setText(text);
+}
+
+void TuningPanel::retranslate() {
+    engineBox_->setTitle(tr("Engine (applies live)"));
+    samplingBox_->setTitle(tr("Default sampling for new conversations"));
+    auto label = [](QFormLayout* form, int row, const QString& text) {
+        if (auto* item = form->itemAt(row, QFormLayout::LabelRole))
+            if (auto* l = qobject_cast<QLabel*>(item->widget()))
+                l->setText(text);
+    };
+    label(engineForm_, 0, tr("GPU memory utilization"));
+    label(engineForm_, 2, tr("Max sequences (max_num_seqs)"));
+    label(engineForm_, 3, tr("Max batched tokens"));
+    label(engineForm_, 4, tr("Block size (tokens)"));
+    label(engineForm_, 6, tr("KV-cache dtype"));
+    label(engineForm_, 8, tr("Speculative tokens"));
+    utilSlider_->setToolTip(tr("Fraction of device memory (RAM on the CPU) the engine may use "
+                               "for weights, workspace and the KV cache. Changing it re-plans "
+                               "the KV pool while requests run: requests that no longer fit are "
+                               "preempted and resume later."));
+    utilSpin_->setToolTip(utilSlider_->toolTip());
+    maxSeqs_->setToolTip(tr("Most requests in one batch (applies from the next step)."));
+    maxTokens_->setToolTip(tr("Token budget of one step: prefill chunks and decode tokens share "
+                              "it (applies from the next step)."));
+    const QString blockTip = busy_ ? tr("The block size can change only while the engine is "
+                                        "idle: wait for the running requests to finish.")
+                                   : tr("Tokens per KV block. Changing it rebuilds the engine "
+                                        "(the prefix cache is emptied).");
+    blockSize_->setToolTip(blockTip);
+    blockNote_->setText(busy_ ? tr("Disabled while requests run.")
+                              : tr("Applies when idle (rebuilds the engine)."));
+    kvDtype_->setToolTip(tr("The CPU backend stores the KV cache in fp32; it is the only type "
+                            "the engine has so far."));
+    kvNote_->setText(tr("Only fp32 exists on the CPU backend for now."));
+    specTokens_->setToolTip(tr("Speculative decoding is not implemented yet; this setting will "
+                               "take effect once it is."));
+    specNote_->setText(tr("Speculative decoding is not implemented yet."));
+    samplingNote_->setText(tr("Used by conversations created from now on; each conversation "
+                              "keeps its own settings (Chat > Conversation settings)."));
+    label(samplingForm_, 1, tr("Temperature"));
+    label(samplingForm_, 2, tr("Top-p"));
+    label(samplingForm_, 3, tr("Top-k (0: off)"));
+    label(samplingForm_, 4, tr("Min-p"));
+    label(samplingForm_, 5, tr("Repetition penalty"));
+    label(samplingForm_, 6, tr("Presence penalty"));
+    label(samplingForm_, 7, tr("Frequency penalty"));
+    reset_->setText(tr("Reset to defaults"));
+    updatePlanText();
+}
+
+void TuningPanel::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(e);
+}
+
+}  // namespace llmwb
