@@ -44,6 +44,53 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::ChartsPanel</name>
+    <message>
+        <source>Throughput (tokens/s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV cache usage (%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time to first token (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>seconds before the latest update</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>generation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>waiting</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>used blocks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>per request</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChatController</name>
     <message>
         <source>This conversation is still generating; stop it first.</source>
@@ -287,6 +334,18 @@ Updated %2</source>
         <source>KV %1% of %2 blocks · %3 running / %4 waiting · %5 tokens/s · step %6</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Blocks &amp;&amp; steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Charts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::EngineWorker</name>
@@ -312,6 +371,38 @@ Updated %2</source>
     </message>
     <message>
         <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Writing the demo model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading the model file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validating the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the model has no layers or no vocabulary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preparing the weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Planning the KV cache</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ready</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -398,10 +489,6 @@ Updated %2</source>
     </message>
     <message>
         <source>Tuning</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Tuning is coming next: sliders for GPU memory utilization, batch limits, block size and sampling that apply while the engine runs. Until then each conversation&apos;s sampling parameters are set with Chat &gt; Conversation settings.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -556,6 +643,14 @@ Updated %2</source>
         <source>Sends synthetic requests through the engine to watch batching; their answers are not saved.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Loading was cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled loading %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MarkdownView</name>
@@ -569,6 +664,81 @@ Updated %2</source>
     </message>
     <message>
         <source>Copy this code block</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MemoryPanel</name>
+    <message>
+        <source>Memory plan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Free</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV blocks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Capacity</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV-cache dtype</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weight dtypes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · %2 RAM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2% of the device)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 blocks × %2 tokens, %3 per block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(capped: %1 sequences of the full context use at most %2 blocks)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On the CPU backend the device memory is the machine&apos;s RAM; the KV cache is stored in fp32.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The memory plan failed: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -838,6 +1008,149 @@ This file or folder no longer exists.</source>
     <name>llmwb::SearchResultsModel</name>
     <message>
         <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::TuningPanel</name>
+    <message>
+        <source>Budget: %1 of %2 RAM (weights, workspace and KV cache)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Budget: %1% of the RAM (weights, workspace and KV cache)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pool: applies when a model is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pool: %1 blocks × %2 tokens = %3 tokens · KV %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Capped at %1 blocks: %2 sequences of the full context never need more.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Block size %1 applies when the running requests finish.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plan failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Engine (applies live)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Default sampling for new conversations</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU memory utilization</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max sequences (max_num_seqs)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max batched tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Block size (tokens)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV-cache dtype</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculative tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fraction of device memory (RAM on the CPU) the engine may use for weights, workspace and the KV cache. Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Most requests in one batch (applies from the next step).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Token budget of one step: prefill chunks and decode tokens share it (applies from the next step).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The block size can change only while the engine is idle: wait for the running requests to finish.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens per KV block. Changing it rebuilds the engine (the prefix cache is emptied).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Disabled while requests run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Applies when idle (rebuilds the engine).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The CPU backend stores the KV cache in fp32; it is the only type the engine has so far.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Only fp32 exists on the CPU backend for now.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculative decoding is not implemented yet; this setting will take effect once it is.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculative decoding is not implemented yet.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Used by conversations created from now on; each conversation keeps its own settings (Chat &gt; Conversation settings).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top-k (0: off)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Min-p</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Repetition penalty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presence penalty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Frequency penalty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset to defaults</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

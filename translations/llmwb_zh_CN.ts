@@ -48,6 +48,53 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::ChartsPanel</name>
+    <message>
+        <source>Throughput (tokens/s)</source>
+        <translation>吞吐量（词元/秒）</translation>
+    </message>
+    <message>
+        <source>Requests</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <source>KV cache usage (%)</source>
+        <translation>KV 缓存占用（%）</translation>
+    </message>
+    <message>
+        <source>Time to first token (ms)</source>
+        <translation>首词元延迟（毫秒）</translation>
+    </message>
+    <message>
+        <source>seconds before the latest update</source>
+        <translation>距最近一次更新的秒数</translation>
+    </message>
+    <message>
+        <source>generation</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>waiting</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>used blocks</source>
+        <translation>已用块</translation>
+    </message>
+    <message>
+        <source>per request</source>
+        <translation>每个请求</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChatController</name>
     <message>
         <source>This conversation is still generating; stop it first.</source>
@@ -292,6 +339,18 @@ Updated %2</source>
         <source>KV %1% of %2 blocks · %3 running / %4 waiting · %5 tokens/s · step %6</source>
         <translation>KV 占用 %1%（共 %2 块）· %3 运行中 / %4 等待中 · %5 词元/秒 · 第 %6 步</translation>
     </message>
+    <message>
+        <source>Blocks &amp;&amp; steps</source>
+        <translation>块与步骤</translation>
+    </message>
+    <message>
+        <source>Charts</source>
+        <translation>图表</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::EngineWorker</name>
@@ -318,6 +377,38 @@ Updated %2</source>
     <message>
         <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
         <translation>对话（%1 个词元）已超出模型的上下文长度；请开始新对话或删除一些消息。</translation>
+    </message>
+    <message>
+        <source>Writing the demo model</source>
+        <translation>正在写入演示模型</translation>
+    </message>
+    <message>
+        <source>Reading the model file</source>
+        <translation>正在读取模型文件</translation>
+    </message>
+    <message>
+        <source>Validating the model</source>
+        <translation>正在校验模型</translation>
+    </message>
+    <message>
+        <source>%1: the model has no layers or no vocabulary</source>
+        <translation>%1：模型没有层或没有词表</translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer</source>
+        <translation>正在加载分词器</translation>
+    </message>
+    <message>
+        <source>Preparing the weights</source>
+        <translation>正在准备权重</translation>
+    </message>
+    <message>
+        <source>Planning the KV cache</source>
+        <translation>正在规划 KV 缓存</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
     </message>
 </context>
 <context>
@@ -404,10 +495,6 @@ Updated %2</source>
     <message>
         <source>Tuning</source>
         <translation>调优</translation>
-    </message>
-    <message>
-        <source>Tuning is coming next: sliders for GPU memory utilization, batch limits, block size and sampling that apply while the engine runs. Until then each conversation&apos;s sampling parameters are set with Chat &gt; Conversation settings.</source>
-        <translation>调优面板即将推出：GPU 显存利用率、批次上限、块大小和采样参数的滑块，在引擎运行时即时生效。在此之前，可通过“对话 &gt; 对话设置”设置每个对话的采样参数。</translation>
     </message>
     <message>
         <source>&amp;File</source>
@@ -561,6 +648,14 @@ Updated %2</source>
         <source>Sends synthetic requests through the engine to watch batching; their answers are not saved.</source>
         <translation>向引擎发送合成请求以观察批处理；其回答不会保存。</translation>
     </message>
+    <message>
+        <source>Loading was cancelled.</source>
+        <translation>加载已取消。</translation>
+    </message>
+    <message>
+        <source>Cancelled loading %1</source>
+        <translation>已取消加载 %1</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MarkdownView</name>
@@ -575,6 +670,81 @@ Updated %2</source>
     <message>
         <source>Copy this code block</source>
         <translation>复制此代码块</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MemoryPanel</name>
+    <message>
+        <source>Memory plan</source>
+        <translation>内存规划</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>Free</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>KV blocks</source>
+        <translation>KV 块</translation>
+    </message>
+    <message>
+        <source>Capacity</source>
+        <translation>容量</translation>
+    </message>
+    <message>
+        <source>KV-cache dtype</source>
+        <translation>KV 缓存数据类型</translation>
+    </message>
+    <message>
+        <source>Weight dtypes</source>
+        <translation>权重数据类型</translation>
+    </message>
+    <message>
+        <source>No model loaded.</source>
+        <translation>未加载模型。</translation>
+    </message>
+    <message>
+        <source>%1 · %2 RAM</source>
+        <translation>%1 · %2 内存</translation>
+    </message>
+    <message>
+        <source>%1 (%2% of the device)</source>
+        <translation>%1（占设备的 %2%）</translation>
+    </message>
+    <message>
+        <source>%1 blocks × %2 tokens, %3 per block</source>
+        <translation>%1 块 × %2 个词元，每块 %3</translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation>%1 个词元</translation>
+    </message>
+    <message>
+        <source>(capped: %1 sequences of the full context use at most %2 blocks)</source>
+        <translation>（已封顶：%1 个满上下文序列最多使用 %2 块）</translation>
+    </message>
+    <message>
+        <source>On the CPU backend the device memory is the machine&apos;s RAM; the KV cache is stored in fp32.</source>
+        <translation>在 CPU 后端上，设备内存就是本机内存；KV 缓存以 fp32 存储。</translation>
+    </message>
+    <message>
+        <source>The memory plan failed: %1</source>
+        <translation>内存规划失败：%1</translation>
     </message>
 </context>
 <context>
@@ -845,6 +1015,149 @@ This file or folder no longer exists.</source>
     <message>
         <source>New chat</source>
         <translation>新对话</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::TuningPanel</name>
+    <message>
+        <source>Budget: %1 of %2 RAM (weights, workspace and KV cache)</source>
+        <translation>预算：%2 内存中的 %1（权重、工作区和 KV 缓存）</translation>
+    </message>
+    <message>
+        <source>Budget: %1% of the RAM (weights, workspace and KV cache)</source>
+        <translation>预算：内存的 %1%（权重、工作区和 KV 缓存）</translation>
+    </message>
+    <message>
+        <source>Pool: applies when a model is loaded.</source>
+        <translation>缓存池：加载模型后生效。</translation>
+    </message>
+    <message>
+        <source>Pool: %1 blocks × %2 tokens = %3 tokens · KV %4</source>
+        <translation>缓存池：%1 块 × %2 个词元 = %3 个词元 · KV %4</translation>
+    </message>
+    <message>
+        <source>Capped at %1 blocks: %2 sequences of the full context never need more.</source>
+        <translation>封顶为 %1 块：%2 个满上下文序列不会需要更多。</translation>
+    </message>
+    <message>
+        <source>Block size %1 applies when the running requests finish.</source>
+        <translation>块大小 %1 将在运行中的请求结束后生效。</translation>
+    </message>
+    <message>
+        <source>Plan failed: %1</source>
+        <translation>规划失败：%1</translation>
+    </message>
+    <message>
+        <source>Engine (applies live)</source>
+        <translation>引擎（实时生效）</translation>
+    </message>
+    <message>
+        <source>Default sampling for new conversations</source>
+        <translation>新对话的默认采样</translation>
+    </message>
+    <message>
+        <source>GPU memory utilization</source>
+        <translation>GPU 显存利用率</translation>
+    </message>
+    <message>
+        <source>Max sequences (max_num_seqs)</source>
+        <translation>最大序列数（max_num_seqs）</translation>
+    </message>
+    <message>
+        <source>Max batched tokens</source>
+        <translation>每批最大词元数</translation>
+    </message>
+    <message>
+        <source>Block size (tokens)</source>
+        <translation>块大小（词元）</translation>
+    </message>
+    <message>
+        <source>KV-cache dtype</source>
+        <translation>KV 缓存数据类型</translation>
+    </message>
+    <message>
+        <source>Speculative tokens</source>
+        <translation>推测词元数</translation>
+    </message>
+    <message>
+        <source>Fraction of device memory (RAM on the CPU) the engine may use for weights, workspace and the KV cache. Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later.</source>
+        <translation>引擎可用于权重、工作区和 KV 缓存的设备内存比例（CPU 上为本机内存）。修改后会在请求运行时重新规划 KV 缓存池：放不下的请求会被抢占，稍后继续。</translation>
+    </message>
+    <message>
+        <source>Most requests in one batch (applies from the next step).</source>
+        <translation>一个批次中的最多请求数（从下一步起生效）。</translation>
+    </message>
+    <message>
+        <source>Token budget of one step: prefill chunks and decode tokens share it (applies from the next step).</source>
+        <translation>每一步的词元预算：预填充块与解码词元共享（从下一步起生效）。</translation>
+    </message>
+    <message>
+        <source>The block size can change only while the engine is idle: wait for the running requests to finish.</source>
+        <translation>只有引擎空闲时才能修改块大小：请等待运行中的请求结束。</translation>
+    </message>
+    <message>
+        <source>Tokens per KV block. Changing it rebuilds the engine (the prefix cache is emptied).</source>
+        <translation>每个 KV 块的词元数。修改后会重建引擎（前缀缓存被清空）。</translation>
+    </message>
+    <message>
+        <source>Disabled while requests run.</source>
+        <translation>请求运行时不可用。</translation>
+    </message>
+    <message>
+        <source>Applies when idle (rebuilds the engine).</source>
+        <translation>空闲时生效（重建引擎）。</translation>
+    </message>
+    <message>
+        <source>The CPU backend stores the KV cache in fp32; it is the only type the engine has so far.</source>
+        <translation>CPU 后端以 fp32 存储 KV 缓存；这是引擎目前唯一支持的类型。</translation>
+    </message>
+    <message>
+        <source>Only fp32 exists on the CPU backend for now.</source>
+        <translation>CPU 后端目前只有 fp32。</translation>
+    </message>
+    <message>
+        <source>Speculative decoding is not implemented yet; this setting will take effect once it is.</source>
+        <translation>推测解码尚未实现；实现后此设置才会生效。</translation>
+    </message>
+    <message>
+        <source>Speculative decoding is not implemented yet.</source>
+        <translation>推测解码尚未实现。</translation>
+    </message>
+    <message>
+        <source>Used by conversations created from now on; each conversation keeps its own settings (Chat &gt; Conversation settings).</source>
+        <translation>用于此后新建的对话；每个对话保留自己的设置（对话 &gt; 对话设置）。</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <source>Top-k (0: off)</source>
+        <translation>Top-k（0：关闭）</translation>
+    </message>
+    <message>
+        <source>Min-p</source>
+        <translation>Min-p</translation>
+    </message>
+    <message>
+        <source>Repetition penalty</source>
+        <translation>重复惩罚</translation>
+    </message>
+    <message>
+        <source>Presence penalty</source>
+        <translation>存在惩罚</translation>
+    </message>
+    <message>
+        <source>Frequency penalty</source>
+        <translation>频率惩罚</translation>
+    </message>
+    <message>
+        <source>Reset to defaults</source>
+        <translation>恢复默认值</translation>
     </message>
 </context>
 </TS>
