@@ -114,32 +114,34 @@ void block_scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, floa
 }
 
 struct TQ8_0 {
-    static constexpr int SB = 32, CB = 32, K = 128, NT = 6;
+    static constexpr int SB = 32, CB = 32, K = 128, NT = 6, kBlockBytes = 34;
     static constexpr bool kMins = false;
-    static __m256i codes(const uint8_t* row, int64_t c) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 34 * c + 2));
+    static __m256i codes_blk(const uint8_t* blk) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
         return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
     }
+    static __m256i codes(const uint8_t* row, int64_t c) { return codes_blk(row + kBlockBytes * c); }
     static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw, float*) {
         block_scales<34>(rows, stride, nr, cols, dw);
     }
 };
 
 struct TQ4_0 {
-    static constexpr int SB = 32, CB = 32, K = 8, NT = 6;
+    static constexpr int SB = 32, CB = 32, K = 8, NT = 6, kBlockBytes = 18;
     static constexpr bool kMins = false;
-    static __m256i codes(const uint8_t* row, int64_t c) {
-        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 18 * c + 2));
+    static __m256i codes_blk(const uint8_t* blk) {
+        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
         const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
         return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
     }
+    static __m256i codes(const uint8_t* row, int64_t c) { return codes_blk(row + kBlockBytes * c); }
     static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw, float*) {
         block_scales<18>(rows, stride, nr, cols, dw);
     }
 };
 
 struct TQ4_K {
-    static constexpr int SB = 256, CB = 32, K = 0, NT = 4;
+    static constexpr int SB = 256, CB = 32, K = 0, NT = 4, kBlockBytes = 0;
     static constexpr bool kMins = true;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
@@ -170,7 +172,7 @@ struct TQ4_K {
 };
 
 struct TQ6_K {
-    static constexpr int SB = 256, CB = 16, K = 32, NT = 4;
+    static constexpr int SB = 256, CB = 16, K = 32, NT = 4, kBlockBytes = 0;
     static constexpr bool kMins = false;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
@@ -257,6 +259,24 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
             continue;
         }
         const uint8_t* base = w + static_cast<size_t>(16 * rv) * w_stride;
+        if constexpr (T::kBlockBytes > 0) {
+            if (hr == 16) {  // 8 row pointers (+ 8 rows further), advanced block by block
+                const uint8_t* p[8];
+                for (int i = 0; i < 8; ++i) p[i] = base + static_cast<size_t>(i) * w_stride;
+                const size_t s8 = 8 * w_stride;
+                for (int64_t c = 0; c < chunks; ++c) {
+                    __m256i r[16];
+                    LLMWB_UNROLL for (int i = 0; i < 8; ++i) {
+                        r[i] = T::codes_blk(p[i]);
+                        r[i + 8] = T::codes_blk(p[i] + s8);
+                        p[i] += T::kBlockBytes;
+                    }
+                    transpose_store(r, out + static_cast<size_t>(c) * 8 * kRV * 64, kRV * 64);
+                }
+                T::scales(base, w_stride, hr, cols, dw + 16 * rv, mw + 16 * rv);
+                continue;
+            }
+        }
         if (hr == 16) {
             for (int64_t c = 0; c < chunks; ++c) {
                 __m256i r[16];
