@@ -11,7 +11,6 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "ui/markdown_view.h"
 
 namespace llmwb {
 
@@ -53,7 +52,7 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     header->addWidget(regenerate_);
     header->addWidget(delete_);
 
-    body_ = new MarkdownView(this);
+    body_ = new MarkdownBody(this);
     body_->setObjectName(QStringLiteral("messageBody"));
     footer_ = new QLabel(this);
     footer_->setObjectName(QStringLiteral("messageFooter"));

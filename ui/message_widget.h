@@ -6,6 +6,7 @@
 #include <QFrame>
 
 #include "app/services/chat_types.h"
+#include "ui/markdown_body.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -13,8 +14,6 @@ class QToolButton;
 class QPushButton;
 
 namespace llmwb {
-
-class MarkdownView;
 
 class MessageWidget : public QFrame {
     Q_OBJECT
@@ -28,7 +27,7 @@ public:
     void setStreamingText(const QString& text);    // while generating
     void setRegenerateAllowed(bool allowed);
     QString footerText() const;
-    MarkdownView* body() const { return body_; }
+    MarkdownBody* body() const { return body_; }
 
     // Human-readable figures of an answer, e.g. "41.2 tokens/s · TTFT 120 ms · 12 → 80 tokens".
     static QString figuresText(const ChatMessage& m);
@@ -50,7 +49,7 @@ private:
     ChatMessage message_;
     QLabel* role_;
     QLabel* state_;
-    MarkdownView* body_;
+    MarkdownBody* body_;
     QLabel* footer_;
     QToolButton* copy_;
     QToolButton* delete_;

@@ -27,6 +27,7 @@
 #include "app/services/database.h"
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
+#include "ui/markdown_body.h"
 #include "ui/markdown_view.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
@@ -141,6 +142,66 @@ private slots:
         view.setMarkdownText(QStringLiteral("Answer:\n\n```python\nprint(1)\nprint(2"));
         QCOMPARE(view.codeBlockCount(), 1);
         QCOMPARE(view.codeBlockText(0), QStringLiteral("print(1)\nprint(2"));
+    }
+
+    void markdownSegments() {
+        // Cuts only after blank lines outside fences, once long enough; text round-trips.
+        QString md;
+        for (int i = 0; i < 40; ++i)
+            md += QStringLiteral("Paragraph %1 with some words in it.\n\n").arg(i);
+        md += QStringLiteral("```\ncode\n\nstill code after a blank line\n```\n\n");
+        md += QStringLiteral("    indented code\n\n    more indented code\n\nEnd.");
+        const QStringList parts = splitMarkdownSegments(md, 200);
+        QVERIFY(parts.size() > 3);
+        QCOMPARE(parts.join(QString()), md);
+        for (const QString& p : parts) {
+            QVERIFY(!p.startsWith(QStringLiteral("still code")));
+            QVERIFY(!p.startsWith(QStringLiteral("    more indented")));
+        }
+        for (int i = 0; i + 1 < parts.size(); ++i)
+            QVERIFY(parts[i].size() >= 200);
+        QCOMPARE(splitMarkdownSegments(md, 1'000'000), QStringList{md});
+        QCOMPARE(splitMarkdownSegments(QString(), 10), QStringList{QString()});
+        // Appending never moves an earlier cut.
+        for (int cut = 1; cut < md.size(); cut += 37) {
+            const QStringList prefix = splitMarkdownSegments(md.left(cut), 200);
+            for (int i = 0; i + 1 < prefix.size(); ++i)
+                QCOMPARE(prefix[i], parts.value(i));
+        }
+    }
+
+    void longStreamingAnswerRendersOnlyItsTail() {
+        MarkdownBody body;
+        body.resize(600, 100);
+        body.show();
+        QString text;
+        int maxRendered = 0;
+        for (int i = 0; i < 400; ++i) {
+            text += QStringLiteral("Sentence number %1 of a long answer. ").arg(i);
+            if (i % 8 == 7)
+                text += QStringLiteral("\n\n");
+            if (i == 200)
+                text += QStringLiteral("\n\n```python\nprint('hi')\n```\n\n");
+            body.setMarkdownText(text);
+            maxRendered = std::max(maxRendered, body.lastRenderedSegments());
+        }
+        QVERIFY2(body.segmentCount() >= 5, qPrintable(QString::number(body.segmentCount())));
+        QVERIFY2(maxRendered <= 2, qPrintable(QString::number(maxRendered)));
+        QCOMPARE(body.markdownText(), text);
+        QCOMPARE(body.codeBlockCount(), 1);
+        QCOMPARE(body.codeBlockText(0), QStringLiteral("print('hi')"));
+        QVERIFY(body.codeCopyButton(0));
+        QApplication::clipboard()->clear();
+        QTest::mouseClick(body.codeCopyButton(0), Qt::LeftButton);
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("print('hi')"));
+        QString shown;
+        for (int i = 0; i < body.segmentCount(); ++i)
+            shown += body.segment(i)->markdownText();
+        QCOMPARE(shown, text);
+        // A shorter text (regenerated answer) drops the extra segments.
+        body.setMarkdownText(QStringLiteral("short"));
+        QCOMPARE(body.segmentCount(), 1);
+        QCOMPARE(body.codeBlockCount(), 0);
     }
 
     void messageActionsPersist() {
