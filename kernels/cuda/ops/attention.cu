@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "kernels/cuda/ops/attention_tc.cuh"
 #include "kernels/cuda/ops/common.cuh"
 
 namespace llmwb::cuda {
@@ -41,6 +42,7 @@ struct KernelArgs {
     int32_t heads, kv_heads, head_dim, block_size;
     float scale;
     int32_t split_len, n_splits;
+    int32_t skip_query_from;  // > 0: sequences with this many query rows are not ours (TC)
     float* part_acc;  // [n_splits][n_tokens][heads][head_dim]
     float* part_m;    // [n_splits][n_tokens][heads]
     float* part_l;
@@ -80,7 +82,9 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     const int32_t ctx = a.context_lens[seq];
     const int64_t total_pairs = static_cast<int64_t>(qlen) * group;
     const int64_t p0 = static_cast<int64_t>(blockIdx.x) * (kNW * PW);
-    if (p0 >= total_pairs) return;  // uniform over the block: no pair of this sequence here
+    // Uniform over the block: no pair of this sequence here, or the sequence is the tensor-core
+    // kernel's.
+    if (p0 >= total_pairs || (a.skip_query_from > 0 && qlen >= a.skip_query_from)) return;
     const int64_t p_last = std::min<int64_t>(p0 + kNW * PW, total_pairs) - 1;
     const int32_t key_max = ctx - qlen + static_cast<int32_t>(p_last / group);  // inclusive
     const int32_t kb = split * a.split_len;
@@ -311,9 +315,14 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
 
     // Splits: only while the grid is small, each split at least kMinSplitKeys keys, and only as
     // many as the workspace holds.
+    // Prefill sequences go to the tensor-core kernel; the batch then has work enough without
+    // key splits.
+    const bool use_tc = p.tensor_cores && detail::attention_tc_supported(p) &&
+                        b.max_query_len >= detail::kTcMinQuery &&
+                        static_cast<int64_t>(b.n_seqs) * p.heads <= 65535;
     int64_t n_splits = 1;
     const int64_t target = 2 * static_cast<int64_t>(sm_count());
-    if (base_blocks < target && b.max_context_len > kMinSplitKeys) {
+    if (!use_tc && base_blocks < target && b.max_context_len > kMinSplitKeys) {
         n_splits = std::min<int64_t>(detail::ceil_div(target, base_blocks),
                                      detail::ceil_div(b.max_context_len, kMinSplitKeys));
         n_splits = std::min<int64_t>(n_splits, kMaxSplits);
@@ -344,6 +353,7 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
     args.scale = p.scale;
     args.split_len = static_cast<int32_t>(split_len);
     args.n_splits = static_cast<int32_t>(n_splits);
+    args.skip_query_from = use_tc ? detail::kTcMinQuery : 0;
     if (n_splits > 1) {
         const int64_t pair_count = static_cast<int64_t>(b.n_tokens) * p.heads;
         args.part_acc = static_cast<float*>(workspace);
@@ -354,7 +364,9 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
                     static_cast<unsigned>(n_splits));
     const OpStatus s = p.kv_dtype == DType::F32 ? launch_pw<float>(pw, args, grid, stream)
                                                 : launch_pw<__half>(pw, args, grid, stream);
-    if (s != OpStatus::Ok || n_splits == 1) return s;
+    if (s != OpStatus::Ok) return s;
+    if (use_tc) return detail::launch_attention_tc(out, q, k_cache, v_cache, b, p, stream);
+    if (n_splits == 1) return s;
     const int64_t pair_count = static_cast<int64_t>(b.n_tokens) * p.heads;
     combine_kernel<<<static_cast<unsigned>(detail::ceil_div(pair_count, 4)), 128, 0, stream>>>(
         args);

@@ -127,6 +127,9 @@ struct AttentionParams {
     int32_t block_size = 0;  // 8, 16 or 32
     float scale = 0.0f;
     DType kv_dtype = DType::F32;  // F32 or F16
+    // Sequences with >= 64 query rows (prefill) run on tensor cores (q, K, V, P rounded to f16,
+    // fp32 accumulation) when head_dim <= 128; false keeps every row on the fp32 kernel.
+    bool tensor_cores = true;
 };
 
 // Scratch for splitting long contexts (flash-decoding); 0 disables splitting (still correct).
@@ -137,9 +140,10 @@ size_t paged_attention_workspace_bytes(int32_t max_tokens, int32_t heads, int32_
 // sequence with query length q and context c sits at index c - q + i and attends to keys
 // 0..c-q+i of the sequence's block table. out, q: [n_tokens][heads * head_dim] fp32.
 // k_cache/v_cache: [num_blocks][block_size][kv_heads][head_dim] in kv_dtype, 16-byte aligned.
-// One kernel handles prefill chunks and decode rows in the same batch (tiles of query rows x
-// heads of one kv group, online softmax over key tiles); long contexts are split over the
-// workspace and combined by a second kernel.
+// One fp32 kernel handles prefill chunks and decode rows in the same batch (tiles of query rows
+// x heads of one kv group, online softmax over key tiles); long contexts are split over the
+// workspace and combined by a second kernel. With params.tensor_cores, sequences of >= 64 query
+// rows go to a tensor-core kernel instead (no key splits in such a batch).
 OpStatus paged_attention(float* out, const float* q, const void* k_cache, const void* v_cache,
                          const AttentionBatch& batch, const AttentionParams& params,
                          void* workspace, size_t workspace_bytes, cudaStream_t stream);

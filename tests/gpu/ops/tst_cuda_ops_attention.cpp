@@ -33,7 +33,10 @@ struct Case {
 
 // ctx_bound > 0: passed as max_context_len instead of the true maximum (an understated bound,
 // as in a graph captured at a shorter context); the result must not change.
-void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bound = 0) {
+// tensor_cores: prefill sequences (>= 64 rows) on the f16 tensor-core kernel, compared with a
+// looser bound (q, K, V and the probabilities rounded to f16).
+void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bound = 0,
+              bool tensor_cores = false) {
     const int32_t bs = c.block_size;
     int32_t blocks_needed = 0;
     for (const auto& s : c.seqs) blocks_needed += (s.context + bs - 1) / bs;
@@ -123,16 +126,18 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
     ap.block_size = bs;
     ap.scale = scale;
     ap.kv_dtype = kv_dtype;
+    ap.tensor_cores = tensor_cores;
     const void* kptr = kv_dtype == DType::F32 ? static_cast<const void*>(dkc.get()) : dkh.get();
     const void* vptr = kv_dtype == DType::F32 ? static_cast<const void*>(dvc.get()) : dvh.get();
     GT_OP(cu::paged_attention(dout.get(), dq.get(), kptr, vptr, ab, ap,
                               ws_bytes ? dws.get() : nullptr, ws_bytes, nullptr));
     char what[160];
-    std::snprintf(what, sizeof(what), "attention %s kv %s workspace %zu ctx bound %d", c.name,
-                  dtype_name(kv_dtype), ws_bytes, ctx_bound);
+    std::snprintf(what, sizeof(what), "attention %s kv %s workspace %zu ctx bound %d tc %d",
+                  c.name, dtype_name(kv_dtype), ws_bytes, ctx_bound, tensor_cores ? 1 : 0);
     // Rows of one head: each output row of head_dim compared to its own scale.
+    const bool tc = tensor_cores && max_q >= 64 && c.head_dim <= 128;
     compare_rows(what, dout.download(), want, static_cast<int64_t>(n) * c.heads, c.head_dim,
-                 2e-5, 2e-6);
+                 tc ? 5e-3 : 2e-5, tc ? 5e-5 : 2e-6);
 }
 
 void test_invalid_arguments() {
@@ -175,11 +180,17 @@ int main() {
         {"hd256", 4, 2, 256, 8, {{77, 1}, {260, 40}, {5, 5}}},
         // One sequence, one decode row over many blocks: the split path at full depth.
         {"long-decode", 8, 8, 128, 16, {{4099, 1}}},
+        // Tensor-core shapes: several prefill chunks (64+ rows, partial 64-row tiles) with decode
+        // rows, GQA 4, head_dim 128; and MHA head_dim 64 with block size 8.
+        {"tc-chunks", 8, 2, 128, 16, {{200, 130}, {64, 64}, {500, 1}, {90, 65}}},
+        {"tc-mha", 4, 4, 64, 8, {{150, 150}, {10, 1}, {1000, 70}}},
     };
     for (const Case& c : cases)
         for (DType kv : {DType::F32, DType::F16})
             for (bool ws : {false, true}) run_case(c, kv, ws);
-    run_case(cases.back(), DType::F32, true, 1024);  // splits sized for 1024 keys, context 4099
+    for (const Case& c : cases)
+        for (DType kv : {DType::F32, DType::F16}) run_case(c, kv, true, 0, true);
+    run_case(cases[5], DType::F32, true, 1024);  // splits sized for 1024 keys, context 4099
     run_case(cases[2], DType::F16, true, 400);
     test_invalid_arguments();
     return finish("tst_cuda_ops_attention");
