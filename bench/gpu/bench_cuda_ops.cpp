@@ -51,8 +51,9 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
     const int32_t heads = 28, kv_heads = 4, hd = 128, bs = 16;
     std::printf("attention (heads %d, kv heads %d, head_dim %d, F16 KV, blocks of %d)\n", heads,
                 kv_heads, hd, bs);
-    struct Run { int32_t seqs, ctx, qlen; };
-    for (const Run r : {Run{1, 4096, 1}, Run{64, 4096, 1}, Run{1, 2048, 2048}}) {
+    struct Run { int32_t seqs, ctx, qlen; bool tc; };
+    for (const Run r : {Run{1, 4096, 1, true}, Run{64, 4096, 1, true}, Run{1, 2048, 2048, true},
+                        Run{1, 2048, 2048, false}}) {
         const int32_t blocks_per_seq = (r.ctx + bs - 1) / bs;
         const int64_t slots = int64_t{r.seqs} * blocks_per_seq * bs;
         const int64_t kv_dim = int64_t{kv_heads} * hd;
@@ -91,7 +92,7 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
             b.n_tokens = n_tokens;
             b.max_query_len = r.qlen;
             b.max_context_len = r.ctx;
-            const cu::AttentionParams p{heads, kv_heads, hd, bs, 0.088f, DType::F16};
+            const cu::AttentionParams p{heads, kv_heads, hd, bs, 0.088f, DType::F16, r.tc};
             cu::OpStatus st = cu::OpStatus::Ok;
             const double ms = time_ms(
                 [&] { st = cu::paged_attention(out, q, kc, vc, b, p, ws, ws_bytes, stream); }, 10);
@@ -104,8 +105,8 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
                             r.seqs, r.ctx, ms, gbs, gbs / copy_gbs);
             } else {
                 const double flops = 4.0 * heads * hd * (double(r.qlen) * r.qlen / 2.0);
-                std::printf("  prefill %d tokens: %.3f ms, %.1f TFLOP/s\n", r.qlen, ms,
-                            flops / (ms * 1e9));
+                std::printf("  prefill %d tokens (%s): %.3f ms, %.1f TFLOP/s\n", r.qlen,
+                            r.tc ? "tensor cores" : "fp32 kernel", ms, flops / (ms * 1e9));
             }
         }
         cudaFree(kc); cudaFree(vc); cudaFree(q); cudaFree(out); cudaFree(meta); cudaFree(ws);
