@@ -828,6 +828,14 @@ Updated %2</source>
         <source>%1 prompt + %2 generated tokens</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Send the edited message; the messages after it are replaced (Ctrl+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep the message as it was (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>

@@ -833,6 +833,14 @@ Updated %2</source>
         <source>%1 prompt + %2 generated tokens</source>
         <translation>提示 %1 + 生成 %2 个词元</translation>
     </message>
+    <message>
+        <source>Send the edited message; the messages after it are replaced (Ctrl+Enter)</source>
+        <translation>发送编辑后的消息；其后的消息将被替换（Ctrl+Enter）</translation>
+    </message>
+    <message>
+        <source>Keep the message as it was (Esc)</source>
+        <translation>保持消息原样（Esc）</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>

@@ -4,6 +4,7 @@
 #include <QClipboard>
 #include <QEvent>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QPlainTextEdit>
@@ -89,7 +90,10 @@ void MessageWidget::retranslate() {
     delete_->setToolTip(tr("Delete this message"));
     if (resend_) {
         resend_->setText(tr("Resend"));
+        resend_->setToolTip(
+            tr("Send the edited message; the messages after it are replaced (Ctrl+Enter)"));
         cancelEdit_->setText(tr("Cancel"));
+        cancelEdit_->setToolTip(tr("Keep the message as it was (Esc)"));
     }
     updateHeader();
 }
@@ -170,17 +174,40 @@ void MessageWidget::startEditing() {
         l->addLayout(buttons);
         static_cast<QVBoxLayout*>(layout())->insertWidget(2, editRow_);
         connect(cancelEdit_, &QPushButton::clicked, this, &MessageWidget::stopEditing);
-        connect(resend_, &QPushButton::clicked, this, [this] {
-            const QString text = editor_->toPlainText();
-            stopEditing();
-            emit resendRequested(message_.id, text);
-        });
+        connect(resend_, &QPushButton::clicked, this, &MessageWidget::resend);
+        editor_->installEventFilter(this);
         retranslate();
     }
     editor_->setPlainText(message_.content);
     editRow_->show();
     body_->hide();
     editor_->setFocus();
+}
+
+void MessageWidget::resend() {
+    const QString text = editor_->toPlainText();
+    if (text.trimmed().isEmpty())
+        return;
+    stopEditing();
+    emit resendRequested(message_.id, text);
+}
+
+bool MessageWidget::isEditing() const { return editRow_ && !editRow_->isHidden(); }
+
+bool MessageWidget::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == editor_ && event->type() == QEvent::KeyPress) {
+        auto* ke = static_cast<QKeyEvent*>(event);
+        if ((ke->key() == Qt::Key_Return || ke->key() == Qt::Key_Enter) &&
+            (ke->modifiers() & Qt::ControlModifier)) {
+            resend();
+            return true;
+        }
+        if (ke->key() == Qt::Key_Escape) {
+            stopEditing();
+            return true;
+        }
+    }
+    return QFrame::eventFilter(watched, event);
 }
 
 void MessageWidget::stopEditing() {

@@ -26,6 +26,7 @@ public:
     void setMessage(const ChatMessage& message);   // final state and figures
     void setStreamingText(const QString& text);    // while generating
     void setRegenerateAllowed(bool allowed);
+    bool isEditing() const;
     QString footerText() const;
     MarkdownBody* body() const { return body_; }
 
@@ -39,12 +40,15 @@ signals:
 
 protected:
     void changeEvent(QEvent* e) override;
+    // In the editor: Ctrl+Enter resends, Esc cancels.
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void retranslate();
     void updateHeader();
     void startEditing();
     void stopEditing();
+    void resend();
 
     ChatMessage message_;
     QLabel* role_;

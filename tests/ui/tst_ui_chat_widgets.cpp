@@ -315,6 +315,39 @@ private slots:
         QVERIFY(widgets[0]->findChild<QLabel*>(QStringLiteral("messageFooter"))->isHidden());
     }
 
+    void editorKeys() {
+        ChatMessage m;
+        m.id = 7;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("Original");
+        MessageWidget w(m);
+        w.show();
+        QSignalSpy resend(&w, &MessageWidget::resendRequested);
+        QToolButton* edit = button(&w, "editButton");
+        QVERIFY(edit);
+        QTest::mouseClick(edit, Qt::LeftButton);
+        QVERIFY(w.isEditing());
+        auto* editor = w.findChild<QPlainTextEdit*>(QStringLiteral("messageEditor"));
+        QVERIFY(editor);
+        editor->setPlainText(QStringLiteral("Changed"));
+        QTest::keyClick(editor, Qt::Key_Escape);  // cancels
+        QVERIFY(!w.isEditing());
+        QCOMPARE(resend.size(), 0);
+        QCOMPARE(w.message().content, QStringLiteral("Original"));
+        QTest::mouseClick(edit, Qt::LeftButton);
+        QCOMPARE(editor->toPlainText(), QStringLiteral("Original"));  // fresh copy
+        editor->setPlainText(QStringLiteral("   "));
+        QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);  // empty: nothing
+        QCOMPARE(resend.size(), 0);
+        QVERIFY(w.isEditing());
+        editor->setPlainText(QStringLiteral("Changed"));
+        QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);
+        QCOMPARE(resend.size(), 1);
+        QCOMPARE(resend.first().at(0).toLongLong(), qint64(7));
+        QCOMPARE(resend.first().at(1).toString(), QStringLiteral("Changed"));
+        QVERIFY(!w.isEditing());
+    }
+
     void modelPanelRecentModelsAndDrops() {
         ModelPanel panel;
         panel.show();
