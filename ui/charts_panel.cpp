@@ -4,6 +4,7 @@
 #include <QChartView>
 #include <QEvent>
 #include <QGridLayout>
+#include <QLabel>
 #include <QLegend>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -46,6 +47,11 @@ QColor seriesColor(ChartsPanel::Series s) {
 ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
+    caption_ = new QLabel(this);
+    caption_->setObjectName(QStringLiteral("chartsCaption"));
+    caption_->setWordWrap(true);
+    caption_->setForegroundRole(QPalette::PlaceholderText);
+    outer->addWidget(caption_);
     auto* scroll = new QScrollArea(this);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -78,16 +84,10 @@ void ChartsPanel::makeChart(Chart c, std::initializer_list<Series> series, bool 
     box.chart->setMargins(QMargins(2, 2, 2, 2));
     box.chart->setBackgroundRoundness(0);
     box.chart->legend()->setAlignment(Qt::AlignTop);
-    QFont small = font();
-    small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
-    box.chart->legend()->setFont(small);
     box.x = new QValueAxis;
     box.y = new QValueAxis;
-    for (QValueAxis* a : {box.x, box.y}) {
-        a->setLabelsFont(small);
-        a->setTitleFont(small);
-        a->setTickCount(5);
-    }
+    box.x->setTickCount(5);
+    box.y->setTickCount(6);  // with niceMax: steps of 1, 2, 5 x 10^k
     box.x->setLabelFormat(QStringLiteral("%.0f"));
     box.x->setRange(-kWindowSeconds, 0);
     box.y->setLabelFormat(QStringLiteral("%.0f"));
@@ -113,16 +113,19 @@ void ChartsPanel::makeChart(Chart c, std::initializer_list<Series> series, bool 
     }
     box.view = new QChartView(box.chart, this);
     box.view->setRenderHint(QPainter::Antialiasing);
-    box.view->setMinimumHeight(170);
+    box.view->setMinimumHeight(190);
+    if (series.size() == 1)  // the title names the one series
+        box.chart->legend()->hide();
     box.view->setMinimumWidth(220);
 }
 
 void ChartsPanel::append(Series s, double t, double y, bool merge) {
     QList<QPointF>& p = tracks_[s].points;
-    // Views closer than kResolutionSeconds share a point (the latest value wins): a chart a few
-    // hundred pixels wide cannot show more, and fewer points keep each update cheap.
+    // Views closer than kResolutionSeconds share a point (the highest value, so that a one-view
+    // spike such as a prefill burst stays visible): a chart a few hundred pixels wide cannot
+    // show more, and fewer points keep each update cheap.
     if (merge && !p.isEmpty() && t - p.last().x() < kResolutionSeconds && t >= p.last().x())
-        p.last().setY(y);
+        p.last().setY(std::max(p.last().y(), y));
     else
         p.append(QPointF(t, y));
     trim(s, t);
@@ -210,7 +213,19 @@ void ChartsPanel::applyTheme() {
             a->setGridLineColor(grid);
         }
     }
-    // setTheme resets the series colours.
+    // setTheme resets the fonts and the series colours.
+    QFont small = font();
+    small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
+    QFont title = font();
+    title.setBold(true);
+    for (ChartBox& box : charts_) {
+        box.chart->setTitleFont(title);
+        box.chart->legend()->setFont(small);
+        for (QValueAxis* a : {box.x, box.y}) {
+            a->setLabelsFont(small);
+            a->setTitleFont(small);
+        }
+    }
     for (int s = 0; s < SeriesCount; ++s) {
         QXYSeries* xy = tracks_[s].series;
         QPen pen(seriesColor(Series(s)));
@@ -223,16 +238,13 @@ void ChartsPanel::applyTheme() {
 }
 
 void ChartsPanel::retranslate() {
-    QFont titleFont = font();
-    titleFont.setBold(true);
     charts_[Throughput].chart->setTitle(tr("Throughput (tokens/s)"));
     charts_[Requests].chart->setTitle(tr("Requests"));
     charts_[Kv].chart->setTitle(tr("KV cache usage (%)"));
     charts_[Latency].chart->setTitle(tr("Time to first token (ms)"));
-    for (ChartBox& box : charts_) {
-        box.chart->setTitleFont(titleFont);
-        box.x->setTitleText(tr("seconds before the latest update"));
-    }
+    caption_->setText(tr("The last %1 seconds; the x axis counts seconds before the latest "
+                         "update.")
+                          .arg(kWindowSeconds));
     tracks_[GenerationTps].series->setName(tr("generation"));
     tracks_[PromptTps].series->setName(tr("prompt"));
     tracks_[Running].series->setName(tr("running"));

@@ -17,6 +17,7 @@
 class QChart;
 class QChartView;
 class QGridLayout;
+class QLabel;
 class QValueAxis;
 class QXYSeries;
 
@@ -27,7 +28,7 @@ class ChartsPanel : public QWidget {
 
 public:
     static constexpr double kWindowSeconds = 60.0;
-    static constexpr double kResolutionSeconds = 0.1;  // views closer than this share a point
+    static constexpr double kResolutionSeconds = 0.1;  // views closer share a point (the max)
     static constexpr int kMaxPoints = 2000;  // per series, whatever the view rate
 
     enum Series { GenerationTps, PromptTps, Running, Waiting, KvUsage, Ttft, SeriesCount };
@@ -75,6 +76,7 @@ private:
     std::array<Track, SeriesCount> tracks_;
     std::array<ChartBox, ChartCount> charts_;
     QGridLayout* grid_ = nullptr;
+    QLabel* caption_ = nullptr;
     int columns_ = 0;
     double lastT_ = -1;
     bool dirty_ = false;

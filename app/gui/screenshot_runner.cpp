@@ -240,18 +240,53 @@ void ScreenshotRunner::themesAndLanguages() {
     theme_.apply(ThemeChoice::Dark);
     after(300, [this] {
         save(QStringLiteral("05-dark"));
-        translations_.apply(QStringLiteral("zh_CN"));
-        after(400, [this] {
-            save(QStringLiteral("06-zh_CN"));
-            theme_.apply(ThemeChoice::Light);
-            window_.resize(1280, 720);
-            after(400, [this] {
-                save(QStringLiteral("07-zh_CN-light-1280x720"));
-                translations_.apply(QStringLiteral("en"));
-                QApplication::exit(0);
+        // The charts (still holding the load tests' minute) and the memory panel in dark.
+        floatDock(QStringLiteral("engineDock"), QSize(900, 760), [this](QDockWidget* d) {
+            EnginePanel* panel = window_.enginePanel();
+            panel->showTab(EnginePanel::ChartsTab);
+            after(300, [this, d, panel] {
+                grabWidget(d, QStringLiteral("12-engine-charts-dark"));
+                panel->showTab(EnginePanel::BlocksTab);
+                d->setFloating(false);
+                translations_.apply(QStringLiteral("zh_CN"));
+                after(400, [this] {
+                    save(QStringLiteral("06-zh_CN"));
+                    floatDock(QStringLiteral("tuningDock"), QSize(460, 760), [this](QDockWidget* d) {
+                        after(300, [this, d] {
+                            grabWidget(d, QStringLiteral("13-tuning-dock-zh_CN-dark"));
+                            d->setFloating(false);
+                            window_.dock(QStringLiteral("engineDock"))->raise();
+                            theme_.apply(ThemeChoice::Light);
+                            window_.resize(1280, 720);
+                            after(400, [this] {
+                                save(QStringLiteral("07-zh_CN-light-1280x720"));
+                                translations_.apply(QStringLiteral("en"));
+                                window_.enginePanel()->showTab(EnginePanel::ChartsTab);
+                                after(400, [this] {
+                                    save(QStringLiteral("14-charts-docked-1280x720"));
+                                    window_.dock(QStringLiteral("tuningDock"))->raise();
+                                    after(300, [this] {
+                                        save(QStringLiteral("15-tuning-docked-1280x720"));
+                                        QApplication::exit(0);
+                                    });
+                                });
+                            });
+                        });
+                    });
+                });
             });
         });
     });
+}
+
+void ScreenshotRunner::floatDock(const QString& name, const QSize& size,
+                                 std::function<void(QDockWidget*)> then) {
+    QDockWidget* d = window_.dock(name);
+    d->setFloating(true);
+    d->resize(size);
+    d->show();
+    d->raise();
+    after(200, [d, then = std::move(then)] { then(d); });
 }
 
 }  // namespace llmwb

@@ -11,6 +11,8 @@
 
 #include "app/services/generation_types.h"
 
+class QDockWidget;
+class QSize;
 class QWidget;
 
 namespace llmwb {
@@ -42,6 +44,7 @@ private:
     void chartsUnderLoad();
     void grabWidget(QWidget* w, const QString& name);
     double utilizationForBlocks(int blocks) const;
+    void floatDock(const QString& name, const QSize& size, std::function<void(QDockWidget*)> then);
     void themesAndLanguages();
 
     MainWindow& window_;
