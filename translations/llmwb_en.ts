@@ -62,7 +62,7 @@ Chats of this session will not be saved.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>seconds before the latest update</source>
+        <source>The last %1 seconds; the x axis counts seconds before the latest update.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -66,8 +66,8 @@ Chats of this session will not be saved.</source>
         <translation>首词元延迟（毫秒）</translation>
     </message>
     <message>
-        <source>seconds before the latest update</source>
-        <translation>距最近一次更新的秒数</translation>
+        <source>The last %1 seconds; the x axis counts seconds before the latest update.</source>
+        <translation>最近 %1 秒；横轴为距最近一次更新的秒数。</translation>
     </message>
     <message>
         <source>generation</source>
