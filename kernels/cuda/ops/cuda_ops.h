@@ -70,6 +70,11 @@ size_t matmul_workspace_bytes(int64_t rows, int64_t cols, int64_t max_n, DType t
 OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const float* x, int64_t n,
                 void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
+// out [w.rows][w.cols] bf16 (raw 16-bit values) = the quantized matrix w (Q8_0, Q4_0, Q4_K,
+// Q6_K) dequantized, e.g. once at load time so that large-batch products of a quantized model
+// can use the bf16 GEMM without dequantizing per call (memory permitting). out 16-byte aligned.
+OpStatus dequantize_to_bf16(void* out, const DeviceMatrix& w, cudaStream_t stream);
+
 // out[t][0..hidden) = row ids[t] of table ([vocab][hidden] in table.type), dequantized to fp32.
 // ids outside [0, vocab) are clamped. table.cols == hidden.
 OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* ids, int64_t n,

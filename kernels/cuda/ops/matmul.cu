@@ -272,6 +272,16 @@ size_t matmul_workspace_bytes(int64_t rows, int64_t cols, int64_t max_n, DType t
                           static_cast<size_t>(cols) * 2);
 }
 
+OpStatus dequantize_to_bf16(void* out, const DeviceMatrix& w, cudaStream_t stream) {
+    const int64_t be = dtype_block_elems(w.type);
+    if (!is_quantized(w.type) || w.rows <= 0 || w.cols <= 0 || w.cols % be != 0 || !w.data)
+        return invalid("dequantize_to_bf16", "not a quantized matrix of whole blocks");
+    if (reinterpret_cast<uintptr_t>(out) % 16 != 0 ||
+        (w.type == DType::Q4_K && reinterpret_cast<uintptr_t>(w.data) % 16 != 0))
+        return invalid("dequantize_to_bf16", "pointers must be 16-byte aligned");
+    return launch_dequant_tile(static_cast<__nv_bfloat16*>(out), w, 0, w.rows, stream);
+}
+
 OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const float* x, int64_t n,
                 void* workspace, size_t workspace_bytes, cudaStream_t stream) {
     const int64_t be = dtype_block_elems(w.type);

@@ -1,6 +1,7 @@
 // CUDA matmul against kernels::matmul_reference for every weight dtype: the GEMV path (n <= 8),
 // the cuBLAS paths (n > 8; quantized weights dequantized whole or in row tiles), odd sizes,
 // misaligned activations, and the workspace checks.
+#include <cmath>
 #include <cstdio>
 
 #include "kernels/cpu/matmul.h"
@@ -49,6 +50,33 @@ void run_case(DType t, int64_t rows, int64_t cols, int64_t n, int64_t tile_rows 
                   dtype_name(t), static_cast<long long>(rows), static_cast<long long>(cols),
                   static_cast<long long>(n), static_cast<long long>(tile_rows));
     compare_rows(what, dout.download(), want, n, rows, tolerance(t, n), 1e-5);
+}
+
+// dequantize_to_bf16 against the CPU dequantizer (bf16 rounding: 2^-8 relative).
+void test_dequantize_to_bf16(DType t, int64_t rows, int64_t cols) {
+    const auto wf = random_floats(rows * cols);
+    const int64_t rb = dtype_row_bytes(t, cols);
+    std::vector<uint8_t> packed(rows * rb);
+    std::vector<float> want(rows * cols);
+    for (int64_t r = 0; r < rows; ++r) {
+        kernels::quantize_row(t, wf.data() + r * cols, packed.data() + r * rb, cols);
+        kernels::dequantize_row(t, packed.data() + r * rb, want.data() + r * cols, cols);
+    }
+    DeviceBuffer<uint8_t> dw(packed);
+    DeviceBuffer<uint16_t> dout(rows * cols);
+    dout.poison();
+    cu::DeviceMatrix m{t, dw.get(), rows, cols};
+    GT_OP(cu::dequantize_to_bf16(dout.get(), m, nullptr));
+    const auto bits = dout.download();
+    int bad = 0;
+    for (int64_t i = 0; i < rows * cols; ++i) {
+        const float got = kernels::bf16_to_fp32(bits[i]);
+        if (!(std::fabs(got - want[i]) <= std::fabs(want[i]) * (1.0f / 256.0f) + 1e-6f)) ++bad;
+    }
+    GT_CHECK(bad == 0, "dequantize_to_bf16 %s: %d wrong elements", dtype_name(t), bad);
+    cu::DeviceMatrix f16{DType::F16, dw.get(), rows, cols};
+    GT_CHECK(cu::dequantize_to_bf16(dout.get(), f16, nullptr) == cu::OpStatus::InvalidArgument,
+             "F16 is not quantized");
 }
 
 void test_workspace_checks() {
@@ -103,6 +131,8 @@ int main() {
     run_case(DType::Q8_0, 16390, 64, 1);
     run_case(DType::F16, 16385, 67, 1);
     run_case(DType::BF16, 5000, 96, 1, 0, true);
+    for (DType t : {DType::Q8_0, DType::Q4_0}) test_dequantize_to_bf16(t, 33, 160);
+    for (DType t : {DType::Q4_K, DType::Q6_K}) test_dequantize_to_bf16(t, 17, 768);
     test_workspace_checks();
     cu::blas_destroy(g_blas);
     return finish("tst_cuda_ops_matmul");
