@@ -117,12 +117,18 @@ void MarkdownView::styleCodeBlocks() {
     const QColor shade = palette().color(QPalette::AlternateBase);
     QTextCursor cursor(document());
     bool inCode = false;
+    QString lastKind;
     for (QTextBlock b = document()->begin(); b.isValid(); b = b.next()) {
         const QTextBlockFormat bf = b.blockFormat();
         const bool code = bf.hasProperty(QTextFormat::BlockCodeFence) ||
                           bf.hasProperty(QTextFormat::BlockCodeLanguage);
-        const bool first = code && !inCode;
+        // Two code blocks with nothing between them differ at least in language or fence
+        // character (the importer marks no other boundary).
+        const QString kind = bf.stringProperty(QTextFormat::BlockCodeLanguage) + QChar(0) +
+                             bf.stringProperty(QTextFormat::BlockCodeFence);
+        const bool first = code && (!inCode || kind != lastKind);
         inCode = code;
+        lastKind = kind;
         if (!code)
             continue;
         if (first) {

@@ -120,6 +120,12 @@ private slots:
         QTest::mouseClick(view.codeCopyButton(0), Qt::LeftButton);
         QCOMPARE(QApplication::clipboard()->text(), first);
 
+        // Adjacent code blocks in different languages are two blocks.
+        view.setMarkdownText(QStringLiteral("```bash\nls -l\n```\n```python\nprint(1)\n```"));
+        QCOMPARE(view.codeBlockCount(), 2);
+        QCOMPARE(view.codeBlockText(0), QStringLiteral("ls -l"));
+        QCOMPARE(view.codeBlockText(1), QStringLiteral("print(1)"));
+
         // Re-rendering with fewer blocks drops the extra button; none without code.
         view.setMarkdownText(QStringLiteral("```\nonly\n```"));
         QCOMPARE(view.codeBlockCount(), 1);
