@@ -251,9 +251,11 @@ template <typename KV, int PW>
 OpStatus launch(const KernelArgs& args, dim3 grid, cudaStream_t stream) {
     const size_t smem = smem_bytes(PW, args.head_dim);
     if (smem > 48 * 1024) {
-        const cudaError_t e = cudaFuncSetAttribute(attention_kernel<KV, PW>,
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(smem));
+        // Once per instantiation, for the largest head_dim (so later calls, e.g. inside graph
+        // capture, need no attribute change).
+        static const cudaError_t e = cudaFuncSetAttribute(
+            attention_kernel<KV, PW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            static_cast<int>(smem_bytes(PW, 32 * kMaxDL)));
         if (e != cudaSuccess) {
             cudaGetLastError();
             detail::set_error("paged_attention", cudaGetErrorString(e));

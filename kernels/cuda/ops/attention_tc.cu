@@ -224,9 +224,10 @@ template <typename KV>
 OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStream_t stream) {
     const size_t smem = tc_smem_bytes(args.head_dim);
     if (smem > 48 * 1024) {
-        const cudaError_t e = cudaFuncSetAttribute(
+        // Once per instantiation, for the largest head_dim (no attribute change in later calls).
+        static const cudaError_t e = cudaFuncSetAttribute(
             attention_tc_kernel<KV>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-            static_cast<int>(smem));
+            static_cast<int>(tc_smem_bytes(16 * kMaxDK)));
         if (e != cudaSuccess) {
             cudaGetLastError();
             set_error("paged_attention (tensor cores)", cudaGetErrorString(e));
