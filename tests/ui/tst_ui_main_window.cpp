@@ -10,6 +10,11 @@
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QComboBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QSpinBox>
+#include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -25,7 +30,11 @@
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
 #include "ui/main_window.h"
+#include "ui/engine_panel.h"
 #include "ui/markdown_view.h"
+#include "ui/memory_panel.h"
+#include "ui/model_panel.h"
+#include "ui/tuning_panel.h"
 #include "ui/message_widget.h"
 #include "ui/search_results_model.h"
 
@@ -288,6 +297,61 @@ private slots:
         refused.setAccepted(false);
         QCoreApplication::sendEvent(&w, &refused);
         QVERIFY(!refused.isAccepted());
+    }
+
+    // Loading progress and Cancel go through the Model panel; a cancelled load shows the
+    // previous model again. Tuning changes leave the window as signals, and the default
+    // sampling reaches new conversations.
+    void loadingProgressCancelAndTuning() {
+        Database db(newDbPath());
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        AppSettings settings(dir_.filePath("tuning.ini"));
+        MainWindow w(controller, settings);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        ModelMetadata first;
+        first.name = QStringLiteral("First model");
+        first.path = dir_.filePath("first.gguf");
+        first.dtypeSummary = {QStringLiteral("attention: F32 ×4")};
+        w.onModelLoaded(first);
+        QVERIFY(w.enginePanel()->memory()->fieldText("memoryDtypes").contains("attention: F32 ×4"));
+
+        QSignalSpy cancel(&w, &MainWindow::loadCancelRequested);
+        w.onModelLoading(dir_.filePath("second.gguf"));
+        w.onLoadProgress(40, QStringLiteral("Validating the model"));
+        auto* bar = w.modelPanel()->findChild<QProgressBar*>("loadProgress");
+        QVERIFY(bar && bar->isVisible());
+        QCOMPARE(bar->value(), 40);
+        QVERIFY(w.modelPanel()->isLoading());
+        auto* button = w.modelPanel()->findChild<QPushButton*>("cancelLoad");
+        QVERIFY(button && button->isVisible());
+        button->click();
+        QCOMPARE(cancel.size(), 1);
+        w.onLoadCancelled(dir_.filePath("second.gguf"));
+        QVERIFY(!w.modelPanel()->isLoading());
+        QCOMPARE(w.modelPanel()->fieldText("modelName"), QStringLiteral("First model"));
+
+        QSignalSpy tuning(&w, &MainWindow::tuningChanged);
+        w.tuningPanel()->maxNumSeqsSpin()->setValue(5);
+        QCOMPARE(tuning.size(), 1);
+        QCOMPARE(tuning.first().first().value<EngineTuning>().maxNumSeqs, 5);
+        w.tuningPanel()->temperatureSpin()->setValue(1.25);
+        const auto c = controller.newConversation();
+        QVERIFY(c.has_value());
+        QCOMPARE(SamplingSettings::fromJson(c->sampling).temperature, 1.25);
+
+        // Engine views reach the Tuning dock (the resulting pool) and the Engine dock.
+        EngineView v;
+        v.snapshot.memory.num_blocks = 321;
+        v.snapshot.memory.block_size = 16;
+        v.snapshot.memory.device_bytes = qint64(8) << 30;
+        v.snapshot.num_running = 1;
+        w.onEngineView(v);
+        QVERIFY(w.tuningPanel()->planLabel()->text().contains(QStringLiteral("321")));
+        QVERIFY(!w.tuningPanel()->blockSizeCombo()->isEnabled());  // busy
+        QVERIFY(w.enginePanel()->memory()->fieldText("memoryBlocks").contains(QStringLiteral("321")));
     }
 
     void chineseTranslationIsComplete() {
