@@ -142,6 +142,13 @@ for m in q05 q7; do
       --output-len 256 --max-num-seqs 256 --max-num-batched-tokens 8192 \
       --gpu-memory-utilization 0.85 --quiet --json "$OUT/serve-llmwb-$m.json" >> "$LOG" 2>&1 \
       || say "llmwb bench $m FAILED"
+  if [ $m = q05 ]; then
+    say "serving $m: llmwb bench with logits copied back (--no-device-greedy)"
+    timeout 240 "$LLMWB" bench --model "$model" --device cuda --num-prompts 256 --input-len 512 \
+        --output-len 256 --max-num-seqs 256 --max-num-batched-tokens 8192 --no-device-greedy \
+        --gpu-memory-utilization 0.85 --quiet --json "$OUT/serve-llmwb-$m-host-sampling.json" \
+        >> "$LOG" 2>&1 || say "llmwb bench $m --no-device-greedy FAILED"
+  fi
   say "serving $m: transformers generate ($HF_PROMPTS x 512 -> 256, batch 64)"
   timeout 300 $HF serve --model "$model" --num-prompts "$HF_PROMPTS" --input-len 512 --output-len 256 \
       --batch 64 --out "$OUT/serve-hf-$m.json" >> "$LOG" 2>&1 || say "transformers serve $m FAILED"

@@ -16,7 +16,9 @@ const char* kEngineOptionsHelp =
     "                            - weights - workspace\n"
     "  --gpu-memory-utilization F  fraction of device memory (RAM on the CPU) the engine may\n"
     "                            use (default 0.9)\n"
-    "  --no-prefix-caching       disable prefix caching\n";
+    "  --no-prefix-caching       disable prefix caching\n"
+    "  --no-device-greedy        CUDA: copy logits back for greedy requests too (default: argmax\n"
+    "                            on the device when every request of a step is greedy)\n";
 
 const std::set<std::string>& engine_value_options() {
     static const std::set<std::string> s = {"block-size", "max-num-seqs", "max-num-batched-tokens",
@@ -25,7 +27,7 @@ const std::set<std::string>& engine_value_options() {
 }
 
 const std::set<std::string>& engine_flag_options() {
-    static const std::set<std::string> s = {"no-prefix-caching"};
+    static const std::set<std::string> s = {"no-prefix-caching", "no-device-greedy"};
     return s;
 }
 
@@ -60,6 +62,8 @@ Status engine_config_from_args(const CliArgs& a, EngineConfig& c) {
         c.memory.utilization = **util;
     if (a.has("no-prefix-caching"))
         c.enable_prefix_caching = false;
+    if (a.has("no-device-greedy"))
+        c.device_greedy = false;
     return ok_status();
 }
 

@@ -151,6 +151,14 @@ void CudaExecutor::copy_block(int32_t src, int32_t dst) {
 }
 
 Status CudaExecutor::forward(const ForwardBatch& batch, float* logits) {
+    return run(batch, logits, nullptr);
+}
+
+Status CudaExecutor::forward_greedy(const ForwardBatch& batch, int32_t* ids) {
+    return run(batch, nullptr, ids);
+}
+
+Status CudaExecutor::run(const ForwardBatch& batch, float* logits, int32_t* ids) {
     if (!pending_error_.empty()) {
         std::string e = std::move(pending_error_);
         pending_error_.clear();
@@ -168,7 +176,9 @@ Status CudaExecutor::forward(const ForwardBatch& batch, float* logits) {
     b.context_lens = batch.context_lens.data();
     b.block_tables = batch.block_tables.data();
     b.logits_rows = batch.logits_rows.data();
-    if (plugin_->api().forward(runner_, &b, logits) != 0)
+    const int rc = ids ? plugin_->api().forward_greedy(runner_, &b, ids)
+                       : plugin_->api().forward(runner_, &b, logits);
+    if (rc != 0)
         return make_error("CUDA forward: " + plugin_->last_error());
     return ok_status();
 }

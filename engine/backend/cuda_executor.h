@@ -43,6 +43,8 @@ class CudaExecutor final : public ModelExecutor {
                      std::span<const KvBlockMove> keep) override;
     void copy_block(int32_t src, int32_t dst) override;
     Status forward(const ForwardBatch& batch, float* logits) override;
+    bool device_greedy() const override { return true; }
+    Status forward_greedy(const ForwardBatch& batch, int32_t* ids) override;
 
     // Steps run through a CUDA graph / eagerly so far.
     void graph_stats(int64_t& graph_steps, int64_t& eager_steps) const;
@@ -50,6 +52,7 @@ class CudaExecutor final : public ModelExecutor {
 
   private:
     CudaExecutor() = default;
+    Status run(const ForwardBatch& batch, float* logits, int32_t* ids);
     std::shared_ptr<CudaPlugin> plugin_;
     LlmwbRunner* runner_ = nullptr;
     CudaExecutorOptions options_;

@@ -69,6 +69,13 @@ class ModelExecutor {
     // Preconditions (asserted on the CPU): batch.validate(block_size(), num_blocks()) is ok and
     // token ids < vocab_size(). Errors: device failures (CUDA), never bad input.
     virtual Status forward(const ForwardBatch& batch, float* logits) = 0;
+
+    // Greedy decoding on the device (CUDA): ids[i] = argmax of logits row i (lowest id on
+    // ties), without copying the logits back. Only when device_greedy() is true.
+    virtual bool device_greedy() const { return false; }
+    virtual Status forward_greedy(const ForwardBatch& batch, int32_t* ids) {
+        return make_error("this backend has no device-side greedy decoding");
+    }
 };
 
 } // namespace llmwb

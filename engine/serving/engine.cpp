@@ -352,9 +352,17 @@ bool Engine::execute() {
             s.num_computed, kv_mgr_->blocks(s.id), config_.block_size,
             last ? ForwardBatch::Logits::Last : ForwardBatch::Logits::None);
     }
-    logits_.resize(static_cast<size_t>(std::max(1, n_logits)) *
-                   static_cast<size_t>(exec_.vocab_size()));
-    if (Status st = exec_.forward(batch_, logits_.data()); !st) {
+    step_greedy_ = step_is_device_greedy();
+    Status st = ok_status();
+    if (step_greedy_) {
+        greedy_ids_.assign(static_cast<size_t>(std::max(1, n_logits)), -1);
+        st = exec_.forward_greedy(batch_, greedy_ids_.data());
+    } else {
+        logits_.resize(static_cast<size_t>(std::max(1, n_logits)) *
+                       static_cast<size_t>(exec_.vocab_size()));
+        st = exec_.forward(batch_, logits_.data());
+    }
+    if (!st) {
         last_error_ = st.message();
         return false;
     }
@@ -384,7 +392,10 @@ void Engine::update(StepOutputs& out) {
         if (s.wants_logits()) {
             RequestOutput& o = out.outputs.emplace_back();
             o.id = r.id;
-            sample_into(r, logits_.data() + row * vocab, o);
+            if (step_greedy_)
+                sample_into(r, nullptr, o, greedy_ids_[row]);
+            else
+                sample_into(r, logits_.data() + row * vocab, o);
             ++row;
             ++total_generated_;
             if (o.finished) {
@@ -398,9 +409,27 @@ void Engine::update(StepOutputs& out) {
     }
 }
 
-void Engine::sample_into(Request& r, const float* logits, RequestOutput& o) {
-    SampledToken tok =
-        r.sampler.sample(std::span<const float>(logits, static_cast<size_t>(exec_.vocab_size())));
+bool Engine::step_is_device_greedy() const {
+    if (!config_.device_greedy || !exec_.device_greedy())
+        return false;
+    for (const ScheduledRequest& s : plan_step_.scheduled) {
+        if (!s.wants_logits())
+            continue;
+        const SamplingParams& p = find(s.id)->params;
+        if (p.temperature != 0.0f || p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
+            p.frequency_penalty != 0.0f || p.logprobs > 0)
+            return false;
+    }
+    return true;
+}
+
+void Engine::sample_into(Request& r, const float* logits, RequestOutput& o, int32_t device_id) {
+    SampledToken tok;
+    if (logits)
+        tok = r.sampler.sample(
+            std::span<const float>(logits, static_cast<size_t>(exec_.vocab_size())));
+    else
+        tok.id = device_id;
     r.sampler.accept(tok.id);
     r.tokens.push_back(tok.id);
     const auto now = EngineClock::now();

@@ -45,6 +45,9 @@ struct EngineConfig {
     std::optional<int32_t> num_blocks; // explicit pool size (tests, small runs)
     bool skip_special_tokens = true;   // leave special tokens out of the streamed text
     uint64_t cache_key = 0;            // extra key of every block hash (model/adapter id)
+    // On backends that can (CUDA): when every request of a step is plain greedy (temperature 0,
+    // no penalties, no logprobs), take the argmax on the device instead of copying logits back.
+    bool device_greedy = true;
 };
 
 // What one request produced in a step.
@@ -152,7 +155,9 @@ class Engine {
     Result<MemoryPlan> plan_for(const MemoryBudget& budget, int64_t workspace) const;
     bool execute();
     void update(StepOutputs& out);
-    void sample_into(Request& r, const float* logits, RequestOutput& o);
+    // logits: the request's row, or null with device_id: the token the device picked (greedy).
+    void sample_into(Request& r, const float* logits, RequestOutput& o, int32_t device_id = -1);
+    bool step_is_device_greedy() const;
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
     Request* find(RequestId id) const;
@@ -176,6 +181,8 @@ class Engine {
     std::vector<RequestId> replan_preempted_;
     ForwardBatch batch_;
     std::vector<float> logits_;
+    std::vector<int32_t> greedy_ids_; // per logits row, when the step ran greedy on the device
+    bool step_greedy_ = false;
     std::vector<SnapshotScheduled> last_scheduled_;
     std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began
     int64_t step_index_ = 0;

@@ -57,6 +57,11 @@ for m in ("q05", "q7"):
     print(f"| {m} | {fmt(a)} | {fmt(b)} (batch {hf.get('batch', '?')}, "
           f"{hf.get('num_prompts', '?')} prompts) | {fmt(a / b if a and b else None, '.2f')} | "
           f"{fmt(res.get('mean_ttft_ms'))} |")
+host = ((load("serve-llmwb-q05-host-sampling.json") or {}).get("results") or {}).get("continuous", {})
+dev = ((load("serve-llmwb-q05.json") or {}).get("results") or {}).get("continuous", {})
+print(f"\nq05 greedy on the device (argmax kernel, ids copied back): "
+      f"{fmt(dev.get('output_throughput'))} tok/s; logits copied to pinned memory and sampled on "
+      f"the CPU: {fmt(host.get('output_throughput'))} tok/s.")
 print("\n## Agreement with transformers (256 tokens, log p of each next token)\n")
 print("| model | max abs diff | mean abs diff | ppl llmwb | ppl transformers |")
 print("|---|---|---|---|---|")

@@ -118,9 +118,20 @@ int api_forward(LlmwbRunner* r, const LlmwbBatch* b, float* logits) {
         return fail("forward: null argument");
     try {
         std::string err;
-        return r->runner->forward(*b, logits, err) ? 0 : fail(err);
+        return r->runner->forward(*b, logits, nullptr, err) ? 0 : fail(err);
     } catch (const std::exception& e) {
         return fail(std::string("forward: ") + e.what());
+    }
+}
+
+int api_forward_greedy(LlmwbRunner* r, const LlmwbBatch* b, int32_t* ids) {
+    if (!r || !b || (b->n_logits > 0 && !ids))
+        return fail("forward_greedy: null argument");
+    try {
+        std::string err;
+        return r->runner->forward(*b, nullptr, ids, err) ? 0 : fail(err);
+    } catch (const std::exception& e) {
+        return fail(std::string("forward_greedy: ") + e.what());
     }
 }
 
@@ -146,8 +157,8 @@ const char* api_last_error() { return g_last_error.c_str(); }
 const LlmwbCudaApi kApi = {
     LLMWB_CUDA_ABI_VERSION, sizeof(LlmwbCudaApi), api_device_count, api_device_info,
     api_create_runner,      api_destroy_runner,   api_resize_kv,    api_copy_block,
-    api_forward,            api_memory_info,      api_weight_bytes, api_stats,
-    api_last_error,
+    api_forward,            api_forward_greedy,   api_memory_info,  api_weight_bytes,
+    api_stats,              api_last_error,
 };
 
 } // namespace

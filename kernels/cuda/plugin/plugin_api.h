@@ -118,6 +118,9 @@ typedef struct LlmwbCudaApi {
     int (*copy_block)(LlmwbRunner* runner, int32_t src, int32_t dst);
     /* logits: host [n_logits][vocab_size] fp32. Synchronous. */
     int (*forward)(LlmwbRunner* runner, const LlmwbBatch* batch, float* logits);
+    /* Greedy decoding on the device: ids[i] = argmax of logits row i (lowest id on ties); only
+     * the ids are copied back. Synchronous. */
+    int (*forward_greedy)(LlmwbRunner* runner, const LlmwbBatch* batch, int32_t* ids);
     int (*memory_info)(LlmwbRunner* runner, int64_t* total_bytes, int64_t* free_bytes);
     int64_t (*weight_bytes)(const LlmwbRunner* runner); /* device bytes of the weights */
     /* Statistics: forwards run through a CUDA graph / eagerly. */

@@ -274,7 +274,8 @@ bool ModelRunner::ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t
         const size_t n = static_cast<size_t>(n_logits);
         if (!xl_.ensure(n * hidden_ * 4, &moved, err) ||
             !logits_dev_.ensure(n * size_t(vocab_) * 4, &moved, err) ||
-            !logits_host_.ensure(n * size_t(vocab_) * 4, err)) {
+            !logits_host_.ensure(n * size_t(vocab_) * 4, err) ||
+            !ids_dev_.ensure(n * 4, &moved, err) || !ids_host_.ensure(n * 4, err)) {
             cap_logits_ = 0;
             drop_graphs();
             return false;
@@ -524,7 +525,7 @@ bool ModelRunner::run_graph(const LlmwbBatch& b, std::string& err) {
     return true;
 }
 
-bool ModelRunner::forward(const LlmwbBatch& b, float* logits, std::string& err) {
+bool ModelRunner::forward(const LlmwbBatch& b, float* logits, int32_t* ids, std::string& err) {
     LLMWB_CU(cudaSetDevice(device_), "cudaSetDevice");
     if (b.n_tokens <= 0)
         return true;
@@ -584,6 +585,19 @@ bool ModelRunner::forward(const LlmwbBatch& b, float* logits, std::string& err) 
             return false;
         }
         ++eager_steps_;
+    }
+    if (!logits && b.n_logits > 0) {
+        // Greedy on the device: only the ids travel back.
+        LLMWB_OP(argmax_rows(ids_dev_.as<int32_t>(), logits_dev_.as<float>(), b.n_logits, vocab_,
+                             stream_),
+                 "argmax");
+        const size_t id_bytes = size_t(b.n_logits) * 4;
+        LLMWB_CU(cudaMemcpyAsync(ids_host_.get(), ids_dev_.get(), id_bytes,
+                                 cudaMemcpyDeviceToHost, stream_),
+                 "ids download");
+        LLMWB_CU(cudaStreamSynchronize(stream_), "forward");
+        std::memcpy(ids, ids_host_.get(), id_bytes);
+        return true;
     }
     const size_t bytes = size_t(b.n_logits) * size_t(vocab_) * 4;
     if (bytes > 0)

@@ -40,8 +40,9 @@ class ModelRunner {
     bool resize_kv(int32_t num_blocks, int32_t block_size, const int32_t* keep_src,
                    const int32_t* keep_dst, int32_t n_keep, std::string& err);
     bool copy_block(int32_t src, int32_t dst, std::string& err);
-    // logits: host [batch.n_logits][vocab]. Synchronous.
-    bool forward(const LlmwbBatch& batch, float* logits, std::string& err);
+    // logits: host [batch.n_logits][vocab], or (logits null) ids: host [batch.n_logits], the
+    // argmax of every logits row computed on the device. Synchronous.
+    bool forward(const LlmwbBatch& batch, float* logits, int32_t* ids, std::string& err);
     bool memory_info(int64_t& total, int64_t& free, std::string& err) const;
 
     int64_t weight_bytes() const { return weight_bytes_; }
@@ -110,9 +111,9 @@ class ModelRunner {
     BlasContext* blas_ = nullptr;
     int32_t cap_tokens_ = 0, cap_logits_ = 0;
     DeviceBuffer x_, xb_, delta_, q_, k_, v_, att_, gate_, up_, xl_, logits_dev_;
-    DeviceBuffer matmul_ws_, attn_ws_, meta_dev_;
+    DeviceBuffer matmul_ws_, attn_ws_, meta_dev_, ids_dev_;
     size_t matmul_ws_bytes_ = 0, attn_ws_bytes_ = 0;
-    PinnedBuffer meta_host_, logits_host_;
+    PinnedBuffer meta_host_, logits_host_, ids_host_;
     size_t meta_cap_ = 0, logits_host_cap_ = 0;
 
     // KV pool: [2 * layers][num_blocks][block_size * kv_dim] elements.

@@ -22,8 +22,10 @@ struct RunStats {
     std::string error;
 };
 
-RunStats run_workload(ModelExecutor& exec, const Tokenizer& tok, int32_t vocab) {
+RunStats run_workload(ModelExecutor& exec, const Tokenizer& tok, int32_t vocab,
+                      bool device_greedy = true) {
     EngineConfig c;
+    c.device_greedy = device_greedy;
     c.block_size = 16;
     c.max_num_seqs = 8;
     c.max_num_batched_tokens = 64;
@@ -87,9 +89,12 @@ MT_TEST(greedy_tokens_match_cpu_backend) {
     MT_REQUIRE_MSG(gpu, "%s", gpu ? "" : gpu.message().c_str());
     const int32_t vocab = cpu.vocab_size();
     RunStats a = run_workload(cpu, **tok, vocab);
-    RunStats b = run_workload(**gpu, **tok, vocab);
+    RunStats b = run_workload(**gpu, **tok, vocab);        // argmax on the device
+    RunStats c = run_workload(**gpu, **tok, vocab, false); // logits copied back
     MT_REQUIRE_MSG(a.error.empty(), "cpu: %s", a.error.c_str());
     MT_REQUIRE_MSG(b.error.empty(), "cuda: %s", b.error.c_str());
+    MT_REQUIRE_MSG(c.error.empty(), "cuda (host sampling): %s", c.error.c_str());
+    MT_CHECK(c.tokens == b.tokens);
     MT_CHECK(a.preemptions > 0);  // the workload exercises preemption ...
     MT_CHECK(a.prefix_hits > 0);  // ... and prefix hits
     MT_REQUIRE(a.tokens.size() == 10 && b.tokens.size() == 10);
