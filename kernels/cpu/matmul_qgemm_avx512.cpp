@@ -264,16 +264,20 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
                 const uint8_t* p[8];
                 for (int i = 0; i < 8; ++i) p[i] = base + static_cast<size_t>(i) * w_stride;
                 const size_t s8 = 8 * w_stride;
+                alignas(32) uint16_t h[16];  // the blocks' fp16 scales, copied on the way
                 for (int64_t c = 0; c < chunks; ++c) {
                     __m256i r[16];
                     LLMWB_UNROLL for (int i = 0; i < 8; ++i) {
                         r[i] = T::codes_blk(p[i]);
                         r[i + 8] = T::codes_blk(p[i] + s8);
+                        __builtin_memcpy(&h[i], p[i], 2);
+                        __builtin_memcpy(&h[i + 8], p[i] + s8, 2);
                         p[i] += T::kBlockBytes;
                     }
                     transpose_store(r, out + static_cast<size_t>(c) * 8 * kRV * 64, kRV * 64);
+                    _mm512_store_ps(dw + c * kQGemmRows + 16 * rv,
+                                    _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h))));
                 }
-                T::scales(base, w_stride, hr, cols, dw + 16 * rv, mw + 16 * rv);
                 continue;
             }
         }
