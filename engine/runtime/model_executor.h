@@ -57,7 +57,9 @@ class ModelExecutor {
     virtual int32_t block_size() const = 0;
     // Replaces the pool by one of num_blocks blocks of block_size slots (8, 16 or 32); the blocks
     // in `keep` are copied from the old pool (old id src) to the new one (new id dst) first; all
-    // other contents are undefined. On error the old pool is kept unchanged.
+    // other contents are undefined. On error the executor still has a pool of the old size
+    // (with its contents when `keep` is non-empty; a backend may free the old pool before
+    // allocating the new one when there is nothing to keep).
     virtual Status resize_kv(int32_t num_blocks, int32_t block_size,
                              std::span<const KvBlockMove> keep) = 0;
     // Copies block src to block dst (every layer, K and V): copy-on-write. src != dst, both in

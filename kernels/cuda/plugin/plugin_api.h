@@ -112,7 +112,9 @@ typedef struct LlmwbCudaApi {
     LlmwbRunner* (*create_runner)(const LlmwbModel* model, const LlmwbRunnerOptions* options);
     void (*destroy_runner)(LlmwbRunner* runner);
     /* Replaces the KV pool; blocks keep_src[i] of the old pool are copied to keep_dst[i] of the
-     * new one. On failure the old pool is kept. */
+     * new one. On failure a pool of the old size remains (its contents only when n_keep > 0:
+     * with nothing to keep the old pool is freed first, so that a pool of most of the device
+     * can be replaced). */
     int (*resize_kv)(LlmwbRunner* runner, int32_t num_blocks, int32_t block_size,
                      const int32_t* keep_src, const int32_t* keep_dst, int32_t n_keep);
     int (*copy_block)(LlmwbRunner* runner, int32_t src, int32_t dst);

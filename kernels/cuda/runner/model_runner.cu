@@ -621,6 +621,27 @@ bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_
     const size_t elem = kv_dtype_ == DType::F16 ? 2 : 4;
     const size_t block_bytes = size_t(block_size) * size_t(kv_heads_) * size_t(head_dim_) * elem;
     const size_t planes = size_t(2 * layers_n_);
+    if (n_keep == 0 && kv_.get()) {
+        // Nothing to keep: free the old pool first so that a pool of most of the device's memory
+        // can be replaced by another one. On failure the old size is allocated again.
+        const size_t old_bytes = kv_.bytes();
+        LLMWB_CU(cudaStreamSynchronize(stream_), "KV resize");
+        drop_graphs();
+        kv_.reset();
+        std::string fresh_err;
+        if (!kv_.ensure(planes * size_t(num_blocks) * block_bytes, nullptr, fresh_err)) {
+            std::string again;
+            if (!kv_.ensure(old_bytes, nullptr, again))
+                num_blocks_ = 0; // no pool at all: forward() reports it
+            err = "KV cache of " + std::to_string(num_blocks) + " blocks: " + fresh_err;
+            return false;
+        }
+        LLMWB_CU(cudaMemsetAsync(kv_.get(), 0, kv_.bytes(), stream_), "KV clear");
+        LLMWB_CU(cudaStreamSynchronize(stream_), "KV resize");
+        num_blocks_ = num_blocks;
+        block_size_ = block_size;
+        return true;
+    }
     DeviceBuffer fresh;
     if (!fresh.ensure(planes * size_t(num_blocks) * block_bytes, nullptr, err))
         return false;
