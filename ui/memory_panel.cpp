@@ -84,6 +84,7 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
     layout->addLayout(form_);
     device_ = addField("memoryDevice");
+    budget_ = addField("memoryBudget");
     weights_ = addField("memoryWeights");
     kv_ = addField("memoryKv");
     workspace_ = addField("memoryWorkspace");
@@ -123,7 +124,7 @@ void MemoryPanel::setView(const EngineView& v) {
                       m.workspace_bytes == plan_.workspace_bytes && v.poolCapped == capped_ &&
                       v.poolCapBlocks == capBlocks_ && v.planError == planError_ &&
                       v.tuning.maxNumSeqs == maxNumSeqs_ && v.device == deviceName_ &&
-                      v.kvDtype == kvDtypeName_;
+                      v.kvDtype == kvDtypeName_ && v.tuning.gpuMemoryUtilization == utilization_;
     if (same)
         return;
     plan_ = m;
@@ -131,6 +132,7 @@ void MemoryPanel::setView(const EngineView& v) {
     capBlocks_ = v.poolCapBlocks;
     planError_ = v.planError;
     maxNumSeqs_ = v.tuning.maxNumSeqs;
+    utilization_ = v.tuning.gpuMemoryUtilization;
     deviceName_ = v.device;
     kvDtypeName_ = v.kvDtype;
     hasView_ = true;
@@ -145,7 +147,7 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
-    const char* names[] = {QT_TR_NOOP("Device"),    QT_TR_NOOP("Weights"),
+    const char* names[] = {QT_TR_NOOP("Device"),    QT_TR_NOOP("Budget"),    QT_TR_NOOP("Weights"),
                            QT_TR_NOOP("KV cache"),  QT_TR_NOOP("Workspace"),
                            QT_TR_NOOP("Free"),      QT_TR_NOOP("KV blocks"),
                            QT_TR_NOOP("Capacity"),  QT_TR_NOOP("KV-cache dtype"),
@@ -167,11 +169,14 @@ void MemoryPanel::refreshTexts() {
     };
     if (!hasView_) {
         device_->setText(tr("No model loaded."));
-        for (QLabel* l : {weights_, kv_, workspace_, free_, blocks_, capacity_, kvDtype_})
+        for (QLabel* l : {budget_, weights_, kv_, workspace_, free_, blocks_, capacity_, kvDtype_})
             l->setText(QStringLiteral("–"));
         bar_->setParts({});
     } else {
         device_->setText(tr("%1 · %2 RAM").arg(deviceName_, size(plan_.device_bytes)));
+        budget_->setText(tr("%1 (gpu_memory_utilization %2 × the device)")
+                             .arg(size(qint64(utilization_ * double(plan_.device_bytes))),
+                                  loc.toString(utilization_, 'f', 4)));
         const QColor freeColor = palette().color(QPalette::Base);
         bar_->setParts({{tr("Weights"), plan_.weight_bytes, kWeights},
                         {tr("KV cache"), plan_.kv_bytes, kKv},

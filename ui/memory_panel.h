@@ -45,7 +45,7 @@ public:
     explicit MemoryPanel(QWidget* parent = nullptr);
 
     MemoryBar* bar() const { return bar_; }
-    // Text of a figure label by object name (memoryDevice, memoryWeights, memoryKv,
+    // Text of a figure label by object name (memoryDevice, memoryBudget, memoryWeights, memoryKv,
     // memoryWorkspace, memoryFree, memoryBlocks, memoryCapacity, memoryKvDtype, memoryDtypes).
     QString fieldText(const char* objectName) const;
     bool hasPlan() const { return hasView_; }
@@ -65,12 +65,13 @@ private:
     QFormLayout* form_;
     QLabel* title_;
     MemoryBar* bar_;
-    QLabel *device_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *kvDtype_,
+    QLabel *device_, *budget_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *kvDtype_,
         *dtypes_, *note_;
     MemoryPlan plan_;
     bool capped_ = false;
     int capBlocks_ = 0;
     int maxNumSeqs_ = 0;
+    double utilization_ = 0;
     QString planError_, deviceName_, kvDtypeName_;
     ModelMetadata model_;
     bool hasView_ = false, hasModel_ = false;

@@ -3,6 +3,7 @@
 // memory panel shows the plan's numbers; the tuning values persist in a settings file, Reset
 // restores the defaults, and the disabled settings say why.
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLocale>
@@ -49,12 +50,15 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&p));
         // 100 s of views at 30 per second, a first token every second.
         const int n = 3000;
+        QElapsedTimer clock;
+        clock.start();
         for (int i = 0; i < n; ++i) {
             EngineView v = viewAt(i * 33, i % 97, i % 9, (i % 50) / 100.0);
             if (i % 30 == 0)
                 v.ttfts.push_back({i, 10.0 + i % 7});
             p.addView(v);
         }
+        qInfo("%d views into the visible charts in %lld ms", n, clock.elapsed());
         const double lastT = (n - 1) * 0.033;
         for (int s = 0; s < ChartsPanel::SeriesCount; ++s) {
             const auto series = ChartsPanel::Series(s);
@@ -145,6 +149,7 @@ private slots:
         v.poolCapped = true;
         v.poolCapBlocks = 4000;
         v.tuning.maxNumSeqs = 16;
+        v.tuning.gpuMemoryUtilization = 0.25;
         p.setView(v);
         const QLocale loc = p.locale();
         QVERIFY(p.hasPlan());
@@ -156,6 +161,8 @@ private slots:
         QVERIFY(p.fieldText("memoryFree").contains(loc.formattedDataSize(m.free_bytes, 1)));
         QVERIFY(p.fieldText("memoryDevice").contains(QStringLiteral("CPU")));
         QCOMPARE(p.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
+        QVERIFY(p.fieldText("memoryBudget").contains(loc.formattedDataSize(qint64(4) << 30, 1)));
+        QVERIFY(p.fieldText("memoryBudget").contains(loc.toString(0.25, 'f', 4)));
         // The bar: four parts in plan order, each visible, KV wider than the weights.
         MemoryBar* bar = p.bar();
         QCOMPARE(bar->parts().size(), 4);
