@@ -741,6 +741,14 @@ Updated %2</source>
         <source>The memory plan failed: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Budget</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (gpu_memory_utilization %2 × the device)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MessageWidget</name>

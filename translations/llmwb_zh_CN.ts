@@ -746,6 +746,14 @@ Updated %2</source>
         <source>The memory plan failed: %1</source>
         <translation>内存规划失败：%1</translation>
     </message>
+    <message>
+        <source>Budget</source>
+        <translation>预算</translation>
+    </message>
+    <message>
+        <source>%1 (gpu_memory_utilization %2 × the device)</source>
+        <translation>%1（gpu_memory_utilization %2 × 设备内存）</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MessageWidget</name>
