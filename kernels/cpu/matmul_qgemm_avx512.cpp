@@ -450,11 +450,11 @@ void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
     }
 }
 
-// Crossover with the tile kernels (llmwb-bench-kernels --tokens 2,4,8,12,16,32): ~8 tokens for
+// Crossover with the tile kernels (llmwb-bench-kernels --tokens 3,4,6,8,12,16): ~5 tokens for
 // the 32-block types, ~10 for the K-quants (their codes and scales cost more to repack).
 template <class T>
 constexpr QGemm make() {
-    return QGemm{T::SB == 32 ? 8 : 10, act_bytes<T>, prep_act<T>, gemm_rows<T>};
+    return QGemm{T::SB == 32 ? 5 : 10, act_bytes<T>, prep_act<T>, gemm_rows<T>};
 }
 
 constexpr QGemm kQ8_0 = make<TQ8_0>();

@@ -106,9 +106,9 @@ private slots:
         const auto t = static_cast<DType>(type);
         test::SimdLevelGuard guard;
         ThreadPool pool(3);
-        // Token counts on both sides of the packed-GEMM thresholds (8 and 10) and of its token
+        // Token counts on both sides of the packed-GEMM thresholds (5 and 10) and of its token
         // tiles (up to 6 or 4 tokens, split evenly).
-        for (int64_t nt : {1, 2, 3, 7, 8, 9, 10, 16, 17, 33, 67}) {
+        for (int64_t nt : {1, 2, 3, 4, 5, 7, 9, 10, 16, 17, 33, 67}) {
             const Problem p(t, rows, cols, nt, static_cast<uint32_t>(rows * 131 + cols + nt));
             std::vector<float> ref(static_cast<size_t>(rows * nt));
             matmul_reference(ref.data(), p.matrix(), p.x.data(), nt);
