@@ -45,8 +45,12 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   GPU_LINE="$(nvidia-smi --query-gpu=name,compute_cap,memory.total --format=csv,noheader | head -1)"
   say "GPU: $GPU_LINE"
   [ -n "$ARCH" ] || ARCH="$(echo "$GPU_LINE" | awk -F', ' '{gsub(/\./, "", $2); print $2}')"
+elif CAP="$(python3 -c 'import torch; assert torch.cuda.is_available(); print("%d%d" % torch.cuda.get_device_capability(0))' 2>/dev/null)"; then
+  HAVE_GPU=1
+  say "GPU (found by torch; no nvidia-smi): sm_$CAP"
+  [ -n "$ARCH" ] || ARCH="$CAP"
 else
-  say "no CUDA device here (nvidia-smi finds none): build and GPU tests only"
+  say "no CUDA device here (neither nvidia-smi nor torch finds one): build and GPU tests only"
 fi
 [ -n "$ARCH" ] || ARCH=90
 say "CUDA architecture: sm_$ARCH"

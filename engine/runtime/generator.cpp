@@ -53,6 +53,14 @@ Result<GenerationResult> generate(ModelExecutor& exec,
                           " tokens leaves no room in a context of " + std::to_string(ctx_limit) +
                           " tokens");
 
+    // Plain greedy on a backend that can: the argmax is taken on the device, only the id comes
+    // back (the sampler would pick the same token: lowest id on ties).
+    const bool device_greedy = exec.device_greedy() && params.temperature == 0.0f &&
+                               params.repetition_penalty == 1.0f &&
+                               params.presence_penalty == 0.0f &&
+                               params.frequency_penalty == 0.0f && params.logprobs == 0;
+    int32_t greedy_id = -1;
+
     std::unordered_set<int32_t> stop_ids(params.stop_token_ids.begin(),
                                          params.stop_token_ids.end());
     if (!params.ignore_eos)
@@ -79,13 +87,19 @@ Result<GenerationResult> generate(ModelExecutor& exec,
                            static_cast<int32_t>(pos), blocks.table(), exec.block_size(),
                            pos + len == n_prompt ? ForwardBatch::Logits::Last
                                                  : ForwardBatch::Logits::None);
-        if (Status st = exec.forward(batch, logits.data()); !st)
+        if (Status st = device_greedy ? exec.forward_greedy(batch, &greedy_id)
+                                      : exec.forward(batch, logits.data());
+            !st)
             return st.error();
     }
 
     Clock::time_point t_first{};
     for (;;) {
-        SampledToken tok = sampler.sample(logits);
+        SampledToken tok;
+        if (device_greedy)
+            tok.id = greedy_id;
+        else
+            tok = sampler.sample(logits);
         sampler.accept(tok.id);
         const auto index = static_cast<int32_t>(res.ids.size());
         res.ids.push_back(tok.id);
@@ -139,7 +153,9 @@ Result<GenerationResult> generate(ModelExecutor& exec,
         batch.add_sequence(std::span<const int32_t>(&res.ids.back(), 1),
                            static_cast<int32_t>(n_ctx - 1), blocks.table(), exec.block_size(),
                            ForwardBatch::Logits::Last);
-        if (Status st = exec.forward(batch, logits.data()); !st)
+        if (Status st = device_greedy ? exec.forward_greedy(batch, &greedy_id)
+                                      : exec.forward(batch, logits.data());
+            !st)
             return st.error();
     }
 
