@@ -55,6 +55,9 @@ struct SampledToken {
     std::vector<TokenLogprob> top;  // top-N raw logprobs, best first (N = params.logprobs)
 };
 
+// Index of the first largest value (greedy decoding); NaNs are ignored, an all-NaN row gives 0.
+int32_t argmax_first(std::span<const float> logits);
+
 // Raw log_softmax helpers (also used by perplexity).
 // log p(id) for one logits row.
 double log_softmax_at(std::span<const float> logits, int32_t id);

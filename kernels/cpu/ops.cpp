@@ -49,6 +49,11 @@ void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float e
 }
 
 void silu_mul(float* out, const float* gate, const float* up, int64_t n) {
+    switch (active_simd_level()) {
+    case SimdLevel::Avx512: silu_mul_avx512(out, gate, up, n); return;
+    case SimdLevel::Avx2: silu_mul_avx2(out, gate, up, n); return;
+    case SimdLevel::Scalar: break;
+    }
     for (int64_t i = 0; i < n; ++i) {
         const float g = gate[i];
         out[i] = g / (1.0f + std::exp(-g)) * up[i];

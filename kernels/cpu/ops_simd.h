@@ -9,5 +9,8 @@ float dot_f32_avx2(const float* a, const float* b, int64_t n);
 void axpy_f32_avx2(float* y, float a, const float* x, int64_t n);
 float dot_f32_avx512(const float* a, const float* b, int64_t n);
 void axpy_f32_avx512(float* y, float a, const float* x, int64_t n);
+// out[i] = gate[i] * sigmoid(gate[i]) * up[i] with a vector exp (max relative error ~2e-7).
+void silu_mul_avx2(float* out, const float* gate, const float* up, int64_t n);
+void silu_mul_avx512(float* out, const float* gate, const float* up, int64_t n);
 
 }  // namespace llmwb::kernels

@@ -76,15 +76,30 @@ private slots:
         }
     }
 
+    void elementwise_data() {
+        QTest::addColumn<int>("level");
+        for (SimdLevel l : test::available_levels()) QTest::newRow(simd_level_name(l)) << static_cast<int>(l);
+    }
     void elementwise() {
+        QFETCH(int, level);
+        test::SimdLevelGuard guard;
+        set_simd_level(static_cast<SimdLevel>(level));
         const int n = 1003;
-        const auto g = test::random_floats(n, 7, 4.0f);
+        auto g = test::random_floats(n, 7, 4.0f);
         const auto u = test::random_floats(n, 8);
-        std::vector<float> out(n, NAN);
-        silu_mul(out.data(), g.data(), u.data(), n);
-        for (int i = 0; i < n; ++i) {
-            const double ref = g[i] / (1.0 + std::exp(-static_cast<double>(g[i]))) * u[i];
-            QVERIFY(std::fabs(out[i] - ref) <= 1e-5 * (std::fabs(ref) + 1e-3));
+        // Extremes: exp(-g) overflowing / underflowing, zero, and a wide sweep.
+        const float extremes[] = {-200.0f, -90.0f, -88.5f, -30.0f, -1e-8f, 0.0f, 1e-8f, 30.0f, 88.5f, 90.0f, 200.0f};
+        for (size_t k = 0; k < std::size(extremes); ++k) g[k] = extremes[k];
+        for (int k = 0; k < 400; ++k) g[20 + k] = -40.0f + 0.2f * static_cast<float>(k);
+        for (int len : {n, 1, 7, 15, 17}) {  // ragged tails of every vector width
+            std::vector<float> out(static_cast<size_t>(n), NAN);
+            silu_mul(out.data(), g.data(), u.data(), len);
+            for (int i = 0; i < len; ++i) {
+                const double ref = g[i] / (1.0 + std::exp(-static_cast<double>(g[i]))) * u[i];
+                QVERIFY2(std::fabs(out[i] - ref) <= 1e-6 * (std::fabs(ref) + 1e-30),
+                         qPrintable(QString("g=%1 u=%2 out=%3 ref=%4").arg(g[i]).arg(u[i]).arg(out[i]).arg(ref)));
+            }
+            for (int i = len; i < n; ++i) QVERIFY(std::isnan(out[i]));  // nothing written past n
         }
         std::vector<float> sum(n, NAN);
         add(sum.data(), g.data(), u.data(), n);

@@ -2,6 +2,9 @@
 // distribution at a fixed seed, logprobs, validate() messages) and the stop-string matcher.
 #include <QtTest>
 
+#include <limits>
+#include <random>
+
 #include <cmath>
 
 #include "engine/runtime/sampler.h"
@@ -89,6 +92,26 @@ private slots:
         QCOMPARE(s.sample(l).id, 1);
         const std::vector<float> l2 = {-1, -5, 0.5f, 0.5f};
         QCOMPARE(s.sample(l2).id, 2);
+    }
+
+    void argmax_matches_a_plain_scan() {
+        std::mt19937 rng(5);
+        for (int trial = 0; trial < 300; ++trial) {
+            const size_t n = 1 + rng() % 300;
+            std::vector<float> l(n);
+            for (float& v : l) v = static_cast<float>(rng() % 7) - 3.0f;  // many ties
+            if (trial % 3 == 0) l[rng() % n] = std::numeric_limits<float>::quiet_NaN();
+            if (trial % 5 == 0) l[rng() % n] = -std::numeric_limits<float>::infinity();
+            int32_t want = -1;
+            for (size_t i = 0; i < n; ++i)
+                if (!std::isnan(l[i]) && (want < 0 || l[i] > l[static_cast<size_t>(want)]))
+                    want = static_cast<int32_t>(i);
+            QCOMPARE(argmax_first(l), std::max(want, 0));
+        }
+        const std::vector<float> nan(9, std::numeric_limits<float>::quiet_NaN());
+        QCOMPARE(argmax_first(nan), 0);
+        const std::vector<float> ninf(20, -std::numeric_limits<float>::infinity());
+        QCOMPARE(argmax_first(ninf), 0);
     }
 
     void top_k_mask() {
