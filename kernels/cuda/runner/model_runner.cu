@@ -422,6 +422,9 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     ap.block_size = block_size_;
     ap.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim_)));
     ap.kv_dtype = kv_dtype_;
+    // The F32 KV cache is the exact mode (comparisons with the CPU backend): keep prefill
+    // attention in fp32 there; with the F16 cache, prefill runs on tensor cores.
+    ap.tensor_cores = kv_dtype_ != DType::F32;
     LLMWB_OP(paged_attention(att, q, k_cache(l), v_cache(l), ab, ap, attn_ws_.get(),
                              attn_ws_bytes_, s),
              "paged_attention");
