@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Renders the main window states to PNG under Xvfb: empty chat, Markdown rendering, a streaming
-# answer, the finished answer with its figures, dark theme, Simplified Chinese, 1280x720.
+# answer, the finished answer with its figures, the Engine dock under a load test (block map and
+# timeline; charts while the pool is shrunk through the Tuning dock; the memory panel), the
+# Tuning dock, dark theme, Simplified Chinese, 1280x720 (charts and Tuning docked).
 # Usage: scripts/screenshots.sh [OUT_DIR]   (default: screenshots/)
 # Environment: LLMWB_SKIP_BUILD=1 uses the existing build, BUILD_DIR (default build), JOBS.
 set -euo pipefail
