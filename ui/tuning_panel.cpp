@@ -57,6 +57,9 @@ void TuningPanel::build() {
     utilSlider_ = new QSlider(Qt::Horizontal, this);
     utilSlider_->setObjectName(QStringLiteral("utilizationSlider"));
     utilSlider_->setRange(0, kSliderSteps);
+    // Re-planning reallocates the KV pool: apply once the slider is released, not at every
+    // pixel of a drag (the spin box follows the drag).
+    utilSlider_->setTracking(false);
     utilSpin_ = makeDouble(EngineTuning::kMinUtilization, 1.0, 0.01, 4);
     utilSpin_->setObjectName(QStringLiteral("utilizationSpin"));
     auto* utilRow = new QHBoxLayout;
@@ -154,6 +157,12 @@ void TuningPanel::build() {
         utilSpin_->setValue(utilizationAt(pos));
         loading_ = false;
         engineEdited();
+    });
+    connect(utilSlider_, &QSlider::sliderMoved, this, [this](int pos) {
+        const bool was = loading_;
+        loading_ = true;
+        utilSpin_->setValue(utilizationAt(pos));
+        loading_ = was;
     });
     connect(utilSpin_, &QDoubleSpinBox::valueChanged, this, [this](double u) {
         if (loading_)

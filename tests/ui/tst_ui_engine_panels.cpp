@@ -297,6 +297,20 @@ private slots:
         busy.snapshot.num_running = 0;
         p.setView(busy);
         QVERIFY(p.blockSizeCombo()->isEnabled());
+
+        // Dragging the utilization slider: the spin box follows, the engine gets the value once
+        // the slider is released.
+        QSignalSpy engine(&p, &TuningPanel::tuningChanged);
+        const int pos = TuningPanel::sliderPosition(0.3);
+        p.utilizationSlider()->setSliderDown(true);
+        p.utilizationSlider()->setSliderPosition(pos - 40);
+        p.utilizationSlider()->setSliderPosition(pos);
+        QCOMPARE(p.utilizationSpin()->value(), TuningPanel::utilizationAt(pos));
+        QCOMPARE(engine.size(), 0);
+        p.utilizationSlider()->setSliderDown(false);
+        QCOMPARE(engine.size(), 1);
+        QCOMPARE(engine.first().first().value<EngineTuning>().gpuMemoryUtilization,
+                 TuningPanel::utilizationAt(pos));
     }
 };
 
