@@ -9,9 +9,24 @@
 
 #include "app/services/app_settings.h"
 #include "app/services/engine_worker.h"
+#include "tests/app/worker_relay.h"
 #include "engine/model/model_writer.h"
 
 using namespace llmwb;
+
+namespace {
+
+// Waits until `spy` holds `count` signals (QSignalSpy::wait() waits for one more than it already
+// holds, whenever the signal came).
+bool waitFor(QSignalSpy& spy, qsizetype count, int timeoutMs) {
+    QElapsedTimer t;
+    t.start();
+    while (spy.size() < count && t.elapsed() < timeoutMs)
+        spy.wait(20);
+    return spy.size() >= count;
+}
+
+}  // namespace
 
 class TestAppEngineTuning : public QObject {
     Q_OBJECT
@@ -21,6 +36,7 @@ private:
     QString modelPath_, otherPath_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;
+    WorkerRelay relay_;  // spies listen here (see worker_relay.h)
     MemoryPlan plan_;  // of the first load
 
     static GenerationRequest request(quint64 id, int maxTokens) {
@@ -43,7 +59,7 @@ private:
     template <class Pred>
     EngineView waitView(Pred pred, const std::function<void()>& action = {},
                         int timeoutMs = 30000) {
-        QSignalSpy views(worker_, &EngineWorker::engineView);
+        QSignalSpy views(&relay_, &WorkerRelay::engineView);
         if (action)
             action();
         QElapsedTimer t;
@@ -63,11 +79,11 @@ private:
 
     // Runs one generation; returns its streamed text and stats.
     QPair<QString, GenerationStats> generateOne(quint64 id, int maxTokens) {
-        QSignalSpy tokens(worker_, &EngineWorker::token);
-        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QSignalSpy tokens(&relay_, &WorkerRelay::token);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
                                   Q_ARG(llmwb::GenerationRequest, request(id, maxTokens)));
-        if (!finished.wait(30000))
+        if (!waitFor(finished, 1, 30000))
             return {};
         QString text;
         for (const auto& a : tokens)
@@ -93,6 +109,7 @@ private slots:
         worker_ = new EngineWorker(2);
         worker_->setTokenSignalIntervalMs(0);
         worker_->moveToThread(&thread_);
+        relay_.attach(worker_);
         connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
         thread_.start();
     }
@@ -106,16 +123,16 @@ private slots:
     // The default tuning on this machine's RAM: the pool is capped at what max_num_seqs
     // sequences of the full context can use, and the loading stages are reported in order.
     void loadsWithStagesAndACappedPool() {
-        QSignalSpy progress(worker_, &EngineWorker::loadProgress);
-        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
-        QSignalSpy views(worker_, &EngineWorker::engineView);
+        QSignalSpy progress(&relay_, &WorkerRelay::loadProgress);
+        QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
+        QSignalSpy views(&relay_, &WorkerRelay::engineView);
         EngineTuning t;
         t.gpuMemoryUtilization = 0.5;
         t.maxNumSeqs = 4;
         setTuning(t);
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
                                   Q_ARG(QString, modelPath_));
-        QVERIFY(loaded.wait(30000));
+        QVERIFY(waitFor(loaded, 1, 30000));
         QVERIFY(progress.size() >= 5);
         int last = -1;
         for (const auto& a : progress) {
@@ -124,7 +141,7 @@ private slots:
             QVERIFY(!a.at(1).toString().isEmpty());
         }
         QCOMPARE(last, 100);
-        QVERIFY(views.wait(5000) || !views.isEmpty());
+        QVERIFY(waitFor(views, 1, 5000));
         const auto v = views.last().first().value<EngineView>();
         // 4 sequences x 1024 tokens / 16 per block; half the RAM holds far more.
         QVERIFY(v.poolCapped);
@@ -157,10 +174,10 @@ private slots:
         QCOMPARE(big.snapshot.memory.num_blocks, 400);
         QVERIFY(!big.poolCapped);
 
-        QSignalSpy loadDone(worker_, &EngineWorker::loadTestFinished);
-        QSignalSpy finished(worker_, &EngineWorker::finished);
-        QSignalSpy failed(worker_, &EngineWorker::failed);
-        QSignalSpy tokens(worker_, &EngineWorker::token);
+        QSignalSpy loadDone(&relay_, &WorkerRelay::loadTestFinished);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
+        QSignalSpy failed(&relay_, &WorkerRelay::failed);
+        QSignalSpy tokens(&relay_, &WorkerRelay::token);
         QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 16));
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
                                   Q_ARG(llmwb::GenerationRequest, request(2, 48)));
@@ -177,9 +194,9 @@ private slots:
                  qPrintable(QString::number(shrunk.snapshot.memory.num_blocks)));
         QCOMPARE(int(shrunk.snapshot.blocks.size()), shrunk.snapshot.memory.num_blocks);
 
-        QVERIFY(loadDone.wait(60000) || !loadDone.isEmpty());
+        QVERIFY(waitFor(loadDone, 1, 60000));
         QCOMPARE(loadDone.first().first().toInt(), 16);  // all 16 completed
-        QVERIFY(finished.size() == 1 || finished.wait(30000));
+        QVERIFY(waitFor(finished, 1, 30000));
         QCOMPARE(failed.size(), 0);
         const auto stats = finished.first().first().value<GenerationStats>();
         QString text;
@@ -209,10 +226,11 @@ private slots:
         QCOMPARE(v32.tuning.blockSize, 32);
         QVERIFY(generateOne(3, 8).second.completionTokens > 0);
 
-        QSignalSpy loadDone(worker_, &EngineWorker::loadTestFinished);
+        QSignalSpy loadDone(&relay_, &WorkerRelay::loadTestFinished);
         // Queued right behind the load test: the worker sees it with requests unfinished.
-        QSignalSpy views(worker_, &EngineWorker::engineView);
-        QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 8));
+        QSignalSpy views(&relay_, &WorkerRelay::engineView);
+        // 64 requests, 4 at a time: longer than one view interval however fast the engine is.
+        QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 64));
         t.blockSize = 8;
         setTuning(t);
         EngineView pending;  // the first view with the load test's requests
@@ -226,8 +244,8 @@ private slots:
         QVERIFY(pending.snapshot.num_running > 0);
         QVERIFY(pending.rebuildPending);
         QCOMPARE(pending.snapshot.block_size, 32);  // not while requests run
-        QVERIFY(loadDone.wait(60000) || !loadDone.isEmpty());
-        QCOMPARE(loadDone.first().first().toInt(), 8);
+        QVERIFY(waitFor(loadDone, 1, 60000));
+        QCOMPARE(loadDone.first().first().toInt(), 64);
         // The rebuild follows the last step (its view may already be in the spy).
         EngineView v8;
         for (int tries = 0; tries < 20 && v8.snapshot.block_size != 8; ++tries) {
@@ -266,8 +284,8 @@ private slots:
     // Cancel between two stages: the previous model stays loaded and keeps generating; the next
     // load (not cancelled) replaces it.
     void cancelledLoadKeepsThePreviousModel() {
-        QSignalSpy cancelled(worker_, &EngineWorker::loadCancelled);
-        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        QSignalSpy cancelled(&relay_, &WorkerRelay::loadCancelled);
+        QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
         auto c = connect(
             worker_, &EngineWorker::loadProgress, worker_,
             [this](int percent, const QString&) {
@@ -277,7 +295,7 @@ private slots:
             Qt::DirectConnection);
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
                                   Q_ARG(QString, otherPath_));
-        QVERIFY(cancelled.wait(30000));
+        QVERIFY(waitFor(cancelled, 1, 30000));
         disconnect(c);
         QCOMPARE(cancelled.first().first().toString(), otherPath_);
         QCOMPARE(loaded.size(), 0);
@@ -288,7 +306,7 @@ private slots:
 
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
                                   Q_ARG(QString, otherPath_));
-        QVERIFY(loaded.wait(30000));
+        QVERIFY(waitFor(loaded, 1, 30000));
         QCOMPARE(loaded.first().first().value<ModelMetadata>().layers, 3);
         // Cancelling when nothing loads does nothing.
         worker_->cancelLoad();

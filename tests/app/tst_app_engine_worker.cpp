@@ -11,6 +11,7 @@
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
+#include "tests/app/worker_relay.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_writer.h"
 #include "engine/runtime/generator.h"
@@ -20,6 +21,20 @@
 
 using namespace llmwb;
 
+namespace {
+
+// Waits until `spy` holds `count` signals (QSignalSpy::wait() waits for one more than it already
+// holds, whenever the signal came).
+bool waitFor(QSignalSpy& spy, qsizetype count, int timeoutMs) {
+    QElapsedTimer t;
+    t.start();
+    while (spy.size() < count && t.elapsed() < timeoutMs)
+        spy.wait(20);
+    return spy.size() >= count;
+}
+
+}  // namespace
+
 class TestAppEngineWorker : public QObject {
     Q_OBJECT
 
@@ -28,6 +43,7 @@ private:
     QString modelPath_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;
+    WorkerRelay relay_;  // spies listen here (see worker_relay.h)
 
     GenerationRequest request(quint64 id, int maxTokens, const QString& text = "Hello there") {
         GenerationRequest r;
@@ -52,13 +68,14 @@ private slots:
         worker_ = new EngineWorker(2);
         worker_->setTokenSignalIntervalMs(0);  // one signal per token
         worker_->moveToThread(&thread_);
+        relay_.attach(worker_);
         connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
         thread_.start();
 
-        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
                                   Q_ARG(QString, modelPath_));
-        QVERIFY(loaded.wait(30000));
+        QVERIFY(waitFor(loaded, 1, 30000));
         const auto meta = loaded.first().first().value<ModelMetadata>();
         QCOMPARE(meta.architecture, QStringLiteral("qwen2"));
         QCOMPARE(meta.layers, 2);
@@ -76,12 +93,12 @@ private slots:
     }
 
     void streamsTheSameTextAsTheEngine() {
-        QSignalSpy tokens(worker_, &EngineWorker::token);
-        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QSignalSpy tokens(&relay_, &WorkerRelay::token);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
         QVERIFY(QThread::currentThread() != worker_->thread());
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
                                   Q_ARG(llmwb::GenerationRequest, request(1, 24)));
-        QVERIFY(finished.wait(30000));
+        QVERIFY(waitFor(finished, 1, 30000));
         const auto stats = finished.first().first().value<GenerationStats>();
         QCOMPARE(stats.requestId, quint64(1));
         QCOMPARE(stats.conversationId, qint64(101));
@@ -120,7 +137,7 @@ private slots:
     }
 
     void stopsMidStream() {
-        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
         int tokensSeen = 0;
         // Stop from the GUI thread as soon as the first token arrives.
         auto c = connect(worker_, &EngineWorker::token, this, [&] {
@@ -129,7 +146,7 @@ private slots:
         });
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
                                   Q_ARG(llmwb::GenerationRequest, request(2, 1500)));
-        QVERIFY(finished.wait(60000));
+        QVERIFY(waitFor(finished, 1, 60000));
         disconnect(c);
         const auto stats = finished.first().first().value<GenerationStats>();
         QCOMPARE(stats.finishReason, QStringLiteral("cancelled"));
@@ -140,12 +157,12 @@ private slots:
     }
 
     void stopBeforeStart() {
-        QSignalSpy tokens(worker_, &EngineWorker::token);
-        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QSignalSpy tokens(&relay_, &WorkerRelay::token);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
         worker_->stop(3);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
                                   Q_ARG(llmwb::GenerationRequest, request(3, 50)));
-        QVERIFY(finished.wait(30000));
+        QVERIFY(waitFor(finished, 1, 30000));
         const auto stats = finished.first().first().value<GenerationStats>();
         QVERIFY(stats.cancelled());
         QCOMPARE(stats.completionTokens, qint64(0));
@@ -153,7 +170,7 @@ private slots:
         // The next request is not affected by the earlier stop.
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
                                   Q_ARG(llmwb::GenerationRequest, request(4, 5)));
-        QVERIFY(finished.wait(30000));
+        QVERIFY(waitFor(finished, 2, 30000));
         QVERIFY(!finished.last().first().value<GenerationStats>().cancelled());
     }
 
@@ -216,9 +233,9 @@ private slots:
     // Two generations at once on the serving engine: both stream and finish, the step
     // batches hold both, and the engine views are coalesced and self-consistent.
     void twoConcurrentGenerations() {
-        QSignalSpy tokens(worker_, &EngineWorker::token);
-        QSignalSpy finished(worker_, &EngineWorker::finished);
-        QSignalSpy views(worker_, &EngineWorker::engineView);
+        QSignalSpy tokens(&relay_, &WorkerRelay::token);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
+        QSignalSpy views(&relay_, &WorkerRelay::engineView);
         QElapsedTimer clock;
         clock.start();
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
@@ -280,7 +297,7 @@ private slots:
     }
 
     void stopOneKeepsTheOther() {
-        QSignalSpy finished(worker_, &EngineWorker::finished);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
         int seen = 0;
         auto c = connect(worker_, &EngineWorker::token, this, [&](quint64 id) {
             if (id == 30 && ++seen == 1)
@@ -304,11 +321,11 @@ private slots:
     }
 
     void loadTestRunsConcurrently() {
-        QSignalSpy tokens(worker_, &EngineWorker::token);
-        QSignalSpy views(worker_, &EngineWorker::engineView);
-        QSignalSpy done(worker_, &EngineWorker::loadTestFinished);
+        QSignalSpy tokens(&relay_, &WorkerRelay::token);
+        QSignalSpy views(&relay_, &WorkerRelay::engineView);
+        QSignalSpy done(&relay_, &WorkerRelay::loadTestFinished);
         QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 16));
-        QVERIFY(done.wait(120000));
+        QVERIFY(waitFor(done, 1, 120000));
         QCOMPARE(done.first().first().toInt(), 16);
         QCOMPARE(tokens.size(), 0);  // load test text is not streamed to the chat
         int maxBatch = 0;
@@ -326,10 +343,12 @@ private slots:
         worker->moveToThread(&thread);
         connect(&thread, &QThread::finished, worker, &QObject::deleteLater);
         thread.start();
-        QSignalSpy loaded(worker, &EngineWorker::modelLoaded);
+        WorkerRelay relay;
+        relay.attach(worker);
+        QSignalSpy loaded(&relay, &WorkerRelay::modelLoaded);
         QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,
                                   Q_ARG(QString, modelPath_));
-        QVERIFY(loaded.wait(30000));
+        QVERIFY(waitFor(loaded, 1, 30000));
 
         Database db(dir_.filePath("quit.sqlite"));
         QVERIFY(db.open());
@@ -338,7 +357,10 @@ private slots:
         connect(&controller, &ChatController::generateRequested, worker, &EngineWorker::generate,
                 Qt::QueuedConnection);
         connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
-        auto conv = store.createConversation("q", {}, QJsonObject{{"max_tokens", 1500}});
+        // Greedy: the same prompt streams text in streamsTheSameTextAsTheEngine (a sampled first
+        // token could be the end of the answer, and nothing would stream).
+        auto conv = store.createConversation(
+            "q", {}, QJsonObject{{"max_tokens", 1500}, {"temperature", 0.0}});
         QSignalSpy text(&controller, &ChatController::messageTextChanged);
         QVERIFY(controller.send(conv->id, "Hello there"));
         QVERIFY(text.wait(30000));  // streaming has started
