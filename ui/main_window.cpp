@@ -63,6 +63,8 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
     connect(&controller_, &ChatController::messageAdded, this,
             [this](const ChatMessage& m) { conversationModel_->refreshConversation(m.conversationId); });
     connect(&controller_, &ChatController::generatingChanged, this, &MainWindow::updateStatus);
+    connect(&controller_, &ChatController::generatingChanged, conversationModel_,
+            &ConversationListModel::setGenerating);
     connect(&controller_, &ChatController::messageFinished, this, [this](const ChatMessage& m) {
         if (m.tokensPerSecond)
             statusBar()->showMessage(MessageWidget::figuresText(m), 8000);
@@ -93,6 +95,8 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
             });
     connect(chat_, &ChatView::conversationNeeded, this, &MainWindow::newConversation);
     connect(model_, &ModelPanel::openRequested, this, &MainWindow::openModelRequested);
+    connect(model_, &ModelPanel::removeRecentRequested, this,
+            [this](const QString& path) { settings_.removeRecentModel(path); });
     connect(model_, &ModelPanel::cancelLoadRequested, this, &MainWindow::loadCancelRequested);
     connect(tuning_, &TuningPanel::tuningChanged, this, &MainWindow::tuningChanged);
     connect(tuning_, &TuningPanel::samplingChanged, this,

@@ -45,6 +45,12 @@ void AppSettings::addRecentModel(const QString& path) {
     settings_->setValue(QStringLiteral("models/last"), path);
 }
 
+void AppSettings::removeRecentModel(const QString& path) {
+    QStringList list = recentModels();
+    if (list.removeAll(path) > 0)
+        settings_->setValue(QStringLiteral("models/recent"), list);
+}
+
 QString AppSettings::lastModel() const {
     return settings_->value(QStringLiteral("models/last")).toString();
 }

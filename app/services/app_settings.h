@@ -31,6 +31,7 @@ public:
 
     QStringList recentModels() const;  // most recent first
     void addRecentModel(const QString& path);
+    void removeRecentModel(const QString& path);
     QString lastModel() const;  // "" = the demo model
 
     QByteArray windowGeometry() const;

@@ -5,7 +5,7 @@
 // worker thread and leaves the partial answer in the database, which reopens cleanly.
 #include <QCoreApplication>
 #include <QMutex>
-#include <QSignalSpy>
+#include <QEventLoop>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
@@ -64,10 +64,17 @@ private:
         worker->moveToThread(&thread);
         connect(&thread, &QThread::finished, worker, &QObject::deleteLater);
         thread.start();
-        QSignalSpy loaded(worker, &EngineWorker::modelLoaded);
+        // Not a QSignalSpy on the worker: the spy would append from the worker thread while
+        // this thread reads it. A queued connection delivers the signal here instead.
+        QEventLoop loop;
+        bool loaded = false;
+        connect(worker, &EngineWorker::modelLoaded, &loop, [&] { loaded = true; loop.quit(); },
+                Qt::QueuedConnection);
+        QTimer::singleShot(30000, &loop, &QEventLoop::quit);
         QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,
                                   Q_ARG(QString, modelPath_));
-        if (!loaded.wait(30000))
+        loop.exec();
+        if (!loaded)
             return nullptr;
         return worker;
     }

@@ -343,6 +343,25 @@ private slots:
             QCOMPARE(s.engineTuning(), EngineTuning{});
         }
     }
+
+    // Recent models: most recent first, no duplicates, removal persists.
+    void recentModelsPersist() {
+        QTemporaryDir d;
+        const QString ini = d.filePath("r.ini");
+        {
+            AppSettings s(ini);
+            s.addRecentModel("/m/a.gguf");
+            s.addRecentModel("/m/b");
+            s.addRecentModel("/m/a.gguf");
+            QCOMPARE(s.recentModels(), (QStringList{"/m/a.gguf", "/m/b"}));
+            s.removeRecentModel("/m/b");
+            s.removeRecentModel("/m/not-there");
+            s.sync();
+        }
+        AppSettings s(ini);
+        QCOMPARE(s.recentModels(), QStringList{"/m/a.gguf"});
+        QCOMPARE(s.lastModel(), QString("/m/a.gguf"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAppEngineTuning)
