@@ -32,22 +32,6 @@ const MatmulKernel* select_kernel(DType t) {
     return k ? k : detail::scalar_matmul_kernel(t);
 }
 
-// A growable 64-byte aligned scratch buffer per calling thread.
-struct Scratch {
-    struct Free {
-        void operator()(uint8_t* p) const { std::free(p); }
-    };
-    std::unique_ptr<uint8_t, Free> data;
-    size_t size = 0;
-    uint8_t* get(size_t bytes) {
-        if (bytes > size) {
-            size = detail::align64(bytes + bytes / 4);
-            data.reset(static_cast<uint8_t*>(std::aligned_alloc(64, size)));
-        }
-        return data.get();
-    }
-};
-
 void for_range(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     if (pool && pool->size() > 1) pool->parallel_for(n, grain, fn);
     else if (n > 0) fn(0, n);
@@ -57,8 +41,8 @@ void for_range(ThreadPool* pool, int64_t n, int64_t grain, const std::function<v
 // panels over the threads.
 void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_stride, int64_t rows, int64_t cols,
                 const float* x, int64_t n_tokens, ThreadPool* pool) {
-    thread_local Scratch scratch;
-    auto* acts = reinterpret_cast<float*>(scratch.get(static_cast<size_t>(n_tokens * cols) * sizeof(float)));
+    thread_local detail::AlignedBuffer scratch;
+    auto* acts = reinterpret_cast<float*>(scratch.get(static_cast<size_t>(n_tokens * cols) * sizeof(float), true));
     const int64_t n_tiles = (n_tokens + detail::kGemmTileTokens - 1) / detail::kGemmTileTokens;
     auto pack = [&](int64_t g0, int64_t g1) {
         for (int64_t g = g0; g < g1; ++g) {
@@ -84,9 +68,9 @@ void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_st
 // threads; each thread repacks its rows group by group (see matmul_qgemm_avx512.cpp).
 void gemm_quant(const detail::QGemm& q, float* y, const uint8_t* w, size_t w_stride, int64_t rows, int64_t cols,
                 const float* x, int64_t n_tokens, ThreadPool* pool) {
-    thread_local Scratch scratch;
+    thread_local detail::AlignedBuffer scratch;
     const size_t a_stride = q.act_row_bytes(cols);
-    uint8_t* acts = scratch.get(a_stride * static_cast<size_t>(n_tokens));
+    uint8_t* acts = scratch.get(a_stride * static_cast<size_t>(n_tokens), true);
     auto prep = [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) q.prepare_act(x + t * cols, cols, acts + t * a_stride);
     };
@@ -126,9 +110,9 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
     const uint8_t* acts = reinterpret_cast<const uint8_t*>(x);
     size_t a_stride = static_cast<size_t>(w.cols) * sizeof(float);
     if (k->act_row_bytes) {
-        thread_local Scratch scratch;
+        thread_local detail::AlignedBuffer scratch;
         a_stride = k->act_row_bytes(w.cols);
-        uint8_t* buf = scratch.get(a_stride * static_cast<size_t>(n_tokens));
+        uint8_t* buf = scratch.get(a_stride * static_cast<size_t>(n_tokens), true);
         auto prep = [&](int64_t t0, int64_t t1) {
             for (int64_t t = t0; t < t1; ++t) k->prepare_act(x + t * w.cols, w.cols, buf + t * a_stride);
         };

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/simd.h"
@@ -21,6 +23,23 @@ namespace llmwb::kernels::detail {
 constexpr int kMaxTileTokens = 8;
 
 inline size_t align64(size_t n) { return (n + 63) & ~static_cast<size_t>(63); }
+
+// A growable 64-byte aligned buffer (thread_local scratch of the drivers and kernels). With
+// slack, it grows to a quarter more than asked so that slowly growing batches reallocate rarely.
+struct AlignedBuffer {
+    struct Free {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t, Free> data;
+    size_t size = 0;
+    uint8_t* get(size_t bytes, bool slack = false) {
+        if (bytes > size) {
+            size = align64(slack ? bytes + bytes / 4 : bytes);
+            data.reset(static_cast<uint8_t*>(std::aligned_alloc(64, size)));
+        }
+        return data.get();
+    }
+};
 
 struct A32Layout {
     size_t d_off, ds_off, row_bytes;  // q at offset 0

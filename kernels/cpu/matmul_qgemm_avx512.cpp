@@ -399,24 +399,9 @@ void micro(const uint8_t* panel, int64_t cols, const uint8_t* const* xa, float* 
     }
 }
 
-struct PanelBuffer {
-    struct Free {
-        void operator()(uint8_t* p) const { std::free(p); }
-    };
-    std::unique_ptr<uint8_t, Free> data;
-    size_t size = 0;
-    uint8_t* get(size_t bytes) {
-        if (bytes > size) {
-            size = align64(bytes);
-            data.reset(static_cast<uint8_t*>(std::aligned_alloc(64, size)));
-        }
-        return data.get();
-    }
-};
-
 template <class T>
 void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
-    thread_local PanelBuffer buf;
+    thread_local AlignedBuffer buf;
     constexpr int kNT = T::NT;
     uint8_t* panel = buf.get(PanelLayout<T>(a.cols).bytes);
     const int64_t chunks = a.cols / 32;
