@@ -7,13 +7,42 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 
 namespace llmwb {
+
+namespace {
+
+// A one-line label that may get narrower than its text: it then shows the text elided ("…").
+// Its size hint stays that of the whole text, so a layout with room shows all of it; its small
+// minimum lets the message (and the chat's scroll content) shrink with the window instead of
+// keeping the header's full width and being clipped on the right.
+class ElidingLabel : public QLabel {
+public:
+    using QLabel::QLabel;
+
+    QSize minimumSizeHint() const override {
+        return {fontMetrics().horizontalAdvance(QStringLiteral("W\u2026")),
+                QLabel::minimumSizeHint().height()};
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        const QRect r = contentsRect();
+        const QString shown = fontMetrics().elidedText(text(), Qt::ElideRight, r.width());
+        style()->drawItemText(&p, r, int(alignment()), palette(), isEnabled(), shown,
+                              foregroundRole());
+    }
+};
+
+}  // namespace
 
 MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     : QFrame(parent), message_(message) {
@@ -23,11 +52,11 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     setBackgroundRole(message_.role == QLatin1String("user") ? QPalette::AlternateBase
                                                              : QPalette::Base);
 
-    role_ = new QLabel(this);
+    role_ = new ElidingLabel(this);
     QFont bold = role_->font();
     bold.setBold(true);
     role_->setFont(bold);
-    state_ = new QLabel(this);
+    state_ = new ElidingLabel(this);
     state_->setForegroundRole(QPalette::PlaceholderText);
     auto makeButton = [this](const char* name) {
         auto* b = new QToolButton(this);
@@ -58,6 +87,7 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     footer_ = new QLabel(this);
     footer_->setObjectName(QStringLiteral("messageFooter"));
     footer_->setForegroundRole(QPalette::PlaceholderText);
+    footer_->setWordWrap(true);  // wraps rather than widening a narrow message
     footer_->setVisible(isAssistant);
 
     auto* layout = new QVBoxLayout(this);
@@ -112,6 +142,7 @@ void MessageWidget::updateHeader() {
                                                 : tr("Assistant · %1").arg(message_.model));
     else
         role_->setText(tr("System"));
+    role_->setToolTip(role_->text());  // the whole text where it is elided
     switch (message_.state) {
     case MessageState::Complete: state_->clear(); break;
     case MessageState::Streaming: state_->setText(tr("generating…")); break;

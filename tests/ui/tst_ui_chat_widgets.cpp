@@ -15,6 +15,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBlock>
@@ -208,6 +209,81 @@ private slots:
         body.setMarkdownText(QStringLiteral("short"));
         QCOMPARE(body.segmentCount(), 1);
         QCOMPARE(body.codeBlockCount(), 0);
+    }
+
+    // Shrinking the chat re-wraps the messages to the narrower viewport: no message (nor its
+    // Delete button) reaches past the viewport's right edge, even with a long model name in
+    // the header, and the answer grows taller.
+    void messagesShrinkWithTheView() {
+        Database db(newPath("shrink.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        controller.setModelName(QStringLiteral("LLM Workbench demo (random weights)"));
+        ScriptedEngine engine(controller);
+        ChatView view(controller);
+        view.resize(1300, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const auto conv = controller.newConversation();
+        QVERIFY(conv);
+        view.setConversation(conv->id);
+        view.input()->setPlainText(QStringLiteral("Explain paged attention in two sentences."));
+        QTest::mouseClick(view.sendButton(), Qt::LeftButton);
+        QCOMPARE(engine.requests_.size(), 1);
+        QStringList tokens;
+        for (int i = 0; i < 80; ++i) {
+            tokens << QStringLiteral("Sentence %1 about paged attention and its blocks. ").arg(i);
+            if (i % 12 == 11)
+                tokens << QStringLiteral("\n\n");
+            if (i == 40)
+                tokens << QStringLiteral("\n\n```cpp\nint main() {\n    return 0;\n}\n```\n\n");
+        }
+        engine.answer(engine.requests_[0], tokens);
+        auto* scroll = view.findChild<QScrollArea*>();
+        QVERIFY(scroll);
+        QWidget* viewport = scroll->viewport();
+        auto settle = [] {
+            for (int i = 0; i < 5; ++i) {
+                QCoreApplication::sendPostedEvents();
+                QCoreApplication::processEvents();
+            }
+        };
+        auto checkInside = [&](const char* when) {
+            const QList<MessageWidget*> list = view.messageWidgets();
+            QCOMPARE(list.size(), 2);
+            for (MessageWidget* w : list) {
+                const int right = w->mapTo(viewport, QPoint(w->width(), 0)).x();
+                QVERIFY2(right <= viewport->width(),
+                         qPrintable(QStringLiteral("%1: message right edge %2 > viewport %3")
+                                        .arg(QLatin1String(when))
+                                        .arg(right)
+                                        .arg(viewport->width())));
+                QToolButton* del = button(w, "deleteButton");
+                QVERIFY(del);
+                QVERIFY(del->mapTo(viewport, QPoint(del->width(), 0)).x() <= viewport->width());
+                for (int i = 0; i < w->body()->segmentCount(); ++i) {
+                    MarkdownView* seg = w->body()->segment(i);
+                    QVERIFY(seg->mapTo(viewport, QPoint(seg->width(), 0)).x() <=
+                            viewport->width());
+                }
+            }
+        };
+        settle();
+        MessageWidget* answer = view.messageWidgets().last();
+        QVERIFY(answer->body()->segmentCount() >= 2);
+        QCOMPARE(answer->body()->codeBlockCount(), 1);
+        checkInside("wide");
+        const int wideHeight = answer->body()->height();
+        const int wideWidth = answer->width();
+
+        view.resize(520, 700);
+        settle();
+        checkInside("narrow");
+        QVERIFY(answer->width() < wideWidth);
+        QVERIFY2(answer->body()->height() > wideHeight,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(wideHeight).arg(
+                     answer->body()->height())));
     }
 
     void messageActionsPersist() {
