@@ -405,6 +405,10 @@ Updated %2</source>
         <source>Ready</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>CUDA is unavailable: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -998,6 +1002,51 @@ This file or folder no longer exists.</source>
     </message>
     <message>
         <source>The previous model (%1) is still loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running on</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Auto (CUDA when available)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unknown reason</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run the model on the GPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where the model runs; a change reloads the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where the model runs; a change reloads the model.
+CUDA is unavailable: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CUDA: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU (CUDA is unavailable: %1)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

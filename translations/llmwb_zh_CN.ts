@@ -410,6 +410,10 @@ Updated %2</source>
         <source>Ready</source>
         <translation>就绪</translation>
     </message>
+    <message>
+        <source>CUDA is unavailable: %1</source>
+        <translation>CUDA 不可用：%1</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -1005,6 +1009,52 @@ This file or folder no longer exists.</source>
     <message>
         <source>The previous model (%1) is still loaded.</source>
         <translation>之前的模型（%1）仍处于加载状态。</translation>
+    </message>
+    <message>
+        <source>Running on</source>
+        <translation>运行设备</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Auto (CUDA when available)</source>
+        <translation>自动（可用时使用 CUDA）</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>unknown reason</source>
+        <translation>原因未知</translation>
+    </message>
+    <message>
+        <source>Run the model on the GPU</source>
+        <translation>在 GPU 上运行模型</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: %1</source>
+        <translation>CUDA 不可用：%1</translation>
+    </message>
+    <message>
+        <source>Where the model runs; a change reloads the model</source>
+        <translation>模型运行的设备；更改后会重新加载模型</translation>
+    </message>
+    <message>
+        <source>Where the model runs; a change reloads the model.
+CUDA is unavailable: %1</source>
+        <translation>模型运行的设备；更改后会重新加载模型。
+CUDA 不可用：%1</translation>
+    </message>
+    <message>
+        <source>CUDA: %1</source>
+        <translation>CUDA：%1</translation>
+    </message>
+    <message>
+        <source>CPU (CUDA is unavailable: %1)</source>
+        <translation>CPU（CUDA 不可用：%1）</translation>
     </message>
 </context>
 <context>

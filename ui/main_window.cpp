@@ -98,6 +98,11 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
     connect(model_, &ModelPanel::removeRecentRequested, this,
             [this](const QString& path) { settings_.removeRecentModel(path); });
     connect(model_, &ModelPanel::cancelLoadRequested, this, &MainWindow::loadCancelRequested);
+    connect(model_, &ModelPanel::deviceChosen, this, [this](const QString& preference) {
+        settings_.setDevice(preference);
+        emit deviceChosen(preference);
+    });
+    model_->setDevicePreference(settings_.device());
     connect(tuning_, &TuningPanel::tuningChanged, this, &MainWindow::tuningChanged);
     connect(tuning_, &TuningPanel::samplingChanged, this,
             [this](const SamplingSettings& s) { controller_.setDefaultSampling(s); });
@@ -481,6 +486,10 @@ void MainWindow::onLoadProgress(int percent, const QString& stage) {
 }
 
 // The load was cancelled between two stages: the previous model (if any) is still loaded.
+void MainWindow::onDeviceAvailability(bool cudaAvailable, const QString& reason) {
+    model_->setCudaAvailability(cudaAvailable, reason);
+}
+
 void MainWindow::onLoadCancelled(const QString& path) {
     if (hasModel_) {
         modelLoaded_ = true;

@@ -57,6 +57,8 @@ public slots:
     void onEngineView(const llmwb::EngineView& view);
     void onLoadProgress(int percent, const QString& stage);
     void onLoadCancelled(const QString& path);
+    // From EngineWorker::deviceAvailability: the Model panel's CUDA entry and its reason.
+    void onDeviceAvailability(bool cudaAvailable, const QString& reason);
 
 signals:
     void openModelRequested(const QString& path);
@@ -64,6 +66,8 @@ signals:
     void languageChosen(const QString& code);  // "", "en", "zh_CN"
     void loadTestRequested();
     void tuningChanged(const llmwb::EngineTuning& tuning);
+    // The Model panel's device ("auto", "cpu", "cuda"); already saved in the settings.
+    void deviceChosen(const QString& preference);
     void loadCancelRequested();
 
 protected:

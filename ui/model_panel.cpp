@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include <QComboBox>
 #include <QDir>
+#include <QStandardItemModel>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QEvent>
@@ -18,6 +20,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QShortcut>
+#include <QSignalBlocker>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -54,6 +57,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     name_ = addField("modelName");
     arch_ = addField("modelArchitecture");
+    device_in_use_ = addField("modelDevice");
     params_ = addField("modelParameters");
     dtypes_ = addField("modelDtypes");
     dtypes_->setWordWrap(false);  // one short line per tensor group (wrapping clipped them)
@@ -70,6 +74,16 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     removeRecent_ = new QPushButton(this);
     removeRecent_->setObjectName(QStringLiteral("removeRecent"));
     removeRecent_->setEnabled(false);
+    deviceTitle_ = new QLabel(this);
+    device_ = new QComboBox(this);
+    device_->setObjectName(QStringLiteral("deviceCombo"));
+    for (const QString& p : devicePreferences())
+        device_->addItem(QString(), p);
+    deviceTitle_->setBuddy(device_);
+    deviceNote_ = new QLabel(this);
+    deviceNote_->setObjectName(QStringLiteral("deviceNote"));
+    deviceNote_->setWordWrap(true);
+    deviceNote_->hide();
     setAcceptDrops(true);
 
     auto* buttons = new QHBoxLayout;
@@ -86,6 +100,11 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(status_);
     layout->addLayout(progressRow);
     layout->addLayout(form_);
+    auto* deviceRow = new QHBoxLayout;
+    deviceRow->addWidget(deviceTitle_);
+    deviceRow->addWidget(device_, 1);
+    layout->addLayout(deviceRow);
+    layout->addWidget(deviceNote_);
     layout->addLayout(buttons);
     layout->addWidget(recentTitle_);
     layout->addWidget(recent_, 1);
@@ -128,6 +147,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
         if (!loading_)
             emit openRequested(path);
     });
+    connect(device_, &QComboBox::activated, this,
+            [this](int index) { emit deviceChosen(device_->itemData(index).toString()); });
     connect(recent_, &QListWidget::itemSelectionChanged, this,
             [this] { removeRecent_->setEnabled(!recent_->selectedItems().isEmpty()); });
     connect(removeRecent_, &QPushButton::clicked, this, &ModelPanel::removeSelectedRecent);
@@ -161,6 +182,7 @@ QString ModelPanel::fieldText(const char* objectName) const {
 
 void ModelPanel::retranslate() {
     const char* names[] = {QT_TR_NOOP("Name"),    QT_TR_NOOP("Architecture"),
+                           QT_TR_NOOP("Running on"),
                            QT_TR_NOOP("Parameters"), QT_TR_NOOP("Weight types"),
                            QT_TR_NOOP("Context"), QT_TR_NOOP("Shape"),
                            QT_TR_NOOP("Chat template"), QT_TR_NOOP("File")};
@@ -175,8 +197,46 @@ void ModelPanel::retranslate() {
     cancel_->setToolTip(tr("Stop loading this model"));
     removeRecent_->setText(tr("Remove from list"));
     removeRecent_->setToolTip(tr("Forget the selected model (the file is not deleted)"));
+    deviceTitle_->setText(tr("Device"));
+    updateDeviceItems();
     updateRecentItems();
     showMetadata();
+}
+
+QString ModelPanel::devicePreference() const { return device_->currentData().toString(); }
+
+void ModelPanel::setDevicePreference(const QString& preference) {
+    const int i = device_->findData(normalizedDevicePreference(preference));
+    const QSignalBlocker block(device_);
+    device_->setCurrentIndex(std::max(0, i));
+    updateDeviceItems();
+}
+
+void ModelPanel::setCudaAvailability(bool available, const QString& reason) {
+    cudaAvailable_ = available;
+    cudaReason_ = available ? QString() : reason;
+    updateDeviceItems();
+}
+
+void ModelPanel::updateDeviceItems() {
+    device_->setItemText(0, tr("Auto (CUDA when available)"));
+    device_->setItemText(1, tr("CPU"));
+    device_->setItemText(2, QStringLiteral("CUDA"));
+    auto* items = qobject_cast<QStandardItemModel*>(device_->model());
+    const QString why = cudaReason_.isEmpty() ? tr("unknown reason") : cudaReason_;
+    if (QStandardItem* cuda = items ? items->item(2) : nullptr) {
+        // The current choice stays selectable (a saved "cuda" shows as chosen, and fails).
+        cuda->setEnabled(cudaAvailable_ || device_->currentIndex() == 2);
+        cuda->setToolTip(cudaAvailable_ ? tr("Run the model on the GPU")
+                                        : tr("CUDA is unavailable: %1").arg(why));
+    }
+    device_->setToolTip(cudaAvailable_
+                            ? tr("Where the model runs; a change reloads the model")
+                            : tr("Where the model runs; a change reloads the model.\n"
+                                 "CUDA is unavailable: %1")
+                                  .arg(why));
+    deviceNote_->setText(tr("CUDA is unavailable: %1").arg(why));
+    deviceNote_->setVisible(!cudaAvailable_);
 }
 
 void ModelPanel::changeEvent(QEvent* e) {
@@ -278,6 +338,10 @@ void ModelPanel::setLoadProgress(int percent, const QString& stage) {
 
 void ModelPanel::setModel(const ModelMetadata& m) {
     model_ = m;
+    if (m.device == QLatin1String("CUDA"))
+        setCudaAvailability(true, {});
+    else if (!m.cudaUnavailable.isEmpty())
+        setCudaAvailability(false, m.cudaUnavailable);
     loaded_ = true;
     error_.clear();
     setBusy(false);
@@ -341,6 +405,12 @@ void ModelPanel::showMetadata() {
                          : tr("Loaded."));
     name_->setText(m.name);
     arch_->setText(QStringLiteral("%1 (%2)").arg(m.architecture, m.format));
+    if (m.device == QLatin1String("CUDA"))
+        device_in_use_->setText(tr("CUDA: %1").arg(m.deviceName));
+    else if (m.devicePreference == QLatin1String("auto") && !m.cudaUnavailable.isEmpty())
+        device_in_use_->setText(tr("CPU (CUDA is unavailable: %1)").arg(m.cudaUnavailable));
+    else
+        device_in_use_->setText(tr("CPU"));
     params_->setText(tr("%1 parameters, %2 of weights")
                          .arg(formatCount(m.parameterCount), formatBytes(m.weightBytes)));
     dtypes_->setText(m.dtypeSummary.join(QLatin1Char('\n')));

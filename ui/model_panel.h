@@ -7,6 +7,7 @@
 
 #include "app/services/generation_types.h"
 
+class QComboBox;
 class QFormLayout;
 class QLabel;
 class QListWidget;
@@ -29,6 +30,10 @@ public:
     QStringList recentModels() const;
     bool isLoading() const { return loading_; }
     QString fieldText(const char* objectName) const;  // for tests
+    QComboBox* deviceCombo() const { return device_; }
+    // "auto", "cpu" or "cuda".
+    QString devicePreference() const;
+    QString cudaUnavailableReason() const { return cudaReason_; }
 
     // The model path a drop carries: one local .gguf file or one folder; "" otherwise.
     static QString modelPathFromMime(const QMimeData* mime);
@@ -40,6 +45,10 @@ public slots:
     // 0..100 (-1 = unknown) and what is being done ("Reading weights", ...). Shows the Cancel
     // button; setModel / setLoadFailed end the loading state.
     void setLoadProgress(int percent, const QString& stage);
+    // Shows the choice without emitting deviceChosen().
+    void setDevicePreference(const QString& preference);
+    // Unavailable: the CUDA entry is disabled and the reason shown (tooltip and a note).
+    void setCudaAvailability(bool available, const QString& reason);
 
 signals:
     void openRequested(const QString& path);
@@ -48,6 +57,8 @@ signals:
     // The user removed a recent model from the list (the panel already dropped it; the owner
     // of the persisted list should forget it too).
     void removeRecentRequested(const QString& path);
+    // The user chose a device ("auto", "cpu", "cuda").
+    void deviceChosen(const QString& preference);
 
 protected:
     void changeEvent(QEvent* e) override;
@@ -61,6 +72,7 @@ private:
     void setBusy(bool busy);
     void updateRecentItems();
     void removeSelectedRecent();
+    void updateDeviceItems();
 
     bool loading_ = false;
     QString loadingPath_;
@@ -74,7 +86,13 @@ private:
     QList<QLabel*> fieldLabels_;
     QLabel* status_;
     QProgressBar* busy_;
-    QLabel *name_, *arch_, *params_, *dtypes_, *context_, *shape_, *tmpl_, *path_;
+    QLabel *name_, *arch_, *device_in_use_, *params_, *dtypes_, *context_, *shape_, *tmpl_,
+        *path_;
+    QLabel* deviceTitle_;
+    QComboBox* device_;
+    QLabel* deviceNote_;
+    bool cudaAvailable_ = true;  // until told otherwise
+    QString cudaReason_;
     QPushButton* openFile_;
     QPushButton* openFolder_;
     QPushButton* cancel_;

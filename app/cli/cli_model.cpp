@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "engine/backend/device_select.h"
 #include "engine/model/demo_model.h"
 #include "engine/runtime/cpu_executor.h"
 
@@ -72,7 +73,8 @@ Result<ModelExecutor*> CliModel::open_executor(const CliArgs& args, int threads,
                                                int32_t max_tokens, int32_t max_seqs,
                                                int64_t kv_tokens) {
     const std::string device = args.get_or("device", "auto");
-    if (device != "auto" && device != "cpu" && device != "cuda")
+    const auto pref = parse_device_preference(device);
+    if (!pref)
         return make_error("--device must be auto, cpu or cuda, got '" + device + "'");
     const std::string kv_dtype = args.get_or("kv-dtype", "f16");
     if (kv_dtype != "f16" && kv_dtype != "f32")
@@ -81,31 +83,20 @@ Result<ModelExecutor*> CliModel::open_executor(const CliArgs& args, int threads,
     const int64_t ctx = std::max<int64_t>(
         1, c.max_position > 0 ? std::min<int64_t>(kv_tokens, c.max_position) : kv_tokens);
     executor.reset();
-    if (device != "cpu") {
-        std::string why;
-        auto plugin = cuda_plugin ? Result<std::shared_ptr<CudaPlugin>>(cuda_plugin)
-                                  : CudaPlugin::load();
-        if (plugin) {
-            cuda_plugin = *plugin;
-            CudaExecutorOptions o;
-            o.kv_dtype = kv_dtype == "f32" ? KvDtype::F32 : KvDtype::F16;
-            o.use_graphs = !args.has("no-cuda-graphs");
-            o.max_tokens = std::max(1, max_tokens);
-            o.max_seqs = std::max(1, max_seqs);
-            auto exec = CudaExecutor::create(cuda_plugin, *model, o);
-            if (exec) {
-                const std::string name = (*exec)->device_name();
-                executor = std::move(exec.value());
-                std::fprintf(stderr, "llmwb: running on CUDA (%s)%s\n", name.c_str(),
-                             device == "auto" ? "; --device cpu to use the CPU" : "");
-            } else {
-                why = exec.message();
-            }
-        } else {
-            why = plugin.message();
-        }
-        if (!executor && device == "cuda")
-            return make_error("--device cuda: " + why);
+    CudaExecutorOptions o;
+    o.kv_dtype = kv_dtype == "f32" ? KvDtype::F32 : KvDtype::F16;
+    o.use_graphs = !args.has("no-cuda-graphs");
+    o.max_tokens = std::max(1, max_tokens);
+    o.max_seqs = std::max(1, max_seqs);
+    auto sel = select_cuda_executor(*pref, *model, o, cuda_plugin);
+    if (!sel)
+        return make_error("--device cuda: " + sel.message());
+    if (sel->plugin)
+        cuda_plugin = sel->plugin;
+    if (sel->executor) {
+        executor = std::move(sel->executor);
+        std::fprintf(stderr, "llmwb: running on CUDA (%s)%s\n", executor->device_name().c_str(),
+                     *pref == DevicePreference::Auto ? "; --device cpu to use the CPU" : "");
     }
     if (!executor) {
         if (!pool)

@@ -127,6 +127,14 @@ int main(int argc, char** argv) {
     QMetaObject::invokeMethod(worker, "setTuning", Qt::QueuedConnection,
                               Q_ARG(llmwb::EngineTuning, settings.engineTuning()));
     QObject::connect(worker, &EngineWorker::engineView, &window, &MainWindow::onEngineView);
+    // The device (Model panel, saved in the settings) applies before the first load.
+    QObject::connect(&window, &MainWindow::deviceChosen, worker, &EngineWorker::setDevice,
+                     Qt::QueuedConnection);
+    QObject::connect(worker, &EngineWorker::deviceAvailability, &window,
+                     &MainWindow::onDeviceAvailability);
+    QMetaObject::invokeMethod(worker, "setDevice", Qt::QueuedConnection,
+                              Q_ARG(QString, settings.device()));
+    QMetaObject::invokeMethod(worker, "probeDevices", Qt::QueuedConnection);
     QObject::connect(&window, &MainWindow::loadTestRequested, worker, [worker] {
         QMetaObject::invokeMethod(worker, "runLoadTest", Qt::QueuedConnection,
                                   Q_ARG(int, EngineWorker::kLoadTestRequests));

@@ -105,4 +105,13 @@ void AppSettings::resetTuning() {
 
 void AppSettings::sync() { settings_->sync(); }
 
+QString AppSettings::device() const {
+    return normalizedDevicePreference(
+        settings_->value(QStringLiteral("engine/device"), QStringLiteral("auto")).toString());
+}
+
+void AppSettings::setDevice(const QString& preference) {
+    settings_->setValue(QStringLiteral("engine/device"), normalizedDevicePreference(preference));
+}
+
 }  // namespace llmwb

@@ -47,6 +47,10 @@ public:
     // Forgets the engine tuning and the default sampling: both read back as defaults.
     void resetTuning();
 
+    // The Model panel's device: "auto" (default), "cpu" or "cuda" (unknown values read "auto").
+    QString device() const;
+    void setDevice(const QString& preference);
+
     void sync();
     QSettings& raw() { return *settings_; }
 

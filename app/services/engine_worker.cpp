@@ -6,10 +6,12 @@
 #include <cmath>
 
 #include "app/services/kv_pool_plan.h"
+#include "engine/backend/device_select.h"
 #include "engine/chat/chat_template.h"
 #include "engine/model/demo_model.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_info.h"
+#include "engine/runtime/cpu_executor.h"
 #include "engine/runtime/transformer.h"
 #include "engine/serving/engine.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -53,8 +55,10 @@ struct EngineWorker::Model {
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<Tokenizer> tokenizer;
     std::optional<ChatTemplate> chatTemplate;
-    std::unique_ptr<Transformer> transformer;
-    std::unique_ptr<Engine> serving;  // last: it refers to transformer and tokenizer
+    std::unique_ptr<Transformer> transformer;     // the CPU backend only
+    std::unique_ptr<ModelExecutor> executor;      // the backend (refers to transformer)
+    std::unique_ptr<Engine> serving;  // last: it refers to executor and tokenizer
+    QString loadPath;                 // what loadModel() was given (for a reload)
     ModelMetadata metadata;
     StepOutputs out;
 };
@@ -191,20 +195,47 @@ void EngineWorker::doLoad(const QString& path) {
     engine->model = std::move(*loaded);
     engine->tokenizer = std::move(*tokenizer);
     engine->chatTemplate = std::move(tpl);
-    engine->transformer = std::make_unique<Transformer>(*engine->model, *pool_);
+    engine->loadPath = path;
+    // The device: CUDA as the preference allows (the same choice as `llmwb --device`).
+    const DevicePreference pref =
+        parse_device_preference(devicePref_.toStdString()).value_or(DevicePreference::Auto);
+    CudaExecutorOptions cudaOptions;
+    cudaOptions.max_tokens = std::max(1, tuning_.maxNumBatchedTokens);
+    cudaOptions.max_seqs = std::max(1, tuning_.maxNumSeqs);
+    auto selected = select_cuda_executor(pref, *engine->model, cudaOptions, cudaPlugin_);
+    if (!selected) {
+        cudaUnavailable_ = q(selected.message());
+        emit deviceAvailability(false, cudaUnavailable_);
+        emit loadFailed(tr("CUDA is unavailable: %1").arg(cudaUnavailable_));
+        return;
+    }
+    if (selected->plugin)
+        cudaPlugin_ = selected->plugin;
+    if (selected->executor) {
+        cudaUnavailable_.clear();
+        engine->executor = std::move(selected->executor);
+    } else {
+        if (pref == DevicePreference::Auto) {
+            cudaUnavailable_ = q(selected->unavailable);
+            emit deviceAvailability(false, cudaUnavailable_);
+        }
+        engine->transformer = std::make_unique<Transformer>(*engine->model, *pool_);
+        engine->executor = std::make_unique<CpuExecutor>(*engine->transformer);
+    }
     if (!loadStage(85, tr("Planning the KV cache"))) {
         emit loadCancelled(path);
         return;
     }
     EngineConfig ec = engineConfig(tuning_.blockSize);
+    const ModelExecutor& exec = *engine->executor;
     const KvPoolChoice pool =
-        choose_kv_pool(cfg, engine->model->weight_bytes,
+        choose_kv_pool(cfg, exec.weight_bytes(),
                        estimate_workspace_bytes(cfg, ec.max_num_batched_tokens, ec.max_num_seqs),
-                       ec.block_size, tuning_);
+                       ec.block_size, planTuning(exec));
     ec.memory = pool.budget;
     if (!pool.useBudget)
         ec.num_blocks = pool.numBlocks;
-    auto serving = Engine::create(*engine->transformer, *engine->tokenizer, ec);
+    auto serving = Engine::create(*engine->executor, *engine->tokenizer, ec);
     if (!serving) {
         emit loadFailed(tr("%1: KV cache: %2").arg(path, q(serving.message())));
         return;
@@ -237,12 +268,60 @@ void EngineWorker::doLoad(const QString& path) {
     m.hasChatTemplate = engine->chatTemplate.has_value();
     m.randomWeights = lm.name == kDemoModelName ||
                       QFileInfo(path).fileName() == QLatin1String(kDemoModelFileName);
+    m.devicePreference = devicePref_;
+    const bool onCuda = exec.kind() == DeviceKind::Cuda;
+    m.device = onCuda ? QStringLiteral("CUDA") : QStringLiteral("CPU");
+    m.deviceName = q(exec.device_name());
+    m.cudaUnavailable = onCuda ? QString() : cudaUnavailable_;
+    view_.device = onCuda ? QStringLiteral("CUDA: %1").arg(m.deviceName) : m.deviceName;
+    view_.kvDtype = exec.kv_dtype() == KvDtype::F16 ? QStringLiteral("fp16")
+                                                    : QStringLiteral("fp32");
+    view_.cudaUnavailable = m.cudaUnavailable;
+    deviceReloadPending_ = false;
     // Replace the previous model only now that the new one is complete.
     cancelEverything();
     model_ = std::move(engine);
     emit loadProgress(100, tr("Ready"));
     emit modelLoaded(model_->metadata);
     emitView();
+}
+
+EngineTuning EngineWorker::planTuning(const ModelExecutor& executor) const {
+    EngineTuning t = tuning_;
+    if (t.deviceBytes <= 0)
+        t.deviceBytes = std::max<int64_t>(0, executor.memory().total_bytes);
+    return t;
+}
+
+void EngineWorker::probeDevices() {
+    cudaUnavailable_ = q(cuda_unavailable_reason());
+    emit deviceAvailability(cudaUnavailable_.isEmpty(), cudaUnavailable_);
+}
+
+void EngineWorker::setDevice(const QString& preference) {
+    devicePref_ = normalizedDevicePreference(preference);
+    if (!model_ || !model_->serving || !model_->executor)
+        return;
+    // Keep the loaded model when it already runs where the new preference would put it.
+    const bool onCuda = model_->executor->kind() == DeviceKind::Cuda;
+    const bool stays = devicePref_ == QLatin1String("cpu")    ? !onCuda
+                       : devicePref_ == QLatin1String("cuda") ? onCuda
+                                                              : onCuda || !cudaUnavailable_.isEmpty();
+    if (stays) {
+        model_->metadata.devicePreference = devicePref_;
+        deviceReloadPending_ = false;
+        return;
+    }
+    deviceReloadPending_ = true;
+    if (!model_->serving->has_unfinished() && !loading_)
+        reloadOnNewDevice();
+}
+
+void EngineWorker::reloadOnNewDevice() {
+    deviceReloadPending_ = false;
+    const QString path = model_->loadPath;  // a copy: the load replaces model_
+    if (!path.isEmpty())
+        loadModel(path);
 }
 
 void EngineWorker::setTuning(const EngineTuning& tuning) {
@@ -275,8 +354,9 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
 void EngineWorker::applyPoolPlan() {
     Engine& e = *model_->serving;
     const KvPoolChoice pool =
-        choose_kv_pool(model_->model->config, model_->model->weight_bytes,
-                       e.memory_plan().workspace_bytes, e.config().block_size, tuning_);
+        choose_kv_pool(model_->model->config, model_->executor->weight_bytes(),
+                       e.memory_plan().workspace_bytes, e.config().block_size,
+                       planTuning(*model_->executor));
     const Status st = pool.useBudget ? e.set_memory_budget(pool.budget)
                                      : e.set_num_blocks(pool.numBlocks);
     poolCapped_ = pool.capped;
@@ -289,16 +369,23 @@ bool EngineWorker::rebuildEngine() {
     EngineConfig ec = engineConfig(tuning_.blockSize);
     const ModelConfig& cfg = model_->model->config;
     const KvPoolChoice pool =
-        choose_kv_pool(cfg, model_->model->weight_bytes,
+        choose_kv_pool(cfg, model_->executor->weight_bytes(),
                        estimate_workspace_bytes(cfg, ec.max_num_batched_tokens, ec.max_num_seqs),
-                       ec.block_size, tuning_);
+                       ec.block_size, planTuning(*model_->executor));
     ec.memory = pool.budget;
     if (!pool.useBudget)
         ec.num_blocks = pool.numBlocks;
-    auto serving = Engine::create(*model_->transformer, *model_->tokenizer, ec);
+    // The executor's KV pool belongs to one engine at a time: the old engine goes first, and a
+    // failure recreates it with its own settings (an empty cache).
+    const EngineConfig previous = model_->serving->config();
+    model_->serving.reset();
+    auto serving = Engine::create(*model_->executor, *model_->tokenizer, ec);
     rebuildPending_ = false;
     if (!serving) {
         planError_ = q(serving.message());
+        auto old = Engine::create(*model_->executor, *model_->tokenizer, previous);
+        if (old)
+            model_->serving = std::move(*old);
         return false;
     }
     model_->serving = std::move(*serving);
@@ -538,6 +625,13 @@ void EngineWorker::runStep() {
     }
     if (rebuildPending_ && !engine.has_unfinished())
         rebuildEngine();  // `engine` is gone after this line
+    if (!model_->serving)
+        return;  // the rebuild and its fallback failed (planError_ says why)
+    if (deviceReloadPending_ && model_->serving && !model_->serving->has_unfinished()) {
+        emitView();
+        reloadOnNewDevice();  // replaces model_
+        return;
+    }
     if (sinceView_.elapsed() >= kSnapshotIntervalMs || !model_->serving->has_unfinished())
         emitView();
     if (model_->serving->has_unfinished())

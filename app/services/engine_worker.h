@@ -34,6 +34,8 @@ namespace llmwb {
 namespace kernels {
 class ThreadPool;
 }
+class CudaPlugin;
+class ModelExecutor;
 struct EngineConfig;
 
 // One request's share of one engine step (for the batch timeline).
@@ -76,6 +78,7 @@ struct EngineView {
     bool rebuildPending = false;  // a block size change waits for the engine to be idle
     QString device = QStringLiteral("CPU");
     QString kvDtype = QStringLiteral("fp32");
+    QString cudaUnavailable;  // why CUDA is not used ("" when it is or nobody asked)
 };
 
 class EngineWorker : public QObject {
@@ -110,6 +113,13 @@ public slots:
     void runLoadTest(int count = kLoadTestRequests);
     // Engine settings from the Tuning dock; also used by the next model load.
     void setTuning(const llmwb::EngineTuning& tuning);
+    // The device of the next load: "auto" (CUDA when the plugin loads and a device exists, else
+    // the CPU, saying why), "cpu" or "cuda" (a load fails with the reason when CUDA is
+    // unavailable; the previous model stays). A loaded model that would move is reloaded on the
+    // new device as soon as the engine is idle.
+    void setDevice(const QString& preference);
+    // Checks whether CUDA can be used (plugin, driver, device); emits deviceAvailability().
+    void probeDevices();
 
 signals:
     void modelLoading(const QString& path);
@@ -123,6 +133,8 @@ signals:
     void failed(quint64 requestId, qint64 conversationId, const QString& message);
     void engineView(const llmwb::EngineView& view);
     void loadTestFinished(int completed);
+    // reason: why CUDA cannot be used ("" when it can).
+    void deviceAvailability(bool cudaAvailable, const QString& reason);
 
 private slots:
     void runStep();
@@ -143,10 +155,17 @@ private:
     bool rebuildEngine();
     void applyPoolPlan();
     EngineConfig engineConfig(int32_t blockSize) const;
+    // The tuning with the executor's device memory when the tuning names none.
+    EngineTuning planTuning(const ModelExecutor& executor) const;
+    void reloadOnNewDevice();
 
     int threads_;
     std::unique_ptr<kernels::ThreadPool> pool_;  // shared by the loaded and a loading model
     EngineTuning tuning_;
+    QString devicePref_ = QStringLiteral("auto");
+    bool deviceReloadPending_ = false;
+    std::shared_ptr<CudaPlugin> cudaPlugin_;  // loaded once, reused by later loads
+    QString cudaUnavailable_;                 // the last known reason ("" = usable or unknown)
     bool poolCapped_ = false, rebuildPending_ = false;
     int poolCapBlocks_ = 0;
     QString planError_;

@@ -70,6 +70,15 @@ EngineTuning EngineTuning::clamped() const {
     return t;
 }
 
+QStringList devicePreferences() {
+    return {QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")};
+}
+
+QString normalizedDevicePreference(const QString& text) {
+    const QString t = text.trimmed().toLower();
+    return devicePreferences().contains(t) ? t : QStringLiteral("auto");
+}
+
 void registerGenerationTypes() {
     qRegisterMetaType<EngineTuning>();
     qRegisterMetaType<SamplingSettings>();

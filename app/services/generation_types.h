@@ -71,7 +71,17 @@ struct ModelMetadata {
     QStringList dtypeSummary;  // "attention: q4_0 ×8", one line per tensor group
     bool hasChatTemplate = false;
     bool randomWeights = false;  // the built-in demo model
+    // The backend the model runs on.
+    QString devicePreference = QStringLiteral("auto");  // as asked: "auto", "cpu", "cuda"
+    QString device = QStringLiteral("CPU");             // used: "CPU" or "CUDA"
+    QString deviceName = QStringLiteral("CPU");         // e.g. "NVIDIA H200" on CUDA
+    QString cudaUnavailable;  // why CUDA is not used ("" when it is, or the CPU was asked for)
 };
+
+// The device preferences as AppSettings and EngineWorker::setDevice spell them.
+QStringList devicePreferences();  // "auto", "cpu", "cuda"
+// A known preference as is; anything else (external input) reads as "auto".
+QString normalizedDevicePreference(const QString& text);
 
 // Engine settings from the Tuning dock. Utilization, max_num_seqs and max_num_batched_tokens
 // apply while requests run; the block size applies when the engine is idle (it rebuilds the

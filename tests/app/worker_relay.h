@@ -25,6 +25,7 @@ public:
         connect(w, &W::failed, this, &WorkerRelay::failed, q);
         connect(w, &W::engineView, this, &WorkerRelay::engineView, q);
         connect(w, &W::loadTestFinished, this, &WorkerRelay::loadTestFinished, q);
+        connect(w, &W::deviceAvailability, this, &WorkerRelay::deviceAvailability, q);
     }
 
 signals:
@@ -38,4 +39,5 @@ signals:
     void failed(quint64 requestId, qint64 conversationId, const QString& message);
     void engineView(const llmwb::EngineView& view);
     void loadTestFinished(int completed);
+    void deviceAvailability(bool cudaAvailable, const QString& reason);
 };

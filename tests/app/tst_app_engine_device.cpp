@@ -1,0 +1,192 @@
+// The engine worker's device choice (the Model panel's Auto / CPU / CUDA, like `llmwb
+// --device`): without a usable CUDA backend (this machine), Auto loads on the CPU and says why
+// CUDA is not used; an explicit CUDA choice fails the load with a message naming CUDA and keeps
+// the previous model loaded and usable; the choice persists in AppSettings.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+
+#include "app/services/app_settings.h"
+#include "app/services/engine_worker.h"
+#include "engine/model/model_writer.h"
+#include "tests/app/worker_relay.h"
+
+using namespace llmwb;
+
+namespace {
+
+bool waitFor(QSignalSpy& spy, qsizetype count, int timeoutMs) {
+    QElapsedTimer t;
+    t.start();
+    while (spy.size() < count && t.elapsed() < timeoutMs)
+        spy.wait(20);
+    return spy.size() >= count;
+}
+
+}  // namespace
+
+class TestAppEngineDevice : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+    QString modelPath_, otherPath_;
+    QThread thread_;
+    EngineWorker* worker_ = nullptr;
+    WorkerRelay relay_;  // spies listen here (see worker_relay.h)
+    QString reason_;     // why CUDA is unavailable, from probeDevices()
+
+    void invoke(const char* method, const QString& arg) {
+        QMetaObject::invokeMethod(worker_, method, Qt::QueuedConnection, Q_ARG(QString, arg));
+    }
+
+    // One greedy generation; its stats (completionTokens 0 when it failed or timed out).
+    GenerationStats generateOne(quint64 id) {
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
+        QSignalSpy failed(&relay_, &WorkerRelay::failed);
+        GenerationRequest r;
+        r.requestId = id;
+        r.conversationId = 7;
+        r.messages = {{QStringLiteral("user"), QStringLiteral("Which device runs this?")}};
+        r.sampling.temperature = 0.0;
+        r.sampling.maxTokens = 6;
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, r));
+        QElapsedTimer t;
+        t.start();
+        while (finished.isEmpty() && failed.isEmpty() && t.elapsed() < 30000)
+            finished.wait(20);
+        return finished.isEmpty() ? GenerationStats{} : finished.first().first().value<GenerationStats>();
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        ModelWriterSpec spec;
+        spec.seed = 21;
+        spec.max_position = 512;
+        modelPath_ = dir_.filePath("first.gguf");
+        Status st = write_model(spec, modelPath_.toStdString());
+        QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
+        spec.seed = 22;
+        spec.num_layers = 3;
+        otherPath_ = dir_.filePath("second.gguf");
+        st = write_model(spec, otherPath_.toStdString());
+        QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
+
+        worker_ = new EngineWorker(2);
+        worker_->setTokenSignalIntervalMs(0);
+        worker_->moveToThread(&thread_);
+        relay_.attach(worker_);
+        connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+        thread_.start();
+
+        QSignalSpy avail(&relay_, &WorkerRelay::deviceAvailability);
+        QMetaObject::invokeMethod(worker_, "probeDevices", Qt::QueuedConnection);
+        QVERIFY(waitFor(avail, 1, 30000));
+        if (avail.first().at(0).toBool())
+            QSKIP("CUDA is usable here: these tests check the machine without it");
+        reason_ = avail.first().at(1).toString();
+        QVERIFY2(!reason_.isEmpty(), "an unavailable CUDA backend comes with a reason");
+    }
+
+    void cleanupTestCase() {
+        if (!worker_)
+            return;
+        worker_->stopAll();
+        thread_.quit();
+        QVERIFY(thread_.wait(10000));
+    }
+
+    // Auto falls back to the CPU and says why CUDA is not used, in the metadata and the view.
+    void autoLoadsOnTheCpuWithTheReason() {
+        QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
+        QSignalSpy failed(&relay_, &WorkerRelay::loadFailed);
+        QSignalSpy views(&relay_, &WorkerRelay::engineView);
+        QSignalSpy avail(&relay_, &WorkerRelay::deviceAvailability);
+        invoke("setDevice", QStringLiteral("auto"));
+        invoke("loadModel", modelPath_);
+        QVERIFY(waitFor(loaded, 1, 30000));
+        QCOMPARE(failed.size(), 0);
+        const auto m = loaded.first().first().value<ModelMetadata>();
+        QCOMPARE(m.devicePreference, QStringLiteral("auto"));
+        QCOMPARE(m.device, QStringLiteral("CPU"));
+        QCOMPARE(m.deviceName, QStringLiteral("CPU"));
+        QCOMPARE(m.cudaUnavailable, reason_);
+        QVERIFY(waitFor(views, 1, 5000));
+        const auto v = views.last().first().value<EngineView>();
+        QCOMPARE(v.device, QStringLiteral("CPU"));
+        QCOMPARE(v.cudaUnavailable, reason_);
+        QCOMPARE(v.kvDtype, QStringLiteral("fp32"));
+        // The load itself found CUDA unusable and said so.
+        QVERIFY(waitFor(avail, 1, 5000));
+        QCOMPARE(avail.last().at(0).toBool(), false);
+        QCOMPARE(avail.last().at(1).toString(), reason_);
+        QVERIFY(generateOne(1).completionTokens > 0);
+    }
+
+    // Choosing CUDA reloads the loaded model there, which fails with the reason; a new model
+    // asked for on CUDA fails the same way. Both times the first model stays loaded and usable.
+    void explicitCudaFailsAndKeepsThePreviousModel() {
+        QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
+        QSignalSpy failed(&relay_, &WorkerRelay::loadFailed);
+        invoke("setDevice", QStringLiteral("cuda"));
+        QVERIFY(waitFor(failed, 1, 30000));
+        QString msg = failed.first().first().toString();
+        QVERIFY2(msg.contains(QLatin1String("CUDA")), qPrintable(msg));
+        QVERIFY2(msg.contains(reason_), qPrintable(msg));
+
+        invoke("loadModel", otherPath_);
+        QVERIFY(waitFor(failed, 2, 30000));
+        msg = failed.at(1).first().toString();
+        QVERIFY2(msg.contains(QLatin1String("CUDA")), qPrintable(msg));
+        QCOMPARE(loaded.size(), 0);
+
+        const GenerationStats s = generateOne(2);
+        QVERIFY(s.completionTokens > 0);
+        QVERIFY(s.finishReason == QLatin1String("length") || s.finishReason == QLatin1String("stop"));
+    }
+
+    // Back to the CPU: the next load works again and records the preference.
+    void cpuLoadsAgain() {
+        QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
+        QSignalSpy failed(&relay_, &WorkerRelay::loadFailed);
+        invoke("setDevice", QStringLiteral("cpu"));
+        invoke("loadModel", otherPath_);
+        QVERIFY(waitFor(loaded, 1, 30000));
+        QCOMPARE(failed.size(), 0);
+        const auto m = loaded.first().first().value<ModelMetadata>();
+        QCOMPARE(m.devicePreference, QStringLiteral("cpu"));
+        QCOMPARE(m.device, QStringLiteral("CPU"));
+        QCOMPARE(m.layers, 3);
+        QVERIFY(generateOne(3).completionTokens > 0);
+    }
+
+    void settingPersists() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString ini = dir.filePath("settings.ini");
+        {
+            AppSettings s(ini);
+            QCOMPARE(s.device(), QStringLiteral("auto"));
+            s.setDevice(QStringLiteral("cuda"));
+            s.sync();
+        }
+        {
+            AppSettings s(ini);
+            QCOMPARE(s.device(), QStringLiteral("cuda"));
+            s.setDevice(QStringLiteral("cpu"));
+            s.sync();
+        }
+        {
+            AppSettings s(ini);
+            QCOMPARE(s.device(), QStringLiteral("cpu"));
+            s.raw().setValue(QStringLiteral("engine/device"), QStringLiteral("tpu"));
+            QCOMPARE(s.device(), QStringLiteral("auto"));  // unknown values read as auto
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppEngineDevice)
+#include "tst_app_engine_device.moc"
