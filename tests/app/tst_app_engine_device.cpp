@@ -14,18 +14,6 @@
 
 using namespace llmwb;
 
-namespace {
-
-bool waitFor(QSignalSpy& spy, qsizetype count, int timeoutMs) {
-    QElapsedTimer t;
-    t.start();
-    while (spy.size() < count && t.elapsed() < timeoutMs)
-        spy.wait(20);
-    return spy.size() >= count;
-}
-
-}  // namespace
-
 class TestAppEngineDevice : public QObject {
     Q_OBJECT
 

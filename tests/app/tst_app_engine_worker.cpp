@@ -21,20 +21,6 @@
 
 using namespace llmwb;
 
-namespace {
-
-// Waits until `spy` holds `count` signals (QSignalSpy::wait() waits for one more than it already
-// holds, whenever the signal came).
-bool waitFor(QSignalSpy& spy, qsizetype count, int timeoutMs) {
-    QElapsedTimer t;
-    t.start();
-    while (spy.size() < count && t.elapsed() < timeoutMs)
-        spy.wait(20);
-    return spy.size() >= count;
-}
-
-}  // namespace
-
 class TestAppEngineWorker : public QObject {
     Q_OBJECT
 

@@ -4,7 +4,9 @@
 // are touched by the test thread only.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
+#include <QSignalSpy>
 
 #include "app/services/engine_worker.h"
 
@@ -41,3 +43,13 @@ signals:
     void loadTestFinished(int completed);
     void deviceAvailability(bool cudaAvailable, const QString& reason);
 };
+
+// Waits until `spy` holds `count` signals (QSignalSpy::wait() waits for one more than it already
+// holds, whenever the signal came).
+inline bool waitFor(QSignalSpy& spy, qsizetype count, int timeoutMs) {
+    QElapsedTimer t;
+    t.start();
+    while (spy.size() < count && t.elapsed() < timeoutMs)
+        spy.wait(20);
+    return spy.size() >= count;
+}
