@@ -100,6 +100,8 @@ void MarkdownBody::setMarkdownTextLater(const QString& markdown) {
     markdown_ = markdown;
     if (renderTimer_.isActive())
         return;  // the pending render will show this text
+    // Leading edge: the first update after a quiet spell shows at once; the rest of a burst
+    // is rendered at most every interval.
     const qint64 since = lastRender_.isValid() ? lastRender_.elapsed() : kRenderIntervalMs;
     if (since >= kRenderIntervalMs)
         render();

@@ -8,6 +8,7 @@
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
+#include <QTimer>
 #include <QToolButton>
 #include <QtMath>
 
@@ -25,32 +26,14 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
     setAutoFillBackground(false);
     viewport()->setAutoFillBackground(false);
     document()->setDocumentMargin(2);
-    renderTimer_.setSingleShot(true);
-    renderTimer_.setInterval(kRenderIntervalMs);
-    connect(&renderTimer_, &QTimer::timeout, this, &MarkdownView::render);
 }
 
 void MarkdownView::setMarkdownText(const QString& markdown) {
     markdown_ = markdown;
-    renderTimer_.stop();
     render();
 }
 
-void MarkdownView::setMarkdownTextLater(const QString& markdown) {
-    markdown_ = markdown;
-    if (renderTimer_.isActive())
-        return;  // the pending render will show this text
-    // Leading edge: the first update after a quiet spell shows at once; the rest of a burst
-    // is rendered at most every interval.
-    const qint64 since = lastRender_.isValid() ? lastRender_.elapsed() : kRenderIntervalMs;
-    if (since >= kRenderIntervalMs)
-        render();
-    else
-        renderTimer_.start(int(kRenderIntervalMs - since));
-}
-
 void MarkdownView::render() {
-    lastRender_.start();
     document()->setMarkdown(markdown_, QTextDocument::MarkdownDialectGitHub);
     styleCodeBlocks();
     updateHeight();

@@ -1,13 +1,11 @@
 // Read-only Markdown text (QTextDocument::setMarkdown, GitHub dialect) that is exactly as tall
 // as its content, for stacking in the chat. Code blocks get a monospace font, a shaded
 // background and a Copy button above their top-right corner (it copies the code only, without
-// the fences). Rapid updates (streaming) are coalesced to at most ~30 renders per second.
+// the fences). Streaming updates are coalesced by the MarkdownBody that holds the views.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QList>
 #include <QTextBrowser>
-#include <QTimer>
 
 class QToolButton;
 
@@ -20,8 +18,6 @@ public:
     explicit MarkdownView(QWidget* parent = nullptr);
 
     void setMarkdownText(const QString& markdown);  // renders now
-    // Renders now when the last render is older than ~33 ms, else when that much has passed.
-    void setMarkdownTextLater(const QString& markdown);
     QString markdownText() const { return markdown_; }
     int codeBlockCount() const { return int(codeTexts_.size()); }
     // The code of block i as shown (no fences), and its Copy button.
@@ -45,11 +41,7 @@ private:
     void retranslateButtons();
     int copyButtonHeight() const;
 
-    static constexpr int kRenderIntervalMs = 33;
-
     QString markdown_;
-    QTimer renderTimer_;
-    QElapsedTimer lastRender_;
     int height_ = 0;
     QStringList codeTexts_;
     QList<int> codeStarts_;  // document position of each code block's first character

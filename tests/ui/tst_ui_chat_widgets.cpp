@@ -136,14 +136,17 @@ private slots:
         QCOMPARE(view.codeBlockCount(), 0);
         QCOMPARE(view.findChildren<QToolButton*>(QStringLiteral("codeCopyButton")).size(), 0);
 
-        // Streaming updates: the first after a quiet spell shows at once, the last of a
-        // burst shows soon after.
+        // Streaming updates (coalesced by the MarkdownBody holding the views): the first after
+        // a quiet spell shows at once, the last of a burst shows soon after.
+        MarkdownBody body;
+        body.resize(500, 100);
+        body.show();
         QTest::qWait(50);
-        view.setMarkdownTextLater(QStringLiteral("Streaming **now**"));
-        QCOMPARE(view.document()->toPlainText(), QStringLiteral("Streaming now"));
+        body.setMarkdownTextLater(QStringLiteral("Streaming **now**"));
+        QCOMPARE(body.segment(0)->document()->toPlainText(), QStringLiteral("Streaming now"));
         for (int i = 0; i < 50; ++i)
-            view.setMarkdownTextLater(QStringLiteral("word ").repeated(i + 1).trimmed());
-        QTRY_COMPARE(view.document()->toPlainText(), QStringLiteral("word ").repeated(50).trimmed());
+            body.setMarkdownTextLater(QStringLiteral("word ").repeated(i + 1).trimmed());
+        QTRY_COMPARE(body.segment(0)->document()->toPlainText(), QStringLiteral("word ").repeated(50).trimmed());
 
         // While streaming, an unclosed fence is already a code block with its button.
         view.setMarkdownText(QStringLiteral("Answer:\n\n```python\nprint(1)\nprint(2"));

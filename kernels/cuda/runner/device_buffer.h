@@ -11,12 +11,28 @@
 
 namespace llmwb::cuda {
 
-class DeviceBuffer {
+namespace detail {
+
+struct DeviceMemory {
+    static constexpr const char* kAlloc = "cudaMalloc";
+    static cudaError_t allocate(void** p, size_t bytes) { return cudaMalloc(p, bytes); }
+    static void release(void* p) { cudaFree(p); }
+};
+
+struct PinnedMemory {
+    static constexpr const char* kAlloc = "cudaMallocHost";
+    static cudaError_t allocate(void** p, size_t bytes) { return cudaMallocHost(p, bytes); }
+    static void release(void* p) { cudaFreeHost(p); }
+};
+
+// One owning allocation of memory kind M that grows on demand.
+template <class M>
+class CudaBuffer {
   public:
-    DeviceBuffer() = default;
-    ~DeviceBuffer() { reset(); }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    CudaBuffer() = default;
+    ~CudaBuffer() { reset(); }
+    CudaBuffer(const CudaBuffer&) = delete;
+    CudaBuffer& operator=(const CudaBuffer&) = delete;
 
     // Makes room for `bytes` (contents are lost when it grows). False on allocation failure
     // (the old allocation is gone; err says why). *moved: the address changed.
@@ -28,19 +44,20 @@ class DeviceBuffer {
             *moved = true;
         if (bytes == 0)
             return true;
-        cudaError_t e = cudaMalloc(&ptr_, bytes);
+        cudaError_t e = M::allocate(&ptr_, bytes);
         if (e != cudaSuccess) {
             ptr_ = nullptr;
-            err = "cudaMalloc of " + std::to_string(bytes >> 20) + " MiB: " +
+            err = std::string(M::kAlloc) + " of " + std::to_string(bytes >> 20) + " MiB: " +
                   cudaGetErrorString(e);
             return false;
         }
         bytes_ = bytes;
         return true;
     }
+    bool ensure(size_t bytes, std::string& err) { return ensure(bytes, nullptr, err); }
     void reset() {
         if (ptr_)
-            cudaFree(ptr_);
+            M::release(ptr_);
         ptr_ = nullptr;
         bytes_ = 0;
     }
@@ -51,7 +68,7 @@ class DeviceBuffer {
     }
     size_t bytes() const { return bytes_; }
     // Hands the allocation over (the swap of a KV pool resize).
-    void swap(DeviceBuffer& o) {
+    void swap(CudaBuffer& o) {
         std::swap(ptr_, o.ptr_);
         std::swap(bytes_, o.bytes_);
     }
@@ -61,44 +78,9 @@ class DeviceBuffer {
     size_t bytes_ = 0;
 };
 
-class PinnedBuffer {
-  public:
-    PinnedBuffer() = default;
-    ~PinnedBuffer() { reset(); }
-    PinnedBuffer(const PinnedBuffer&) = delete;
-    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+} // namespace detail
 
-    bool ensure(size_t bytes, std::string& err) {
-        if (bytes <= bytes_ && ptr_)
-            return true;
-        reset();
-        if (bytes == 0)
-            return true;
-        cudaError_t e = cudaMallocHost(&ptr_, bytes);
-        if (e != cudaSuccess) {
-            ptr_ = nullptr;
-            err = "cudaMallocHost of " + std::to_string(bytes >> 20) + " MiB: " +
-                  cudaGetErrorString(e);
-            return false;
-        }
-        bytes_ = bytes;
-        return true;
-    }
-    void reset() {
-        if (ptr_)
-            cudaFreeHost(ptr_);
-        ptr_ = nullptr;
-        bytes_ = 0;
-    }
-    void* get() const { return ptr_; }
-    template <class T>
-    T* as() const {
-        return static_cast<T*>(ptr_);
-    }
-
-  private:
-    void* ptr_ = nullptr;
-    size_t bytes_ = 0;
-};
+using DeviceBuffer = detail::CudaBuffer<detail::DeviceMemory>;
+using PinnedBuffer = detail::CudaBuffer<detail::PinnedMemory>;
 
 } // namespace llmwb::cuda

@@ -13,21 +13,20 @@
 #include <vector>
 
 #include "kernels/cuda/ops/cuda_ops.h"
+#include "tests/support/mini_test.h"
 
 namespace llmwb::gputest {
 
-inline int g_failures = 0;
+// Failures are counted and printed by the project's Qt-free harness (tests/support/mini_test.h);
+// g_checks counts the checks made, for the summary line.
 inline int g_checks = 0;
 
 #define GT_CHECK(cond, ...)                                                                  \
     do {                                                                                     \
         ++::llmwb::gputest::g_checks;                                                        \
-        if (!(cond)) {                                                                       \
-            ++::llmwb::gputest::g_failures;                                                  \
-            std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
-            std::fprintf(stderr, __VA_ARGS__);                                               \
-            std::fprintf(stderr, "\n");                                                      \
-        }                                                                                    \
+        if (!(cond))                                                                         \
+            ::llmwb::mini_test::report_failure(__FILE__, __LINE__, #cond,                    \
+                                               ::llmwb::mini_test::format(__VA_ARGS__));     \
     } while (0)
 
 #define GT_CUDA(expr)                                                                        \
@@ -64,8 +63,8 @@ inline int skip_without_device() {
 
 inline int finish(const char* name) {
     GT_CUDA(cudaDeviceSynchronize());
-    if (g_failures) {
-        std::printf("%s: %d of %d checks FAILED\n", name, g_failures, g_checks);
+    if (const int failures = ::llmwb::mini_test::failures()) {
+        std::printf("%s: %d of %d checks FAILED\n", name, failures, g_checks);
         return 1;
     }
     std::printf("%s: all %d checks passed\n", name, g_checks);
