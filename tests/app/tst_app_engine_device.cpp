@@ -63,12 +63,7 @@ private slots:
         st = write_model(spec, otherPath_.toStdString());
         QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
 
-        worker_ = new EngineWorker(2);
-        worker_->setTokenSignalIntervalMs(0);
-        worker_->moveToThread(&thread_);
-        relay_.attach(worker_);
-        connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-        thread_.start();
+        worker_ = startRelayedWorker(thread_, relay_, 2);
 
         QSignalSpy avail(&relay_, &WorkerRelay::deviceAvailability);
         QMetaObject::invokeMethod(worker_, "probeDevices", Qt::QueuedConnection);

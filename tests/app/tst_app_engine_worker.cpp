@@ -51,12 +51,7 @@ private slots:
         const Status st = write_model(spec, modelPath_.toStdString());
         QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
 
-        worker_ = new EngineWorker(2);
-        worker_->setTokenSignalIntervalMs(0);  // one signal per token
-        worker_->moveToThread(&thread_);
-        relay_.attach(worker_);
-        connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-        thread_.start();
+        worker_ = startRelayedWorker(thread_, relay_, 2);  // one signal per token
 
         QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,

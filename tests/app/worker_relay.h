@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QSignalSpy>
+#include <QThread>
 
 #include "app/services/engine_worker.h"
 
@@ -52,4 +53,16 @@ inline bool waitFor(QSignalSpy& spy, qsizetype count, int timeoutMs) {
     while (spy.size() < count && t.elapsed() < timeoutMs)
         spy.wait(20);
     return spy.size() >= count;
+}
+
+// A worker with `threads` engine threads, one token signal per token, moved to `thread` (started;
+// the worker is deleted when the thread finishes) and relayed through `relay`.
+inline llmwb::EngineWorker* startRelayedWorker(QThread& thread, WorkerRelay& relay, int threads) {
+    auto* worker = new llmwb::EngineWorker(threads);
+    worker->setTokenSignalIntervalMs(0);
+    worker->moveToThread(&thread);
+    relay.attach(worker);
+    QObject::connect(&thread, &QThread::finished, worker, &QObject::deleteLater);
+    thread.start();
+    return worker;
 }
