@@ -20,6 +20,7 @@
 #include "ui/chat_view.h"
 #include "ui/engine_panel.h"
 #include "ui/main_window.h"
+#include "ui/markdown_body.h"
 #include "ui/theme.h"
 #include "ui/tuning_panel.h"
 
@@ -118,6 +119,11 @@ void ScreenshotRunner::startStreaming() {
                 if (conversationId != id || grabbedStreaming_ || text.size() < 120)
                     return;
                 grabbedStreaming_ = true;
+                // The demo model finishes within a few coalesced renders (~33 ms apart): show
+                // the text streamed so far now (render the pending update, lay out), then grab.
+                for (MarkdownBody* b : window_.chatView()->findChildren<MarkdownBody*>())
+                    b->setMarkdownText(b->markdownText());
+                QApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
                 save(QStringLiteral("03-streaming"));
             });
     connect(&controller_, &ChatController::generatingChanged, this,
