@@ -26,12 +26,14 @@ function(llmwb_add_test)
     SKIP_RETURN_CODE 77)
 endfunction()
 
-# llmwb_add_plain_test(NAME name SOURCES a.cpp ... [LIBS lib ...] [LABELS label ...] [TIMEOUT s])
+# llmwb_add_plain_test(NAME name SOURCES a.cpp ... [LIBS lib ...] [LABELS label ...] [TIMEOUT s]
+#                      [CUDA_PLUGIN target])
 # A test executable WITHOUT Qt (tests/support/mini_test.h), built in every configuration,
 # including LLMWB_WITH_QT=OFF (the GPU machine has no Qt). Exit 77 = SKIPPED. The environment is
-# llmwb_add_test's, plus LLMWB_CUDA_PLUGIN (the built plugin) when the CUDA backend is built.
+# llmwb_add_test's, plus LLMWB_CUDA_PLUGIN (the built plugin) when the CUDA backend is built, or
+# the CUDA_PLUGIN target's library (and LLMWB_CUDA_DRIVER, see engine/backend/cuda_plugin.h).
 function(llmwb_add_plain_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;TIMEOUT;CUDA_PLUGIN" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE llmwb_warnings ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/tests)
@@ -40,7 +42,13 @@ function(llmwb_add_plain_test)
     set(T_TIMEOUT 600)
   endif()
   set(env "LLMWB_TEST_ASSETS=${LLMWB_TEST_ASSETS};LLMWB_BUILD_DIR=${PROJECT_BINARY_DIR};LLMWB_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
-  if(TARGET llmwb_cuda)
+  if(T_CUDA_PLUGIN)
+    # A plugin other than the real one (the cudasim emulator): it needs no CUDA driver, so it
+    # also stands in for the driver library the loader probes first.
+    list(APPEND env "LLMWB_CUDA_PLUGIN=$<TARGET_FILE:${T_CUDA_PLUGIN}>"
+                    "LLMWB_CUDA_DRIVER=$<TARGET_FILE:${T_CUDA_PLUGIN}>")
+    add_dependencies(${T_NAME} ${T_CUDA_PLUGIN})
+  elseif(TARGET llmwb_cuda)
     list(APPEND env "LLMWB_CUDA_PLUGIN=$<TARGET_FILE:llmwb_cuda>")
     add_dependencies(${T_NAME} llmwb_cuda)
   endif()

@@ -42,9 +42,13 @@ std::vector<std::string> cuda_plugin_search_paths(const CudaPluginOptions& optio
 Result<std::shared_ptr<CudaPlugin>> CudaPlugin::load(const CudaPluginOptions& options) {
     // The driver first: without it the plugin could load but nothing would run, and the
     // message "libcuda.so.1 not found" is the one a user can act on.
-    void* driver = dlopen(options.driver_library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    std::string driver_library = options.driver_library;
+    if (const char* env = std::getenv("LLMWB_CUDA_DRIVER");
+        env && *env && driver_library == CudaPluginOptions{}.driver_library)
+        driver_library = env;
+    void* driver = dlopen(driver_library.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (!driver)
-        return make_error("no CUDA driver (" + options.driver_library + " not found)");
+        return make_error("no CUDA driver (" + driver_library + " not found)");
     dlclose(driver);
 
     std::string tried;

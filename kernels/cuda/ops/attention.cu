@@ -65,7 +65,7 @@ size_t smem_bytes(int pw, int d) {
 
 template <typename KV, int PW>
 __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
-    extern __shared__ float smem[];
+    LLMWB_DYNAMIC_SHARED(float, smem);
     const int D = a.head_dim;
     const int dl = D / 32;
     float* qs = smem;                      // [kNW * PW][D]
@@ -262,7 +262,7 @@ OpStatus launch(const KernelArgs& args, dim3 grid, cudaStream_t stream) {
             return OpStatus::CudaError;
         }
     }
-    attention_kernel<KV, PW><<<grid, kNW * 32, smem, stream>>>(args);
+    LLMWB_LAUNCH(grid, kNW * 32, smem, stream, attention_kernel<KV, PW>)(args);
     return check_launch("paged_attention");
 }
 
@@ -370,8 +370,8 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
     if (use_tc) return detail::launch_attention_tc(out, q, k_cache, v_cache, b, p, stream);
     if (n_splits == 1) return s;
     const int64_t pair_count = static_cast<int64_t>(b.n_tokens) * p.heads;
-    combine_kernel<<<static_cast<unsigned>(detail::ceil_div(pair_count, 4)), 128, 0, stream>>>(
-        args);
+    LLMWB_LAUNCH(static_cast<unsigned>(detail::ceil_div(pair_count, 4)), 128, 0, stream,
+                 combine_kernel)(args);
     return check_launch("paged_attention (combine)");
 }
 

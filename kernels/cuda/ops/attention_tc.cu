@@ -8,7 +8,11 @@
 // Every row-level buffer (S, P, O, m, l, alpha) of a row is touched by its own warp only, so
 // only the shared K/V tile needs block-wide barriers.
 #include <cuda_fp16.h>
+#ifdef LLMWB_CUDASIM
+#include "kernels/cuda/sim/wmma.h"
+#else
 #include <mma.h>
+#endif
 
 #include <climits>
 
@@ -61,7 +65,7 @@ __device__ __forceinline__ void copy4(__half* dst, const __half* src) {
 
 template <typename KV>
 __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
-    extern __shared__ __align__(128) unsigned char smem_raw[];
+    LLMWB_DYNAMIC_SHARED(unsigned char, smem_raw);
     const int D = a.head_dim;
     const int dk = D / 16;
     const int ldo = D + 4, ldkv = D + 8;
@@ -234,7 +238,7 @@ OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStream_t stream) {
             return OpStatus::CudaError;
         }
     }
-    attention_tc_kernel<KV><<<grid, kWarps * 32, smem, stream>>>(args);
+    LLMWB_LAUNCH(grid, kWarps * 32, smem, stream, attention_tc_kernel<KV>)(args);
     return check_launch("paged_attention (tensor cores)");
 }
 

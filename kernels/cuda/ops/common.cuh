@@ -1,11 +1,10 @@
 // Internal helpers shared by the op sources (not part of the public header).
 #pragma once
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
 
 #include "kernels/cuda/ops/cuda_ops.h"
+#include "kernels/cuda/ops/launch.cuh"
 
 namespace llmwb::cuda::detail {
 

@@ -192,8 +192,8 @@ OpStatus rmsnorm(float* out, const float* x, const float* weight, int64_t rows, 
                  float eps, cudaStream_t stream) {
     if (!row_grid_ok(rows) || dim <= 0) return invalid("rmsnorm", "bad rows/dim");
     if (rows == 0) return OpStatus::Ok;
-    rmsnorm_kernel<<<static_cast<unsigned>(rows), kNormThreads, 0, stream>>>(out, x, weight, dim,
-                                                                              eps);
+    LLMWB_LAUNCH(static_cast<unsigned>(rows), kNormThreads, 0, stream, rmsnorm_kernel)(
+        out, x, weight, dim, eps);
     return check_launch("rmsnorm");
 }
 
@@ -201,7 +201,7 @@ OpStatus add_rmsnorm(float* residual_inout, float* out, const float* delta, cons
                      int64_t rows, int64_t dim, float eps, cudaStream_t stream) {
     if (!row_grid_ok(rows) || dim <= 0) return invalid("add_rmsnorm", "bad rows/dim");
     if (rows == 0) return OpStatus::Ok;
-    add_rmsnorm_kernel<<<static_cast<unsigned>(rows), kNormThreads, 0, stream>>>(
+    LLMWB_LAUNCH(static_cast<unsigned>(rows), kNormThreads, 0, stream, add_rmsnorm_kernel)(
         residual_inout, out, delta, weight, dim, eps);
     return check_launch("add_rmsnorm");
 }
@@ -210,21 +210,23 @@ OpStatus silu_mul(float* out, const float* gate, const float* up, int64_t n_elem
                   cudaStream_t stream) {
     if (n_elems < 0) return invalid("silu_mul", "negative size");
     if (n_elems == 0) return OpStatus::Ok;
-    silu_mul_kernel<<<grid_for(n_elems, kThreads), kThreads, 0, stream>>>(out, gate, up, n_elems);
+    LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, silu_mul_kernel)(
+        out, gate, up, n_elems);
     return check_launch("silu_mul");
 }
 
 OpStatus add(float* out, const float* a, const float* b, int64_t n_elems, cudaStream_t stream) {
     if (n_elems < 0) return invalid("add", "negative size");
     if (n_elems == 0) return OpStatus::Ok;
-    add_kernel<<<grid_for(n_elems, kThreads), kThreads, 0, stream>>>(out, a, b, n_elems);
+    LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, add_kernel)(out, a, b, n_elems);
     return check_launch("add");
 }
 
 OpStatus bias_add(float* x, const float* bias, int64_t n, int64_t dim, cudaStream_t stream) {
     if (n < 0 || dim <= 0) return invalid("bias_add", "bad size");
     if (n == 0) return OpStatus::Ok;
-    bias_add_kernel<<<grid_for(n * dim, kThreads), kThreads, 0, stream>>>(x, bias, n * dim, dim);
+    LLMWB_LAUNCH(grid_for(n * dim, kThreads), kThreads, 0, stream, bias_add_kernel)(
+        x, bias, n * dim, dim);
     return check_launch("bias_add");
 }
 
@@ -235,7 +237,7 @@ OpStatus rope(float* q, float* k, const int32_t* positions, int64_t n, int32_t h
         return invalid("rope", "bad shape");
     if (n == 0) return OpStatus::Ok;
     const int64_t total = n * (heads + (k ? kv_heads : 0)) * (head_dim / 2);
-    rope_kernel<<<grid_for(total, kThreads), kThreads, 0, stream>>>(
+    LLMWB_LAUNCH(grid_for(total, kThreads), kThreads, 0, stream, rope_kernel)(
         q, k, positions, n, heads, kv_heads, head_dim, inv_freq, interleaved);
     return check_launch("rope");
 }
@@ -247,11 +249,11 @@ OpStatus kv_write(void* k_cache, void* v_cache, const float* k, const float* v,
     if (n == 0) return OpStatus::Ok;
     const unsigned grid = grid_for(n * kv_dim, kThreads);
     if (kv_dtype == DType::F32) {
-        kv_write_kernel<float><<<grid, kThreads, 0, stream>>>(
+        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<float>)(
             static_cast<float*>(k_cache), static_cast<float*>(v_cache), k, v, slot_mapping, n,
             kv_dim);
     } else if (kv_dtype == DType::F16) {
-        kv_write_kernel<__half><<<grid, kThreads, 0, stream>>>(
+        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<__half>)(
             static_cast<__half*>(k_cache), static_cast<__half*>(v_cache), k, v, slot_mapping, n,
             kv_dim);
     } else {
@@ -270,8 +272,8 @@ OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* 
     const int64_t rb = dtype_row_bytes(table.type, table.cols);
     const unsigned grid = grid_for(n * table.cols, kThreads);
 #define LLMWB_EMB(T)                                                                              \
-    embedding_kernel<T><<<grid, kThreads, 0, stream>>>(out, data, rb, table.rows, ids, n,       \
-                                                       table.cols)
+    LLMWB_LAUNCH(grid, kThreads, 0, stream, embedding_kernel<T>)(out, data, rb, table.rows, ids, \
+                                                                 n, table.cols)
     switch (table.type) {
     case DType::F32: LLMWB_EMB(DType::F32); break;
     case DType::F16: LLMWB_EMB(DType::F16); break;
@@ -289,7 +291,8 @@ OpStatus argmax_rows(int32_t* out_ids, const float* logits, int64_t n, int64_t v
                      cudaStream_t stream) {
     if (!row_grid_ok(n) || vocab <= 0 || vocab > INT_MAX) return invalid("argmax_rows", "bad size");
     if (n == 0) return OpStatus::Ok;
-    argmax_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(out_ids, logits, vocab);
+    LLMWB_LAUNCH(static_cast<unsigned>(n), kThreads, 0, stream, argmax_kernel)(out_ids, logits,
+                                                                               vocab);
     return check_launch("argmax_rows");
 }
 

@@ -136,8 +136,8 @@ OpStatus launch_gemv_t(float* out, const DeviceMatrix& w, const float* x, int64_
     const int64_t rb = dtype_row_bytes(w.type, w.cols);
 #define LLMWB_GEMV(NN)                                                                            \
     case NN:                                                                                      \
-        gemv_kernel<T, NN><<<grid, kGemvWarps * 32, 0, stream>>>(out, wp, rb, x, w.rows, w.cols, \
-                                                                 vec_w, vec_x);                  \
+        LLMWB_LAUNCH(grid, kGemvWarps * 32, 0, stream, gemv_kernel<T, NN>)(                     \
+            out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);                                        \
         break
     if (n == 1) {
         // Rows per warp: more reuse of the activations for large matrices, more warps for small.
@@ -145,14 +145,14 @@ OpStatus launch_gemv_t(float* out, const DeviceMatrix& w, const float* x, int64_
         const unsigned g1 =
             static_cast<unsigned>(detail::ceil_div(w.rows, int64_t{kGemv1Warps} * r));
         if (r == 4)
-            gemv1_kernel<T, 4><<<g1, kGemv1Warps * 32, 0, stream>>>(out, wp, rb, x, w.rows,
-                                                                    w.cols, vec_w, vec_x);
+            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 4>)(
+                out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
         else if (r == 2)
-            gemv1_kernel<T, 2><<<g1, kGemv1Warps * 32, 0, stream>>>(out, wp, rb, x, w.rows,
-                                                                    w.cols, vec_w, vec_x);
+            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 2>)(
+                out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
         else
-            gemv1_kernel<T, 1><<<g1, kGemv1Warps * 32, 0, stream>>>(out, wp, rb, x, w.rows,
-                                                                    w.cols, vec_w, vec_x);
+            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 1>)(
+                out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
         return check_launch("matmul (GEMV n=1)");
     }
     switch (n) {
@@ -231,7 +231,8 @@ OpStatus launch_dequant_tile(__nv_bfloat16* tile, const DeviceMatrix& w, int64_t
     const int64_t rb = dtype_row_bytes(w.type, w.cols);
     const unsigned grid = detail::grid_for(tile_rows * (w.cols / 32), kThreads);
 #define LLMWB_DQ(T)                                                                               \
-    dequant_tile_kernel<T><<<grid, kThreads, 0, stream>>>(tile, wp, rb, r0, tile_rows, w.cols)
+    LLMWB_LAUNCH(grid, kThreads, 0, stream, dequant_tile_kernel<T>)(tile, wp, rb, r0, tile_rows,  \
+                                                                    w.cols)
     switch (w.type) {
     case DType::Q8_0: LLMWB_DQ(DType::Q8_0); break;
     case DType::Q4_0: LLMWB_DQ(DType::Q4_0); break;
@@ -314,10 +315,10 @@ OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const floa
     if (w.type == DType::F16 || w.type == DType::BF16) {
         const bool f16 = w.type == DType::F16;
         if (f16) {
-            convert_kernel<__half><<<grid, kThreads, 0, stream>>>(static_cast<__half*>(workspace),
-                                                                  x, n * w.cols);
+            LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__half>)(
+                static_cast<__half*>(workspace), x, n * w.cols);
         } else {
-            convert_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(
+            LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__nv_bfloat16>)(
                 static_cast<__nv_bfloat16*>(workspace), x, n * w.cols);
         }
         s = check_launch("matmul (convert activations)");
@@ -336,7 +337,7 @@ OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const floa
     else if (tile_rows >= 128) tile_rows = tile_rows / 128 * 128;
     auto* xb = static_cast<__nv_bfloat16*>(workspace);
     auto* tile = reinterpret_cast<__nv_bfloat16*>(static_cast<uint8_t*>(workspace) + act);
-    convert_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(xb, x, n * w.cols);
+    LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__nv_bfloat16>)(xb, x, n * w.cols);
     s = check_launch("matmul (convert activations)");
     if (s != OpStatus::Ok) return s;
     for (int64_t r0 = 0; r0 < w.rows; r0 += tile_rows) {

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "kernels/cuda/ops/launch.cuh"
+
 namespace llmwb::cuda {
 
 namespace {
@@ -458,7 +460,7 @@ bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std:
     LLMWB_OP(add(x_.as<float>(), x_.as<float>(), delta_.as<float>(), T * H, s), "residual");
     if (sh.n_logits == 0)
         return true;
-    gather_rows_kernel<<<static_cast<unsigned>(sh.n_logits), 256, 0, s>>>(
+    LLMWB_LAUNCH(static_cast<unsigned>(sh.n_logits), 256, 0, s, gather_rows_kernel)(
         xl_.as<float>(), x_.as<float>(), reinterpret_cast<const int32_t*>(base + m.logits_rows),
         sh.n_logits, hidden_);
     LLMWB_CU(cudaGetLastError(), "gather rows");
@@ -658,12 +660,11 @@ bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_
                 err = "KV cache resize: block move out of range";
                 return false;
             }
-            copy_block_kernel<<<dim3(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
-                                     static_cast<unsigned>(planes)),
-                                256, 0, stream_>>>(fresh.as<uint4>(), kv_.as<uint4>(),
-                                                   int64_t(num_blocks_) * words,
-                                                   int64_t(num_blocks) * words, words, keep_src[i],
-                                                   keep_dst[i]);
+            const dim3 grid(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
+                            static_cast<unsigned>(planes));
+            LLMWB_LAUNCH(grid, 256, 0, stream_, copy_block_kernel)(
+                fresh.as<uint4>(), kv_.as<uint4>(), int64_t(num_blocks_) * words,
+                int64_t(num_blocks) * words, words, keep_src[i], keep_dst[i]);
         }
         LLMWB_CU(cudaGetLastError(), "KV block copy");
     }
@@ -685,10 +686,10 @@ bool ModelRunner::copy_block(int32_t src, int32_t dst, std::string& err) {
     const int64_t words =
         int64_t(size_t(block_size_) * size_t(kv_heads_) * size_t(head_dim_) * elem / 16);
     const int64_t plane = int64_t(num_blocks_) * words;
-    copy_block_kernel<<<dim3(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
-                             static_cast<unsigned>(2 * layers_n_)),
-                        256, 0, stream_>>>(kv_.as<uint4>(), kv_.as<uint4>(), plane, plane, words,
-                                           src, dst);
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
+                    static_cast<unsigned>(2 * layers_n_));
+    LLMWB_LAUNCH(grid, 256, 0, stream_, copy_block_kernel)(kv_.as<uint4>(), kv_.as<uint4>(), plane,
+                                                           plane, words, src, dst);
     LLMWB_CU(cudaGetLastError(), "KV block copy");
     return true;
 }
