@@ -58,6 +58,29 @@ T shuffle(unsigned mask, T v, int arg, int width, Shfl kind) {
 
 inline void* dynamic_shared() { return t_block->dynamic_shared; }
 
+// True when every lane of the (full) warp passes the same v; a warp collective.
+bool warp_uniform(uint64_t v);
+
+// For work every lane of a warp would do identically right after a warp collective (WMMA): the
+// first lane to run computes into a per-warp buffer of up to kWarpOnceBytes, the others copy it.
+constexpr size_t kWarpOnceBytes = 4096;
+struct WarpOnceSlot {
+    uint64_t* tag;        // the generation the buffer holds
+    unsigned char* data;  // kWarpOnceBytes, 64-byte aligned
+    uint64_t generation;  // of the warp collective that just completed
+};
+WarpOnceSlot warp_once_slot();
+
+template <class F>
+void warp_once(void* out, size_t bytes, F&& compute) {
+    const WarpOnceSlot s = warp_once_slot();
+    if (*s.tag != s.generation) {
+        compute(s.data);
+        *s.tag = s.generation;
+    }
+    std::memcpy(out, s.data, bytes);
+}
+
 // --- launches -----------------------------------------------------------------------------------
 struct LaunchSpec {
     const char* name;  // the kernel expression as written at the launch site

@@ -43,6 +43,8 @@ struct Warp {
     unsigned arrived = 0;
     uint64_t gen = 0;
     uint64_t slots[2][32] = {};  // shuffle values, double-buffered by generation
+    uint64_t once_tag = ~uint64_t{0};
+    alignas(64) unsigned char once[kWarpOnceBytes];
 };
 
 struct Block {
@@ -269,6 +271,17 @@ void syncthreads() {
 }
 
 void syncwarp(unsigned mask) { detail::warp_collective(mask, 0); }
+
+bool warp_uniform(uint64_t v) {
+    return detail::warp_collective(0xffffffffu, v)[0] == v;
+}
+
+WarpOnceSlot warp_once_slot() {
+    using namespace detail;
+    Block& b = current_block();
+    Warp& w = b.warps[b.current->state.warp];
+    return WarpOnceSlot{&w.once_tag, w.once, w.gen};
+}
 
 uint64_t shuffle_bits(unsigned mask, uint64_t bits, int arg, int width, Shfl kind) {
     using namespace detail;
