@@ -88,13 +88,6 @@ bool released(const Block& b, const Thread& t) {
     return true;
 }
 
-void release_block_barrier_if_complete(Block& b) {
-    if (b.arrived > 0 && b.arrived == b.live) {
-        b.arrived = 0;
-        ++b.gen;
-    }
-}
-
 void thread_entry(void*) { t_exec->run->body(); }
 
 FiberStack& stack_for(size_t i) {
@@ -155,7 +148,10 @@ void run_block(Block& b, std::vector<Thread>& threads, Schedule order, std::mt19
                     fail(b, "lane %u of warp %u exited while the rest of its warp waits in a "
                             "warp collective (__shfl_*_sync / __syncwarp) that includes it",
                          t.state.lane, t.state.warp);
-                release_block_barrier_if_complete(b);
+                if (b.arrived > 0)
+                    fail(b, "thread %u exited while %u threads wait at __syncthreads (a barrier "
+                            "in divergent code)",
+                         t.state.linear, b.arrived);
             }
         }
         if (!progressed) {
@@ -258,6 +254,12 @@ void syncthreads() {
     using namespace detail;
     Block& b = current_block();
     Thread& t = *b.current;
+    const auto total = static_cast<unsigned>(b.threads->size());
+    // The programming guide requires every thread of the block (exited ones make it divergent).
+    if (b.live < total)
+        fail(b, "__syncthreads after %u of the block's %u threads exited (a barrier in divergent "
+                "code)",
+             total - b.live, total);
     const uint64_t gen = b.gen;
     ++b.arrived;
     if (b.arrived == b.live) {
