@@ -37,8 +37,11 @@ struct BlockState {
     dim3 grid;    // gridDim
     void* dynamic_shared = nullptr;
 };
-extern thread_local ThreadState* t_thread;
-extern thread_local BlockState* t_block;
+// Device code runs only inside a synchronisation, under the runtime's lock: one host thread at a
+// time runs kernels, so the running thread and block are plain globals (thread-locals would
+// cost a __tls_get_addr call per threadIdx in the dlopen'ed emulator plugin).
+extern ThreadState* g_thread;
+extern BlockState* g_block;
 
 void syncthreads();
 void syncwarp(unsigned mask);
@@ -56,7 +59,7 @@ T shuffle(unsigned mask, T v, int arg, int width, Shfl kind) {
     return r;
 }
 
-inline void* dynamic_shared() { return t_block->dynamic_shared; }
+inline void* dynamic_shared() { return g_block->dynamic_shared; }
 
 // True when every lane of the (full) warp passes the same v; a warp collective.
 bool warp_uniform(uint64_t v);
@@ -133,14 +136,14 @@ class Launch {
 }  // namespace cudasim
 
 // --- built-ins ----------------------------------------------------------------------------------
-#define threadIdx (::cudasim::t_thread->idx)
-#define blockIdx (::cudasim::t_block->idx)
-#define blockDim (::cudasim::t_block->dim)
-#define gridDim (::cudasim::t_block->grid)
+#define threadIdx (::cudasim::g_thread->idx)
+#define blockIdx (::cudasim::g_block->idx)
+#define blockDim (::cudasim::g_block->dim)
+#define gridDim (::cudasim::g_block->grid)
 
-// Shared memory: one instance per host thread, and a host thread runs one block at a time.
+// Shared memory: one instance, and blocks run one at a time.
 #undef __shared__
-#define __shared__ static thread_local
+#define __shared__ static
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 

@@ -13,8 +13,8 @@
 
 namespace cudasim {
 
-thread_local ThreadState* t_thread = nullptr;
-thread_local BlockState* t_block = nullptr;
+ThreadState* g_thread = nullptr;
+BlockState* g_block = nullptr;
 
 namespace detail {
 
@@ -58,7 +58,7 @@ struct Block {
     Thread* current = nullptr;
 };
 
-thread_local Block* t_exec = nullptr;
+Block* g_exec = nullptr;  // the block running (kernels run under the runtime's lock)
 
 [[noreturn]] void fail(const Block& b, const char* fmt, unsigned a = 0, unsigned c = 0) {
     char msg[256];
@@ -72,11 +72,11 @@ thread_local Block* t_exec = nullptr;
 }
 
 Block& current_block() {
-    if (!t_exec || !t_exec->current) {
+    if (!g_exec || !g_exec->current) {
         std::fprintf(stderr, "cudasim: a device built-in was used outside a kernel\n");
         std::abort();
     }
-    return *t_exec;
+    return *g_exec;
 }
 
 bool released(const Block& b, const Thread& t) {
@@ -88,26 +88,30 @@ bool released(const Block& b, const Thread& t) {
     return true;
 }
 
-void thread_entry(void*) { t_exec->run->body(); }
+void thread_entry(void*) { g_exec->run->body(); }
 
 FiberStack& stack_for(size_t i) {
-    thread_local std::vector<std::unique_ptr<FiberStack>> stacks;
+    static std::vector<std::unique_ptr<FiberStack>> stacks;
     while (stacks.size() <= i) stacks.push_back(std::make_unique<FiberStack>(kStackBytes));
     return *stacks[i];
 }
 
 std::vector<unsigned char>& shared_buffer() {
-    thread_local std::vector<unsigned char> buf;
+    static std::vector<unsigned char> buf;
     return buf;
 }
 
 void run_block(Block& b, std::vector<Thread>& threads, Schedule order, std::mt19937& rng) {
     const unsigned n = static_cast<unsigned>(threads.size());
     const unsigned nwarps = (n + 31) / 32;
-    b.warps.assign(nwarps, Warp{});
+    if (b.warps.size() != nwarps) b.warps = std::vector<Warp>(nwarps);
     for (unsigned w = 0; w < nwarps; ++w) {
+        Warp& wp = b.warps[w];
         const unsigned lanes = std::min(32u, n - 32 * w);
-        b.warps[w].present = lanes == 32 ? kFull : ((1u << lanes) - 1);
+        wp.present = lanes == 32 ? kFull : ((1u << lanes) - 1);
+        wp.exited = wp.expected = wp.arrived = 0;
+        wp.gen = 0;
+        wp.once_tag = ~uint64_t{0};
     }
     b.live = n;
     b.arrived = 0;
@@ -135,10 +139,10 @@ void run_block(Block& b, std::vector<Thread>& threads, Schedule order, std::mt19
             if (t.fiber.done() || !released(b, t)) continue;
             t.wait = Wait::None;
             b.current = &t;
-            t_thread = &t.state;
+            g_thread = &t.state;
             t.fiber.resume();
             b.current = nullptr;
-            t_thread = nullptr;
+            g_thread = nullptr;
             progressed = true;
             if (t.fiber.done()) {
                 --b.live;
@@ -217,10 +221,10 @@ Schedule schedule_from_env() {
 
 void execute(const KernelRun& run) {
     static const Schedule order = schedule_from_env();
-    thread_local std::mt19937 rng(12345);
+    static std::mt19937 rng(12345);
     const dim3 g = run.spec.grid, d = run.spec.block;
     const size_t n = size_t{d.x} * d.y * d.z;
-    thread_local std::vector<Thread> threads;
+    static std::vector<Thread> threads;
     if (threads.size() != n) threads = std::vector<Thread>(n);
     auto& smem = shared_buffer();
     smem.resize(std::max<size_t>(run.spec.shared_bytes, 16) + 256);
@@ -231,10 +235,8 @@ void execute(const KernelRun& run) {
     b.state.dim = d;
     b.state.grid = g;
     b.state.dynamic_shared = dyn;
-    Block* outer = t_exec;
-    BlockState* outer_block = t_block;
-    t_exec = &b;
-    t_block = &b.state;
+    g_exec = &b;
+    g_block = &b.state;
     for (unsigned z = 0; z < g.z; ++z)
         for (unsigned y = 0; y < g.y; ++y)
             for (unsigned x = 0; x < g.x; ++x) {
@@ -244,8 +246,8 @@ void execute(const KernelRun& run) {
                 std::memset(dyn, 0xFF, run.spec.shared_bytes);
                 run_block(b, threads, order, rng);
             }
-    t_exec = outer;
-    t_block = outer_block;
+    g_exec = nullptr;
+    g_block = nullptr;
 }
 
 }  // namespace detail
@@ -291,9 +293,9 @@ uint64_t shuffle_bits(unsigned mask, uint64_t bits, int arg, int width, Shfl kin
         Block& b = current_block();
         fail(b, "shuffle width %u is not a power of two up to 32", static_cast<unsigned>(width));
     }
-    const unsigned lane = t_thread->lane;
+    const unsigned lane = g_thread->lane;
     const uint64_t* slots = warp_collective(mask, bits);
-    const unsigned participants = mask & current_block().warps[t_thread->warp].present;
+    const unsigned participants = mask & current_block().warps[g_thread->warp].present;
     const unsigned seg = lane & ~static_cast<unsigned>(width - 1);  // first lane of the segment
     const unsigned in_seg = lane - seg;
     unsigned src = lane;

@@ -46,8 +46,8 @@ FiberStack::~FiberStack() {
 
 #if defined(__x86_64__)
 
-// cudasim_switch(void** save_sp, void* load_sp): saves the callee-saved state on the current
-// stack, stores the stack pointer in *save_sp, loads load_sp and restores the state saved there.
+// cudasim_switch(void** save_sp, void* load_sp): saves the callee-saved registers on the current
+// stack (MXCSR and the x87 control word are left alone: every fiber shares the host thread's), stores the stack pointer in *save_sp, loads load_sp and restores the state saved there.
 // A new fiber's stack is laid out so that this "returns" into cudasim_fiber_start with the fiber
 // in r12.
 extern "C" void cudasim_switch(void** save_sp, void* load_sp);
@@ -63,14 +63,8 @@ cudasim_switch:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -102,7 +96,7 @@ void Fiber::start(FiberStack& stack, Entry entry, void* arg) {
     auto top = reinterpret_cast<uintptr_t>(stack.bottom()) + stack.size();
     top &= ~uintptr_t{15};
     auto* slot = reinterpret_cast<uint64_t*>(top);
-    // [top-8] return address, then rbp rbx r12 r13 r14 r15, then MXCSR | x87 control word.
+    // [top-8] return address, then rbp rbx r12 r13 r14 r15.
     slot[-1] = reinterpret_cast<uint64_t>(&cudasim_fiber_start);
     slot[-2] = 0;                                  // rbp
     slot[-3] = 0;                                  // rbx
@@ -110,12 +104,7 @@ void Fiber::start(FiberStack& stack, Entry entry, void* arg) {
     slot[-5] = 0;                                  // r13
     slot[-6] = 0;                                  // r14
     slot[-7] = 0;                                  // r15
-    uint32_t mxcsr = 0;
-    uint16_t fpucw = 0;
-    asm volatile("stmxcsr %0" : "=m"(mxcsr));
-    asm volatile("fnstcw %0" : "=m"(fpucw));
-    slot[-8] = static_cast<uint64_t>(mxcsr) | (static_cast<uint64_t>(fpucw) << 32);
-    sp_ = &slot[-8];
+    sp_ = &slot[-7];
 }
 
 void Fiber::resume() {

@@ -1,6 +1,5 @@
 // cudasim fibers: the stacks and context switches on which emulated CUDA threads run. x86-64 has a
-// hand-written switch (callee-saved registers, MXCSR and the x87 control word; ~10 ns); other
-// targets use ucontext. AddressSanitizer is told about every switch.
+// hand-written switch (the callee-saved registers; a few ns); other targets use ucontext. AddressSanitizer is told about every switch.
 #pragma once
 
 #include <cstddef>
