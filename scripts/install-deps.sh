@@ -7,6 +7,7 @@ PKGS=(
   build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   qt6-httpserver-dev libqt6sql6-sqlite libquazip1-qt6-dev libsqlite3-dev libgl-dev
+  libqt6opengl6-dev
   nlohmann-json3-dev libpcre2-dev libxxhash-dev
   clang-14 libclang-rt-14-dev
   xvfb xauth fonts-noto-cjk
