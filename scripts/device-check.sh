@@ -69,7 +69,7 @@ if has_stage build; then
   [ -n "${LLMWB_NLOHMANN_INCLUDE_DIR:-}" ] && CMAKE_EXTRA+=("-DLLMWB_NLOHMANN_INCLUDE_DIR=$LLMWB_NLOHMANN_INCLUDE_DIR")
   say "configure ($BUILD, Release, Qt off)"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMWB_WITH_QT=OFF \
-        -DLLMWB_BUILD_GUI=OFF -DLLMWB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+        -DLLMWB_BUILD_GUI=OFF -DLLMWB_CUDA=ON -DLLMWB_CUDASIM=OFF -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
         "${CMAKE_EXTRA[@]}" >> "$LOG" 2>&1 || die "configure (see $LOG)"
   say "build"
   cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 || die "build (see $LOG)"
