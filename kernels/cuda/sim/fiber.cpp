@@ -44,7 +44,7 @@ FiberStack::~FiberStack() {
     if (map_ && map_ != MAP_FAILED) munmap(map_, map_size_);
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(CUDASIM_UCONTEXT)
 
 // cudasim_switch(void** save_sp, void* load_sp): saves the callee-saved registers on the current
 // stack (MXCSR and the x87 control word are left alone: every fiber shares the host thread's), stores the stack pointer in *save_sp, loads load_sp and restores the state saved there.
@@ -85,15 +85,8 @@ cudasim_fiber_start:
 
 extern "C" void cudasim_fiber_trampoline(Fiber* f) { Fiber::trampoline(f); }
 
-void Fiber::start(FiberStack& stack, Entry entry, void* arg) {
-    entry_ = entry;
-    arg_ = arg;
-    stack_ = &stack;
-    done_ = false;
-#ifdef CUDASIM_ASAN
-    __asan_unpoison_memory_region(stack.bottom(), stack.size());
-#endif
-    auto top = reinterpret_cast<uintptr_t>(stack.bottom()) + stack.size();
+void Fiber::prepare() {
+    auto top = reinterpret_cast<uintptr_t>(stack_->bottom()) + stack_->size();
     top &= ~uintptr_t{15};
     auto* slot = reinterpret_cast<uint64_t*>(top);
     // [top-8] return address, then rbp rbx r12 r13 r14 r15.
@@ -107,39 +100,11 @@ void Fiber::start(FiberStack& stack, Entry entry, void* arg) {
     sp_ = &slot[-7];
 }
 
-void Fiber::resume() {
-#ifdef CUDASIM_ASAN
-    void* fake = nullptr;
-    __sanitizer_start_switch_fiber(&fake, stack_->bottom(), stack_->size());
-#endif
-    cudasim_switch(&scheduler_sp_, sp_);
-#ifdef CUDASIM_ASAN
-    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
-#endif
-}
-
-void Fiber::yield() {
-#ifdef CUDASIM_ASAN
-    __sanitizer_start_switch_fiber(&fake_stack_, scheduler_bottom_, scheduler_size_);
-#endif
-    cudasim_switch(&sp_, scheduler_sp_);
-#ifdef CUDASIM_ASAN
-    __sanitizer_finish_switch_fiber(fake_stack_, &scheduler_bottom_, &scheduler_size_);
-#endif
-}
-
-void Fiber::trampoline(Fiber* f) {
-#ifdef CUDASIM_ASAN
-    __sanitizer_finish_switch_fiber(nullptr, &f->scheduler_bottom_, &f->scheduler_size_);
-#endif
-    f->entry_(f->arg_);
-    f->done_ = true;
-#ifdef CUDASIM_ASAN
-    __sanitizer_start_switch_fiber(nullptr, f->scheduler_bottom_, f->scheduler_size_);
-#endif
+void Fiber::switch_in() { cudasim_switch(&scheduler_sp_, sp_); }
+void Fiber::switch_out() { cudasim_switch(&sp_, scheduler_sp_); }
+void Fiber::switch_out_final() {
     void* dead_sp = nullptr;
-    cudasim_switch(&dead_sp, f->scheduler_sp_);
-    die("a finished fiber was resumed");
+    cudasim_switch(&dead_sp, scheduler_sp_);
 }
 
 #else  // ucontext
@@ -151,6 +116,22 @@ void ucontext_entry(unsigned hi, unsigned lo) {
 }
 }  // namespace
 
+void Fiber::prepare() {
+    getcontext(&ctx_);
+    ctx_.uc_stack.ss_sp = stack_->bottom();
+    ctx_.uc_stack.ss_size = stack_->size();
+    ctx_.uc_link = nullptr;
+    const auto p = reinterpret_cast<uintptr_t>(this);
+    makecontext(&ctx_, reinterpret_cast<void (*)()>(&ucontext_entry), 2,
+                static_cast<unsigned>(p >> 32), static_cast<unsigned>(p & 0xFFFFFFFFu));
+}
+
+void Fiber::switch_in() { swapcontext(&scheduler_ctx_, &ctx_); }
+void Fiber::switch_out() { swapcontext(&ctx_, &scheduler_ctx_); }
+void Fiber::switch_out_final() { setcontext(&scheduler_ctx_); }
+
+#endif
+
 void Fiber::start(FiberStack& stack, Entry entry, void* arg) {
     entry_ = entry;
     arg_ = arg;
@@ -159,21 +140,17 @@ void Fiber::start(FiberStack& stack, Entry entry, void* arg) {
 #ifdef CUDASIM_ASAN
     __asan_unpoison_memory_region(stack.bottom(), stack.size());
 #endif
-    getcontext(&ctx_);
-    ctx_.uc_stack.ss_sp = stack.bottom();
-    ctx_.uc_stack.ss_size = stack.size();
-    ctx_.uc_link = nullptr;
-    const auto p = reinterpret_cast<uintptr_t>(this);
-    makecontext(&ctx_, reinterpret_cast<void (*)()>(&ucontext_entry), 2,
-                static_cast<unsigned>(p >> 32), static_cast<unsigned>(p & 0xFFFFFFFFu));
+    prepare();
 }
 
+// AddressSanitizer is told which stack runs after every switch (and that a finished fiber's fake
+// stack can go).
 void Fiber::resume() {
 #ifdef CUDASIM_ASAN
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, stack_->bottom(), stack_->size());
 #endif
-    swapcontext(&scheduler_ctx_, &ctx_);
+    switch_in();
 #ifdef CUDASIM_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
@@ -183,7 +160,7 @@ void Fiber::yield() {
 #ifdef CUDASIM_ASAN
     __sanitizer_start_switch_fiber(&fake_stack_, scheduler_bottom_, scheduler_size_);
 #endif
-    swapcontext(&ctx_, &scheduler_ctx_);
+    switch_out();
 #ifdef CUDASIM_ASAN
     __sanitizer_finish_switch_fiber(fake_stack_, &scheduler_bottom_, &scheduler_size_);
 #endif
@@ -198,10 +175,8 @@ void Fiber::trampoline(Fiber* f) {
 #ifdef CUDASIM_ASAN
     __sanitizer_start_switch_fiber(nullptr, f->scheduler_bottom_, f->scheduler_size_);
 #endif
-    setcontext(&f->scheduler_ctx_);
+    f->switch_out_final();
     die("a finished fiber was resumed");
 }
-
-#endif
 
 }  // namespace cudasim::detail

@@ -1,10 +1,11 @@
 // cudasim fibers: the stacks and context switches on which emulated CUDA threads run. x86-64 has a
-// hand-written switch (the callee-saved registers; a few ns); other targets use ucontext. AddressSanitizer is told about every switch.
+// hand-written switch (the callee-saved registers; a few ns); other targets, or CUDASIM_UCONTEXT,
+// use ucontext. AddressSanitizer is told about every switch.
 #pragma once
 
 #include <cstddef>
 
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) || defined(CUDASIM_UCONTEXT)
 #include <ucontext.h>
 #endif
 
@@ -39,11 +40,17 @@ class Fiber {
     static void trampoline(Fiber* f);  // internal
 
   private:
+    // The platform's part (x86-64 assembly or ucontext): the initial context, the switches.
+    void prepare();
+    void switch_in();         // scheduler -> fiber
+    void switch_out();        // fiber -> scheduler
+    void switch_out_final();  // fiber -> scheduler, never to return
+
     Entry entry_ = nullptr;
     void* arg_ = nullptr;
     FiberStack* stack_ = nullptr;
     bool done_ = true;
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(CUDASIM_UCONTEXT)
     void* sp_ = nullptr;
     void* scheduler_sp_ = nullptr;
 #else
