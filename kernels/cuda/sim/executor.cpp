@@ -20,11 +20,6 @@ namespace detail {
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr size_t kStackBytes = size_t{512} << 10;  // ASan frames are several times larger
-#else
-constexpr size_t kStackBytes = size_t{128} << 10;
-#endif
 constexpr unsigned kFull = 0xffffffffu;
 
 enum class Wait { None, Block, Warp };
@@ -50,7 +45,7 @@ struct Warp {
 struct Block {
     const KernelRun* run = nullptr;
     BlockState state;
-    std::vector<Thread>* threads = nullptr;
+    std::vector<Thread>* threads = nullptr;  // one per thread of the block
     std::vector<Warp> warps;
     unsigned live = 0;     // threads not yet returned
     unsigned arrived = 0;  // at the block barrier
@@ -92,7 +87,7 @@ void thread_entry(void*) { g_exec->run->body(); }
 
 FiberStack& stack_for(size_t i) {
     static std::vector<std::unique_ptr<FiberStack>> stacks;
-    while (stacks.size() <= i) stacks.push_back(std::make_unique<FiberStack>(kStackBytes));
+    while (stacks.size() <= i) stacks.push_back(std::make_unique<FiberStack>(kFiberStackBytes));
     return *stacks[i];
 }
 
@@ -101,7 +96,9 @@ std::vector<unsigned char>& shared_buffer() {
     return buf;
 }
 
-void run_block(Block& b, std::vector<Thread>& threads, Schedule order, std::mt19937& rng) {
+// Runs block b.state.idx; `seq` is the order in which runnable threads are resumed.
+void run_block(Block& b, std::vector<unsigned>& seq, Schedule order, std::mt19937& rng) {
+    std::vector<Thread>& threads = *b.threads;
     const unsigned n = static_cast<unsigned>(threads.size());
     const unsigned nwarps = (n + 31) / 32;
     if (b.warps.size() != nwarps) b.warps = std::vector<Warp>(nwarps);
@@ -116,7 +113,6 @@ void run_block(Block& b, std::vector<Thread>& threads, Schedule order, std::mt19
     b.live = n;
     b.arrived = 0;
     b.gen = 0;
-    b.threads = &threads;
     const dim3 d = b.state.dim;
     for (unsigned i = 0; i < n; ++i) {
         Thread& t = threads[i];
@@ -128,9 +124,6 @@ void run_block(Block& b, std::vector<Thread>& threads, Schedule order, std::mt19
         t.wait_gen = 0;
         t.fiber.start(stack_for(i), &thread_entry, &t);
     }
-    std::vector<unsigned> seq(n);
-    std::iota(seq.begin(), seq.end(), 0u);
-    if (order == Schedule::Reverse) std::reverse(seq.begin(), seq.end());
     while (b.live > 0) {
         if (order == Schedule::Shuffle) std::shuffle(seq.begin(), seq.end(), rng);
         bool progressed = false;
@@ -230,8 +223,12 @@ void execute(const KernelRun& run) {
     smem.resize(std::max<size_t>(run.spec.shared_bytes, 16) + 256);
     auto* dyn = reinterpret_cast<unsigned char*>(
         (reinterpret_cast<uintptr_t>(smem.data()) + 255) & ~uintptr_t{255});
+    std::vector<unsigned> seq(n);
+    std::iota(seq.begin(), seq.end(), 0u);
+    if (order == Schedule::Reverse) std::reverse(seq.begin(), seq.end());
     Block b;
     b.run = &run;
+    b.threads = &threads;
     b.state.dim = d;
     b.state.grid = g;
     b.state.dynamic_shared = dyn;
@@ -244,7 +241,7 @@ void execute(const KernelRun& run) {
                 // Shared memory starts as garbage on a GPU: NaN bytes here, so a read before
                 // the first write shows.
                 std::memset(dyn, 0xFF, run.spec.shared_bytes);
-                run_block(b, threads, order, rng);
+                run_block(b, seq, order, rng);
             }
     g_exec = nullptr;
     g_block = nullptr;

@@ -9,7 +9,22 @@
 #include <ucontext.h>
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CUDASIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CUDASIM_ASAN 1
+#endif
+#endif
+
 namespace cudasim::detail {
+
+// Stack of one emulated thread (ASan's frames are several times larger).
+#ifdef CUDASIM_ASAN
+constexpr size_t kFiberStackBytes = size_t{512} << 10;
+#else
+constexpr size_t kFiberStackBytes = size_t{128} << 10;
+#endif
 
 class FiberStack {
   public:
