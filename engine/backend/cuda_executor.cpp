@@ -128,11 +128,11 @@ DeviceMemory CudaExecutor::memory() const {
 }
 
 Status CudaExecutor::resize_kv(int32_t num_blocks, int32_t block_size,
-                               std::span<const KvBlockMove> keep) {
+                               std::span<const BlockCopy> keep) {
     std::vector<int32_t> src, dst;
     src.reserve(keep.size());
     dst.reserve(keep.size());
-    for (const KvBlockMove& m : keep) {
+    for (const BlockCopy& m : keep) {
         src.push_back(m.src);
         dst.push_back(m.dst);
     }

@@ -40,7 +40,7 @@ class CudaExecutor final : public ModelExecutor {
     int32_t num_blocks() const override { return num_blocks_; }
     int32_t block_size() const override { return block_size_; }
     Status resize_kv(int32_t num_blocks, int32_t block_size,
-                     std::span<const KvBlockMove> keep) override;
+                     std::span<const BlockCopy> keep) override;
     void copy_block(int32_t src, int32_t dst) override;
     Status forward(const ForwardBatch& batch, float* logits) override;
     bool device_greedy() const override { return true; }

@@ -1,5 +1,7 @@
 #include "engine/backend/device_select.h"
 
+#include "engine/runtime/cpu_executor.h"
+
 namespace llmwb {
 
 std::optional<DevicePreference> parse_device_preference(std::string_view text) {
@@ -24,32 +26,36 @@ const char* device_preference_name(DevicePreference preference) {
     return "auto";
 }
 
-Result<CudaSelection> select_cuda_executor(DevicePreference preference, const LoadedModel& model,
-                                           const CudaExecutorOptions& options,
-                                           std::shared_ptr<CudaPlugin> plugin) {
-    CudaSelection sel;
-    if (preference == DevicePreference::Cpu)
-        return sel;
-    if (!plugin) {
-        auto loaded = CudaPlugin::load();
-        if (!loaded) {
-            if (preference == DevicePreference::Cuda)
+Result<Backend> open_backend(DevicePreference preference, const LoadedModel& model,
+                             kernels::ThreadPool& pool, const CudaExecutorOptions& options,
+                             std::shared_ptr<CudaPlugin> plugin) {
+    Backend b;
+    if (preference != DevicePreference::Cpu) {
+        if (!plugin) {
+            auto loaded = CudaPlugin::load();
+            if (loaded)
+                plugin = *loaded;
+            else if (preference == DevicePreference::Cuda)
                 return loaded.error();
-            sel.unavailable = loaded.message();
-            return sel;
+            else
+                b.cuda_unavailable = loaded.message();
         }
-        plugin = *loaded;
+        if (plugin) {
+            b.plugin = plugin;
+            auto exec = CudaExecutor::create(plugin, model, options);
+            if (exec)
+                b.executor = std::move(exec.value());
+            else if (preference == DevicePreference::Cuda)
+                return exec.error();
+            else
+                b.cuda_unavailable = exec.message();
+        }
     }
-    sel.plugin = plugin;
-    auto exec = CudaExecutor::create(plugin, model, options);
-    if (!exec) {
-        if (preference == DevicePreference::Cuda)
-            return exec.error();
-        sel.unavailable = exec.message();
-        return sel;
+    if (!b.executor) {
+        b.transformer = std::make_unique<Transformer>(model, pool);
+        b.executor = std::make_unique<CpuExecutor>(*b.transformer);
     }
-    sel.executor = std::move(exec.value());
-    return sel;
+    return b;
 }
 
 std::string cuda_unavailable_reason(const CudaPluginOptions& options) {

@@ -11,6 +11,7 @@
 #include "engine/backend/cuda_executor.h"
 #include "engine/backend/cuda_plugin.h"
 #include "engine/runtime/model_executor.h"
+#include "engine/runtime/transformer.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
@@ -21,19 +22,25 @@ enum class DevicePreference { Auto, Cpu, Cuda };
 std::optional<DevicePreference> parse_device_preference(std::string_view text);
 const char* device_preference_name(DevicePreference preference);
 
-struct CudaSelection {
-    std::unique_ptr<ModelExecutor> executor; // the CUDA executor; null: run on the CPU
-    std::shared_ptr<CudaPlugin> plugin;      // the loaded plugin (pass it to later calls)
-    std::string unavailable;                 // why CUDA is not used (empty: it is, or cpu)
+// A model's backend: the CUDA executor, or the CPU's (a Transformer over a thread pool).
+// Members are destroyed executor first (the CPU executor refers to the transformer).
+struct Backend {
+    std::unique_ptr<Transformer> transformer; // CPU only
+    std::unique_ptr<ModelExecutor> executor;  // never null in a returned Backend
+    std::shared_ptr<CudaPlugin> plugin;       // the loaded plugin (pass it to later calls)
+    std::string cuda_unavailable;             // auto chose the CPU: why CUDA was not used
+    bool on_cuda() const { return executor && executor->kind() == DeviceKind::Cuda; }
 };
 
-// Tries CUDA as `preference` asks. Cpu: tries nothing. Auto: the CUDA executor when the plugin
-// loads and the executor is created, else `unavailable` says why. Cuda: an error whose message
-// is that reason (e.g. "no CUDA driver (libcuda.so.1 not found)"). `plugin`: one loaded before
-// (null: loaded here).
-Result<CudaSelection> select_cuda_executor(DevicePreference preference, const LoadedModel& model,
-                                           const CudaExecutorOptions& options,
-                                           std::shared_ptr<CudaPlugin> plugin = nullptr);
+// Opens the backend `preference` asks for — the one function the CLI (--device) and the app
+// (Model panel) use. Cpu: the CPU. Auto: CUDA when the plugin loads and an executor can be
+// created on a device, else the CPU with `cuda_unavailable` saying why. Cuda: an error whose
+// message is that reason (e.g. "no CUDA driver (libcuda.so.1 not found)"). `pool`: the CPU's
+// threads (must outlive the backend). `plugin`: one loaded before (null: loaded here). The
+// executor has no KV pool yet (the Engine sizes it from its memory plan).
+Result<Backend> open_backend(DevicePreference preference, const LoadedModel& model,
+                             kernels::ThreadPool& pool, const CudaExecutorOptions& options,
+                             std::shared_ptr<CudaPlugin> plugin = nullptr);
 
 // Without a model: "" when the plugin loads and reports at least one device, else the reason.
 std::string cuda_unavailable_reason(const CudaPluginOptions& options = {});

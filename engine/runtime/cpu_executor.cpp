@@ -1,5 +1,7 @@
 #include "engine/runtime/cpu_executor.h"
 
+#include "engine/runtime/host_memory.h"
+
 #include <unistd.h>
 
 #include <cassert>
@@ -32,23 +34,18 @@ std::string CpuExecutor::device_name() const { return "CPU"; }
 
 DeviceMemory CpuExecutor::memory() const {
     DeviceMemory m;
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long avail = sysconf(_SC_AVPHYS_PAGES);
-    const long page = sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && page > 0)
-        m.total_bytes = static_cast<int64_t>(pages) * page;
-    if (avail > 0 && page > 0)
-        m.free_bytes = static_cast<int64_t>(avail) * page;
+    m.total_bytes = physical_memory_bytes();
+    m.free_bytes = available_memory_bytes();
     return m;
 }
 
 Status CpuExecutor::resize_kv(int32_t num_blocks, int32_t block_size,
-                              std::span<const KvBlockMove> keep) {
+                              std::span<const BlockCopy> keep) {
     auto storage = KvCacheStorage::create(model_.config(), num_blocks, block_size);
     if (!storage)
         return storage.error();
     if (kv_ && kv_->block_size() == block_size)
-        for (const KvBlockMove& m : keep)
+        for (const BlockCopy& m : keep)
             copy_block_between(*kv_, m.src, **storage, m.dst);
     owned_kv_ = std::move(storage.value());
     kv_ = owned_kv_.get();

@@ -29,7 +29,7 @@ class CpuExecutor final : public ModelExecutor {
     int32_t num_blocks() const override { return kv_ ? kv_->num_blocks() : 0; }
     int32_t block_size() const override { return kv_ ? kv_->block_size() : 0; }
     Status resize_kv(int32_t num_blocks, int32_t block_size,
-                     std::span<const KvBlockMove> keep) override;
+                     std::span<const BlockCopy> keep) override;
     void copy_block(int32_t src, int32_t dst) override;
     Status forward(const ForwardBatch& batch, float* logits) override;
 

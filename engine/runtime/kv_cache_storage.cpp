@@ -7,12 +7,6 @@
 
 namespace llmwb {
 
-namespace {
-
-bool valid_block_size(int32_t b) { return b == 8 || b == 16 || b == 32; }
-
-}  // namespace
-
 int64_t KvCacheStorage::bytes_per_block(const ModelConfig& config, int32_t block_size) {
     return 2 * static_cast<int64_t>(config.num_layers) * config.num_kv_heads * config.head_dim *
            block_size * static_cast<int64_t>(sizeof(float));
@@ -26,9 +20,8 @@ int64_t KvCacheStorage::bytes_per_block() const {
 Result<std::unique_ptr<KvCacheStorage>> KvCacheStorage::create(const ModelConfig& config,
                                                                int32_t num_blocks,
                                                                int32_t block_size) {
-    if (!valid_block_size(block_size))
-        return make_error("KV cache: block_size " + std::to_string(block_size) +
-                          " is not 8, 16 or 32");
+    if (Status st = check_kv_block_size(block_size, "KV cache: block_size"); !st)
+        return st.error();
     if (num_blocks < 1)
         return make_error("KV cache: num_blocks " + std::to_string(num_blocks) + " < 1");
     if (config.num_layers < 1 || config.num_kv_heads < 1 || config.head_dim < 1)

@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "engine/model/model_config.h"
+#include "engine/runtime/kv_block_size.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
 
 class KvCacheStorage {
 public:
-    static constexpr int32_t kDefaultBlockSize = 16;
+    static constexpr int32_t kDefaultBlockSize = kDefaultKvBlockSize;
 
     // Bytes one block takes over all layers, K and V.
     static int64_t bytes_per_block(const ModelConfig& config, int32_t block_size);

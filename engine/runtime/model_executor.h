@@ -30,8 +30,9 @@ struct DeviceMemory {
     int64_t free_bytes = 0;  // free now (after the weights were loaded)
 };
 
-// A block that must keep its contents across a KV resize: old id -> new id.
-struct KvBlockMove {
+// A KV block copy (every layer, K and V): copy-on-write before a forward (src -> dst in one
+// pool), or a block that keeps its contents across a KV resize (old id -> new id).
+struct BlockCopy {
     int32_t src = 0;
     int32_t dst = 0;
 };
@@ -61,7 +62,7 @@ class ModelExecutor {
     // (with its contents when `keep` is non-empty; a backend may free the old pool before
     // allocating the new one when there is nothing to keep).
     virtual Status resize_kv(int32_t num_blocks, int32_t block_size,
-                             std::span<const KvBlockMove> keep) = 0;
+                             std::span<const BlockCopy> keep) = 0;
     // Copies block src to block dst (every layer, K and V): copy-on-write. src != dst, both in
     // range (asserted).
     virtual void copy_block(int32_t src, int32_t dst) = 0;

@@ -42,6 +42,12 @@ struct SamplingParams {
 
     // Ok, or an error naming the field and its allowed range.
     Status validate() const;
+    // Plain greedy: the argmax of the raw logits is the token (no penalties, no logprobs), so a
+    // backend may pick it on the device.
+    bool is_plain_greedy() const {
+        return temperature == 0.0f && repetition_penalty == 1.0f && presence_penalty == 0.0f &&
+               frequency_penalty == 0.0f && logprobs == 0;
+    }
 };
 
 struct TokenLogprob {

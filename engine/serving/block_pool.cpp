@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
+
+#include "engine/runtime/kv_block_size.h"
 #include <string>
 
 namespace llmwb {
@@ -32,7 +34,7 @@ uint64_t hash_block_tokens(uint64_t parent_hash, std::span<const int32_t> tokens
 
 BlockPool::BlockPool(int32_t num_blocks, int32_t block_size) : block_size_(block_size) {
     assert(num_blocks >= 1);
-    assert(block_size == 8 || block_size == 16 || block_size == 32);
+    assert(is_kv_block_size(block_size));
     const auto n = static_cast<size_t>(num_blocks);
     ref_.assign(n, 0);
     prev_.assign(n, kNone);
@@ -163,12 +165,6 @@ void BlockPool::register_full_block(int32_t block, uint64_t hash, uint64_t paren
     parent_hash_[block] = parent_hash;
     std::copy(tokens.begin(), tokens.end(),
               tokens_.begin() + static_cast<ptrdiff_t>(block) * block_size_);
-}
-
-void BlockPool::clear_cache() {
-    for (int32_t b = 0; b < num_blocks(); ++b)
-        evict(b);
-    cached_.clear();
 }
 
 std::vector<int32_t> BlockPool::free_list() const {

@@ -55,8 +55,6 @@ class BlockPool {
                                   std::span<const int32_t> tokens) const;
     void register_full_block(int32_t block, uint64_t hash, uint64_t parent_hash,
                              std::span<const int32_t> tokens);
-    // Drops every cached hash (free blocks stay free).
-    void clear_cache();
 
     int32_t ref_count(int32_t block) const { return ref_[block]; }
     bool has_hash(int32_t block) const { return has_hash_[block] != 0; }

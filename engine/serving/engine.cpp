@@ -31,7 +31,8 @@ const char* finish_reason_name(FinishReason r) {
 }
 
 Engine::Engine(ModelExecutor& exec, const Tokenizer& tokenizer, const EngineConfig& config)
-    : exec_(exec), tokenizer_(tokenizer), config_(config) {}
+    : exec_(exec), tokenizer_(tokenizer), config_(config),
+      outputs_(tokenizer, config.skip_special_tokens) {}
 
 Engine::~Engine() = default;
 
@@ -45,22 +46,28 @@ Result<std::unique_ptr<Engine>> Engine::create(Transformer& model, const Tokeniz
     return e;
 }
 
-MemoryBudget Engine::budget_with_device(MemoryBudget budget) const {
-    if (budget.device_bytes <= 0)
-        budget.device_bytes = exec_.memory().total_bytes;
-    return budget;
-}
-
-Result<MemoryPlan> Engine::plan_for(const MemoryBudget& budget, int64_t workspace) const {
-    return plan_memory(exec_.config(), exec_.weight_bytes(), config_.block_size, workspace,
-                       budget_with_device(budget), 1, kv_dtype_bytes(exec_.kv_dtype()));
+KvPoolShape Engine::pool_shape(int64_t workspace) const {
+    KvPoolShape shape;
+    shape.model = &exec_.config();
+    shape.weight_bytes = exec_.weight_bytes();
+    shape.kv_elem_bytes = kv_dtype_bytes(exec_.kv_dtype());
+    shape.block_size = config_.block_size;
+    shape.workspace_bytes = workspace;
+    shape.max_num_seqs = config_.max_num_seqs;
+    const DeviceMemory mem = exec_.memory();
+    shape.total_bytes = mem.total_bytes;
+    shape.available_bytes = mem.free_bytes;
+    if (exec_.num_blocks() > 0)
+        shape.reusable_bytes = static_cast<int64_t>(exec_.num_blocks()) *
+                               kv_bytes_per_block(exec_.config(), exec_.block_size(),
+                                                  kv_dtype_bytes(exec_.kv_dtype()));
+    return shape;
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokenizer& tokenizer,
                                                const EngineConfig& config) {
-    const int32_t bs = config.block_size;
-    if (bs != 8 && bs != 16 && bs != 32)
-        return make_error("engine: block size must be 8, 16 or 32, got " + std::to_string(bs));
+    if (Status st = check_kv_block_size(config.block_size, "engine: block size"); !st)
+        return st.error();
     if (config.max_num_seqs < 1)
         return make_error("engine: max_num_seqs must be >= 1");
     if (config.max_num_batched_tokens < 1)
@@ -69,21 +76,14 @@ Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokeni
     const int64_t workspace =
         estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs);
     std::unique_ptr<Engine> e(new Engine(exec, tokenizer, config));
-    MemoryBudget budget = config.memory;
-    if (config.num_blocks) {
-        if (*config.num_blocks < 1)
-            return make_error("engine: num_blocks must be >= 1");
-        budget.kv_bytes = static_cast<int64_t>(*config.num_blocks) *
-                          kv_bytes_per_block(mc, bs, kv_dtype_bytes(exec.kv_dtype()));
-    }
-    auto plan = e->plan_for(budget, workspace);
+    auto plan = plan_memory(e->pool_shape(workspace), config.memory);
     if (!plan)
         return plan.error();
-    if (Status st = exec.resize_kv(plan->num_blocks, bs, {}); !st)
+    if (Status st = exec.resize_kv(plan->num_blocks, config.block_size, {}); !st)
         return make_error("engine: KV cache of " + std::to_string(plan->num_blocks) +
                           " blocks: " + st.message());
-    e->plan_ = *plan;
-    e->kv_mgr_ = std::make_unique<KvCacheManager>(plan->num_blocks, bs,
+    e->memory_plan_ = *plan;
+    e->kv_mgr_ = std::make_unique<KvCacheManager>(plan->num_blocks, config.block_size,
                                                   config.enable_prefix_caching, config.cache_key);
     SchedulerConfig sc;
     sc.max_num_seqs = config.max_num_seqs;
@@ -127,14 +127,9 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
                           " tokens leaves no room in a context of " + std::to_string(limit) +
                           " tokens");
     const RequestId id = next_id_++;
-    auto r = std::make_unique<Request>(id, std::move(prompt_ids), params, tokenizer_,
-                                       config_.skip_special_tokens);
-    r->stop_ids = params.stop_token_ids;
-    if (!params.ignore_eos)
-        for (int32_t s : tokenizer_.stop_ids())
-            if (std::find(r->stop_ids.begin(), r->stop_ids.end(), s) == r->stop_ids.end())
-                r->stop_ids.push_back(s);
+    auto r = std::make_unique<Request>(id, std::move(prompt_ids), params);
     r->arrival = EngineClock::now();
+    outputs_.add(*r);
     scheduler_->add(r.get());
     requests_.emplace(id, std::move(r));
     return id;
@@ -148,23 +143,13 @@ Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
         return make_error("fork: request " + std::to_string(src_id) + " is not running");
     const RequestId id = next_id_++;
     // The child's prompt is everything up to the fork point; its outputs start there.
-    auto child = std::make_unique<Request>(*src);
-    child->id = id;
-    child->params = params;
-    child->num_prompt_tokens = src->num_tokens();
-    child->sampler = Sampler(params);
-    child->sampler.set_prompt(child->tokens);
-    child->matcher = StopStringMatcher(params.stop);
+    auto child = std::make_unique<Request>(id, src->tokens, params);
+    child->num_computed = src->num_computed;
+    child->prefill_end = src->prefill_end;
+    child->num_cached_tokens = src->num_cached_tokens;
     child->arrival = EngineClock::now();
-    child->itl_sum_ms = child->itl_last_ms = child->itl_max_ms = 0;
-    child->stop_ids = params.stop_token_ids;
-    if (!params.ignore_eos)
-        for (int32_t s : tokenizer_.stop_ids())
-            if (std::find(child->stop_ids.begin(), child->stop_ids.end(), s) ==
-                child->stop_ids.end())
-                child->stop_ids.push_back(s);
-    child->num_preemptions = 0;
     kv_mgr_->fork(src_id, id);
+    outputs_.fork(src_id, *child);
     scheduler_->add_running(child.get());
     requests_.emplace(id, std::move(child));
     return id;
@@ -183,30 +168,23 @@ void Engine::finish_request(Request& r, FinishReason why) {
     scheduler_->remove(&r);
     r.status = RequestStatus::Finished;
     finished_.push_back(metrics_of(r, EngineClock::now()));
+    outputs_.remove(r.id);
     requests_.erase(r.id); // r is gone after this line
 }
 
 Status Engine::set_memory_budget(const MemoryBudget& budget) {
-    auto plan = plan_for(budget, plan_.workspace_bytes);
+    auto plan = plan_memory(pool_shape(memory_plan_.workspace_bytes), budget);
     if (!plan)
         return plan.error();
     config_.memory = budget;
-    config_.num_blocks.reset();
-    pending_plan_ = *plan;
+    pending_memory_plan_ = *plan;
     return ok_status();
 }
 
 Status Engine::set_num_blocks(int32_t num_blocks) {
-    if (num_blocks < 1)
-        return make_error("set_num_blocks: need at least one block");
     MemoryBudget b = config_.memory;
-    b.kv_bytes = static_cast<int64_t>(num_blocks) * plan_.bytes_per_block;
-    auto plan = plan_for(b, plan_.workspace_bytes);
-    if (!plan)
-        return plan.error();
-    config_.num_blocks = num_blocks;
-    pending_plan_ = *plan;
-    return ok_status();
+    b.num_blocks = num_blocks;
+    return set_memory_budget(b);
 }
 
 void Engine::set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens) {
@@ -231,17 +209,18 @@ int32_t Engine::min_blocks_for_live() const {
 }
 
 void Engine::apply_pending_plan() {
-    if (!pending_plan_)
+    if (!pending_memory_plan_)
         return;
-    MemoryPlan plan = *pending_plan_;
-    pending_plan_.reset();
+    MemoryPlan plan = *pending_memory_plan_;
+    pending_memory_plan_.reset();
     const int32_t n = std::max(plan.num_blocks, min_blocks_for_live());
     if (n != plan.num_blocks) {
         plan.num_blocks = n;
         plan.kv_bytes = static_cast<int64_t>(n) * plan.bytes_per_block;
+        plan.limit = KvPoolLimit::Live;
     }
     if (n == kv_mgr_->pool().num_blocks()) {
-        plan_ = plan;
+        memory_plan_ = plan;
         return;
     }
     const int32_t old_n = kv_mgr_->pool().num_blocks();
@@ -249,11 +228,7 @@ void Engine::apply_pending_plan() {
     }
     std::vector<BlockCopy> moves;
     kv_mgr_->resize(n, &moves);
-    std::vector<KvBlockMove> keep;
-    keep.reserve(moves.size());
-    for (const BlockCopy& m : moves)
-        keep.push_back(KvBlockMove{m.src, m.dst});
-    if (Status st = exec_.resize_kv(n, config_.block_size, keep); !st) {
+    if (Status st = exec_.resize_kv(n, config_.block_size, moves); !st) {
         // The backend kept its old pool: drop every live request's K/V (they are recomputed)
         // and return the manager to the old size, with nothing to move.
         last_error_ = "re-planning the KV cache: " + st.message();
@@ -265,7 +240,7 @@ void Engine::apply_pending_plan() {
         scheduler_->set_config(sc);
         return;
     }
-    plan_ = plan;
+    memory_plan_ = plan;
     SchedulerConfig sc = scheduler_->config();
     sc.context_limit = context_limit();
     scheduler_->set_config(sc);
@@ -279,52 +254,45 @@ StepOutputs Engine::step() {
 
 void Engine::step(StepOutputs& out) {
     out.outputs.clear();
+    out.scheduled.clear();
+    out.preempted.clear();
     out.step_index = -1;
     out.num_prefill_tokens = out.num_decode_tokens = out.batch_size = 0;
     finished_.clear();
     replan_preempted_.clear();
     apply_pending_plan();
     const auto t0 = EngineClock::now();
-    scheduler_->schedule(plan_step_);
+    scheduler_->schedule(step_plan_);
     if (!replan_preempted_.empty())
-        plan_step_.preempted.insert(plan_step_.preempted.begin(), replan_preempted_.begin(),
+        step_plan_.preempted.insert(step_plan_.preempted.begin(), replan_preempted_.begin(),
                                     replan_preempted_.end());
-    if (plan_step_.empty()) {
+    out.preempted.assign(step_plan_.preempted.begin(), step_plan_.preempted.end());
+    if (step_plan_.empty()) {
         last_scheduled_.clear();
         return;
     }
     account_step();
+    out.scheduled.assign(step_plan_.scheduled.begin(), step_plan_.scheduled.end());
     if (execute()) {
-        update(out);
+        out.time = EngineClock::now();
+        commit_computed();
+        record_step();
+        process_outputs(out);
     } else {
-        // A device failure: finish what was scheduled (nothing sampled) rather than retrying a
-        // step that may fail forever.
-        for (const ScheduledRequest& s : plan_step_.scheduled) {
-            Request* r = find(s.id);
-            if (!r)
-                continue;
-            RequestOutput& o = out.outputs.emplace_back();
-            o.id = s.id;
-            o.finished = true;
-            o.finish = FinishReason::Aborted;
-            finish_request(*r, FinishReason::Aborted);
-            o.metrics = finished_.back();
-        }
-        last_scheduled_.clear();
+        fail_step(out);
     }
-    const auto t1 = EngineClock::now();
-    last_step_ms_ = ms_between(t0, t1);
+    last_step_ms_ = ms_between(t0, EngineClock::now());
     out.step_index = step_index_++;
     out.step_ms = last_step_ms_;
-    out.num_prefill_tokens = plan_step_.num_prefill_tokens;
-    out.num_decode_tokens = plan_step_.num_decode_tokens;
-    out.batch_size = static_cast<int32_t>(plan_step_.scheduled.size());
+    out.num_prefill_tokens = step_plan_.num_prefill_tokens;
+    out.num_decode_tokens = step_plan_.num_decode_tokens;
+    out.batch_size = static_cast<int32_t>(step_plan_.scheduled.size());
 }
 
 void Engine::account_step() {
     const int32_t bs = config_.block_size;
     const int64_t limit = context_limit();
-    for (const ScheduledRequest& s : plan_step_.scheduled) {
+    for (const ScheduledRequest& s : step_plan_.scheduled) {
         const Request* r = find(s.id);
         accounting_.allocated_slot_steps += static_cast<int64_t>(kv_mgr_->blocks(s.id).size()) * bs;
         accounting_.used_slot_steps += s.num_computed + s.num_scheduled;
@@ -338,11 +306,11 @@ void Engine::account_step() {
 }
 
 bool Engine::execute() {
-    for (const BlockCopy& c : plan_step_.copies)
+    for (const BlockCopy& c : step_plan_.copies)
         exec_.copy_block(c.src, c.dst);
     batch_.clear();
     int32_t n_logits = 0;
-    for (const ScheduledRequest& s : plan_step_.scheduled) {
+    for (const ScheduledRequest& s : step_plan_.scheduled) {
         const Request* r = find(s.id);
         const bool last = s.wants_logits();
         n_logits += last ? 1 : 0;
@@ -369,116 +337,85 @@ bool Engine::execute() {
     return true;
 }
 
-void Engine::update(StepOutputs& out) {
-    const auto now = EngineClock::now();
-    out.time = now;
-    const size_t vocab = static_cast<size_t>(exec_.vocab_size());
-    last_scheduled_.resize(plan_step_.scheduled.size());
-    size_t row = 0;
-    for (size_t i = 0; i < plan_step_.scheduled.size(); ++i) {
-        const ScheduledRequest& s = plan_step_.scheduled[i];
+void Engine::commit_computed() {
+    for (const ScheduledRequest& s : step_plan_.scheduled) {
         Request& r = *find(s.id);
         r.num_computed += s.num_scheduled;
         if (s.prefill)
             total_prompt_computed_ += s.num_scheduled;
         kv_mgr_->commit_computed(r.id, r.tokens, r.num_computed);
+    }
+}
+
+void Engine::record_step() {
+    if (!config_.record_steps) {
+        last_scheduled_.clear();
+        return;
+    }
+    last_scheduled_.resize(step_plan_.scheduled.size());
+    for (size_t i = 0; i < step_plan_.scheduled.size(); ++i) {
+        const ScheduledRequest& s = step_plan_.scheduled[i];
         SnapshotScheduled& rec = last_scheduled_[i];
         rec.id = s.id;
         rec.prefill = s.prefill;
         rec.num_scheduled = s.num_scheduled;
-        rec.num_computed = r.num_computed;
+        rec.num_computed = s.num_computed + s.num_scheduled;
+        rec.num_total = s.num_total + (s.wants_logits() ? 1 : 0);
         auto table = kv_mgr_->blocks(s.id);
         rec.blocks.assign(table.begin(), table.end());
-        if (s.wants_logits()) {
-            RequestOutput& o = out.outputs.emplace_back();
-            o.id = r.id;
-            if (step_greedy_)
-                sample_into(r, nullptr, o, greedy_ids_[row]);
-            else
-                sample_into(r, logits_.data() + row * vocab, o);
-            ++row;
-            ++total_generated_;
-            if (o.finished) {
-                finish_request(r, o.finish); // r is gone
-                o.metrics = finished_.back();
-            } else {
-                o.metrics = metrics_of(r, now);
-            }
-        }
-        rec.num_total = s.num_total + (s.wants_logits() ? 1 : 0);
     }
+}
+
+void Engine::process_outputs(StepOutputs& out) {
+    const int32_t vocab = exec_.vocab_size();
+    const int64_t limit = context_limit();
+    size_t row = 0;
+    for (const ScheduledRequest& s : step_plan_.scheduled) {
+        if (!s.wants_logits())
+            continue;
+        Request& r = *find(s.id);
+        RequestOutput& o = out.outputs.emplace_back();
+        o.id = r.id;
+        if (step_greedy_)
+            outputs_.append_token(r, nullptr, vocab, greedy_ids_[row], limit, o);
+        else
+            outputs_.append_token(r, logits_.data() + row * static_cast<size_t>(vocab), vocab,
+                                  -1, limit, o);
+        ++row;
+        ++total_generated_;
+        if (o.finished) {
+            finish_request(r, o.finish); // r is gone
+            o.metrics = finished_.back();
+        } else {
+            o.metrics = metrics_of(r, out.time);
+        }
+    }
+}
+
+void Engine::fail_step(StepOutputs& out) {
+    // A device failure: finish what was scheduled (nothing sampled) rather than retrying a step
+    // that may fail forever.
+    for (const ScheduledRequest& s : step_plan_.scheduled) {
+        Request* r = find(s.id);
+        if (!r)
+            continue;
+        RequestOutput& o = out.outputs.emplace_back();
+        o.id = s.id;
+        o.finished = true;
+        o.finish = FinishReason::Aborted;
+        finish_request(*r, FinishReason::Aborted);
+        o.metrics = finished_.back();
+    }
+    last_scheduled_.clear();
 }
 
 bool Engine::step_is_device_greedy() const {
     if (!config_.device_greedy || !exec_.device_greedy())
         return false;
-    for (const ScheduledRequest& s : plan_step_.scheduled) {
-        if (!s.wants_logits())
-            continue;
-        const SamplingParams& p = find(s.id)->params;
-        if (p.temperature != 0.0f || p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
-            p.frequency_penalty != 0.0f || p.logprobs > 0)
+    for (const ScheduledRequest& s : step_plan_.scheduled)
+        if (s.wants_logits() && !find(s.id)->params.is_plain_greedy())
             return false;
-    }
     return true;
-}
-
-void Engine::sample_into(Request& r, const float* logits, RequestOutput& o, int32_t device_id) {
-    SampledToken tok;
-    if (logits)
-        tok = r.sampler.sample(
-            std::span<const float>(logits, static_cast<size_t>(exec_.vocab_size())));
-    else
-        tok.id = device_id;
-    r.sampler.accept(tok.id);
-    r.tokens.push_back(tok.id);
-    const auto now = EngineClock::now();
-    if (r.num_output() == 1) {
-        r.first_token = now;
-    } else {
-        r.itl_last_ms = ms_between(r.last_token, now);
-        r.itl_sum_ms += r.itl_last_ms;
-        r.itl_max_ms = std::max(r.itl_max_ms, r.itl_last_ms);
-    }
-    r.last_token = now;
-    o.new_token_ids.push_back(tok.id);
-    if (r.params.logprobs > 0)
-        o.logprobs.push_back(std::move(tok));
-    const int32_t id = o.new_token_ids.back();
-
-    FinishReason why = FinishReason::None;
-    if (std::find(r.stop_ids.begin(), r.stop_ids.end(), id) != r.stop_ids.end()) {
-        why = FinishReason::Stop;
-        StopStringMatcher::Step end = r.matcher.push(r.decoder.flush());
-        o.text = std::move(end.text);
-        if (end.stopped)
-            o.stop_matched = end.matched;
-        else
-            o.text += r.matcher.flush();
-    } else {
-        StopStringMatcher::Step st = r.matcher.push(r.decoder.push(id));
-        o.text = std::move(st.text);
-        if (st.stopped) {
-            why = FinishReason::Stop;
-            o.stop_matched = st.matched;
-        } else if (r.num_output() >= r.params.max_tokens || r.num_tokens() >= context_limit()) {
-            why = FinishReason::Length;
-            StopStringMatcher::Step end = r.matcher.push(r.decoder.flush());
-            o.text += end.text;
-            if (end.stopped) {
-                why = FinishReason::Stop;
-                o.stop_matched = end.matched;
-            } else {
-                o.text += r.matcher.flush();
-            }
-        }
-    }
-    if (why != FinishReason::None) {
-        o.finished = true;
-        o.finish = why;
-        r.finish = why;
-        r.stop_matched = o.stop_matched;
-    }
 }
 
 } // namespace llmwb

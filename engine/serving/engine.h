@@ -1,13 +1,16 @@
-// Engine: the serving engine. Many requests at once over one Transformer and a paged KV cache:
+// Engine: the serving engine. Many requests at once over one model executor and a paged KV
+// cache. Every generation path (the CLI's generate and bench, the app, the tests) runs here:
 //
 //   step():  schedule()  -> StepPlan       which requests run, how many tokens, blocks
 //            execute()   -> logits         one varlen forward for all of them, through the
 //                                          backend's ModelExecutor (CPU or CUDA)
-//            update()    -> StepOutputs    sample, stream text, stop, finish, free blocks
+//            update()    -> StepOutputs    commit computed tokens and full blocks, then
+//                                          sample -> detokenize -> stop -> finish (the
+//                                          OutputProcessor), and step records if asked
 //   snapshot()           -> EngineSnapshot what the UI draws
 //
-// Used by the GUI worker thread, the CLI (generate --prompts, bench) and the tests. Not thread
-// safe: one thread drives it.
+// A single request from prompt to finish is generate() (engine/serving/generation.h), a loop
+// over step(). Not thread safe: one thread drives it.
 #pragma once
 
 #include <cstdint>
@@ -19,13 +22,14 @@
 #include <vector>
 
 #include "engine/runtime/forward_batch.h"
-#include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/kv_block_size.h"
 #include "engine/runtime/model_executor.h"
 #include "engine/runtime/sampler.h"
 #include "engine/runtime/transformer.h"
 #include "engine/serving/engine_snapshot.h"
 #include "engine/serving/kv_cache_manager.h"
 #include "engine/serving/memory_plan.h"
+#include "engine/serving/output_processor.h"
 #include "engine/serving/request.h"
 #include "engine/serving/scheduler.h"
 #include "engine/serving/step_plan.h"
@@ -36,30 +40,20 @@ namespace llmwb {
 class Tokenizer;
 
 struct EngineConfig {
-    int32_t block_size = KvCacheStorage::kDefaultBlockSize; // 8, 16 or 32
+    int32_t block_size = kDefaultKvBlockSize; // kv_block_size.h: 8, 16 or 32
     int32_t max_num_seqs = 64;
     int32_t max_num_batched_tokens = 512;
     SchedulerPolicy policy = SchedulerPolicy::Continuous;
     bool enable_prefix_caching = true;
-    MemoryBudget memory;               // used unless num_blocks is set
-    std::optional<int32_t> num_blocks; // explicit pool size (tests, small runs)
-    bool skip_special_tokens = true;   // leave special tokens out of the streamed text
+    MemoryBudget memory;             // the KV pool's budget (memory_plan.h)
+    bool skip_special_tokens = true; // leave special tokens out of the streamed text
     uint64_t cache_key = 0;            // extra key of every block hash (model/adapter id)
     // On backends that can (CUDA): when every request of a step is plain greedy (temperature 0,
     // no penalties, no logprobs), take the argmax on the device instead of copying logits back.
     bool device_greedy = true;
-};
-
-// What one request produced in a step.
-struct RequestOutput {
-    RequestId id = -1;
-    std::vector<int32_t> new_token_ids; // the token sampled this step (empty: none)
-    std::string text;                   // text delta now safe to show
-    bool finished = false;
-    FinishReason finish = FinishReason::None;
-    std::string stop_matched;           // the stop string found, if any
-    std::vector<SampledToken> logprobs; // per new token, when params.logprobs > 0
-    SnapshotRequest metrics;            // timings and counts (final when finished)
+    // Step records for snapshots (EngineSnapshot::scheduled, with copies of the block tables):
+    // built only for a consumer that draws them (the app), not for CLI runs.
+    bool record_steps = false;
 };
 
 struct StepOutputs {
@@ -67,7 +61,9 @@ struct StepOutputs {
     EngineClock::time_point time{}; // when the step's tokens were sampled
     double step_ms = 0;
     int32_t num_prefill_tokens = 0, num_decode_tokens = 0, batch_size = 0;
-    std::vector<RequestOutput> outputs; // scheduled requests that sampled or finished
+    std::vector<ScheduledRequest> scheduled; // what ran, in batch order
+    std::vector<RequestId> preempted;        // moved back to waiting before the step ran
+    std::vector<RequestOutput> outputs;      // scheduled requests that sampled or finished
 };
 
 // Slot accounting over all steps (per running request: allocated = blocks x block size, used =
@@ -97,8 +93,8 @@ class Engine {
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
 
-    // Errors: invalid params, empty prompt, ids outside the vocabulary, a prompt that leaves no
-    // room in the context (min(max_position, KV slots)).
+    // The one validation of a request: invalid params, an empty prompt, ids outside the
+    // vocabulary, a prompt that leaves no room in the context (min(max_position, KV slots)).
     Result<RequestId> add_request(std::vector<int32_t> prompt_ids, const SamplingParams& params);
     // Tokenizes with the model's special tokens (BOS) as Hugging Face does.
     Result<RequestId> add_request(std::string_view prompt, const SamplingParams& params);
@@ -131,7 +127,7 @@ class Engine {
     // Scheduler limits (sliders); effective from the next step.
     void set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens);
 
-    const MemoryPlan& memory_plan() const { return plan_; }
+    const MemoryPlan& memory_plan() const { return memory_plan_; }
     const ModelExecutor& executor() const { return exec_; }
     // The last backend failure (CUDA errors; empty: none). A step whose forward fails samples
     // nothing and finishes every request it scheduled with FinishReason::Aborted.
@@ -141,7 +137,6 @@ class Engine {
     const KvCacheManager& kv_manager() const { return *kv_mgr_; }
     const Scheduler& scheduler() const { return *scheduler_; }
     const KvAccounting& kv_accounting() const { return accounting_; }
-    const StepPlan& last_plan() const { return plan_step_; }
     int64_t steps() const { return step_index_; }
 
     // Every consistency check of the pool and the block tables, plus: tables exactly for the
@@ -150,13 +145,14 @@ class Engine {
 
   private:
     Engine(ModelExecutor& exec, const Tokenizer& tokenizer, const EngineConfig& config);
+    KvPoolShape pool_shape(int64_t workspace) const;
     void apply_pending_plan();
-    MemoryBudget budget_with_device(MemoryBudget budget) const;
-    Result<MemoryPlan> plan_for(const MemoryBudget& budget, int64_t workspace) const;
     bool execute();
-    void update(StepOutputs& out);
-    // logits: the request's row, or null with device_id: the token the device picked (greedy).
-    void sample_into(Request& r, const float* logits, RequestOutput& o, int32_t device_id = -1);
+    // update(): the three parts of a step's update phase.
+    void commit_computed();              // advance computed tokens, commit full blocks
+    void record_step();                  // step records for snapshots (record_steps only)
+    void process_outputs(StepOutputs& out); // sample -> detokenize -> stop -> finish
+    void fail_step(StepOutputs& out);    // a backend failure: finish what was scheduled
     bool step_is_device_greedy() const;
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
@@ -168,22 +164,23 @@ class Engine {
     ModelExecutor& exec_;
     const Tokenizer& tokenizer_;
     EngineConfig config_;
-    MemoryPlan plan_;
-    std::optional<MemoryPlan> pending_plan_;
+    MemoryPlan memory_plan_;
+    std::optional<MemoryPlan> pending_memory_plan_;
     std::string last_error_;
     std::unique_ptr<KvCacheManager> kv_mgr_;
     std::unique_ptr<Scheduler> scheduler_;
+    OutputProcessor outputs_;
     std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
     RequestId next_id_ = 0;
 
     // Per-step state, reused.
-    StepPlan plan_step_;
+    StepPlan step_plan_;
     std::vector<RequestId> replan_preempted_;
     ForwardBatch batch_;
     std::vector<float> logits_;
     std::vector<int32_t> greedy_ids_; // per logits row, when the step ran greedy on the device
     bool step_greedy_ = false;
-    std::vector<SnapshotScheduled> last_scheduled_;
+    std::vector<SnapshotScheduled> last_scheduled_; // record_steps only
     std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began
     int64_t step_index_ = 0;
     double last_step_ms_ = 0;

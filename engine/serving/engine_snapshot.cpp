@@ -50,12 +50,12 @@ void Engine::snapshot(EngineSnapshot& s) const {
         dst.num_total = src.num_total;
         dst.blocks.assign(src.blocks.begin(), src.blocks.end());
     }
-    s.prefill_tokens = plan_step_.num_prefill_tokens;
-    s.decode_tokens = plan_step_.num_decode_tokens;
-    s.batch_size = static_cast<int32_t>(plan_step_.scheduled.size());
+    s.prefill_tokens = step_plan_.num_prefill_tokens;
+    s.decode_tokens = step_plan_.num_decode_tokens;
+    s.batch_size = static_cast<int32_t>(step_plan_.scheduled.size());
     s.num_running = static_cast<int32_t>(scheduler_->running().size());
     s.num_waiting = static_cast<int32_t>(scheduler_->waiting().size());
-    s.num_preempted = static_cast<int32_t>(plan_step_.preempted.size());
+    s.num_preempted = static_cast<int32_t>(step_plan_.preempted.size());
     s.total_preemptions = scheduler_->total_preemptions();
     s.total_prompt_tokens_computed = total_prompt_computed_;
     s.total_generated_tokens = total_generated_;
@@ -95,7 +95,7 @@ void Engine::snapshot(EngineSnapshot& s) const {
     for (const Request* r : scheduler_->waiting())
         s.requests.push_back(metrics_of(*r, now));
     s.requests.insert(s.requests.end(), finished_.begin(), finished_.end());
-    s.memory = plan_;
+    s.memory = memory_plan_;
 }
 
 EngineSnapshot Engine::snapshot() const {

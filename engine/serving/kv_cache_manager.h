@@ -10,18 +10,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/runtime/model_executor.h"
 #include "engine/serving/block_pool.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
 
 using RequestId = int64_t;
-
-// A KV block copy the executor must perform before the forward (copy-on-write, re-planning).
-struct BlockCopy {
-    int32_t src = -1;
-    int32_t dst = -1;
-};
 
 // Full cached blocks that hold a prompt's first tokens.
 struct PrefixHit {
@@ -80,12 +75,6 @@ class KvCacheManager {
     // Pool invariants plus: every table's block has ref_count >= the number of tables holding
     // it, and no block of a table is free. For tests.
     Status check_consistency() const;
-
-    // Visits every (request, block table) pair.
-    template <class F> void for_each_table(F&& f) const {
-        for (const auto& [id, t] : tables_)
-            f(id, std::span<const int32_t>(t.blocks));
-    }
 
   private:
     struct Table {

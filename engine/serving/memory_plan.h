@@ -1,29 +1,60 @@
-// MemoryPlan: how many KV blocks fit. Either an explicit KV budget, or
-//   utilization x device memory (RAM on the CPU backend) - weights - activation workspace,
-// divided by the bytes of one block (2 x layers x kv_heads x head_dim x block_size x bytes per
-// element: 4 for the CPU's fp32 cache, 2 for the CUDA backend's f16 cache). The device memory is
-// the backend's (RAM on the CPU, cudaMemGetInfo's total on CUDA). The plan is a value the UI
-// shows as a memory breakdown.
+// MemoryPlan: how many KV blocks the engine's pool has, decided in one place for the CLI, the
+// benchmarks, the app and the tests (DESIGN.md "KV cache"). The budget is one of
+//   - an explicit pool size (num_blocks) or KV byte budget (kv_bytes), or
+//   - gpu_memory_utilization x the device's total memory (RAM on the CPU backend), as vLLM
+//     defines it, minus the weights and the activation workspace,
+// divided by the bytes of one block (2 x layers x kv_heads x head_dim x block_size x the
+// executor's real KV element size). A utilization budget is then bounded by
+//   - the memory available when the plan is made (never more than the machine has free, counting
+//     the engine's current pool as reusable),
+//   - need-based sizing (need_tokens: a CLI run knows what its requests can ever use), and
+//   - the context cap: max_num_seqs sequences of the model's full context, which is all the pool
+//     can ever hold at once.
+// The plan says which bound decided it (limit) — the app's Memory panel shows it.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "engine/model/model_config.h"
+#include "engine/runtime/host_memory.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
 
 struct MemoryBudget {
-    double utilization = 0.9;        // (0, 1]: fraction of device memory the engine may use
-    int64_t device_bytes = 0;        // 0: physical RAM of this machine (the Engine fills in its
-                                     // backend's device memory)
-    std::optional<int64_t> kv_bytes; // explicit KV budget: overrides utilization
+    double utilization = 0.9;          // (0, 1]: fraction of device memory the engine may use
+    int64_t device_bytes = 0;          // 0: the executor's device memory (RAM on the CPU)
+    std::optional<int64_t> kv_bytes;   // explicit KV budget: overrides utilization
+    std::optional<int32_t> num_blocks; // explicit pool size: overrides kv_bytes and utilization
+    // Need-based sizing (utilization budgets only): no more blocks than need_seqs sequences of
+    // need_tokens token slots in all can use (each sequence may waste part of a block).
+    std::optional<int64_t> need_tokens;
+    int32_t need_seqs = 1;
+    // A utilization budget too small for the weights: instead of an error, a small pool (one
+    // sequence of up to kFallbackPoolTokens, within the context cap) with the error in plan.note.
+    bool fallback_when_short = false;
 };
+
+inline constexpr int64_t kFallbackPoolTokens = 4096;
+
+// What decided the number of blocks.
+enum class KvPoolLimit : uint8_t {
+    Blocks,      // MemoryBudget::num_blocks
+    KvBytes,     // MemoryBudget::kv_bytes
+    Utilization, // utilization x device memory - weights - workspace
+    Available,   // the memory available when the plan was made
+    Need,        // need-based sizing
+    Context,     // max_num_seqs x the model's context
+    Fallback,    // the utilization budget was too small (see note)
+    Live,        // raised to what the live requests need (Engine re-planning)
+};
+const char* kv_pool_limit_name(KvPoolLimit l); // "blocks", "kv_bytes", "utilization", ...
 
 struct MemoryPlan {
     int64_t device_bytes = 0; // total device memory (RAM)
-    int64_t budget_bytes = 0; // utilization x device memory (or weights+workspace+kv)
+    int64_t budget_bytes = 0; // utilization x device memory (or weights + workspace + kv)
     int64_t weight_bytes = 0;
     int64_t workspace_bytes = 0; // activations of the largest step (estimate)
     int64_t kv_bytes = 0;        // num_blocks x bytes_per_block
@@ -31,18 +62,32 @@ struct MemoryPlan {
     int64_t bytes_per_block = 0;
     int32_t num_blocks = 0;
     int32_t block_size = 0;
+    int32_t kv_elem_bytes = 4; // bytes of one K/V element as the executor stores it
+    int32_t cap_blocks = 0;    // max_num_seqs x ceil(context / block_size)
+    KvPoolLimit limit = KvPoolLimit::Utilization;
+    std::string note; // Fallback: why the budget could not be used
+    bool capped() const { return limit == KvPoolLimit::Context; }
 };
 
-// Physical memory of this machine in bytes (0 if unknown).
-int64_t physical_memory_bytes();
+// What the plan is made for: the executor's facts and the engine's limits.
+struct KvPoolShape {
+    const ModelConfig* model = nullptr;
+    int64_t weight_bytes = 0;    // as stored on the device
+    int32_t kv_elem_bytes = 4;   // the executor's KV element size
+    int32_t block_size = 16;
+    int64_t workspace_bytes = 0; // estimate_workspace_bytes
+    int32_t max_num_seqs = 1;    // for the context cap
+    int64_t total_bytes = 0;     // device memory (0: unknown)
+    int64_t available_bytes = 0; // free now (0: unknown)
+    int64_t reusable_bytes = 0;  // the engine's current pool (freed when the plan is applied)
+};
 
 // Activation workspace of a forward over max_tokens token rows and max_logits logits rows.
 int64_t estimate_workspace_bytes(const ModelConfig& config, int32_t max_tokens, int32_t max_logits);
 
-// Errors: bad utilization, or a budget that leaves room for fewer than min_blocks blocks.
-// kv_elem_bytes: bytes of one K/V element (4: fp32, 2: f16).
-Result<MemoryPlan> plan_memory(const ModelConfig& config, int64_t weight_bytes, int32_t block_size,
-                               int64_t workspace_bytes, const MemoryBudget& budget,
-                               int32_t min_blocks = 1, int32_t kv_elem_bytes = 4);
+// Errors: bad utilization, a model without a KV cache, or a budget that leaves room for fewer
+// than min_blocks blocks (unless budget.fallback_when_short).
+Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& budget,
+                               int32_t min_blocks = 1);
 
 } // namespace llmwb

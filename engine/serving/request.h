@@ -1,16 +1,15 @@
-// Request: one sequence inside the serving engine — its tokens (prompt followed by generated
-// tokens), how many of them have KV in the cache, its sampler and streaming text state, and
-// its timings. Owned by the Engine; the Scheduler and KvCacheManager refer to it by pointer/id.
+// Request: one sequence as the scheduler and the KV cache manager see it — its tokens (prompt
+// followed by generated tokens), how many of them have K/V in the cache, its status and its
+// timings. Plain token ids and sampling limits only: the sampler, the streaming detokenizer and
+// the stop-string matcher of a request live in the OutputProcessor, so scheduler and block-pool
+// tests build requests without a model or a tokenizer. Owned by the Engine.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "engine/runtime/sampler.h"
-#include "engine/runtime/stop_matcher.h"
-#include "engine/tokenizer/streaming_decoder.h"
 
 namespace llmwb {
 
@@ -18,18 +17,16 @@ using RequestId = int64_t;
 using EngineClock = std::chrono::steady_clock;
 
 enum class RequestStatus : uint8_t { Waiting, Running, Finished };
+// Why a request ended, as OpenAI's and vLLM's finish_reason: "stop" (a stop token or string),
+// "length" (max_tokens or the context), "abort" (aborted, cancelled or a backend failure).
 enum class FinishReason : uint8_t { None, Stop, Length, Aborted };
 
 const char* finish_reason_name(FinishReason r); // "", "stop", "length", "abort"
 
 struct Request {
-    Request(RequestId id_, std::vector<int32_t> prompt, const SamplingParams& p,
-            const Tokenizer& tokenizer, bool skip_special_tokens)
+    Request(RequestId id_, std::vector<int32_t> prompt, const SamplingParams& p)
         : id(id_), tokens(std::move(prompt)),
-          num_prompt_tokens(static_cast<int32_t>(tokens.size())), params(p), sampler(p),
-          decoder(tokenizer, skip_special_tokens), matcher(p.stop) {
-        sampler.set_prompt(tokens);
-    }
+          num_prompt_tokens(static_cast<int32_t>(tokens.size())), params(p) {}
 
     RequestId id;
     // Every token of the sequence: the prompt, then the generated tokens. After a preemption
@@ -41,15 +38,8 @@ struct Request {
     int32_t num_cached_tokens = 0; // served by the prefix cache at the last admission
     RequestStatus status = RequestStatus::Waiting;
     FinishReason finish = FinishReason::None;
-    std::string stop_matched;
-    int64_t admit_seq = -1; // admission order (the newest running request is preempted)
     int32_t num_preemptions = 0;
-
     SamplingParams params;
-    Sampler sampler;
-    StreamingDecoder decoder;
-    StopStringMatcher matcher;
-    std::vector<int32_t> stop_ids; // eos/eot (unless ignore_eos) + params.stop_token_ids
 
     EngineClock::time_point arrival{}, first_token{}, last_token{};
     double itl_sum_ms = 0, itl_last_ms = 0, itl_max_ms = 0;

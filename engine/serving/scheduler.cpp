@@ -24,7 +24,6 @@ void Scheduler::add(Request* r) {
 
 void Scheduler::add_running(Request* r) {
     r->status = RequestStatus::Running;
-    r->admit_seq = admit_counter_++;
     running_.push_back(r);
 }
 
@@ -133,8 +132,7 @@ void Scheduler::schedule(StepPlan& plan) {
         r->num_computed = hit.num_tokens;
         r->num_cached_tokens = hit.num_tokens;
         r->prefill_end = r->num_tokens();
-        r->admit_seq = admit_counter_++;
-        running_.push_back(r);
+            running_.push_back(r);
         plan.admitted.push_back(r->id);
         if (n > 0)
             push(*r, n);

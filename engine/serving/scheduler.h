@@ -41,7 +41,6 @@ class Scheduler {
 
     const SchedulerConfig& config() const { return config_; }
     void set_config(const SchedulerConfig& config) { config_ = config; }
-    void set_kv(KvCacheManager& kv) { kv_ = &kv; }
 
     void add(Request* r); // to the back of the waiting queue
     // A request that already holds blocks (a fork) joins the running requests as the newest.
@@ -71,7 +70,6 @@ class Scheduler {
     KvCacheManager* kv_;
     std::deque<Request*> waiting_;
     std::vector<Request*> running_; // admission order
-    int64_t admit_counter_ = 0;
     int64_t total_preemptions_ = 0;
 };
 

@@ -132,7 +132,7 @@ MT_TEST(block_copy_and_resize_keep_contents) {
     for (ModelExecutor* e : {static_cast<ModelExecutor*>(&cpu),
                              static_cast<ModelExecutor*>(gpu->get())}) {
         e->copy_block(4, 3);
-        const KvBlockMove keep[] = {{0, 5}, {1, 6}, {2, 7}, {3, 1}};
+        const BlockCopy keep[] = {{0, 5}, {1, 6}, {2, 7}, {3, 1}};
         MT_REQUIRE(e->resize_kv(12, 16, keep));
     }
     ForwardBatch b;

@@ -1,0 +1,110 @@
+#include "engine/serving/output_processor.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/tokenizer/tokenizer.h"
+
+namespace llmwb {
+
+namespace {
+
+double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+} // namespace
+
+OutputProcessor::OutputProcessor(const Tokenizer& tokenizer, bool skip_special_tokens)
+    : tokenizer_(tokenizer), skip_special_tokens_(skip_special_tokens) {}
+
+void OutputProcessor::start(State& st, const Request& r) {
+    st.sampler.set_prompt(r.tokens);
+    st.stop_ids = r.params.stop_token_ids;
+    if (!r.params.ignore_eos)
+        for (int32_t s : tokenizer_.stop_ids())
+            if (std::find(st.stop_ids.begin(), st.stop_ids.end(), s) == st.stop_ids.end())
+                st.stop_ids.push_back(s);
+}
+
+void OutputProcessor::add(const Request& r) {
+    auto [it, inserted] = states_.try_emplace(r.id, tokenizer_, skip_special_tokens_, r.params);
+    assert(inserted);
+    start(it->second, r);
+}
+
+void OutputProcessor::fork(RequestId src, const Request& child) {
+    auto from = states_.find(src);
+    assert(from != states_.end());
+    auto [it, inserted] = states_.try_emplace(child.id, from->second.decoder, child.params);
+    assert(inserted);
+    start(it->second, child);
+}
+
+void OutputProcessor::remove(RequestId id) { states_.erase(id); }
+
+void OutputProcessor::append_token(Request& r, const float* logits, int32_t vocab,
+                                   int32_t device_id, int64_t context_limit, RequestOutput& o) {
+    auto it = states_.find(r.id);
+    assert(it != states_.end());
+    State& st = it->second;
+
+    // Sample.
+    SampledToken tok;
+    if (logits)
+        tok = st.sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)));
+    else
+        tok.id = device_id;
+    st.sampler.accept(tok.id);
+    r.tokens.push_back(tok.id);
+    const int32_t id = tok.id;
+    o.new_token_ids.push_back(id);
+    if (r.params.logprobs > 0)
+        o.logprobs.push_back(std::move(tok));
+
+    // Token timings.
+    const auto now = EngineClock::now();
+    if (r.num_output() == 1) {
+        r.first_token = now;
+    } else {
+        r.itl_last_ms = ms_between(r.last_token, now);
+        r.itl_sum_ms += r.itl_last_ms;
+        r.itl_max_ms = std::max(r.itl_max_ms, r.itl_last_ms);
+    }
+    r.last_token = now;
+
+    // Detokenize, stop strings and the finish reason. A stop token's text is never shown; text
+    // held back by the decoder or the matcher is released when the request ends (unless a stop
+    // string completes in it).
+    auto release_rest = [&](FinishReason why) {
+        StopStringMatcher::Step end = st.matcher.push(st.decoder.flush());
+        o.text += end.text;
+        if (end.stopped) {
+            o.stop_matched = end.matched;
+            return FinishReason::Stop;
+        }
+        o.text += st.matcher.flush();
+        return why;
+    };
+    FinishReason why = FinishReason::None;
+    if (std::find(st.stop_ids.begin(), st.stop_ids.end(), id) != st.stop_ids.end()) {
+        o.stop_token = id;
+        why = release_rest(FinishReason::Stop);
+    } else {
+        StopStringMatcher::Step step = st.matcher.push(st.decoder.push(id));
+        o.text = std::move(step.text);
+        if (step.stopped) {
+            why = FinishReason::Stop;
+            o.stop_matched = step.matched;
+        } else if (r.num_output() >= r.params.max_tokens || r.num_tokens() >= context_limit) {
+            why = release_rest(FinishReason::Length);
+        }
+    }
+    if (why != FinishReason::None) {
+        o.finished = true;
+        o.finish = why;
+        r.finish = why;
+    }
+}
+
+} // namespace llmwb
