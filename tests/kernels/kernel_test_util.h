@@ -16,14 +16,16 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1
     std::normal_distribution<float> nd(0.0f, scale);
     std::uniform_int_distribution<int> outlier(0, 99);
     std::vector<float> v(n);
-    for (auto& x : v) x = nd(rng) * (outlier(rng) == 0 ? 6.0f : 1.0f);
+    for (auto& x : v)
+        x = nd(rng) * (outlier(rng) == 0 ? 6.0f : 1.0f);
     return v;
 }
 
 // Every level up to what the CPU supports.
 inline std::vector<SimdLevel> available_levels() {
     std::vector<SimdLevel> out;
-    for (int l = 0; l <= static_cast<int>(cpu_simd_level()); ++l) out.push_back(static_cast<SimdLevel>(l));
+    for (int l = 0; l <= static_cast<int>(cpu_simd_level()); ++l)
+        out.push_back(static_cast<SimdLevel>(l));
     return out;
 }
 
@@ -33,4 +35,4 @@ struct SimdLevelGuard {
     ~SimdLevelGuard() { set_simd_level(saved); }
 };
 
-}  // namespace llmwb::kernels::test
+} // namespace llmwb::kernels::test

@@ -1,86 +1,107 @@
 // attend_group_avx512 (grouped-query attention of one query row over a paged KV cache) against
 // a plain double-precision reference, for every supported head size, several group sizes, key
 // counts around the 16-key tiles and shuffled block tables of each block size.
-#include <QtTest>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernel_test_util.h"
 #include "kernels/cpu/attention_avx512.h"
 #include "kernels/cpu/simd.h"
+#include "support/mini_test.h"
 
 using namespace llmwb;
 using namespace llmwb::kernels;
 
-class TestKernelsAttention : public QObject {
-    Q_OBJECT
-private slots:
-    void matchesReference_data() {
-        QTest::addColumn<int>("head_dim");
-        QTest::addColumn<int>("block_size");
-        for (int hd : {32, 64, 96, 128})
-            for (int bs : {8, 16, 32}) QTest::addRow("hd%d/bs%d", hd, bs) << hd << bs;
-    }
-    void matchesReference() {
-        if (cpu_simd_level() != SimdLevel::Avx512) QSKIP("no AVX-512 on this CPU");
-        QFETCH(int, head_dim);
-        QFETCH(int, block_size);
-        QVERIFY(attend_group_avx512_supported(head_dim));
-        const int kv_heads = 2, kv_head = 1;
-        const int max_keys = 140;
-        const int n_blocks = (max_keys + block_size - 1) / block_size + 3;
-        const int64_t slot_stride = static_cast<int64_t>(kv_heads) * head_dim;
-        const auto k = test::random_floats(static_cast<size_t>(n_blocks * block_size * slot_stride), 1u + head_dim, 1.0f);
-        const auto v = test::random_floats(k.size(), 2u + block_size, 1.0f);
-        std::vector<int32_t> table(static_cast<size_t>(n_blocks));
-        std::iota(table.begin(), table.end(), 0);
-        std::shuffle(table.begin(), table.end(), std::mt19937(7));
-        const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-        for (int n_heads : {1, 2, 7, 9})
-            for (int n_keys : {1, 5, 16, 17, 33, 140}) {
-                const auto q = test::random_floats(static_cast<size_t>(n_heads * head_dim), 3u + n_keys, 2.0f);
-                std::vector<float> out(static_cast<size_t>(n_heads * head_dim + 16), 12345.0f);
-                std::vector<float> scratch(static_cast<size_t>(attend_group_scratch(n_heads, n_keys)), NAN);
-                const PagedKvView kv{k.data() + kv_head * head_dim, v.data() + kv_head * head_dim, table.data(), block_size,
-                                     slot_stride};
-                attend_group_avx512(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv, scratch.data());
-                for (size_t i = out.size() - 16; i < out.size(); ++i) QCOMPARE(out[i], 12345.0f);
-                for (int h = 0; h < n_heads; ++h) {
-                    std::vector<double> s(static_cast<size_t>(n_keys));
-                    auto row = [&](const std::vector<float>& c, int j) {
-                        const int64_t slot = static_cast<int64_t>(table[static_cast<size_t>(j / block_size)]) * block_size + j % block_size;
-                        return c.data() + slot * slot_stride + kv_head * head_dim;
-                    };
-                    double mx = -1e300;
-                    for (int j = 0; j < n_keys; ++j) {
-                        double d = 0;
-                        for (int e = 0; e < head_dim; ++e) d += static_cast<double>(q[static_cast<size_t>(h * head_dim + e)]) * row(k, j)[e];
-                        s[static_cast<size_t>(j)] = d * scale;
-                        mx = std::max(mx, s[static_cast<size_t>(j)]);
-                    }
-                    double sum = 0;
-                    for (double& x : s) sum += (x = std::exp(x - mx));
-                    for (int e = 0; e < head_dim; ++e) {
-                        double ref = 0;
-                        for (int j = 0; j < n_keys; ++j) ref += s[static_cast<size_t>(j)] / sum * row(v, j)[e];
-                        const float got = out[static_cast<size_t>(h * head_dim + e)];
-                        QVERIFY2(std::fabs(got - ref) <= 2e-5 * (1.0 + std::fabs(ref)),
-                                 qPrintable(QString("heads %1 keys %2 head %3 elem %4: %5 vs %6")
-                                                .arg(n_heads).arg(n_keys).arg(h).arg(e).arg(got).arg(ref)));
-                    }
-                }
-            }
-    }
+namespace {
 
-    void unsupportedHeadDims() {
-        QVERIFY(!attend_group_avx512_supported(80));
-        QVERIFY(!attend_group_avx512_supported(256));
-    }
+struct ShapeRow {
+    std::string name;
+    int head_dim;
+    int block_size;
 };
 
-QTEST_APPLESS_MAIN(TestKernelsAttention)
-#include "tst_kernels_attention.moc"
+std::vector<ShapeRow> shape_rows() {
+    std::vector<ShapeRow> rows;
+    for (int hd : {32, 64, 96, 128})
+        for (int bs : {8, 16, 32})
+            rows.push_back({mini_test::format("hd%d/bs%d", hd, bs), hd, bs});
+    return rows;
+}
+
+} // namespace
+
+MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
+    if (cpu_simd_level() != SimdLevel::Avx512)
+        MT_SKIP("no AVX-512 on this CPU");
+    const int head_dim = row.head_dim;
+    const int block_size = row.block_size;
+    MT_REQUIRE(attend_group_avx512_supported(head_dim));
+    const int kv_heads = 2, kv_head = 1;
+    const int max_keys = 140;
+    const int n_blocks = (max_keys + block_size - 1) / block_size + 3;
+    const int64_t slot_stride = static_cast<int64_t>(kv_heads) * head_dim;
+    const auto k = test::random_floats(static_cast<size_t>(n_blocks * block_size * slot_stride),
+                                       1u + head_dim, 1.0f);
+    const auto v = test::random_floats(k.size(), 2u + block_size, 1.0f);
+    std::vector<int32_t> table(static_cast<size_t>(n_blocks));
+    std::iota(table.begin(), table.end(), 0);
+    std::shuffle(table.begin(), table.end(), std::mt19937(7));
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    for (int n_heads : {1, 2, 7, 9})
+        for (int n_keys : {1, 5, 16, 17, 33, 140}) {
+            MT_SCOPE("heads %d keys %d", n_heads, n_keys);
+            const auto q =
+                test::random_floats(static_cast<size_t>(n_heads * head_dim), 3u + n_keys, 2.0f);
+            std::vector<float> out(static_cast<size_t>(n_heads * head_dim + 16), 12345.0f);
+            std::vector<float> scratch(static_cast<size_t>(attend_group_scratch(n_heads, n_keys)),
+                                       NAN);
+            const PagedKvView kv{k.data() + kv_head * head_dim, v.data() + kv_head * head_dim,
+                                 table.data(), block_size, slot_stride};
+            attend_group_avx512(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv,
+                                scratch.data());
+            for (size_t i = out.size() - 16; i < out.size(); ++i)
+                MT_COMPARE(out[i], 12345.0f);
+            for (int h = 0; h < n_heads; ++h) {
+                std::vector<double> s(static_cast<size_t>(n_keys));
+                auto row_of = [&](const std::vector<float>& c, int j) {
+                    const int64_t slot =
+                        static_cast<int64_t>(table[static_cast<size_t>(j / block_size)]) *
+                            block_size +
+                        j % block_size;
+                    return c.data() + slot * slot_stride + kv_head * head_dim;
+                };
+                double mx = -1e300;
+                for (int j = 0; j < n_keys; ++j) {
+                    double d = 0;
+                    for (int e = 0; e < head_dim; ++e)
+                        d += static_cast<double>(q[static_cast<size_t>(h * head_dim + e)]) *
+                             row_of(k, j)[e];
+                    s[static_cast<size_t>(j)] = d * scale;
+                    mx = std::max(mx, s[static_cast<size_t>(j)]);
+                }
+                double sum = 0;
+                for (double& x : s)
+                    sum += (x = std::exp(x - mx));
+                for (int e = 0; e < head_dim; ++e) {
+                    double ref = 0;
+                    for (int j = 0; j < n_keys; ++j)
+                        ref += s[static_cast<size_t>(j)] / sum * row_of(v, j)[e];
+                    const float got = out[static_cast<size_t>(h * head_dim + e)];
+                    MT_CHECK_MSG(std::fabs(got - ref) <= 2e-5 * (1.0 + std::fabs(ref)),
+                                 "heads %d keys %d head %d elem %d: %g vs %g", n_heads, n_keys, h,
+                                 e, static_cast<double>(got), ref);
+                }
+            }
+        }
+}
+
+MT_TEST(unsupportedHeadDims) {
+    MT_CHECK(!attend_group_avx512_supported(80));
+    MT_CHECK(!attend_group_avx512_supported(256));
+}
+
+MINI_TEST_MAIN()

@@ -2,8 +2,8 @@
 // folder), corrupt one thing per row, and require load_model() to return an Error whose
 // message is one line and names the reason (a keyword per row) -- and not to crash (these
 // tests also run under ASan + UBSan).
-#include <QTemporaryDir>
-#include <QtTest>
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +13,7 @@
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_writer.h"
 #include "gguf_image.h"
+#include "support/mini_test.h"
 
 using namespace llmwb;
 namespace fs = std::filesystem;
@@ -391,91 +392,119 @@ const std::vector<FolderCase>& folder_cases() {
 }
 
 void check_error(const Result<std::unique_ptr<LoadedModel>>& r, const char* keyword) {
-    QVERIFY2(!r.ok(), "a broken file was loaded");
+    MT_REQUIRE_MSG(!r.ok(), "a broken file was loaded");
     const std::string& m = r.message();
-    QVERIFY2(m.find('\n') == std::string::npos && m.find('\r') == std::string::npos,
-             ("message is not one line: " + m).c_str());
-    QVERIFY2(!m.empty(), "empty message");
-    const QString lower = QString::fromStdString(m).toLower();
-    QVERIFY2(lower.contains(QString(keyword).toLower()),
-             ("expected '" + std::string(keyword) + "' in: " + m).c_str());
+    MT_REQUIRE_MSG(m.find('\n') == std::string::npos && m.find('\r') == std::string::npos,
+                   "message is not one line: " + m);
+    MT_REQUIRE_MSG(!m.empty(), "empty message");
+    auto lower = [](std::string s) {
+        std::transform(s.begin(), s.end(), s.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        return s;
+    };
+    MT_REQUIRE_MSG(lower(m).find(lower(keyword)) != std::string::npos,
+                   "expected '" + std::string(keyword) + "' in: " + m);
+}
+
+// What initTestCase built: a valid GGUF file and a valid safetensors folder, in one directory
+// for the whole executable. error is empty when they were written and load.
+struct Fixture {
+    mini_test::TempDir dir;
+    std::string gguf_path, hf_dir, gguf_bytes;
+    std::string error;
+};
+
+void set_up(Fixture& x) {
+    if (!x.dir.valid()) {
+        x.error = "cannot create a temporary directory";
+        return;
+    }
+    ModelWriterSpec s = base_spec();
+    s.weight_type = WeightType::F32;
+    x.gguf_path = x.dir.file("valid.gguf");
+    if (!write_model(s, x.gguf_path).ok()) {
+        x.error = "cannot write " + x.gguf_path;
+        return;
+    }
+    s.format = ModelFileFormat::Safetensors;
+    x.hf_dir = x.dir.file("valid-hf");
+    if (!write_model(s, x.hf_dir).ok()) {
+        x.error = "cannot write " + x.hf_dir;
+        return;
+    }
+    auto g = load_model(x.gguf_path);
+    if (!g.ok()) {
+        x.error = g.message();
+        return;
+    }
+    auto h = load_model(x.hf_dir);
+    if (!h.ok()) {
+        x.error = h.message();
+        return;
+    }
+    x.gguf_bytes = read_file(x.gguf_path);
+}
+
+const Fixture& fixture() {
+    static Fixture f;
+    static const bool ready = (set_up(f), true);
+    (void)ready;
+    return f;
+}
+
+struct CaseRow {
+    std::string name;
+    size_t index;
+};
+
+template <class C> std::vector<CaseRow> rows_of(const std::vector<C>& cases) {
+    std::vector<CaseRow> rows;
+    for (size_t i = 0; i < cases.size(); ++i)
+        rows.push_back({cases[i].name, i});
+    return rows;
 }
 
 } // namespace
 
-class BrokenFilesTest : public QObject {
-    Q_OBJECT
-
-    QTemporaryDir dir_;
-    std::string gguf_path_, hf_dir_, gguf_bytes_;
-
-  private slots:
-    void initTestCase() {
-        QVERIFY(dir_.isValid());
-        ModelWriterSpec s = base_spec();
-        s.weight_type = WeightType::F32;
-        gguf_path_ = dir_.filePath("valid.gguf").toStdString();
-        QVERIFY(write_model(s, gguf_path_).ok());
-        s.format = ModelFileFormat::Safetensors;
-        hf_dir_ = dir_.filePath("valid-hf").toStdString();
-        QVERIFY(write_model(s, hf_dir_).ok());
-        auto g = load_model(gguf_path_);
-        QVERIFY2(g.ok(), g.ok() ? "" : g.message().c_str());
-        auto h = load_model(hf_dir_);
-        QVERIFY2(h.ok(), h.ok() ? "" : h.message().c_str());
-        gguf_bytes_ = read_file(gguf_path_);
+MT_TEST_TABLE(gguf, CaseRow, rows_of(gguf_cases())) {
+    const Fixture& fx = fixture();
+    MT_REQUIRE_MSG(fx.error.empty(), fx.error);
+    const int index = int(row.index);
+    const GgufCase& c = gguf_cases()[size_t(index)];
+    std::string bytes = fx.gguf_bytes;
+    if (c.edit) {
+        auto f = GgufFile::parse(
+            std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "valid");
+        MT_REQUIRE(f.ok());
+        GgufImage img = GgufImage::from(
+            f.value(), std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+        MT_REQUIRE_COMPARE(img.serialize(), bytes); // the image reproduces the valid file
+        c.edit(img);
+        bytes = img.serialize();
+    } else {
+        c.raw(bytes);
     }
+    const std::string p = fx.dir.file("broken-" + std::to_string(index) + ".gguf");
+    write_file(p, bytes);
+    check_error(load_model(p), c.keyword);
+    const auto r = load_model(p);
+    MT_CHECK(r.message().find(p) != std::string::npos); // names the file
+}
 
-    void gguf_data() {
-        QTest::addColumn<int>("index");
-        for (size_t i = 0; i < gguf_cases().size(); ++i) {
-            QTest::newRow(gguf_cases()[i].name) << int(i);
-        }
-    }
-    void gguf() {
-        QFETCH(int, index);
-        const GgufCase& c = gguf_cases()[size_t(index)];
-        std::string bytes = gguf_bytes_;
-        if (c.edit) {
-            auto f = GgufFile::parse(
-                std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "valid");
-            QVERIFY(f.ok());
-            GgufImage img = GgufImage::from(
-                f.value(), std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-            QCOMPARE(img.serialize(), bytes); // the image reproduces the valid file
-            c.edit(img);
-            bytes = img.serialize();
-        } else {
-            c.raw(bytes);
-        }
-        const std::string p = dir_.filePath(QString("broken-%1.gguf").arg(index)).toStdString();
-        write_file(p, bytes);
-        check_error(load_model(p), c.keyword);
-        if (QTest::currentTestFailed())
-            return;
-        const auto r = load_model(p);
-        QVERIFY(r.message().find(p) != std::string::npos); // names the file
-    }
+MT_TEST_TABLE(safetensors, CaseRow, rows_of(folder_cases())) {
+    const Fixture& fx = fixture();
+    MT_REQUIRE_MSG(fx.error.empty(), fx.error);
+    const int index = int(row.index);
+    const FolderCase& c = folder_cases()[size_t(index)];
+    const std::string d = fx.dir.file("broken-hf-" + std::to_string(index));
+    fs::copy(fx.hf_dir, d, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    c.edit(d);
+    check_error(load_model(d), c.keyword);
+}
 
-    void safetensors_data() {
-        QTest::addColumn<int>("index");
-        for (size_t i = 0; i < folder_cases().size(); ++i) {
-            QTest::newRow(folder_cases()[i].name) << int(i);
-        }
-    }
-    void safetensors() {
-        QFETCH(int, index);
-        const FolderCase& c = folder_cases()[size_t(index)];
-        const std::string d = dir_.filePath(QString("broken-hf-%1").arg(index)).toStdString();
-        fs::copy(hf_dir_, d, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-        c.edit(d);
-        check_error(load_model(d), c.keyword);
-    }
+MT_TEST(missingPath) {
+    MT_REQUIRE_MSG(fixture().error.empty(), fixture().error);
+    check_error(load_model(fixture().dir.file("nope.gguf")), "no such");
+}
 
-    void missingPath() {
-        check_error(load_model(dir_.filePath("nope.gguf").toStdString()), "no such");
-    }
-};
-
-QTEST_APPLESS_MAIN(BrokenFilesTest)
-#include "test_model_broken_files.moc"
+MINI_TEST_MAIN()

@@ -1,9 +1,10 @@
 // Round trip: models written by the writer (every architecture, weight type and format, tied
 // and untied) load back with the config and the logical weights the writer generated; GGUF
 // and safetensors of the same seed hold the same weights.
-#include <QTemporaryDir>
-#include <QtTest>
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_info.h"
@@ -11,12 +12,9 @@
 #include "engine/model/rope_factors.h"
 #include "engine/model/weight_plan.h"
 #include "kernels/cpu/quant.h"
+#include "support/mini_test.h"
 
 using namespace llmwb;
-
-Q_DECLARE_METATYPE(llmwb::Architecture)
-Q_DECLARE_METATYPE(llmwb::ModelFileFormat)
-Q_DECLARE_METATYPE(llmwb::WeightType)
 
 namespace {
 
@@ -77,11 +75,11 @@ std::vector<float> dequantize(const TensorView& v) {
 
 // Compares a loaded view with the writer's logical values; GGUF llama Q/K rows are mapped
 // back through the converter permutation. Returns an empty string when it matches.
-QString compare(const TensorView& v, const std::vector<float>& want, DType stored, bool unpermute,
-                int head_dim) {
+std::string compare(const TensorView& v, const std::vector<float>& want, DType stored,
+                    bool unpermute, int head_dim) {
     auto got = dequantize(v);
     if (got.size() != want.size())
-        return QString("%1: size").arg(v.name.c_str());
+        return v.name + ": size";
     double err2 = 0, ref2 = 0;
     for (int64_t r = 0; r < v.rows; ++r) {
         for (int64_t c = 0; c < v.cols; ++c) {
@@ -93,18 +91,15 @@ QString compare(const TensorView& v, const std::vector<float>& want, DType store
             const double w = want[size_t(src_r * v.cols + src_c)];
             const double g = got[size_t(r * v.cols + c)];
             if (!std::isfinite(g))
-                return QString("%1: not finite").arg(v.name.c_str());
+                return v.name + ": not finite";
             err2 += (g - w) * (g - w);
             ref2 += w * w;
         }
     }
     const double rel = std::sqrt(err2 / std::max(ref2, 1e-30));
     if (rel > tolerance(stored)) {
-        return QString("%1 (%2): relative RMS error %3 > %4")
-            .arg(v.name.c_str())
-            .arg(dtype_name(stored))
-            .arg(rel)
-            .arg(tolerance(stored));
+        return mini_test::format("%s (%s): relative RMS error %g > %g", v.name.c_str(),
+                                 dtype_name(stored), rel, tolerance(stored));
     }
     return {};
 }
@@ -149,100 +144,107 @@ bool is_qk(const std::string& hf) {
 
 } // namespace
 
-class ModelRoundTripTest : public QObject {
-    Q_OBJECT
+namespace {
 
-  private slots:
-    void roundTrip_data();
-    void roundTrip();
-    void ggufAndSafetensorsHoldSameWeights_data();
-    void ggufAndSafetensorsHoldSameWeights();
-    void quantFallbackIsRecorded();
-    void permutationMatchesInterleavedRope();
-    void deterministicForSeed();
-    void modelInfo();
-    void writerRejectsBadSpecs();
+struct RoundTripRow {
+    std::string name;
+    Architecture arch;
+    bool llama3;
+    ModelFileFormat format;
+    WeightType type;
+    bool tied;
 };
 
-void ModelRoundTripTest::roundTrip_data() {
-    QTest::addColumn<Architecture>("arch");
-    QTest::addColumn<bool>("llama3");
-    QTest::addColumn<ModelFileFormat>("format");
-    QTest::addColumn<WeightType>("type");
-    QTest::addColumn<bool>("tied");
+std::vector<RoundTripRow> round_trip_rows() {
+    std::vector<RoundTripRow> rows;
     const std::pair<Architecture, bool> archs[] = {{Architecture::Llama, false},
                                                    {Architecture::Llama, true},
                                                    {Architecture::Qwen2, false},
                                                    {Architecture::Qwen3, false}};
     int i = 0;
     for (auto [arch, l3] : archs) {
-        const QString an = QString(architecture_name(arch)) + (l3 ? "-llama3rope" : "");
+        const std::string an = std::string(architecture_name(arch)) + (l3 ? "-llama3rope" : "");
         for (WeightType t :
              {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0,
               WeightType::Q4_0, WeightType::Q4_K, WeightType::Q6_K, WeightType::Q4_K_M}) {
             const bool tied = (i++ % 2) == 1;
-            QTest::newRow(qPrintable(
-                QString("%1 gguf %2 %3").arg(an, weight_type_name(t), tied ? "tied" : "untied")))
-                << arch << l3 << ModelFileFormat::Gguf << t << tied;
+            rows.push_back({an + " gguf " + weight_type_name(t) + (tied ? " tied" : " untied"),
+                            arch, l3, ModelFileFormat::Gguf, t, tied});
         }
         for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::BF16}) {
             const bool tied = (i++ % 2) == 1;
-            QTest::newRow(qPrintable(QString("%1 safetensors %2 %3")
-                                         .arg(an, weight_type_name(t), tied ? "tied" : "untied")))
-                << arch << l3 << ModelFileFormat::Safetensors << t << tied;
+            rows.push_back(
+                {an + " safetensors " + weight_type_name(t) + (tied ? " tied" : " untied"), arch,
+                 l3, ModelFileFormat::Safetensors, t, tied});
         }
     }
+    return rows;
 }
 
-void ModelRoundTripTest::roundTrip() {
-    QFETCH(Architecture, arch);
-    QFETCH(bool, llama3);
-    QFETCH(ModelFileFormat, format);
-    QFETCH(WeightType, type);
-    QFETCH(bool, tied);
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
+struct ArchRow {
+    std::string name;
+    Architecture arch;
+    bool llama3;
+};
+
+std::vector<ArchRow> arch_rows() {
+    return {{"llama", Architecture::Llama, false},
+            {"llama3 rope", Architecture::Llama, true},
+            {"qwen2", Architecture::Qwen2, false},
+            {"qwen3", Architecture::Qwen3, false}};
+}
+
+} // namespace
+
+MT_TEST_TABLE(roundTrip, RoundTripRow, round_trip_rows()) {
+    const Architecture arch = row.arch;
+    const bool llama3 = row.llama3;
+    const ModelFileFormat format = row.format;
+    const WeightType type = row.type;
+    const bool tied = row.tied;
+    mini_test::TempDir dir;
+    MT_REQUIRE(dir.valid());
     ModelWriterSpec spec = small_spec(arch, llama3);
     spec.format = format;
     spec.weight_type = type;
     spec.tie_word_embeddings = tied;
     const bool gguf = format == ModelFileFormat::Gguf;
-    const std::string path = dir.filePath(gguf ? "m.gguf" : "m").toStdString();
+    const std::string path = dir.file(gguf ? "m.gguf" : "m");
     ModelWriteReport rep;
     Status s = write_model(spec, path, &rep);
-    QVERIFY2(s.ok(), s.ok() ? "" : s.message().c_str());
-    QCOMPARE(rep.fallback_tensors, 0);
+    MT_REQUIRE_MSG(s.ok(), s.ok() ? "" : s.message());
+    MT_COMPARE(rep.fallback_tensors, 0);
 
     auto loaded = load_model(path);
-    QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.message().c_str());
+    MT_REQUIRE_MSG(loaded.ok(), loaded.ok() ? "" : loaded.message());
     const LoadedModel& m = *loaded.value();
     const ModelConfig& c = m.config;
     const ModelConfig& e = rep.config;
-    QCOMPARE(m.format, std::string(gguf ? "gguf" : "safetensors"));
-    QCOMPARE(c.arch, arch);
-    QCOMPARE(c.arch_name, std::string(architecture_name(arch)));
-    QCOMPARE(c.vocab_size, e.vocab_size);
-    QVERIFY(c.vocab_size >= int(m.tokenizer.tokens.size()));
-    QCOMPARE(c.hidden_size, spec.hidden_size);
-    QCOMPARE(c.intermediate_size, spec.intermediate_size);
-    QCOMPARE(c.num_layers, spec.num_layers);
-    QCOMPARE(c.num_heads, spec.num_heads);
-    QCOMPARE(c.num_kv_heads, spec.num_kv_heads);
-    QCOMPARE(c.head_dim, spec.head_dim ? spec.head_dim : spec.hidden_size / spec.num_heads);
-    QCOMPARE(c.max_position, spec.max_position);
-    QCOMPARE(c.rope_theta, spec.rope_theta);
-    QCOMPARE(c.rms_norm_eps, spec.rms_norm_eps);
-    QCOMPARE(c.tie_word_embeddings, tied);
-    QCOMPARE(c.attention_bias, arch == Architecture::Qwen2);
-    QCOMPARE(c.qk_norm, arch == Architecture::Qwen3);
+    MT_COMPARE(m.format, std::string(gguf ? "gguf" : "safetensors"));
+    MT_COMPARE(c.arch, arch);
+    MT_COMPARE(c.arch_name, std::string(architecture_name(arch)));
+    MT_COMPARE(c.vocab_size, e.vocab_size);
+    MT_CHECK(c.vocab_size >= int(m.tokenizer.tokens.size()));
+    MT_COMPARE(c.hidden_size, spec.hidden_size);
+    MT_COMPARE(c.intermediate_size, spec.intermediate_size);
+    MT_COMPARE(c.num_layers, spec.num_layers);
+    MT_COMPARE(c.num_heads, spec.num_heads);
+    MT_COMPARE(c.num_kv_heads, spec.num_kv_heads);
+    MT_COMPARE(c.head_dim, spec.head_dim ? spec.head_dim : spec.hidden_size / spec.num_heads);
+    MT_COMPARE(c.max_position, spec.max_position);
+    MT_COMPARE(c.rope_theta, spec.rope_theta);
+    MT_COMPARE(c.rms_norm_eps, spec.rms_norm_eps);
+    MT_COMPARE(c.tie_word_embeddings, tied);
+    MT_COMPARE(c.attention_bias, arch == Architecture::Qwen2);
+    MT_COMPARE(c.qk_norm, arch == Architecture::Qwen3);
     const bool interleaved = gguf && arch == Architecture::Llama;
-    QCOMPARE(c.rope_style, interleaved ? RopeStyle::Interleaved : RopeStyle::RotateHalf);
-    QCOMPARE(c.rope_style, e.rope_style);
-    QCOMPARE(int(m.weights.layers.size()), spec.num_layers);
-    QCOMPARE(m.weight_bytes, rep.weight_bytes);
-    QCOMPARE(m.parameter_count, rep.parameter_count);
-    QVERIFY(m.chat_template.has_value());
-    QVERIFY(m.tokenizer.eos_id >= 0);
+    MT_COMPARE(c.rope_style, interleaved ? RopeStyle::Interleaved : RopeStyle::RotateHalf);
+    MT_COMPARE(c.rope_style, e.rope_style);
+    MT_REQUIRE_COMPARE(int(m.weights.layers.size()), spec.num_layers);
+    MT_COMPARE(m.weight_bytes, rep.weight_bytes);
+    MT_COMPARE(m.parameter_count, rep.parameter_count);
+    MT_CHECK(m.chat_template.has_value());
+    MT_CHECK(m.tokenizer.eos_id >= 0);
 
     // Llama 3 rope scaling: GGUF carries it as rope_freqs, safetensors as config.
     if (llama3) {
@@ -252,29 +254,30 @@ void ModelRoundTripTest::roundTrip() {
         bool some_scaled = false;
         for (float f : factors)
             some_scaled |= f > 1.5f;
-        QVERIFY(some_scaled);
+        MT_CHECK(some_scaled);
         if (gguf) {
-            QVERIFY(m.weights.rope_freqs.present());
-            QCOMPARE(m.weights.rope_freqs.cols, int64_t(factors.size()));
+            MT_REQUIRE(m.weights.rope_freqs.present());
+            MT_REQUIRE_COMPARE(m.weights.rope_freqs.cols, int64_t(factors.size()));
             const float* rf = static_cast<const float*>(m.weights.rope_freqs.data);
             for (size_t i = 0; i < factors.size(); ++i)
-                QCOMPARE(rf[i], factors[i]);
-            QCOMPARE(c.rope_scaling.kind, RopeScaling::Kind::None);
+                MT_COMPARE(rf[i], factors[i]);
+            MT_COMPARE(c.rope_scaling.kind, RopeScaling::Kind::None);
         } else {
-            QVERIFY(!m.weights.rope_freqs.present());
-            QCOMPARE(c.rope_scaling.kind, RopeScaling::Kind::Llama3);
-            QCOMPARE(c.rope_scaling.factor, spec.rope_scaling.factor);
-            QCOMPARE(c.rope_scaling.original_max_position, spec.rope_scaling.original_max_position);
+            MT_CHECK(!m.weights.rope_freqs.present());
+            MT_COMPARE(c.rope_scaling.kind, RopeScaling::Kind::Llama3);
+            MT_COMPARE(c.rope_scaling.factor, spec.rope_scaling.factor);
+            MT_COMPARE(c.rope_scaling.original_max_position,
+                       spec.rope_scaling.original_max_position);
         }
     } else {
-        QVERIFY(!m.weights.rope_freqs.present());
-        QCOMPARE(c.rope_scaling.kind, RopeScaling::Kind::None);
+        MT_CHECK(!m.weights.rope_freqs.present());
+        MT_COMPARE(c.rope_scaling.kind, RopeScaling::Kind::None);
     }
 
     if (tied) {
-        QCOMPARE(m.weights.output.data, m.weights.tok_embd.data);
+        MT_COMPARE(m.weights.output.data, m.weights.tok_embd.data);
     } else {
-        QVERIFY(m.weights.output.data != m.weights.tok_embd.data);
+        MT_CHECK(m.weights.output.data != m.weights.tok_embd.data);
     }
 
     // Every tensor holds the generated values (within the stored type's error).
@@ -283,55 +286,48 @@ void ModelRoundTripTest::roundTrip() {
         stored[t.file_name] = t.type;
     int compared = 0;
     for (auto [view, hf] : views_with_hf_names(m)) {
-        QVERIFY2(stored.count(view->name), view->name.c_str());
-        QVERIFY(view->type == stored[view->name] || view->type == DType::F32);
+        MT_SCOPE("%s", hf.c_str());
+        MT_REQUIRE_MSG(stored.count(view->name), view->name);
+        MT_CHECK(view->type == stored[view->name] || view->type == DType::F32);
         if (view->rows == 1)
-            QCOMPARE(view->type, DType::F32); // norms/biases as F32
+            MT_COMPARE(view->type, DType::F32); // norms/biases as F32
         const auto want = generate_hf_tensor(spec, hf, view->rows, view->cols);
-        const QString err =
+        const std::string err =
             compare(*view, want, stored[view->name], interleaved && is_qk(hf), c.head_dim);
-        QVERIFY2(err.isEmpty(), qPrintable(err));
+        MT_CHECK_MSG(err.empty(), err);
         ++compared;
     }
-    QVERIFY(compared >= 2 + 9 * spec.num_layers);
+    MT_CHECK(compared >= 2 + 9 * spec.num_layers);
 }
 
-void ModelRoundTripTest::ggufAndSafetensorsHoldSameWeights_data() {
-    QTest::addColumn<Architecture>("arch");
-    QTest::addColumn<bool>("llama3");
-    QTest::newRow("llama") << Architecture::Llama << false;
-    QTest::newRow("llama3 rope") << Architecture::Llama << true;
-    QTest::newRow("qwen2") << Architecture::Qwen2 << false;
-    QTest::newRow("qwen3") << Architecture::Qwen3 << false;
-}
-
-void ModelRoundTripTest::ggufAndSafetensorsHoldSameWeights() {
-    QFETCH(Architecture, arch);
-    QFETCH(bool, llama3);
-    QTemporaryDir dir;
+MT_TEST_TABLE(ggufAndSafetensorsHoldSameWeights, ArchRow, arch_rows()) {
+    const Architecture arch = row.arch;
+    const bool llama3 = row.llama3;
+    mini_test::TempDir dir;
+    MT_REQUIRE(dir.valid());
     ModelWriterSpec spec = small_spec(arch, llama3);
     spec.weight_type = WeightType::F32;
     spec.format = ModelFileFormat::Gguf;
-    const std::string gp = dir.filePath("m.gguf").toStdString();
-    const std::string sp = dir.filePath("hf").toStdString();
-    QVERIFY(write_model(spec, gp).ok());
+    const std::string gp = dir.file("m.gguf");
+    const std::string sp = dir.file("hf");
+    MT_REQUIRE(write_model(spec, gp).ok());
     spec.format = ModelFileFormat::Safetensors;
-    QVERIFY(write_model(spec, sp).ok());
+    MT_REQUIRE(write_model(spec, sp).ok());
     auto g = load_model(gp);
     auto h = load_model(sp);
-    QVERIFY2(g.ok(), g.ok() ? "" : g.message().c_str());
-    QVERIFY2(h.ok(), h.ok() ? "" : h.message().c_str());
+    MT_REQUIRE_MSG(g.ok(), g.ok() ? "" : g.message());
+    MT_REQUIRE_MSG(h.ok(), h.ok() ? "" : h.message());
     auto gv = views_with_hf_names(*g.value());
     auto hv = views_with_hf_names(*h.value());
-    QCOMPARE(gv.size(), hv.size());
+    MT_REQUIRE_COMPARE(gv.size(), hv.size());
     const bool interleaved = arch == Architecture::Llama;
     const int hd = g.value()->config.head_dim;
     for (size_t i = 0; i < gv.size(); ++i) {
-        QCOMPARE(gv[i].second, hv[i].second);
+        MT_REQUIRE_COMPARE(gv[i].second, hv[i].second);
         const TensorView& a = *gv[i].first;
         const TensorView& b = *hv[i].first;
-        QCOMPARE(a.rows, b.rows);
-        QCOMPARE(a.cols, b.cols);
+        MT_REQUIRE_COMPARE(a.rows, b.rows);
+        MT_REQUIRE_COMPARE(a.cols, b.cols);
         const float* pa = static_cast<const float*>(a.data);
         const float* pb = static_cast<const float*>(b.data);
         const bool perm = interleaved && is_qk(gv[i].second);
@@ -343,8 +339,8 @@ void ModelRoundTripTest::ggufAndSafetensorsHoldSameWeights() {
                 if (perm && a.rows == 1)
                     bc = llama_qk_source_row(cc, hd);
                 if (pa[r * a.cols + cc] != pb[br * b.cols + bc]) {
-                    QFAIL(qPrintable(
-                        QString("%1 differs at [%2, %3]").arg(a.name.c_str()).arg(r).arg(cc)));
+                    MT_FAIL("%s differs at [%lld, %lld]", a.name.c_str(), static_cast<long long>(r),
+                            static_cast<long long>(cc));
                 }
             }
         }
@@ -354,43 +350,44 @@ void ModelRoundTripTest::ggufAndSafetensorsHoldSameWeights() {
         const auto f = llama3_rope_factors(h.value()->config);
         const float* rf = static_cast<const float*>(g.value()->weights.rope_freqs.data);
         for (size_t i = 0; i < f.size(); ++i)
-            QCOMPARE(rf[i], f[i]);
+            MT_COMPARE(rf[i], f[i]);
     }
 }
 
-void ModelRoundTripTest::quantFallbackIsRecorded() {
-    QTemporaryDir dir;
+MT_TEST(quantFallbackIsRecorded) {
+    mini_test::TempDir dir;
+    MT_REQUIRE(dir.valid());
     ModelWriterSpec spec = small_spec(Architecture::Qwen2, false);
     spec.hidden_size = 96;        // not a multiple of 256 (K-quants) but of 32
     spec.intermediate_size = 200; // not even a multiple of 32
     spec.num_heads = 3;
     spec.num_kv_heads = 1;
     spec.weight_type = WeightType::Q4_K;
-    const std::string path = dir.filePath("fb.gguf").toStdString();
+    const std::string path = dir.file("fb.gguf");
     ModelWriteReport rep;
-    QVERIFY(write_model(spec, path, &rep).ok());
-    QVERIFY(rep.fallback_tensors > 0);
+    MT_REQUIRE(write_model(spec, path, &rep).ok());
+    MT_CHECK(rep.fallback_tensors > 0);
     auto m = load_model(path);
-    QVERIFY2(m.ok(), m.ok() ? "" : m.message().c_str());
+    MT_REQUIRE_MSG(m.ok(), m.ok() ? "" : m.message());
     const LayerWeights& L = m.value()->weights.layers[0];
-    QCOMPARE(L.wq.type, DType::Q4_0);    // 96 columns: 4-bit fallback Q4_0
-    QCOMPARE(L.w_down.type, DType::F16); // 200 columns: no block fits
+    MT_COMPARE(L.wq.type, DType::Q4_0);    // 96 columns: 4-bit fallback Q4_0
+    MT_COMPARE(L.w_down.type, DType::F16); // 200 columns: no block fits
     for (const auto& t : rep.tensors) {
         if (t.file_name == "blk.0.attn_q.weight")
-            QVERIFY(t.fallback);
+            MT_CHECK(t.fallback);
         if (t.file_name == "blk.0.attn_norm.weight")
-            QVERIFY(!t.fallback);
+            MT_CHECK(!t.fallback);
     }
     spec.weight_type = WeightType::Q6_K;
-    QVERIFY(write_model(spec, path, &rep).ok());
+    MT_REQUIRE(write_model(spec, path, &rep).ok());
     auto m2 = load_model(path);
-    QVERIFY(m2.ok());
-    QCOMPARE(m2.value()->weights.layers[0].wq.type, DType::Q8_0);
+    MT_REQUIRE(m2.ok());
+    MT_COMPARE(m2.value()->weights.layers[0].wq.type, DType::Q8_0);
 }
 
 // The GGUF row permutation turns rotate-half RoPE into interleaved RoPE: rotating the
 // permuted vector with interleaved pairs equals permuting the rotate-half result.
-void ModelRoundTripTest::permutationMatchesInterleavedRope() {
+MT_TEST(permutationMatchesInterleavedRope) {
     const int hd = 16;
     std::vector<float> q(hd);
     for (int i = 0; i < hd; ++i)
@@ -411,20 +408,21 @@ void ModelRoundTripTest::permutationMatchesInterleavedRope() {
         inter[2 * i + 1] = qp[2 * i + 1] * c + qp[2 * i] * s;
     }
     for (int r = 0; r < hd; ++r) {
-        QVERIFY(std::abs(inter[r] - half[size_t(llama_qk_source_row(r, hd))]) < 1e-9);
+        MT_CHECK_MSG(std::abs(inter[r] - half[size_t(llama_qk_source_row(r, hd))]) < 1e-9, "row %d",
+                     r);
     }
 }
 
-void ModelRoundTripTest::deterministicForSeed() {
+MT_TEST(deterministicForSeed) {
     ModelWriterSpec a = small_spec(Architecture::Qwen2, false);
     auto x = generate_hf_tensor(a, "model.layers.0.mlp.up_proj.weight", 8, 256);
     auto y = generate_hf_tensor(a, "model.layers.0.mlp.up_proj.weight", 8, 256);
-    QCOMPARE(x, y);
+    MT_COMPARE(x, y);
     a.seed = 99;
     auto z = generate_hf_tensor(a, "model.layers.0.mlp.up_proj.weight", 8, 256);
-    QVERIFY(x != z);
+    MT_CHECK(x != z);
     auto w = generate_hf_tensor(a, "model.layers.1.mlp.up_proj.weight", 8, 256);
-    QVERIFY(w != z);
+    MT_CHECK(w != z);
     // Statistics: matrices ~N(0, 0.02), norms ~1.
     double sum = 0, sq = 0;
     auto big = generate_hf_tensor(a, "model.layers.0.mlp.gate_proj.weight", 64, 256);
@@ -433,22 +431,23 @@ void ModelRoundTripTest::deterministicForSeed() {
         sq += double(v) * v;
     }
     const double mean = sum / big.size(), sd = std::sqrt(sq / big.size() - mean * mean);
-    QVERIFY(std::abs(mean) < 0.002);
-    QVERIFY(std::abs(sd - 0.02) < 0.002);
+    MT_CHECK(std::abs(mean) < 0.002);
+    MT_CHECK(std::abs(sd - 0.02) < 0.002);
     auto norm = generate_hf_tensor(a, "model.norm.weight", 1, 256);
     for (float v : norm)
-        QVERIFY(v > 0.7f && v < 1.3f);
+        MT_CHECK_MSG(v > 0.7f && v < 1.3f, "%g", double(v));
 }
 
-void ModelRoundTripTest::modelInfo() {
-    QTemporaryDir dir;
+MT_TEST(modelInfo) {
+    mini_test::TempDir dir;
+    MT_REQUIRE(dir.valid());
     ModelWriterSpec spec = small_spec(Architecture::Llama, false);
     spec.weight_type = WeightType::Q4_K_M;
     spec.num_layers = 8;
-    const std::string path = dir.filePath("i.gguf").toStdString();
-    QVERIFY(write_model(spec, path).ok());
+    const std::string path = dir.file("i.gguf");
+    MT_REQUIRE(write_model(spec, path).ok());
     auto m = load_model(path);
-    QVERIFY(m.ok());
+    MT_REQUIRE(m.ok());
     auto groups = tensor_group_types(*m.value());
     std::map<std::string, TensorGroupTypes> by;
     int64_t bytes = 0;
@@ -456,34 +455,34 @@ void ModelRoundTripTest::modelInfo() {
         by[g.group] = g;
         bytes += g.bytes;
     }
-    QCOMPARE(bytes, m.value()->weight_bytes);
-    QCOMPARE(by["output"].dtype_counts["Q6_K"], 1);
-    QVERIFY(by["ffn"].dtype_counts["Q6_K"] > 0); // some ffn_down get more bits
-    QVERIFY(by["ffn"].dtype_counts["Q4_K"] > by["ffn"].dtype_counts["Q6_K"]);
-    QCOMPARE(by["norm"].dtype_counts["F32"], 2 * 8 + 1);
-    QCOMPARE(kv_bytes_per_token(m.value()->config), int64_t(2 * 8 * 2 * 64 * 4));
+    MT_COMPARE(bytes, m.value()->weight_bytes);
+    MT_COMPARE(by["output"].dtype_counts["Q6_K"], 1);
+    MT_CHECK(by["ffn"].dtype_counts["Q6_K"] > 0); // some ffn_down get more bits
+    MT_CHECK(by["ffn"].dtype_counts["Q4_K"] > by["ffn"].dtype_counts["Q6_K"]);
+    MT_COMPARE(by["norm"].dtype_counts["F32"], 2 * 8 + 1);
+    MT_COMPARE(kv_bytes_per_token(m.value()->config), int64_t(2 * 8 * 2 * 64 * 4));
 }
 
-void ModelRoundTripTest::writerRejectsBadSpecs() {
-    QCOMPARE(parse_weight_type("Q4_K_M").value(), WeightType::Q4_K_M);
-    QCOMPARE(parse_weight_type("bf16").value(), WeightType::BF16);
-    QVERIFY(!parse_weight_type("q5_k").ok());
-    QTemporaryDir dir;
+MT_TEST(writerRejectsBadSpecs) {
+    MT_COMPARE(parse_weight_type("Q4_K_M").value(), WeightType::Q4_K_M);
+    MT_COMPARE(parse_weight_type("bf16").value(), WeightType::BF16);
+    MT_CHECK(!parse_weight_type("q5_k").ok());
+    mini_test::TempDir dir;
+    MT_REQUIRE(dir.valid());
     ModelWriterSpec spec = small_spec(Architecture::Llama, false);
     spec.format = ModelFileFormat::Safetensors;
     spec.weight_type = WeightType::Q8_0;
-    Status s = write_model(spec, dir.filePath("q").toStdString());
-    QVERIFY(!s.ok());
-    QVERIFY(s.message().find("GGUF only") != std::string::npos);
+    Status s = write_model(spec, dir.file("q"));
+    MT_REQUIRE(!s.ok());
+    MT_CHECK(s.message().find("GGUF only") != std::string::npos);
     spec = small_spec(Architecture::Qwen2, false);
-    spec.num_kv_heads = 3;  // 4 heads are not a multiple of 3
-    QVERIFY(!write_model(spec, dir.filePath("k.gguf").toStdString()).ok());
-    spec = small_spec(Architecture::Qwen2, true);  // llama3 scaling on qwen2
-    QVERIFY(!write_model(spec, dir.filePath("r.gguf").toStdString()).ok());
+    spec.num_kv_heads = 3; // 4 heads are not a multiple of 3
+    MT_CHECK(!write_model(spec, dir.file("k.gguf")).ok());
+    spec = small_spec(Architecture::Qwen2, true); // llama3 scaling on qwen2
+    MT_CHECK(!write_model(spec, dir.file("r.gguf")).ok());
     spec = small_spec(Architecture::Qwen2, false);
-    spec.tokenizer_dir = dir.filePath("no-such-tokenizer").toStdString();
-    QVERIFY(!write_model(spec, dir.filePath("t.gguf").toStdString()).ok());
+    spec.tokenizer_dir = dir.file("no-such-tokenizer");
+    MT_CHECK(!write_model(spec, dir.file("t.gguf")).ok());
 }
 
-QTEST_APPLESS_MAIN(ModelRoundTripTest)
-#include "test_model_roundtrip.moc"
+MINI_TEST_MAIN()

@@ -2,16 +2,18 @@
 // runs the same regexes (find-all; gaps would be pieces of their own), on a large randomized
 // corpus (fixed seed) that mixes every character class the regexes distinguish, plus random
 // code points from the whole Unicode range.
-#include <QtTest>
-
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <cstdio>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "engine/tokenizer/pre_tokenizer.h"
 #include "engine/tokenizer/unicode_tables.h"
 #include "engine/tokenizer/utf8.h"
+#include "support/mini_test.h"
 
 using namespace llmwb;
 
@@ -85,70 +87,75 @@ std::string random_text(std::mt19937& rng) {
 
 } // namespace
 
-class TestPreTokenizerPcre2 : public QObject {
-    Q_OBJECT
+namespace {
 
-  private slots:
-    void identical_to_pcre2_data() {
-        QTest::addColumn<int>("pattern");
-        QTest::newRow("gpt2") << static_cast<int>(BuiltinPattern::Gpt2);
-        QTest::newRow("llama3") << static_cast<int>(BuiltinPattern::Llama3);
-        QTest::newRow("qwen2") << static_cast<int>(BuiltinPattern::Qwen2);
-    }
-    void identical_to_pcre2() {
-        QFETCH(int, pattern);
-        const auto p = static_cast<BuiltinPattern>(pattern);
-        const std::string rx = builtin_regex(p);
-        int err = 0;
-        PCRE2_SIZE off = 0;
-        pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rx.data()), rx.size(),
-                                         PCRE2_UTF | PCRE2_UCP, &err, &off, nullptr);
-        QVERIFY(code);
-        pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
-        pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
-        std::mt19937 rng(12345u + static_cast<unsigned>(pattern));
-        constexpr int kCases = 60000;
-        int same = 0;
-        std::size_t bytes = 0;
-        for (int i = 0; i < kCases; ++i) {
-            const std::string text = random_text(rng);
-            bytes += text.size();
-            const auto want = pcre2_split(code, md, text);
-            std::vector<std::string_view> got_views;
-            split_builtin(p, text, got_views, SpaceSemantics::Pcre2);
-            const std::vector<std::string> got(got_views.begin(), got_views.end());
-            if (got == want) {
-                ++same;
-            } else if (kCases - same <= 3 + (kCases - i - 1)) {
-                QStringList a, b;
-                for (const auto& x : want)
-                    a << QString::fromStdString(x).toHtmlEscaped();
-                for (const auto& x : got)
-                    b << QString::fromStdString(x).toHtmlEscaped();
-                qWarning("differs: pcre2 [%s] splitter [%s]", qPrintable(a.join("|")),
-                         qPrintable(b.join("|")));
-            }
-        }
-        pcre2_match_data_free(md);
-        pcre2_code_free(code);
-        qInfo("%s: %d/%d random texts (%.1f MB) split identically to PCRE2", builtin_name(p), same,
-              kCases, bytes / 1e6);
-        QCOMPARE(same, kCases);
-    }
-
-    // Only U+180E separates White_Space (Hugging Face / Oniguruma \s) from PCRE2's \s.
-    void space_semantics_differ_only_at_u180e() {
-        int differing = 0;
-        for (std::uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
-            const auto f = unicode::category_flags(cp);
-            if (bool(f & unicode::kWhiteSpace) != bool(f & unicode::kPcreSpace)) {
-                ++differing;
-                QCOMPARE(cp, 0x180Eu);
-            }
-        }
-        QCOMPARE(differing, 1);
-    }
+struct PatternRow {
+    std::string name;
+    BuiltinPattern pattern;
 };
 
-QTEST_APPLESS_MAIN(TestPreTokenizerPcre2)
-#include "test_pre_tokenizer_pcre2.moc"
+std::vector<PatternRow> pattern_rows() {
+    return {{"gpt2", BuiltinPattern::Gpt2},
+            {"llama3", BuiltinPattern::Llama3},
+            {"qwen2", BuiltinPattern::Qwen2}};
+}
+
+std::string joined(const std::vector<std::string>& pieces) {
+    std::string out;
+    for (size_t i = 0; i < pieces.size(); ++i)
+        out += (i ? "|" : "") + pieces[i];
+    return out;
+}
+
+} // namespace
+
+MT_TEST_TABLE(identical_to_pcre2, PatternRow, pattern_rows()) {
+    const auto p = row.pattern;
+    const int pattern = static_cast<int>(p);
+    const std::string rx = builtin_regex(p);
+    int err = 0;
+    PCRE2_SIZE off = 0;
+    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rx.data()), rx.size(),
+                                     PCRE2_UTF | PCRE2_UCP, &err, &off, nullptr);
+    MT_REQUIRE(code);
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+    pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
+    std::mt19937 rng(12345u + static_cast<unsigned>(pattern));
+    constexpr int kCases = 60000;
+    int same = 0;
+    std::size_t bytes = 0;
+    for (int i = 0; i < kCases; ++i) {
+        const std::string text = random_text(rng);
+        bytes += text.size();
+        const auto want = pcre2_split(code, md, text);
+        std::vector<std::string_view> got_views;
+        split_builtin(p, text, got_views, SpaceSemantics::Pcre2);
+        const std::vector<std::string> got(got_views.begin(), got_views.end());
+        if (got == want) {
+            ++same;
+        } else if (kCases - same <= 3 + (kCases - i - 1)) {
+            std::fprintf(stderr, "differs: pcre2 [%s] splitter [%s]\n", joined(want).c_str(),
+                         joined(got).c_str());
+        }
+    }
+    pcre2_match_data_free(md);
+    pcre2_code_free(code);
+    std::printf("%s: %d/%d random texts (%.1f MB) split identically to PCRE2\n", builtin_name(p),
+                same, kCases, bytes / 1e6);
+    MT_COMPARE(same, kCases);
+}
+
+// Only U+180E separates White_Space (Hugging Face / Oniguruma \s) from PCRE2's \s.
+MT_TEST(space_semantics_differ_only_at_u180e) {
+    int differing = 0;
+    for (std::uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+        const auto f = unicode::category_flags(cp);
+        if (bool(f & unicode::kWhiteSpace) != bool(f & unicode::kPcreSpace)) {
+            ++differing;
+            MT_COMPARE(cp, 0x180Eu);
+        }
+    }
+    MT_COMPARE(differing, 1);
+}
+
+MINI_TEST_MAIN()

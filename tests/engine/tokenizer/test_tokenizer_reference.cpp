@@ -1,16 +1,19 @@
 // Token ids, decoded text and streamed text against the real Hugging Face tokenizers, for the
 // Qwen3, Llama 2 and Llama 3.1 tokenizer.json files (references: generate-reference.sh).
-#include <QtTest>
-
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/tokenizer/streaming_decoder.h"
 #include "engine/tokenizer/test_support.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/tokenizer_files.h"
 #include "engine/tokenizer/utf8.h"
+#include "support/mini_test.h"
 
 using namespace llmwb;
 
@@ -37,13 +40,13 @@ Loaded* load(const std::string& model) {
     auto files = read_tokenizer_files(dir + "/tokenizer.json",
                                       variant ? "" : dir + "/tokenizer_config.json");
     if (!files) {
-        qWarning("%s", files.message().c_str());
+        std::fprintf(stderr, "%s\n", files.message().c_str());
         return nullptr;
     }
     const auto t1 = std::chrono::steady_clock::now();
     auto tok = Tokenizer::create(files->data);
     if (!tok) {
-        qWarning("%s", tok.message().c_str());
+        std::fprintf(stderr, "%s\n", tok.message().c_str());
         return nullptr;
     }
     const auto t2 = std::chrono::steady_clock::now();
@@ -51,9 +54,9 @@ Loaded* load(const std::string& model) {
     slot->files = std::move(files.value());
     slot->tokenizer = std::move(tok.value());
     slot->load_ms = std::chrono::duration<double, std::milli>(t2 - t0).count();
-    qInfo("%s: read_tokenizer_files %.0f ms, Tokenizer::create %.0f ms", model.c_str(),
-          std::chrono::duration<double, std::milli>(t1 - t0).count(),
-          std::chrono::duration<double, std::milli>(t2 - t1).count());
+    std::printf("%s: read_tokenizer_files %.0f ms, Tokenizer::create %.0f ms\n", model.c_str(),
+                std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                std::chrono::duration<double, std::milli>(t2 - t1).count());
     return slot.get();
 }
 
@@ -64,11 +67,11 @@ std::vector<std::int32_t> ids_of(const nlohmann::json& a) {
     return v;
 }
 
-QString show(const std::vector<std::int32_t>& ids) {
-    QStringList l;
+std::string show(const std::vector<std::int32_t>& ids) {
+    std::string s;
     for (auto i : ids)
-        l << QString::number(i);
-    return "[" + l.join(",") + "]";
+        s += (s.empty() ? "" : ",") + std::to_string(i);
+    return "[" + s + "]";
 }
 
 // Decodes one id at a time; checks every chunk is complete UTF-8; returns the concatenation.
@@ -89,259 +92,242 @@ std::string stream_decode(const Tokenizer& tok, const std::vector<std::int32_t>&
 
 } // namespace
 
-class TestTokenizerReference : public QObject {
-    Q_OBJECT
+namespace {
 
-  private slots:
-    void hf_reference_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("qwen3") << "qwen3";
-        QTest::newRow("llama2") << "llama2";
-        QTest::newRow("llama3_1") << "llama3_1";
-        QTest::newRow("llama2_metaspace_first") << "llama2_metaspace_first";
-        QTest::newRow("llama2_metaspace_always_split") << "llama2_metaspace_always_split";
-        QTest::newRow("qwen3_gpt2_prefix_space") << "qwen3_gpt2_prefix_space";
-    }
-    void real_models_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("qwen3") << "qwen3";
-        QTest::newRow("llama2") << "llama2";
-        QTest::newRow("llama3_1") << "llama3_1";
-    }
-
-    // Every corpus case: ids with and without special tokens, decode (with and without
-    // skipping specials), round trip, and streaming decode.
-    void hf_reference() {
-        QFETCH(QString, model);
-        const std::string m = model.toStdString();
-        const std::string ref_path = test::assets_dir() + "/reference/tokenizer/" + m + ".json";
-        const nlohmann::json ref = test::load_json(ref_path);
-        QVERIFY2(ref.is_object() && ref.contains("cases"),
-                 qPrintable("missing reference " + QString::fromStdString(ref_path) +
-                            " (run scripts/fetch-test-assets.sh)"));
-        Loaded* l = load(m);
-        QVERIFY2(l, "tokenizer did not load");
-        const Tokenizer& tok = *l->tokenizer;
-
-        int total = 0, ids_ok = 0, special_ok = 0, decode_ok = 0, skip_ok = 0, roundtrip = 0,
-            stream_ok = 0;
-        QStringList failures;
-        for (const auto& c : ref["cases"]) {
-            ++total;
-            const std::string text = c["text"].get<std::string>();
-            const auto want = ids_of(c["ids"]);
-            const auto want_special = ids_of(c["ids_special"]);
-            const auto got = tok.encode(text, false);
-            const auto got_special = tok.encode(text, true);
-            if (got == want) {
-                ++ids_ok;
-            } else if (failures.size() < 10) {
-                failures << QString("ids %1: want %2 got %3")
-                                .arg(QString::fromStdString(text).toHtmlEscaped(), show(want),
-                                     show(got));
-            }
-            if (got_special == want_special) {
-                ++special_ok;
-            } else if (failures.size() < 10) {
-                failures << QString("ids+special %1: want %2 got %3")
-                                .arg(QString::fromStdString(text), show(want_special),
-                                     show(got_special));
-            }
-            const std::string decoded = tok.decode(want, false);
-            if (decoded == c["decoded"].get<std::string>()) {
-                ++decode_ok;
-            } else if (failures.size() < 10) {
-                failures << QString("decode %1: want '%2' got '%3'")
-                                .arg(QString::fromStdString(text),
-                                     QString::fromStdString(c["decoded"].get<std::string>()),
-                                     QString::fromStdString(decoded));
-            }
-            const std::string decoded_skip = tok.decode(want_special, true);
-            if (decoded_skip == c["decoded_skip"].get<std::string>()) {
-                ++skip_ok;
-            } else if (failures.size() < 10) {
-                failures << QString("decode skip %1: want '%2' got '%3'")
-                                .arg(QString::fromStdString(text),
-                                     QString::fromStdString(c["decoded_skip"].get<std::string>()),
-                                     QString::fromStdString(decoded_skip));
-            }
-            // Where Hugging Face round-trips, so must we.
-            if (c["decoded"].get<std::string>() == text) {
-                if (tok.decode(got, false) == text) {
-                    ++roundtrip;
-                } else if (failures.size() < 10) {
-                    failures << QString("round trip %1").arg(QString::fromStdString(text));
-                }
-            } else {
-                ++roundtrip;
-            }
-            bool valid1 = false, valid2 = false;
-            const bool s1 =
-                stream_decode(tok, want_special, false, valid1) == tok.decode(want_special, false);
-            const bool s2 = stream_decode(tok, want_special, true, valid2) == decoded_skip;
-            if (s1 && s2 && valid1 && valid2) {
-                ++stream_ok;
-            } else if (failures.size() < 10) {
-                failures << QString("streaming %1").arg(QString::fromStdString(text));
-            }
-        }
-        qInfo("%s: %d cases: ids %d, ids+special %d, decode %d, decode skip-special %d, round trip "
-              "%d, streaming %d",
-              m.c_str(), total, ids_ok, special_ok, decode_ok, skip_ok, roundtrip, stream_ok);
-        for (const auto& f : failures)
-            qWarning("%s", qPrintable(f));
-        QVERIFY(total > 500);
-        QCOMPARE(ids_ok, total);
-        QCOMPARE(special_ok, total);
-        QCOMPARE(decode_ok, total);
-        QCOMPARE(skip_ok, total);
-        QCOMPARE(roundtrip, total);
-        QCOMPARE(stream_ok, total);
-    }
-
-    void files_metadata() {
-        Loaded* q = load("qwen3");
-        Loaded* l2 = load("llama2");
-        Loaded* l3 = load("llama3_1");
-        QVERIFY(q && l2 && l3);
-        const auto& qd = q->files.data;
-        QCOMPARE(qd.kind, TokenizerData::Kind::ByteLevelBpe);
-        QCOMPARE(qd.pre_tokenizer, std::string("qwen2"));
-        QVERIFY(qd.nfc.value_or(false));
-        QVERIFY(!qd.add_bos);
-        QCOMPARE(qd.tokens[static_cast<std::size_t>(qd.eos_id)], std::string("<|im_end|>"));
-        QVERIFY(q->files.chat_template &&
-                q->files.chat_template->find("<|im_start|>") != std::string::npos);
-        const auto stops = q->tokenizer->stop_ids();
-        QVERIFY(std::find(stops.begin(), stops.end(), 151645) != stops.end()); // <|im_end|>
-        QVERIFY(std::find(stops.begin(), stops.end(), 151643) != stops.end()); // <|endoftext|>
-
-        const auto& ld = l2->files.data;
-        QCOMPARE(ld.kind, TokenizerData::Kind::SentencePieceBpe);
-        QVERIFY(ld.add_bos && !ld.add_eos);
-        QCOMPARE(ld.bos_id, 1);
-        QCOMPARE(ld.eos_id, 2);
-        QCOMPARE(ld.unk_id, 0);
-        QVERIFY(l2->tokenizer->uses_byte_fallback());
-        QVERIFY(!l2->files.chat_template.has_value());
-        QCOMPARE(ld.token_types[3], 6); // <0x00>
-
-        const auto& l3d = l3->files.data;
-        QCOMPARE(l3d.pre_tokenizer, std::string("llama3"));
-        QVERIFY(l3d.add_bos);
-        QCOMPARE(l3d.bos_id, 128000);
-        QCOMPARE(l3d.tokens[static_cast<std::size_t>(l3d.eos_id)], std::string("<|eot_id|>"));
-        QVERIFY(l3d.ignore_merges.value_or(false));
-        const auto s3 = l3->tokenizer->stop_ids();
-        QCOMPARE(l3d.eos_id, 128009);                                 // <|eot_id|>
-        QVERIFY(std::find(s3.begin(), s3.end(), 128001) != s3.end()); // <|end_of_text|>
-        QVERIFY(l3->tokenizer->is_special(128000));
-        QVERIFY(!l3->tokenizer->is_special(1000));
-    }
-
-    // The GGUF loader provides tokens + merges + token_types (no added_tokens, no decoder, no
-    // tokenizer.json options): the same ids must come out.
-    void gguf_style_tokenizer_data() { real_models_data(); }
-    void gguf_style_tokenizer() {
-        QFETCH(QString, model);
-        const std::string m = model.toStdString();
-        Loaded* l = load(m);
-        QVERIFY(l);
-        const TokenizerData& full = l->files.data;
-        TokenizerData g;
-        g.kind = full.kind;
-        g.tokens = full.tokens;
-        g.merges = full.merges;
-        g.token_types =
-            full.token_types; // 3 control / 4 user-defined / 6 byte, as GGUF stores them
-        g.pre_tokenizer = full.pre_tokenizer; // tokenizer.ggml.pre
-        g.add_bos = full.add_bos;
-        g.add_eos = full.add_eos;
-        g.add_space_prefix = full.kind == TokenizerData::Kind::SentencePieceBpe;
-        g.bos_id = full.bos_id;
-        g.eos_id = full.eos_id;
-        g.unk_id = full.unk_id;
-        g.pad_id = full.pad_id;
-        auto made = Tokenizer::create(g);
-        QVERIFY2(made, made ? "" : made.message().c_str());
-        const Tokenizer& gt = *made.value();
-        const nlohmann::json ref =
-            test::load_json(test::assets_dir() + "/reference/tokenizer/" + m + ".json");
-        QVERIFY(ref.is_object());
-        int total = 0, same = 0, dec_same = 0;
-        for (const auto& c : ref["cases"]) {
-            ++total;
-            const std::string text = c["text"].get<std::string>();
-            const auto want = ids_of(c["ids_special"]);
-            if (gt.encode(text, true) == want)
-                ++same;
-            else if (same + 5 > total)
-                qWarning("gguf-style %s differs: %s", m.c_str(), text.c_str());
-            if (gt.decode(want, false) == c["decoded"].get<std::string>() ||
-                want != ids_of(c["ids"]))
-                ++dec_same;
-        }
-        qInfo("%s gguf-style: %d/%d ids equal to Hugging Face", m.c_str(), same, total);
-        QCOMPARE(same, total);
-    }
-
-    // A figure, not an assertion on time: encode throughput on ~1 MB of mixed text.
-    void throughput_data() { real_models_data(); }
-    void throughput() {
-        QFETCH(QString, model);
-        Loaded* l = load(model.toStdString());
-        QVERIFY(l);
-        const nlohmann::json ref = test::load_json(test::assets_dir() + "/reference/tokenizer/" +
-                                                   model.toStdString() + ".json");
-        QVERIFY(ref.is_object());
-        std::string text;
-        std::vector<std::int32_t> expected;
-        while (text.size() < (1u << 20)) {
-            for (const auto& c : ref["cases"]) {
-                text += c["text"].get<std::string>();
-                text += "\n";
-            }
-        }
-        const auto t0 = std::chrono::steady_clock::now();
-        const auto ids = l->tokenizer->encode(text, false);
-        const double s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const auto t1 = std::chrono::steady_clock::now();
-        const std::string back = l->tokenizer->decode(ids);
-        const double ds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-        qInfo("%s: encode %.2f MB in %.3f s = %.1f MB/s (%zu tokens); decode %.1f MB/s",
-              qPrintable(model), text.size() / 1e6, s, text.size() / 1e6 / s, ids.size(),
-              back.size() / 1e6 / ds);
-        QVERIFY(!ids.empty());
-        // Cold cache: ~1 MB of random words (almost all distinct), mixed scripts.
-        std::string words;
-        std::uint32_t x = 2463534242u;
-        const char* alphabets[] = {"abcdefghijklmnopqrstuvwxyz",
-                                   "\xD0\xB0\xD0\xB1\xD0\xB2\xD0\xB3\xD0\xB4\xD0\xB5"};
-        while (words.size() < (1u << 20)) {
-            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-            const int len = 3 + static_cast<int>(x % 10);
-            const bool cyr = (x >> 8) % 5 == 0;
-            for (int i = 0; i < len; ++i) {
-                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-                if (cyr) {
-                    words.append(alphabets[1] + 2 * (x % 6), 2);
-                } else {
-                    words.push_back(alphabets[0][x % 26]);
-                }
-            }
-            words.push_back((x >> 4) % 9 == 0 ? '\n' : ' ');
-        }
-        const auto t2 = std::chrono::steady_clock::now();
-        const auto wids = l->tokenizer->encode(words, false);
-        const double ws =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
-        qInfo("%s: encode %.2f MB of random words in %.3f s = %.1f MB/s (%zu tokens)",
-              qPrintable(model), words.size() / 1e6, ws, words.size() / 1e6 / ws, wids.size());
-        QCOMPARE(l->tokenizer->decode(wids), words);
-    }
+struct ModelRow {
+    std::string name; // the tokenizer: a real model's, or a variant written by gen-reference.js
 };
 
-QTEST_APPLESS_MAIN(TestTokenizerReference)
-#include "test_tokenizer_reference.moc"
+std::vector<ModelRow> hf_reference_rows() {
+    return {{"qwen3"},
+            {"llama2"},
+            {"llama3_1"},
+            {"llama2_metaspace_first"},
+            {"llama2_metaspace_always_split"},
+            {"qwen3_gpt2_prefix_space"}};
+}
+
+std::vector<ModelRow> real_models_rows() {
+    return {{"qwen3"}, {"llama2"}, {"llama3_1"}};
+}
+
+} // namespace
+
+// Every corpus case: ids with and without special tokens, decode (with and without
+// skipping specials), round trip, and streaming decode.
+MT_TEST_TABLE(hf_reference, ModelRow, hf_reference_rows()) {
+    const std::string m = row.name;
+    const std::string ref_path = test::assets_dir() + "/reference/tokenizer/" + m + ".json";
+    const nlohmann::json ref = test::load_json(ref_path);
+    MT_REQUIRE_MSG(ref.is_object() && ref.contains("cases"),
+                   "missing reference " + ref_path + " (run scripts/fetch-test-assets.sh)");
+    Loaded* l = load(m);
+    MT_REQUIRE_MSG(l, "tokenizer did not load");
+    const Tokenizer& tok = *l->tokenizer;
+
+    int total = 0, ids_ok = 0, special_ok = 0, decode_ok = 0, skip_ok = 0, roundtrip = 0,
+        stream_ok = 0;
+    std::vector<std::string> failures;
+    for (const auto& c : ref["cases"]) {
+        ++total;
+        const std::string text = c["text"].get<std::string>();
+        const auto want = ids_of(c["ids"]);
+        const auto want_special = ids_of(c["ids_special"]);
+        const auto got = tok.encode(text, false);
+        const auto got_special = tok.encode(text, true);
+        if (got == want) {
+            ++ids_ok;
+        } else if (failures.size() < 10) {
+            failures.push_back("ids " + text + ": want " + show(want) + " got " + show(got));
+        }
+        if (got_special == want_special) {
+            ++special_ok;
+        } else if (failures.size() < 10) {
+            failures.push_back("ids+special " + text + ": want " + show(want_special) + " got " +
+                               show(got_special));
+        }
+        const std::string decoded = tok.decode(want, false);
+        if (decoded == c["decoded"].get<std::string>()) {
+            ++decode_ok;
+        } else if (failures.size() < 10) {
+            failures.push_back("decode " + text + ": want '" + c["decoded"].get<std::string>() +
+                               "' got '" + decoded + "'");
+        }
+        const std::string decoded_skip = tok.decode(want_special, true);
+        if (decoded_skip == c["decoded_skip"].get<std::string>()) {
+            ++skip_ok;
+        } else if (failures.size() < 10) {
+            failures.push_back("decode skip " + text + ": want '" +
+                               c["decoded_skip"].get<std::string>() + "' got '" + decoded_skip +
+                               "'");
+        }
+        // Where Hugging Face round-trips, so must we.
+        if (c["decoded"].get<std::string>() == text) {
+            if (tok.decode(got, false) == text) {
+                ++roundtrip;
+            } else if (failures.size() < 10) {
+                failures.push_back("round trip " + text);
+            }
+        } else {
+            ++roundtrip;
+        }
+        bool valid1 = false, valid2 = false;
+        const bool s1 =
+            stream_decode(tok, want_special, false, valid1) == tok.decode(want_special, false);
+        const bool s2 = stream_decode(tok, want_special, true, valid2) == decoded_skip;
+        if (s1 && s2 && valid1 && valid2) {
+            ++stream_ok;
+        } else if (failures.size() < 10) {
+            failures.push_back("streaming " + text);
+        }
+    }
+    std::printf("%s: %d cases: ids %d, ids+special %d, decode %d, decode skip-special %d, round "
+                "trip %d, streaming %d\n",
+                m.c_str(), total, ids_ok, special_ok, decode_ok, skip_ok, roundtrip, stream_ok);
+    for (const auto& f : failures)
+        std::fprintf(stderr, "%s\n", f.c_str());
+    MT_CHECK(total > 500);
+    MT_COMPARE(ids_ok, total);
+    MT_COMPARE(special_ok, total);
+    MT_COMPARE(decode_ok, total);
+    MT_COMPARE(skip_ok, total);
+    MT_COMPARE(roundtrip, total);
+    MT_COMPARE(stream_ok, total);
+}
+
+MT_TEST(files_metadata) {
+    Loaded* q = load("qwen3");
+    Loaded* l2 = load("llama2");
+    Loaded* l3 = load("llama3_1");
+    MT_REQUIRE(q && l2 && l3);
+    const auto& qd = q->files.data;
+    MT_COMPARE(qd.kind, TokenizerData::Kind::ByteLevelBpe);
+    MT_COMPARE(qd.pre_tokenizer, std::string("qwen2"));
+    MT_CHECK(qd.nfc.value_or(false));
+    MT_CHECK(!qd.add_bos);
+    MT_COMPARE(qd.tokens[static_cast<std::size_t>(qd.eos_id)], std::string("<|im_end|>"));
+    MT_CHECK(q->files.chat_template &&
+             q->files.chat_template->find("<|im_start|>") != std::string::npos);
+    const auto stops = q->tokenizer->stop_ids();
+    MT_CHECK(std::find(stops.begin(), stops.end(), 151645) != stops.end()); // <|im_end|>
+    MT_CHECK(std::find(stops.begin(), stops.end(), 151643) != stops.end()); // <|endoftext|>
+
+    const auto& ld = l2->files.data;
+    MT_COMPARE(ld.kind, TokenizerData::Kind::SentencePieceBpe);
+    MT_CHECK(ld.add_bos && !ld.add_eos);
+    MT_COMPARE(ld.bos_id, 1);
+    MT_COMPARE(ld.eos_id, 2);
+    MT_COMPARE(ld.unk_id, 0);
+    MT_CHECK(l2->tokenizer->uses_byte_fallback());
+    MT_CHECK(!l2->files.chat_template.has_value());
+    MT_COMPARE(ld.token_types[3], 6); // <0x00>
+
+    const auto& l3d = l3->files.data;
+    MT_COMPARE(l3d.pre_tokenizer, std::string("llama3"));
+    MT_CHECK(l3d.add_bos);
+    MT_COMPARE(l3d.bos_id, 128000);
+    MT_COMPARE(l3d.tokens[static_cast<std::size_t>(l3d.eos_id)], std::string("<|eot_id|>"));
+    MT_CHECK(l3d.ignore_merges.value_or(false));
+    const auto s3 = l3->tokenizer->stop_ids();
+    MT_COMPARE(l3d.eos_id, 128009);                                // <|eot_id|>
+    MT_CHECK(std::find(s3.begin(), s3.end(), 128001) != s3.end()); // <|end_of_text|>
+    MT_CHECK(l3->tokenizer->is_special(128000));
+    MT_CHECK(!l3->tokenizer->is_special(1000));
+}
+
+// The GGUF loader provides tokens + merges + token_types (no added_tokens, no decoder, no
+// tokenizer.json options): the same ids must come out.
+MT_TEST_TABLE(gguf_style_tokenizer, ModelRow, real_models_rows()) {
+    const std::string m = row.name;
+    Loaded* l = load(m);
+    MT_REQUIRE(l);
+    const TokenizerData& full = l->files.data;
+    TokenizerData g;
+    g.kind = full.kind;
+    g.tokens = full.tokens;
+    g.merges = full.merges;
+    g.token_types = full.token_types; // 3 control / 4 user-defined / 6 byte, as GGUF stores them
+    g.pre_tokenizer = full.pre_tokenizer; // tokenizer.ggml.pre
+    g.add_bos = full.add_bos;
+    g.add_eos = full.add_eos;
+    g.add_space_prefix = full.kind == TokenizerData::Kind::SentencePieceBpe;
+    g.bos_id = full.bos_id;
+    g.eos_id = full.eos_id;
+    g.unk_id = full.unk_id;
+    g.pad_id = full.pad_id;
+    auto made = Tokenizer::create(g);
+    MT_REQUIRE_MSG(made, made ? "" : made.message());
+    const Tokenizer& gt = *made.value();
+    const nlohmann::json ref =
+        test::load_json(test::assets_dir() + "/reference/tokenizer/" + m + ".json");
+    MT_REQUIRE(ref.is_object());
+    int total = 0, same = 0, dec_same = 0;
+    for (const auto& c : ref["cases"]) {
+        ++total;
+        const std::string text = c["text"].get<std::string>();
+        const auto want = ids_of(c["ids_special"]);
+        if (gt.encode(text, true) == want)
+            ++same;
+        else if (same + 5 > total)
+            std::fprintf(stderr, "gguf-style %s differs: %s\n", m.c_str(), text.c_str());
+        if (gt.decode(want, false) == c["decoded"].get<std::string>() || want != ids_of(c["ids"]))
+            ++dec_same;
+    }
+    std::printf("%s gguf-style: %d/%d ids equal to Hugging Face\n", m.c_str(), same, total);
+    MT_COMPARE(same, total);
+}
+
+// A figure, not an assertion on time: encode throughput on ~1 MB of mixed text.
+MT_TEST_TABLE(throughput, ModelRow, real_models_rows()) {
+    const std::string model = row.name;
+    Loaded* l = load(model);
+    MT_REQUIRE(l);
+    const nlohmann::json ref =
+        test::load_json(test::assets_dir() + "/reference/tokenizer/" + model + ".json");
+    MT_REQUIRE(ref.is_object());
+    std::string text;
+    std::vector<std::int32_t> expected;
+    while (text.size() < (1u << 20)) {
+        for (const auto& c : ref["cases"]) {
+            text += c["text"].get<std::string>();
+            text += "\n";
+        }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto ids = l->tokenizer->encode(text, false);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::string back = l->tokenizer->decode(ids);
+    const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    std::printf("%s: encode %.2f MB in %.3f s = %.1f MB/s (%zu tokens); decode %.1f MB/s\n",
+                model.c_str(), text.size() / 1e6, s, text.size() / 1e6 / s, ids.size(),
+                back.size() / 1e6 / ds);
+    MT_CHECK(!ids.empty());
+    // Cold cache: ~1 MB of random words (almost all distinct), mixed scripts.
+    std::string words;
+    std::uint32_t x = 2463534242u;
+    const char* alphabets[] = {"abcdefghijklmnopqrstuvwxyz",
+                               "\xD0\xB0\xD0\xB1\xD0\xB2\xD0\xB3\xD0\xB4\xD0\xB5"};
+    while (words.size() < (1u << 20)) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        const int len = 3 + static_cast<int>(x % 10);
+        const bool cyr = (x >> 8) % 5 == 0;
+        for (int i = 0; i < len; ++i) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            if (cyr) {
+                words.append(alphabets[1] + 2 * (x % 6), 2);
+            } else {
+                words.push_back(alphabets[0][x % 26]);
+            }
+        }
+        words.push_back((x >> 4) % 9 == 0 ? '\n' : ' ');
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    const auto wids = l->tokenizer->encode(words, false);
+    const double ws = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+    std::printf("%s: encode %.2f MB of random words in %.3f s = %.1f MB/s (%zu tokens)\n",
+                model.c_str(), words.size() / 1e6, ws, words.size() / 1e6 / ws, wids.size());
+    MT_COMPARE(l->tokenizer->decode(wids), words);
+}
+
+MINI_TEST_MAIN()

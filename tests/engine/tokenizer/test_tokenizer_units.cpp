@@ -1,10 +1,12 @@
 // Unit tests of the tokenizer building blocks: UTF-8 handling, NFC, the byte-level table,
 // added-token flags, invalid input, streaming of split characters, and tokenizer file errors.
-#include <QtTest>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h> // getpid
 
 #include "engine/tokenizer/added_token_matcher.h"
 #include "engine/tokenizer/byte_level.h"
@@ -15,6 +17,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/tokenizer_files.h"
 #include "engine/tokenizer/utf8.h"
+#include "support/mini_test.h"
 
 using namespace llmwb;
 
@@ -54,305 +57,294 @@ std::string write_temp(const std::string& name, const std::string& content) {
 
 } // namespace
 
-class TestTokenizerUnits : public QObject {
-    Q_OBJECT
+namespace {
 
-  private slots:
-    void utf8_lossy_data() {
-        QTest::addColumn<QByteArray>("input");
-        QTest::addColumn<QByteArray>("expected");
-        QTest::newRow("ascii") << QByteArray("abc") << QByteArray("abc");
-        QTest::newRow("valid 4-byte")
-            << QByteArray("\xF0\x9F\x99\x82") << QByteArray("\xF0\x9F\x99\x82");
-        QTest::newRow("lone continuation") << QByteArray("a\x80z") << QByteArray("a\xEF\xBF\xBDz");
-        QTest::newRow("truncated 3-byte") << QByteArray("\xE4\xB8") << QByteArray("\xEF\xBF\xBD");
-        QTest::newRow("surrogate")
-            << QByteArray("\xED\xA0\x80") << QByteArray("\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-        QTest::newRow("overlong") << QByteArray("\xC0\xAF")
-                                  << QByteArray("\xEF\xBF\xBD\xEF\xBF\xBD");
-        QTest::newRow("bad second byte") << QByteArray("\xE4Z") << QByteArray("\xEF\xBF\xBDZ");
-        QTest::newRow("above U+10FFFF")
-            << QByteArray("\xF4\x90\x80\x80")
-            << QByteArray("\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-    }
-    void utf8_lossy() {
-        QFETCH(QByteArray, input);
-        QFETCH(QByteArray, expected);
-        const std::string out =
-            utf8::to_valid_lossy(std::string_view(input.constData(), input.size()));
-        QCOMPARE(QByteArray(out.data(), static_cast<int>(out.size())), expected);
-        QCOMPARE(utf8::is_valid(std::string_view(input.constData(), input.size())),
-                 input == expected);
-    }
-
-    // NFC against Python's unicodedata (reference written by generate-reference.sh).
-    void nfc_matches_python() {
-        const std::string path = test::assets_dir() + "/reference/tokenizer/nfc.json";
-        const auto ref = test::load_json(path);
-        QVERIFY2(ref.is_object(), qPrintable("missing " + QString::fromStdString(path) +
-                                             " (run scripts/fetch-test-assets.sh)"));
-        int n = 0, ok = 0;
-        for (const auto& c : ref["cases"]) {
-            ++n;
-            const std::string got = nfc_normalize(c["text"].get<std::string>());
-            if (got == c["nfc"].get<std::string>()) {
-                ++ok;
-            } else if (n - ok < 5) {
-                qWarning("NFC mismatch for %s", c["text"].get<std::string>().c_str());
-            }
-        }
-        QVERIFY(n >= 1000);
-        QCOMPARE(ok, n);
-        QCOMPARE(nfc_normalize("e\xCC\x81"), std::string("\xC3\xA9")); // e + U+0301 -> é
-        QCOMPARE(nfc_normalize("plain ascii"), std::string("plain ascii"));
-        QCOMPARE(nfc_normalize("a\xFF\xCC\x81"),
-                 std::string("a\xFF\xCC\x81")); // invalid byte blocks composition
-    }
-
-    void byte_level_table() {
-        const auto& t = ByteLevelTable::instance();
-        QCOMPARE(t.encode_byte(' '), std::string("\xC4\xA0"));  // Ġ
-        QCOMPARE(t.encode_byte('\n'), std::string("\xC4\x8A")); // Ċ
-        QCOMPARE(t.encode_byte('A'), std::string("A"));
-        std::string all, mapped, back;
-        for (int b = 0; b < 256; ++b)
-            all.push_back(static_cast<char>(b));
-        t.encode(all, mapped);
-        QVERIFY(t.decode(mapped, back));
-        QCOMPARE(back, all);
-        std::string out;
-        QVERIFY(!t.decode("a b", out)); // ' ' is not a mapped character
-        QVERIFY(out.empty());
-    }
-
-    void bpe_merges_by_rank() {
-        auto tok = Tokenizer::create(tiny_byte_level());
-        QVERIFY2(tok, tok ? "" : tok.message().c_str());
-        QCOMPARE(tok.value()->encode("hello", false), (std::vector<std::int32_t>{259}));
-        QCOMPARE(tok.value()->encode("hello world", false),
-                 (std::vector<std::int32_t>{259, 260, 'o', 'r', 'l', 'd'}));
-        QCOMPARE(tok.value()->encode("he<|x|>llo", false),
-                 (std::vector<std::int32_t>{256, 261, 257, 'o'}));
-        QCOMPARE(tok.value()->decode(std::vector<std::int32_t>{259, 261, 260}),
-                 std::string("hello<|x|> w"));
-        QCOMPARE(tok.value()->decode(std::vector<std::int32_t>{259, 261, 260}, true),
-                 std::string("hello w"));
-        QCOMPARE(tok.value()->stop_ids(), (std::vector<std::int32_t>{262}));
-    }
-
-    // Invalid UTF-8 never crashes; byte-level BPE keeps the raw bytes (token_bytes round trip).
-    void invalid_utf8_input() {
-        auto tok = Tokenizer::create(tiny_byte_level());
-        QVERIFY(tok);
-        const std::string bad = "ok \xFF\xFE \xE4\xB8 end\x80";
-        const auto ids = tok.value()->encode(bad, false);
-        std::string bytes;
-        for (auto id : ids)
-            bytes += tok.value()->token_bytes(id);
-        QCOMPARE(bytes, bad);
-        const std::string text = tok.value()->decode(ids);
-        QVERIFY(utf8::is_valid(text));
-        QCOMPARE(text, utf8::to_valid_lossy(bad));
-        std::vector<std::string_view> pieces;
-        split_builtin(BuiltinPattern::Llama3, bad, pieces);
-        std::string joined;
-        for (auto p : pieces)
-            joined += p;
-        QCOMPARE(joined, bad);
-    }
-
-    // An emoji split over byte-level tokens is held back until complete.
-    void streaming_holds_partial_characters() {
-        auto made = Tokenizer::create(tiny_byte_level());
-        QVERIFY(made);
-        const Tokenizer& tok = *made.value();
-        const std::string emoji = "\xF0\x9F\x99\x82";
-        std::vector<std::int32_t> ids = {'a'};
-        for (char c : emoji)
-            ids.push_back(
-                static_cast<std::uint8_t>(c) >= 0x80 ? tok.encode(std::string(1, c), false)[0] : c);
-        ids.push_back('b');
-        StreamingDecoder dec(tok);
-        QCOMPARE(dec.push(ids[0]), std::string("a"));
-        QCOMPARE(dec.push(ids[1]), std::string());
-        QCOMPARE(dec.push(ids[2]), std::string());
-        QCOMPARE(dec.push(ids[3]), std::string());
-        QCOMPARE(dec.push(ids[4]), emoji);
-        QCOMPARE(dec.push(ids[5]), std::string("b"));
-        QCOMPARE(dec.push(ids[1]), std::string());
-        QCOMPARE(dec.flush(), std::string("\xEF\xBF\xBD")); // an unfinished sequence at the end
-    }
-
-    void added_token_flags_data() {
-        QTest::addColumn<bool>("lstrip");
-        QTest::addColumn<bool>("rstrip");
-        QTest::addColumn<bool>("single_word");
-        QTest::addColumn<QString>("text");
-        QTest::addColumn<QString>("expected"); // pieces, added token in [brackets]
-        QTest::newRow("plain") << false << false << false << "a <t> b"
-                               << "a |[<t>]| b";
-        QTest::newRow("lstrip") << true << false << false << "a  <t> b"
-                                << "a|[  <t>]| b";
-        QTest::newRow("rstrip") << false << true << false << "a <t>  b"
-                                << "a |[<t>  ]|b";
-        QTest::newRow("both") << true << true << false << "a\t<t>\n b"
-                              << "a|[\t<t>\n ]|b";
-        QTest::newRow("single word ok") << false << false << true << "a <t> b"
-                                        << "a |[<t>]| b";
-        QTest::newRow("single word glued") << false << false << true << "a<t> b"
-                                           << "a<t> b";
-        QTest::newRow("single word glued right") << false << false << true << "x <t>y"
-                                                 << "x <t>y";
-        QTest::newRow("longest wins") << false << false << false << "<tt>"
-                                      << "[<tt>]";
-    }
-    void added_token_flags() {
-        QFETCH(bool, lstrip);
-        QFETCH(bool, rstrip);
-        QFETCH(bool, single_word);
-        QFETCH(QString, text);
-        QFETCH(QString, expected);
-        std::vector<TokenizerData::AddedToken> tokens = {
-            {7, "<t>", true, lstrip, rstrip, false, single_word},
-            {8, "<tt>", true, false, false, false, false}};
-        AddedTokenMatcher m(tokens);
-        const std::string s = text.toStdString();
-        std::vector<AddedTokenMatcher::Piece> pieces;
-        m.split(s, pieces);
-        QStringList parts;
-        for (const auto& p : pieces) {
-            const QString t = QString::fromStdString(s.substr(p.begin, p.end - p.begin));
-            parts << (p.id >= 0 ? "[" + t + "]" : t);
-        }
-        QCOMPARE(parts.join("|"), expected);
-    }
-
-    void unknown_regex() {
-        auto pt = PreTokenizer::create("", "[a-z]+");
-        if (!pre_tokenizer_has_pcre2()) {
-            QVERIFY(!pt);
-            QVERIFY(pt.message().find("[a-z]+") != std::string::npos);
-            return;
-        }
-        QVERIFY2(pt, pt ? "" : pt.message().c_str());
-        std::vector<std::string_view> out;
-        pt.value()->split("ab, cd\xFF"
-                          "e",
-                          out);
-        QStringList l;
-        for (auto s : out)
-            l << QString::fromLatin1(s.data(), static_cast<int>(s.size()));
-        QCOMPARE(l.join("|"), QString::fromLatin1("ab|, |cd|\xFF|e"));
-        QVERIFY(!PreTokenizer::create("", "(unclosed"));
-    }
-
-    void broken_files_data() {
-        QTest::addColumn<QString>("json");
-        QTest::addColumn<QString>("message"); // part of the expected error
-        const QString ok_tail =
-            R"(, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}})";
-        QTest::newRow("not json") << "{"
-                                  << "invalid JSON";
-        QTest::newRow("array") << "[]"
-                               << "not a JSON object";
-        QTest::newRow("no model") << "{}"
-                                  << "model";
-        QTest::newRow("wordpiece") << R"({"model": {"type": "WordPiece", "vocab": {}}})"
-                                   << "model.type";
-        QTest::newRow("vocab not object") << R"({"model": {"type": "BPE", "vocab": []}})"
-                                          << "model.vocab";
-        QTest::newRow("negative id") << R"({"model": {"type": "BPE", "vocab": {"a": -1}}})"
-                                     << "out of range";
-        QTest::newRow("huge id") << R"({"model": {"type": "BPE", "vocab": {"a": 99999999999}}})"
-                                 << "out of range";
-        QTest::newRow("duplicate id") << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}}})"
-                                      << "duplicate id";
-        QTest::newRow("bad merge")
-            << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]})" + ok_tail
-            << "malformed merge";
-        QTest::newRow("merge type")
-            << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [1]})" + ok_tail
-            << "model.merges";
-        QTest::newRow("unk missing")
-            << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "unk_token": "<unk>"})" + ok_tail
-            << "unk_token";
-        QTest::newRow("added id")
-            << R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": [{"id": -5, "content": "x"}])" +
-                   ok_tail
-            << "added_tokens.id";
-        QTest::newRow("normalizer")
-            << R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "normalizer": {"type": "Lowercase"})" +
-                   ok_tail
-            << "normalizer";
-        QTest::newRow("no kind") << R"({"model": {"type": "BPE", "vocab": {"a": 0}}})"
-                                 << "cannot tell";
-        QTest::newRow("split behavior")
-            << R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Removed"}})"
-            << "Isolated";
-        QTest::newRow("bool type")
-            << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "byte_fallback": "yes"})" + ok_tail
-            << "byte_fallback";
-    }
-    void broken_files() {
-        QFETCH(QString, json);
-        QFETCH(QString, message);
-        const std::string path = write_temp("tokenizer.json", json.toStdString());
-        auto r = read_tokenizer_files(path, "");
-        std::filesystem::remove(path);
-        QVERIFY(!r);
-        QVERIFY2(r.message().find(path) != std::string::npos, r.message().c_str());
-        QVERIFY2(r.message().find(message.toStdString()) != std::string::npos, r.message().c_str());
-        QVERIFY(r.message().find('\n') == std::string::npos);
-    }
-
-    void missing_file() {
-        auto r = read_tokenizer_files("/nonexistent/tokenizer.json", "");
-        QVERIFY(!r);
-        QVERIFY(r.message().find("/nonexistent/tokenizer.json") != std::string::npos);
-    }
-
-    // Merges that refer to tokens outside the vocabulary, and bad ids, are create() errors.
-    void invalid_tokenizer_data() {
-        TokenizerData d = tiny_byte_level();
-        d.merges.emplace_back("zz", "q");
-        QVERIFY(!Tokenizer::create(d));
-        d = tiny_byte_level();
-        d.eos_id = 100000;
-        QVERIFY(!Tokenizer::create(d));
-        d = tiny_byte_level();
-        d.tokens.resize(10);
-        d.added_tokens.clear();
-        d.merges.clear();
-        auto r = Tokenizer::create(d);
-        QVERIFY(!r); // byte-level vocabulary lacks most bytes
-        QVERIFY(r.message().find("byte") != std::string::npos);
-    }
-
-    void config_variants() {
-        const std::string tj = write_temp(
-            "t.json",
-            R"({"model": {"type": "BPE", "vocab": {"a": 0, "<s>": 1, "</s>": 2, "<|eot_id|>": 3}},
-            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}})");
-        const std::string cj = write_temp(
-            "c.json",
-            R"({"bos_token": {"content": "<s>"}, "eos_token": "</s>", "add_bos_token": true,
-            "chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}]})");
-        auto r = read_tokenizer_files(tj, cj);
-        QVERIFY2(r, r ? "" : r.message().c_str());
-        QCOMPARE(r->data.bos_id, 1);
-        QCOMPARE(r->data.eos_id, 2);
-        QVERIFY(r->data.add_bos);
-        QCOMPARE(r->chat_template.value_or(""), std::string("D"));
-        QCOMPARE(r->data.eot_ids, (std::vector<std::int32_t>{3}));
-        const std::string bad = write_temp("c2.json", R"({"eos_token": "<missing>"})");
-        auto e = read_tokenizer_files(tj, bad);
-        QVERIFY(!e);
-        QVERIFY(e.message().find("eos_token") != std::string::npos);
-        std::filesystem::remove(tj);
-        std::filesystem::remove(cj);
-        std::filesystem::remove(bad);
-    }
+struct Utf8Row {
+    std::string name;
+    std::string input;
+    std::string expected;
 };
 
-QTEST_APPLESS_MAIN(TestTokenizerUnits)
-#include "test_tokenizer_units.moc"
+std::vector<Utf8Row> utf8_lossy_rows() {
+    return {
+        {"ascii", "abc", "abc"},
+        {"valid 4-byte", "\xF0\x9F\x99\x82", "\xF0\x9F\x99\x82"},
+        {"lone continuation", "a\x80z", "a\xEF\xBF\xBDz"},
+        {"truncated 3-byte", "\xE4\xB8", "\xEF\xBF\xBD"},
+        {"surrogate", "\xED\xA0\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},
+        {"overlong", "\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD"},
+        {"bad second byte", "\xE4Z", "\xEF\xBF\xBDZ"},
+        {"above U+10FFFF", "\xF4\x90\x80\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},
+    };
+}
+
+struct AddedTokenRow {
+    std::string name;
+    bool lstrip;
+    bool rstrip;
+    bool single_word;
+    std::string text;
+    std::string expected; // pieces, added token in [brackets]
+};
+
+std::vector<AddedTokenRow> added_token_flag_rows() {
+    return {
+        {"plain", false, false, false, "a <t> b", "a |[<t>]| b"},
+        {"lstrip", true, false, false, "a  <t> b", "a|[  <t>]| b"},
+        {"rstrip", false, true, false, "a <t>  b", "a |[<t>  ]|b"},
+        {"both", true, true, false, "a\t<t>\n b", "a|[\t<t>\n ]|b"},
+        {"single word ok", false, false, true, "a <t> b", "a |[<t>]| b"},
+        {"single word glued", false, false, true, "a<t> b", "a<t> b"},
+        {"single word glued right", false, false, true, "x <t>y", "x <t>y"},
+        {"longest wins", false, false, false, "<tt>", "[<tt>]"},
+    };
+}
+
+struct BrokenFileRow {
+    std::string name;
+    std::string json;
+    std::string message; // part of the expected error
+};
+
+std::vector<BrokenFileRow> broken_file_rows() {
+    const std::string ok_tail =
+        R"(, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}})";
+    return {
+        {"not json", "{", "invalid JSON"},
+        {"array", "[]", "not a JSON object"},
+        {"no model", "{}", "model"},
+        {"wordpiece", R"({"model": {"type": "WordPiece", "vocab": {}}})", "model.type"},
+        {"vocab not object", R"({"model": {"type": "BPE", "vocab": []}})", "model.vocab"},
+        {"negative id", R"({"model": {"type": "BPE", "vocab": {"a": -1}}})", "out of range"},
+        {"huge id", R"({"model": {"type": "BPE", "vocab": {"a": 99999999999}}})", "out of range"},
+        {"duplicate id", R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}}})",
+         "duplicate id"},
+        {"bad merge", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]})" + ok_tail,
+         "malformed merge"},
+        {"merge type", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [1]})" + ok_tail,
+         "model.merges"},
+        {"unk missing",
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}, "unk_token": "<unk>"})" + ok_tail,
+         "unk_token"},
+        {"added id",
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": [{"id": -5, "content": "x"}])" +
+             ok_tail,
+         "added_tokens.id"},
+        {"normalizer",
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "normalizer": {"type": "Lowercase"})" +
+             ok_tail,
+         "normalizer"},
+        {"no kind", R"({"model": {"type": "BPE", "vocab": {"a": 0}}})", "cannot tell"},
+        {"split behavior",
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Removed"}})",
+         "Isolated"},
+        {"bool type",
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}, "byte_fallback": "yes"})" + ok_tail,
+         "byte_fallback"},
+    };
+}
+
+} // namespace
+
+MT_TEST_TABLE(utf8_lossy, Utf8Row, utf8_lossy_rows()) {
+    const std::string& input = row.input;
+    const std::string& expected = row.expected;
+    const std::string out = utf8::to_valid_lossy(std::string_view(input));
+    MT_COMPARE(out, expected);
+    MT_COMPARE(utf8::is_valid(std::string_view(input)), input == expected);
+}
+
+// NFC against Python's unicodedata (reference written by generate-reference.sh).
+MT_TEST(nfc_matches_python) {
+    const std::string path = test::assets_dir() + "/reference/tokenizer/nfc.json";
+    const auto ref = test::load_json(path);
+    MT_REQUIRE_MSG(ref.is_object(), "missing " + path + " (run scripts/fetch-test-assets.sh)");
+    int n = 0, ok = 0;
+    for (const auto& c : ref["cases"]) {
+        ++n;
+        const std::string got = nfc_normalize(c["text"].get<std::string>());
+        if (got == c["nfc"].get<std::string>()) {
+            ++ok;
+        } else if (n - ok < 5) {
+            std::fprintf(stderr, "NFC mismatch for %s\n", c["text"].get<std::string>().c_str());
+        }
+    }
+    MT_CHECK(n >= 1000);
+    MT_COMPARE(ok, n);
+    MT_COMPARE(nfc_normalize("e\xCC\x81"), std::string("\xC3\xA9")); // e + U+0301 -> é
+    MT_COMPARE(nfc_normalize("plain ascii"), std::string("plain ascii"));
+    MT_COMPARE(nfc_normalize("a\xFF\xCC\x81"),
+               std::string("a\xFF\xCC\x81")); // invalid byte blocks composition
+}
+
+MT_TEST(byte_level_table) {
+    const auto& t = ByteLevelTable::instance();
+    MT_COMPARE(t.encode_byte(' '), std::string("\xC4\xA0"));  // Ġ
+    MT_COMPARE(t.encode_byte('\n'), std::string("\xC4\x8A")); // Ċ
+    MT_COMPARE(t.encode_byte('A'), std::string("A"));
+    std::string all, mapped, back;
+    for (int b = 0; b < 256; ++b)
+        all.push_back(static_cast<char>(b));
+    t.encode(all, mapped);
+    MT_CHECK(t.decode(mapped, back));
+    MT_COMPARE(back, all);
+    std::string out;
+    MT_CHECK(!t.decode("a b", out)); // ' ' is not a mapped character
+    MT_CHECK(out.empty());
+}
+
+MT_TEST(bpe_merges_by_rank) {
+    auto tok = Tokenizer::create(tiny_byte_level());
+    MT_REQUIRE_MSG(tok, tok ? "" : tok.message());
+    MT_COMPARE(tok.value()->encode("hello", false), (std::vector<std::int32_t>{259}));
+    MT_COMPARE(tok.value()->encode("hello world", false),
+               (std::vector<std::int32_t>{259, 260, 'o', 'r', 'l', 'd'}));
+    MT_COMPARE(tok.value()->encode("he<|x|>llo", false),
+               (std::vector<std::int32_t>{256, 261, 257, 'o'}));
+    MT_COMPARE(tok.value()->decode(std::vector<std::int32_t>{259, 261, 260}),
+               std::string("hello<|x|> w"));
+    MT_COMPARE(tok.value()->decode(std::vector<std::int32_t>{259, 261, 260}, true),
+               std::string("hello w"));
+    MT_COMPARE(tok.value()->stop_ids(), (std::vector<std::int32_t>{262}));
+}
+
+// Invalid UTF-8 never crashes; byte-level BPE keeps the raw bytes (token_bytes round trip).
+MT_TEST(invalid_utf8_input) {
+    auto tok = Tokenizer::create(tiny_byte_level());
+    MT_REQUIRE(tok);
+    const std::string bad = "ok \xFF\xFE \xE4\xB8 end\x80";
+    const auto ids = tok.value()->encode(bad, false);
+    std::string bytes;
+    for (auto id : ids)
+        bytes += tok.value()->token_bytes(id);
+    MT_COMPARE(bytes, bad);
+    const std::string text = tok.value()->decode(ids);
+    MT_CHECK(utf8::is_valid(text));
+    MT_COMPARE(text, utf8::to_valid_lossy(bad));
+    std::vector<std::string_view> pieces;
+    split_builtin(BuiltinPattern::Llama3, bad, pieces);
+    std::string joined;
+    for (auto p : pieces)
+        joined += p;
+    MT_COMPARE(joined, bad);
+}
+
+// An emoji split over byte-level tokens is held back until complete.
+MT_TEST(streaming_holds_partial_characters) {
+    auto made = Tokenizer::create(tiny_byte_level());
+    MT_REQUIRE(made);
+    const Tokenizer& tok = *made.value();
+    const std::string emoji = "\xF0\x9F\x99\x82";
+    std::vector<std::int32_t> ids = {'a'};
+    for (char c : emoji)
+        ids.push_back(static_cast<std::uint8_t>(c) >= 0x80 ? tok.encode(std::string(1, c), false)[0]
+                                                           : c);
+    ids.push_back('b');
+    StreamingDecoder dec(tok);
+    MT_COMPARE(dec.push(ids[0]), std::string("a"));
+    MT_COMPARE(dec.push(ids[1]), std::string());
+    MT_COMPARE(dec.push(ids[2]), std::string());
+    MT_COMPARE(dec.push(ids[3]), std::string());
+    MT_COMPARE(dec.push(ids[4]), emoji);
+    MT_COMPARE(dec.push(ids[5]), std::string("b"));
+    MT_COMPARE(dec.push(ids[1]), std::string());
+    MT_COMPARE(dec.flush(), std::string("\xEF\xBF\xBD")); // an unfinished sequence at the end
+}
+
+MT_TEST_TABLE(added_token_flags, AddedTokenRow, added_token_flag_rows()) {
+    std::vector<TokenizerData::AddedToken> tokens = {
+        {7, "<t>", true, row.lstrip, row.rstrip, false, row.single_word},
+        {8, "<tt>", true, false, false, false, false}};
+    AddedTokenMatcher m(tokens);
+    const std::string& s = row.text;
+    std::vector<AddedTokenMatcher::Piece> pieces;
+    m.split(s, pieces);
+    std::string parts;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const auto& p = pieces[i];
+        const std::string t = s.substr(p.begin, p.end - p.begin);
+        parts += (i ? "|" : "") + (p.id >= 0 ? "[" + t + "]" : t);
+    }
+    MT_COMPARE(parts, row.expected);
+}
+
+MT_TEST(unknown_regex) {
+    auto pt = PreTokenizer::create("", "[a-z]+");
+    if (!pre_tokenizer_has_pcre2()) {
+        MT_CHECK(!pt);
+        MT_CHECK(pt.message().find("[a-z]+") != std::string::npos);
+        return;
+    }
+    MT_REQUIRE_MSG(pt, pt ? "" : pt.message());
+    std::vector<std::string_view> out;
+    pt.value()->split("ab, cd\xFF"
+                      "e",
+                      out);
+    std::string joined;
+    for (size_t i = 0; i < out.size(); ++i)
+        joined += (i ? "|" : "") + std::string(out[i]);
+    MT_COMPARE(joined, std::string("ab|, |cd|\xFF|e"));
+    MT_CHECK(!PreTokenizer::create("", "(unclosed"));
+}
+
+MT_TEST_TABLE(broken_files, BrokenFileRow, broken_file_rows()) {
+    const std::string path = write_temp("tokenizer.json", row.json);
+    auto r = read_tokenizer_files(path, "");
+    std::filesystem::remove(path);
+    MT_REQUIRE(!r);
+    MT_CHECK_MSG(r.message().find(path) != std::string::npos, r.message());
+    MT_CHECK_MSG(r.message().find(row.message) != std::string::npos, r.message());
+    MT_CHECK(r.message().find('\n') == std::string::npos);
+}
+
+MT_TEST(missing_file) {
+    auto r = read_tokenizer_files("/nonexistent/tokenizer.json", "");
+    MT_REQUIRE(!r);
+    MT_CHECK(r.message().find("/nonexistent/tokenizer.json") != std::string::npos);
+}
+
+// Merges that refer to tokens outside the vocabulary, and bad ids, are create() errors.
+// (Under Qt Test this never ran: a slot named *_data is taken for a data function.)
+MT_TEST(invalid_tokenizer_data) {
+    TokenizerData d = tiny_byte_level();
+    d.merges.emplace_back("zz", "q");
+    MT_CHECK(!Tokenizer::create(d));
+    d = tiny_byte_level();
+    d.eos_id = 100000;
+    MT_CHECK(!Tokenizer::create(d));
+    d = tiny_byte_level();
+    d.tokens.resize(10);
+    d.added_tokens.clear();
+    d.merges.clear();
+    d.eos_id = -1; // was cut off with the tokens: an id error would come first
+    auto r = Tokenizer::create(d);
+    MT_REQUIRE(!r); // byte-level vocabulary lacks most bytes
+    MT_CHECK_MSG(r.message().find("byte") != std::string::npos, r.message());
+}
+
+MT_TEST(config_variants) {
+    const std::string tj = write_temp(
+        "t.json",
+        R"({"model": {"type": "BPE", "vocab": {"a": 0, "<s>": 1, "</s>": 2, "<|eot_id|>": 3}},
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}})");
+    const std::string cj =
+        write_temp("c.json",
+                   R"({"bos_token": {"content": "<s>"}, "eos_token": "</s>", "add_bos_token": true,
+            "chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}]})");
+    auto r = read_tokenizer_files(tj, cj);
+    MT_REQUIRE_MSG(r, r ? "" : r.message());
+    MT_COMPARE(r->data.bos_id, 1);
+    MT_COMPARE(r->data.eos_id, 2);
+    MT_CHECK(r->data.add_bos);
+    MT_COMPARE(r->chat_template.value_or(""), std::string("D"));
+    MT_COMPARE(r->data.eot_ids, (std::vector<std::int32_t>{3}));
+    const std::string bad = write_temp("c2.json", R"({"eos_token": "<missing>"})");
+    auto e = read_tokenizer_files(tj, bad);
+    MT_REQUIRE(!e);
+    MT_CHECK(e.message().find("eos_token") != std::string::npos);
+    std::filesystem::remove(tj);
+    std::filesystem::remove(cj);
+    std::filesystem::remove(bad);
+}
+
+MINI_TEST_MAIN()
