@@ -1,0 +1,149 @@
+// The one memory plan: explicit pools, utilization budgets with the executor's real KV element
+// size, the bounds (available memory, need-based sizing, the max_num_seqs x context cap) and
+// which one decided, the fallback for budgets too small for the weights, and the errors.
+#include "engine/runtime/model_executor.h"
+#include "engine/serving/memory_plan.h"
+#include "support/mini_test.h"
+
+using namespace llmwb;
+
+namespace {
+
+constexpr int64_t MiB = int64_t{1} << 20;
+constexpr int64_t GiB = int64_t{1} << 30;
+
+// A Qwen2.5-7B-shaped config: 28 layers, 4 KV heads of 128, a 32k context.
+ModelConfig qwen7b() {
+    ModelConfig c;
+    c.num_layers = 28;
+    c.num_heads = 28;
+    c.num_kv_heads = 4;
+    c.head_dim = 128;
+    c.hidden_size = 3584;
+    c.intermediate_size = 18944;
+    c.vocab_size = 152064;
+    c.max_position = 32768;
+    return c;
+}
+
+KvPoolShape shape(const ModelConfig& c, int32_t elem_bytes, int64_t total, int64_t available) {
+    KvPoolShape s;
+    s.model = &c;
+    s.weight_bytes = 15 * GiB;
+    s.kv_elem_bytes = elem_bytes;
+    s.block_size = 16;
+    s.workspace_bytes = estimate_workspace_bytes(c, 512, 64);
+    s.max_num_seqs = 64;
+    s.total_bytes = total;
+    s.available_bytes = available;
+    return s;
+}
+
+} // namespace
+
+MT_TEST(block_bytes_follow_the_executor_element_size) {
+    const ModelConfig c = qwen7b();
+    // 2 (K, V) x 28 layers x 4 heads x 128 x 16 slots x bytes.
+    MT_COMPARE(kv_bytes_per_block(c, 16, 2), int64_t{2} * 28 * 4 * 128 * 16 * 2);
+    MemoryBudget b;
+    b.utilization = 0.9;
+    auto f16 = plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b);
+    auto f32 = plan_memory(shape(c, 4, 141 * GiB, 140 * GiB), b);
+    MT_REQUIRE(f16.ok() && f32.ok());
+    MT_COMPARE(f16->kv_elem_bytes, 2);
+    MT_COMPARE(f16->bytes_per_block, kv_bytes_per_block(c, 16, 2));
+    MT_COMPARE(f16->limit, KvPoolLimit::Utilization);
+    // The same budget holds twice the blocks in f16 (up to one block of rounding).
+    MT_CHECK(f16->num_blocks >= 2 * f32->num_blocks && f16->num_blocks <= 2 * f32->num_blocks + 1);
+    // vLLM's definition: utilization x total - weights - workspace.
+    const int64_t budget = static_cast<int64_t>(0.9 * double(141 * GiB));
+    MT_COMPARE(f16->num_blocks,
+               int32_t((budget - 15 * GiB - f16->workspace_bytes) / f16->bytes_per_block));
+    MT_CHECK(f16->kv_bytes + f16->weight_bytes + f16->workspace_bytes <= budget);
+}
+
+MT_TEST(explicit_pools_win) {
+    const ModelConfig c = qwen7b();
+    MemoryBudget b;
+    b.num_blocks = 7;
+    b.kv_bytes = 100 * MiB;
+    auto p = plan_memory(shape(c, 2, 8 * GiB, 1 * GiB), b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->num_blocks, 7);
+    MT_COMPARE(p->limit, KvPoolLimit::Blocks);
+    b.num_blocks.reset();
+    p = plan_memory(shape(c, 2, 8 * GiB, 1 * GiB), b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->limit, KvPoolLimit::KvBytes);
+    MT_COMPARE(p->num_blocks, int32_t(100 * MiB / kv_bytes_per_block(c, 16, 2)));
+    b.num_blocks = 0;
+    MT_CHECK(!plan_memory(shape(c, 2, 8 * GiB, 1 * GiB), b).ok());
+}
+
+MT_TEST(never_more_than_is_available) {
+    const ModelConfig c = qwen7b();
+    MemoryBudget b;
+    b.utilization = 0.9;
+    KvPoolShape s = shape(c, 2, 141 * GiB, 20 * GiB); // another process holds the rest
+    auto p = plan_memory(s, b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->limit, KvPoolLimit::Available);
+    MT_COMPARE(p->num_blocks, int32_t((20 * GiB - s.workspace_bytes) / p->bytes_per_block));
+    // The engine's current pool counts as available (it is freed before the new one is made).
+    s.reusable_bytes = 10 * GiB;
+    auto q = plan_memory(s, b);
+    MT_REQUIRE(q.ok());
+    MT_COMPARE(q->num_blocks, int32_t((30 * GiB - s.workspace_bytes) / q->bytes_per_block));
+}
+
+MT_TEST(context_cap_and_need) {
+    const ModelConfig c = qwen7b();
+    MemoryBudget b;
+    b.utilization = 0.9;
+    KvPoolShape s = shape(c, 2, 141 * GiB, 140 * GiB);
+    s.max_num_seqs = 2; // 2 x 32768 tokens = 4096 blocks of 16
+    auto p = plan_memory(s, b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->cap_blocks, 4096);
+    MT_COMPARE(p->num_blocks, 4096);
+    MT_COMPARE(p->limit, KvPoolLimit::Context);
+    MT_CHECK(p->capped());
+    // Need-based sizing: 3 requests of 100 tokens in all need 7 blocks + one partial per
+    // request + one.
+    b.need_tokens = 100;
+    b.need_seqs = 3;
+    p = plan_memory(s, b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->limit, KvPoolLimit::Need);
+    MT_COMPARE(p->num_blocks, 7 + 3 + 1);
+    // Need never raises a pool above the budget.
+    b.need_tokens = int64_t{1} << 40;
+    p = plan_memory(s, b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->limit, KvPoolLimit::Context);
+}
+
+MT_TEST(short_budgets_fail_or_fall_back) {
+    const ModelConfig c = qwen7b();
+    MemoryBudget b;
+    b.utilization = 0.1; // 14 GiB of 141: less than the 15 GiB of weights
+    auto p = plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b);
+    MT_REQUIRE(!p.ok());
+    MT_CHECK_MSG(p.message().find("weights") != std::string::npos, "%s", p.message().c_str());
+    b.fallback_when_short = true;
+    p = plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->limit, KvPoolLimit::Fallback);
+    MT_COMPARE(p->num_blocks, int32_t(kFallbackPoolTokens / 16));
+    MT_CHECK(!p->note.empty());
+    b.utilization = 0;
+    MT_CHECK(!plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b).ok());
+    b.utilization = 1.5;
+    MT_CHECK(!plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b).ok());
+    ModelConfig none = c;
+    none.num_layers = 0;
+    MemoryBudget ok;
+    MT_CHECK(!plan_memory(shape(none, 2, 141 * GiB, 140 * GiB), ok).ok());
+}
+
+MINI_TEST_MAIN()
