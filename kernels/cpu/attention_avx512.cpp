@@ -132,7 +132,7 @@ bool attend_group_avx512_supported(int head_dim) {
     return head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128;
 }
 
-int64_t attend_group_scratch(int n_heads, int32_t n_keys) {
+int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys) {
     return (static_cast<int64_t>(n_heads) + 2) * round16(n_keys);
 }
 

@@ -1,24 +1,19 @@
 // AVX-512 attention of one query row for the heads that share one KV head (grouped-query),
-// over a paged KV cache. Used by engine/runtime/attention.cpp when the active SIMD level is
-// AVX-512 and attend_group_avx512_supported(head_dim).
+// over a paged KV cache. Chosen by kernels::attend_group (attention.h) when the active SIMD
+// level is AVX-512 and attend_group_avx512_supported(head_dim).
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/cpu/attention.h"
+
 namespace llmwb::kernels {
 
-struct PagedKvView {
-    const float* k = nullptr;        // k_cache + kv_head * head_dim
-    const float* v = nullptr;        // v_cache + kv_head * head_dim
-    const int32_t* table = nullptr;  // the sequence's block table
-    int32_t block_size = 0;
-    int64_t slot_stride = 0;         // floats between consecutive slots
-};
 
 bool attend_group_avx512_supported(int head_dim);  // head_dim 32, 64, 96 or 128
 
 // Scratch floats attend_group_avx512 needs for n_heads heads over n_keys keys.
-int64_t attend_group_scratch(int n_heads, int32_t n_keys);
+int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys);
 
 // For h < n_heads (query rows q + h * head_dim, outputs out + h * head_dim), keys j < n_keys at
 // slot table[j / block_size] * block_size + j % block_size:

@@ -1,6 +1,7 @@
-// attend_group_avx512 (grouped-query attention of one query row over a paged KV cache) against
-// a plain double-precision reference, for every supported head size, several group sizes, key
-// counts around the 16-key tiles and shuffled block tables of each block size.
+// attend_group (grouped-query attention of one query row over a paged KV cache, dispatched on
+// the SIMD level) against a plain double-precision reference at every level this CPU has, for
+// head sizes the AVX-512 kernel takes and one it does not (the portable path), several group
+// sizes, key counts around the 16-key tiles and shuffled block tables of each block size.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "kernel_test_util.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_avx512.h"
 #include "kernels/cpu/simd.h"
 #include "support/mini_test.h"
@@ -20,26 +22,40 @@ namespace {
 
 struct ShapeRow {
     std::string name;
+    SimdLevel level;
     int head_dim;
     int block_size;
 };
 
 std::vector<ShapeRow> shape_rows() {
     std::vector<ShapeRow> rows;
-    for (int hd : {32, 64, 96, 128})
-        for (int bs : {8, 16, 32})
-            rows.push_back({mini_test::format("hd%d/bs%d", hd, bs), hd, bs});
+    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512})
+        for (int hd : {32, 64, 80, 96, 128})
+            for (int bs : {8, 16, 32})
+                rows.push_back({mini_test::format("%s/hd%d/bs%d", simd_level_name(level), hd, bs),
+                                level, hd, bs});
     return rows;
 }
+
+// Restores the SIMD level the process started with.
+struct LevelGuard {
+    SimdLevel saved = active_simd_level();
+    ~LevelGuard() { set_simd_level(saved); }
+};
 
 } // namespace
 
 MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
-    if (cpu_simd_level() != SimdLevel::Avx512)
-        MT_SKIP("no AVX-512 on this CPU");
+    if (static_cast<int>(cpu_simd_level()) < static_cast<int>(row.level))
+        MT_SKIP(std::string(simd_level_name(row.level)) + " is not available on this CPU");
+    LevelGuard guard;
+    set_simd_level(row.level);
+    MT_REQUIRE(active_simd_level() == row.level);
     const int head_dim = row.head_dim;
     const int block_size = row.block_size;
-    MT_REQUIRE(attend_group_avx512_supported(head_dim));
+    // The AVX-512 kernel groups heads; every other path takes them one by one.
+    MT_COMPARE(attention_groups_heads(head_dim),
+               row.level == SimdLevel::Avx512 && attend_group_avx512_supported(head_dim));
     const int kv_heads = 2, kv_head = 1;
     const int max_keys = 140;
     const int n_blocks = (max_keys + block_size - 1) / block_size + 3;
@@ -61,8 +77,8 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
                                        NAN);
             const PagedKvView kv{k.data() + kv_head * head_dim, v.data() + kv_head * head_dim,
                                  table.data(), block_size, slot_stride};
-            attend_group_avx512(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv,
-                                scratch.data());
+            attend_group(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv,
+                         scratch.data());
             for (size_t i = out.size() - 16; i < out.size(); ++i)
                 MT_COMPARE(out[i], 12345.0f);
             for (int h = 0; h < n_heads; ++h) {

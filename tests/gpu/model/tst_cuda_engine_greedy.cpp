@@ -29,7 +29,7 @@ RunStats run_workload(ModelExecutor& exec, const Tokenizer& tok, int32_t vocab,
     c.block_size = 16;
     c.max_num_seqs = 8;
     c.max_num_batched_tokens = 64;
-    c.num_blocks = 24; // far less than the workload needs at once: preemption
+    c.memory.num_blocks = 24; // far less than the workload needs at once: preemption
     RunStats out;
     auto engine = Engine::create(exec, tok, c);
     if (!engine) {
@@ -58,7 +58,7 @@ RunStats run_workload(ModelExecutor& exec, const Tokenizer& tok, int32_t vocab,
     int guard = 0;
     while ((*engine)->has_unfinished() && ++guard < 10000) {
         (*engine)->step(so);
-        out.preemptions += static_cast<int64_t>((*engine)->last_plan().preempted.size());
+        out.preemptions += static_cast<int64_t>(so.preempted.size());
         for (const RequestOutput& o : so.outputs)
             out.tokens[o.id].insert(out.tokens[o.id].end(), o.new_token_ids.begin(),
                                     o.new_token_ids.end());
