@@ -9,7 +9,7 @@ PKGS=(
   qt6-httpserver-dev libqt6sql6-sqlite libquazip1-qt6-dev libsqlite3-dev libgl-dev
   libqt6opengl6-dev
   nlohmann-json3-dev libpcre2-dev libxxhash-dev
-  clang-14 libclang-rt-14-dev
+  clang-14 clang-format-14 libclang-rt-14-dev
   xvfb xauth fonts-noto-cjk
   nodejs npm python3 python3-jinja2
 )

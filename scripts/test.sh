@@ -11,6 +11,7 @@ cd "$ROOT"
 JOBS="${JOBS:-$(nproc)}"
 [ "${LLMWB_SKIP_DEPS:-0}" = 1 ] || bash scripts/install-deps.sh
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/llmwb/ccache}"
+bash scripts/check-format.sh
 bash scripts/fetch-test-assets.sh
 
 echo "== build (RelWithDebInfo) =="
