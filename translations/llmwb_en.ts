@@ -409,6 +409,14 @@ Updated %2</source>
         <source>CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The backend failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unknown error</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -718,10 +726,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>%1 · %2 RAM</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>%1 (%2% of the device)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -734,23 +738,86 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>(capped: %1 sequences of the full context use at most %2 blocks)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>On the CPU backend the device memory is the machine&apos;s RAM; the KV cache is stored in fp32.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The memory plan failed: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Budget</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>%1 (gpu_memory_utilization %2 × the device)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Limited by</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · %2 %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re-planning the KV pool failed (the previous pool stays): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MemoryPlanText</name>
+    <message>
+        <source>GPU memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>RAM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CUDA: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On the CUDA backend the device memory is the GPU&apos;s memory; the KV cache is stored in %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On the CPU backend the device memory is the machine&apos;s RAM; the KV cache is stored in %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set to %1 blocks.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set by a KV-cache budget of %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization × the device memory, less the weights and the workspace.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The memory free when the pool was planned (the budget would allow more).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What the requests can use (the budget would allow more).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Capped: %1 sequences of the full context never use more than %2 blocks.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The budget does not hold the weights, so a small pool is used instead: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kept large enough for the longest running request.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -846,6 +913,14 @@ Updated %2</source>
     </message>
     <message>
         <source>Keep the message as it was (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The answer reached its token limit (max tokens of the conversation, or the model&apos;s context) before it ended.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cut off at the token limit</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1042,10 +1117,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>CUDA: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>CPU (CUDA is unavailable: %1)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1079,14 +1150,6 @@ CUDA is unavailable: %1</source>
 <context>
     <name>llmwb::TuningPanel</name>
     <message>
-        <source>Budget: %1 of %2 RAM (weights, workspace and KV cache)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Budget: %1% of the RAM (weights, workspace and KV cache)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Pool: applies when a model is loaded.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1095,15 +1158,7 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Capped at %1 blocks: %2 sequences of the full context never need more.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Block size %1 applies when the running requests finish.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Plan failed: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1167,14 +1222,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The CPU backend stores the KV cache in fp32; it is the only type the engine has so far.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Only fp32 exists on the CPU backend for now.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Speculative decoding is not implemented yet; this setting will take effect once it is.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1216,6 +1263,30 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Reset to defaults</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Budget: %1 of %2 %3 (weights, workspace and KV cache)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Budget: %1% of the device memory (weights, workspace and KV cache)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Limited by: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re-planning failed (the previous pool stays): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The backend decides it when a model is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set by the backend: fp32 on the CPU, fp16 on CUDA.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

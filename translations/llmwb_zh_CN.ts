@@ -414,6 +414,14 @@ Updated %2</source>
         <source>CUDA is unavailable: %1</source>
         <translation>CUDA 不可用：%1</translation>
     </message>
+    <message>
+        <source>The backend failed: %1</source>
+        <translation>后端出错：%1</translation>
+    </message>
+    <message>
+        <source>unknown error</source>
+        <translation>未知错误</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -723,10 +731,6 @@ Updated %2</source>
         <translation>未加载模型。</translation>
     </message>
     <message>
-        <source>%1 · %2 RAM</source>
-        <translation>%1 · %2 内存</translation>
-    </message>
-    <message>
         <source>%1 (%2% of the device)</source>
         <translation>%1（占设备的 %2%）</translation>
     </message>
@@ -739,24 +743,87 @@ Updated %2</source>
         <translation>%1 个词元</translation>
     </message>
     <message>
-        <source>(capped: %1 sequences of the full context use at most %2 blocks)</source>
-        <translation>（已封顶：%1 个满上下文序列最多使用 %2 块）</translation>
-    </message>
-    <message>
-        <source>On the CPU backend the device memory is the machine&apos;s RAM; the KV cache is stored in fp32.</source>
-        <translation>在 CPU 后端上，设备内存就是本机内存；KV 缓存以 fp32 存储。</translation>
-    </message>
-    <message>
-        <source>The memory plan failed: %1</source>
-        <translation>内存规划失败：%1</translation>
-    </message>
-    <message>
         <source>Budget</source>
         <translation>预算</translation>
     </message>
     <message>
         <source>%1 (gpu_memory_utilization %2 × the device)</source>
         <translation>%1（gpu_memory_utilization %2 × 设备内存）</translation>
+    </message>
+    <message>
+        <source>Limited by</source>
+        <translation>限制因素</translation>
+    </message>
+    <message>
+        <source>%1 · %2 %3</source>
+        <translation>%1 · %2 %3</translation>
+    </message>
+    <message>
+        <source>Re-planning the KV pool failed (the previous pool stays): %1</source>
+        <translation>重新规划 KV 缓存池失败（保留原缓存池）：%1</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::MemoryPlanText</name>
+    <message>
+        <source>GPU memory</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>RAM</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>CUDA: %1</source>
+        <translation>CUDA：%1</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>CPU: %1</source>
+        <translation>CPU：%1</translation>
+    </message>
+    <message>
+        <source>On the CUDA backend the device memory is the GPU&apos;s memory; the KV cache is stored in %1.</source>
+        <translation>在 CUDA 后端上，设备内存即 GPU 显存；KV 缓存以 %1 存储。</translation>
+    </message>
+    <message>
+        <source>On the CPU backend the device memory is the machine&apos;s RAM; the KV cache is stored in %1.</source>
+        <translation>在 CPU 后端上，设备内存即本机内存；KV 缓存以 %1 存储。</translation>
+    </message>
+    <message>
+        <source>Set to %1 blocks.</source>
+        <translation>固定为 %1 块。</translation>
+    </message>
+    <message>
+        <source>Set by a KV-cache budget of %1.</source>
+        <translation>由 %1 的 KV 缓存预算决定。</translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization × the device memory, less the weights and the workspace.</source>
+        <translation>gpu_memory_utilization × 设备内存，减去权重和工作区。</translation>
+    </message>
+    <message>
+        <source>The memory free when the pool was planned (the budget would allow more).</source>
+        <translation>规划缓存池时的空闲内存（预算本可允许更多）。</translation>
+    </message>
+    <message>
+        <source>What the requests can use (the budget would allow more).</source>
+        <translation>请求所能用到的量（预算本可允许更多）。</translation>
+    </message>
+    <message>
+        <source>Capped: %1 sequences of the full context never use more than %2 blocks.</source>
+        <translation>已封顶：%1 个完整上下文长度的序列最多只用 %2 块。</translation>
+    </message>
+    <message>
+        <source>The budget does not hold the weights, so a small pool is used instead: %1</source>
+        <translation>预算容纳不下权重，因此改用一个小缓存池：%1</translation>
+    </message>
+    <message>
+        <source>Kept large enough for the longest running request.</source>
+        <translation>保持足够容纳最长的运行中请求。</translation>
     </message>
 </context>
 <context>
@@ -852,6 +919,14 @@ Updated %2</source>
     <message>
         <source>Keep the message as it was (Esc)</source>
         <translation>保持消息原样（Esc）</translation>
+    </message>
+    <message>
+        <source>The answer reached its token limit (max tokens of the conversation, or the model&apos;s context) before it ended.</source>
+        <translation>回答在结束前达到了词元上限（对话的最大词元数或模型的上下文长度）。</translation>
+    </message>
+    <message>
+        <source>cut off at the token limit</source>
+        <translation>因达到词元上限而截断</translation>
     </message>
 </context>
 <context>
@@ -1049,10 +1124,6 @@ CUDA is unavailable: %1</source>
 CUDA 不可用：%1</translation>
     </message>
     <message>
-        <source>CUDA: %1</source>
-        <translation>CUDA：%1</translation>
-    </message>
-    <message>
         <source>CPU (CUDA is unavailable: %1)</source>
         <translation>CPU（CUDA 不可用：%1）</translation>
     </message>
@@ -1086,14 +1157,6 @@ CUDA 不可用：%1</translation>
 <context>
     <name>llmwb::TuningPanel</name>
     <message>
-        <source>Budget: %1 of %2 RAM (weights, workspace and KV cache)</source>
-        <translation>预算：%2 内存中的 %1（权重、工作区和 KV 缓存）</translation>
-    </message>
-    <message>
-        <source>Budget: %1% of the RAM (weights, workspace and KV cache)</source>
-        <translation>预算：内存的 %1%（权重、工作区和 KV 缓存）</translation>
-    </message>
-    <message>
         <source>Pool: applies when a model is loaded.</source>
         <translation>缓存池：加载模型后生效。</translation>
     </message>
@@ -1102,16 +1165,8 @@ CUDA 不可用：%1</translation>
         <translation>缓存池：%1 块 × %2 个词元 = %3 个词元 · KV %4</translation>
     </message>
     <message>
-        <source>Capped at %1 blocks: %2 sequences of the full context never need more.</source>
-        <translation>封顶为 %1 块：%2 个满上下文序列不会需要更多。</translation>
-    </message>
-    <message>
         <source>Block size %1 applies when the running requests finish.</source>
         <translation>块大小 %1 将在运行中的请求结束后生效。</translation>
-    </message>
-    <message>
-        <source>Plan failed: %1</source>
-        <translation>规划失败：%1</translation>
     </message>
     <message>
         <source>Engine (applies live)</source>
@@ -1174,14 +1229,6 @@ CUDA 不可用：%1</translation>
         <translation>空闲时生效（重建引擎）。</translation>
     </message>
     <message>
-        <source>The CPU backend stores the KV cache in fp32; it is the only type the engine has so far.</source>
-        <translation>CPU 后端以 fp32 存储 KV 缓存；这是引擎目前唯一支持的类型。</translation>
-    </message>
-    <message>
-        <source>Only fp32 exists on the CPU backend for now.</source>
-        <translation>CPU 后端目前只有 fp32。</translation>
-    </message>
-    <message>
         <source>Speculative decoding is not implemented yet; this setting will take effect once it is.</source>
         <translation>推测解码尚未实现；实现后此设置才会生效。</translation>
     </message>
@@ -1224,6 +1271,30 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Reset to defaults</source>
         <translation>恢复默认值</translation>
+    </message>
+    <message>
+        <source>Budget: %1 of %2 %3 (weights, workspace and KV cache)</source>
+        <translation>预算：%2 %3中的 %1（权重、工作区和 KV 缓存）</translation>
+    </message>
+    <message>
+        <source>Budget: %1% of the device memory (weights, workspace and KV cache)</source>
+        <translation>预算：设备内存的 %1%（权重、工作区和 KV 缓存）</translation>
+    </message>
+    <message>
+        <source>Limited by: %1</source>
+        <translation>限制因素：%1</translation>
+    </message>
+    <message>
+        <source>Re-planning failed (the previous pool stays): %1</source>
+        <translation>重新规划失败（保留原缓存池）：%1</translation>
+    </message>
+    <message>
+        <source>The backend decides it when a model is loaded.</source>
+        <translation>加载模型时由后端决定。</translation>
+    </message>
+    <message>
+        <source>Set by the backend: fp32 on the CPU, fp16 on CUDA.</source>
+        <translation>由后端决定：CPU 上为 fp32，CUDA 上为 fp16。</translation>
     </message>
 </context>
 </TS>

@@ -12,7 +12,7 @@
 #include <QWidget>
 #include <array>
 
-#include "app/services/engine_worker.h"
+#include "app/services/engine_view.h"
 
 class QChart;
 class QChartView;
@@ -26,10 +26,10 @@ namespace llmwb {
 class ChartsPanel : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     static constexpr double kWindowSeconds = 60.0;
-    static constexpr double kResolutionSeconds = 0.1;  // views closer share a point (the max)
-    static constexpr int kMaxPoints = 2000;  // per series, whatever the view rate
+    static constexpr double kResolutionSeconds = 0.1; // views closer share a point (the max)
+    static constexpr int kMaxPoints = 2000;           // per series, whatever the view rate
 
     enum Series { GenerationTps, PromptTps, Running, Waiting, KvUsage, Ttft, SeriesCount };
     enum Chart { Throughput, Requests, Kv, Latency, ChartCount };
@@ -43,16 +43,16 @@ public:
     QValueAxis* xAxis(Chart c) const { return charts_[c].x; }
     QValueAxis* yAxis(Chart c) const { return charts_[c].y; }
 
-public slots:
+  public slots:
     void addView(const llmwb::EngineView& view);
     void clear();
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
     void showEvent(QShowEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
 
-private:
+  private:
     struct Track {
         QList<QPointF> points;
         QXYSeries* series = nullptr;
@@ -63,7 +63,7 @@ private:
         QChartView* view = nullptr;
         QValueAxis* x = nullptr;
         QValueAxis* y = nullptr;
-        double fixedMax = 0;  // > 0: a fixed y range (KV usage %)
+        double fixedMax = 0; // > 0: a fixed y range (KV usage %)
     };
     void makeChart(Chart c, std::initializer_list<Series> series, bool scatter = false);
     void append(Series s, double t, double y, bool merge = true);
@@ -82,4 +82,4 @@ private:
     bool dirty_ = false;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

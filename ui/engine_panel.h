@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "app/services/engine_worker.h"
+#include "app/services/engine_view.h"
 
 class QLabel;
 class QTabWidget;
@@ -20,7 +20,7 @@ class MemoryPanel;
 class EnginePanel : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     enum Tab { BlocksTab, ChartsTab, MemoryTab };
 
     explicit EnginePanel(QWidget* parent = nullptr);
@@ -35,14 +35,14 @@ public:
     bool hasView() const { return hasView_; }
     const EngineView& lastView() const { return last_; }
 
-public slots:
+  public slots:
     void setView(const llmwb::EngineView& view);
     void setModel(const llmwb::ModelMetadata& m);
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
 
-private:
+  private:
     void retranslate();
     void updateFigures();
 
@@ -58,4 +58,4 @@ private:
     bool hasView_ = false;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

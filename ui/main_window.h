@@ -6,7 +6,7 @@
 #include <QMainWindow>
 
 #include "app/services/app_settings.h"
-#include "app/services/engine_worker.h"
+#include "app/services/engine_view.h"
 #include "app/services/generation_types.h"
 
 class QActionGroup;
@@ -29,7 +29,7 @@ class TuningPanel;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
-public:
+  public:
     MainWindow(ChatController& controller, AppSettings& settings, QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -42,12 +42,12 @@ public:
     QDockWidget* dock(const QString& objectName) const;
     QAction* action(const QString& objectName) const;
 
-    void restoreLayout();  // geometry + dock state from the settings (or the default layout)
+    void restoreLayout(); // geometry + dock state from the settings (or the default layout)
     void saveLayout();
     // Writes the conversation as Markdown ("md") or JSON ("json"); false + message box on error.
     bool exportConversation(qint64 conversationId, const QString& path, const QString& format);
 
-public slots:
+  public slots:
     void newConversation();
     void openConversation(qint64 conversationId);
     void onModelLoading(const QString& path);
@@ -60,23 +60,23 @@ public slots:
     // From EngineWorker::deviceAvailability: the Model panel's CUDA entry and its reason.
     void onDeviceAvailability(bool cudaAvailable, const QString& reason);
 
-signals:
+  signals:
     void openModelRequested(const QString& path);
     void themeChosen(llmwb::ThemeChoice theme);
-    void languageChosen(const QString& code);  // "", "en", "zh_CN"
+    void languageChosen(const QString& code); // "", "en", "zh_CN"
     void loadTestRequested();
     void tuningChanged(const llmwb::EngineTuning& tuning);
     // The Model panel's device ("auto", "cpu", "cuda"); already saved in the settings.
     void deviceChosen(const QString& preference);
     void loadCancelRequested();
 
-protected:
+  protected:
     void closeEvent(QCloseEvent* e) override;
     void changeEvent(QEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
-private:
+  private:
     void createActions();
     void createMenus();
     void createDocks();
@@ -104,8 +104,8 @@ private:
     QLabel* statusState_;
     ModelMetadata modelMeta_;
     bool modelLoaded_ = false;
-    bool hasModel_ = false;  // a model is loaded (possibly while another one loads)
+    bool hasModel_ = false; // a model is loaded (possibly while another one loads)
     QString modelError_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

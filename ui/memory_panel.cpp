@@ -8,6 +8,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/memory_plan_text.h"
+
 namespace llmwb {
 
 namespace {
@@ -18,7 +20,7 @@ QString swatch(const QColor& c) {
     return QStringLiteral("<span style=\"color:%1\">■</span> ").arg(c.name());
 }
 
-}  // namespace
+} // namespace
 
 MemoryBar::MemoryBar(QWidget* parent) : QWidget(parent) {
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -91,6 +93,7 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     free_ = addField("memoryFree");
     blocks_ = addField("memoryBlocks");
     capacity_ = addField("memoryCapacity");
+    limit_ = addField("memoryLimit");
     kvDtype_ = addField("memoryKvDtype");
     dtypes_ = addField("memoryDtypes");
     note_ = new QLabel(this);
@@ -121,20 +124,20 @@ void MemoryPanel::setView(const EngineView& v) {
     const bool same = hasView_ && m.num_blocks == plan_.num_blocks &&
                       m.block_size == plan_.block_size && m.kv_bytes == plan_.kv_bytes &&
                       m.device_bytes == plan_.device_bytes &&
-                      m.workspace_bytes == plan_.workspace_bytes && v.poolCapped == capped_ &&
-                      v.poolCapBlocks == capBlocks_ && v.planError == planError_ &&
-                      v.tuning.maxNumSeqs == maxNumSeqs_ && v.device == deviceName_ &&
-                      v.kvDtype == kvDtypeName_ && v.tuning.gpuMemoryUtilization == utilization_;
+                      m.workspace_bytes == plan_.workspace_bytes && m.limit == plan_.limit &&
+                      m.cap_blocks == plan_.cap_blocks && m.note == plan_.note &&
+                      v.replanError == replanError_ && v.tuning.maxNumSeqs == maxNumSeqs_ &&
+                      v.device == viewDevice_ && v.deviceName == deviceName_ &&
+                      v.kvDtype == viewKvDtype_ && v.tuning.gpuMemoryUtilization == utilization_;
     if (same)
         return;
     plan_ = m;
-    capped_ = v.poolCapped;
-    capBlocks_ = v.poolCapBlocks;
-    planError_ = v.planError;
+    replanError_ = v.replanError;
     maxNumSeqs_ = v.tuning.maxNumSeqs;
     utilization_ = v.tuning.gpuMemoryUtilization;
-    deviceName_ = v.device;
-    kvDtypeName_ = v.kvDtype;
+    viewDevice_ = v.device;
+    deviceName_ = v.deviceName;
+    viewKvDtype_ = v.kvDtype;
     hasView_ = true;
     refreshTexts();
 }
@@ -147,11 +150,11 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
-    const char* names[] = {QT_TR_NOOP("Device"),    QT_TR_NOOP("Budget"),    QT_TR_NOOP("Weights"),
-                           QT_TR_NOOP("KV cache"),  QT_TR_NOOP("Workspace"),
-                           QT_TR_NOOP("Free"),      QT_TR_NOOP("KV blocks"),
-                           QT_TR_NOOP("Capacity"),  QT_TR_NOOP("KV-cache dtype"),
-                           QT_TR_NOOP("Weight dtypes")};
+    const char* names[] = {
+        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),       QT_TR_NOOP("Weights"),
+        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),    QT_TR_NOOP("Free"),
+        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),     QT_TR_NOOP("Limited by"),
+        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("Weight dtypes")};
     for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
         if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
             if (auto* label = qobject_cast<QLabel*>(item->widget()))
@@ -169,11 +172,15 @@ void MemoryPanel::refreshTexts() {
     };
     if (!hasView_) {
         device_->setText(tr("No model loaded."));
-        for (QLabel* l : {budget_, weights_, kv_, workspace_, free_, blocks_, capacity_, kvDtype_})
+        for (QLabel* l :
+             {budget_, weights_, kv_, workspace_, free_, blocks_, capacity_, limit_, kvDtype_})
             l->setText(QStringLiteral("–"));
         bar_->setParts({});
     } else {
-        device_->setText(tr("%1 · %2 RAM").arg(deviceName_, size(plan_.device_bytes)));
+        device_->setText(tr("%1 · %2 %3")
+                             .arg(MemoryPlanText::device(viewDevice_, deviceName_),
+                                  size(plan_.device_bytes),
+                                  MemoryPlanText::memoryName(viewDevice_)));
         budget_->setText(tr("%1 (gpu_memory_utilization %2 × the device)")
                              .arg(size(qint64(utilization_ * double(plan_.device_bytes))),
                                   loc.toString(utilization_, 'f', 4)));
@@ -183,7 +190,8 @@ void MemoryPanel::refreshTexts() {
                         {tr("Workspace"), plan_.workspace_bytes, kWorkspace},
                         {tr("Free"), plan_.free_bytes, freeColor}});
         const QString fmt = tr("%1 (%2% of the device)");
-        weights_->setText(swatch(kWeights) + fmt.arg(size(plan_.weight_bytes), share(plan_.weight_bytes)));
+        weights_->setText(swatch(kWeights) +
+                          fmt.arg(size(plan_.weight_bytes), share(plan_.weight_bytes)));
         kv_->setText(swatch(kKv) + fmt.arg(size(plan_.kv_bytes), share(plan_.kv_bytes)));
         workspace_->setText(swatch(kWorkspace) +
                             fmt.arg(size(plan_.workspace_bytes), share(plan_.workspace_bytes)));
@@ -193,22 +201,19 @@ void MemoryPanel::refreshTexts() {
                              .arg(loc.toString(plan_.num_blocks))
                              .arg(plan_.block_size)
                              .arg(size(plan_.bytes_per_block)));
-        QString cap = tr("%1 tokens").arg(loc.toString(qint64(plan_.num_blocks) * plan_.block_size));
-        if (capped_)
-            cap += QLatin1Char(' ') +
-                   tr("(capped: %1 sequences of the full context use at most %2 blocks)")
-                       .arg(maxNumSeqs_)
-                       .arg(loc.toString(capBlocks_));
-        capacity_->setText(cap);
-        kvDtype_->setText(kvDtypeName_);
+        capacity_->setText(
+            tr("%1 tokens").arg(loc.toString(qint64(plan_.num_blocks) * plan_.block_size)));
+        limit_->setText(MemoryPlanText::limit(plan_, maxNumSeqs_));
+        kvDtype_->setText(MemoryPlanText::kvDtype(viewKvDtype_));
     }
     dtypes_->setText(hasModel_ && !model_.dtypeSummary.isEmpty()
                          ? model_.dtypeSummary.join(QLatin1Char('\n'))
                          : QStringLiteral("–"));
-    QString note = tr("On the CPU backend the device memory is the machine's RAM; the KV cache "
-                      "is stored in fp32.");
-    if (!planError_.isEmpty())
-        note = tr("The memory plan failed: %1").arg(planError_) + QLatin1Char('\n') + note;
+    QString note = hasView_ ? MemoryPlanText::backendNote(viewDevice_, viewKvDtype_) : QString();
+    if (!replanError_.isEmpty())
+        note =
+            tr("Re-planning the KV pool failed (the previous pool stays): %1").arg(replanError_) +
+            QLatin1Char('\n') + note;
     note_->setText(note);
 }
 
@@ -220,4 +225,4 @@ void MemoryPanel::changeEvent(QEvent* e) {
     QWidget::changeEvent(e);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

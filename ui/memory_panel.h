@@ -1,12 +1,12 @@
 // MemoryPanel: the Engine dock's memory & quantization view: the device (CPU and its RAM), the
 // memory plan (weights / KV cache / workspace / free) as a stacked bar with a legend and the
-// numbers, the KV pool (blocks, tokens of capacity, "capped"), the KV-cache dtype and the
-// weight dtypes per tensor group of the loaded model.
+// numbers, the KV pool (blocks, tokens of capacity, what limited its size), the KV-cache dtype of
+// the backend and the weight dtypes per tensor group of the loaded model.
 #pragma once
 
 #include <QWidget>
 
-#include "app/services/engine_worker.h"
+#include "app/services/engine_view.h"
 #include "app/services/generation_types.h"
 
 class QFormLayout;
@@ -17,7 +17,7 @@ namespace llmwb {
 // The stacked bar alone (one segment per part of the plan; tiny parts keep a visible sliver).
 class MemoryBar : public QWidget {
     Q_OBJECT
-public:
+  public:
     struct Part {
         QString name;
         qint64 bytes = 0;
@@ -31,33 +31,34 @@ public:
     QSize sizeHint() const override { return {320, 26}; }
     QSize minimumSizeHint() const override { return {120, 22}; }
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* e) override;
 
-private:
+  private:
     QList<Part> parts_;
 };
 
 class MemoryPanel : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     explicit MemoryPanel(QWidget* parent = nullptr);
 
     MemoryBar* bar() const { return bar_; }
     // Text of a figure label by object name (memoryDevice, memoryBudget, memoryWeights, memoryKv,
-    // memoryWorkspace, memoryFree, memoryBlocks, memoryCapacity, memoryKvDtype, memoryDtypes).
+    // memoryWorkspace, memoryFree, memoryBlocks, memoryCapacity, memoryLimit, memoryKvDtype,
+    // memoryDtypes, memoryNote).
     QString fieldText(const char* objectName) const;
     bool hasPlan() const { return hasView_; }
 
-public slots:
+  public slots:
     void setView(const llmwb::EngineView& view);
     void setModel(const llmwb::ModelMetadata& m);
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
 
-private:
+  private:
     QLabel* addField(const char* objectName);
     void retranslate();
     void refreshTexts();
@@ -65,16 +66,16 @@ private:
     QFormLayout* form_;
     QLabel* title_;
     MemoryBar* bar_;
-    QLabel *device_, *budget_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *kvDtype_,
-        *dtypes_, *note_;
+    QLabel *device_, *budget_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *limit_,
+        *kvDtype_, *dtypes_, *note_;
     MemoryPlan plan_;
-    bool capped_ = false;
-    int capBlocks_ = 0;
     int maxNumSeqs_ = 0;
     double utilization_ = 0;
-    QString planError_, deviceName_, kvDtypeName_;
+    QString replanError_, deviceName_;
+    DeviceKind viewDevice_ = DeviceKind::Cpu;
+    KvDtype viewKvDtype_ = KvDtype::F32;
     ModelMetadata model_;
     bool hasView_ = false, hasModel_ = false;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -14,7 +14,6 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-
 namespace llmwb {
 
 namespace {
@@ -24,7 +23,7 @@ namespace {
 // minimum lets the message (and the chat's scroll content) shrink with the window instead of
 // keeping the header's full width and being clipped on the right.
 class ElidingLabel : public QLabel {
-public:
+  public:
     using QLabel::QLabel;
 
     QSize minimumSizeHint() const override {
@@ -32,7 +31,7 @@ public:
                 QLabel::minimumSizeHint().height()};
     }
 
-protected:
+  protected:
     void paintEvent(QPaintEvent*) override {
         QPainter p(this);
         const QRect r = contentsRect();
@@ -42,7 +41,7 @@ protected:
     }
 };
 
-}  // namespace
+} // namespace
 
 MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     : QFrame(parent), message_(message) {
@@ -58,6 +57,9 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     role_->setFont(bold);
     state_ = new ElidingLabel(this);
     state_->setForegroundRole(QPalette::PlaceholderText);
+    // The state ("cut off at the token limit") is short and says more than the model's name:
+    // the name is elided first.
+    state_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
     auto makeButton = [this](const char* name) {
         auto* b = new QToolButton(this);
         b->setObjectName(QLatin1String(name));
@@ -87,7 +89,7 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     footer_ = new QLabel(this);
     footer_->setObjectName(QStringLiteral("messageFooter"));
     footer_->setForegroundRole(QPalette::PlaceholderText);
-    footer_->setWordWrap(true);  // wraps rather than widening a narrow message
+    footer_->setWordWrap(true); // wraps rather than widening a narrow message
     footer_->setVisible(isAssistant);
 
     auto* layout = new QVBoxLayout(this);
@@ -97,9 +99,8 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     layout->addWidget(body_);
     layout->addWidget(footer_);
 
-    connect(copy_, &QToolButton::clicked, this, [this] {
-        QApplication::clipboard()->setText(body_->markdownText());
-    });
+    connect(copy_, &QToolButton::clicked, this,
+            [this] { QApplication::clipboard()->setText(body_->markdownText()); });
     connect(delete_, &QToolButton::clicked, this, [this] { emit deleteRequested(message_.id); });
     connect(regenerate_, &QToolButton::clicked, this,
             [this] { emit regenerateRequested(message_.id); });
@@ -142,18 +143,35 @@ void MessageWidget::updateHeader() {
                                                 : tr("Assistant · %1").arg(message_.model));
     else
         role_->setText(tr("System"));
-    role_->setToolTip(role_->text());  // the whole text where it is elided
-    switch (message_.state) {
-    case MessageState::Complete: state_->clear(); break;
-    case MessageState::Streaming: state_->setText(tr("generating…")); break;
-    case MessageState::Stopped: state_->setText(tr("stopped")); break;
-    case MessageState::Error: state_->setText(tr("failed")); break;
-    case MessageState::Interrupted: state_->setText(tr("interrupted (the app was closed)")); break;
-    }
+    role_->setToolTip(role_->text()); // the whole text where it is elided
+    state_->setText(stateText(message_));
+    state_->setToolTip(message_.state == MessageState::Complete &&
+                               message_.finishReason == FinishReason::Length
+                           ? tr("The answer reached its token limit (max tokens of the "
+                                "conversation, or the model's context) before it ended.")
+                           : QString());
     const bool streaming = message_.state == MessageState::Streaming;
     delete_->setEnabled(!streaming);
     edit_->setEnabled(!streaming);
     footer_->setText(figuresText(message_));
+}
+
+QString MessageWidget::stateText(const ChatMessage& m) {
+    switch (m.state) {
+    case MessageState::Complete:
+        // A normal end (a stop token or string) needs no word; a cut-off answer does.
+        return m.finishReason == FinishReason::Length ? tr("cut off at the token limit")
+                                                      : QString();
+    case MessageState::Streaming:
+        return tr("generating…");
+    case MessageState::Stopped:
+        return tr("stopped");
+    case MessageState::Error:
+        return tr("failed");
+    case MessageState::Interrupted:
+        return tr("interrupted (the app was closed)");
+    }
+    return {};
 }
 
 QString MessageWidget::figuresText(const ChatMessage& m) {
@@ -170,7 +188,13 @@ QString MessageWidget::figuresText(const ChatMessage& m) {
     return parts.join(QStringLiteral(" · "));
 }
 
-QString MessageWidget::footerText() const { return footer_->text(); }
+QString MessageWidget::footerText() const {
+    return footer_->text();
+}
+
+QString MessageWidget::stateLabelText() const {
+    return state_->text();
+}
 
 void MessageWidget::setMessage(const ChatMessage& message) {
     message_ = message;
@@ -223,7 +247,9 @@ void MessageWidget::resend() {
     emit resendRequested(message_.id, text);
 }
 
-bool MessageWidget::isEditing() const { return editRow_ && !editRow_->isHidden(); }
+bool MessageWidget::isEditing() const {
+    return editRow_ && !editRow_->isHidden();
+}
 
 bool MessageWidget::eventFilter(QObject* watched, QEvent* event) {
     if (watched == editor_ && event->type() == QEvent::KeyPress) {
@@ -247,4 +273,4 @@ void MessageWidget::stopEditing() {
     body_->show();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

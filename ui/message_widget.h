@@ -18,32 +18,36 @@ namespace llmwb {
 class MessageWidget : public QFrame {
     Q_OBJECT
 
-public:
+  public:
     explicit MessageWidget(const ChatMessage& message, QWidget* parent = nullptr);
 
     qint64 messageId() const { return message_.id; }
     const ChatMessage& message() const { return message_; }
-    void setMessage(const ChatMessage& message);   // final state and figures
-    void setStreamingText(const QString& text);    // while generating
+    void setMessage(const ChatMessage& message); // final state and figures
+    void setStreamingText(const QString& text);  // while generating
     void setRegenerateAllowed(bool allowed);
     bool isEditing() const;
     QString footerText() const;
+    QString stateLabelText() const;
     MarkdownBody* body() const { return body_; }
 
+    // The state of a message in words ("" for a complete answer that ended normally; "cut off at
+    // the token limit" for one whose finish reason is Length).
+    static QString stateText(const ChatMessage& m);
     // Human-readable figures of an answer, e.g. "41.2 tokens/s · TTFT 120 ms · 12 → 80 tokens".
     static QString figuresText(const ChatMessage& m);
 
-signals:
+  signals:
     void deleteRequested(qint64 messageId);
     void regenerateRequested(qint64 messageId);
     void resendRequested(qint64 messageId, const QString& text);
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
     // In the editor: Ctrl+Enter resends, Esc cancels.
     bool eventFilter(QObject* watched, QEvent* event) override;
 
-private:
+  private:
     void retranslate();
     void updateHeader();
     void startEditing();
@@ -65,4 +69,4 @@ private:
     QWidget* editRow_ = nullptr;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -4,7 +4,6 @@
 
 #include <QComboBox>
 #include <QDir>
-#include <QStandardItemModel>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QEvent>
@@ -21,8 +20,11 @@
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSignalBlocker>
+#include <QStandardItemModel>
 #include <QUrl>
 #include <QVBoxLayout>
+
+#include "ui/memory_plan_text.h"
 
 namespace llmwb {
 
@@ -57,10 +59,10 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     name_ = addField("modelName");
     arch_ = addField("modelArchitecture");
-    device_in_use_ = addField("modelDevice");
+    deviceInUse_ = addField("modelDevice");
     params_ = addField("modelParameters");
     dtypes_ = addField("modelDtypes");
-    dtypes_->setWordWrap(false);  // one short line per tensor group (wrapping clipped them)
+    dtypes_->setWordWrap(false); // one short line per tensor group (wrapping clipped them)
     context_ = addField("modelContext");
     shape_ = addField("modelShape");
     tmpl_ = addField("modelTemplate");
@@ -138,7 +140,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     connect(recent_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
         const QString path = item->data(Qt::UserRole).toString();
         if (!QFileInfo::exists(path)) {
-            updateRecentItems();  // it may have disappeared since the list was shown
+            updateRecentItems(); // it may have disappeared since the list was shown
             error_ = tr("%1 no longer exists. Remove it from the list or open another model.")
                          .arg(QDir::toNativeSeparators(path));
             status_->setText(error_);
@@ -158,7 +160,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     connect(cancel_, &QPushButton::clicked, this, [this] {
         cancel_->setEnabled(false);
         loadStage_ = tr("Cancelling…");
-        status_->setText(tr("Cancelling the loading of %1…").arg(QFileInfo(loadingPath_).fileName()));
+        status_->setText(
+            tr("Cancelling the loading of %1…").arg(QFileInfo(loadingPath_).fileName()));
         emit cancelLoadRequested();
     });
     retranslate();
@@ -181,11 +184,10 @@ QString ModelPanel::fieldText(const char* objectName) const {
 }
 
 void ModelPanel::retranslate() {
-    const char* names[] = {QT_TR_NOOP("Name"),    QT_TR_NOOP("Architecture"),
-                           QT_TR_NOOP("Running on"),
-                           QT_TR_NOOP("Parameters"), QT_TR_NOOP("Weight types"),
-                           QT_TR_NOOP("Context"), QT_TR_NOOP("Shape"),
-                           QT_TR_NOOP("Chat template"), QT_TR_NOOP("File")};
+    const char* names[] = {
+        QT_TR_NOOP("Name"),       QT_TR_NOOP("Architecture"),  QT_TR_NOOP("Running on"),
+        QT_TR_NOOP("Parameters"), QT_TR_NOOP("Weight types"),  QT_TR_NOOP("Context"),
+        QT_TR_NOOP("Shape"),      QT_TR_NOOP("Chat template"), QT_TR_NOOP("File")};
     for (int i = 0; i < fieldLabels_.size(); ++i)
         fieldLabels_[i]->setText(tr(names[i]));
     openFile_->setText(tr("Open file…"));
@@ -203,7 +205,9 @@ void ModelPanel::retranslate() {
     showMetadata();
 }
 
-QString ModelPanel::devicePreference() const { return device_->currentData().toString(); }
+QString ModelPanel::devicePreference() const {
+    return device_->currentData().toString();
+}
 
 void ModelPanel::setDevicePreference(const QString& preference) {
     const int i = device_->findData(normalizedDevicePreference(preference));
@@ -230,11 +234,10 @@ void ModelPanel::updateDeviceItems() {
         cuda->setToolTip(cudaAvailable_ ? tr("Run the model on the GPU")
                                         : tr("CUDA is unavailable: %1").arg(why));
     }
-    device_->setToolTip(cudaAvailable_
-                            ? tr("Where the model runs; a change reloads the model")
-                            : tr("Where the model runs; a change reloads the model.\n"
-                                 "CUDA is unavailable: %1")
-                                  .arg(why));
+    device_->setToolTip(cudaAvailable_ ? tr("Where the model runs; a change reloads the model")
+                                       : tr("Where the model runs; a change reloads the model.\n"
+                                            "CUDA is unavailable: %1")
+                                             .arg(why));
     deviceNote_->setText(tr("CUDA is unavailable: %1").arg(why));
     deviceNote_->setVisible(!cudaAvailable_);
 }
@@ -338,7 +341,7 @@ void ModelPanel::setLoadProgress(int percent, const QString& stage) {
 
 void ModelPanel::setModel(const ModelMetadata& m) {
     model_ = m;
-    if (m.device == QLatin1String("CUDA"))
+    if (m.device == DeviceKind::Cuda)
         setCudaAvailability(true, {});
     else if (!m.cudaUnavailable.isEmpty())
         setCudaAvailability(false, m.cudaUnavailable);
@@ -355,7 +358,8 @@ void ModelPanel::setLoadFailed(const QString& message) {
     error_ = name.isEmpty() ? tr("Could not load the model: %1").arg(message)
                             : tr("Could not load %1: %2").arg(name, message);
     if (loaded_)
-        error_ += QLatin1Char('\n') + tr("The previous model (%1) is still loaded.").arg(model_.name);
+        error_ +=
+            QLatin1Char('\n') + tr("The previous model (%1) is still loaded.").arg(model_.name);
     status_->setText(error_);
     updateRecentItems();
 }
@@ -367,8 +371,8 @@ QString ModelPanel::modelPathFromMime(const QMimeData* mime) {
     if (!url.isLocalFile())
         return {};
     const QFileInfo info(url.toLocalFile());
-    if (info.isDir() || (info.isFile() && info.suffix().compare(QLatin1String("gguf"),
-                                                                Qt::CaseInsensitive) == 0))
+    if (info.isDir() ||
+        (info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0))
         return info.absoluteFilePath();
     return {};
 }
@@ -388,7 +392,7 @@ void ModelPanel::dropEvent(QDropEvent* e) {
 
 void ModelPanel::showMetadata() {
     if (loading_)
-        return;  // the status line shows the progress
+        return; // the status line shows the progress
     if (!error_.isEmpty()) {
         status_->setText(error_);
         return;
@@ -405,12 +409,12 @@ void ModelPanel::showMetadata() {
                          : tr("Loaded."));
     name_->setText(m.name);
     arch_->setText(QStringLiteral("%1 (%2)").arg(m.architecture, m.format));
-    if (m.device == QLatin1String("CUDA"))
-        device_in_use_->setText(tr("CUDA: %1").arg(m.deviceName));
+    if (m.device == DeviceKind::Cuda)
+        deviceInUse_->setText(MemoryPlanText::device(m.device, m.deviceName));
     else if (m.devicePreference == QLatin1String("auto") && !m.cudaUnavailable.isEmpty())
-        device_in_use_->setText(tr("CPU (CUDA is unavailable: %1)").arg(m.cudaUnavailable));
+        deviceInUse_->setText(tr("CPU (CUDA is unavailable: %1)").arg(m.cudaUnavailable));
     else
-        device_in_use_->setText(tr("CPU"));
+        deviceInUse_->setText(tr("CPU"));
     params_->setText(tr("%1 parameters, %2 of weights")
                          .arg(formatCount(m.parameterCount), formatBytes(m.weightBytes)));
     dtypes_->setText(m.dtypeSummary.join(QLatin1Char('\n')));
@@ -425,4 +429,4 @@ void ModelPanel::showMetadata() {
     path_->setText(QDir::toNativeSeparators(m.path));
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -22,14 +22,14 @@ namespace llmwb {
 class ModelPanel : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     explicit ModelPanel(QWidget* parent = nullptr);
 
     // Most recent first. Paths that no longer exist are listed as missing (not openable).
     void setRecentModels(const QStringList& paths);
     QStringList recentModels() const;
     bool isLoading() const { return loading_; }
-    QString fieldText(const char* objectName) const;  // for tests
+    QString fieldText(const char* objectName) const; // for tests
     QComboBox* deviceCombo() const { return device_; }
     // "auto", "cpu" or "cuda".
     QString devicePreference() const;
@@ -38,7 +38,7 @@ public:
     // The model path a drop carries: one local .gguf file or one folder; "" otherwise.
     static QString modelPathFromMime(const QMimeData* mime);
 
-public slots:
+  public slots:
     void setLoading(const QString& path);
     void setModel(const llmwb::ModelMetadata& m);
     void setLoadFailed(const QString& message);
@@ -50,7 +50,7 @@ public slots:
     // Unavailable: the CUDA entry is disabled and the reason shown (tooltip and a note).
     void setCudaAvailability(bool available, const QString& reason);
 
-signals:
+  signals:
     void openRequested(const QString& path);
     // The user pressed Cancel while a model was loading.
     void cancelLoadRequested();
@@ -60,12 +60,12 @@ signals:
     // The user chose a device ("auto", "cpu", "cuda").
     void deviceChosen(const QString& preference);
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
-private:
+  private:
     void retranslate();
     void showMetadata();
     QLabel* addField(const char* objectName);
@@ -86,12 +86,11 @@ private:
     QList<QLabel*> fieldLabels_;
     QLabel* status_;
     QProgressBar* busy_;
-    QLabel *name_, *arch_, *device_in_use_, *params_, *dtypes_, *context_, *shape_, *tmpl_,
-        *path_;
+    QLabel *name_, *arch_, *deviceInUse_, *params_, *dtypes_, *context_, *shape_, *tmpl_, *path_;
     QLabel* deviceTitle_;
     QComboBox* device_;
     QLabel* deviceNote_;
-    bool cudaAvailable_ = true;  // until told otherwise
+    bool cudaAvailable_ = true; // until told otherwise
     QString cudaReason_;
     QPushButton* openFile_;
     QPushButton* openFolder_;
@@ -106,4 +105,4 @@ QString formatCount(qint64 n);
 // "4.1 GiB", "350 MiB"
 QString formatBytes(qint64 bytes);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -14,6 +14,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "engine/runtime/kv_block_size.h"
+#include "ui/memory_plan_text.h"
 
 namespace llmwb {
 
@@ -78,12 +80,12 @@ void TuningPanel::build() {
     maxTokens_->setKeyboardTracking(false);
     blockSize_ = new QComboBox(this);
     blockSize_->setObjectName(QStringLiteral("blockSizeCombo"));
-    for (int b : {8, 16, 32})
+    for (int b : kKvBlockSizes)
         blockSize_->addItem(QString::number(b), b);
     blockNote_ = new QLabel(this);
     kvDtype_ = new QComboBox(this);
     kvDtype_->setObjectName(QStringLiteral("kvDtypeCombo"));
-    kvDtype_->addItem(QStringLiteral("fp32"));
+    kvDtype_->addItem(QStringLiteral("–")); // the backend's, from the first view
     kvDtype_->setEnabled(false);
     kvNote_ = new QLabel(this);
     specTokens_ = new QSpinBox(this);
@@ -222,7 +224,7 @@ void TuningPanel::engineEdited() {
 void TuningPanel::samplingEdited() {
     if (loading_)
         return;
-    SamplingSettings s = sampling_;  // keeps max tokens and seed
+    SamplingSettings s = sampling_; // keeps max tokens and seed
     s.temperature = temperature_->value();
     s.topP = topP_->value();
     s.topK = topK_->value();
@@ -253,13 +255,19 @@ void TuningPanel::setEngineBusy(bool busy) {
 }
 
 void TuningPanel::setView(const EngineView& view) {
-    view_.snapshot.memory = view.snapshot.memory;  // the rest of the view is not needed here
-    view_.poolCapped = view.poolCapped;
-    view_.poolCapBlocks = view.poolCapBlocks;
-    view_.planError = view.planError;
+    view_.snapshot.memory = view.snapshot.memory; // the rest of the view is not needed here
+    view_.replanError = view.replanError;
     view_.rebuildPending = view.rebuildPending;
     view_.tuning = view.tuning;
+    const bool backendChanged =
+        !hasView_ || view_.device != view.device || view_.kvDtype != view.kvDtype;
+    view_.device = view.device;
+    view_.kvDtype = view.kvDtype;
     hasView_ = true;
+    if (backendChanged) {
+        kvDtype_->setItemText(0, MemoryPlanText::kvDtype(view_.kvDtype));
+        retranslate();
+    }
     setEngineBusy(view.snapshot.num_running + view.snapshot.num_waiting > 0);
     updatePlanText();
 }
@@ -268,12 +276,14 @@ void TuningPanel::updatePlanText() {
     const QLocale loc = locale();
     const qint64 device = hasView_ ? view_.snapshot.memory.device_bytes : 0;
     if (device > 0)
-        utilBudget_->setText(tr("Budget: %1 of %2 RAM (weights, workspace and KV cache)")
-                                 .arg(loc.formattedDataSize(
-                                          qint64(tuning_.gpuMemoryUtilization * double(device)), 1),
-                                      loc.formattedDataSize(device, 1)));
+        utilBudget_->setText(
+            tr("Budget: %1 of %2 %3 (weights, workspace and KV cache)")
+                .arg(
+                    loc.formattedDataSize(qint64(tuning_.gpuMemoryUtilization * double(device)), 1),
+                    loc.formattedDataSize(device, 1), MemoryPlanText::memoryName(view_.device)));
     else
-        utilBudget_->setText(tr("Budget: %1% of the RAM (weights, workspace and KV cache)")
+        utilBudget_->setText(tr("Budget: %1% of the device memory (weights, workspace and KV "
+                                "cache)")
                                  .arg(loc.toString(tuning_.gpuMemoryUtilization * 100, 'f', 1)));
     if (!hasView_) {
         plan_->setText(tr("Pool: applies when a model is loaded."));
@@ -285,16 +295,15 @@ void TuningPanel::updatePlanText() {
                        .arg(m.block_size)
                        .arg(loc.toString(qint64(m.num_blocks) * m.block_size))
                        .arg(loc.formattedDataSize(m.kv_bytes, 1));
-    if (view_.poolCapped)
-        text += QLatin1Char('\n') + tr("Capped at %1 blocks: %2 sequences of the full context "
-                                       "never need more.")
-                                        .arg(loc.toString(view_.poolCapBlocks))
-                                        .arg(view_.tuning.maxNumSeqs);
+    text += QLatin1Char('\n') +
+            tr("Limited by: %1").arg(MemoryPlanText::limit(m, view_.tuning.maxNumSeqs));
     if (view_.rebuildPending)
-        text += QLatin1Char('\n') + tr("Block size %1 applies when the running requests finish.")
-                                        .arg(tuning_.blockSize);
-    if (!view_.planError.isEmpty())
-        text += QLatin1Char('\n') + tr("Plan failed: %1").arg(view_.planError);
+        text +=
+            QLatin1Char('\n') +
+            tr("Block size %1 applies when the running requests finish.").arg(tuning_.blockSize);
+    if (!view_.replanError.isEmpty())
+        text += QLatin1Char('\n') +
+                tr("Re-planning failed (the previous pool stays): %1").arg(view_.replanError);
     plan_->setText(text);
 }
 
@@ -327,9 +336,9 @@ void TuningPanel::retranslate() {
     blockSize_->setToolTip(blockTip);
     blockNote_->setText(busy_ ? tr("Disabled while requests run.")
                               : tr("Applies when idle (rebuilds the engine)."));
-    kvDtype_->setToolTip(tr("The CPU backend stores the KV cache in fp32; it is the only type "
-                            "the engine has so far."));
-    kvNote_->setText(tr("Only fp32 exists on the CPU backend for now."));
+    kvDtype_->setToolTip(hasView_ ? MemoryPlanText::backendNote(view_.device, view_.kvDtype)
+                                  : tr("The backend decides it when a model is loaded."));
+    kvNote_->setText(tr("Set by the backend: fp32 on the CPU, fp16 on CUDA."));
     specTokens_->setToolTip(tr("Speculative decoding is not implemented yet; this setting will "
                                "take effect once it is."));
     specNote_->setText(tr("Speculative decoding is not implemented yet."));
@@ -352,4 +361,4 @@ void TuningPanel::changeEvent(QEvent* e) {
     QWidget::changeEvent(e);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

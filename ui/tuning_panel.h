@@ -9,7 +9,7 @@
 #include <QWidget>
 
 #include "app/services/app_settings.h"
-#include "app/services/engine_worker.h"
+#include "app/services/engine_view.h"
 #include "app/services/generation_types.h"
 
 class QComboBox;
@@ -26,7 +26,7 @@ namespace llmwb {
 class TuningPanel : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     static constexpr int kSliderSteps = 1000;
 
     TuningPanel(AppSettings& settings, QWidget* parent = nullptr);
@@ -55,22 +55,22 @@ public:
     QPushButton* resetButton() const { return reset_; }
     QLabel* planLabel() const { return plan_; }
 
-public slots:
+  public slots:
     // The engine is busy (requests running or waiting): the block size cannot change now.
     void setEngineBusy(bool busy);
     void setView(const llmwb::EngineView& view);
     void resetToDefaults();
 
-signals:
+  signals:
     void tuningChanged(const llmwb::EngineTuning& tuning);
     void samplingChanged(const llmwb::SamplingSettings& sampling);
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
 
-private:
+  private:
     void build();
-    void loadValues();  // settings -> widgets (no signals)
+    void loadValues(); // settings -> widgets (no signals)
     void engineEdited();
     void samplingEdited();
     void retranslate();
@@ -97,4 +97,4 @@ private:
     QPushButton* reset_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -1,7 +1,7 @@
 #include "app/gui/screenshot_runner.h"
 
-#include <QApplication>
 #include <QAction>
+#include <QApplication>
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -170,8 +170,8 @@ void ScreenshotRunner::loadTest() {
         QApplication::processEvents();
         const QString path = QDir(outDir_).filePath(QStringLiteral("08-engine-load-test.png"));
         const bool ok = dock->grab().save(path);
-        std::printf("%s %s (running %d, waiting %d, steps %d, kv %.0f%%)\n", ok ? "saved" : "FAILED",
-                    qPrintable(path), s.num_running, s.num_waiting,
+        std::printf("%s %s (running %d, waiting %d, steps %d, kv %.0f%%)\n",
+                    ok ? "saved" : "FAILED", qPrintable(path), s.num_running, s.num_waiting,
                     panel->timeline()->stepCount(), s.kv_usage * 100);
         std::fflush(stdout);
         chartsUnderLoad();
@@ -191,7 +191,7 @@ void ScreenshotRunner::chartsUnderLoad() {
     polls_ = 0;
     auto poll = std::make_shared<std::function<void()>>();
     *poll = [this, dock, panel, tuning, poll, utilization] {
-        ++polls_;  // one poll per 25 ms
+        ++polls_; // one poll per 25 ms
         if (polls_ % 40 == 0 && polls_ <= 360)
             window_.action(QStringLiteral("loadTestAction"))->trigger();
         if (polls_ == 160)
@@ -229,8 +229,9 @@ double ScreenshotRunner::utilizationForBlocks(int blocks) const {
     const MemoryPlan& m = window_.enginePanel()->lastView().snapshot.memory;
     if (m.device_bytes <= 0)
         return EngineTuning::kDefaultUtilization;
-    const double u = double(m.weight_bytes + m.workspace_bytes + qint64(blocks) * m.bytes_per_block) /
-                     double(m.device_bytes);
+    const double u =
+        double(m.weight_bytes + m.workspace_bytes + qint64(blocks) * m.bytes_per_block) /
+        double(m.device_bytes);
     return std::clamp(std::ceil(u * 10000.0) / 10000.0, EngineTuning::kMinUtilization, 1.0);
 }
 
@@ -257,28 +258,54 @@ void ScreenshotRunner::themesAndLanguages() {
                 translations_.apply(QStringLiteral("zh_CN"));
                 after(400, [this] {
                     save(QStringLiteral("06-zh_CN"));
-                    floatDock(QStringLiteral("tuningDock"), QSize(460, 760), [this](QDockWidget* d) {
-                        after(300, [this, d] {
-                            grabWidget(d, QStringLiteral("13-tuning-dock-zh_CN-dark"));
-                            d->setFloating(false);
-                            window_.dock(QStringLiteral("engineDock"))->raise();
-                            theme_.apply(ThemeChoice::Light);
-                            window_.resize(1280, 720);
-                            after(400, [this] {
-                                save(QStringLiteral("07-zh_CN-light-1280x720"));
-                                translations_.apply(QStringLiteral("en"));
-                                window_.enginePanel()->showTab(EnginePanel::ChartsTab);
-                                after(400, [this] {
-                                    save(QStringLiteral("14-charts-docked-1280x720"));
-                                    window_.dock(QStringLiteral("tuningDock"))->raise();
-                                    after(300, [this] {
-                                        save(QStringLiteral("15-tuning-docked-1280x720"));
-                                        QApplication::exit(0);
-                                    });
-                                });
-                            });
-                        });
-                    });
+                    floatDock(QStringLiteral("tuningDock"), QSize(460, 760),
+                              [this](QDockWidget* d) {
+                                  after(300, [this, d] {
+                                      grabWidget(d, QStringLiteral("13-tuning-dock-zh_CN-dark"));
+                                      d->setFloating(false);
+                                      window_.dock(QStringLiteral("engineDock"))->raise();
+                                      theme_.apply(ThemeChoice::Light);
+                                      window_.resize(1280, 720);
+                                      after(400, [this] {
+                                          save(QStringLiteral("07-zh_CN-light-1280x720"));
+                                          translations_.apply(QStringLiteral("en"));
+                                          window_.enginePanel()->showTab(EnginePanel::ChartsTab);
+                                          after(400, [this] {
+                                              save(QStringLiteral("14-charts-docked-1280x720"));
+                                              window_.dock(QStringLiteral("tuningDock"))->raise();
+                                              after(300, [this] {
+                                                  save(QStringLiteral("15-tuning-docked-1280x720"));
+                                                  memoryAndTuningDocked();
+                                              });
+                                          });
+                                      });
+                                  });
+                              });
+                });
+            });
+        });
+    });
+}
+
+// The Memory tab and the Tuning dock docked in a 1280x800 window, in English and in Simplified
+// Chinese (the texts of the plan's limit and of the backend's KV-cache dtype must fit there).
+void ScreenshotRunner::memoryAndTuningDocked() {
+    window_.resize(1280, 800);
+    window_.dock(QStringLiteral("engineDock"))->raise();
+    window_.enginePanel()->showTab(EnginePanel::MemoryTab);
+    after(400, [this] {
+        save(QStringLiteral("16-memory-docked-1280x800"));
+        window_.dock(QStringLiteral("tuningDock"))->raise();
+        after(300, [this] {
+            save(QStringLiteral("17-tuning-docked-1280x800"));
+            translations_.apply(QStringLiteral("zh_CN"));
+            window_.dock(QStringLiteral("engineDock"))->raise();
+            after(400, [this] {
+                save(QStringLiteral("18-memory-docked-1280x800-zh_CN"));
+                window_.dock(QStringLiteral("tuningDock"))->raise();
+                after(300, [this] {
+                    save(QStringLiteral("19-tuning-docked-1280x800-zh_CN"));
+                    QApplication::exit(0);
                 });
             });
         });
@@ -295,4 +322,4 @@ void ScreenshotRunner::floatDock(const QString& name, const QSize& size,
     after(200, [d, then = std::move(then)] { then(d); });
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -2,7 +2,8 @@
 // each as a PNG (QWidget::grab): empty chat, Markdown rendering, a streaming answer, the
 // finished answer with its figures, the Engine dock during a load test (KV block map and
 // batch timeline), the charts under load (the pool shrunk through the Tuning dock meanwhile),
-// the memory panel, the Tuning dock, the dark theme, Simplified Chinese, and 1280x720. Quits.
+// the memory panel, the Tuning dock, the dark theme, Simplified Chinese, 1280x720, and the
+// Memory tab and the Tuning dock docked at 1280x800 in English and Chinese. Quits.
 #pragma once
 
 #include <QObject>
@@ -25,16 +26,16 @@ class TranslationLoader;
 class ScreenshotRunner : public QObject {
     Q_OBJECT
 
-public:
+  public:
     ScreenshotRunner(MainWindow& window, ChatController& controller, ThemeController& theme,
                      TranslationLoader& translations, const QString& outDir,
                      QObject* parent = nullptr);
 
-public slots:
+  public slots:
     void onModelLoaded(const llmwb::ModelMetadata& m);
     void onModelLoadFailed(const QString& message);
 
-private:
+  private:
     void save(const QString& name);
     void after(int ms, std::function<void()> fn);
     void showMarkdownSample();
@@ -46,6 +47,7 @@ private:
     double utilizationForBlocks(int blocks) const;
     void floatDock(const QString& name, const QSize& size, std::function<void(QDockWidget*)> then);
     void themesAndLanguages();
+    void memoryAndTuningDocked();
 
     MainWindow& window_;
     ChatController& controller_;
@@ -58,4 +60,4 @@ private:
     double restoreUtilization_ = 0;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

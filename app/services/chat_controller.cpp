@@ -17,7 +17,9 @@ struct ChatController::Active {
 ChatController::ChatController(ConversationStore& store, QObject* parent)
     : QObject(parent), store_(store) {}
 
-ChatController::~ChatController() { shutdown(); }
+ChatController::~ChatController() {
+    shutdown();
+}
 
 bool ChatController::report(const QString& message) {
     emit errorOccurred(message);
@@ -26,8 +28,7 @@ bool ChatController::report(const QString& message) {
 
 std::optional<Conversation> ChatController::newConversation(const QString& title) {
     // An empty title is shown as "New chat" and replaced by the first message.
-    auto c = store_.createConversation(title, {},
-                                       defaultSampling_.toJson(), modelName_);
+    auto c = store_.createConversation(title, {}, defaultSampling_.toJson(), modelName_);
     if (!c) {
         report(store_.errorString());
         return std::nullopt;
@@ -184,7 +185,7 @@ bool ChatController::startGeneration(qint64 conversationId) {
 void ChatController::onToken(quint64 requestId, qint64 conversationId, const QString& delta) {
     auto it = active_.find(conversationId);
     if (it == active_.end() || (*it)->requestId != requestId)
-        return;  // a request that was already finished here (e.g. deleted conversation)
+        return; // a request that was already finished here (e.g. deleted conversation)
     (*it)->writer->append(delta);
     emit messageTextChanged(conversationId, (*it)->messageId, (*it)->writer->text());
 }
@@ -196,6 +197,7 @@ void ChatController::onFinished(const GenerationStats& stats) {
     GenerationFigures f;
     f.promptTokens = stats.promptTokens;
     f.completionTokens = stats.completionTokens;
+    f.finishReason = stats.finishReason;
     if (stats.completionTokens > 0) {
         f.ttftMs = stats.ttftMs;
         f.tokensPerSecond = stats.tokensPerSecond;
@@ -230,10 +232,12 @@ void ChatController::shutdown() {
     // event queue: take them first, so nothing that was generated is lost.
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
     const QList<qint64> ids = active_.keys();
+    GenerationFigures stopped;
+    stopped.finishReason = FinishReason::Aborted;
     for (qint64 id : ids) {
         stop(id);
-        finishActive(id, MessageState::Stopped, {});
+        finishActive(id, MessageState::Stopped, stopped);
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -4,11 +4,16 @@ namespace llmwb {
 
 QString messageStateName(MessageState s) {
     switch (s) {
-    case MessageState::Complete: return QStringLiteral("complete");
-    case MessageState::Streaming: return QStringLiteral("streaming");
-    case MessageState::Stopped: return QStringLiteral("stopped");
-    case MessageState::Error: return QStringLiteral("error");
-    case MessageState::Interrupted: return QStringLiteral("interrupted");
+    case MessageState::Complete:
+        return QStringLiteral("complete");
+    case MessageState::Streaming:
+        return QStringLiteral("streaming");
+    case MessageState::Stopped:
+        return QStringLiteral("stopped");
+    case MessageState::Error:
+        return QStringLiteral("error");
+    case MessageState::Interrupted:
+        return QStringLiteral("interrupted");
     }
     return QStringLiteral("complete");
 }
@@ -22,4 +27,26 @@ std::optional<MessageState> messageStateFromName(const QString& name) {
     return std::nullopt;
 }
 
-}  // namespace llmwb
+QString finishReasonName(FinishReason r) {
+    switch (r) {
+    case FinishReason::None:
+        return {};
+    case FinishReason::Stop:
+        return QStringLiteral("stop");
+    case FinishReason::Length:
+        return QStringLiteral("length");
+    case FinishReason::Aborted:
+        return QStringLiteral("abort");
+    }
+    return {};
+}
+
+std::optional<FinishReason> finishReasonFromName(const QString& name) {
+    for (FinishReason r : {FinishReason::Stop, FinishReason::Length, FinishReason::Aborted}) {
+        if (finishReasonName(r) == name)
+            return r;
+    }
+    return std::nullopt;
+}
+
+} // namespace llmwb

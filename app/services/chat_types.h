@@ -9,18 +9,26 @@
 #include <QString>
 #include <optional>
 
+#include "engine/serving/request.h"
+
 namespace llmwb {
 
 enum class MessageState { Complete, Streaming, Stopped, Error, Interrupted };
 
-QString messageStateName(MessageState s);                          // "complete", ...
+// The spellings stored in the database (and written by the exports); the names of existing
+// databases, so they never change.
+QString messageStateName(MessageState s); // "complete", ...
 std::optional<MessageState> messageStateFromName(const QString& name);
+// "stop", "length", "abort" (OpenAI's finish_reason); "" for None (stored as NULL).
+QString finishReasonName(FinishReason r);
+// nullopt for anything else (the database file is external input).
+std::optional<FinishReason> finishReasonFromName(const QString& name);
 
 struct Conversation {
     qint64 id = 0;
     QString title;
     QString systemPrompt;
-    QJsonObject sampling;  // temperature, top_p, top_k, min_p, max_tokens, seed, ...
+    QJsonObject sampling; // temperature, top_p, top_k, min_p, max_tokens, seed, ...
     QString model;
     QDateTime created;
     QDateTime updated;
@@ -29,7 +37,7 @@ struct Conversation {
 struct ChatMessage {
     qint64 id = 0;
     qint64 conversationId = 0;
-    QString role;  // "system", "user" or "assistant"
+    QString role; // "system", "user" or "assistant"
     QString content;
     QString model;
     QJsonObject sampling;
@@ -39,6 +47,8 @@ struct ChatMessage {
     std::optional<double> tokensPerSecond;
     QDateTime created;
     MessageState state = MessageState::Complete;
+    // Why the answer ended (None: unknown — a message of an older database, or not an answer).
+    FinishReason finishReason = FinishReason::None;
 };
 
 // Figures of one finished (or stopped) generation, stored on the assistant message.
@@ -47,6 +57,7 @@ struct GenerationFigures {
     std::optional<qint64> completionTokens;
     std::optional<double> ttftMs;
     std::optional<double> tokensPerSecond;
+    FinishReason finishReason = FinishReason::None;
 };
 
 struct SearchHit {
@@ -61,7 +72,7 @@ struct SearchHit {
     static constexpr char16_t kMatchEnd = 0xE001;
 };
 
-}  // namespace llmwb
+} // namespace llmwb
 
 Q_DECLARE_METATYPE(llmwb::Conversation)
 Q_DECLARE_METATYPE(llmwb::ChatMessage)

@@ -13,7 +13,9 @@ namespace llmwb {
 
 namespace {
 
-qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+qint64 nowMs() {
+    return QDateTime::currentMSecsSinceEpoch();
+}
 
 QString toJsonText(const QJsonObject& o) {
     return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
@@ -27,7 +29,9 @@ QJsonObject fromJsonText(const QString& text) {
 }
 
 // A null QString binds as SQL NULL; the text columns are NOT NULL with '' for "none".
-QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
+QString text(const QString& s) {
+    return s.isNull() ? QStringLiteral("") : s;
+}
 
 QVariant optionalValue(const std::optional<qint64>& v) {
     return v ? QVariant(*v) : QVariant(QMetaType(QMetaType::LongLong));
@@ -47,11 +51,17 @@ std::optional<double> optionalDouble(const QVariant& v) {
     return v.toDouble();
 }
 
+// NULL for an unknown finish reason.
+QVariant storedFinishReason(FinishReason r) {
+    return r == FinishReason::None ? QVariant(QMetaType(QMetaType::QString))
+                                   : QVariant(finishReasonName(r));
+}
+
 const char* kConversationColumns =
     "id, title, system_prompt, sampling, model, created_at, updated_at";
 const char* kMessageColumns =
     "id, conversation_id, role, content, model, sampling, prompt_tokens, completion_tokens, "
-    "ttft_ms, tokens_per_s, created_at, state";
+    "ttft_ms, tokens_per_s, created_at, state, finish_reason";
 
 Conversation readConversation(const QSqlQuery& q) {
     Conversation c;
@@ -79,6 +89,7 @@ ChatMessage readMessage(const QSqlQuery& q) {
     m.tokensPerSecond = optionalDouble(q.value(9));
     m.created = QDateTime::fromMSecsSinceEpoch(q.value(10).toLongLong());
     m.state = messageStateFromName(q.value(11).toString()).value_or(MessageState::Complete);
+    m.finishReason = finishReasonFromName(q.value(12).toString()).value_or(FinishReason::None);
     return m;
 }
 
@@ -107,7 +118,7 @@ QString likePattern(const QString& term) {
     return QLatin1Char('%') + t + QLatin1Char('%');
 }
 
-}  // namespace
+} // namespace
 
 ConversationStore::ConversationStore(Database& db) : db_(db) {}
 
@@ -207,8 +218,8 @@ std::optional<ChatMessage> ConversationStore::addMessage(const ChatMessage& m) {
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral(
         "INSERT INTO messages(conversation_id, role, content, model, sampling, prompt_tokens, "
-        "completion_tokens, ttft_ms, tokens_per_s, created_at, state) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        "completion_tokens, ttft_ms, tokens_per_s, created_at, state, finish_reason) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     q.addBindValue(m.conversationId);
     q.addBindValue(text(m.role));
@@ -221,6 +232,7 @@ std::optional<ChatMessage> ConversationStore::addMessage(const ChatMessage& m) {
     q.addBindValue(optionalValue(m.tokensPerSecond));
     q.addBindValue(now);
     q.addBindValue(messageStateName(m.state));
+    q.addBindValue(storedFinishReason(m.finishReason));
     if (!q.exec()) {
         fail(q.lastError().text());
         return std::nullopt;
@@ -249,8 +261,8 @@ QList<ChatMessage> ConversationStore::messages(qint64 conversationId) {
 
 std::optional<ChatMessage> ConversationStore::message(qint64 id) {
     QSqlQuery q(db_.connection());
-    q.prepare(QStringLiteral("SELECT %1 FROM messages WHERE id = ?")
-                  .arg(QLatin1String(kMessageColumns)));
+    q.prepare(
+        QStringLiteral("SELECT %1 FROM messages WHERE id = ?").arg(QLatin1String(kMessageColumns)));
     q.addBindValue(id);
     if (!q.exec()) {
         fail(q.lastError().text());
@@ -283,16 +295,17 @@ bool ConversationStore::appendMessageContent(qint64 id, const QString& delta) {
     return q.numRowsAffected() == 1 || fail(tr("no message %1").arg(id));
 }
 
-bool ConversationStore::finishMessage(qint64 id, MessageState state,
-                                      const GenerationFigures& f) {
+bool ConversationStore::finishMessage(qint64 id, MessageState state, const GenerationFigures& f) {
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("UPDATE messages SET state = ?, prompt_tokens = ?, "
-                             "completion_tokens = ?, ttft_ms = ?, tokens_per_s = ? WHERE id = ?"));
+                             "completion_tokens = ?, ttft_ms = ?, tokens_per_s = ?, "
+                             "finish_reason = ? WHERE id = ?"));
     q.addBindValue(messageStateName(state));
     q.addBindValue(optionalValue(f.promptTokens));
     q.addBindValue(optionalValue(f.completionTokens));
     q.addBindValue(optionalValue(f.ttftMs));
     q.addBindValue(optionalValue(f.tokensPerSecond));
+    q.addBindValue(storedFinishReason(f.finishReason));
     q.addBindValue(id);
     if (!q.exec())
         return fail(q.lastError().text());
@@ -347,12 +360,11 @@ QList<SearchHit> ConversationStore::searchFts(const QStringList& terms, int limi
     for (const QString& t : terms)
         phrases << ftsPhrase(t);
     QSqlQuery q(db_.connection());
-    q.prepare(QStringLiteral(
-        "SELECT m.conversation_id, m.id, c.title, m.role, "
-        "snippet(messages_fts, 0, char(57344), char(57345), '…', 24) "
-        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-        "JOIN conversations c ON c.id = m.conversation_id "
-        "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"));
+    q.prepare(QStringLiteral("SELECT m.conversation_id, m.id, c.title, m.role, "
+                             "snippet(messages_fts, 0, char(57344), char(57345), '…', 24) "
+                             "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                             "JOIN conversations c ON c.id = m.conversation_id "
+                             "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"));
     q.addBindValue(phrases.join(QLatin1Char(' ')));
     q.addBindValue(limit);
     QList<SearchHit> out;
@@ -399,7 +411,7 @@ QList<SearchHit> ConversationStore::searchLike(const QStringList& terms, int lim
         const QString content = q.value(4).toString();
         const QString& first = terms.first();
         const qsizetype at = content.indexOf(first, 0, Qt::CaseInsensitive);
-        if (at < 0) {  // LIKE is ASCII-case-insensitive only; fall back to the head
+        if (at < 0) { // LIKE is ASCII-case-insensitive only; fall back to the head
             h.snippet = content.left(2 * kContext);
         } else {
             const qsizetype begin = std::max<qsizetype>(0, at - kContext);
@@ -420,8 +432,8 @@ QString ConversationStore::exportMarkdown(qint64 conversationId) {
     if (!c)
         return {};
     QString md;
-    md += QStringLiteral("# %1\n\n").arg(c->title.isEmpty() ? QStringLiteral("Conversation")
-                                                             : c->title);
+    md += QStringLiteral("# %1\n\n")
+              .arg(c->title.isEmpty() ? QStringLiteral("Conversation") : c->title);
     if (!c->model.isEmpty())
         md += QStringLiteral("Model: %1\n\n").arg(c->model);
     if (!c->systemPrompt.isEmpty()) {
@@ -446,6 +458,8 @@ QString ConversationStore::exportMarkdown(qint64 conversationId) {
             figures << QStringLiteral("%1 tokens/s").arg(*m.tokensPerSecond, 0, 'f', 1);
         if (m.state != MessageState::Complete)
             figures << messageStateName(m.state);
+        else if (m.finishReason == FinishReason::Length)
+            figures << QStringLiteral("finish: %1").arg(finishReasonName(m.finishReason));
         if (!figures.isEmpty())
             md += QStringLiteral("\n*%1*\n").arg(figures.join(QStringLiteral(" · ")));
         md += QLatin1Char('\n');
@@ -483,6 +497,8 @@ QByteArray ConversationStore::exportJson(qint64 conversationId) {
             o[QStringLiteral("ttft_ms")] = *m.ttftMs;
         if (m.tokensPerSecond)
             o[QStringLiteral("tokens_per_s")] = *m.tokensPerSecond;
+        if (m.finishReason != FinishReason::None)
+            o[QStringLiteral("finish_reason")] = finishReasonName(m.finishReason);
         msgs.append(o);
     }
     QJsonObject root;
@@ -493,4 +509,4 @@ QByteArray ConversationStore::exportJson(qint64 conversationId) {
     return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -70,20 +70,27 @@ QStringList migrationV2() {
                        " INSERT INTO messages_fts(messages_fts, rowid, content)"
                        "   VALUES ('delete', old.id, old.content);"
                        " END"),
-        QStringLiteral("CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN"
-                       " INSERT INTO messages_fts(messages_fts, rowid, content)"
-                       "   VALUES ('delete', old.id, old.content);"
-                       " INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
-                       " END"),
+        QStringLiteral(
+            "CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN"
+            " INSERT INTO messages_fts(messages_fts, rowid, content)"
+            "   VALUES ('delete', old.id, old.content);"
+            " INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
+            " END"),
         // Index the messages written under version 1.
         QStringLiteral("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')"),
     };
 }
 
-}  // namespace
+// Why each answer ended ("stop", "length", "abort"; NULL: unknown, as for every message written
+// before version 3).
+QStringList migrationV3() {
+    return {QStringLiteral("ALTER TABLE messages ADD COLUMN finish_reason TEXT")};
+}
+
+} // namespace
 
 const QList<QStringList>& databaseMigrations() {
-    static const QList<QStringList> migrations = {migrationV1(), migrationV2()};
+    static const QList<QStringList> migrations = {migrationV1(), migrationV2(), migrationV3()};
     return migrations;
 }
 
@@ -91,7 +98,9 @@ Database::Database(QString filePath)
     : path_(filePath.isEmpty() ? defaultPath() : std::move(filePath)),
       connectionName_(QStringLiteral("llmwb-db-%1").arg(++g_connectionCounter)) {}
 
-Database::~Database() { close(); }
+Database::~Database() {
+    close();
+}
 
 QString Database::defaultPath() {
     QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
@@ -113,8 +122,7 @@ bool Database::fail(const QString& what, const QString& detail) {
 bool Database::exec(const QString& sql) {
     QSqlQuery q(connection());
     if (!q.exec(sql))
-        return fail(tr("a statement failed"),
-                    q.lastError().text());
+        return fail(tr("a statement failed"), q.lastError().text());
     return true;
 }
 
@@ -125,8 +133,7 @@ bool Database::open(int targetVersion) {
         return fail(QStringLiteral("invalid schema version"), QString::number(targetVersion));
     const QFileInfo info(path_);
     if (!QDir().mkpath(info.absolutePath()))
-        return fail(tr("cannot create the folder"),
-                    info.absolutePath());
+        return fail(tr("cannot create the folder"), info.absolutePath());
     if (info.exists() && !info.isFile())
         return fail(tr("not a file"), path_);
 
@@ -167,8 +174,7 @@ bool Database::applyPragmas() {
     // The first statement that touches the file: a corrupt or foreign file fails here.
     QSqlQuery q(connection());
     if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next())
-        return fail(tr("not a usable SQLite database"),
-                    q.lastError().text());
+        return fail(tr("not a usable SQLite database"), q.lastError().text());
     const QString mode = q.value(0).toString().toLower();
     if (mode != QLatin1String("wal"))
         return fail(tr("cannot enable WAL"), mode);
@@ -216,9 +222,7 @@ bool Database::migrate(int targetVersion) {
         }
         if (!ok) {
             db.rollback();
-            error_ = tr("%1 [migration to %2]")
-                         .arg(error_)
-                         .arg(v);
+            error_ = tr("%1 [migration to %2]").arg(error_).arg(v);
             return false;
         }
         if (!db.commit())
@@ -237,4 +241,4 @@ QString Database::integrityCheck() {
     return lines.join(QLatin1Char('\n'));
 }
 
-}  // namespace llmwb
+} // namespace llmwb

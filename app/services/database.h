@@ -13,9 +13,10 @@ namespace llmwb {
 class Database {
     Q_DECLARE_TR_FUNCTIONS(llmwb::Database)
 
-public:
-    // Schema versions: 1 = conversations + messages; 2 = presets, bench_runs, FTS5 search.
-    static constexpr int kLatestVersion = 2;
+  public:
+    // Schema versions: 1 = conversations + messages; 2 = presets, bench_runs, FTS5 search;
+    // 3 = messages.finish_reason.
+    static constexpr int kLatestVersion = 3;
 
     // filePath empty: defaultPath() (QStandardPaths::AppDataLocation/llmwb.sqlite).
     explicit Database(QString filePath = {});
@@ -33,12 +34,12 @@ public:
     QString errorString() const { return error_; }
     QString filePath() const { return path_; }
     QSqlDatabase connection() const;
-    int schemaVersion() const;   // 0 when empty or unreadable
-    QString integrityCheck();    // "ok" or SQLite's findings (or the error)
+    int schemaVersion() const; // 0 when empty or unreadable
+    QString integrityCheck();  // "ok" or SQLite's findings (or the error)
 
     static QString defaultPath();
 
-private:
+  private:
     bool exec(const QString& sql);
     bool applyPragmas();
     bool migrate(int targetVersion);
@@ -53,4 +54,4 @@ private:
 // The SQL of each migration, in order (index 0 = version 1). Each statement is one element.
 const QList<QStringList>& databaseMigrations();
 
-}  // namespace llmwb
+} // namespace llmwb

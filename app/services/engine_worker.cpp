@@ -5,14 +5,11 @@
 #include <QMutexLocker>
 #include <cmath>
 
-#include "app/services/kv_pool_plan.h"
 #include "engine/backend/device_select.h"
 #include "engine/chat/chat_template.h"
 #include "engine/model/demo_model.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_info.h"
-#include "engine/runtime/cpu_executor.h"
-#include "engine/runtime/transformer.h"
 #include "engine/serving/engine.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/thread_pool.h"
@@ -21,7 +18,9 @@ namespace llmwb {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
 
 SamplingParams toParams(const SamplingSettings& s) {
     SamplingParams p;
@@ -49,22 +48,21 @@ QStringList dtypeSummary(const LoadedModel& m) {
     return lines;
 }
 
-}  // namespace
+} // namespace
 
 struct EngineWorker::Model {
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<Tokenizer> tokenizer;
     std::optional<ChatTemplate> chatTemplate;
-    std::unique_ptr<Transformer> transformer;     // the CPU backend only
-    std::unique_ptr<ModelExecutor> executor;      // the backend (refers to transformer)
-    std::unique_ptr<Engine> serving;  // last: it refers to executor and tokenizer
-    QString loadPath;                 // what loadModel() was given (for a reload)
+    Backend backend;                 // the executor (on the CPU over a Transformer of `model`)
+    std::unique_ptr<Engine> serving; // last: it refers to the executor and the tokenizer
+    QString loadPath;                // what loadModel() was given (for a reload)
     ModelMetadata metadata;
     StepOutputs out;
 };
 
 struct EngineWorker::Active {
-    quint64 requestId = 0;  // the app's id (0: a load test request)
+    quint64 requestId = 0; // the app's id (0: a load test request)
     qint64 conversationId = 0;
     bool loadTest = false;
     QString pending;
@@ -73,20 +71,17 @@ struct EngineWorker::Active {
     bool firstToken = false;
 };
 
-void registerEngineViewTypes() {
-    qRegisterMetaType<llmwb::EngineSnapshot>("llmwb::EngineSnapshot");
-    qRegisterMetaType<llmwb::EngineView>("llmwb::EngineView");
-}
-
-EngineWorker::EngineWorker(int threads, QObject* parent)
-    : QObject(parent), threads_(threads), model_(std::make_unique<Model>()) {
+EngineWorker::EngineWorker(int cpuThreads, QObject* parent)
+    : QObject(parent), cpuThreads_(cpuThreads), model_(std::make_unique<Model>()) {
     registerGenerationTypes();
     registerEngineViewTypes();
     sinceView_.start();
     clock_.start();
 }
 
-EngineWorker::~EngineWorker() { qDeleteAll(active_); }
+EngineWorker::~EngineWorker() {
+    qDeleteAll(active_);
+}
 
 void EngineWorker::stop(quint64 requestId) {
     QMutexLocker lock(&mutex_);
@@ -143,7 +138,17 @@ EngineConfig EngineWorker::engineConfig(int32_t blockSize) const {
     ec.block_size = blockSize;
     ec.max_num_seqs = tuning_.maxNumSeqs;
     ec.max_num_batched_tokens = tuning_.maxNumBatchedTokens;
+    ec.memory = memoryBudget();
+    ec.record_steps = true; // the Engine dock draws the scheduled requests' block tables
     return ec;
+}
+
+MemoryBudget EngineWorker::memoryBudget() const {
+    MemoryBudget b;
+    b.utilization = tuning_.gpuMemoryUtilization;
+    b.device_bytes = tuning_.deviceBytes; // 0: the executor's device memory
+    b.fallback_when_short = true;         // keep the model usable; the plan's note says why
+    return b;
 }
 
 // Stages: reading (the file is mapped and parsed), validating, tokenizer, preparing the weights,
@@ -189,8 +194,8 @@ void EngineWorker::doLoad(const QString& path) {
         emit loadCancelled(path);
         return;
     }
-    if (!pool_)
-        pool_ = std::make_unique<kernels::ThreadPool>(threads_);
+    if (!cpuPool_)
+        cpuPool_ = std::make_unique<kernels::ThreadPool>(cpuThreads_);
     auto engine = std::make_unique<Model>();
     engine->model = std::move(*loaded);
     engine->tokenizer = std::move(*tokenizer);
@@ -202,40 +207,30 @@ void EngineWorker::doLoad(const QString& path) {
     CudaExecutorOptions cudaOptions;
     cudaOptions.max_tokens = std::max(1, tuning_.maxNumBatchedTokens);
     cudaOptions.max_seqs = std::max(1, tuning_.maxNumSeqs);
-    auto selected = select_cuda_executor(pref, *engine->model, cudaOptions, cudaPlugin_);
-    if (!selected) {
-        cudaUnavailable_ = q(selected.message());
+    auto backend = open_backend(pref, *engine->model, *cpuPool_, cudaOptions, cudaPlugin_);
+    if (!backend) { // only when CUDA was asked for
+        cudaUnavailable_ = q(backend.message());
         emit deviceAvailability(false, cudaUnavailable_);
         emit loadFailed(tr("CUDA is unavailable: %1").arg(cudaUnavailable_));
         return;
     }
-    if (selected->plugin)
-        cudaPlugin_ = selected->plugin;
-    if (selected->executor) {
+    engine->backend = std::move(*backend);
+    if (engine->backend.plugin)
+        cudaPlugin_ = engine->backend.plugin;
+    const ModelExecutor& exec = *engine->backend.executor;
+    const bool onCuda = engine->backend.on_cuda();
+    if (onCuda) {
         cudaUnavailable_.clear();
-        engine->executor = std::move(selected->executor);
-    } else {
-        if (pref == DevicePreference::Auto) {
-            cudaUnavailable_ = q(selected->unavailable);
-            emit deviceAvailability(false, cudaUnavailable_);
-        }
-        engine->transformer = std::make_unique<Transformer>(*engine->model, *pool_);
-        engine->executor = std::make_unique<CpuExecutor>(*engine->transformer);
+    } else if (pref == DevicePreference::Auto && !engine->backend.cuda_unavailable.empty()) {
+        cudaUnavailable_ = q(engine->backend.cuda_unavailable);
+        emit deviceAvailability(false, cudaUnavailable_);
     }
     if (!loadStage(85, tr("Planning the KV cache"))) {
         emit loadCancelled(path);
         return;
     }
-    EngineConfig ec = engineConfig(tuning_.blockSize);
-    const ModelExecutor& exec = *engine->executor;
-    const KvPoolChoice pool =
-        choose_kv_pool(cfg, exec.weight_bytes(),
-                       estimate_workspace_bytes(cfg, ec.max_num_batched_tokens, ec.max_num_seqs),
-                       ec.block_size, planTuning(exec));
-    ec.memory = pool.budget;
-    if (!pool.useBudget)
-        ec.num_blocks = pool.numBlocks;
-    auto serving = Engine::create(*engine->executor, *engine->tokenizer, ec);
+    auto serving = Engine::create(*engine->backend.executor, *engine->tokenizer,
+                                  engineConfig(tuning_.blockSize));
     if (!serving) {
         emit loadFailed(tr("%1: KV cache: %2").arg(path, q(serving.message())));
         return;
@@ -245,9 +240,7 @@ void EngineWorker::doLoad(const QString& path) {
         return;
     }
     engine->serving = std::move(*serving);
-    poolCapped_ = pool.capped;
-    poolCapBlocks_ = pool.capBlocks;
-    planError_ = pool.error;
+    replanError_.clear();
     rebuildPending_ = false;
 
     ModelMetadata& m = engine->metadata;
@@ -269,13 +262,12 @@ void EngineWorker::doLoad(const QString& path) {
     m.randomWeights = lm.name == kDemoModelName ||
                       QFileInfo(path).fileName() == QLatin1String(kDemoModelFileName);
     m.devicePreference = devicePref_;
-    const bool onCuda = exec.kind() == DeviceKind::Cuda;
-    m.device = onCuda ? QStringLiteral("CUDA") : QStringLiteral("CPU");
+    m.device = exec.kind();
     m.deviceName = q(exec.device_name());
     m.cudaUnavailable = onCuda ? QString() : cudaUnavailable_;
-    view_.device = onCuda ? QStringLiteral("CUDA: %1").arg(m.deviceName) : m.deviceName;
-    view_.kvDtype = exec.kv_dtype() == KvDtype::F16 ? QStringLiteral("fp16")
-                                                    : QStringLiteral("fp32");
+    view_.device = exec.kind();
+    view_.deviceName = m.deviceName;
+    view_.kvDtype = exec.kv_dtype();
     view_.cudaUnavailable = m.cudaUnavailable;
     deviceReloadPending_ = false;
     // Replace the previous model only now that the new one is complete.
@@ -286,13 +278,6 @@ void EngineWorker::doLoad(const QString& path) {
     emitView();
 }
 
-EngineTuning EngineWorker::planTuning(const ModelExecutor& executor) const {
-    EngineTuning t = tuning_;
-    if (t.deviceBytes <= 0)
-        t.deviceBytes = std::max<int64_t>(0, executor.memory().total_bytes);
-    return t;
-}
-
 void EngineWorker::probeDevices() {
     cudaUnavailable_ = q(cuda_unavailable_reason());
     emit deviceAvailability(cudaUnavailable_.isEmpty(), cudaUnavailable_);
@@ -300,13 +285,14 @@ void EngineWorker::probeDevices() {
 
 void EngineWorker::setDevice(const QString& preference) {
     devicePref_ = normalizedDevicePreference(preference);
-    if (!model_ || !model_->serving || !model_->executor)
+    if (!model_ || !model_->serving)
         return;
     // Keep the loaded model when it already runs where the new preference would put it.
-    const bool onCuda = model_->executor->kind() == DeviceKind::Cuda;
-    const bool stays = devicePref_ == QLatin1String("cpu")    ? !onCuda
-                       : devicePref_ == QLatin1String("cuda") ? onCuda
-                                                              : onCuda || !cudaUnavailable_.isEmpty();
+    const bool onCuda = model_->backend.on_cuda();
+    const bool stays = devicePref_ == QLatin1String("cpu") ? !onCuda
+                       : devicePref_ == QLatin1String("cuda")
+                           ? onCuda
+                           : onCuda || !cudaUnavailable_.isEmpty();
     if (stays) {
         model_->metadata.devicePreference = devicePref_;
         deviceReloadPending_ = false;
@@ -319,7 +305,7 @@ void EngineWorker::setDevice(const QString& preference) {
 
 void EngineWorker::reloadOnNewDevice() {
     deviceReloadPending_ = false;
-    const QString path = model_->loadPath;  // a copy: the load replaces model_
+    const QString path = model_->loadPath; // a copy: the load replaces model_
     if (!path.isEmpty())
         loadModel(path);
 }
@@ -345,53 +331,36 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
     }
     applyPoolPlan();
     if (!e.has_unfinished()) {
-        e.step(model_->out);  // nothing to schedule: applies the new plan now
+        e.step(model_->out); // nothing to schedule: applies the new plan now
         emitView();
     }
 }
 
 // Re-plans the pool of the running engine from the tuning (taking effect before its next step).
 void EngineWorker::applyPoolPlan() {
-    Engine& e = *model_->serving;
-    const KvPoolChoice pool =
-        choose_kv_pool(model_->model->config, model_->executor->weight_bytes(),
-                       e.memory_plan().workspace_bytes, e.config().block_size,
-                       planTuning(*model_->executor));
-    const Status st = pool.useBudget ? e.set_memory_budget(pool.budget)
-                                     : e.set_num_blocks(pool.numBlocks);
-    poolCapped_ = pool.capped;
-    poolCapBlocks_ = pool.capBlocks;
-    planError_ = !st ? q(st.message()) : pool.error;
+    const Status st = model_->serving->set_memory_budget(memoryBudget());
+    replanError_ = st ? QString() : q(st.message());
 }
 
 // A new engine with the tuning's block size (the engine must be idle). False: the old one stays.
 bool EngineWorker::rebuildEngine() {
-    EngineConfig ec = engineConfig(tuning_.blockSize);
-    const ModelConfig& cfg = model_->model->config;
-    const KvPoolChoice pool =
-        choose_kv_pool(cfg, model_->executor->weight_bytes(),
-                       estimate_workspace_bytes(cfg, ec.max_num_batched_tokens, ec.max_num_seqs),
-                       ec.block_size, planTuning(*model_->executor));
-    ec.memory = pool.budget;
-    if (!pool.useBudget)
-        ec.num_blocks = pool.numBlocks;
+    const EngineConfig ec = engineConfig(tuning_.blockSize);
+    ModelExecutor& exec = *model_->backend.executor;
     // The executor's KV pool belongs to one engine at a time: the old engine goes first, and a
     // failure recreates it with its own settings (an empty cache).
     const EngineConfig previous = model_->serving->config();
     model_->serving.reset();
-    auto serving = Engine::create(*model_->executor, *model_->tokenizer, ec);
+    auto serving = Engine::create(exec, *model_->tokenizer, ec);
     rebuildPending_ = false;
     if (!serving) {
-        planError_ = q(serving.message());
-        auto old = Engine::create(*model_->executor, *model_->tokenizer, previous);
+        replanError_ = q(serving.message());
+        auto old = Engine::create(exec, *model_->tokenizer, previous);
         if (old)
             model_->serving = std::move(*old);
         return false;
     }
     model_->serving = std::move(*serving);
-    poolCapped_ = pool.capped;
-    poolCapBlocks_ = pool.capBlocks;
-    planError_ = pool.error;
+    replanError_.clear();
     return true;
 }
 
@@ -401,7 +370,8 @@ QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string*
     if (model_->chatTemplate) {
         nlohmann::ordered_json messages = nlohmann::ordered_json::array();
         for (const PromptMessage& m : request.messages)
-            messages.push_back({{"role", m.role.toStdString()}, {"content", m.content.toStdString()}});
+            messages.push_back(
+                {{"role", m.role.toStdString()}, {"content", m.content.toStdString()}});
         ChatRenderOptions opts;
         opts.add_generation_prompt = true;
         if (tok.valid_id(tok.bos_id()))
@@ -412,7 +382,7 @@ QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string*
         if (!text)
             return tr("The chat template failed: %1").arg(q(text.message()));
         *prompt = std::move(*text);
-        *addSpecialTokens = false;  // the template writes the special tokens itself
+        *addSpecialTokens = false; // the template writes the special tokens itself
         return {};
     }
     // No template: a plain transcript.
@@ -430,7 +400,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
     stats.requestId = request.requestId;
     stats.conversationId = request.conversationId;
     if (shuttingDown_ || takeCancelled(request.requestId)) {
-        stats.finishReason = QStringLiteral("cancelled");
+        stats.finishReason = FinishReason::Aborted;
         emit finished(stats);
         return;
     }
@@ -476,18 +446,21 @@ void EngineWorker::generate(const GenerationRequest& request) {
 void EngineWorker::runLoadTest(int count) {
     if (!model_ || !model_->serving || shuttingDown_)
         return;
-    const char* questions[] = {
-        "What is paged attention?", "Explain continuous batching.",
-        "Why does a KV cache grow with the context?", "What is a prefix cache?",
-        "How does top-p sampling work?", "What is speculative decoding?",
-        "Describe the attention mechanism.", "What limits decode throughput?"};
+    const char* questions[] = {"What is paged attention?",
+                               "Explain continuous batching.",
+                               "Why does a KV cache grow with the context?",
+                               "What is a prefix cache?",
+                               "How does top-p sampling work?",
+                               "What is speculative decoding?",
+                               "Describe the attention mechanism.",
+                               "What limits decode throughput?"};
     const std::string system =
         "You are a helpful assistant. Answer briefly and precisely, in plain words, "
         "for an engineer who knows how transformers work. ";
     for (int i = 0; i < count; ++i) {
         std::string prompt = system;
         prompt += questions[i % 8];
-        for (int r = 0; r < i % 3; ++r)  // different prompt lengths
+        for (int r = 0; r < i % 3; ++r) // different prompt lengths
             prompt += " Please give an example and mention the trade-offs.";
         SamplingParams p;
         p.temperature = 0.8f;
@@ -515,7 +488,7 @@ void EngineWorker::postStep() {
     QMetaObject::invokeMethod(this, &EngineWorker::runStep, Qt::QueuedConnection);
 }
 
-void EngineWorker::finishActive(qint64 engineId, Active& a, const QString& reason) {
+void EngineWorker::finishActive(qint64 engineId, Active& a, FinishReason reason) {
     if (a.loadTest) {
         ++loadTestDone_;
         if (--loadTestLeft_ == 0) {
@@ -534,9 +507,21 @@ void EngineWorker::finishActive(qint64 engineId, Active& a, const QString& reaso
         stats.tokensPerSecond = a.metrics.tpot_ms > 0 ? 1000.0 / a.metrics.tpot_ms : 0;
         stats.totalMs = a.metrics.e2e_ms;
         stats.finishReason = reason;
-        takeCancelled(a.requestId);  // a stop that arrived after the end
+        takeCancelled(a.requestId); // a stop that arrived after the end
         emit finished(stats);
     }
+    delete active_.take(engineId);
+}
+
+void EngineWorker::failActive(qint64 engineId, Active& a, const QString& message) {
+    if (a.loadTest) {
+        finishActive(engineId, a, FinishReason::Aborted); // counted as done
+        return;
+    }
+    if (!a.pending.isEmpty())
+        emit token(a.requestId, a.conversationId, a.pending);
+    takeCancelled(a.requestId);
+    emit failed(a.requestId, a.conversationId, message);
     delete active_.take(engineId);
 }
 
@@ -550,7 +535,7 @@ void EngineWorker::applyCancellations() {
         if (!all && (a->loadTest || !takeCancelled(a->requestId)))
             continue;
         model_->serving->abort(id);
-        finishActive(id, *a, QStringLiteral("cancelled"));
+        finishActive(id, *a, FinishReason::Aborted);
     }
 }
 
@@ -559,7 +544,7 @@ void EngineWorker::cancelEverything() {
     for (qint64 id : ids) {
         if (model_ && model_->serving)
             model_->serving->abort(id);
-        finishActive(id, *active_.value(id), QStringLiteral("cancelled"));
+        finishActive(id, *active_.value(id), FinishReason::Aborted);
     }
     view_.loadTestRequests.clear();
 }
@@ -574,27 +559,26 @@ void EngineWorker::runStep() {
         emitView();
         return;
     }
-    if (!busy_) {  // the first step after idle: rates count from now, not from the last view
+    if (!busy_) { // the first step after idle: rates count from now, not from the last view
         busy_ = true;
         sinceView_.restart();
         tokensSinceView_ = promptTokensSinceView_ = 0;
     }
     StepOutputs& out = model_->out;
     engine.step(out);
-    const StepPlan& plan = engine.last_plan();
     if (out.step_index >= 0) {
         StepRecord rec;
         rec.step = out.step_index;
         rec.ms = out.step_ms;
         rec.prefillTokens = out.num_prefill_tokens;
         rec.decodeTokens = out.num_decode_tokens;
-        rec.preempted = int(plan.preempted.size());
+        rec.preempted = int(out.preempted.size());
         promptTokensSinceView_ += out.num_prefill_tokens;
-        rec.segments.reserve(qsizetype(plan.scheduled.size()));
-        for (const ScheduledRequest& s : plan.scheduled)
+        rec.segments.reserve(qsizetype(out.scheduled.size()));
+        for (const ScheduledRequest& s : out.scheduled)
             rec.segments.push_back({s.id, s.num_scheduled, s.prefill});
         view_.steps.push_back(std::move(rec));
-        if (view_.steps.size() > 1000)  // nobody collects them: keep the newest
+        if (view_.steps.size() > 1000) // nobody collects them: keep the newest
             view_.steps.remove(0, view_.steps.size() - 1000);
     }
     for (RequestOutput& o : out.outputs) {
@@ -618,18 +602,23 @@ void EngineWorker::runStep() {
                 a->sinceSignal.restart();
             }
         }
-        if (o.finished)
-            finishActive(o.id, *a,
-                         o.finish == FinishReason::Aborted ? QStringLiteral("cancelled")
-                                                           : q(finish_reason_name(o.finish)));
+        // The worker aborts cancelled requests itself (applyCancellations): an Aborted
+        // request here is one the backend failed.
+        if (o.finished && o.finish == FinishReason::Aborted)
+            failActive(o.id, *a,
+                       tr("The backend failed: %1")
+                           .arg(engine.last_error().empty() ? tr("unknown error")
+                                                            : q(engine.last_error())));
+        else if (o.finished)
+            finishActive(o.id, *a, o.finish);
     }
     if (rebuildPending_ && !engine.has_unfinished())
-        rebuildEngine();  // `engine` is gone after this line
+        rebuildEngine(); // `engine` is gone after this line
     if (!model_->serving)
-        return;  // the rebuild and its fallback failed (planError_ says why)
+        return; // the rebuild and its fallback failed (replanError_ says why)
     if (deviceReloadPending_ && model_->serving && !model_->serving->has_unfinished()) {
         emitView();
-        reloadOnNewDevice();  // replaces model_
+        reloadOnNewDevice(); // replaces model_
         return;
     }
     if (sinceView_.elapsed() >= kSnapshotIntervalMs || !model_->serving->has_unfinished())
@@ -652,9 +641,7 @@ void EngineWorker::emitView() {
     view_.timeMs = clock_.elapsed();
     view_.tuning = tuning_;
     view_.tuning.blockSize = model_->serving->config().block_size;
-    view_.poolCapped = poolCapped_;
-    view_.poolCapBlocks = poolCapBlocks_;
-    view_.planError = planError_;
+    view_.replanError = replanError_;
     view_.rebuildPending = rebuildPending_;
     // Forget load test ids once they are gone from the snapshot.
     if (loadTestLeft_ == 0)
@@ -667,4 +654,4 @@ void EngineWorker::emitView() {
     sinceView_.restart();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

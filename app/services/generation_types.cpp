@@ -9,8 +9,7 @@ namespace llmwb {
 
 namespace {
 
-double clampedDouble(const QJsonObject& o, const char* key, double fallback, double lo,
-                     double hi) {
+double clampedDouble(const QJsonObject& o, const char* key, double fallback, double lo, double hi) {
     const QJsonValue v = o.value(QLatin1String(key));
     if (!v.isDouble() || !std::isfinite(v.toDouble()))
         return fallback;
@@ -25,7 +24,7 @@ qint64 clampedInt(const QJsonObject& o, const char* key, qint64 fallback, qint64
     return static_cast<qint64>(d);
 }
 
-}  // namespace
+} // namespace
 
 QJsonObject SamplingSettings::toJson() const {
     QJsonObject o;
@@ -62,9 +61,8 @@ EngineTuning EngineTuning::clamped() const {
     t.gpuMemoryUtilization = std::clamp(t.gpuMemoryUtilization, kMinUtilization, 1.0);
     t.maxNumSeqs = std::clamp(t.maxNumSeqs, 1, 1024);
     t.maxNumBatchedTokens = std::clamp(t.maxNumBatchedTokens, 16, 65536);
-    if (t.blockSize != 8 && t.blockSize != 16 && t.blockSize != 32)
-        t.blockSize = 16;
-    t.kvCacheDtype = QStringLiteral("fp32");
+    if (!is_kv_block_size(t.blockSize))
+        t.blockSize = kDefaultKvBlockSize;
     t.numSpeculativeTokens = 0;
     t.deviceBytes = std::max<qint64>(0, t.deviceBytes);
     return t;
@@ -89,4 +87,4 @@ void registerGenerationTypes() {
     qRegisterMetaType<ChatMessage>();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -9,6 +9,10 @@
 #include <QString>
 #include <QStringList>
 
+#include "engine/runtime/kv_block_size.h"
+#include "engine/runtime/model_executor.h"
+#include "engine/serving/request.h"
+
 namespace llmwb {
 
 // Sampling parameters as the user sets them (per conversation, stored as JSON).
@@ -21,7 +25,7 @@ struct SamplingSettings {
     double presencePenalty = 0.0;
     double frequencyPenalty = 0.0;
     int maxTokens = 512;
-    qint64 seed = -1;  // -1 = random
+    qint64 seed = -1; // -1 = random
 
     QJsonObject toJson() const;
     // Unknown keys are ignored, missing ones keep their defaults, values out of range are
@@ -31,7 +35,7 @@ struct SamplingSettings {
 };
 
 struct PromptMessage {
-    QString role;  // "system", "user", "assistant"
+    QString role; // "system", "user", "assistant"
     QString content;
 };
 
@@ -48,18 +52,20 @@ struct GenerationStats {
     qint64 promptTokens = 0;
     qint64 completionTokens = 0;
     double ttftMs = 0;
-    double tokensPerSecond = 0;  // decode rate
+    double tokensPerSecond = 0; // decode rate
     double totalMs = 0;
-    QString finishReason;  // "stop", "length", "cancelled"
-    bool cancelled() const { return finishReason == QLatin1String("cancelled"); }
+    // Stop (a stop token or string), Length (max tokens or the context) or Aborted (the user
+    // stopped it). A request the backend failed ends with EngineWorker::failed() instead.
+    FinishReason finishReason = FinishReason::None;
+    bool cancelled() const { return finishReason == FinishReason::Aborted; }
 };
 
 // What the Model panel shows about the loaded model.
 struct ModelMetadata {
     QString path;
     QString name;
-    QString format;        // "gguf", "safetensors"
-    QString architecture;  // "llama", "qwen2", "qwen3"
+    QString format;       // "gguf", "safetensors"
+    QString architecture; // "llama", "qwen2", "qwen3"
     qint64 parameterCount = 0;
     qint64 weightBytes = 0;
     int contextLength = 0;
@@ -68,39 +74,40 @@ struct ModelMetadata {
     int hiddenSize = 0;
     int heads = 0;
     int kvHeads = 0;
-    QStringList dtypeSummary;  // "attention: q4_0 ×8", one line per tensor group
+    QStringList dtypeSummary; // "attention: q4_0 ×8", one line per tensor group
     bool hasChatTemplate = false;
-    bool randomWeights = false;  // the built-in demo model
+    bool randomWeights = false; // the built-in demo model
     // The backend the model runs on.
-    QString devicePreference = QStringLiteral("auto");  // as asked: "auto", "cpu", "cuda"
-    QString device = QStringLiteral("CPU");             // used: "CPU" or "CUDA"
-    QString deviceName = QStringLiteral("CPU");         // e.g. "NVIDIA H200" on CUDA
-    QString cudaUnavailable;  // why CUDA is not used ("" when it is, or the CPU was asked for)
+    QString devicePreference = QStringLiteral("auto"); // as asked: "auto", "cpu", "cuda"
+    DeviceKind device = DeviceKind::Cpu;               // used
+    QString deviceName = QStringLiteral("CPU");        // e.g. "NVIDIA H200" on CUDA
+    QString cudaUnavailable; // why CUDA is not used ("" when it is, or the CPU was asked for)
 };
 
 // The device preferences as AppSettings and EngineWorker::setDevice spell them.
-QStringList devicePreferences();  // "auto", "cpu", "cuda"
+QStringList devicePreferences(); // "auto", "cpu", "cuda"
 // A known preference as is; anything else (external input) reads as "auto".
 QString normalizedDevicePreference(const QString& text);
 
 // Engine settings from the Tuning dock. Utilization, max_num_seqs and max_num_batched_tokens
 // apply while requests run; the block size applies when the engine is idle (it rebuilds the
-// engine). kvCacheDtype and numSpeculativeTokens are shown but have one possible value today.
+// engine). numSpeculativeTokens is shown but has one possible value today. The KV-cache element
+// type is not a setting: the backend decides it (fp32 on the CPU, fp16 on CUDA; EngineView).
 struct EngineTuning {
     // Fraction of device memory (RAM on the CPU backend) the engine may use for weights,
     // workspace and KV cache. 0.5, not vLLM's 0.9: on the CPU the RAM is shared with the system
-    // and the GUI. Small models do not take it all: the app caps the pool at the blocks
-    // max_num_seqs full-length sequences can use (kv_pool_plan.h), and the KV memory is
-    // committed by the OS only as blocks are written.
+    // and the GUI. Small models do not take it all: the engine's memory plan caps the pool at
+    // the blocks max_num_seqs full-length sequences can use (engine/serving/memory_plan.h), and
+    // the KV memory is committed by the OS only as blocks are written.
     static constexpr double kDefaultUtilization = 0.5;
     static constexpr double kMinUtilization = 0.0005;
     double gpuMemoryUtilization = kDefaultUtilization;
     int maxNumSeqs = 16;
     int maxNumBatchedTokens = 512;
-    int blockSize = 16;                       // 8, 16 or 32
-    QString kvCacheDtype = QStringLiteral("fp32");
-    int numSpeculativeTokens = 0;             // speculative decoding is not implemented yet
-    qint64 deviceBytes = 0;                   // 0: physical RAM (tests set a fixed size)
+    int blockSize = kDefaultKvBlockSize; // one of kKvBlockSizes
+    int numSpeculativeTokens = 0;        // speculative decoding is not implemented yet
+    // 0: the executor's device memory (RAM on the CPU); tests set a fixed size.
+    qint64 deviceBytes = 0;
 
     // Values out of range are clamped (settings files are external input).
     EngineTuning clamped() const;
@@ -109,7 +116,7 @@ struct EngineTuning {
 
 void registerGenerationTypes();
 
-}  // namespace llmwb
+} // namespace llmwb
 
 Q_DECLARE_METATYPE(llmwb::SamplingSettings)
 Q_DECLARE_METATYPE(llmwb::GenerationRequest)

@@ -17,13 +17,13 @@ using namespace llmwb;
 class TestAppEngineDevice : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     QString modelPath_, otherPath_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;
-    WorkerRelay relay_;  // spies listen here (see worker_relay.h)
-    QString reason_;     // why CUDA is unavailable, from probeDevices()
+    WorkerRelay relay_; // spies listen here (see worker_relay.h)
+    QString reason_;    // why CUDA is unavailable, from probeDevices()
 
     void invoke(const char* method, const QString& arg) {
         QMetaObject::invokeMethod(worker_, method, Qt::QueuedConnection, Q_ARG(QString, arg));
@@ -45,10 +45,11 @@ private:
         t.start();
         while (finished.isEmpty() && failed.isEmpty() && t.elapsed() < 30000)
             finished.wait(20);
-        return finished.isEmpty() ? GenerationStats{} : finished.first().first().value<GenerationStats>();
+        return finished.isEmpty() ? GenerationStats{}
+                                  : finished.first().first().value<GenerationStats>();
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
         ModelWriterSpec spec;
@@ -94,14 +95,15 @@ private slots:
         QCOMPARE(failed.size(), 0);
         const auto m = loaded.first().first().value<ModelMetadata>();
         QCOMPARE(m.devicePreference, QStringLiteral("auto"));
-        QCOMPARE(m.device, QStringLiteral("CPU"));
+        QCOMPARE(m.device, DeviceKind::Cpu);
         QCOMPARE(m.deviceName, QStringLiteral("CPU"));
         QCOMPARE(m.cudaUnavailable, reason_);
         QVERIFY(waitFor(views, 1, 5000));
         const auto v = views.last().first().value<EngineView>();
-        QCOMPARE(v.device, QStringLiteral("CPU"));
+        QCOMPARE(v.device, DeviceKind::Cpu);
+        QCOMPARE(v.deviceName, m.deviceName);
         QCOMPARE(v.cudaUnavailable, reason_);
-        QCOMPARE(v.kvDtype, QStringLiteral("fp32"));
+        QCOMPARE(v.kvDtype, KvDtype::F32);
         // The load itself found CUDA unusable and said so.
         QVERIFY(waitFor(avail, 1, 5000));
         QCOMPARE(avail.last().at(0).toBool(), false);
@@ -128,7 +130,7 @@ private slots:
 
         const GenerationStats s = generateOne(2);
         QVERIFY(s.completionTokens > 0);
-        QVERIFY(s.finishReason == QLatin1String("length") || s.finishReason == QLatin1String("stop"));
+        QVERIFY(s.finishReason == FinishReason::Length || s.finishReason == FinishReason::Stop);
     }
 
     // Back to the CPU: the next load works again and records the preference.
@@ -141,7 +143,7 @@ private slots:
         QCOMPARE(failed.size(), 0);
         const auto m = loaded.first().first().value<ModelMetadata>();
         QCOMPARE(m.devicePreference, QStringLiteral("cpu"));
-        QCOMPARE(m.device, QStringLiteral("CPU"));
+        QCOMPARE(m.device, DeviceKind::Cpu);
         QCOMPARE(m.layers, 3);
         QVERIFY(generateOne(3).completionTokens > 0);
     }
@@ -166,7 +168,7 @@ private slots:
             AppSettings s(ini);
             QCOMPARE(s.device(), QStringLiteral("cpu"));
             s.raw().setValue(QStringLiteral("engine/device"), QStringLiteral("tpu"));
-            QCOMPARE(s.device(), QStringLiteral("auto"));  // unknown values read as auto
+            QCOMPARE(s.device(), QStringLiteral("auto")); // unknown values read as auto
         }
     }
 };

@@ -9,21 +9,21 @@
 
 #include "app/services/app_settings.h"
 #include "app/services/engine_worker.h"
-#include "tests/app/worker_relay.h"
 #include "engine/model/model_writer.h"
+#include "tests/app/worker_relay.h"
 
 using namespace llmwb;
 
 class TestAppEngineTuning : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     QString modelPath_, otherPath_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;
-    WorkerRelay relay_;  // spies listen here (see worker_relay.h)
-    MemoryPlan plan_;  // of the first load
+    WorkerRelay relay_; // spies listen here (see worker_relay.h)
+    MemoryPlan plan_;   // of the first load
 
     static GenerationRequest request(quint64 id, int maxTokens) {
         GenerationRequest r;
@@ -77,7 +77,7 @@ private:
         return {text, finished.first().first().value<GenerationStats>()};
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
         ModelWriterSpec spec;
@@ -125,12 +125,17 @@ private slots:
         QVERIFY(waitFor(views, 1, 5000));
         const auto v = views.last().first().value<EngineView>();
         // 4 sequences x 1024 tokens / 16 per block; half the RAM holds far more.
-        QVERIFY(v.poolCapped);
-        QCOMPARE(v.poolCapBlocks, 4 * 1024 / 16);
+        QVERIFY(v.snapshot.memory.capped());
+        QCOMPARE(v.snapshot.memory.limit, KvPoolLimit::Context);
+        QCOMPARE(v.snapshot.memory.cap_blocks, 4 * 1024 / 16);
         QCOMPARE(v.snapshot.memory.num_blocks, 4 * 1024 / 16);
         QCOMPARE(int(v.snapshot.blocks.size()), 4 * 1024 / 16);
-        QCOMPARE(v.kvDtype, QStringLiteral("fp32"));
-        QVERIFY(v.planError.isEmpty());
+        // The CPU executor stores fp32, and the plan sized the blocks with 4-byte elements.
+        QCOMPARE(v.device, DeviceKind::Cpu);
+        QCOMPARE(v.kvDtype, KvDtype::F32);
+        QCOMPARE(v.snapshot.memory.kv_elem_bytes, 4);
+        QVERIFY(v.replanError.isEmpty());
+        QVERIFY(v.snapshot.memory.note.empty());
         plan_ = v.snapshot.memory;
     }
 
@@ -139,21 +144,21 @@ private slots:
     void utilizationReplansDuringALoadTest() {
         const auto alone = generateOne(1, 48);
         QVERIFY(alone.second.completionTokens > 0);
-        QCOMPARE(alone.second.finishReason == QLatin1String("cancelled"), false);
+        QVERIFY(!alone.second.cancelled());
 
         // A fixed "device" so that the utilization maps to known block counts.
         const MemoryPlan m = plan_;
         QVERIFY(m.bytes_per_block > 0);
         const qint64 fixed = m.weight_bytes + m.workspace_bytes;
         EngineTuning t;
-        t.maxNumSeqs = 16;  // cap 16 x 64 = 1024 blocks
+        t.maxNumSeqs = 16; // cap 16 x 64 = 1024 blocks
         t.deviceBytes = 2 * (fixed + 400 * m.bytes_per_block);
-        t.gpuMemoryUtilization = 0.5;  // 400 blocks
-        const EngineView big = waitView(
-            [](const EngineView& v) { return v.snapshot.memory.num_blocks == 400; },
-            [&] { setTuning(t); });
+        t.gpuMemoryUtilization = 0.5; // 400 blocks
+        const EngineView big =
+            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 400; },
+                     [&] { setTuning(t); });
         QCOMPARE(big.snapshot.memory.num_blocks, 400);
-        QVERIFY(!big.poolCapped);
+        QCOMPARE(big.snapshot.memory.limit, KvPoolLimit::Utilization);
 
         QSignalSpy loadDone(&relay_, &WorkerRelay::loadTestFinished);
         QSignalSpy finished(&relay_, &WorkerRelay::finished);
@@ -168,15 +173,15 @@ private slots:
         // About 24 blocks: below what 16 requests hold, so some are preempted and resume.
         t.gpuMemoryUtilization = double(fixed + 24 * m.bytes_per_block) / double(t.deviceBytes);
         t.gpuMemoryUtilization = std::ceil(t.gpuMemoryUtilization * 1000) / 1000;
-        const EngineView shrunk = waitView(
-            [](const EngineView& v) { return v.snapshot.memory.num_blocks < 400; },
-            [&] { setTuning(t); });
+        const EngineView shrunk =
+            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks < 400; },
+                     [&] { setTuning(t); });
         QVERIFY2(shrunk.snapshot.memory.num_blocks > 0 && shrunk.snapshot.memory.num_blocks < 400,
                  qPrintable(QString::number(shrunk.snapshot.memory.num_blocks)));
         QCOMPARE(int(shrunk.snapshot.blocks.size()), shrunk.snapshot.memory.num_blocks);
 
         QVERIFY(waitFor(loadDone, 1, 60000));
-        QCOMPARE(loadDone.first().first().toInt(), 16);  // all 16 completed
+        QCOMPARE(loadDone.first().first().toInt(), 16); // all 16 completed
         QVERIFY(waitFor(finished, 1, 30000));
         QCOMPARE(failed.size(), 0);
         const auto stats = finished.first().first().value<GenerationStats>();
@@ -187,12 +192,14 @@ private slots:
         QCOMPARE(stats.finishReason, alone.second.finishReason);
         QCOMPARE(stats.completionTokens, alone.second.completionTokens);
         QCOMPARE(text, alone.first);
-        const EngineView after = waitView([](const EngineView& v) {
-            return v.snapshot.num_running == 0 && v.snapshot.num_waiting == 0;
-        }, {}, 2000);
+        const EngineView after = waitView(
+            [](const EngineView& v) {
+                return v.snapshot.num_running == 0 && v.snapshot.num_waiting == 0;
+            },
+            {}, 2000);
         qInfo("pool 400 -> %d blocks; preemptions so far %lld", shrunk.snapshot.memory.num_blocks,
-              static_cast<long long>(std::max(after.snapshot.total_preemptions,
-                                              shrunk.snapshot.total_preemptions)));
+              static_cast<long long>(
+                  std::max(after.snapshot.total_preemptions, shrunk.snapshot.total_preemptions)));
     }
 
     // A block size change when idle rebuilds the engine at once; while busy it waits for idle.
@@ -214,7 +221,7 @@ private slots:
         QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 64));
         t.blockSize = 8;
         setTuning(t);
-        EngineView pending;  // the first view with the load test's requests
+        EngineView pending; // the first view with the load test's requests
         for (int seen = 0, tries = 0; tries < 40 && !pending.snapshot.num_running; ++tries) {
             if (seen == views.size())
                 views.wait(250);
@@ -224,7 +231,7 @@ private slots:
         }
         QVERIFY(pending.snapshot.num_running > 0);
         QVERIFY(pending.rebuildPending);
-        QCOMPARE(pending.snapshot.block_size, 32);  // not while requests run
+        QCOMPARE(pending.snapshot.block_size, 32); // not while requests run
         QVERIFY(waitFor(loadDone, 1, 60000));
         QCOMPARE(loadDone.first().first().toInt(), 64);
         // The rebuild follows the last step (its view may already be in the spy).
@@ -240,26 +247,31 @@ private slots:
         QVERIFY(!v8.rebuildPending);
     }
 
-    // A budget below the weights: the plan error is reported and a small fallback pool (one
-    // sequence, at most kFallbackTokens) keeps the model usable.
+    // A budget below the weights: the plan falls back to a small pool (one sequence, at most
+    // kFallbackPoolTokens) that keeps the model usable, and its note says why.
     void failedPlanFallsBack() {
         EngineTuning t;
         t.maxNumSeqs = 4;
         t.blockSize = 16;
-        t.deviceBytes = 64 << 10;  // 64 KiB of "device"
+        t.deviceBytes = 64 << 10; // 64 KiB of "device"
         t.gpuMemoryUtilization = 0.5;
-        const EngineView v = waitView([](const EngineView& v) { return !v.planError.isEmpty(); },
-                                      [&] { setTuning(t); });
-        QVERIFY(!v.planError.isEmpty());
+        const EngineView v = waitView(
+            [](const EngineView& v) { return v.snapshot.memory.limit == KvPoolLimit::Fallback; },
+            [&] { setTuning(t); });
+        QCOMPARE(v.snapshot.memory.limit, KvPoolLimit::Fallback);
+        QVERIFY(!v.snapshot.memory.note.empty());
+        QVERIFY(v.replanError.isEmpty()); // the fallback is a plan, not a failure
         QCOMPARE(v.snapshot.block_size, 16);
-        QCOMPARE(v.snapshot.memory.num_blocks, 1024 / 16);  // one 1024-token sequence
+        QCOMPARE(v.snapshot.memory.num_blocks, 1024 / 16); // one 1024-token sequence
         QVERIFY(generateOne(6, 8).second.completionTokens > 0);
         // Back to a working plan: the error goes away.
         t.deviceBytes = 0;
-        const EngineView ok = waitView([](const EngineView& v) { return v.planError.isEmpty(); },
-                                       [&] { setTuning(t); });
-        QVERIFY(ok.planError.isEmpty());
-        QCOMPARE(ok.snapshot.memory.num_blocks, 4 * 1024 / 16);  // capped again
+        const EngineView ok = waitView(
+            [](const EngineView& v) { return v.snapshot.memory.limit != KvPoolLimit::Fallback; },
+            [&] { setTuning(t); });
+        QCOMPARE(ok.snapshot.memory.limit, KvPoolLimit::Context);
+        QVERIFY(ok.snapshot.memory.note.empty());
+        QCOMPARE(ok.snapshot.memory.num_blocks, 4 * 1024 / 16); // capped again
     }
 
     // Cancel between two stages: the previous model stays loaded and keeps generating; the next
@@ -271,7 +283,7 @@ private slots:
             worker_, &EngineWorker::loadProgress, worker_,
             [this](int percent, const QString&) {
                 if (percent >= 60)
-                    worker_->cancelLoad();  // in the worker thread, between two stages
+                    worker_->cancelLoad(); // in the worker thread, between two stages
             },
             Qt::DirectConnection);
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
@@ -316,7 +328,7 @@ private slots:
             QCOMPARE(t.maxNumSeqs, 7);
             QCOMPARE(t.maxNumBatchedTokens, 1000);
             QCOMPARE(t.blockSize, 8);
-            s.raw().setValue("engine/block_size", 12);  // not 8/16/32
+            s.raw().setValue("engine/block_size", 12); // not 8/16/32
             s.raw().setValue("engine/gpu_memory_utilization", 7.0);
             QCOMPARE(s.engineTuning().blockSize, 16);
             QCOMPARE(s.engineTuning().gpuMemoryUtilization, 1.0);

@@ -11,25 +11,26 @@
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
-#include "tests/app/worker_relay.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_writer.h"
-#include "engine/runtime/generator.h"
 #include "engine/runtime/transformer.h"
+#include "engine/serving/engine.h"
+#include "engine/serving/generation.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/thread_pool.h"
+#include "tests/app/worker_relay.h"
 
 using namespace llmwb;
 
 class TestAppEngineWorker : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     QString modelPath_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;
-    WorkerRelay relay_;  // spies listen here (see worker_relay.h)
+    WorkerRelay relay_; // spies listen here (see worker_relay.h)
 
     GenerationRequest request(quint64 id, int maxTokens, const QString& text = "Hello there") {
         GenerationRequest r;
@@ -41,17 +42,17 @@ private:
         return r;
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
         modelPath_ = dir_.filePath("tiny.gguf");
-        ModelWriterSpec spec;  // qwen2, F32, hidden 64, 2 layers, demo tokenizer + ChatML
+        ModelWriterSpec spec; // qwen2, F32, hidden 64, 2 layers, demo tokenizer + ChatML
         spec.seed = 7;
         spec.max_position = 2048;
         const Status st = write_model(spec, modelPath_.toStdString());
         QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
 
-        worker_ = startRelayedWorker(thread_, relay_, 2);  // one signal per token
+        worker_ = startRelayedWorker(thread_, relay_, 2); // one signal per token
 
         QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
@@ -101,7 +102,10 @@ private slots:
         QVERIFY(tok.ok());
         kernels::ThreadPool pool(1);
         Transformer tf(**model, pool);
-        KvCacheStorage kv((*model)->config, 128, 16);
+        EngineConfig ec;
+        ec.memory.num_blocks = 128;
+        auto engine = Engine::create(tf, **tok, ec);
+        QVERIFY(engine.ok());
         const std::string prompt =
             "<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n";
         SamplingParams p;
@@ -109,12 +113,14 @@ private slots:
         p.top_p = 0.9f;
         p.top_k = 40;
         p.max_tokens = 24;
-        auto direct = llmwb::generate(tf, kv, **tok, (*tok)->encode(prompt, false), p, {});
+        auto direct = llmwb::generate(**engine, (*tok)->encode(prompt, false), p);
         QVERIFY(direct.ok());
         QCOMPARE(stats.promptTokens, qint64(direct->prompt_tokens));
         QCOMPARE(stats.completionTokens, qint64(direct->ids.size()));
         QCOMPARE(streamed, QString::fromStdString(direct->text));
-        QCOMPARE(stats.finishReason, QString::fromStdString(direct->finish_reason));
+        QCOMPARE(stats.finishReason, direct->finish);
+        QVERIFY(stats.finishReason == FinishReason::Stop ||
+                stats.finishReason == FinishReason::Length);
     }
 
     void stopsMidStream() {
@@ -130,9 +136,10 @@ private slots:
         QVERIFY(waitFor(finished, 1, 60000));
         disconnect(c);
         const auto stats = finished.first().first().value<GenerationStats>();
-        QCOMPARE(stats.finishReason, QStringLiteral("cancelled"));
+        QCOMPARE(stats.finishReason, FinishReason::Aborted);
         QVERIFY(stats.cancelled());
-        QVERIFY2(stats.completionTokens < 1500, qPrintable(QString::number(stats.completionTokens)));
+        QVERIFY2(stats.completionTokens < 1500,
+                 qPrintable(QString::number(stats.completionTokens)));
         QVERIFY(stats.completionTokens >= 1);
         qInfo("stopped after %lld of at most 1500 tokens", stats.completionTokens);
     }
@@ -173,10 +180,11 @@ private slots:
         QVERIFY(db.open());
         ConversationStore store(db);
         ChatController controller(store);
-        connect(&controller, &ChatController::generateRequested, worker_,
-                &EngineWorker::generate, Qt::QueuedConnection);
-        connect(&controller, &ChatController::stopRequested, worker_,
-                [this](quint64 id) { worker_->stop(id); }, Qt::DirectConnection);
+        connect(&controller, &ChatController::generateRequested, worker_, &EngineWorker::generate,
+                Qt::QueuedConnection);
+        connect(
+            &controller, &ChatController::stopRequested, worker_,
+            [this](quint64 id) { worker_->stop(id); }, Qt::DirectConnection);
         connect(worker_, &EngineWorker::token, &controller, &ChatController::onToken);
         connect(worker_, &EngineWorker::finished, &controller, &ChatController::onFinished);
         connect(worker_, &EngineWorker::failed, &controller, &ChatController::onFailed);
@@ -187,7 +195,7 @@ private slots:
         QSignalSpy done(&controller, &ChatController::messageFinished);
         QVERIFY(controller.send(conv->id, "Hello there"));
         QVERIFY(controller.isGenerating(conv->id));
-        QVERIFY(!controller.send(conv->id, "too early"));  // one answer at a time
+        QVERIFY(!controller.send(conv->id, "too early")); // one answer at a time
         QVERIFY(done.wait(30000));
         QVERIFY(!controller.isGenerating(conv->id));
         const auto msgs = store.messages(conv->id);
@@ -253,8 +261,11 @@ private slots:
             const EngineSnapshot& s = v.snapshot;
             // The pool from the default tuning: capped at max_num_seqs x the 2048-token context.
             QCOMPARE(qsizetype(s.blocks.size()), qsizetype(s.memory.num_blocks));
-            QCOMPARE(s.memory.num_blocks, v.poolCapped ? v.poolCapBlocks : s.memory.num_blocks);
-            QVERIFY(s.memory.num_blocks >= 2048 / 16);
+            QCOMPARE(s.memory.limit, KvPoolLimit::Context);
+            QCOMPARE(s.memory.num_blocks, s.memory.cap_blocks);
+            QCOMPARE(s.memory.cap_blocks, v.tuning.maxNumSeqs * 2048 / 16);
+            QCOMPARE(s.memory.kv_elem_bytes, 4); // the CPU backend stores fp32
+            QCOMPARE(v.kvDtype, KvDtype::F32);
             QCOMPARE(s.num_free_blocks + s.num_used_blocks + s.num_cached_free_blocks,
                      int(s.blocks.size()));
             int used = 0;
@@ -274,7 +285,7 @@ private slots:
         QVERIFY(batchedBoth);
         const auto last = views.last().first().value<EngineView>();
         QCOMPARE(last.snapshot.num_running, 0);
-        QCOMPARE(last.snapshot.num_used_blocks, 0);  // everything returned (or cached)
+        QCOMPARE(last.snapshot.num_used_blocks, 0); // everything returned (or cached)
     }
 
     void stopOneKeepsTheOther() {
@@ -308,7 +319,7 @@ private slots:
         QMetaObject::invokeMethod(worker_, "runLoadTest", Qt::QueuedConnection, Q_ARG(int, 16));
         QVERIFY(waitFor(done, 1, 120000));
         QCOMPARE(done.first().first().toInt(), 16);
-        QCOMPARE(tokens.size(), 0);  // load test text is not streamed to the chat
+        QCOMPARE(tokens.size(), 0); // load test text is not streamed to the chat
         int maxBatch = 0;
         for (const auto& args : views)
             for (const StepRecord& r : args.first().value<EngineView>().steps)
@@ -344,11 +355,11 @@ private slots:
             "q", {}, QJsonObject{{"max_tokens", 1500}, {"temperature", 0.0}});
         QSignalSpy text(&controller, &ChatController::messageTextChanged);
         QVERIFY(controller.send(conv->id, "Hello there"));
-        QVERIFY(text.wait(30000));  // streaming has started
+        QVERIFY(text.wait(30000)); // streaming has started
         worker->stopAll();
         thread.quit();
         QVERIFY(thread.wait(10000));
-        QCoreApplication::processEvents();  // tokens already queued reach the controller
+        QCoreApplication::processEvents(); // tokens already queued reach the controller
         const QString streamed = controller.streamingText(conv->id);
         controller.shutdown();
         QVERIFY(!controller.isGenerating(conv->id));

@@ -37,16 +37,16 @@ QString plainSnippet(QString s) {
     return s;
 }
 
-}  // namespace
+} // namespace
 
 class TestAppStorage : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     QString dbPath(const char* name) { return dir_.filePath(QString::fromLatin1(name)); }
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(dir_.isValid()); }
 
     void migratesFromEmpty() {
@@ -55,7 +55,7 @@ private slots:
         QCOMPARE(db.schemaVersion(), Database::kLatestVersion);
         QCOMPARE(scalar(db, "PRAGMA journal_mode").toString(), QStringLiteral("wal"));
         QCOMPARE(scalar(db, "PRAGMA foreign_keys").toInt(), 1);
-        QCOMPARE(scalar(db, "PRAGMA synchronous").toInt(), 1);  // NORMAL
+        QCOMPARE(scalar(db, "PRAGMA synchronous").toInt(), 1); // NORMAL
         for (const char* table : {"conversations", "messages", "presets", "bench_runs",
                                   "messages_fts", "schema_version"}) {
             QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name='%1'")
@@ -79,9 +79,9 @@ private slots:
             Database db(path);
             QVERIFY2(db.open(1), qPrintable(db.errorString()));
             QCOMPARE(db.schemaVersion(), 1);
-            QCOMPARE(scalar(db, "SELECT count(*) FROM sqlite_master WHERE name='messages_fts'")
-                         .toInt(),
-                     0);
+            QCOMPARE(
+                scalar(db, "SELECT count(*) FROM sqlite_master WHERE name='messages_fts'").toInt(),
+                0);
             QSqlQuery q(db.connection());
             QVERIFY(q.exec("INSERT INTO conversations(id, title, created_at, updated_at) "
                            "VALUES (7, 'old chat', 1, 1)"));
@@ -90,7 +90,7 @@ private slots:
         }
         Database db(path);
         QVERIFY2(db.open(), qPrintable(db.errorString()));
-        QCOMPARE(db.schemaVersion(), 2);
+        QCOMPARE(db.schemaVersion(), Database::kLatestVersion);
         ConversationStore store(db);
         const auto hits = store.search(QStringLiteral("full-text"));
         QCOMPARE(hits.size(), 1);
@@ -99,6 +99,75 @@ private slots:
         // New rows are indexed by the triggers created in version 2.
         QVERIFY(store.addMessage(makeMessage(7, "assistant", "a newer answer")));
         QCOMPARE(store.search(QStringLiteral("newer")).size(), 1);
+    }
+
+    // Version 3 adds messages.finish_reason: the answers of a version-2 database keep their
+    // state and read with an unknown finish reason; new answers store theirs.
+    void migratesFromVersion2() {
+        const QString path = dbPath("v2.sqlite");
+        {
+            Database db(path);
+            QVERIFY2(db.open(2), qPrintable(db.errorString()));
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec("INSERT INTO conversations(id, title, created_at, updated_at) "
+                           "VALUES (3, 'v2 chat', 1, 1)"));
+            QVERIFY(q.exec("INSERT INTO messages(id, conversation_id, role, content, created_at, "
+                           "state) VALUES (30, 3, 'assistant', 'an old answer', 1, 'stopped')"));
+        }
+        Database db(path);
+        QVERIFY2(db.open(), qPrintable(db.errorString()));
+        QCOMPARE(db.schemaVersion(), 3);
+        ConversationStore store(db);
+        const auto old = store.message(30);
+        QVERIFY(old);
+        QCOMPARE(old->state, MessageState::Stopped);
+        QCOMPARE(old->finishReason, FinishReason::None);
+        QVERIFY(scalar(db, "SELECT finish_reason FROM messages WHERE id = 30").isNull());
+    }
+
+    // The finish reason goes into the database as OpenAI's finish_reason spelling and comes back
+    // as the same enum value, through addMessage and finishMessage; an unknown stored value
+    // (external input) reads as None.
+    void finishReasonRoundTrip() {
+        Database db(dbPath("finish.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        const auto c = store.createConversation(QStringLiteral("finish"));
+        QVERIFY(c);
+        const struct {
+            FinishReason reason;
+            const char* stored;
+        } cases[] = {{FinishReason::Stop, "stop"},
+                     {FinishReason::Length, "length"},
+                     {FinishReason::Aborted, "abort"}};
+        for (const auto& k : cases) {
+            ChatMessage m = makeMessage(c->id, "assistant", "streaming…");
+            m.state = MessageState::Streaming;
+            const auto added = store.addMessage(m);
+            QVERIFY(added);
+            QCOMPARE(store.message(added->id)->finishReason, FinishReason::None);
+            GenerationFigures f;
+            f.completionTokens = 5;
+            f.finishReason = k.reason;
+            QVERIFY(store.finishMessage(added->id, MessageState::Complete, f));
+            QCOMPARE(store.message(added->id)->finishReason, k.reason);
+            QCOMPARE(scalar(db, QStringLiteral("SELECT finish_reason FROM messages WHERE id = %1")
+                                    .arg(added->id))
+                         .toString(),
+                     QLatin1String(k.stored));
+            // Written directly by addMessage too (an imported or copied message).
+            ChatMessage direct = makeMessage(c->id, "assistant", "done");
+            direct.finishReason = k.reason;
+            const auto d = store.addMessage(direct);
+            QVERIFY(d);
+            QCOMPARE(store.message(d->id)->finishReason, k.reason);
+        }
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec("UPDATE messages SET finish_reason = 'exploded'"));
+        for (const ChatMessage& m : store.messages(c->id))
+            QCOMPARE(m.finishReason, FinishReason::None);
+        QCOMPARE(finishReasonFromName(QStringLiteral("length")), FinishReason::Length);
+        QVERIFY(!finishReasonFromName(QString()));
     }
 
     void rejectsNewerSchema() {
@@ -150,14 +219,14 @@ private slots:
         QJsonObject sampling{{"temperature", 0.7}, {"top_p", 0.9}};
         auto a = store.createConversation("first", "be brief", sampling, "demo");
         QVERIFY(a);
-        QTest::qWait(5);  // distinct updated_at
+        QTest::qWait(5); // distinct updated_at
         auto b = store.createConversation("second");
         QVERIFY(b);
         QVERIFY(a->id != b->id);
 
         auto all = store.conversations();
         QCOMPARE(all.size(), 2);
-        QCOMPARE(all[0].id, b->id);  // newest update first
+        QCOMPARE(all[0].id, b->id); // newest update first
 
         auto read = store.conversation(a->id);
         QVERIFY(read);
@@ -173,7 +242,7 @@ private slots:
         auto again = store.conversation(a->id);
         QCOMPARE(again->title, QStringLiteral("renamed"));
         QCOMPARE(again->sampling.value("top_k").toInt(), 40);
-        QCOMPARE(store.conversations()[0].id, a->id);  // updated moves it first
+        QCOMPARE(store.conversations()[0].id, a->id); // updated moves it first
 
         QVERIFY(!store.conversation(12345));
         Conversation ghost;
@@ -352,7 +421,8 @@ private slots:
         QCOMPARE(err.error, QJsonParseError::NoError);
         const QJsonObject root = doc.object();
         QCOMPARE(root["format"].toString(), QStringLiteral("llmwb-conversation"));
-        QCOMPARE(root["conversation"].toObject()["title"].toString(), QStringLiteral("Rust vs C++"));
+        QCOMPARE(root["conversation"].toObject()["title"].toString(),
+                 QStringLiteral("Rust vs C++"));
         QCOMPARE(root["conversation"].toObject()["sampling"].toObject()["temperature"].toDouble(),
                  0.2);
         const QJsonArray msgs = root["messages"].toArray();

@@ -39,14 +39,17 @@ namespace {
 
 // Plays the engine: remembers each request; answer() streams tokens and finishes it.
 class ScriptedEngine : public QObject {
-public:
+  public:
     explicit ScriptedEngine(ChatController& c) : controller_(c) {
         connect(&c, &ChatController::generateRequested, this,
                 [this](const GenerationRequest& r) { requests_ << r; });
-        connect(&c, &ChatController::stopRequested, this,
-                [this](quint64 id) { stopped_ << id; });
+        connect(&c, &ChatController::stopRequested, this, [this](quint64 id) { stopped_ << id; });
     }
     void answer(const GenerationRequest& r, const QStringList& tokens, bool cancelled = false,
+                double tokensPerSecond = 42.5) {
+        finish(r, tokens, cancelled ? FinishReason::Aborted : FinishReason::Stop, tokensPerSecond);
+    }
+    void finish(const GenerationRequest& r, const QStringList& tokens, FinishReason reason,
                 double tokensPerSecond = 42.5) {
         for (const QString& t : tokens)
             controller_.onToken(r.requestId, r.conversationId, t);
@@ -57,13 +60,13 @@ public:
         s.completionTokens = tokens.size();
         s.ttftMs = 31;
         s.tokensPerSecond = tokensPerSecond;
-        s.finishReason = cancelled ? QStringLiteral("cancelled") : QStringLiteral("stop");
+        s.finishReason = reason;
         controller_.onFinished(s);
     }
     QList<GenerationRequest> requests_;
     QList<quint64> stopped_;
 
-private:
+  private:
     ChatController& controller_;
 };
 
@@ -71,19 +74,19 @@ QToolButton* button(QWidget* w, const char* name) {
     return w->findChild<QToolButton*>(QLatin1String(name));
 }
 
-}  // namespace
+} // namespace
 
 class TestUiChatWidgets : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     int counter_ = 0;
     QString newPath(const char* stem) {
         return dir_.filePath(QStringLiteral("%1%2").arg(QLatin1String(stem)).arg(++counter_));
     }
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(dir_.isValid()); }
 
     void codeBlockCopyButtonsCopyExactlyTheCode() {
@@ -109,8 +112,9 @@ private slots:
                 if (!t.blockFormat().hasProperty(QTextFormat::BlockCodeFence))
                     continue;
                 const QRectF line = view.document()->documentLayout()->blockBoundingRect(t);
-                QVERIFY2(!line.intersects(QRectF(b->geometry())),
-                         qPrintable(QStringLiteral("button %1 covers \"%2\"").arg(i).arg(t.text())));
+                QVERIFY2(
+                    !line.intersects(QRectF(b->geometry())),
+                    qPrintable(QStringLiteral("button %1 covers \"%2\"").arg(i).arg(t.text())));
             }
         }
         QVERIFY(view.codeCopyButton(0)->y() < view.codeCopyButton(1)->y());
@@ -146,7 +150,8 @@ private slots:
         QCOMPARE(body.segment(0)->document()->toPlainText(), QStringLiteral("Streaming now"));
         for (int i = 0; i < 50; ++i)
             body.setMarkdownTextLater(QStringLiteral("word ").repeated(i + 1).trimmed());
-        QTRY_COMPARE(body.segment(0)->document()->toPlainText(), QStringLiteral("word ").repeated(50).trimmed());
+        QTRY_COMPARE(body.segment(0)->document()->toPlainText(),
+                     QStringLiteral("word ").repeated(50).trimmed());
 
         // While streaming, an unclosed fence is already a code block with its button.
         view.setMarkdownText(QStringLiteral("Answer:\n\n```python\nprint(1)\nprint(2"));
@@ -267,8 +272,7 @@ private slots:
                 QVERIFY(del->mapTo(viewport, QPoint(del->width(), 0)).x() <= viewport->width());
                 for (int i = 0; i < w->body()->segmentCount(); ++i) {
                     MarkdownView* seg = w->body()->segment(i);
-                    QVERIFY(seg->mapTo(viewport, QPoint(seg->width(), 0)).x() <=
-                            viewport->width());
+                    QVERIFY(seg->mapTo(viewport, QPoint(seg->width(), 0)).x() <= viewport->width());
                 }
             }
         };
@@ -284,9 +288,75 @@ private slots:
         settle();
         checkInside("narrow");
         QVERIFY(answer->width() < wideWidth);
-        QVERIFY2(answer->body()->height() > wideHeight,
-                 qPrintable(QStringLiteral("%1 -> %2").arg(wideHeight).arg(
-                     answer->body()->height())));
+        QVERIFY2(
+            answer->body()->height() > wideHeight,
+            qPrintable(QStringLiteral("%1 -> %2").arg(wideHeight).arg(answer->body()->height())));
+    }
+
+    // Why an answer ended reaches the widget as the engine's enum and is said in words there;
+    // it survives the database: a new view over the reopened file shows the same.
+    void finishReasonIsShownAndStored() {
+        QCOMPARE(MessageWidget::stateText([] {
+                     ChatMessage m;
+                     m.state = MessageState::Complete;
+                     m.finishReason = FinishReason::Stop;
+                     return m;
+                 }()),
+                 QString());
+        const QString dbPath = newPath("finish.sqlite");
+        qint64 convId = 0;
+        {
+            Database db(dbPath);
+            QVERIFY(db.open());
+            ConversationStore store(db);
+            ChatController controller(store);
+            ScriptedEngine engine(controller);
+            ChatView view(controller);
+            view.resize(700, 600);
+            view.show();
+            const auto conv = controller.newConversation();
+            QVERIFY(conv);
+            convId = conv->id;
+            view.setConversation(convId);
+            const struct {
+                FinishReason reason;
+                MessageState state;
+                QString text;
+            } cases[] = {{FinishReason::Length, MessageState::Complete,
+                          QStringLiteral("cut off at the token limit")},
+                         {FinishReason::Stop, MessageState::Complete, QString()},
+                         {FinishReason::Aborted, MessageState::Stopped, QStringLiteral("stopped")}};
+            int i = 0;
+            for (const auto& k : cases) {
+                view.input()->setPlainText(QStringLiteral("Question %1").arg(i));
+                QTest::mouseClick(view.sendButton(), Qt::LeftButton);
+                QCOMPARE(engine.requests_.size(), i + 1);
+                engine.finish(engine.requests_[i], {"An ", "answer"}, k.reason);
+                const auto widgets = view.messageWidgets();
+                QCOMPARE(widgets.size(), 2 * (i + 1));
+                MessageWidget* w = widgets.last();
+                QCOMPARE(w->message().finishReason, k.reason);
+                QCOMPARE(w->message().state, k.state);
+                QCOMPARE(w->stateLabelText(), k.text);
+                ++i;
+            }
+        }
+        Database db(dbPath);
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        const auto msgs = store.messages(convId);
+        QCOMPARE(msgs.size(), 6);
+        QCOMPARE(msgs[1].finishReason, FinishReason::Length);
+        QCOMPARE(msgs[3].finishReason, FinishReason::Stop);
+        QCOMPARE(msgs[5].finishReason, FinishReason::Aborted);
+        ChatController controller(store);
+        ChatView view(controller);
+        view.setConversation(convId);
+        const auto widgets = view.messageWidgets();
+        QCOMPARE(widgets.size(), 6);
+        QCOMPARE(widgets[1]->stateLabelText(), QStringLiteral("cut off at the token limit"));
+        QCOMPARE(widgets[3]->stateLabelText(), QString());
+        QCOMPARE(widgets[5]->stateLabelText(), QStringLiteral("stopped"));
     }
 
     void messageActionsPersist() {
@@ -344,7 +414,7 @@ private slots:
             widgets = view.messageWidgets();
             QToolButton* edit = button(widgets[0], "editButton");
             QVERIFY(edit && edit->isEnabled());
-            QTRY_VERIFY(edit->isVisible());  // new message widgets are shown by the layout
+            QTRY_VERIFY(edit->isVisible()); // new message widgets are shown by the layout
             QTest::mouseClick(edit, Qt::LeftButton);
             auto* editor = widgets[0]->findChild<QPlainTextEdit*>(QStringLiteral("messageEditor"));
             QVERIFY(editor && editor->isVisible());
@@ -353,7 +423,7 @@ private slots:
             QTest::mouseClick(widgets[0]->findChild<QPushButton*>(QStringLiteral("resendButton")),
                               Qt::LeftButton);
             QCOMPARE(engine.requests_.size(), 4);
-            QCOMPARE(engine.requests_[3].messages.size(), 1);  // only the edited question
+            QCOMPARE(engine.requests_[3].messages.size(), 1); // only the edited question
             QCOMPARE(engine.requests_[3].messages[0].content,
                      QStringLiteral("First question, edited"));
             engine.answer(engine.requests_[3], {"Edited ", "answer"}, false, 77.25);
@@ -364,8 +434,7 @@ private slots:
             QTest::mouseClick(view.sendButton(), Qt::LeftButton);
             engine.answer(engine.requests_[4], {"To be deleted"});
             QCOMPARE(view.messageWidgets().size(), 4);
-            QTest::mouseClick(button(view.messageWidgets().last(), "deleteButton"),
-                              Qt::LeftButton);
+            QTest::mouseClick(button(view.messageWidgets().last(), "deleteButton"), Qt::LeftButton);
             QTRY_COMPARE(view.messageWidgets().size(), 3);
         }
         // Reopen the database in a new view: the same messages, states and figures.
@@ -415,14 +484,14 @@ private slots:
         auto* editor = w.findChild<QPlainTextEdit*>(QStringLiteral("messageEditor"));
         QVERIFY(editor);
         editor->setPlainText(QStringLiteral("Changed"));
-        QTest::keyClick(editor, Qt::Key_Escape);  // cancels
+        QTest::keyClick(editor, Qt::Key_Escape); // cancels
         QVERIFY(!w.isEditing());
         QCOMPARE(resend.size(), 0);
         QCOMPARE(w.message().content, QStringLiteral("Original"));
         QTest::mouseClick(edit, Qt::LeftButton);
-        QCOMPARE(editor->toPlainText(), QStringLiteral("Original"));  // fresh copy
+        QCOMPARE(editor->toPlainText(), QStringLiteral("Original")); // fresh copy
         editor->setPlainText(QStringLiteral("   "));
-        QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);  // empty: nothing
+        QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier); // empty: nothing
         QCOMPARE(resend.size(), 0);
         QVERIFY(w.isEditing());
         editor->setPlainText(QStringLiteral("Changed"));
@@ -447,11 +516,11 @@ private slots:
         QCOMPARE(list->count(), 2);
         QVERIFY(!list->item(0)->text().contains(QStringLiteral("gone")));
         QVERIFY(list->item(1)->text().contains(QStringLiteral("gone.gguf")));
-        QVERIFY(list->item(1)->text() != QStringLiteral("gone.gguf"));  // marked as missing
+        QVERIFY(list->item(1)->text() != QStringLiteral("gone.gguf")); // marked as missing
         QVERIFY(list->item(1)->font().italic());
 
         QSignalSpy open(&panel, &ModelPanel::openRequested);
-        emit list->itemActivated(list->item(1));  // a missing file is not opened
+        emit list->itemActivated(list->item(1)); // a missing file is not opened
         QCOMPARE(open.size(), 0);
         QVERIFY(panel.fieldText("modelStatus").contains(QDir::toNativeSeparators(missing)));
         emit list->itemActivated(list->item(0));
@@ -508,13 +577,13 @@ private slots:
         QCOMPARE(progress->value(), 40);
         QVERIFY(panel.fieldText("modelStatus").contains(QStringLiteral("big.gguf")));
         QVERIFY(panel.fieldText("modelStatus").contains(QStringLiteral("Reading weights")));
-        panel.setLoadProgress(250, QString());  // clamped
+        panel.setLoadProgress(250, QString()); // clamped
         QCOMPARE(progress->value(), 100);
 
         QSignalSpy cancelled(&panel, &ModelPanel::cancelLoadRequested);
         QTest::mouseClick(cancel, Qt::LeftButton);
         QCOMPARE(cancelled.size(), 1);
-        QVERIFY(!cancel->isEnabled());  // one request is enough
+        QVERIFY(!cancel->isEnabled()); // one request is enough
 
         panel.setLoadFailed(QStringLiteral("not a GGUF file (bad magic)"));
         QVERIFY(!panel.isLoading());
@@ -561,7 +630,9 @@ private slots:
         const auto b = controller.newConversation();
         QVERIFY(a && b);
         auto generating = [&](qint64 id) {
-            return model.index(model.rowOf(id)).data(ConversationListModel::GeneratingRole).toBool();
+            return model.index(model.rowOf(id))
+                .data(ConversationListModel::GeneratingRole)
+                .toBool();
         };
         QVERIFY(!generating(a->id));
         QVERIFY(model.index(model.rowOf(a->id)).data(Qt::DecorationRole).isNull());

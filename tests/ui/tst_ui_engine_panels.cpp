@@ -3,8 +3,8 @@
 // memory panel shows the plan's numbers; the tuning values persist in a settings file, Reset
 // restores the defaults, and the disabled settings say why.
 #include <QComboBox>
-#include <QElapsedTimer>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
@@ -20,6 +20,7 @@
 #include "ui/charts_panel.h"
 #include "ui/engine_panel.h"
 #include "ui/memory_panel.h"
+#include "ui/memory_plan_text.h"
 #include "ui/tuning_panel.h"
 
 using namespace llmwb;
@@ -37,12 +38,12 @@ EngineView viewAt(qint64 ms, double tps, int running, double kv) {
     return v;
 }
 
-}  // namespace
+} // namespace
 
 class TestUiEnginePanels : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void chartsTakePointsAndKeepTheirWindow() {
         ChartsPanel p;
         p.resize(800, 600);
@@ -66,12 +67,12 @@ private slots:
             QVERIFY(!pts.isEmpty());
             QVERIFY2(pts.first().x() >= lastT - ChartsPanel::kWindowSeconds - 1e-9,
                      qPrintable(QString::number(pts.first().x())));
-            QCOMPARE(p.series(series)->count(), pts.size());  // pushed to the visible series
+            QCOMPARE(p.series(series)->count(), pts.size()); // pushed to the visible series
         }
         // 60 s at one point per 0.1 s: about 600 points, not the 3000 views received.
         QVERIFY2(p.pointCount(ChartsPanel::GenerationTps) <= 610,
                  qPrintable(QString::number(p.pointCount(ChartsPanel::GenerationTps))));
-        QVERIFY(p.pointCount(ChartsPanel::GenerationTps) > 400);  // one per 4 views here
+        QVERIFY(p.pointCount(ChartsPanel::GenerationTps) > 400); // one per 4 views here
         QVERIFY(p.pointCount(ChartsPanel::Ttft) <= 62);
         // The newest point holds the highest value of the views in its 0.1 s.
         const double x0 = p.points(ChartsPanel::GenerationTps).last().x();
@@ -146,8 +147,12 @@ private slots:
         m.num_blocks = 4000;
         m.kv_bytes = qint64(m.num_blocks) * m.bytes_per_block;
         m.free_bytes = m.device_bytes - m.weight_bytes - m.workspace_bytes - m.kv_bytes;
-        v.poolCapped = true;
-        v.poolCapBlocks = 4000;
+        m.kv_elem_bytes = 4;
+        m.limit = KvPoolLimit::Context;
+        m.cap_blocks = 4000;
+        v.device = DeviceKind::Cpu;
+        v.deviceName = QStringLiteral("CPU");
+        v.kvDtype = KvDtype::F32;
         v.tuning.maxNumSeqs = 16;
         v.tuning.gpuMemoryUtilization = 0.25;
         p.setView(v);
@@ -155,12 +160,17 @@ private slots:
         QVERIFY(p.hasPlan());
         QVERIFY(p.fieldText("memoryBlocks").contains(loc.toString(4000)));
         QVERIFY(p.fieldText("memoryCapacity").contains(loc.toString(64000)));
-        QVERIFY(p.fieldText("memoryCapacity").contains(QStringLiteral("capped")));
+        QCOMPARE(p.fieldText("memoryLimit"), MemoryPlanText::limit(m, 16));
+        QVERIFY(p.fieldText("memoryLimit").contains(QStringLiteral("Capped")));
+        QVERIFY(p.fieldText("memoryLimit").contains(loc.toString(4000)));
         QVERIFY(p.fieldText("memoryKv").contains(loc.formattedDataSize(m.kv_bytes, 1)));
         QVERIFY(p.fieldText("memoryWeights").contains(loc.formattedDataSize(m.weight_bytes, 1)));
         QVERIFY(p.fieldText("memoryFree").contains(loc.formattedDataSize(m.free_bytes, 1)));
-        QVERIFY(p.fieldText("memoryDevice").contains(QStringLiteral("CPU")));
+        QVERIFY(p.fieldText("memoryDevice").startsWith(QStringLiteral("CPU ·")));
+        QVERIFY(p.fieldText("memoryDevice").contains(QStringLiteral("RAM")));
         QCOMPARE(p.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
+        QVERIFY(p.fieldText("memoryNote").contains(QStringLiteral("CPU backend")));
+        QVERIFY(p.fieldText("memoryNote").contains(QStringLiteral("fp32")));
         QVERIFY(p.fieldText("memoryBudget").contains(loc.formattedDataSize(qint64(4) << 30, 1)));
         QVERIFY(p.fieldText("memoryBudget").contains(loc.toString(0.25, 'f', 4)));
         // The bar: four parts in plan order, each visible, KV wider than the weights.
@@ -169,23 +179,134 @@ private slots:
         QCOMPARE(bar->parts().at(1).bytes, m.kv_bytes);
         for (int i = 0; i < 4; ++i) {
             const auto [x0, x1] = bar->segment(i);
-            QVERIFY2(x1 - x0 >= 3, qPrintable(QStringLiteral("part %1: %2..%3").arg(i).arg(x0).arg(x1)));
+            QVERIFY2(x1 - x0 >= 3,
+                     qPrintable(QStringLiteral("part %1: %2..%3").arg(i).arg(x0).arg(x1)));
         }
         QVERIFY(bar->segment(1).second - bar->segment(1).first >
                 bar->segment(0).second - bar->segment(0).first);
-        QCOMPARE(bar->segment(3).second, bar->width() - 1);  // the parts fill the bar
+        QCOMPARE(bar->segment(3).second, bar->width() - 1); // the parts fill the bar
 
-        // Uncapped, and the model's dtypes.
-        v.poolCapped = false;
+        // Uncapped: the utilization decided; and the model's dtypes.
+        m.limit = KvPoolLimit::Utilization;
         m.num_blocks = 1234;
         p.setView(v);
-        QVERIFY(!p.fieldText("memoryCapacity").contains(QStringLiteral("capped")));
+        QVERIFY(!p.fieldText("memoryLimit").contains(QStringLiteral("Capped")));
+        QVERIFY(p.fieldText("memoryLimit").contains(QStringLiteral("gpu_memory_utilization")));
         QVERIFY(p.fieldText("memoryBlocks").contains(loc.toString(1234)));
         ModelMetadata meta;
         meta.dtypeSummary = {QStringLiteral("attention: q4_0 ×8"), QStringLiteral("mlp: q8_0 ×6")};
         p.setModel(meta);
         QVERIFY(p.fieldText("memoryDtypes").contains(QStringLiteral("attention: q4_0 ×8")));
         QVERIFY(p.fieldText("memoryDtypes").contains(QStringLiteral("mlp: q8_0 ×6")));
+    }
+
+    // On CUDA the executor stores the KV cache in fp16: the Memory panel says so (and nothing
+    // says fp32 or RAM), and the Tuning panel's KV-cache dtype follows the backend.
+    void kvDtypeFollowsTheBackend() {
+        QCOMPARE(MemoryPlanText::kvDtype(KvDtype::F32), QStringLiteral("fp32"));
+        QCOMPARE(MemoryPlanText::kvDtype(KvDtype::F16), QStringLiteral("fp16"));
+        QCOMPARE(MemoryPlanText::device(DeviceKind::Cpu, QStringLiteral("CPU")),
+                 QStringLiteral("CPU"));
+        QCOMPARE(MemoryPlanText::device(DeviceKind::Cuda, QStringLiteral("NVIDIA H200")),
+                 QStringLiteral("CUDA: NVIDIA H200"));
+
+        EngineView v;
+        MemoryPlan& m = v.snapshot.memory;
+        m.device_bytes = qint64(141) << 30;
+        m.weight_bytes = qint64(15) << 30;
+        m.workspace_bytes = qint64(1) << 30;
+        m.block_size = 16;
+        m.kv_elem_bytes = 2;
+        m.bytes_per_block = 32 << 10;
+        m.num_blocks = 100000;
+        m.kv_bytes = qint64(m.num_blocks) * m.bytes_per_block;
+        m.limit = KvPoolLimit::Utilization;
+        v.device = DeviceKind::Cuda;
+        v.deviceName = QStringLiteral("NVIDIA H200");
+        v.kvDtype = KvDtype::F16;
+        v.tuning.gpuMemoryUtilization = 0.9;
+
+        MemoryPanel memory;
+        memory.setView(v);
+        QCOMPARE(memory.fieldText("memoryKvDtype"), QStringLiteral("fp16"));
+        const QString device = memory.fieldText("memoryDevice");
+        QVERIFY2(device.startsWith(QStringLiteral("CUDA: NVIDIA H200")), qPrintable(device));
+        QVERIFY2(device.contains(QStringLiteral("GPU memory")), qPrintable(device));
+        QVERIFY(!device.contains(QStringLiteral("RAM")));
+        const QString note = memory.fieldText("memoryNote");
+        QVERIFY2(note.contains(QStringLiteral("CUDA backend")), qPrintable(note));
+        QVERIFY2(note.contains(QStringLiteral("fp16")), qPrintable(note));
+        QVERIFY2(!note.contains(QStringLiteral("fp32")), qPrintable(note));
+
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        TuningPanel tuning(settings);
+        tuning.setView(v);
+        QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("fp16"));
+        QVERIFY2(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("fp16")),
+                 qPrintable(tuning.kvDtypeCombo()->toolTip()));
+        QVERIFY(!tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("fp32")));
+        QVERIFY(tuning.findChild<QLabel*>(QStringLiteral("utilizationBudget"))
+                    ->text()
+                    .contains(QStringLiteral("GPU memory")));
+        // The same panel back on the CPU backend.
+        v.device = DeviceKind::Cpu;
+        v.deviceName = QStringLiteral("CPU");
+        v.kvDtype = KvDtype::F32;
+        tuning.setView(v);
+        QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("fp32"));
+        QVERIFY(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("CPU backend")));
+        memory.setView(v);
+        QCOMPARE(memory.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
+        QVERIFY(memory.fieldText("memoryNote").contains(QStringLiteral("fp32")));
+    }
+
+    // What decided the pool's size, in words: each limit has its own sentence, the fallback
+    // carries the plan's reason, and both panels show it.
+    void planLimitIsExplained() {
+        MemoryPlan m;
+        m.num_blocks = 64;
+        m.block_size = 16;
+        m.cap_blocks = 512;
+        m.kv_bytes = 64 << 16;
+        QSet<QString> texts;
+        for (KvPoolLimit l : {KvPoolLimit::Blocks, KvPoolLimit::KvBytes, KvPoolLimit::Utilization,
+                              KvPoolLimit::Available, KvPoolLimit::Need, KvPoolLimit::Context,
+                              KvPoolLimit::Fallback, KvPoolLimit::Live}) {
+            m.limit = l;
+            const QString t = MemoryPlanText::limit(m, 8);
+            QVERIFY2(!t.isEmpty(), kv_pool_limit_name(l));
+            texts.insert(t);
+        }
+        QCOMPARE(texts.size(), 8);
+        m.limit = KvPoolLimit::Context;
+        QCOMPARE(MemoryPlanText::limit(m, 8),
+                 QStringLiteral("Capped: 8 sequences of the full context never use more than "
+                                "512 blocks."));
+        m.limit = KvPoolLimit::Available;
+        QVERIFY(MemoryPlanText::limit(m, 8).contains(QStringLiteral("free")));
+
+        EngineView v;
+        v.snapshot.memory = m;
+        v.snapshot.memory.limit = KvPoolLimit::Fallback;
+        v.snapshot.memory.note = "memory plan: 0.5 x 0 MiB leaves 0 MiB for the KV cache";
+        v.tuning.maxNumSeqs = 8;
+        MemoryPanel memory;
+        memory.setView(v);
+        QVERIFY(memory.fieldText("memoryLimit").contains(QStringLiteral("small pool")));
+        QVERIFY(memory.fieldText("memoryLimit").contains(QStringLiteral("leaves 0 MiB")));
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        TuningPanel tuning(settings);
+        tuning.setView(v);
+        QVERIFY2(tuning.planLabel()->text().contains(QStringLiteral("leaves 0 MiB")),
+                 qPrintable(tuning.planLabel()->text()));
+        // A failed re-plan is said apart from the limit.
+        v.replanError = QStringLiteral("engine: KV cache of 9 blocks: out of memory");
+        memory.setView(v);
+        tuning.setView(v);
+        QVERIFY(memory.fieldText("memoryNote").contains(v.replanError));
+        QVERIFY(tuning.planLabel()->text().contains(v.replanError));
     }
 
     void enginePanelFeedsItsTabs() {
@@ -241,13 +362,13 @@ private slots:
             QCOMPARE(last.blockSize, 32);
             // Moving the slider moves the spin box and emits the new value.
             p.utilizationSlider()->setValue(TuningPanel::sliderPosition(0.2));
-            QCOMPARE(p.utilizationSpin()->value(), TuningPanel::utilizationAt(
-                                                       TuningPanel::sliderPosition(0.2)));
+            QCOMPARE(p.utilizationSpin()->value(),
+                     TuningPanel::utilizationAt(TuningPanel::sliderPosition(0.2)));
             p.utilizationSpin()->setValue(0.05);
             settings.sync();
         }
         {
-            AppSettings settings(ini);  // a new instance reads the file
+            AppSettings settings(ini); // a new instance reads the file
             TuningPanel p(settings);
             QCOMPARE(p.tuning().gpuMemoryUtilization, 0.05);
             QCOMPARE(p.tuning().maxNumSeqs, 8);
@@ -281,6 +402,10 @@ private slots:
         QVERIFY(!p.kvDtypeCombo()->isEnabled());
         QCOMPARE(p.kvDtypeCombo()->count(), 1);
         QVERIFY(!p.kvDtypeCombo()->toolTip().isEmpty());
+        // The block sizes are the engine's.
+        QCOMPARE(p.blockSizeCombo()->count(), int(kKvBlockSizes.size()));
+        for (int i = 0; i < p.blockSizeCombo()->count(); ++i)
+            QCOMPARE(p.blockSizeCombo()->itemData(i).toInt(), kKvBlockSizes[size_t(i)]);
         QVERIFY(!p.speculativeSpin()->isEnabled());
         QVERIFY(p.speculativeSpin()->toolTip().contains(QStringLiteral("not implemented")));
         QVERIFY(p.blockSizeCombo()->isEnabled());
@@ -288,8 +413,8 @@ private slots:
         busy.snapshot.num_running = 2;
         busy.snapshot.memory.num_blocks = 100;
         busy.snapshot.memory.block_size = 16;
-        busy.poolCapped = true;
-        busy.poolCapBlocks = 100;
+        busy.snapshot.memory.limit = KvPoolLimit::Context;
+        busy.snapshot.memory.cap_blocks = 100;
         p.setView(busy);
         QVERIFY(!p.blockSizeCombo()->isEnabled());
         QVERIFY(p.blockSizeCombo()->toolTip().contains(QStringLiteral("idle")));

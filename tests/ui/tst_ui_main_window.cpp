@@ -5,18 +5,18 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QFile>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
-#include <QComboBox>
-#include <QLabel>
 #include <QProgressBar>
-#include <QSpinBox>
-#include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTextBlock>
 #include <QTranslator>
@@ -29,14 +29,14 @@
 #include "app/services/database.h"
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
-#include "ui/main_window.h"
 #include "ui/engine_panel.h"
+#include "ui/main_window.h"
 #include "ui/markdown_view.h"
 #include "ui/memory_panel.h"
-#include "ui/model_panel.h"
-#include "ui/tuning_panel.h"
 #include "ui/message_widget.h"
+#include "ui/model_panel.h"
 #include "ui/search_results_model.h"
+#include "ui/tuning_panel.h"
 
 using namespace llmwb;
 
@@ -44,13 +44,13 @@ namespace {
 
 // Plays the engine: answers every request with fixed tokens, or holds it until release().
 class ScriptedEngine : public QObject {
-public:
+  public:
     explicit ScriptedEngine(ChatController& c) : controller_(c) {
-        connect(&c, &ChatController::generateRequested, this,
-                [this](const GenerationRequest& r) { pending_ = r; ++requests_; });
-        connect(&c, &ChatController::stopRequested, this, [this](quint64 id) {
-            stopped_ = id;
+        connect(&c, &ChatController::generateRequested, this, [this](const GenerationRequest& r) {
+            pending_ = r;
+            ++requests_;
         });
+        connect(&c, &ChatController::stopRequested, this, [this](quint64 id) { stopped_ = id; });
     }
     void release(const QStringList& tokens, bool cancelled = false) {
         for (const QString& t : tokens)
@@ -62,28 +62,28 @@ public:
         s.completionTokens = tokens.size();
         s.ttftMs = 25;
         s.tokensPerSecond = 50.5;
-        s.finishReason = cancelled ? QStringLiteral("cancelled") : QStringLiteral("stop");
+        s.finishReason = cancelled ? FinishReason::Aborted : FinishReason::Stop;
         controller_.onFinished(s);
     }
     GenerationRequest pending_;
     int requests_ = 0;
     quint64 stopped_ = 0;
 
-private:
+  private:
     ChatController& controller_;
 };
 
-}  // namespace
+} // namespace
 
 class TestUiMainWindow : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     int dbCounter_ = 0;
     QString newDbPath() { return dir_.filePath(QStringLiteral("ui%1.sqlite").arg(++dbCounter_)); }
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(dir_.isValid()); }
 
     void conversationListModel() {
@@ -93,7 +93,8 @@ private slots:
         store.createConversation("existing");
         ChatController controller(store);
         ConversationListModel model(store);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         connect(&controller, &ChatController::conversationCreated, &model,
                 &ConversationListModel::addConversation);
         connect(&controller, &ChatController::conversationDeleted, &model,
@@ -105,7 +106,7 @@ private slots:
         const auto b = controller.newConversation("named");
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.idAt(0), b->id);
-        QCOMPARE(model.index(1).data().toString(), QStringLiteral("New chat"));  // empty title
+        QCOMPARE(model.index(1).data().toString(), QStringLiteral("New chat")); // empty title
         QCOMPARE(model.index(1).data(ConversationListModel::IdRole).toLongLong(), a->id);
         // Updating a moves it to the top.
         Conversation renamed = *a;
@@ -132,7 +133,8 @@ private slots:
         m.content = "a <script>alert(1)</script> about caching";
         store.addMessage(m);
         SearchResultsModel model(store);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setQuery("caching");
         QCOMPARE(model.rowCount(), 1);
         const QString html = model.index(0).data(SearchResultsModel::SnippetHtmlRole).toString();
@@ -194,7 +196,7 @@ private slots:
         w.show();
         ChatView* chat = w.chatView();
         chat->input()->setPlainText("Hello **world**");
-        w.action("sendAction")->trigger();  // no conversation yet: one is created
+        w.action("sendAction")->trigger(); // no conversation yet: one is created
         QVERIFY(chat->conversationId() != 0);
         QCOMPARE(engine.requests_, 1);
         QVERIFY(chat->input()->toPlainText().isEmpty());
@@ -266,7 +268,7 @@ private slots:
             }
         }
         QVERIFY(foundCode);
-        QVERIFY(view.sizeHint().height() > 40);  // as tall as its content
+        QVERIFY(view.sizeHint().height() > 40); // as tall as its content
     }
 
     void droppingAModelOpensIt() {
@@ -283,7 +285,8 @@ private slots:
         f.close();
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(gguf)});
-        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
         QCoreApplication::sendEvent(&w, &enter);
         QVERIFY(enter.isAccepted());
         QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
@@ -293,7 +296,8 @@ private slots:
         // Other files are refused.
         QMimeData text;
         text.setUrls({QUrl::fromLocalFile(dir_.filePath("notes.txt"))});
-        QDragEnterEvent refused(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+        QDragEnterEvent refused(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton,
+                                Qt::NoModifier);
         refused.setAccepted(false);
         QCoreApplication::sendEvent(&w, &refused);
         QVERIFY(!refused.isAccepted());
@@ -350,8 +354,9 @@ private slots:
         v.snapshot.num_running = 1;
         w.onEngineView(v);
         QVERIFY(w.tuningPanel()->planLabel()->text().contains(QStringLiteral("321")));
-        QVERIFY(!w.tuningPanel()->blockSizeCombo()->isEnabled());  // busy
-        QVERIFY(w.enginePanel()->memory()->fieldText("memoryBlocks").contains(QStringLiteral("321")));
+        QVERIFY(!w.tuningPanel()->blockSizeCombo()->isEnabled()); // busy
+        QVERIFY(
+            w.enginePanel()->memory()->fieldText("memoryBlocks").contains(QStringLiteral("321")));
     }
 
     void chineseTranslationIsComplete() {
@@ -369,7 +374,8 @@ private slots:
                 source = xml.readElementText();
             } else if (xml.name() == QLatin1String("translation")) {
                 ++messages;
-                const bool unfinished = xml.attributes().value("type") == QLatin1String("unfinished");
+                const bool unfinished =
+                    xml.attributes().value("type") == QLatin1String("unfinished");
                 const QString text = xml.readElementText();
                 if (!unfinished && !text.isEmpty())
                     ++translated;

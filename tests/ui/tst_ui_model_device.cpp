@@ -20,14 +20,14 @@ using namespace llmwb;
 class TestUiModelDevice : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void cudaEntryDisabledWithReason() {
         ModelPanel panel;
         QComboBox* combo = panel.deviceCombo();
         QCOMPARE(combo->count(), 3);
         auto* items = qobject_cast<QStandardItemModel*>(combo->model());
         QVERIFY(items);
-        QVERIFY(items->item(2)->isEnabled());  // nothing known yet
+        QVERIFY(items->item(2)->isEnabled()); // nothing known yet
         const QString reason = QStringLiteral("no CUDA driver (libcuda.so.1 not found)");
         panel.setCudaAvailability(false, reason);
         QVERIFY(!items->item(2)->isEnabled());
@@ -51,7 +51,7 @@ private slots:
         ModelMetadata m;
         m.name = QStringLiteral("tiny");
         m.devicePreference = QStringLiteral("auto");
-        m.device = QStringLiteral("CPU");
+        m.device = DeviceKind::Cpu;
         m.deviceName = QStringLiteral("CPU");
         m.cudaUnavailable = QStringLiteral("no CUDA driver (libcuda.so.1 not found)");
         panel.setModel(m);
@@ -59,9 +59,9 @@ private slots:
         QVERIFY2(shown.startsWith(QLatin1String("CPU")), qPrintable(shown));
         QVERIFY2(shown.contains(m.cudaUnavailable), qPrintable(shown));
         auto* items = qobject_cast<QStandardItemModel*>(panel.deviceCombo()->model());
-        QVERIFY(!items->item(2)->isEnabled());  // the load's reason reaches the combo
+        QVERIFY(!items->item(2)->isEnabled()); // the load's reason reaches the combo
 
-        m.device = QStringLiteral("CUDA");
+        m.device = DeviceKind::Cuda;
         m.deviceName = QStringLiteral("NVIDIA H200");
         m.cudaUnavailable.clear();
         panel.setModel(m);
@@ -80,11 +80,11 @@ private slots:
         settings.setDevice(QStringLiteral("cpu"));
         MainWindow w(controller, settings);
         ModelPanel* panel = w.modelPanel();
-        QCOMPARE(panel->devicePreference(), QStringLiteral("cpu"));  // restored
+        QCOMPARE(panel->devicePreference(), QStringLiteral("cpu")); // restored
         w.onDeviceAvailability(false, QStringLiteral("no CUDA driver"));
         QSignalSpy chosen(&w, &MainWindow::deviceChosen);
         QComboBox* combo = panel->deviceCombo();
-        combo->activated(0);  // what a user's pick emits
+        combo->activated(0); // what a user's pick emits
         QCOMPARE(chosen.size(), 1);
         QCOMPARE(chosen.first().first().toString(), QStringLiteral("auto"));
         QCOMPARE(settings.device(), QStringLiteral("auto"));

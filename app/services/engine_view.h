@@ -1,0 +1,69 @@
+// What the engine worker delivers to the Engine and Tuning docks after its steps: the latest
+// EngineSnapshot (with the memory plan that sized the KV pool), the steps run since the previous
+// view, rates and the backend the model runs on. Plain copyable values (registered with
+// qRegisterMetaType by registerEngineViewTypes()), the only engine state ui/ reads.
+#pragma once
+
+#include <QMetaType>
+#include <QSet>
+#include <QString>
+#include <QVector>
+
+#include "app/services/generation_types.h"
+#include "engine/runtime/model_executor.h"
+#include "engine/serving/engine_snapshot.h"
+
+namespace llmwb {
+
+// One request's share of one engine step (for the batch timeline).
+struct StepSegment {
+    qint64 requestId = -1; // engine request id
+    int tokens = 0;
+    bool prefill = false;
+};
+
+// One engine step, summarized.
+struct StepRecord {
+    qint64 step = 0;
+    double ms = 0;
+    int prefillTokens = 0;
+    int decodeTokens = 0;
+    int preempted = 0;
+    QVector<StepSegment> segments;
+};
+
+// Time to first token of a request whose first token came since the previous view.
+struct TtftSample {
+    qint64 requestId = -1;
+    double ttftMs = 0;
+};
+
+// What the Engine dock draws: the latest snapshot and the steps run since the previous view.
+struct EngineView {
+    // snapshot.memory is the plan that sized the KV pool: its limit says what decided the
+    // number of blocks (utilization, available memory, the context cap, a fallback with its
+    // note), cap_blocks the context cap.
+    EngineSnapshot snapshot;
+    QVector<StepRecord> steps;
+    double tokensPerSecond = 0;       // generated tokens per second since the previous view
+    double promptTokensPerSecond = 0; // prompt (prefill) tokens computed per second
+    QSet<qint64> loadTestRequests;    // engine ids of the load test's requests
+    qint64 timeMs = 0;                // when the view was made (ms since the worker started)
+    QVector<TtftSample> ttfts;        // first tokens since the previous view
+    // The pool and its settings.
+    EngineTuning tuning;         // as applied (blockSize: the engine's current block size)
+    QString replanError;         // the last re-plan or rebuild failed: the previous pool stays
+    bool rebuildPending = false; // a block size change waits for the engine to be idle
+    // The backend.
+    DeviceKind device = DeviceKind::Cpu;
+    QString deviceName;             // the executor's device, e.g. "NVIDIA H200" or the CPU model
+    KvDtype kvDtype = KvDtype::F32; // how the executor stores K and V
+    QString cudaUnavailable;        // why CUDA is not used ("" when it is or nobody asked)
+};
+
+void registerEngineViewTypes();
+
+} // namespace llmwb
+
+Q_DECLARE_METATYPE(llmwb::EngineSnapshot)
+Q_DECLARE_METATYPE(llmwb::EngineView)

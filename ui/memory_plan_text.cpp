@@ -1,0 +1,65 @@
+#include "ui/memory_plan_text.h"
+
+#include <QLocale>
+
+namespace llmwb {
+
+QString MemoryPlanText::kvDtype(KvDtype dtype) {
+    switch (dtype) {
+    case KvDtype::F32:
+        return QStringLiteral("fp32");
+    case KvDtype::F16:
+        return QStringLiteral("fp16");
+    }
+    return {};
+}
+
+QString MemoryPlanText::memoryName(DeviceKind device) {
+    return device == DeviceKind::Cuda ? tr("GPU memory") : tr("RAM");
+}
+
+QString MemoryPlanText::device(DeviceKind device, const QString& name) {
+    if (device == DeviceKind::Cuda)
+        return tr("CUDA: %1").arg(name);
+    // The CPU executor calls itself "CPU": no need to say it twice.
+    return name.isEmpty() || name == QLatin1String("CPU") ? tr("CPU") : tr("CPU: %1").arg(name);
+}
+
+QString MemoryPlanText::backendNote(DeviceKind device, KvDtype dtype) {
+    if (device == DeviceKind::Cuda)
+        return tr("On the CUDA backend the device memory is the GPU's memory; the KV cache is "
+                  "stored in %1.")
+            .arg(kvDtype(dtype));
+    return tr("On the CPU backend the device memory is the machine's RAM; the KV cache is stored "
+              "in %1.")
+        .arg(kvDtype(dtype));
+}
+
+QString MemoryPlanText::limit(const MemoryPlan& plan, int maxNumSeqs) {
+    const QLocale loc;
+    switch (plan.limit) {
+    case KvPoolLimit::Blocks:
+        return tr("Set to %1 blocks.").arg(loc.toString(plan.num_blocks));
+    case KvPoolLimit::KvBytes:
+        return tr("Set by a KV-cache budget of %1.").arg(loc.formattedDataSize(plan.kv_bytes, 1));
+    case KvPoolLimit::Utilization:
+        return tr("gpu_memory_utilization × the device memory, less the weights and the "
+                  "workspace.");
+    case KvPoolLimit::Available:
+        return tr("The memory free when the pool was planned (the budget would allow more).");
+    case KvPoolLimit::Need:
+        return tr("What the requests can use (the budget would allow more).");
+    case KvPoolLimit::Context:
+        return tr("Capped: %1 sequences of the full context never use more than %2 blocks.")
+            .arg(maxNumSeqs)
+            .arg(loc.toString(plan.cap_blocks));
+    case KvPoolLimit::Fallback:
+        return tr("The budget does not hold the weights, so a small pool is used instead: %1")
+            .arg(QString::fromStdString(plan.note));
+    case KvPoolLimit::Live:
+        return tr("Kept large enough for the longest running request.");
+    }
+    return {};
+}
+
+} // namespace llmwb

@@ -1,0 +1,32 @@
+// MemoryPlanText: the memory plan and the backend that stores the KV cache, in the user's words
+// (tr()): the device, the KV-cache element type, and what decided the size of the KV pool. The
+// Memory and Tuning panels both use it, so they say the same thing.
+#pragma once
+
+#include <QCoreApplication>
+#include <QString>
+
+#include "engine/runtime/model_executor.h"
+#include "engine/serving/memory_plan.h"
+
+namespace llmwb {
+
+class MemoryPlanText {
+    Q_DECLARE_TR_FUNCTIONS(llmwb::MemoryPlanText)
+
+  public:
+    // "fp32", "fp16": the KV cache's element type as the executor stores it.
+    static QString kvDtype(KvDtype dtype);
+    // What the device's memory is called: "RAM" on the CPU, "GPU memory" on CUDA.
+    static QString memoryName(DeviceKind device);
+    // "CUDA: <name>", "CPU" (or "CPU: <name>" for a CPU with a model name).
+    static QString device(DeviceKind device, const QString& name);
+    // Where the KV cache lives and in which element type, e.g. "On the CUDA backend the device
+    // memory is the GPU's memory; the KV cache is stored in fp16."
+    static QString backendNote(DeviceKind device, KvDtype dtype);
+    // Which bound decided the number of blocks, in a sentence (with the fallback's reason).
+    // maxNumSeqs: the engine's max_num_seqs (the context cap counts that many sequences).
+    static QString limit(const MemoryPlan& plan, int maxNumSeqs);
+};
+
+} // namespace llmwb
