@@ -6,7 +6,7 @@
 #include <QCoreApplication>
 #include <QString>
 
-#include "engine/runtime/model_executor.h"
+#include "engine/runtime/device_types.h"
 #include "engine/serving/memory_plan.h"
 
 namespace llmwb {

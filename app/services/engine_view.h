@@ -10,7 +10,7 @@
 #include <QVector>
 
 #include "app/services/generation_types.h"
-#include "engine/runtime/model_executor.h"
+#include "engine/runtime/device_types.h"
 #include "engine/serving/engine_snapshot.h"
 
 namespace llmwb {

@@ -10,7 +10,7 @@
 #include <QStringList>
 
 #include "engine/runtime/kv_block_size.h"
-#include "engine/runtime/model_executor.h"
+#include "engine/runtime/device_types.h"
 #include "engine/serving/request.h"
 
 namespace llmwb {

@@ -12,18 +12,11 @@
 #include <string>
 
 #include "engine/model/model_config.h"
+#include "engine/runtime/device_types.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
-
-enum class DeviceKind { Cpu, Cuda };
-const char* device_kind_name(DeviceKind k); // "cpu", "cuda"
-
-// Element type of the KV cache.
-enum class KvDtype { F32, F16 };
-int32_t kv_dtype_bytes(KvDtype t);
-const char* kv_dtype_name(KvDtype t);
 
 struct DeviceMemory {
     int64_t total_bytes = 0; // 0: unknown

@@ -252,7 +252,21 @@ StepOutputs Engine::step() {
     return out;
 }
 
+// One engine step: three calls (DESIGN.md "One engine step").
 void Engine::step(StepOutputs& out) {
+    const auto t0 = EngineClock::now();
+    if (!schedule(out)) // -> step_plan_; nothing to run: out.step_index stays -1
+        return;
+    if (execute()) // -> logits (or the ids the device picked)
+        update(out); // -> computed tokens, step records, outputs
+    else
+        fail_step(out);
+    last_step_ms_ = ms_between(t0, EngineClock::now());
+    out.step_index = step_index_++;
+    out.step_ms = last_step_ms_;
+}
+
+bool Engine::schedule(StepOutputs& out) {
     out.outputs.clear();
     out.scheduled.clear();
     out.preempted.clear();
@@ -261,7 +275,6 @@ void Engine::step(StepOutputs& out) {
     finished_.clear();
     replan_preempted_.clear();
     apply_pending_plan();
-    const auto t0 = EngineClock::now();
     scheduler_->schedule(step_plan_);
     if (!replan_preempted_.empty())
         step_plan_.preempted.insert(step_plan_.preempted.begin(), replan_preempted_.begin(),
@@ -269,24 +282,21 @@ void Engine::step(StepOutputs& out) {
     out.preempted.assign(step_plan_.preempted.begin(), step_plan_.preempted.end());
     if (step_plan_.empty()) {
         last_scheduled_.clear();
-        return;
+        return false;
     }
     account_step();
     out.scheduled.assign(step_plan_.scheduled.begin(), step_plan_.scheduled.end());
-    if (execute()) {
-        out.time = EngineClock::now();
-        commit_computed();
-        record_step();
-        process_outputs(out);
-    } else {
-        fail_step(out);
-    }
-    last_step_ms_ = ms_between(t0, EngineClock::now());
-    out.step_index = step_index_++;
-    out.step_ms = last_step_ms_;
     out.num_prefill_tokens = step_plan_.num_prefill_tokens;
     out.num_decode_tokens = step_plan_.num_decode_tokens;
     out.batch_size = static_cast<int32_t>(step_plan_.scheduled.size());
+    return true;
+}
+
+void Engine::update(StepOutputs& out) {
+    out.time = EngineClock::now();
+    commit_computed();
+    record_step();
+    process_outputs(out);
 }
 
 void Engine::account_step() {

@@ -147,12 +147,15 @@ class Engine {
     Engine(ModelExecutor& exec, const Tokenizer& tokenizer, const EngineConfig& config);
     KvPoolShape pool_shape(int64_t workspace) const;
     void apply_pending_plan();
-    bool execute();
-    // update(): the three parts of a step's update phase.
-    void commit_computed();              // advance computed tokens, commit full blocks
-    void record_step();                  // step records for snapshots (record_steps only)
+    // step() = schedule(), execute(), update().
+    bool schedule(StepOutputs& out); // false: nothing to run
+    bool execute();                  // false: the backend failed (last_error_)
+    void update(StepOutputs& out);
+    // update()'s three parts.
+    void commit_computed();                 // advance computed tokens, commit full blocks
+    void record_step();                     // step records for snapshots (record_steps only)
     void process_outputs(StepOutputs& out); // sample -> detokenize -> stop -> finish
-    void fail_step(StepOutputs& out);    // a backend failure: finish what was scheduled
+    void fail_step(StepOutputs& out); // a backend failure: finish what was scheduled
     bool step_is_device_greedy() const;
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
