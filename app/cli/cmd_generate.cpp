@@ -128,6 +128,7 @@ int cmd_generate(const Args& argv) {
     if (args->has("help")) {
         std::fputs(kGenerateHelp, stdout);
         std::fputs(sampling_options_help().c_str(), stdout);
+        std::fputs("device:\n", stdout);
         std::fputs(kDeviceOptionsHelp, stdout);
         return 0;
     }
