@@ -15,7 +15,8 @@ Result<CliArgs> CliArgs::parse(const std::vector<std::string>& args,
     CliArgs out;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        if (a.rfind("--", 0) != 0) return make_error("unexpected argument '" + a + "'");
+        if (a.rfind("--", 0) != 0)
+            return make_error("unexpected argument '" + a + "'");
         std::string name = a.substr(2);
         std::optional<std::string> inline_value;
         if (auto eq = name.find('='); eq != std::string::npos) {
@@ -23,13 +24,15 @@ Result<CliArgs> CliArgs::parse(const std::vector<std::string>& args,
             name = name.substr(0, eq);
         }
         if (flags.count(name)) {
-            if (inline_value) return make_error("option --" + name + " takes no value");
+            if (inline_value)
+                return make_error("option --" + name + " takes no value");
             out.flags_.insert(name);
         } else if (value_options.count(name)) {
             if (inline_value) {
                 out.values_[name].push_back(*inline_value);
             } else {
-                if (i + 1 >= args.size()) return make_error("option --" + name + " needs a value");
+                if (i + 1 >= args.size())
+                    return make_error("option --" + name + " needs a value");
                 out.values_[name].push_back(args[++i]);
             }
         } else {
@@ -45,7 +48,8 @@ bool CliArgs::has(const std::string& name) const {
 
 std::optional<std::string> CliArgs::get(const std::string& name) const {
     auto it = values_.find(name);
-    if (it == values_.end()) return std::nullopt;
+    if (it == values_.end())
+        return std::nullopt;
     return it->second.back();
 }
 
@@ -61,7 +65,8 @@ std::string CliArgs::get_or(const std::string& name, const std::string& fallback
 Result<std::optional<int64_t>> CliArgs::get_int(const std::string& name, int64_t min,
                                                 int64_t max) const {
     auto v = get(name);
-    if (!v) return std::optional<int64_t>{};
+    if (!v)
+        return std::optional<int64_t>{};
     int64_t x = 0;
     auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
     if (ec != std::errc() || p != v->data() + v->size())
@@ -75,7 +80,8 @@ Result<std::optional<int64_t>> CliArgs::get_int(const std::string& name, int64_t
 Result<std::optional<double>> CliArgs::get_double(const std::string& name, double min,
                                                   double max) const {
     auto v = get(name);
-    if (!v) return std::optional<double>{};
+    if (!v)
+        return std::optional<double>{};
     char* end = nullptr;
     errno = 0;
     double x = std::strtod(v->c_str(), &end);
@@ -91,25 +97,31 @@ Result<std::optional<double>> CliArgs::get_double(const std::string& name, doubl
 
 Result<std::optional<bool>> CliArgs::get_bool(const std::string& name) const {
     auto v = get(name);
-    if (!v) return std::optional<bool>{};
-    if (*v == "true" || *v == "1" || *v == "yes") return std::optional<bool>{true};
-    if (*v == "false" || *v == "0" || *v == "no") return std::optional<bool>{false};
+    if (!v)
+        return std::optional<bool>{};
+    if (*v == "true" || *v == "1" || *v == "yes")
+        return std::optional<bool>{true};
+    if (*v == "false" || *v == "0" || *v == "no")
+        return std::optional<bool>{false};
     return make_error("--" + name + ": '" + *v + "' is not true or false");
 }
 
 Result<std::vector<int32_t>> CliArgs::get_ids(const std::string& name) const {
     std::vector<int32_t> ids;
     auto v = get(name);
-    if (!v) return ids;
+    if (!v)
+        return ids;
     std::string s = *v;
     size_t pos = 0;
     while (pos <= s.size()) {
         size_t comma = s.find(',', pos);
-        std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        std::string item =
+            s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         // allow spaces and surrounding brackets: "[1, 2, 3]"
         std::string t;
         for (char c : item)
-            if (c != ' ' && c != '[' && c != ']' && c != '\t' && c != '\n') t += c;
+            if (c != ' ' && c != '[' && c != ']' && c != '\t' && c != '\n')
+                t += c;
         if (!t.empty()) {
             int64_t x = 0;
             auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
@@ -119,7 +131,8 @@ Result<std::vector<int32_t>> CliArgs::get_ids(const std::string& name) const {
         } else if (comma != std::string::npos) {
             return make_error("--" + name + ": empty item in '" + s + "'");
         }
-        if (comma == std::string::npos) break;
+        if (comma == std::string::npos)
+            break;
         pos = comma + 1;
     }
     return ids;
@@ -127,11 +140,13 @@ Result<std::vector<int32_t>> CliArgs::get_ids(const std::string& name) const {
 
 Result<std::string> read_text_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
-    if (!f) return make_error(path + ": cannot open file");
+    if (!f)
+        return make_error(path + ": cannot open file");
     std::ostringstream ss;
     ss << f.rdbuf();
-    if (f.bad()) return make_error(path + ": read error");
+    if (f.bad())
+        return make_error(path + ": read error");
     return ss.str();
 }
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

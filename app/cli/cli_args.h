@@ -13,7 +13,7 @@
 namespace llmwb::cli {
 
 class CliArgs {
-public:
+  public:
     // flags: options that take no value. Everything else takes exactly one value.
     static Result<CliArgs> parse(const std::vector<std::string>& args,
                                  const std::set<std::string>& value_options,
@@ -29,9 +29,9 @@ public:
     Result<std::optional<int64_t>> get_int(const std::string& name, int64_t min, int64_t max) const;
     Result<std::optional<double>> get_double(const std::string& name, double min, double max) const;
     Result<std::optional<bool>> get_bool(const std::string& name) const;
-    Result<std::vector<int32_t>> get_ids(const std::string& name) const;  // "1,2,3"
+    Result<std::vector<int32_t>> get_ids(const std::string& name) const; // "1,2,3"
 
-private:
+  private:
     std::map<std::string, std::vector<std::string>> values_;
     std::set<std::string> flags_;
 };
@@ -39,4 +39,4 @@ private:
 // Reads a whole file; an Error names the file.
 Result<std::string> read_text_file(const std::string& path);
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

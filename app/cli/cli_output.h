@@ -15,8 +15,7 @@ namespace llmwb::cli {
 struct CliModel;
 
 // JSON on one line; invalid UTF-8 (possible in generated text) becomes U+FFFD, never a throw.
-template <class J>
-std::string dump_json(const J& j) {
+template <class J> std::string dump_json(const J& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -27,4 +26,4 @@ Result<std::string> render_chat_file(const CliModel& m, const std::string& path,
                                      bool add_generation_prompt,
                                      std::optional<bool> enable_thinking);
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

@@ -1,15 +1,16 @@
 // llmwb generate --prompts FILE.jsonl: every prompt submitted at once to the serving engine
 // (continuous batching); one JSON line per prompt, in input order, as soon as it and every
-// earlier prompt have finished.
+// earlier prompt have finished. A line that is invalid (malformed, a bad field, a prompt the
+// engine refuses) gets an error record in its place; the other lines still run, and the exit
+// code is 1.
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "app/cli/cli_engine.h"
 #include "app/cli/cli_model.h"
+#include "app/cli/cli_options.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/commands.h"
 #include "app/cli/prompts_jsonl.h"
@@ -21,20 +22,91 @@ namespace {
 const char* kHelp =
     "llmwb generate --prompts FILE.jsonl [--model M] [options]\n"
     "  FILE.jsonl: one JSON object per line with \"prompt\" (text, BOS added as HF does) or\n"
-    "  \"ids\" (token ids), and optional max_tokens, temperature, top_p, top_k, min_p, seed,\n"
-    "  stop (string or list), stop_token_ids, ignore_eos, repetition_penalty,\n"
-    "  presence_penalty, frequency_penalty. All prompts run concurrently; the output is one\n"
-    "  JSON line per prompt in input order: index, ids, text, finish_reason, prompt_tokens,\n"
-    "  completion_tokens, cached_tokens, preemptions, ttft_ms, tpot_ms, e2e_ms.\n"
-    "  --max-tokens N  --temperature T  --seed S  --ignore-eos   defaults for every line\n"
-    "  --threads N               CPU threads (default: all cores)\n"
-    "  --stats                   engine totals on stderr at the end\n";
+    "  \"ids\" (token ids), and optional sampling fields under their request names: max_tokens,\n"
+    "  temperature, top_p, top_k, min_p, seed, stop (string or list), stop_token_ids,\n"
+    "  ignore_eos, repetition_penalty, presence_penalty, frequency_penalty, logprobs. Blank\n"
+    "  lines are skipped. All prompts run concurrently; the output is one JSON line per prompt\n"
+    "  in input order: index, ids, text, finish_reason, prompt_tokens, completion_tokens,\n"
+    "  cached_tokens, preemptions, ttft_ms, tpot_ms, e2e_ms. A line that is invalid (bad JSON,\n"
+    "  an unknown key, a value out of range, a prompt the engine refuses) gets\n"
+    "  {\"index\", \"line\", \"error\"} in its place and a line on stderr; the others still run\n"
+    "  and the exit code is 1.\n"
+    "  --stats                   engine totals on stderr at the end\n"
+    "sampling (defaults for every line):\n";
+
+struct GenerateBatchOptions {
+    std::string prompts;
+    bool stats = false;
+    SamplingParams defaults;
+    DeviceOptions device;
+    EngineOptions engine;
+};
+
+const OptionNames& batch_option_names() {
+    static const OptionNames n = [] {
+        OptionNames o{{"model", "prompts"}, {"help", "stats"}};
+        return o.add(sampling_option_names()).add(device_option_names()).add(engine_option_names());
+    }();
+    return n;
+}
+
+Result<GenerateBatchOptions> parse_batch_options(const CliArgs& a) {
+    GenerateBatchOptions o;
+    o.prompts = *a.get("prompts");
+    o.stats = a.has("stats");
+    auto sampling = parse_sampling_options(a, SamplingParams{});
+    if (!sampling)
+        return sampling.error();
+    o.defaults = std::move(sampling.value());
+    auto device = parse_device_options(a);
+    if (!device)
+        return device.error();
+    o.device = *device;
+    auto engine = parse_engine_options(a);
+    if (!engine)
+        return engine.error();
+    o.engine = *engine;
+    return o;
+}
 
 bool wants_prompts(const Args& argv) {
     for (const std::string& a : argv)
         if (a == "--prompts" || a.rfind("--prompts=", 0) == 0)
             return true;
     return false;
+}
+
+// One prompt's record as it is built.
+struct Record {
+    std::vector<int32_t> ids;
+    std::string text;
+    RequestOutput last;
+    std::string error; // an invalid line
+    bool done = false;
+};
+
+nlohmann::json record_json(size_t index, int line, const Record& o) {
+    nlohmann::json j;
+    j["index"] = index;
+    if (!o.error.empty()) {
+        j["line"] = line;
+        j["error"] = o.error;
+        return j;
+    }
+    const SnapshotRequest& mtr = o.last.metrics;
+    j["ids"] = o.ids;
+    j["text"] = o.text;
+    j["finish_reason"] = finish_reason_name(o.last.finish);
+    if (!o.last.stop_matched.empty())
+        j["stop"] = o.last.stop_matched;
+    j["prompt_tokens"] = mtr.prompt_tokens;
+    j["completion_tokens"] = o.ids.size();
+    j["cached_tokens"] = mtr.cached_tokens;
+    j["preemptions"] = mtr.preemptions;
+    j["ttft_ms"] = mtr.ttft_ms;
+    j["tpot_ms"] = mtr.tpot_ms;
+    j["e2e_ms"] = mtr.e2e_ms;
+    return j;
 }
 
 } // namespace
@@ -45,114 +117,103 @@ bool generate_routes_to_batch(const Args& argv) {
 
 int cmd_generate_batch(const Args& argv) {
     const char* cmd = "generate";
-    std::set<std::string> values = {"model",      "prompts",     "threads",
-                                    "max-tokens", "temperature", "seed"};
-    std::set<std::string> flags = {"help", "ignore-eos", "stats", "json"};
-    auto args = parse_engine_command_args(argv, std::move(values), std::move(flags));
+    for (const std::string& a : argv)
+        if (a == "--json")
+            return fail(cmd, "--json: generate --prompts always writes JSON lines (one per "
+                             "prompt); leave --json out");
+    auto args = batch_option_names().parse(argv);
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
-        print_engine_command_help(kHelp);
+        std::fputs(kHelp, stdout);
+        std::fputs(sampling_options_help().c_str(), stdout);
+        std::fputs("engine:\n", stdout);
+        std::fputs(kEngineOptionsHelp, stdout);
+        std::fputs(kDeviceOptionsHelp, stdout);
         return 0;
     }
-    SamplingParams defaults;
-    auto mt = args->get_int("max-tokens", 1, 1 << 24);
-    if (!mt)
-        return fail(cmd, mt.message());
-    if (*mt)
-        defaults.max_tokens = static_cast<int>(**mt);
-    auto temp = args->get_double("temperature", 0, 100);
-    if (!temp)
-        return fail(cmd, temp.message());
-    if (*temp)
-        defaults.temperature = static_cast<float>(**temp);
-    auto seed = args->get_int("seed", 0, INT64_MAX);
-    if (!seed)
-        return fail(cmd, seed.message());
-    if (*seed)
-        defaults.seed = static_cast<uint64_t>(**seed);
-    defaults.ignore_eos = args->has("ignore-eos");
-    auto threads = args->get_int("threads", 1, 1024);
-    if (!threads)
-        return fail(cmd, threads.message());
-
-    auto lines = read_prompts_jsonl(*args->get("prompts"), defaults);
+    auto opt = parse_batch_options(*args);
+    if (!opt)
+        return fail(cmd, opt.message());
+    auto lines = read_prompts_jsonl(opt->prompts, opt->defaults);
     if (!lines)
         return fail(cmd, lines.message());
-    EngineConfig ec;
-    if (Status st = engine_config_from_args(*args, ec); !st)
-        return fail(cmd, st.message());
 
     auto mo = open_cli_model(*args);
     if (!mo)
         return fail(cmd, mo.message());
     CliModel& m = **mo;
-    std::vector<std::vector<int32_t>> prompts;
-    int64_t need = 0;
-    for (const PromptLine& pl : *lines) {
-        prompts.push_back(pl.ids ? *pl.ids : m.tokenizer->encode(*pl.prompt, true));
-        need += static_cast<int64_t>(prompts.back().size()) + pl.params.max_tokens;
+    const size_t n = lines->size();
+    std::vector<Record> records(n);
+    std::vector<std::vector<int32_t>> prompts(n);
+    int64_t need = 0, valid = 0;
+    for (size_t i = 0; i < n; ++i) {
+        PromptLine& pl = (*lines)[i];
+        if (pl.ok())
+            if (Status st = pl.params.validate(m.model->config.vocab_size); !st)
+                pl.error = st.message();
+        if (!pl.ok())
+            continue;
+        prompts[i] = pl.ids ? *pl.ids : m.tokenizer->encode(*pl.prompt, true);
+        need += static_cast<int64_t>(prompts[i].size()) + pl.params.max_tokens;
+        ++valid;
     }
-    default_kv_to_need(*args, ec, need, static_cast<int64_t>(prompts.size()));
-    auto exec = m.open_executor(*args, static_cast<int>(threads->value_or(0)),
-                                ec.max_num_batched_tokens, ec.max_num_seqs);
+    EngineOptions& eo = opt->engine;
+    eo.config.memory.fallback_when_short = true;
+    eo.size_to_need(need, valid);
+    auto exec =
+        m.open_executor(opt->device, eo.config.max_num_batched_tokens, eo.config.max_num_seqs);
     if (!exec)
         return fail(cmd, exec.message());
-    auto engine_or = Engine::create(**exec, *m.tokenizer, ec);
+    auto engine_or = Engine::create(**exec, *m.tokenizer, eo.config);
     if (!engine_or)
         return fail(cmd, engine_or.message());
     Engine& engine = **engine_or;
+    if (engine.memory_plan().limit == KvPoolLimit::Fallback)
+        std::fprintf(stderr, "llmwb generate: %s\n", engine.memory_plan().note.c_str());
 
-    struct Out {
-        std::vector<int32_t> ids;
-        std::string text;
-        RequestOutput last;
-        bool done = false;
-    };
-    std::vector<Out> outs(prompts.size());
     std::map<RequestId, size_t> index;
-    for (size_t i = 0; i < prompts.size(); ++i) {
-        auto id = engine.add_request(prompts[i], (*lines)[i].params);
-        if (!id)
-            return fail(cmd, *args->get("prompts") + ":" + std::to_string((*lines)[i].line) + ": " +
-                                 id.message());
-        index[*id] = i;
+    int failed = 0;
+    for (size_t i = 0; i < n; ++i) {
+        PromptLine& pl = (*lines)[i];
+        if (pl.ok()) {
+            auto id = engine.add_request(std::move(prompts[i]), pl.params);
+            if (id)
+                index[*id] = i;
+            else
+                pl.error = id.message();
+        }
+        if (!pl.ok()) {
+            records[i].error = pl.error;
+            records[i].done = true;
+            ++failed;
+            std::fprintf(stderr, "llmwb generate: %s:%d: %s\n", opt->prompts.c_str(), pl.line,
+                         pl.error.c_str());
+        }
     }
     size_t printed = 0;
+    auto print_ready = [&] {
+        for (; printed < n && records[printed].done; ++printed)
+            std::cout << dump_json(record_json(printed, (*lines)[printed].line, records[printed]))
+                      << "\n"
+                      << std::flush;
+    };
+    print_ready();
     StepOutputs so;
     while (engine.has_unfinished()) {
         engine.step(so);
         for (RequestOutput& o : so.outputs) {
-            Out& out = outs[index[o.id]];
-            out.ids.insert(out.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-            out.text += o.text;
+            Record& r = records[index.at(o.id)];
+            r.ids.insert(r.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+            r.text += o.text;
             if (o.finished) {
-                out.done = true;
-                out.last = std::move(o);
+                r.done = true;
+                r.last = std::move(o);
             }
         }
-        while (printed < outs.size() && outs[printed].done) {
-            const Out& o = outs[printed];
-            const SnapshotRequest& mtr = o.last.metrics;
-            nlohmann::json j;
-            j["index"] = printed;
-            j["ids"] = o.ids;
-            j["text"] = o.text;
-            j["finish_reason"] = finish_reason_name(o.last.finish);
-            if (!o.last.stop_matched.empty())
-                j["stop"] = o.last.stop_matched;
-            j["prompt_tokens"] = mtr.prompt_tokens;
-            j["completion_tokens"] = o.ids.size();
-            j["cached_tokens"] = mtr.cached_tokens;
-            j["preemptions"] = mtr.preemptions;
-            j["ttft_ms"] = mtr.ttft_ms;
-            j["tpot_ms"] = mtr.tpot_ms;
-            j["e2e_ms"] = mtr.e2e_ms;
-            std::cout << dump_json(j) << "\n" << std::flush;
-            ++printed;
-        }
+        print_ready();
     }
-    if (args->has("stats")) {
+    if (opt->stats) {
         const EngineSnapshot s = engine.snapshot();
         std::fprintf(stderr,
                      "[%lld steps, %lld prompt tokens computed, %lld generated, %lld preemptions, "
@@ -165,6 +226,9 @@ int cmd_generate_batch(const Args& argv) {
                      static_cast<long long>(s.prefix_cache_queries), s.memory.num_blocks,
                      s.block_size);
     }
+    if (failed > 0)
+        return fail(cmd, std::to_string(failed) + " of " + std::to_string(n) +
+                             " prompts were invalid (error records in their places)");
     return 0;
 }
 

@@ -33,17 +33,20 @@ const char* rope_style_name(RopeStyle s) {
 
 // Llama 3 scaling lives in config.json for safetensors and in a rope_freqs tensor for GGUF.
 const char* rope_scaling_name(const LoadedModel& m) {
-    if (m.config.rope_scaling.kind == RopeScaling::Kind::Llama3) return "llama3";
-    if (m.weights.rope_freqs.present()) return "llama3 (rope_freqs)";
+    if (m.config.rope_scaling.kind == RopeScaling::Kind::Llama3)
+        return "llama3";
+    if (m.weights.rope_freqs.present())
+        return "llama3 (rope_freqs)";
     return "none";
 }
 
-}  // namespace
+} // namespace
 
 int cmd_info(const Args& argv) {
     const char* cmd = "info";
     auto args = CliArgs::parse(argv, {"model", "context"}, {"json", "help"});
-    if (!args) return fail(cmd, args.message());
+    if (!args)
+        return fail(cmd, args.message());
     if (args->has("help")) {
         std::puts("llmwb info --model M [--context N] [--json]\n"
                   "  Architecture, parameters, tensor types, context length, KV bytes per token\n"
@@ -51,11 +54,13 @@ int cmd_info(const Args& argv) {
         return 0;
     }
     auto mo = open_cli_model(*args);
-    if (!mo) return fail(cmd, mo.message());
+    if (!mo)
+        return fail(cmd, mo.message());
     const LoadedModel& m = *(*mo)->model;
     const ModelConfig& c = m.config;
     auto ctx = args->get_int("context", 1, 1 << 24);
-    if (!ctx) return fail(cmd, ctx.message());
+    if (!ctx)
+        return fail(cmd, ctx.message());
     int64_t context = ctx->value_or(c.max_position);
     int64_t kv_tok = kv_bytes_per_token(c);
     int64_t kv_total = kv_tok * context;
@@ -90,7 +95,8 @@ int cmd_info(const Args& argv) {
         nlohmann::ordered_json types = nlohmann::ordered_json::object();
         for (const auto& g : groups) {
             types[g.group]["bytes"] = g.bytes;
-            for (const auto& [t, n] : g.dtype_counts) types[g.group]["types"][t] = n;
+            for (const auto& [t, n] : g.dtype_counts)
+                types[g.group]["types"][t] = n;
         }
         j["tensor_types"] = types;
         j["devices"] = describe_cuda_devices();
@@ -122,64 +128,81 @@ int cmd_info(const Args& argv) {
         std::printf("  %-12s %-28s %s\n", g.group.c_str(), types.c_str(),
                     human_bytes(static_cast<double>(g.bytes)).c_str());
     }
-    std::printf("KV cache       %s per token (fp32)\n", human_bytes(static_cast<double>(kv_tok)).c_str());
+    std::printf("KV cache       %s per token (fp32)\n",
+                human_bytes(static_cast<double>(kv_tok)).c_str());
     for (const std::string& d : describe_cuda_devices())
         std::printf("device         %s\n", d.c_str());
     std::printf("memory         %s weights + %s KV for %lld tokens = %s\n",
                 human_bytes(static_cast<double>(m.weight_bytes)).c_str(),
-                human_bytes(static_cast<double>(kv_total)).c_str(),
-                static_cast<long long>(context),
+                human_bytes(static_cast<double>(kv_total)).c_str(), static_cast<long long>(context),
                 human_bytes(static_cast<double>(m.weight_bytes + kv_total)).c_str());
     return 0;
 }
 
 int cmd_make_model(const Args& argv) {
     const char* cmd = "make-model";
-    auto args = CliArgs::parse(
-        argv,
-        {"out", "arch", "format", "type", "shape", "tokenizer", "seed", "hidden", "intermediate",
-         "layers", "heads", "kv-heads", "head-dim", "vocab", "context", "rope-theta", "tie",
-         "rope-scaling", "name"},
-        {"json", "help"});
-    if (!args) return fail(cmd, args.message());
+    auto args = CliArgs::parse(argv,
+                               {"out", "arch", "format", "type", "shape", "tokenizer", "seed",
+                                "hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim",
+                                "vocab", "context", "rope-theta", "tie", "rope-scaling", "name"},
+                               {"json", "help"});
+    if (!args)
+        return fail(cmd, args.message());
     if (args->has("help")) {
         std::string shapes;
-        for (const auto& s : known_model_shapes()) shapes += " " + s;
+        for (const auto& s : known_model_shapes())
+            shapes += " " + s;
         std::printf(
             "llmwb make-model --out PATH [--shape NAME] [--arch llama|qwen2|qwen3]\n"
-            "                 [--format gguf|safetensors] [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]\n"
+            "                 [--format gguf|safetensors] [--type "
+            "f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]\n"
             "                 [--tokenizer DIR] [--seed S] [--hidden N] [--intermediate N]\n"
             "                 [--layers N] [--heads N] [--kv-heads N] [--head-dim N] [--vocab N]\n"
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
             "                 [--rope-scaling none|llama3] [--name TEXT] [--json]\n"
             "  Writes a deterministic model with RANDOM weights (for tests and benchmarks).\n"
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
-            "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ tokenizer_config.json).\n"
+            "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
+            "tokenizer_config.json).\n"
             "  shapes:%s (default tiny)\n",
             shapes.c_str());
         return 0;
     }
     auto out = args->get("out");
-    if (!out) return fail(cmd, "give --out PATH");
+    if (!out)
+        return fail(cmd, "give --out PATH");
     auto spec_or = writer_spec_for_shape(args->get_or("shape", "tiny"));
-    if (!spec_or) return fail(cmd, spec_or.message());
+    if (!spec_or)
+        return fail(cmd, spec_or.message());
     ModelWriterSpec spec = *spec_or;
     if (auto a = args->get("arch")) {
-        if (*a == "llama" || *a == "mistral") spec.arch = Architecture::Llama;
-        else if (*a == "qwen2") spec.arch = Architecture::Qwen2;
-        else if (*a == "qwen3") spec.arch = Architecture::Qwen3;
-        else return fail(cmd, "--arch: '" + *a + "' is not llama, mistral, qwen2 or qwen3");
+        if (*a == "llama" || *a == "mistral")
+            spec.arch = Architecture::Llama;
+        else if (*a == "qwen2")
+            spec.arch = Architecture::Qwen2;
+        else if (*a == "qwen3")
+            spec.arch = Architecture::Qwen3;
+        else
+            return fail(cmd, "--arch: '" + *a + "' is not llama, mistral, qwen2 or qwen3");
     }
     std::string format = args->get_or("format", "gguf");
-    if (format == "gguf") spec.format = ModelFileFormat::Gguf;
-    else if (format == "safetensors") spec.format = ModelFileFormat::Safetensors;
-    else return fail(cmd, "--format: '" + format + "' is not gguf or safetensors");
+    if (format == "gguf")
+        spec.format = ModelFileFormat::Gguf;
+    else if (format == "safetensors")
+        spec.format = ModelFileFormat::Safetensors;
+    else
+        return fail(cmd, "--format: '" + format + "' is not gguf or safetensors");
     if (auto t = args->get("type")) {
         auto wt = parse_weight_type(*t);
-        if (!wt) return fail(cmd, "--type: " + wt.message());
+        if (!wt)
+            return fail(cmd, "--type: " + wt.message());
         spec.weight_type = *wt;
     }
-    struct IntField { const char* name; int* field; int64_t lo, hi; };
+    struct IntField {
+        const char* name;
+        int* field;
+        int64_t lo, hi;
+    };
     for (IntField f : {IntField{"hidden", &spec.hidden_size, 1, 65536},
                        IntField{"intermediate", &spec.intermediate_size, 1, 1 << 20},
                        IntField{"layers", &spec.num_layers, 1, 1024},
@@ -189,33 +212,45 @@ int cmd_make_model(const Args& argv) {
                        IntField{"vocab", &spec.vocab_size, 0, 1 << 24},
                        IntField{"context", &spec.max_position, 1, 1 << 24}}) {
         auto v = args->get_int(f.name, f.lo, f.hi);
-        if (!v) return fail(cmd, v.message());
-        if (*v) *f.field = static_cast<int>(**v);
+        if (!v)
+            return fail(cmd, v.message());
+        if (*v)
+            *f.field = static_cast<int>(**v);
     }
     auto seed = args->get_int("seed", 0, INT64_MAX);
-    if (!seed) return fail(cmd, seed.message());
-    if (*seed) spec.seed = static_cast<uint64_t>(**seed);
+    if (!seed)
+        return fail(cmd, seed.message());
+    if (*seed)
+        spec.seed = static_cast<uint64_t>(**seed);
     auto theta = args->get_double("rope-theta", 1, 1e12);
-    if (!theta) return fail(cmd, theta.message());
-    if (*theta) spec.rope_theta = static_cast<float>(**theta);
+    if (!theta)
+        return fail(cmd, theta.message());
+    if (*theta)
+        spec.rope_theta = static_cast<float>(**theta);
     auto tie = args->get_bool("tie");
-    if (!tie) return fail(cmd, tie.message());
-    if (*tie) spec.tie_word_embeddings = **tie;
+    if (!tie)
+        return fail(cmd, tie.message());
+    if (*tie)
+        spec.tie_word_embeddings = **tie;
     if (auto rs = args->get("rope-scaling")) {
-        if (*rs == "none") spec.rope_scaling = RopeScaling{};
+        if (*rs == "none")
+            spec.rope_scaling = RopeScaling{};
         else if (*rs == "llama3") {
             spec.rope_scaling.kind = RopeScaling::Kind::Llama3;
             spec.rope_scaling.factor = 8.0f;
             spec.rope_scaling.low_freq_factor = 1.0f;
             spec.rope_scaling.high_freq_factor = 4.0f;
             spec.rope_scaling.original_max_position = 8192;
-        } else return fail(cmd, "--rope-scaling: '" + *rs + "' is not none or llama3");
+        } else
+            return fail(cmd, "--rope-scaling: '" + *rs + "' is not none or llama3");
     }
-    if (auto n = args->get("name")) spec.name = *n;
+    if (auto n = args->get("name"))
+        spec.name = *n;
     spec.tokenizer_dir = args->get_or("tokenizer", "");
 
     ModelWriteReport report;
-    if (auto st = write_model(spec, *out, &report); !st) return fail(cmd, st.message());
+    if (auto st = write_model(spec, *out, &report); !st)
+        return fail(cmd, st.message());
     if (args->has("json")) {
         nlohmann::json j;
         j["path"] = *out;
@@ -227,7 +262,8 @@ int cmd_make_model(const Args& argv) {
     } else {
         std::printf("wrote %s: %s, %lld parameters, %zu tensors, %s%s\n", out->c_str(),
                     architecture_name(spec.arch), static_cast<long long>(report.parameter_count),
-                    report.tensors.size(), human_bytes(static_cast<double>(report.weight_bytes)).c_str(),
+                    report.tensors.size(),
+                    human_bytes(static_cast<double>(report.weight_bytes)).c_str(),
                     report.fallback_tensors
                         ? (" (" + std::to_string(report.fallback_tensors) +
                            " tensors in a fallback type: row length not a multiple of the block)")
@@ -237,4 +273,4 @@ int cmd_make_model(const Args& argv) {
     return 0;
 }
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

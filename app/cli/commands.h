@@ -25,4 +25,4 @@ int cmd_generate_batch(const Args& args);
 // Prints "llmwb <command>: <message>" to stderr and returns 1.
 int fail(const std::string& command, const std::string& message);
 
-}  // namespace llmwb::cli
+} // namespace llmwb::cli

@@ -16,8 +16,10 @@ const char* kUsage =
     "  tokenize     text -> token ids              (--model M (--text T | --file F) [--json])\n"
     "  detokenize   token ids -> text              (--model M --ids 1,2,3)\n"
     "  render-chat  chat template -> prompt text   (--model M --messages FILE.json\n"
-    "                                               [--add-generation-prompt] [--enable-thinking B])\n"
-    "  generate     generate text                  (--model M (--prompt T | --ids L | --chat F) ...)\n"
+    "                                               [--add-generation-prompt] [--enable-thinking "
+    "B])\n"
+    "  generate     generate text                  (--model M (--prompt T | --ids L | --chat F) "
+    "...)\n"
     "               many prompts at once           (--model M --prompts FILE.jsonl)\n"
     "  perplexity   log-probabilities of a text    (--model M (--text T | --file F | --ids L))\n"
     "  bench        serving benchmark: throughput, TTFT/TPOT/ITL/E2EL, KV usage, prefix cache\n"
@@ -26,7 +28,7 @@ const char* kUsage =
     "M is a .gguf file or a Hugging Face folder; without --model the demo model (random weights)\n"
     "is used. Run 'llmwb <command> --help' for the options of a command.\n";
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
@@ -37,14 +39,22 @@ int main(int argc, char** argv) {
     std::string command = argv[1];
     std::vector<std::string> args(argv + 2, argv + argc);
     using namespace llmwb::cli;
-    if (command == "info") return cmd_info(args);
-    if (command == "tokenize") return cmd_tokenize(args);
-    if (command == "detokenize") return cmd_detokenize(args);
-    if (command == "render-chat") return cmd_render_chat(args);
-    if (command == "generate") return cmd_generate(args);
-    if (command == "perplexity") return cmd_perplexity(args);
-    if (command == "make-model") return cmd_make_model(args);
-    if (command == "bench") return cmd_bench(args);
+    if (command == "info")
+        return cmd_info(args);
+    if (command == "tokenize")
+        return cmd_tokenize(args);
+    if (command == "detokenize")
+        return cmd_detokenize(args);
+    if (command == "render-chat")
+        return cmd_render_chat(args);
+    if (command == "generate")
+        return cmd_generate(args);
+    if (command == "perplexity")
+        return cmd_perplexity(args);
+    if (command == "make-model")
+        return cmd_make_model(args);
+    if (command == "bench")
+        return cmd_bench(args);
     std::fprintf(stderr, "llmwb: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
 }

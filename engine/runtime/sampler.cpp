@@ -11,18 +11,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-std::string num(double v) {
-    std::string s = std::to_string(v);
-    while (s.size() > 1 && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
-    return s;
-}
-
-Status field_error(const char* field, double value, const char* range) {
-    return make_error(std::string("sampling parameter ") + field + " = " + num(value) +
-                      " is outside " + range);
-}
-
 double max_logit(std::span<const float> l) {
     float m = kNegInf;
     for (float v : l) m = std::max(m, v);
@@ -30,29 +18,6 @@ double max_logit(std::span<const float> l) {
 }
 
 }  // namespace
-
-Status SamplingParams::validate() const {
-    if (!(temperature >= 0.0f) || !std::isfinite(temperature))
-        return field_error("temperature", temperature, "[0, inf)");
-    if (!(top_p > 0.0f && top_p <= 1.0f)) return field_error("top_p", top_p, "(0, 1]");
-    if (top_k < 0) return field_error("top_k", top_k, "{0 (off)} or [1, vocab]");
-    if (!(min_p >= 0.0f && min_p <= 1.0f)) return field_error("min_p", min_p, "[0, 1]");
-    if (!(repetition_penalty > 0.0f) || !std::isfinite(repetition_penalty))
-        return field_error("repetition_penalty", repetition_penalty, "(0, inf)");
-    if (!(presence_penalty >= -2.0f && presence_penalty <= 2.0f))
-        return field_error("presence_penalty", presence_penalty, "[-2, 2]");
-    if (!(frequency_penalty >= -2.0f && frequency_penalty <= 2.0f))
-        return field_error("frequency_penalty", frequency_penalty, "[-2, 2]");
-    if (max_tokens < 1) return field_error("max_tokens", max_tokens, "[1, inf)");
-    if (logprobs < 0 || logprobs > 20) return field_error("logprobs", logprobs, "[0, 20]");
-    for (const std::string& s : stop)
-        if (s.empty()) return make_error("sampling parameter stop contains an empty string");
-    for (int32_t id : stop_token_ids)
-        if (id < 0)
-            return make_error("sampling parameter stop_token_ids contains negative id " +
-                              std::to_string(id));
-    return ok_status();
-}
 
 // Index of the first maximum (NaNs never win unless every value is NaN: then 0). Eight
 // independent running maxima, then a search for the first index holding the maximum: the

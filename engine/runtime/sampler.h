@@ -19,36 +19,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/runtime/sampling_params.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
-
-struct SamplingParams {
-    float temperature = 1.0f;  // >= 0; 0 = greedy
-    float top_p = 1.0f;        // (0, 1]
-    int top_k = 0;             // 0 = off, else >= 1
-    float min_p = 0.0f;        // [0, 1]
-    float repetition_penalty = 1.0f;  // > 0
-    float presence_penalty = 0.0f;    // [-2, 2]
-    float frequency_penalty = 0.0f;   // [-2, 2]
-    std::optional<uint64_t> seed;
-    int max_tokens = 256;  // >= 1
-    std::vector<std::string> stop;  // stop strings (non-empty)
-    std::vector<int32_t> stop_token_ids;
-    bool ignore_eos = false;
-    // [0, 20]. N >= 1: report the chosen token's logprob and the top-N of every generated
-    // token; 0: no logprobs (their log_softmax over the vocabulary is not computed).
-    int logprobs = 0;
-
-    // Ok, or an error naming the field and its allowed range.
-    Status validate() const;
-    // Plain greedy: the argmax of the raw logits is the token (no penalties, no logprobs), so a
-    // backend may pick it on the device.
-    bool is_plain_greedy() const {
-        return temperature == 0.0f && repetition_penalty == 1.0f && presence_penalty == 0.0f &&
-               frequency_penalty == 0.0f && logprobs == 0;
-    }
-};
 
 struct TokenLogprob {
     int32_t id = -1;

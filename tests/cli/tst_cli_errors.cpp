@@ -208,7 +208,7 @@ class TstCliErrors : public QObject {
         row("no-source", {"generate", "--model", "{model}"}, "--prompt");
         row("two-sources", {"generate", "--model", "{model}", "--prompt", "a", "--ids", "1"},
             "--prompt");
-        row("empty-prompt", {"generate", "--model", "{model}", "--prompt", ""}, "empty");
+        row("empty-prompt", {"generate", "--model", "{model}", "--prompt", ""}, "no tokens");
         row("prompt-too-long",
             {"generate", "--model", "{model}", "--prompt", QString("word ").repeated(200),
              "--max-tokens", "1"},

@@ -1,0 +1,312 @@
+#include "app/cli/bench_options.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace llmwb::cli {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Unsupported {
+    std::string_view name;
+    std::string_view reason;
+};
+
+constexpr std::string_view kInProcess =
+    "llmwb bench runs the engine in this process (no server, no HTTP client)";
+constexpr std::string_view kTokenizer = "llmwb bench uses the model's own tokenizer";
+constexpr std::string_view kGreedy =
+    "every llmwb bench request is greedy (temperature 0) and ignores EOS, as vLLM's default "
+    "random-dataset run";
+constexpr std::string_view kDatasets =
+    "llmwb bench has the random dataset (--dataset-name random) and --dataset FILE.jsonl";
+constexpr std::string_view kFigures =
+    "llmwb bench reports the mean, median, std and p99 of TTFT, TPOT, ITL and E2EL";
+
+constexpr Unsupported kUnsupported[] = {
+    {"backend", kInProcess},
+    {"base-url", kInProcess},
+    {"host", kInProcess},
+    {"port", kInProcess},
+    {"endpoint", kInProcess},
+    {"header", kInProcess},
+    {"served-model-name", kInProcess},
+    {"lora-modules", kInProcess},
+    {"request-id-prefix", kInProcess},
+    {"ready-check-timeout-sec", kInProcess},
+    {"extra-body", kInProcess},
+    {"trust-remote-code", kInProcess},
+    {"tokenizer", kTokenizer},
+    {"tokenizer-mode", kTokenizer},
+    {"temperature", kGreedy},
+    {"top-p", kGreedy},
+    {"top-k", kGreedy},
+    {"min-p", kGreedy},
+    {"frequency-penalty", kGreedy},
+    {"presence-penalty", kGreedy},
+    {"repetition-penalty", kGreedy},
+    {"logprobs", kGreedy},
+    {"use-beam-search", kGreedy},
+    {"dataset-path", kDatasets},
+    {"sharegpt-output-len", kDatasets},
+    {"sonnet-input-len", kDatasets},
+    {"sonnet-output-len", kDatasets},
+    {"sonnet-prefix-len", kDatasets},
+    {"custom-output-len", kDatasets},
+    {"custom-skip-chat-template", kDatasets},
+    {"hf-subset", kDatasets},
+    {"hf-split", kDatasets},
+    {"hf-output-len", kDatasets},
+    {"hf-name", kDatasets},
+    {"random-batch-size", kDatasets},
+    {"no-oversample", kDatasets},
+    {"skip-chat-template", kDatasets},
+    {"disable-shuffle", kDatasets},
+    {"percentile-metrics", kFigures},
+    {"metric-percentiles", kFigures},
+    {"goodput", kFigures},
+    {"append-result", "each run writes its own result file"},
+    {"metadata", "the result file holds llmwb's own fields only"},
+    {"profile", "llmwb has no torch profiler"},
+    {"num-warmups", "llmwb bench runs no warm-up requests"},
+    {"ramp-up-strategy", "the request rate is constant (--request-rate, --burstiness)"},
+    {"ramp-up-start-rps", "the request rate is constant (--request-rate, --burstiness)"},
+    {"ramp-up-end-rps", "the request rate is constant (--request-rate, --burstiness)"},
+};
+
+// vLLM names that mean the same as llmwb's own.
+struct Alias {
+    const char* own;
+    const char* vllm;
+};
+constexpr Alias kAliases[] = {{"input-len", "random-input-len"},
+                              {"output-len", "random-output-len"},
+                              {"range-ratio", "random-range-ratio"},
+                              {"prefix-len", "random-prefix-len"}};
+
+// The name of an option given under either of its names (an error when both are given).
+Result<std::string> alias_given(const CliArgs& a, const Alias& al) {
+    if (a.has(al.own) && a.has(al.vllm))
+        return make_error(std::string("give --") + al.own + " or --" + al.vllm + ", not both");
+    return std::string(a.has(al.vllm) ? al.vllm : al.own);
+}
+
+Status read_int(const CliArgs& a, const std::string& name, int64_t lo, int64_t hi, int32_t& field) {
+    auto v = a.get_int(name, lo, hi);
+    if (!v)
+        return v.error();
+    if (*v)
+        field = static_cast<int32_t>(**v);
+    return ok_status();
+}
+
+// A rate or burstiness: a positive number or "inf".
+Result<std::optional<double>> positive_or_inf(const CliArgs& a, const std::string& name) {
+    auto s = a.get(name);
+    if (!s)
+        return std::optional<double>{};
+    if (*s == "inf")
+        return std::optional<double>{kInf};
+    auto v = a.get_double(name, 0, 1e9);
+    if (!v)
+        return v.error();
+    if (!(**v > 0))
+        return make_error("--" + name + " must be > 0 or inf, got " + *s);
+    return *v;
+}
+
+Result<std::vector<BenchPolicy>> parse_policies(const std::string& list) {
+    std::vector<BenchPolicy> out;
+    std::stringstream ss(list);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+        if (name == "continuous")
+            out.push_back({name, SchedulerPolicy::Continuous});
+        else if (name == "static")
+            out.push_back({name, SchedulerPolicy::Static});
+        else if (name == "sequential")
+            out.push_back({name, SchedulerPolicy::Sequential});
+        else
+            return make_error("--policy: unknown policy '" + name +
+                              "' (continuous, static, sequential)");
+    }
+    if (out.empty())
+        return make_error("--policy: no policy given");
+    return out;
+}
+
+} // namespace
+
+const char* kBenchHelp =
+    "llmwb bench [--model M] [options]\n"
+    "workload (vLLM's `vllm bench serve` names in brackets):\n"
+    "  --input-len N --output-len N   synthetic prompt/output lengths (default 128 / 128)\n"
+    "                            [--random-input-len, --random-output-len]\n"
+    "  --range-ratio R           lengths uniform in [len*(1-R), len*(1+R)] (default 0)\n"
+    "                            [--random-range-ratio]\n"
+    "  --prefix-len N            shared prefix tokens before every prompt (default 0)\n"
+    "                            [--random-prefix-len]\n"
+    "  --num-prompts N           requests (default 32)\n"
+    "  --dataset-name random     the synthetic workload above (the only vLLM dataset here)\n"
+    "  --dataset FILE.jsonl      prompts from a file (\"prompt\"/\"ids\", optional max_tokens)\n"
+    "  --seed S                  workload and arrival seed (default 0)\n"
+    "  --request-rate R          arrivals, requests/s (default inf: all at once)\n"
+    "  --burstiness B            gamma shape of the arrival gaps; 1 (default) = Poisson\n"
+    "  --max-concurrency N       requests in flight at most (default: no cap)\n"
+    "  --ignore-eos              accepted: bench requests always ignore EOS\n"
+    "engine:\n"
+    "  --policy P[,P...]         continuous | static | sequential (default continuous);\n"
+    "                            several: the same workload under each, ratios vs the first\n"
+    "  --baseline-prompts N      run only the first N requests under 'sequential' (it is slow)\n"
+    "  --static-no-padding       'static' without padding (default: batches padded to their\n"
+    "                            longest prompt and output, as generate() runs a batch)\n"
+    "output:\n"
+    "  --json FILE               llmwb's report of every policy (KV usage, prefix cache ...)\n"
+    "  --save-result             vLLM's result JSON (its keys) for the run (one policy)\n"
+    "  --save-detailed           ... with per-request input_lens, output_lens, ttfts, itls,\n"
+    "                            generated_texts, errors and output_ids\n"
+    "  --result-dir D --result-filename F   where (default: "
+    "./llmwb-<rate>qps-<model>-<date>.json;\n"
+    "                            either implies --save-result)\n"
+    "  --label L                 the result's label (default llmwb)\n"
+    "  --quiet | --disable-tqdm  no progress line (drawn only when stderr is a terminal)\n"
+    "Other `vllm bench serve` options (--backend, --base-url, --tokenizer, --temperature,\n"
+    "--percentile-metrics ...) are refused with the reason.\n";
+
+const OptionNames& bench_option_names() {
+    static const OptionNames n = [] {
+        OptionNames o{{"model",
+                       "input-len",
+                       "output-len",
+                       "range-ratio",
+                       "num-prompts",
+                       "request-rate",
+                       "burstiness",
+                       "max-concurrency",
+                       "prefix-len",
+                       "seed",
+                       "dataset",
+                       "dataset-name",
+                       "policy",
+                       "json",
+                       "baseline-prompts",
+                       "random-input-len",
+                       "random-output-len",
+                       "random-range-ratio",
+                       "random-prefix-len",
+                       "result-dir",
+                       "result-filename",
+                       "label"},
+                      {"help", "quiet", "disable-tqdm", "static-no-padding", "ignore-eos",
+                       "save-result", "save-detailed"}};
+        return o.add(device_option_names()).add(engine_option_names());
+    }();
+    return n;
+}
+
+std::optional<std::string> unsupported_vllm_option(std::string_view name) {
+    for (const Unsupported& u : kUnsupported)
+        if (u.name == name)
+            return std::string(u.reason);
+    if (name.rfind("random-mm-", 0) == 0 || name.rfind("prefix-repetition-", 0) == 0 ||
+        name.rfind("spec-bench-", 0) == 0)
+        return std::string(kDatasets);
+    return std::nullopt;
+}
+
+Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv) {
+    const OptionNames& names = bench_option_names();
+    for (size_t i = 0; i < argv.size(); ++i) {
+        const std::string& s = argv[i];
+        if (s.rfind("--", 0) != 0)
+            continue;
+        const std::string name =
+            s.substr(2, s.find('=') == std::string::npos ? std::string::npos : s.find('=') - 2);
+        if (auto why = unsupported_vllm_option(name))
+            return make_error(
+                "--" + name +
+                " is a vllm bench serve option llmwb bench does not support: " + *why);
+        if (names.values.count(name) && s.find('=') == std::string::npos)
+            ++i; // its value
+    }
+    auto parsed = names.parse(argv);
+    if (!parsed)
+        return parsed.error();
+    const CliArgs& a = *parsed;
+    BenchOptions o;
+    o.model = a.get("model");
+    RandomWorkloadSpec& spec = o.spec;
+    std::string given[4];
+    for (int k = 0; k < 4; ++k) {
+        auto g = alias_given(a, kAliases[k]);
+        if (!g)
+            return g.error();
+        given[k] = *g;
+    }
+    for (Status st : {read_int(a, given[0], 1, 1 << 20, spec.input_len),
+                      read_int(a, given[1], 1, 1 << 20, spec.output_len),
+                      read_int(a, given[3], 0, 1 << 20, spec.prefix_len),
+                      read_int(a, "num-prompts", 1, 1 << 20, spec.num_prompts),
+                      read_int(a, "max-concurrency", 1, 1 << 20, o.max_concurrency),
+                      read_int(a, "baseline-prompts", 1, 1 << 20, o.baseline_prompts)})
+        if (!st)
+            return st.error();
+    auto rr = a.get_double(given[2], 0, 0.999);
+    if (!rr)
+        return rr.error();
+    if (*rr)
+        spec.range_ratio = **rr;
+    auto seed = a.get_int("seed", 0, INT64_MAX);
+    if (!seed)
+        return seed.error();
+    if (*seed)
+        spec.seed = static_cast<uint64_t>(**seed);
+    auto rate = positive_or_inf(a, "request-rate");
+    if (!rate)
+        return rate.error();
+    o.request_rate = rate->value_or(kInf);
+    auto burst = positive_or_inf(a, "burstiness");
+    if (!burst)
+        return burst.error();
+    o.burstiness = burst->value_or(1.0);
+    if (o.burstiness != 1.0 && !std::isinf(o.request_rate))
+        return make_error("--burstiness " + *a.get("burstiness") +
+                          ": only 1 (Poisson arrivals) is supported so far; the engine's bench "
+                          "runner draws the arrival times itself");
+    if (auto ds = a.get("dataset-name"); ds && *ds != "random")
+        return make_error("--dataset-name " + *ds +
+                          " is a vllm bench serve dataset llmwb bench does not support: " +
+                          std::string(kDatasets));
+    o.dataset = a.get("dataset");
+    if (o.dataset && a.has("dataset-name"))
+        return make_error("give --dataset FILE.jsonl or --dataset-name random, not both");
+    auto policies = parse_policies(a.get_or("policy", "continuous"));
+    if (!policies)
+        return policies.error();
+    o.policies = std::move(policies.value());
+    o.static_padding = !a.has("static-no-padding");
+    o.progress = !a.has("quiet") && !a.has("disable-tqdm");
+    o.json_path = a.get("json");
+    o.save_detailed = a.has("save-detailed");
+    o.result_dir = a.get_or("result-dir", "");
+    o.result_filename = a.get_or("result-filename", "");
+    o.save_result =
+        a.has("save-result") || o.save_detailed || a.has("result-dir") || a.has("result-filename");
+    o.label = a.get_or("label", "llmwb");
+    if (o.save_result && o.policies.size() != 1)
+        return make_error("--save-result writes the result of one run: give one --policy");
+    auto device = parse_device_options(a);
+    if (!device)
+        return device.error();
+    o.device = *device;
+    auto engine = parse_engine_options(a);
+    if (!engine)
+        return engine.error();
+    o.engine = *engine;
+    return o;
+}
+
+} // namespace llmwb::cli

@@ -1,0 +1,51 @@
+// Per-request records of one `llmwb bench` run, collected from the engine's step outputs (the
+// on_step hook of run_bench): what vLLM's --save-detailed writes (input_lens, output_lens, ttfts,
+// itls, generated_texts, errors) plus the output ids, and the peak figures vLLM derives from them
+// (max_output_tokens_per_s, max_concurrent_requests). They come from the outputs themselves, not
+// from run_bench's totals, so the two can be checked against each other.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/serving/bench_workload.h"
+#include "engine/serving/engine.h"
+
+namespace llmwb::cli {
+
+struct BenchRequestRecord {
+    int32_t input_len = 0; // prompt tokens as the workload gave them (no padding)
+    int32_t wanted = 0;    // output tokens asked for
+    std::vector<int32_t> output_ids;
+    std::vector<EngineClock::time_point> token_times; // when each output token was sampled
+    double ttft_s = 0; // arrival -> first token (the engine's request metrics)
+    bool finished = false;
+    std::string error;
+};
+
+class BenchRecorder {
+  public:
+    // `requests` in submission order: run_bench submits request k as the engine's k-th request
+    // of a fresh engine, so its id is k (checked: an id out of range is an error).
+    explicit BenchRecorder(const std::vector<BenchRequest>& requests);
+
+    // Call after every step (run_bench's on_step).
+    void on_step(const StepOutputs& so);
+    // Ok when every request finished and every output belonged to a known request.
+    Status check() const;
+
+    const std::vector<BenchRequestRecord>& records() const { return records_; }
+    // Inter-token latencies of request i, in seconds (vLLM's itls).
+    std::vector<double> itls_s(size_t i) const;
+    // vLLM's peak figures: the most output tokens sampled in one whole second since the first
+    // arrival, and the most requests in flight during one such second.
+    double max_output_tokens_per_s() const;
+    int32_t max_concurrent_requests() const;
+
+  private:
+    std::vector<BenchRequestRecord> records_;
+    std::string error_;
+};
+
+} // namespace llmwb::cli

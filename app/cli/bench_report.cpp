@@ -1,0 +1,191 @@
+#include "app/cli/bench_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace llmwb::cli {
+
+void print_bench_result(const std::string& title, const BenchResult& r) {
+    auto line = [](const char* k, double v, int prec = 2) {
+        std::printf("%-40s %.*f\n", k, prec, v);
+    };
+    std::printf("============ Serving Benchmark Result (%s) ============\n", title.c_str());
+    std::printf("%-40s %d\n", "Successful requests:", r.completed);
+    line("Benchmark duration (s):", r.duration_s);
+    std::printf("%-40s %lld\n",
+                "Total input tokens:", static_cast<long long>(r.total_input_tokens));
+    std::printf("%-40s %lld\n",
+                "Total generated tokens:", static_cast<long long>(r.total_output_tokens));
+    line("Request throughput (req/s):", r.request_throughput);
+    line("Output token throughput (tok/s):", r.output_throughput);
+    line("Total Token throughput (tok/s):", r.total_token_throughput);
+    auto section = [&](const char* title, const char* abbr, const LatencyStats& s) {
+        std::printf("%s\n", title);
+        char k[64];
+        std::snprintf(k, sizeof k, "Mean %s (ms):", abbr);
+        line(k, s.mean);
+        std::snprintf(k, sizeof k, "Median %s (ms):", abbr);
+        line(k, s.median);
+        std::snprintf(k, sizeof k, "P99 %s (ms):", abbr);
+        line(k, s.p99);
+    };
+    section("---------------Time to First Token----------------", "TTFT", r.ttft_ms);
+    section("-----Time per Output Token (excl. 1st token)------", "TPOT", r.tpot_ms);
+    section("---------------Inter-token Latency----------------", "ITL", r.itl_ms);
+    section("----------------End-to-end Latency----------------", "E2EL", r.e2el_ms);
+    std::printf("----------------------KV cache--------------------\n");
+    std::printf("%-40s %d x %d tokens\n", "Blocks:", r.num_blocks, r.block_size);
+    line("Mean KV cache usage (%):", 100 * r.mean_kv_usage);
+    line("Peak KV cache usage (%):", 100 * r.peak_kv_usage);
+    line("KV waste vs contiguous prealloc (%):", 100 * r.kv_waste_vs_contiguous);
+    line("KV waste vs allocated slots (%):", 100 * r.kv_waste_vs_allocated);
+    line("Contiguous prealloc waste (%):", 100 * r.contiguous_waste);
+    line("Prefix cache hit rate (%):", 100 * r.prefix_cache_hit_rate);
+    std::printf("%-40s %lld\n", "Preemptions:", static_cast<long long>(r.preemptions));
+    std::printf("%-40s %lld (mean batch %.1f)\n", "Engine steps:", static_cast<long long>(r.steps),
+                r.mean_batch_size);
+    std::printf("==================================================\n");
+}
+
+nlohmann::json bench_result_json(const BenchResult& r) {
+    nlohmann::json j;
+    j["completed"] = r.completed;
+    j["duration"] = r.duration_s;
+    j["total_input_tokens"] = r.total_input_tokens;
+    j["total_output_tokens"] = r.total_output_tokens;
+    j["request_throughput"] = r.request_throughput;
+    j["output_throughput"] = r.output_throughput;
+    j["total_token_throughput"] = r.total_token_throughput;
+    auto put = [&](const char* name, const LatencyStats& s) {
+        const std::string n(name);
+        j["mean_" + n + "_ms"] = s.mean;
+        j["median_" + n + "_ms"] = s.median;
+        j["std_" + n + "_ms"] = s.std;
+        j["p99_" + n + "_ms"] = s.p99;
+    };
+    put("ttft", r.ttft_ms);
+    put("tpot", r.tpot_ms);
+    put("itl", r.itl_ms);
+    put("e2el", r.e2el_ms);
+    j["kv_cache_blocks"] = r.num_blocks;
+    j["block_size"] = r.block_size;
+    j["mean_kv_cache_usage"] = r.mean_kv_usage;
+    j["peak_kv_cache_usage"] = r.peak_kv_usage;
+    j["kv_waste_vs_contiguous"] = r.kv_waste_vs_contiguous;
+    j["kv_waste_vs_allocated"] = r.kv_waste_vs_allocated;
+    j["contiguous_preallocation_waste"] = r.contiguous_waste;
+    j["prefix_cache_queries"] = r.prefix_cache_queries;
+    j["prefix_cache_hits"] = r.prefix_cache_hits;
+    j["prefix_cache_hit_rate"] = r.prefix_cache_hit_rate;
+    j["num_preemptions"] = r.preemptions;
+    j["num_steps"] = r.steps;
+    j["mean_batch_size"] = r.mean_batch_size;
+    j["ttfts_ms"] = r.per_request_ttft_ms;
+    return j;
+}
+
+namespace {
+
+std::string now_stamp() { // vLLM's "%Y%m%d-%H%M%S"
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+    return buf;
+}
+
+std::string rate_text(double rate) {
+    if (std::isinf(rate))
+        return "inf";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", rate);
+    return buf;
+}
+
+} // namespace
+
+nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string& model_id,
+                                        const BenchResult& r, const BenchRecorder& records,
+                                        const Tokenizer& tokenizer, bool detailed) {
+    nlohmann::ordered_json j;
+    j["date"] = now_stamp();
+    j["endpoint_type"] = "llmwb";
+    j["backend"] = "llmwb";
+    j["label"] = o.label;
+    j["model_id"] = model_id;
+    j["tokenizer_id"] = model_id;
+    j["num_prompts"] = records.records().size();
+    if (std::isinf(o.request_rate))
+        j["request_rate"] = "inf";
+    else
+        j["request_rate"] = o.request_rate;
+    j["burstiness"] = o.burstiness;
+    if (o.max_concurrency > 0)
+        j["max_concurrency"] = o.max_concurrency;
+    else
+        j["max_concurrency"] = nullptr;
+    j["duration"] = r.duration_s;
+    j["completed"] = r.completed;
+    int32_t failed = 0;
+    for (const BenchRequestRecord& rec : records.records())
+        failed += rec.error.empty() ? 0 : 1;
+    j["failed"] = failed;
+    j["total_input_tokens"] = r.total_input_tokens;
+    j["total_output_tokens"] = r.total_output_tokens;
+    j["request_throughput"] = r.request_throughput;
+    j["request_goodput"] = nullptr;
+    j["output_throughput"] = r.output_throughput;
+    j["total_token_throughput"] = r.total_token_throughput;
+    if (detailed) {
+        nlohmann::ordered_json input_lens = nlohmann::ordered_json::array(),
+                               output_lens = input_lens, ttfts = input_lens, itls = input_lens,
+                               texts = input_lens, errors = input_lens, output_ids = input_lens;
+        for (size_t i = 0; i < records.records().size(); ++i) {
+            const BenchRequestRecord& rec = records.records()[i];
+            input_lens.push_back(rec.input_len);
+            output_lens.push_back(rec.output_ids.size());
+            ttfts.push_back(rec.ttft_s);
+            itls.push_back(records.itls_s(i));
+            texts.push_back(tokenizer.decode(rec.output_ids, true));
+            errors.push_back(rec.error);
+            output_ids.push_back(rec.output_ids);
+        }
+        j["input_lens"] = std::move(input_lens);
+        j["output_lens"] = std::move(output_lens);
+        j["ttfts"] = std::move(ttfts);
+        j["itls"] = std::move(itls);
+        j["generated_texts"] = std::move(texts);
+        j["errors"] = std::move(errors);
+        j["output_ids"] = std::move(output_ids);
+    }
+    j["max_output_tokens_per_s"] = records.max_output_tokens_per_s();
+    j["max_concurrent_requests"] = records.max_concurrent_requests();
+    auto put = [&](const char* name, const LatencyStats& s) {
+        const std::string n(name);
+        j["mean_" + n + "_ms"] = s.mean;
+        j["median_" + n + "_ms"] = s.median;
+        j["std_" + n + "_ms"] = s.std;
+        j["p99_" + n + "_ms"] = s.p99;
+    };
+    put("ttft", r.ttft_ms);
+    put("tpot", r.tpot_ms);
+    put("itl", r.itl_ms);
+    return j;
+}
+
+std::string vllm_result_path(const BenchOptions& o, const std::string& model_name) {
+    std::string file = o.result_filename;
+    if (file.empty()) {
+        std::string base = model_name;
+        if (auto slash = base.find_last_of('/'); slash != std::string::npos)
+            base = base.substr(slash + 1);
+        file = o.label + "-" + rate_text(o.request_rate) + "qps" +
+               (o.max_concurrency > 0 ? "-concurrency" + std::to_string(o.max_concurrency) : "") +
+               "-" + base + "-" + now_stamp() + ".json";
+    }
+    return o.result_dir.empty() ? file : o.result_dir + "/" + file;
+}
+
+} // namespace llmwb::cli

@@ -1,0 +1,36 @@
+// What `llmwb bench` prints and saves: vLLM's result block on stdout (plus the KV cache and
+// prefix-cache figures), llmwb's JSON report of every policy (--json FILE) and vLLM's result
+// file (--save-result, with --save-detailed its per-request arrays) under vLLM's keys.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/bench_options.h"
+#include "app/cli/bench_records.h"
+#include "engine/serving/bench_runner.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace llmwb::cli {
+
+void print_bench_result(const std::string& title, const BenchResult& r);
+
+// One policy's figures in llmwb's report (vLLM's names where vLLM has the figure).
+nlohmann::json bench_result_json(const BenchResult& r);
+
+// vLLM's result file for one run: its keys (date, backend, model_id, num_prompts,
+// request_rate, burstiness, max_concurrency, duration, completed, failed, total_input_tokens,
+// total_output_tokens, *_throughput, max_output_tokens_per_s, max_concurrent_requests, mean/
+// median/std/p99 of ttft/tpot/itl in ms); detailed: input_lens, output_lens, ttfts and itls (in
+// seconds, as vLLM), generated_texts, errors, and output_ids (llmwb's: runs can be compared
+// token for token).
+nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string& model_id,
+                                        const BenchResult& r, const BenchRecorder& records,
+                                        const Tokenizer& tokenizer, bool detailed);
+
+// Where --save-result writes: result_dir / (result_filename, or
+// "<label>-<rate>qps[-concurrency<N>]-<model>-<YYYYmmdd-HHMMSS>.json" as vLLM names it).
+std::string vllm_result_path(const BenchOptions& o, const std::string& model_name);
+
+} // namespace llmwb::cli

@@ -1,0 +1,169 @@
+#include "app/cli/cli_options.h"
+
+#include <algorithm>
+
+namespace llmwb::cli {
+
+OptionNames& OptionNames::add(const OptionNames& other) {
+    values.insert(other.values.begin(), other.values.end());
+    flags.insert(other.flags.begin(), other.flags.end());
+    return *this;
+}
+
+Result<CliArgs> OptionNames::parse(const std::vector<std::string>& argv) const {
+    return CliArgs::parse(argv, values, flags);
+}
+
+// ---- device
+
+const char* kDeviceOptionsHelp =
+    "  --device auto|cpu|cuda    backend (default auto: CUDA when the plugin and a GPU are\n"
+    "                            present, else the CPU)\n"
+    "  --kv-dtype f16|f32        element type of the CUDA KV cache (default f16)\n"
+    "  --no-cuda-graphs          run CUDA decode steps eagerly (no CUDA graphs)\n"
+    "  --threads N               CPU threads (default: all cores)\n";
+
+const OptionNames& device_option_names() {
+    static const OptionNames n{{"device", "kv-dtype", "threads"}, {"no-cuda-graphs"}};
+    return n;
+}
+
+Result<DeviceOptions> parse_device_options(const CliArgs& a) {
+    DeviceOptions o;
+    const std::string device = a.get_or("device", "auto");
+    const auto pref = parse_device_preference(device);
+    if (!pref)
+        return make_error("--device must be auto, cpu or cuda, got '" + device + "'");
+    o.device = *pref;
+    const std::string kv_dtype = a.get_or("kv-dtype", "f16");
+    if (kv_dtype != "f16" && kv_dtype != "f32")
+        return make_error("--kv-dtype must be f16 or f32, got '" + kv_dtype + "'");
+    o.kv_dtype = kv_dtype == "f32" ? KvDtype::F32 : KvDtype::F16;
+    o.cuda_graphs = !a.has("no-cuda-graphs");
+    auto threads = a.get_int("threads", 1, 1024);
+    if (!threads)
+        return threads.error();
+    o.threads = static_cast<int>(threads->value_or(0));
+    return o;
+}
+
+// ---- engine
+
+const char* kEngineOptionsHelp =
+    "  --block-size N            KV block size: 8, 16 or 32 (default 16)\n"
+    "  --max-num-seqs N          requests running at once (default 64)\n"
+    "  --max-num-batched-tokens N  token budget of one step (default 512)\n"
+    "  --kv-budget-mb MB         KV cache size (default: what the requests can use, within\n"
+    "                            gpu-memory-utilization x RAM - weights - workspace)\n"
+    "  --gpu-memory-utilization F  fraction of device memory (RAM on the CPU) the engine may\n"
+    "                            use (default 0.9)\n"
+    "  --no-prefix-caching       disable prefix caching\n"
+    "  --no-device-greedy        CUDA: copy logits back for greedy requests too (default: argmax\n"
+    "                            on the device when every request of a step is greedy)\n";
+
+const OptionNames& engine_option_names() {
+    static const OptionNames n{{"block-size", "max-num-seqs", "max-num-batched-tokens",
+                                "kv-budget-mb", "gpu-memory-utilization"},
+                               {"no-prefix-caching", "no-device-greedy"}};
+    return n;
+}
+
+Result<EngineOptions> parse_engine_options(const CliArgs& a) {
+    EngineOptions o;
+    EngineConfig& c = o.config;
+    auto bs = a.get_int("block-size", INT32_MIN, INT32_MAX);
+    if (!bs)
+        return bs.error();
+    if (*bs) {
+        if (Status st = check_kv_block_size(**bs, "--block-size"); !st)
+            return st.error();
+        c.block_size = static_cast<int32_t>(**bs);
+    }
+    auto seqs = a.get_int("max-num-seqs", 1, 1 << 16);
+    if (!seqs)
+        return seqs.error();
+    if (*seqs)
+        c.max_num_seqs = static_cast<int32_t>(**seqs);
+    auto toks = a.get_int("max-num-batched-tokens", 1, 1 << 20);
+    if (!toks)
+        return toks.error();
+    if (*toks)
+        c.max_num_batched_tokens = static_cast<int32_t>(**toks);
+    auto kv = a.get_double("kv-budget-mb", 0.001, 1 << 24);
+    if (!kv)
+        return kv.error();
+    if (*kv)
+        c.memory.kv_bytes = static_cast<int64_t>(**kv * 1024.0 * 1024.0);
+    auto util = a.get_double("gpu-memory-utilization", 0.0001, 1.0);
+    if (!util)
+        return util.error();
+    if (*util)
+        c.memory.utilization = **util;
+    o.memory_given = kv->has_value() || util->has_value();
+    if (a.has("no-prefix-caching"))
+        c.enable_prefix_caching = false;
+    if (a.has("no-device-greedy"))
+        c.device_greedy = false;
+    return o;
+}
+
+void EngineOptions::size_to_need(int64_t tokens, int64_t seqs) {
+    if (memory_given)
+        return;
+    config.memory.need_tokens = std::max<int64_t>(1, tokens);
+    config.memory.need_seqs = static_cast<int32_t>(std::clamp<int64_t>(seqs, 1, INT32_MAX));
+}
+
+// ---- sampling
+
+const OptionNames& sampling_option_names() {
+    static const OptionNames n = [] {
+        OptionNames o;
+        for (const SamplingField& f : sampling_fields())
+            (f.type == SamplingFieldType::Flag ? o.flags : o.values)
+                .insert(sampling_flag(f).substr(2));
+        return o;
+    }();
+    return n;
+}
+
+std::string sampling_options_help() {
+    std::string s;
+    for (const SamplingField& f : sampling_fields()) {
+        std::string left = "  " + sampling_flag(f);
+        if (f.type != SamplingFieldType::Flag)
+            left += f.type == SamplingFieldType::Strings    ? " S"
+                    : f.type == SamplingFieldType::TokenIds ? " LIST"
+                                                            : " X";
+        left.resize(std::max<size_t>(left.size() + 1, 28), ' ');
+        s += left + std::string(f.help);
+        if (f.type == SamplingFieldType::Real || f.type == SamplingFieldType::Integer)
+            s += "; " + std::string(f.range);
+        s += "\n";
+    }
+    return s;
+}
+
+Result<SamplingParams> parse_sampling_options(const CliArgs& a, SamplingParams p) {
+    for (const SamplingField& f : sampling_fields()) {
+        const std::string flag = sampling_flag(f);
+        const std::string name = flag.substr(2);
+        if (!a.has(name))
+            continue;
+        if (f.type == SamplingFieldType::Flag) {
+            if (Status st = set_sampling_text(p, f, "true"); !st)
+                return make_error(flag + ": " + st.message());
+            continue;
+        }
+        if (f.type == SamplingFieldType::Strings)
+            p.stop.clear();
+        for (const std::string& v : f.type == SamplingFieldType::Strings
+                                        ? a.get_all(name)
+                                        : std::vector<std::string>{*a.get(name)})
+            if (Status st = set_sampling_text(p, f, v); !st)
+                return make_error(flag + ": " + st.message());
+    }
+    return p;
+}
+
+} // namespace llmwb::cli

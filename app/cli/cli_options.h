@@ -1,0 +1,59 @@
+// The typed options shared by the llmwb commands, each parsed once from CliArgs:
+//   DeviceOptions   --device auto|cpu|cuda  --kv-dtype f16|f32  --no-cuda-graphs  --threads N
+//   EngineOptions   --block-size 8|16|32  --max-num-seqs N  --max-num-batched-tokens N
+//                   --kv-budget-mb MB | --gpu-memory-utilization F  --no-prefix-caching
+//                   --no-device-greedy
+//   sampling        --temperature ... --logprobs (the SamplingParams field table), --stop S
+//                   (repeatable), --ignore-eos
+// A command collects the names it accepts in an OptionNames, parses with CliArgs once, then reads
+// each group into its struct.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "app/cli/cli_args.h"
+#include "engine/backend/cuda_executor.h"
+#include "engine/backend/device_select.h"
+#include "engine/runtime/sampling_params.h"
+#include "engine/serving/engine.h"
+
+namespace llmwb::cli {
+
+// The value options and flags a command accepts (for CliArgs::parse).
+struct OptionNames {
+    std::set<std::string> values, flags;
+    OptionNames& add(const OptionNames& other);
+    Result<CliArgs> parse(const std::vector<std::string>& argv) const;
+};
+
+struct DeviceOptions {
+    DevicePreference device = DevicePreference::Auto;
+    KvDtype kv_dtype = KvDtype::F16; // CUDA KV cache
+    bool cuda_graphs = true;
+    int threads = 0; // CPU threads; 0: all cores
+};
+const OptionNames& device_option_names();
+extern const char* kDeviceOptionsHelp;
+Result<DeviceOptions> parse_device_options(const CliArgs& args);
+
+struct EngineOptions {
+    EngineConfig config;
+    bool memory_given = false; // --kv-budget-mb or --gpu-memory-utilization
+
+    // Without a memory option: need-based sizing on top of the utilization plan — no more
+    // blocks than `seqs` sequences of `tokens` token slots in all can use — instead of 0.9 x RAM.
+    void size_to_need(int64_t tokens, int64_t seqs);
+};
+const OptionNames& engine_option_names();
+extern const char* kEngineOptionsHelp;
+Result<EngineOptions> parse_engine_options(const CliArgs& args);
+
+// Every SamplingParams field as a flag: --temperature T ... ; --stop S repeatable; --ignore-eos.
+const OptionNames& sampling_option_names();
+// "  --temperature T  ..." lines from the field table.
+std::string sampling_options_help();
+// `defaults` overridden by the flags given. Errors: "--top-p: top_p must be in (0, 1], got 2".
+Result<SamplingParams> parse_sampling_options(const CliArgs& args, SamplingParams defaults);
+
+} // namespace llmwb::cli

@@ -1,0 +1,195 @@
+// `llmwb bench` options (app/cli/bench_options): vLLM's `vllm bench serve` names work as
+// llmwb's own, every other vLLM option is refused by name with its reason. Qt-free.
+#include <cmath>
+#include <string>
+
+#include "app/cli/bench_options.h"
+#include "support/mini_test.h"
+
+using namespace llmwb;
+using namespace llmwb::cli;
+
+namespace {
+
+Result<BenchOptions> parse(std::vector<std::string> argv) {
+    return parse_bench_options(argv);
+}
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+} // namespace
+
+MT_TEST(vllm_names_set_the_same_fields) {
+    auto own = parse({"--input-len", "24", "--output-len", "5", "--range-ratio", "0.5",
+                      "--prefix-len", "3", "--num-prompts", "7", "--seed", "4", "--request-rate",
+                      "2.5", "--max-concurrency", "3"});
+    auto vllm = parse({"--random-input-len",
+                       "24",
+                       "--random-output-len=5",
+                       "--random-range-ratio",
+                       "0.5",
+                       "--random-prefix-len",
+                       "3",
+                       "--num-prompts",
+                       "7",
+                       "--seed",
+                       "4",
+                       "--request-rate",
+                       "2.5",
+                       "--max-concurrency",
+                       "3",
+                       "--dataset-name",
+                       "random",
+                       "--ignore-eos",
+                       "--burstiness",
+                       "1",
+                       "--disable-tqdm"});
+    MT_REQUIRE_MSG(own.ok(), "%s", own.ok() ? "" : own.message().c_str());
+    MT_REQUIRE_MSG(vllm.ok(), "%s", vllm.ok() ? "" : vllm.message().c_str());
+    for (const BenchOptions* o : {&own.value(), &vllm.value()}) {
+        MT_CHECK(o->spec.input_len == 24 && o->spec.output_len == 5);
+        MT_CHECK(o->spec.range_ratio == 0.5 && o->spec.prefix_len == 3);
+        MT_CHECK(o->spec.num_prompts == 7 && o->spec.seed == 4);
+        MT_CHECK(o->request_rate == 2.5 && o->max_concurrency == 3);
+        MT_CHECK(o->burstiness == 1.0);
+    }
+    MT_CHECK(own->progress && !vllm->progress); // --disable-tqdm = --quiet
+}
+
+MT_TEST(defaults) {
+    auto o = parse({});
+    MT_REQUIRE(o.ok());
+    MT_CHECK(std::isinf(o->request_rate) && o->burstiness == 1.0 && o->max_concurrency == 0);
+    MT_CHECK(o->policies.size() == 1 && o->policies[0].name == "continuous");
+    MT_CHECK(!o->save_result && !o->save_detailed && o->label == "llmwb");
+    MT_CHECK(!o->dataset && !o->model);
+}
+
+MT_TEST(both_names_of_one_option_conflict) {
+    auto r = parse({"--input-len", "3", "--random-input-len", "4"});
+    MT_REQUIRE(!r.ok());
+    MT_CHECK(r.message() == "give --input-len or --random-input-len, not both");
+}
+
+MT_TEST(errors_name_the_option_given) {
+    auto r = parse({"--random-output-len", "0"});
+    MT_REQUIRE(!r.ok());
+    MT_CHECK_MSG(contains(r.message(), "--random-output-len"), "%s", r.message().c_str());
+    auto rate = parse({"--request-rate", "0"});
+    MT_REQUIRE(!rate.ok());
+    MT_CHECK(contains(rate.message(), "--request-rate"));
+    auto burst = parse({"--burstiness", "-1", "--request-rate", "4"});
+    MT_REQUIRE(!burst.ok());
+    MT_CHECK(contains(burst.message(), "--burstiness"));
+}
+
+MT_TEST(unsupported_vllm_options_are_refused_by_name) {
+    const char* names[] = {"backend",
+                           "base-url",
+                           "host",
+                           "port",
+                           "endpoint",
+                           "tokenizer",
+                           "dataset-path",
+                           "temperature",
+                           "top-p",
+                           "sharegpt-output-len",
+                           "percentile-metrics",
+                           "metric-percentiles",
+                           "goodput",
+                           "profile",
+                           "num-warmups",
+                           "ramp-up-strategy",
+                           "random-mm-base-items-per-request",
+                           "append-result",
+                           "metadata",
+                           "served-model-name"};
+    for (const char* n : names) {
+        MT_CHECK_MSG(unsupported_vllm_option(n).has_value(), "%s", n);
+        for (bool inline_value : {false, true}) {
+            std::vector<std::string> argv = {"--num-prompts", "2"};
+            if (inline_value) {
+                argv.push_back(std::string("--") + n + "=x");
+            } else {
+                argv.push_back(std::string("--") + n);
+                argv.push_back("x");
+            }
+            auto r = parse(argv);
+            MT_REQUIRE(!r.ok());
+            const std::string want = std::string("--") + n +
+                                     " is a vllm bench serve option llmwb bench does not support: ";
+            MT_CHECK_MSG(r.message().rfind(want, 0) == 0, "%s", r.message().c_str());
+        }
+    }
+    // Names llmwb bench has are not in the list; an unknown name is an unknown option.
+    for (const char* n : {"input-len", "random-input-len", "request-rate", "burstiness", "seed",
+                          "num-prompts", "max-concurrency", "model", "dataset-name", "save-result",
+                          "save-detailed", "result-filename", "ignore-eos"})
+        MT_CHECK_MSG(!unsupported_vllm_option(n).has_value(), "%s", n);
+    auto unknown = parse({"--frobnicate", "1"});
+    MT_REQUIRE(!unknown.ok());
+    MT_CHECK(unknown.message() == "unknown option --frobnicate");
+    // A value that looks like a refused option is a value, not an option.
+    auto label = parse({"--label", "--profile"});
+    MT_REQUIRE_MSG(label.ok(), "%s", label.ok() ? "" : label.message().c_str());
+    MT_CHECK(label->label == "--profile");
+}
+
+MT_TEST(datasets) {
+    auto sharegpt = parse({"--dataset-name", "sharegpt"});
+    MT_REQUIRE(!sharegpt.ok());
+    MT_CHECK(sharegpt.message().rfind(
+                 "--dataset-name sharegpt is a vllm bench serve dataset llmwb bench does not "
+                 "support",
+                 0) == 0);
+    auto both = parse({"--dataset-name", "random", "--dataset", "p.jsonl"});
+    MT_REQUIRE(!both.ok());
+    auto file = parse({"--dataset", "p.jsonl"});
+    MT_REQUIRE(file.ok());
+    MT_CHECK(file->dataset == std::string("p.jsonl"));
+}
+
+MT_TEST(burstiness) {
+    // Poisson (1) at a rate, and any burstiness with all requests at once, are accepted.
+    MT_CHECK(parse({"--request-rate", "5", "--burstiness", "1"}).ok());
+    MT_CHECK(parse({"--burstiness", "0.5"}).ok());
+    // Gamma arrivals are not in the engine's bench runner yet: refused, not ignored.
+    auto gamma = parse({"--request-rate", "5", "--burstiness", "0.5"});
+    MT_REQUIRE(!gamma.ok());
+    MT_CHECK(contains(gamma.message(), "--burstiness 0.5"));
+}
+
+MT_TEST(save_result) {
+    auto r = parse({"--save-detailed", "--result-filename", "out.json", "--result-dir", "/tmp/x",
+                    "--label", "run1"});
+    MT_REQUIRE(r.ok());
+    MT_CHECK(r->save_result && r->save_detailed);
+    MT_CHECK(r->result_filename == "out.json" && r->result_dir == "/tmp/x" && r->label == "run1");
+    auto named = parse({"--result-filename", "a.json"});
+    MT_REQUIRE(named.ok());
+    MT_CHECK(named->save_result && !named->save_detailed);
+    auto several = parse({"--save-result", "--policy", "continuous,static"});
+    MT_REQUIRE(!several.ok());
+    MT_CHECK(contains(several.message(), "one --policy"));
+}
+
+MT_TEST(policies_and_block_size) {
+    auto p = parse({"--policy", "continuous,static,sequential"});
+    MT_REQUIRE(p.ok());
+    MT_REQUIRE(p->policies.size() == 3);
+    MT_CHECK(p->policies[1].policy == SchedulerPolicy::Static);
+    MT_CHECK(p->policies[2].policy == SchedulerPolicy::Sequential);
+    auto bad = parse({"--policy", "fifo"});
+    MT_REQUIRE(!bad.ok());
+    MT_CHECK(contains(bad.message(), "'fifo'"));
+    auto bs = parse({"--block-size", "12"});
+    MT_REQUIRE(!bs.ok());
+    MT_CHECK(bs.message() == "--block-size must be 8, 16 or 32, got 12");
+    auto bs32 = parse({"--block-size", "32", "--kv-budget-mb", "4"});
+    MT_REQUIRE(bs32.ok());
+    MT_CHECK(bs32->engine.config.block_size == 32 && bs32->engine.memory_given);
+}
+
+MINI_TEST_MAIN()
