@@ -272,10 +272,6 @@ Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv) {
     if (!burst)
         return burst.error();
     o.burstiness = burst->value_or(1.0);
-    if (o.burstiness != 1.0 && !std::isinf(o.request_rate))
-        return make_error("--burstiness " + *a.get("burstiness") +
-                          ": only 1 (Poisson arrivals) is supported so far; the engine's bench "
-                          "runner draws the arrival times itself");
     if (auto ds = a.get("dataset-name"); ds && *ds != "random")
         return make_error("--dataset-name " + *ds +
                           " is a vllm bench serve dataset llmwb bench does not support: " +

@@ -121,6 +121,7 @@ int cmd_bench(const Args& argv) {
         ec.policy = p.policy;
         BenchRunOptions ro;
         ro.request_rate = opt->request_rate;
+        ro.burstiness = opt->burstiness;
         ro.max_concurrency = opt->max_concurrency;
         ro.seed = spec.seed;
         ro.static_padding = opt->static_padding;

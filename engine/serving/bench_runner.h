@@ -15,6 +15,7 @@ namespace llmwb {
 
 struct BenchRunOptions {
     double request_rate = 0;     // requests/s; <= 0 or inf: all at once
+    double burstiness = 1.0;     // gamma shape of the arrival gaps (1: Poisson; > 0)
     int32_t max_concurrency = 0; // 0: no cap
     uint64_t seed = 0;
     // Static batching: submit only when the engine is idle, a full batch (batch_size requests,

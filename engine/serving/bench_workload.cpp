@@ -33,16 +33,22 @@ std::vector<BenchRequest> make_random_workload(const RandomWorkloadSpec& spec, i
     return out;
 }
 
-std::vector<double> make_arrival_times(int32_t n, double request_rate, uint64_t seed) {
+std::vector<double> make_arrival_times(int32_t n, double request_rate, uint64_t seed,
+                                       double burstiness) {
     std::vector<double> t(static_cast<size_t>(std::max(0, n)), 0.0);
     if (!(request_rate > 0) || std::isinf(request_rate))
         return t;
     std::mt19937_64 rng(seed ^ 0x5eedULL);
-    std::exponential_distribution<double> gap(request_rate);
+    // Gamma(shape k, scale 1 / (rate k)) has mean 1 / rate; k = 1 is the exponential (drawn as
+    // before, so Poisson runs keep their arrival times).
+    const bool constant = std::isinf(burstiness);
+    std::exponential_distribution<double> poisson(request_rate);
+    std::gamma_distribution<double> gamma(constant ? 1.0 : burstiness,
+                                          constant ? 1.0 : 1.0 / (request_rate * burstiness));
     double now = 0;
     for (double& x : t) {
         x = now;
-        now += gap(rng);
+        now += constant ? 1.0 / request_rate : burstiness == 1.0 ? poisson(rng) : gamma(rng);
     }
     return t;
 }

@@ -25,8 +25,11 @@ struct RandomWorkloadSpec {
 // Token ids are uniform in [0, vocab_size). Deterministic in the spec.
 std::vector<BenchRequest> make_random_workload(const RandomWorkloadSpec& spec, int32_t vocab_size);
 
-// Arrival offsets in seconds from the start: all 0 for an infinite rate, else Poisson
-// (exponential gaps with mean 1 / rate). Deterministic in seed.
-std::vector<double> make_arrival_times(int32_t n, double request_rate, uint64_t seed);
+// Arrival offsets in seconds from the start: all 0 for an infinite rate, else gaps drawn from a
+// gamma distribution with shape = burstiness and mean 1 / rate, as vLLM's `bench serve` (1:
+// exponential gaps, a Poisson process; < 1 burstier; > 1 more regular; inf: constant gaps).
+// Deterministic in seed.
+std::vector<double> make_arrival_times(int32_t n, double request_rate, uint64_t seed,
+                                       double burstiness = 1.0);
 
 } // namespace llmwb

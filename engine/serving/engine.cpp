@@ -112,7 +112,7 @@ Result<RequestId> Engine::add_request(std::string_view prompt, const SamplingPar
 
 Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
                                       const SamplingParams& params) {
-    if (Status st = params.validate(); !st)
+    if (Status st = params.validate(exec_.vocab_size()); !st)
         return st.error();
     if (prompt_ids.empty())
         return make_error("add_request: the prompt has no tokens");
@@ -136,7 +136,7 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
 }
 
 Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
-    if (Status st = params.validate(); !st)
+    if (Status st = params.validate(exec_.vocab_size()); !st)
         return st.error();
     Request* src = find(src_id);
     if (!src || src->status != RequestStatus::Running || !kv_mgr_->has_table(src_id))

@@ -71,6 +71,28 @@ MT_TEST(poisson_arrivals) {
             MT_REQUIRE(t[i] >= t[i - 1]);
         const double mean_gap = t.back() / (t.size() - 1);
         MT_REQUIRE(std::abs(mean_gap - 0.1) < 0.01);
+        // Burstiness (vLLM's gamma shape): the same mean gap; the gaps' coefficient of
+        // variation is 1 / sqrt(shape) (Poisson: 1), constant gaps for an infinite shape.
+        for (double shape : {0.25, 1.0, 4.0}) {
+            MT_SCOPE("burstiness %g", shape);
+            auto g = make_arrival_times(4000, 10.0, 3, shape);
+            std::vector<double> gaps;
+            for (size_t i = 1; i < g.size(); ++i)
+                gaps.push_back(g[i] - g[i - 1]);
+            double mean = 0, var = 0;
+            for (double x : gaps)
+                mean += x / gaps.size();
+            for (double x : gaps)
+                var += (x - mean) * (x - mean) / gaps.size();
+            MT_CHECK_MSG(std::abs(mean - 0.1) < 0.012, "mean gap %g", mean);
+            const double cv = std::sqrt(var) / mean;
+            MT_CHECK_MSG(std::abs(cv - 1.0 / std::sqrt(shape)) < 0.15 / std::sqrt(shape),
+                         "coefficient of variation %g", cv);
+        }
+        MT_REQUIRE(make_arrival_times(2000, 10.0, 1, 1.0) == t); // Poisson runs keep their times
+        auto even = make_arrival_times(5, 4.0, 1, std::numeric_limits<double>::infinity());
+        for (size_t i = 0; i < even.size(); ++i)
+            MT_CHECK(std::abs(even[i] - 0.25 * i) < 1e-12);
     }
 
 MT_TEST(latency_stats_match_numpy) {
