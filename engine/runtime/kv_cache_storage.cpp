@@ -40,7 +40,7 @@ KvCacheStorage::KvCacheStorage(const ModelConfig& config, int32_t num_blocks, in
       num_layers_(config.num_layers),
       num_kv_heads_(config.num_kv_heads),
       head_dim_(config.head_dim) {
-    assert(valid_block_size(block_size) && num_blocks >= 1);
+    assert(is_kv_block_size(block_size) && num_blocks >= 1);
     const auto floats = static_cast<size_t>(num_slots() * slot_stride());
     k_.reserve(num_layers_);
     v_.reserve(num_layers_);
