@@ -15,8 +15,9 @@
 // fuzzily exactly as QCOMPARE does (relative 1e-5 for float, 1e-12 for double; an expected value
 // near zero wants an actual value near zero; NaN equals NaN; infinities by sign); const char*
 // compares the strings; everything else with ==. On failure it prints both values: numbers,
-// bools, enums (as integers), strings (escaped, shortened), optionals and vectors of printable
-// values; other types print as "(value not printable)". Use MT_CHECK(a == b) for exact floats.
+// bools, enums (as integers), strings (escaped, shortened), optionals, pairs and containers
+// (vector, map, ...) of printable values; other types print as "(value not printable)". Use
+// MT_CHECK(a == b) for exact floats.
 //
 // Table-driven tests (what QFETCH and _data functions did): every row is a test of its own,
 // named "test/row", run, counted, skipped and reported separately.
@@ -25,8 +26,9 @@
 //   std::vector<Row> rows() { return {{"small", 1, 0.1}, {"large", 1000, 0.01}}; }
 //   MT_TEST_TABLE(roundTrip, Row, rows()) { MT_CHECK(f(row.n) < row.bound); }
 //
-// The rows expression runs when the executable starts running tests (not at static
-// initialization), so it may read files. A table with no rows is a failure.
+// The rows expression runs when the table's turn comes (not at static initialization), so it may
+// read files or a lazily built fixture. Row needs a `name`. A table with no rows is a failure.
+// A skip (MT_SKIP) or a failed requirement ends only the current row.
 // Inside loops, MT_SCOPE("n %d", n) names the iteration in every failure message of the
 // enclosing block.
 //
@@ -43,7 +45,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <concepts>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
