@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs dependencies, builds, fetches test assets and runs
-# every test; then builds the engine, its tests and the CUDA backend on the CPU emulator (cudasim)
-# with ASan+UBSan and runs those too.
+# every test; then builds the Qt-free configuration (engine, kernels, CLI, their tests and the CUDA
+# backend on the CPU emulator, cudasim) with ASan+UBSan and runs the engine and cudasim tests.
 # Environment: LLMWB_SKIP_DEPS=1 skips apt-get, LLMWB_SKIP_ASAN=1 skips the sanitizer pass,
 # JOBS=N sets build parallelism, LLMWB_CUDA_ARCHS the CUDA architectures compiled when nvcc is
 # present (default 90 only, to keep CI short; release builds default to 80;86;89;90 + PTX).
@@ -23,8 +23,10 @@ echo "== tests =="
 
 if [ "${LLMWB_SKIP_ASAN:-0}" != 1 ]; then
   echo "== engine tests under AddressSanitizer + UndefinedBehaviorSanitizer =="
+  # The Qt-free configuration (what the GPU machine builds): every engine and kernel test is a
+  # plain executable, so this pass also proves they build and run without Qt.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLLMWB_SANITIZE=ON \
-        -DLLMWB_BUILD_GUI=OFF -DLLMWB_CUDA=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+        -DLLMWB_WITH_QT=OFF -DLLMWB_CUDA=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
   cmake --build build-asan -j "$JOBS"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$JOBS" -L 'engine|cudasim')
