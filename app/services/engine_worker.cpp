@@ -54,7 +54,7 @@ struct EngineWorker::Model {
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<Tokenizer> tokenizer;
     std::optional<ChatTemplate> chatTemplate;
-    Backend backend;                 // the executor (on the CPU over a Transformer of `model`)
+    Backend backend;                 // the executor (on the CPU over a CpuTransformer of `model`)
     std::unique_ptr<Engine> serving; // last: it refers to the executor and the tokenizer
     QString loadPath;                // what loadModel() was given (for a reload)
     ModelMetadata metadata;

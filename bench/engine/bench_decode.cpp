@@ -21,7 +21,7 @@
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/sampler.h"
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 #include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/simd.h"
@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
     const LoadedModel& m = **loaded;
 
     kernels::ThreadPool pool(o.threads);
-    Transformer tf(m, pool);
+    CpuTransformer tf(m, pool);
     const int32_t V = tf.vocab_size();
 
     // 1. Read bandwidth, wide vector loads on all threads (and the scalar probe for contrast).

@@ -52,7 +52,7 @@ Result<Backend> open_backend(DevicePreference preference, const LoadedModel& mod
         }
     }
     if (!b.executor) {
-        b.transformer = std::make_unique<Transformer>(model, pool);
+        b.transformer = std::make_unique<CpuTransformer>(model, pool);
         b.executor = std::make_unique<CpuExecutor>(*b.transformer);
     }
     return b;

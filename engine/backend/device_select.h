@@ -11,7 +11,7 @@
 #include "engine/backend/cuda_executor.h"
 #include "engine/backend/cuda_plugin.h"
 #include "engine/runtime/model_executor.h"
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
@@ -22,10 +22,10 @@ enum class DevicePreference { Auto, Cpu, Cuda };
 std::optional<DevicePreference> parse_device_preference(std::string_view text);
 const char* device_preference_name(DevicePreference preference);
 
-// A model's backend: the CUDA executor, or the CPU's (a Transformer over a thread pool).
+// A model's backend: the CUDA executor, or the CPU's (a CpuTransformer over a thread pool).
 // Members are destroyed executor first (the CPU executor refers to the transformer).
 struct Backend {
-    std::unique_ptr<Transformer> transformer; // CPU only
+    std::unique_ptr<CpuTransformer> transformer; // CPU only
     std::unique_ptr<ModelExecutor> executor;  // never null in a returned Backend
     std::shared_ptr<CudaPlugin> plugin;       // the loaded plugin (pass it to later calls)
     std::string cuda_unavailable;             // auto chose the CPU: why CUDA was not used

@@ -1,22 +1,22 @@
-// CpuExecutor: the CPU backend behind the ModelExecutor interface — the Transformer over a
-// KvCacheStorage (fp32). Behaviour is exactly Transformer::forward's.
+// CpuExecutor: the CPU backend behind the ModelExecutor interface — the CpuTransformer over a
+// KvCacheStorage (fp32). Behaviour is exactly CpuTransformer::forward's.
 #pragma once
 
 #include <memory>
 
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/model_executor.h"
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 
 namespace llmwb {
 
 class CpuExecutor final : public ModelExecutor {
   public:
     // `model` must outlive the executor. The KV pool is created by resize_kv().
-    explicit CpuExecutor(Transformer& model) : model_(model) {}
+    explicit CpuExecutor(CpuTransformer& model) : model_(model) {}
     // Runs over an existing KV storage (not owned; it must outlive the executor, or until the
     // next resize_kv(), which replaces it by an owned one).
-    CpuExecutor(Transformer& model, KvCacheStorage& kv) : model_(model), kv_(&kv) {}
+    CpuExecutor(CpuTransformer& model, KvCacheStorage& kv) : model_(model), kv_(&kv) {}
 
     DeviceKind kind() const override { return DeviceKind::Cpu; }
     std::string device_name() const override;
@@ -33,11 +33,11 @@ class CpuExecutor final : public ModelExecutor {
     void copy_block(int32_t src, int32_t dst) override;
     Status forward(const ForwardBatch& batch, float* logits) override;
 
-    Transformer& transformer() { return model_; }
+    CpuTransformer& transformer() { return model_; }
     const KvCacheStorage* kv() const { return kv_; }
 
   private:
-    Transformer& model_;
+    CpuTransformer& model_;
     std::unique_ptr<KvCacheStorage> owned_kv_;
     KvCacheStorage* kv_ = nullptr; // owned_kv_ or a borrowed storage
 };

@@ -1,5 +1,5 @@
 // ForwardBatch: the explicit metadata of one forward step over a varlen batch of sequences.
-// Nothing about the batch is hidden state: the Transformer reads K/V positions, block tables and
+// Nothing about the batch is hidden state: the CpuTransformer reads K/V positions, block tables and
 // the rows that need logits from here only. A sequence contributes a run of consecutive query
 // tokens (a prefill chunk, or one decode token); the runs are concatenated in token order.
 #pragma once

@@ -1,6 +1,6 @@
 // ModelExecutor: the backend interface of the serving engine. An executor owns the model's
 // weights on its device and the paged KV memory, and runs one varlen forward step (DESIGN.md
-// "Backends", "One engine step"). The CPU executor wraps Transformer + KvCacheStorage; the CUDA
+// "Backends", "One engine step"). The CPU executor wraps CpuTransformer + KvCacheStorage; the CUDA
 // executor (engine/backend/cuda_executor.h) drives the run-time loaded CUDA plugin.
 //
 // Block ids and slots are those of the engine's BlockPool: the executor only stores K/V where the

@@ -10,7 +10,7 @@
 
 namespace llmwb {
 
-Result<PerplexityResult> perplexity(Transformer& model, KvCacheStorage& kv,
+Result<PerplexityResult> perplexity(CpuTransformer& model, KvCacheStorage& kv,
                                     std::span<const int32_t> ids,
                                     const PerplexityOptions& options) {
     CpuExecutor exec(model, kv);

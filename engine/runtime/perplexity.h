@@ -8,7 +8,7 @@
 
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/model_executor.h"
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
@@ -27,7 +27,7 @@ struct PerplexityOptions {
 
 // Errors: fewer than 2 tokens, ids outside the vocabulary, more tokens than the context
 // (min(max_position, KV slots)). Uses KV blocks 0.. of `kv` in order.
-Result<PerplexityResult> perplexity(Transformer& model, KvCacheStorage& kv,
+Result<PerplexityResult> perplexity(CpuTransformer& model, KvCacheStorage& kv,
                                     std::span<const int32_t> ids,
                                     const PerplexityOptions& options = {});
 // The same on any backend: uses KV blocks 0.. of the executor's pool (sized by the caller with

@@ -36,7 +36,7 @@ Engine::Engine(ModelExecutor& exec, const Tokenizer& tokenizer, const EngineConf
 
 Engine::~Engine() = default;
 
-Result<std::unique_ptr<Engine>> Engine::create(Transformer& model, const Tokenizer& tokenizer,
+Result<std::unique_ptr<Engine>> Engine::create(CpuTransformer& model, const Tokenizer& tokenizer,
                                                const EngineConfig& config) {
     auto exec = std::make_unique<CpuExecutor>(model);
     auto e = create(*exec, tokenizer, config);

@@ -25,7 +25,7 @@
 #include "engine/runtime/kv_block_size.h"
 #include "engine/runtime/model_executor.h"
 #include "engine/runtime/sampler.h"
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/serving/engine_snapshot.h"
 #include "engine/serving/kv_cache_manager.h"
 #include "engine/serving/memory_plan.h"
@@ -81,7 +81,7 @@ class Engine {
   public:
     // `model` and `tokenizer` must outlive the engine. Runs on the CPU (a CpuExecutor the engine
     // owns).
-    static Result<std::unique_ptr<Engine>> create(Transformer& model, const Tokenizer& tokenizer,
+    static Result<std::unique_ptr<Engine>> create(CpuTransformer& model, const Tokenizer& tokenizer,
                                                   const EngineConfig& config);
     // Runs on any backend. `executor` and `tokenizer` must outlive the engine; the engine sizes
     // the executor's KV pool (resize_kv) from its memory plan. With config.memory.device_bytes
@@ -163,7 +163,7 @@ class Engine {
     int32_t min_blocks_for_live() const;
     void account_step();
 
-    std::unique_ptr<ModelExecutor> owned_exec_; // set by create(Transformer&, ...)
+    std::unique_ptr<ModelExecutor> owned_exec_; // set by create(CpuTransformer&, ...)
     ModelExecutor& exec_;
     const Tokenizer& tokenizer_;
     EngineConfig config_;

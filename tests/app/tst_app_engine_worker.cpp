@@ -13,7 +13,7 @@
 #include "app/services/engine_worker.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_writer.h"
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/serving/engine.h"
 #include "engine/serving/generation.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -101,7 +101,7 @@ class TestAppEngineWorker : public QObject {
         auto tok = Tokenizer::create((*model)->tokenizer);
         QVERIFY(tok.ok());
         kernels::ThreadPool pool(1);
-        Transformer tf(**model, pool);
+        CpuTransformer tf(**model, pool);
         EngineConfig ec;
         ec.memory.num_blocks = 128;
         auto engine = Engine::create(tf, **tok, ec);

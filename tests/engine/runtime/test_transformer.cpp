@@ -11,7 +11,7 @@
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/perplexity.h"
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 #include "kernels/cpu/thread_pool.h"
 #include "reference_model.h"
 #include "runtime_test_models.h"
@@ -84,7 +84,7 @@ const LoadedModel* model(Shape shape, ModelFileFormat format, WeightType type) {
 // Prefill `n_prompt` tokens (all-row logits), then `n_decode` decode steps, on a scattered
 // block table; returns the worst relative difference to the reference over all rows.
 double run_vs_reference(const LoadedModel& m, int32_t block_size, int n_prompt, int n_decode) {
-    Transformer tf(m, fx().pool);
+    CpuTransformer tf(m, fx().pool);
     const int32_t num_blocks = (n_prompt + n_decode) / block_size + 4;
     KvCacheStorage kv(m.config, num_blocks, block_size);
     const std::vector<int32_t> table =
@@ -236,7 +236,7 @@ MT_TEST_TABLE(gguf_equals_safetensors, ShapeRow, shape_rows()) {
     std::vector<std::vector<float>> out[2];
     const LoadedModel* ms[2] = {g, s};
     for (int k = 0; k < 2; ++k) {
-        Transformer tf(*ms[k], fx().pool);
+        CpuTransformer tf(*ms[k], fx().pool);
         KvCacheStorage kv(ms[k]->config, 8, 16);
         std::vector<int32_t> table = {3, 1, 6, 0};
         std::vector<int32_t> ids = make_prompt(50, tf.vocab_size(), 3);
@@ -262,7 +262,7 @@ MT_TEST_TABLE(batched_prefill_equals_token_by_token, TypeRow, batched_rows()) {
     const double tolerance = row.tolerance;
     const LoadedModel* m = model(Shape::Quant, ModelFileFormat::Gguf, type);
     MT_REQUIRE(m);
-    Transformer tf(*m, fx().pool);
+    CpuTransformer tf(*m, fx().pool);
     const int32_t V = tf.vocab_size();
     const int n = 40;
     std::vector<int32_t> ids = make_prompt(n, V, 11);
@@ -294,7 +294,7 @@ MT_TEST_TABLE(batched_prefill_equals_token_by_token, TypeRow, batched_rows()) {
 MT_TEST(varlen_batch_of_two_sequences) {
     const LoadedModel* m = model(Shape::Qwen3, ModelFileFormat::Gguf, WeightType::F32);
     MT_REQUIRE(m);
-    Transformer tf(*m, fx().pool);
+    CpuTransformer tf(*m, fx().pool);
     const int32_t V = tf.vocab_size(), bs = 8;
     KvCacheStorage kv(m->config, 12, bs);
     const std::vector<int32_t> ta = {5, 2, 9, 11}, tb = {0, 7, 3, 10, 1};
@@ -333,7 +333,7 @@ MT_TEST(varlen_batch_of_two_sequences) {
 MT_TEST(perplexity_matches_reference) {
     const LoadedModel* m = model(Shape::Llama, ModelFileFormat::Gguf, WeightType::F32);
     MT_REQUIRE(m);
-    Transformer tf(*m, fx().pool);
+    CpuTransformer tf(*m, fx().pool);
     KvCacheStorage kv(m->config, 8, 16);
     std::vector<int32_t> ids = make_prompt(45, tf.vocab_size(), 5);
     PerplexityOptions opt;

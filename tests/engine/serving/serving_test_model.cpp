@@ -37,7 +37,7 @@ std::unique_ptr<ServingTestModel> make_serving_test_model(const std::string& dir
     }
     m->tokenizer = std::move(tok.value());
     m->pool = std::make_unique<kernels::ThreadPool>(2);
-    m->transformer = std::make_unique<Transformer>(*m->model, *m->pool);
+    m->transformer = std::make_unique<CpuTransformer>(*m->model, *m->pool);
     return m;
 }
 

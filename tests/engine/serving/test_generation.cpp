@@ -35,7 +35,7 @@ struct Fixture {
     kernels::ThreadPool pool{2};
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<Tokenizer> tok;
-    std::unique_ptr<Transformer> tf;
+    std::unique_ptr<CpuTransformer> tf;
     std::vector<int32_t> prompt;
 };
 
@@ -55,7 +55,7 @@ Fixture& fx() {
             std::exit(1);
         }
         f->tok = std::move(tok.value());
-        f->tf = std::make_unique<Transformer>(*f->model, f->pool);
+        f->tf = std::make_unique<CpuTransformer>(*f->model, f->pool);
         f->prompt = f->tok->encode("The quick brown fox jumps over the lazy dog.", false);
         return f;
     }();

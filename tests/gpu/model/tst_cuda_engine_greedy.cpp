@@ -79,7 +79,7 @@ MT_TEST(greedy_tokens_match_cpu_backend) {
     auto tok = Tokenizer::create(model->tokenizer);
     MT_REQUIRE(tok);
     kernels::ThreadPool pool(2);
-    Transformer transformer(*model, pool);
+    CpuTransformer transformer(*model, pool);
     CpuExecutor cpu(transformer);
     CudaExecutorOptions o;
     o.kv_dtype = KvDtype::F32;

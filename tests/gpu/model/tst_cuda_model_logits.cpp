@@ -50,7 +50,7 @@ void compare(Architecture arch, WeightType type, KvDtype kv, bool graphs) {
     const std::string name = std::string(architecture_name(arch)) + "-" + weight_type_name(type);
     auto model = write_and_load(spec, name);
     kernels::ThreadPool pool(2);
-    Transformer transformer(*model, pool);
+    CpuTransformer transformer(*model, pool);
     CpuExecutor cpu(transformer);
     MT_REQUIRE(cpu.resize_kv(8, 16, {}));
     CudaExecutorOptions o;
@@ -115,7 +115,7 @@ MT_TEST(block_copy_and_resize_keep_contents) {
     auto plugin = plugin_or_skip();
     auto model = write_and_load(tiny_spec(Architecture::Qwen2, WeightType::F32), "cow");
     kernels::ThreadPool pool(2);
-    Transformer transformer(*model, pool);
+    CpuTransformer transformer(*model, pool);
     CpuExecutor cpu(transformer);
     MT_REQUIRE(cpu.resize_kv(8, 16, {}));
     CudaExecutorOptions o;

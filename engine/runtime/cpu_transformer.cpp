@@ -1,4 +1,4 @@
-#include "engine/runtime/transformer.h"
+#include "engine/runtime/cpu_transformer.h"
 
 #include <algorithm>
 #include <cassert>
@@ -36,7 +36,7 @@ void add_bias(float* y, const std::vector<float>& b, int32_t n) {
 
 }  // namespace
 
-struct Transformer::Norms {
+struct CpuTransformer::Norms {
     struct Layer {
         std::vector<float> attn_norm, ffn_norm;  // [hidden]
         std::vector<float> q_norm, k_norm;       // [head_dim] (qwen3) or empty
@@ -46,7 +46,7 @@ struct Transformer::Norms {
     std::vector<float> output_norm;  // [hidden]
 };
 
-Transformer::Transformer(const LoadedModel& model, kernels::ThreadPool& pool)
+CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool)
     : model_(model), pool_(pool), norms_(std::make_unique<Norms>()) {
     const ModelConfig& c = model.config;
     const ModelWeights& w = model.weights;
@@ -68,9 +68,9 @@ Transformer::Transformer(const LoadedModel& model, kernels::ThreadPool& pool)
     norms_->output_norm = to_f32(w.output_norm);
 }
 
-Transformer::~Transformer() = default;
+CpuTransformer::~CpuTransformer() = default;
 
-int64_t Transformer::weight_bytes_per_token() const {
+int64_t CpuTransformer::weight_bytes_per_token() const {
     const ModelWeights& w = model_.weights;
     int64_t bytes = (w.output.present() ? w.output : w.tok_embd).rows *
                     (w.output.present() ? w.output : w.tok_embd).row_bytes();
@@ -80,7 +80,7 @@ int64_t Transformer::weight_bytes_per_token() const {
     return bytes;
 }
 
-void Transformer::reserve(int32_t n, int32_t n_logits) {
+void CpuTransformer::reserve(int32_t n, int32_t n_logits) {
     const ModelConfig& c = model_.config;
     if (n > cap_tokens_) {
         const auto rows = static_cast<size_t>(n);
@@ -102,7 +102,7 @@ void Transformer::reserve(int32_t n, int32_t n_logits) {
     }
 }
 
-void Transformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, float* logits) {
+void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, float* logits) {
     const ModelConfig& c = model_.config;
     const ModelWeights& w = model_.weights;
     const int32_t n = batch.n_tokens();
@@ -140,7 +140,7 @@ void Transformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, float* 
     kernels::matmul(logits, as_matrix(out), xl_.data(), n_logits, &pool_);
 }
 
-void Transformer::attention_block(int32_t l, const ForwardBatch& batch, KvCacheStorage& kv) {
+void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCacheStorage& kv) {
     const ModelConfig& c = model_.config;
     const LayerWeights& lw = model_.weights.layers[l];
     const Norms::Layer& nl = norms_->layers[l];
@@ -191,7 +191,7 @@ void Transformer::attention_block(int32_t l, const ForwardBatch& batch, KvCacheS
     kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
 }
 
-void Transformer::mlp_block(int32_t l, int32_t n) {
+void CpuTransformer::mlp_block(int32_t l, int32_t n) {
     const ModelConfig& c = model_.config;
     const LayerWeights& lw = model_.weights.layers[l];
     const Norms::Layer& nl = norms_->layers[l];

@@ -1,4 +1,4 @@
-// Transformer: the CPU forward pass of a decoder-only model (llama / qwen2 / qwen3 families)
+// CpuTransformer: the CPU forward pass of a decoder-only model (llama / qwen2 / qwen3 families)
 // over a paged KV cache. One call runs one varlen batch (prefill chunks and decode tokens
 // together); all token rows go through each weight matrix as one matrix product.
 #pragma once
@@ -18,14 +18,14 @@ namespace kernels {
 class ThreadPool;
 }
 
-class Transformer {
+class CpuTransformer {
 public:
-    // The model must outlive the Transformer. Preconditions (guaranteed by load_model):
+    // The model must outlive the CpuTransformer. Preconditions (guaranteed by load_model):
     // every tensor present with the shape the config implies.
-    Transformer(const LoadedModel& model, kernels::ThreadPool& pool);
-    ~Transformer();
-    Transformer(const Transformer&) = delete;
-    Transformer& operator=(const Transformer&) = delete;
+    CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool);
+    ~CpuTransformer();
+    CpuTransformer(const CpuTransformer&) = delete;
+    CpuTransformer& operator=(const CpuTransformer&) = delete;
 
     const ModelConfig& config() const { return model_.config; }
     const LoadedModel& model() const { return model_; }
