@@ -294,14 +294,8 @@ Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv) {
     o.label = a.get_or("label", "llmwb");
     if (o.save_result && o.policies.size() != 1)
         return make_error("--save-result writes the result of one run: give one --policy");
-    auto device = parse_device_options(a);
-    if (!device)
-        return device.error();
-    o.device = *device;
-    auto engine = parse_engine_options(a);
-    if (!engine)
-        return engine.error();
-    o.engine = *engine;
+    if (Status st = parse_serving_options(a, o); !st)
+        return st.error();
     return o;
 }
 

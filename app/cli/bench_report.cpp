@@ -6,6 +6,18 @@
 
 namespace llmwb::cli {
 
+namespace {
+
+// vLLM's keys for one latency: mean_/median_/std_/p99_<name>_ms.
+template <class Json> void put_latency(Json& j, const std::string& name, const LatencyStats& s) {
+    j["mean_" + name + "_ms"] = s.mean;
+    j["median_" + name + "_ms"] = s.median;
+    j["std_" + name + "_ms"] = s.std;
+    j["p99_" + name + "_ms"] = s.p99;
+}
+
+} // namespace
+
 void print_bench_result(const std::string& title, const BenchResult& r) {
     auto line = [](const char* k, double v, int prec = 2) {
         std::printf("%-40s %.*f\n", k, prec, v);
@@ -57,17 +69,10 @@ nlohmann::json bench_result_json(const BenchResult& r) {
     j["request_throughput"] = r.request_throughput;
     j["output_throughput"] = r.output_throughput;
     j["total_token_throughput"] = r.total_token_throughput;
-    auto put = [&](const char* name, const LatencyStats& s) {
-        const std::string n(name);
-        j["mean_" + n + "_ms"] = s.mean;
-        j["median_" + n + "_ms"] = s.median;
-        j["std_" + n + "_ms"] = s.std;
-        j["p99_" + n + "_ms"] = s.p99;
-    };
-    put("ttft", r.ttft_ms);
-    put("tpot", r.tpot_ms);
-    put("itl", r.itl_ms);
-    put("e2el", r.e2el_ms);
+    put_latency(j, "ttft", r.ttft_ms);
+    put_latency(j, "tpot", r.tpot_ms);
+    put_latency(j, "itl", r.itl_ms);
+    put_latency(j, "e2el", r.e2el_ms);
     j["kv_cache_blocks"] = r.num_blocks;
     j["block_size"] = r.block_size;
     j["mean_kv_cache_usage"] = r.mean_kv_usage;
@@ -162,16 +167,9 @@ nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string
     }
     j["max_output_tokens_per_s"] = records.max_output_tokens_per_s();
     j["max_concurrent_requests"] = records.max_concurrent_requests();
-    auto put = [&](const char* name, const LatencyStats& s) {
-        const std::string n(name);
-        j["mean_" + n + "_ms"] = s.mean;
-        j["median_" + n + "_ms"] = s.median;
-        j["std_" + n + "_ms"] = s.std;
-        j["p99_" + n + "_ms"] = s.p99;
-    };
-    put("ttft", r.ttft_ms);
-    put("tpot", r.tpot_ms);
-    put("itl", r.itl_ms);
+    put_latency(j, "ttft", r.ttft_ms);
+    put_latency(j, "tpot", r.tpot_ms);
+    put_latency(j, "itl", r.itl_ms);
     return j;
 }
 

@@ -49,6 +49,19 @@ const OptionNames& engine_option_names();
 extern const char* kEngineOptionsHelp;
 Result<EngineOptions> parse_engine_options(const CliArgs& args);
 
+// The device and engine options of a serving command into o.device and o.engine.
+template <class Options> Status parse_serving_options(const CliArgs& args, Options& o) {
+    auto device = parse_device_options(args);
+    if (!device)
+        return device.error();
+    o.device = *device;
+    auto engine = parse_engine_options(args);
+    if (!engine)
+        return engine.error();
+    o.engine = *engine;
+    return ok_status();
+}
+
 // Every SamplingParams field as a flag: --temperature T ... ; --stop S repeatable; --ignore-eos.
 const OptionNames& sampling_option_names();
 // "  --temperature T  ..." lines from the field table.

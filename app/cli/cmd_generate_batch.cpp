@@ -58,14 +58,8 @@ Result<GenerateBatchOptions> parse_batch_options(const CliArgs& a) {
     if (!sampling)
         return sampling.error();
     o.defaults = std::move(sampling.value());
-    auto device = parse_device_options(a);
-    if (!device)
-        return device.error();
-    o.device = *device;
-    auto engine = parse_engine_options(a);
-    if (!engine)
-        return engine.error();
-    o.engine = *engine;
+    if (Status st = parse_serving_options(a, o); !st)
+        return st.error();
     return o;
 }
 
