@@ -5,6 +5,7 @@
 // requests run; forks with copy-on-write; snapshots; randomised add/step/abort runs.
 #include <array>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "engine/serving/engine.h"
@@ -40,8 +41,9 @@ struct Fixture {
 };
 
 Fixture& fixture() {
-    static Fixture* f = [] {
-        auto* f = new Fixture;
+    // Destroyed at exit: its TempDir removes the model files.
+    static std::unique_ptr<Fixture> f = [] {
+        auto f = std::make_unique<Fixture>();
         std::string err;
         f->m = test::make_serving_test_model(f->dir.path(), &err);
         if (!f->m) {

@@ -3,6 +3,7 @@
 // text equals the final text, stop strings across token boundaries, stop token ids and EOS, max
 // tokens, context length, cancellation, logprobs, seeds and input errors.
 #include <algorithm>
+#include <memory>
 
 #include "engine/serving/generation.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -40,8 +41,9 @@ struct Fixture {
 };
 
 Fixture& fx() {
-    static Fixture* f = [] {
-        auto* f = new Fixture;
+    // Destroyed at exit: its TempDir removes the model files.
+    static std::unique_ptr<Fixture> f = [] {
+        auto f = std::make_unique<Fixture>();
         std::string err;
         f->model = write_and_load(spec_for(Shape::Qwen2, ModelFileFormat::Gguf, WeightType::F32),
                                   f->dir.path(), "gen", &err);
