@@ -427,7 +427,7 @@ MT_TEST(snapshot_describes_the_step) {
         EngineConfig quiet = c;
         quiet.record_steps = false;
         auto q = engine(quiet);
-        q->add_request(fixture().shared_prompts[0], greedy(5));
+        MT_REQUIRE(q->add_request(fixture().shared_prompts[0], greedy(5)).ok());
         const StepOutputs qo = q->step();
         const EngineSnapshot qs = q->snapshot();
         MT_REQUIRE(qs.scheduled.empty());
