@@ -11,7 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto tpl = llmwb::ChatTemplate::parse(std::string(reinterpret_cast<const char*>(data), size));
-    if (!tpl) return 0;
+    if (!tpl)
+        return 0;
     static const nlohmann::ordered_json messages = nlohmann::ordered_json::parse(R"([
         {"role": "system", "content": "You are helpful."},
         {"role": "user", "content": "Hi {{ there }} 你好"},

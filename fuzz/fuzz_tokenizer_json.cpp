@@ -12,15 +12,19 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The reader takes a path: write the input to a per-process scratch file.
-    static const std::string path = "/tmp/llmwb-fuzz-tokenizer-" + std::to_string(getpid()) + ".json";
+    static const std::string path =
+        "/tmp/llmwb-fuzz-tokenizer-" + std::to_string(getpid()) + ".json";
     FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) return 0;
+    if (!f)
+        return 0;
     std::fwrite(data, 1, size, f);
     std::fclose(f);
     auto files = llmwb::read_tokenizer_files(path, "");
-    if (!files) return 0;
+    if (!files)
+        return 0;
     auto tok = llmwb::Tokenizer::create(files->data);
-    if (!tok) return 0;
+    if (!tok)
+        return 0;
     auto ids = (*tok)->encode("Hello world, 你好 🙂 <|im_start|>user\n  12345 it's", true);
     auto text = (*tok)->decode(ids, false);
     (void)text;

@@ -12,7 +12,7 @@ namespace llmwb {
 namespace {
 constexpr int kMargin = 4;
 constexpr int kMarkHeight = 4;
-}  // namespace
+} // namespace
 
 BatchTimelineView::BatchTimelineView(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
@@ -104,7 +104,7 @@ void BatchTimelineView::paintEvent(QPaintEvent*) {
         // step both stay visible); the segments split the bar linearly.
         const int total = std::max(1, s.prefillTokens + s.decodeTokens);
         const double barH = plot.height() * std::sqrt(double(total) / maxT);
-        int64_t below = 0;  // tokens stacked so far
+        int64_t below = 0; // tokens stacked so far
         for (const StepSegment& seg : s.segments) {
             const int y0 = plot.bottom() + 1 - int(barH * double(below) / total);
             below += seg.tokens;
@@ -115,7 +115,8 @@ void BatchTimelineView::paintEvent(QPaintEvent*) {
             p.fillRect(QRect(col.left(), y1, w, std::max(1, y0 - y1)), c);
         }
         if (s.preempted > 0)
-            p.fillRect(QRect(col.left(), kMargin, std::max(w, 2), kMarkHeight), QColor(220, 40, 40));
+            p.fillRect(QRect(col.left(), kMargin, std::max(w, 2), kMarkHeight),
+                       QColor(220, 40, 40));
     }
     p.setPen(palette().color(QPalette::Mid));
     p.drawLine(plot.bottomLeft(), plot.bottomRight());
@@ -134,4 +135,4 @@ bool BatchTimelineView::event(QEvent* e) {
     return QWidget::event(e);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

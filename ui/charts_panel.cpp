@@ -9,8 +9,8 @@
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QScrollArea>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 
@@ -32,17 +32,24 @@ double niceMax(double v) {
 
 QColor seriesColor(ChartsPanel::Series s) {
     switch (s) {
-    case ChartsPanel::GenerationTps: return QColor(0x2e, 0x86, 0xde);
-    case ChartsPanel::PromptTps: return QColor(0xe6, 0x7e, 0x22);
-    case ChartsPanel::Running: return QColor(0x27, 0xae, 0x60);
-    case ChartsPanel::Waiting: return QColor(0x8e, 0x44, 0xad);
-    case ChartsPanel::KvUsage: return QColor(0x16, 0xa0, 0x85);
-    case ChartsPanel::Ttft: return QColor(0xd3, 0x54, 0x00);
-    default: return Qt::gray;
+    case ChartsPanel::GenerationTps:
+        return QColor(0x2e, 0x86, 0xde);
+    case ChartsPanel::PromptTps:
+        return QColor(0xe6, 0x7e, 0x22);
+    case ChartsPanel::Running:
+        return QColor(0x27, 0xae, 0x60);
+    case ChartsPanel::Waiting:
+        return QColor(0x8e, 0x44, 0xad);
+    case ChartsPanel::KvUsage:
+        return QColor(0x16, 0xa0, 0x85);
+    case ChartsPanel::Ttft:
+        return QColor(0xd3, 0x54, 0x00);
+    default:
+        return Qt::gray;
     }
 }
 
-}  // namespace
+} // namespace
 
 ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     auto* outer = new QVBoxLayout(this);
@@ -87,7 +94,7 @@ void ChartsPanel::makeChart(Chart c, std::initializer_list<Series> series, bool 
     box.x = new QValueAxis;
     box.y = new QValueAxis;
     box.x->setTickCount(5);
-    box.y->setTickCount(6);  // with niceMax: steps of 1, 2, 5 x 10^k
+    box.y->setTickCount(6); // with niceMax: steps of 1, 2, 5 x 10^k
     box.x->setLabelFormat(QStringLiteral("%.0f"));
     box.x->setRange(-kWindowSeconds, 0);
     box.y->setLabelFormat(QStringLiteral("%.0f"));
@@ -114,7 +121,7 @@ void ChartsPanel::makeChart(Chart c, std::initializer_list<Series> series, bool 
     box.view = new QChartView(box.chart, this);
     box.view->setRenderHint(QPainter::Antialiasing);
     box.view->setMinimumHeight(190);
-    if (series.size() == 1)  // the title names the one series
+    if (series.size() == 1) // the title names the one series
         box.chart->legend()->hide();
     box.view->setMinimumWidth(220);
 }
@@ -144,7 +151,7 @@ void ChartsPanel::trim(Series s, double t) {
 
 void ChartsPanel::addView(const EngineView& v) {
     const double t = double(v.timeMs) / 1000.0;
-    if (t < lastT_)  // another worker (or a restarted clock): start over
+    if (t < lastT_) // another worker (or a restarted clock): start over
         clear();
     lastT_ = t;
     const EngineSnapshot& s = v.snapshot;
@@ -154,8 +161,8 @@ void ChartsPanel::addView(const EngineView& v) {
     append(Waiting, t, s.num_waiting);
     append(KvUsage, t, s.kv_usage * 100.0);
     for (const TtftSample& f : v.ttfts)
-        append(Ttft, t, f.ttftMs, false);  // one point per request
-    trim(Ttft, t);  // the scatter has points only when first tokens came
+        append(Ttft, t, f.ttftMs, false); // one point per request
+    trim(Ttft, t);                        // the scatter has points only when first tokens came
     dirty_ = true;
     if (isVisible())
         refresh();
@@ -283,4 +290,4 @@ void ChartsPanel::resizeEvent(QResizeEvent* e) {
     arrange();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -84,9 +84,8 @@ ChatView::ChatView(ChatController& controller, QWidget* parent)
     connect(stop_, &QPushButton::clicked, this, &ChatView::stop);
     connect(settings_, &QPushButton::clicked, this, &ChatView::editSettings);
     // Follow the stream only while the user is at the bottom.
-    connect(scroll_->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int v) {
-        followBottom_ = v >= scroll_->verticalScrollBar()->maximum() - 24;
-    });
+    connect(scroll_->verticalScrollBar(), &QScrollBar::valueChanged, this,
+            [this](int v) { followBottom_ = v >= scroll_->verticalScrollBar()->maximum() - 24; });
     connect(scroll_->verticalScrollBar(), &QScrollBar::rangeChanged, this, [this](int, int max) {
         if (followBottom_)
             scroll_->verticalScrollBar()->setValue(max);
@@ -259,7 +258,7 @@ void ChatView::send() {
     if (text.trimmed().isEmpty())
         return;
     if (conversationId_ == 0)
-        emit conversationNeeded();  // the window creates one and calls setConversation()
+        emit conversationNeeded(); // the window creates one and calls setConversation()
     if (conversationId_ == 0)
         return;
     if (controller_.send(conversationId_, text))
@@ -293,7 +292,9 @@ void ChatView::editSettings() {
     controller_.updateConversation(*c);
 }
 
-void ChatView::focusInput() { input_->setFocus(Qt::ShortcutFocusReason); }
+void ChatView::focusInput() {
+    input_->setFocus(Qt::ShortcutFocusReason);
+}
 
 void ChatView::scrollToMessage(qint64 messageId) {
     if (MessageWidget* w = widgets_.value(messageId)) {
@@ -308,4 +309,4 @@ void ChatView::scrollToBottomSoon() {
     });
 }
 
-}  // namespace llmwb
+} // namespace llmwb

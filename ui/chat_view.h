@@ -22,7 +22,7 @@ class MessageWidget;
 class ChatView : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     explicit ChatView(ChatController& controller, QWidget* parent = nullptr);
 
     qint64 conversationId() const { return conversationId_; }
@@ -35,8 +35,8 @@ public:
     // A line above the messages, e.g. that the demo model has random weights.
     void setNotice(const QString& text);
 
-public slots:
-    void setConversation(qint64 conversationId);  // 0 = none
+  public slots:
+    void setConversation(qint64 conversationId); // 0 = none
     void send();
     void stop();
     void regenerateLast();
@@ -44,14 +44,14 @@ public slots:
     void focusInput();
     void scrollToMessage(qint64 messageId);
 
-signals:
-    void conversationNeeded();  // Send without a conversation: the window creates one
+  signals:
+    void conversationNeeded(); // Send without a conversation: the window creates one
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
 
-private:
+  private:
     void retranslate();
     void clearMessages();
     MessageWidget* appendMessage(const ChatMessage& m);
@@ -76,4 +76,4 @@ private:
     bool followBottom_ = true;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

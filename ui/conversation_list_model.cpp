@@ -105,8 +105,8 @@ void ConversationListModel::addConversation(const Conversation& c) {
 }
 
 void ConversationListModel::setGenerating(qint64 conversationId, bool generating) {
-    const bool changed = generating ? !generating_.contains(conversationId)
-                                    : generating_.contains(conversationId);
+    const bool changed =
+        generating ? !generating_.contains(conversationId) : generating_.contains(conversationId);
     if (!changed)
         return;
     if (generating)
@@ -149,4 +149,4 @@ void ConversationListModel::refreshConversation(qint64 conversationId) {
     emit dataChanged(index(0), index(0));
 }
 
-}  // namespace llmwb
+} // namespace llmwb

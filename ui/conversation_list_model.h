@@ -16,7 +16,7 @@ class ConversationStore;
 class ConversationListModel : public QAbstractListModel {
     Q_OBJECT
 
-public:
+  public:
     enum Role { IdRole = Qt::UserRole + 1, UpdatedRole, ModelRole, GeneratingRole };
 
     explicit ConversationListModel(ConversationStore& store, QObject* parent = nullptr);
@@ -25,12 +25,12 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
-    int rowOf(qint64 conversationId) const;  // -1 when absent
+    int rowOf(qint64 conversationId) const; // -1 when absent
     qint64 idAt(int row) const;
 
-public slots:
+  public slots:
     void reload();
-    void addConversation(const llmwb::Conversation& c);  // inserted at the top
+    void addConversation(const llmwb::Conversation& c); // inserted at the top
     void removeConversation(qint64 conversationId);
     // Re-reads one conversation and moves it to the top (it was just updated).
     void refreshConversation(qint64 conversationId);
@@ -38,11 +38,11 @@ public slots:
     // icon, italic title and a tooltip line. Connect to ChatController::generatingChanged.
     void setGenerating(qint64 conversationId, bool generating);
 
-private:
+  private:
     ConversationStore& store_;
     QList<Conversation> rows_;
     QSet<qint64> generating_;
     mutable QIcon generatingIcon_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -21,13 +21,14 @@ QDoubleSpinBox* doubleBox(QWidget* parent, double lo, double hi, double step, in
     return b;
 }
 
-}  // namespace
+} // namespace
 
 ConversationSettingsDialog::ConversationSettingsDialog(QWidget* parent) : QDialog(parent) {
     setWindowTitle(tr("Conversation settings"));
     title_ = new QLineEdit(this);
     systemPrompt_ = new QPlainTextEdit(this);
-    systemPrompt_->setPlaceholderText(tr("Optional instructions given to the model before the chat"));
+    systemPrompt_->setPlaceholderText(
+        tr("Optional instructions given to the model before the chat"));
     systemPrompt_->setMinimumHeight(90);
     temperature_ = doubleBox(this, 0.0, 5.0, 0.05, 2);
     temperature_->setToolTip(tr("0 picks the most likely token every time (greedy)"));
@@ -57,9 +58,8 @@ ConversationSettingsDialog::ConversationSettingsDialog(QWidget* parent) : QDialo
     form->addRow(tr("Frequency penalty"), frequency_);
     form->addRow(tr("Max new tokens"), maxTokens_);
     form->addRow(tr("Seed"), seed_);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel |
-                                             QDialogButtonBox::RestoreDefaults,
-                                         this);
+    auto* buttons = new QDialogButtonBox(
+        QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::RestoreDefaults, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(buttons->button(QDialogButtonBox::RestoreDefaults), &QPushButton::clicked, this,
@@ -85,8 +85,12 @@ void ConversationSettingsDialog::setValues(const QString& title, const QString& 
     seed_->setValue(int(std::min<qint64>(s.seed, std::numeric_limits<int>::max())));
 }
 
-QString ConversationSettingsDialog::title() const { return title_->text().trimmed(); }
-QString ConversationSettingsDialog::systemPrompt() const { return systemPrompt_->toPlainText(); }
+QString ConversationSettingsDialog::title() const {
+    return title_->text().trimmed();
+}
+QString ConversationSettingsDialog::systemPrompt() const {
+    return systemPrompt_->toPlainText();
+}
 
 SamplingSettings ConversationSettingsDialog::sampling() const {
     SamplingSettings s;
@@ -102,4 +106,4 @@ SamplingSettings ConversationSettingsDialog::sampling() const {
     return s;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

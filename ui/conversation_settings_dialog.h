@@ -15,7 +15,7 @@ namespace llmwb {
 class ConversationSettingsDialog : public QDialog {
     Q_OBJECT
 
-public:
+  public:
     explicit ConversationSettingsDialog(QWidget* parent = nullptr);
 
     void setValues(const QString& title, const QString& systemPrompt, const SamplingSettings& s);
@@ -23,7 +23,7 @@ public:
     QString systemPrompt() const;
     SamplingSettings sampling() const;
 
-private:
+  private:
     QLineEdit* title_;
     QPlainTextEdit* systemPrompt_;
     QDoubleSpinBox* temperature_;
@@ -37,4 +37,4 @@ private:
     QSpinBox* seed_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

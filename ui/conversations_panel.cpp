@@ -49,8 +49,7 @@ ConversationsPanel::ConversationsPanel(ConversationListModel& conversations,
         results_.setQuery(q);
         showSearchResults(!q.trimmed().isEmpty());
     });
-    connect(newButton_, &QPushButton::clicked, this,
-            &ConversationsPanel::newConversationRequested);
+    connect(newButton_, &QPushButton::clicked, this, &ConversationsPanel::newConversationRequested);
     connect(deleteButton_, &QPushButton::clicked, this, [this] {
         if (const qint64 id = selectedConversation())
             emit deleteConversationRequested(id);
@@ -123,4 +122,4 @@ void ConversationsPanel::focusSearch() {
     search_->selectAll();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

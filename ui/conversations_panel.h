@@ -17,7 +17,7 @@ class SearchResultsModel;
 class ConversationsPanel : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     ConversationsPanel(ConversationListModel& conversations, SearchResultsModel& results,
                        QWidget* parent = nullptr);
 
@@ -26,20 +26,20 @@ public:
     QLineEdit* searchBox() const { return search_; }
     QListView* listView() const { return list_; }
 
-public slots:
+  public slots:
     void focusSearch();
 
-signals:
+  signals:
     void conversationActivated(qint64 conversationId);
     void searchHitActivated(qint64 conversationId, qint64 messageId);
     void newConversationRequested();
     void deleteConversationRequested(qint64 conversationId);
     void exportConversationRequested(qint64 conversationId);
 
-protected:
+  protected:
     void changeEvent(QEvent* e) override;
 
-private:
+  private:
     void retranslate();
     void showSearchResults(bool on);
     void onCurrentChanged();
@@ -54,4 +54,4 @@ private:
     bool showingResults_ = false;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

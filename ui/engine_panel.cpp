@@ -8,8 +8,8 @@
 
 #include "ui/batch_timeline_view.h"
 #include "ui/charts_panel.h"
-#include "ui/memory_panel.h"
 #include "ui/kv_block_map_view.h"
+#include "ui/memory_panel.h"
 
 namespace llmwb {
 
@@ -51,9 +51,13 @@ EnginePanel::EnginePanel(QWidget* parent) : QWidget(parent) {
     retranslate();
 }
 
-void EnginePanel::showTab(Tab t) { tabs_->setCurrentIndex(int(t)); }
+void EnginePanel::showTab(Tab t) {
+    tabs_->setCurrentIndex(int(t));
+}
 
-void EnginePanel::setModel(const ModelMetadata& m) { memory_->setModel(m); }
+void EnginePanel::setModel(const ModelMetadata& m) {
+    memory_->setModel(m);
+}
 
 void EnginePanel::setView(const EngineView& view) {
     last_ = view;
@@ -70,7 +74,8 @@ void EnginePanel::retranslate() {
     tabs_->setTabText(ChartsTab, tr("Charts"));
     tabs_->setTabText(MemoryTab, tr("Memory"));
     mapTitle_->setText(tr("KV cache blocks (hatched: shared, grey: cached)"));
-    timelineTitle_->setText(tr("Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)"));
+    timelineTitle_->setText(
+        tr("Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)"));
     updateFigures();
 }
 
@@ -95,4 +100,4 @@ void EnginePanel::changeEvent(QEvent* e) {
     QWidget::changeEvent(e);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

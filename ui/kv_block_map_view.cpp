@@ -15,7 +15,7 @@ namespace {
 constexpr int kMaxCell = 22;
 constexpr int kLegendSwatch = 10;
 constexpr int kMargin = 4;
-}  // namespace
+} // namespace
 
 KvBlockMapView::KvBlockMapView(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
@@ -42,7 +42,7 @@ void KvBlockMapView::setSnapshot(const EngineSnapshot& s) {
             continue;
         if (blocks_[b].state == BlockState::Free)
             tokens_[b] = 0;
-        else if (blocks_[b].hash != 0)  // hashed blocks are full blocks
+        else if (blocks_[b].hash != 0) // hashed blocks are full blocks
             tokens_[b] = blockSize_;
     }
     legend_.clear();
@@ -164,7 +164,7 @@ QString KvBlockMapView::blockToolTip(int block) const {
         return {};
     const SnapshotBlock& b = blocks_[size_t(block)];
     const int held = tokens_[size_t(block)];
-    const QString state = b.state == BlockState::Free       ? tr("free")
+    const QString state = b.state == BlockState::Free         ? tr("free")
                           : b.state == BlockState::CachedFree ? tr("cached (free)")
                                                               : tr("in use");
     QString text = tr("Block %1 (%2)").arg(block).arg(state);
@@ -176,7 +176,8 @@ QString KvBlockMapView::blockToolTip(int block) const {
         text += QLatin1Char('\n') + tr("Owner: request #%1").arg(b.owner);
     if (b.hash != 0)
         text += QLatin1Char('\n') +
-                tr("Hash: %1…").arg(QString::number(b.hash, 16).rightJustified(16, QLatin1Char('0')).left(8));
+                tr("Hash: %1…")
+                    .arg(QString::number(b.hash, 16).rightJustified(16, QLatin1Char('0')).left(8));
     return text;
 }
 
@@ -238,4 +239,4 @@ void KvBlockMapView::mousePressEvent(QMouseEvent* e) {
     QWidget::mousePressEvent(e);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

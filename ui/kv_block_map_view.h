@@ -16,7 +16,7 @@ namespace llmwb {
 class KvBlockMapView : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     explicit KvBlockMapView(QWidget* parent = nullptr);
 
     void setSnapshot(const EngineSnapshot& snapshot);
@@ -24,37 +24,37 @@ public:
 
     // Geometry (valid for the current size and snapshot).
     QRect gridRect() const;
-    int cellSize() const;  // pixels per cell side, gap included
+    int cellSize() const; // pixels per cell side, gap included
     int columns() const;
     QRect cellRect(int block) const;
-    int blockAt(const QPoint& pos) const;  // -1: none
+    int blockAt(const QPoint& pos) const; // -1: none
     QString blockToolTip(int block) const;
-    int tokensHeld(int block) const;  // -1: unknown
+    int tokensHeld(int block) const; // -1: unknown
 
     // Legend: one entry per live request, in snapshot order.
     QVector<qint64> legendRequests() const { return legend_; }
     QRect legendRect(int index) const;
     qint64 highlighted() const { return highlighted_; }
-    void setHighlighted(qint64 requestId);  // -1: none
-    QColor cellColor(int block) const;      // fill colour before highlight dimming
+    void setHighlighted(qint64 requestId); // -1: none
+    QColor cellColor(int block) const;     // fill colour before highlight dimming
 
     QSize sizeHint() const override { return {320, 220}; }
     QSize minimumSizeHint() const override { return {120, 80}; }
 
-signals:
+  signals:
     void highlightChanged(qint64 requestId);
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* e) override;
     bool event(QEvent* e) override;
     void mousePressEvent(QMouseEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
 
-private:
+  private:
     void layoutLegend();
 
     std::vector<SnapshotBlock> blocks_;
-    std::vector<int> tokens_;  // per block, -1 unknown
+    std::vector<int> tokens_; // per block, -1 unknown
     int blockSize_ = 0;
     QVector<qint64> legend_;
     QVector<QRect> legendRects_;
@@ -62,4 +62,4 @@ private:
     qint64 highlighted_ = -1;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

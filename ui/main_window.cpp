@@ -60,8 +60,9 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
             &ConversationListModel::removeConversation);
     connect(&controller_, &ChatController::conversationChanged, conversationModel_,
             &ConversationListModel::refreshConversation);
-    connect(&controller_, &ChatController::messageAdded, this,
-            [this](const ChatMessage& m) { conversationModel_->refreshConversation(m.conversationId); });
+    connect(&controller_, &ChatController::messageAdded, this, [this](const ChatMessage& m) {
+        conversationModel_->refreshConversation(m.conversationId);
+    });
     connect(&controller_, &ChatController::generatingChanged, this, &MainWindow::updateStatus);
     connect(&controller_, &ChatController::generatingChanged, conversationModel_,
             &ConversationListModel::setGenerating);
@@ -82,9 +83,9 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
             &MainWindow::newConversation);
     connect(conversations_, &ConversationsPanel::deleteConversationRequested, this,
             [this](qint64 id) {
-                const auto answer = QMessageBox::question(
-                    this, tr("Delete conversation"),
-                    tr("Delete this conversation and all its messages?"));
+                const auto answer =
+                    QMessageBox::question(this, tr("Delete conversation"),
+                                          tr("Delete this conversation and all its messages?"));
                 if (answer == QMessageBox::Yes)
                     controller_.deleteConversation(id);
             });
@@ -150,7 +151,7 @@ void MainWindow::createActions() {
         a->setObjectName(QLatin1String(name));
         if (!key.isEmpty())
             a->setShortcut(key);
-        addAction(a);  // shortcuts work wherever the focus is in the window
+        addAction(a); // shortcuts work wherever the focus is in the window
         return a;
     };
     newChat_ = make("newChatAction", QKeySequence(Qt::CTRL | Qt::Key_N));
@@ -176,9 +177,9 @@ void MainWindow::createActions() {
         themes->addAction(a);
     }
     const ThemeChoice theme = settings_.theme();
-    (theme == ThemeChoice::Light ? themeLight_
+    (theme == ThemeChoice::Light  ? themeLight_
      : theme == ThemeChoice::Dark ? themeDark_
-                                   : themeSystem_)
+                                  : themeSystem_)
         ->setChecked(true);
     auto chooseTheme = [this](ThemeChoice t) {
         settings_.setTheme(t);
@@ -197,7 +198,9 @@ void MainWindow::createActions() {
         languages->addAction(a);
     }
     const QString lang = settings_.language();
-    (lang == QLatin1String("en") ? langEn_ : lang == QLatin1String("zh_CN") ? langZh_ : langSystem_)
+    (lang == QLatin1String("en")      ? langEn_
+     : lang == QLatin1String("zh_CN") ? langZh_
+                                      : langSystem_)
         ->setChecked(true);
     auto chooseLanguage = [this](const QString& code) {
         settings_.setLanguage(code);
@@ -209,8 +212,8 @@ void MainWindow::createActions() {
 
     connect(newChat_, &QAction::triggered, this, &MainWindow::newConversation);
     connect(openModel_, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a GGUF model"), QString(), tr("GGUF models (*.gguf)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a GGUF model"), QString(),
+                                                          tr("GGUF models (*.gguf)"));
         if (!path.isEmpty())
             emit openModelRequested(path);
     });
@@ -342,8 +345,8 @@ void MainWindow::updateStatus() {
                               "Open a real model (File > Open model, or drop a .gguf file here) "
                               "to chat.")
                          : QString());
-    const bool generating = chat_->conversationId() != 0 &&
-                            controller_.isGenerating(chat_->conversationId());
+    const bool generating =
+        chat_->conversationId() != 0 && controller_.isGenerating(chat_->conversationId());
     stop_->setEnabled(generating);
     send_->setEnabled(!generating);
     const bool haveConversation = chat_->conversationId() != 0;
@@ -421,7 +424,8 @@ void MainWindow::exportCurrent(const QString& format) {
     base.replace(QRegularExpression(QStringLiteral("[\\\\/:*?\"<>|]")), QStringLiteral("_"));
     const bool json = format == QLatin1String("json");
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export conversation"), base + (json ? QStringLiteral(".json") : QStringLiteral(".md")),
+        this, tr("Export conversation"),
+        base + (json ? QStringLiteral(".json") : QStringLiteral(".md")),
         json ? tr("JSON (*.json)") : tr("Markdown (*.md)"));
     if (!path.isEmpty())
         exportConversation(id, path, format);
@@ -453,8 +457,8 @@ QString MainWindow::droppedModelPath(const QMimeData* mime) const {
     if (!url.isLocalFile())
         return {};
     const QFileInfo info(url.toLocalFile());
-    if (info.isDir() || (info.isFile() && info.suffix().compare(QLatin1String("gguf"),
-                                                                Qt::CaseInsensitive) == 0))
+    if (info.isDir() ||
+        (info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0))
         return info.absoluteFilePath();
     return {};
 }
@@ -472,7 +476,7 @@ void MainWindow::dropEvent(QDropEvent* e) {
     emit openModelRequested(path);
 }
 
-}  // namespace llmwb
+} // namespace llmwb
 
 namespace llmwb {
 
@@ -502,4 +506,4 @@ void MainWindow::onLoadCancelled(const QString& path) {
     statusBar()->showMessage(tr("Cancelled loading %1").arg(path), 5000);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -26,7 +26,9 @@ bool fenceMarker(QStringView line, QChar* ch, int* len) {
     return true;
 }
 
-bool isBlank(QStringView line) { return line.trimmed().isEmpty(); }
+bool isBlank(QStringView line) {
+    return line.trimmed().isEmpty();
+}
 
 // Starts with a non-blank character within its first 4 columns (not indented code).
 bool startsShallow(QStringView line) {
@@ -39,7 +41,7 @@ bool startsShallow(QStringView line) {
     return false;
 }
 
-}  // namespace
+} // namespace
 
 QStringList splitMarkdownSegments(const QString& markdown, int minChars) {
     QStringList out;
@@ -99,7 +101,7 @@ void MarkdownBody::setMarkdownText(const QString& markdown) {
 void MarkdownBody::setMarkdownTextLater(const QString& markdown) {
     markdown_ = markdown;
     if (renderTimer_.isActive())
-        return;  // the pending render will show this text
+        return; // the pending render will show this text
     // Leading edge: the first update after a quiet spell shows at once; the rest of a burst
     // is rendered at most every interval.
     const qint64 since = lastRender_.isValid() ? lastRender_.elapsed() : kRenderIntervalMs;
@@ -120,7 +122,7 @@ void MarkdownBody::render() {
             layout_->addWidget(v);
             views_ << v;
         } else if (views_[i]->markdownText() == segments[i]) {
-            continue;  // unchanged (earlier segments while streaming)
+            continue; // unchanged (earlier segments while streaming)
         }
         views_[i]->setMarkdownText(segments[i]);
         ++lastRendered_;
@@ -162,4 +164,4 @@ QToolButton* MarkdownBody::codeCopyButton(int i) const {
     return v ? v->codeCopyButton(local) : nullptr;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

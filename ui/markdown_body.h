@@ -29,13 +29,13 @@ QStringList splitMarkdownSegments(const QString& markdown, int minChars);
 class MarkdownBody : public QWidget {
     Q_OBJECT
 
-public:
+  public:
     static constexpr int kSegmentChars = 2000;
 
     explicit MarkdownBody(QWidget* parent = nullptr);
 
-    void setMarkdownText(const QString& markdown);       // renders now
-    void setMarkdownTextLater(const QString& markdown);  // streaming: coalesced
+    void setMarkdownText(const QString& markdown);      // renders now
+    void setMarkdownTextLater(const QString& markdown); // streaming: coalesced
     QString markdownText() const { return markdown_; }
 
     int segmentCount() const { return int(views_.size()); }
@@ -47,7 +47,7 @@ public:
     // How many segment renders the last update did (tests: streaming re-renders only the tail).
     int lastRenderedSegments() const { return lastRendered_; }
 
-private:
+  private:
     void render();
     // The segment holding code block i, and the index of that block inside it.
     MarkdownView* codeOwner(int i, int* local) const;
@@ -62,4 +62,4 @@ private:
     int lastRendered_ = 0;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

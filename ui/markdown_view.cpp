@@ -150,8 +150,12 @@ void MarkdownView::updateHeight() {
     }
 }
 
-QSize MarkdownView::sizeHint() const { return {QTextBrowser::sizeHint().width(), height_}; }
-QSize MarkdownView::minimumSizeHint() const { return {50, height_}; }
+QSize MarkdownView::sizeHint() const {
+    return {QTextBrowser::sizeHint().width(), height_};
+}
+QSize MarkdownView::minimumSizeHint() const {
+    return {50, height_};
+}
 
 void MarkdownView::resizeEvent(QResizeEvent* e) {
     QTextBrowser::resizeEvent(e);
@@ -172,4 +176,4 @@ void MarkdownView::changeEvent(QEvent* e) {
         retranslateButtons();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -14,26 +14,26 @@ namespace llmwb {
 class MarkdownView : public QTextBrowser {
     Q_OBJECT
 
-public:
+  public:
     explicit MarkdownView(QWidget* parent = nullptr);
 
-    void setMarkdownText(const QString& markdown);  // renders now
+    void setMarkdownText(const QString& markdown); // renders now
     QString markdownText() const { return markdown_; }
     int codeBlockCount() const { return int(codeTexts_.size()); }
     // The code of block i as shown (no fences), and its Copy button.
     QString codeBlockText(int i) const { return codeTexts_.value(i); }
     QToolButton* codeCopyButton(int i) const { return copyButtons_.value(i); }
-    void copyCodeBlock(int i);  // to the clipboard
+    void copyCodeBlock(int i); // to the clipboard
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
-protected:
+  protected:
     void resizeEvent(QResizeEvent* e) override;
     void scrollContentsBy(int dx, int dy) override;
     void changeEvent(QEvent* e) override;
 
-private:
+  private:
     void render();
     void styleCodeBlocks();
     void updateHeight();
@@ -44,8 +44,8 @@ private:
     QString markdown_;
     int height_ = 0;
     QStringList codeTexts_;
-    QList<int> codeStarts_;  // document position of each code block's first character
+    QList<int> codeStarts_; // document position of each code block's first character
     QList<QToolButton*> copyButtons_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -8,4 +8,4 @@ namespace llmwb {
 // Same id, same colour; neighbouring ids get far-apart hues (golden-angle steps).
 QColor requestColor(qint64 requestId);
 
-}  // namespace llmwb
+} // namespace llmwb

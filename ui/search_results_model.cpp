@@ -52,4 +52,4 @@ void SearchResultsModel::setQuery(const QString& query) {
     endResetModel();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -12,7 +12,7 @@ class ConversationStore;
 class SearchResultsModel : public QAbstractListModel {
     Q_OBJECT
 
-public:
+  public:
     enum Role { ConversationIdRole = Qt::UserRole + 1, MessageIdRole, SnippetHtmlRole };
 
     explicit SearchResultsModel(ConversationStore& store, QObject* parent = nullptr);
@@ -24,13 +24,13 @@ public:
     // The snippet as HTML: message text escaped, the match in bold.
     static QString snippetHtml(const QString& snippet);
 
-public slots:
+  public slots:
     void setQuery(const QString& query);
 
-private:
+  private:
     ConversationStore& store_;
     QString query_;
     QList<SearchHit> hits_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

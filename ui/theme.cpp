@@ -7,8 +7,7 @@
 namespace llmwb {
 
 ThemeController::ThemeController(QApplication& app)
-    : app_(app),
-      systemStyle_(app.style() ? app.style()->name() : QString()),
+    : app_(app), systemStyle_(app.style() ? app.style()->name() : QString()),
       systemPalette_(QApplication::palette()) {}
 
 QPalette ThemeController::lightPalette() {
@@ -68,4 +67,4 @@ void ThemeController::apply(ThemeChoice choice) {
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -12,7 +12,7 @@ class QApplication;
 namespace llmwb {
 
 class ThemeController {
-public:
+  public:
     explicit ThemeController(QApplication& app);
     void apply(ThemeChoice choice);
     ThemeChoice current() const { return current_; }
@@ -20,11 +20,11 @@ public:
     static QPalette lightPalette();
     static QPalette darkPalette();
 
-private:
+  private:
     QApplication& app_;
     QString systemStyle_;
     QPalette systemPalette_;
     ThemeChoice current_ = ThemeChoice::System;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

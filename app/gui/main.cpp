@@ -79,10 +79,12 @@ int main(int argc, char** argv) {
     if (!db.open()) {
         const QString error = db.errorString();
         fallbackDir = std::make_unique<QTemporaryDir>();
-        fallbackDb = std::make_unique<Database>(fallbackDir->filePath(QStringLiteral("chat.sqlite")));
+        fallbackDb =
+            std::make_unique<Database>(fallbackDir->filePath(QStringLiteral("chat.sqlite")));
         if (!fallbackDir->isValid() || !fallbackDb->open()) {
-            QMessageBox::critical(nullptr, QObject::tr("LLM Workbench"),
-                                  QObject::tr("The chat database cannot be opened:\n%1").arg(error));
+            QMessageBox::critical(
+                nullptr, QObject::tr("LLM Workbench"),
+                QObject::tr("The chat database cannot be opened:\n%1").arg(error));
             return 1;
         }
         activeDb = fallbackDb.get();
@@ -107,8 +109,9 @@ int main(int argc, char** argv) {
     MainWindow window(controller, settings);
     QObject::connect(&controller, &ChatController::generateRequested, worker,
                      &EngineWorker::generate, Qt::QueuedConnection);
-    QObject::connect(&controller, &ChatController::stopRequested, worker,
-                     [worker](quint64 id) { worker->stop(id); }, Qt::DirectConnection);
+    QObject::connect(
+        &controller, &ChatController::stopRequested, worker,
+        [worker](quint64 id) { worker->stop(id); }, Qt::DirectConnection);
     QObject::connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
     QObject::connect(worker, &EngineWorker::finished, &controller, &ChatController::onFinished);
     QObject::connect(worker, &EngineWorker::failed, &controller, &ChatController::onFailed);
@@ -119,8 +122,9 @@ int main(int argc, char** argv) {
     QObject::connect(worker, &EngineWorker::loadFailed, &window, &MainWindow::onModelLoadFailed);
     QObject::connect(worker, &EngineWorker::loadProgress, &window, &MainWindow::onLoadProgress);
     QObject::connect(worker, &EngineWorker::loadCancelled, &window, &MainWindow::onLoadCancelled);
-    QObject::connect(&window, &MainWindow::loadCancelRequested, worker,
-                     [worker] { worker->cancelLoad(); }, Qt::DirectConnection);
+    QObject::connect(
+        &window, &MainWindow::loadCancelRequested, worker, [worker] { worker->cancelLoad(); },
+        Qt::DirectConnection);
     // Tuning applies live: queued to the worker (the GUI never waits on the engine).
     QObject::connect(&window, &MainWindow::tuningChanged, worker, &EngineWorker::setTuning,
                      Qt::QueuedConnection);

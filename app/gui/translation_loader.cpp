@@ -40,4 +40,4 @@ QString TranslationLoader::apply(const QString& code) {
     return appTranslator_ ? appTranslator_->language() : QStringLiteral("en");
 }
 
-}  // namespace llmwb
+} // namespace llmwb

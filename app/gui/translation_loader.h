@@ -12,17 +12,17 @@ class QCoreApplication;
 namespace llmwb {
 
 class TranslationLoader {
-public:
+  public:
     explicit TranslationLoader(QCoreApplication& app);
     ~TranslationLoader();
 
     // code: "" = the system locale, "en", "zh_CN". Returns the language in effect.
     QString apply(const QString& code);
 
-private:
+  private:
     QCoreApplication& app_;
     std::unique_ptr<QTranslator> appTranslator_;
     std::unique_ptr<QTranslator> qtTranslator_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

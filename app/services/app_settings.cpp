@@ -18,7 +18,9 @@ ThemeChoice AppSettings::theme() const {
 }
 
 void AppSettings::setTheme(ThemeChoice t) {
-    const char* name = t == ThemeChoice::Light ? "light" : t == ThemeChoice::Dark ? "dark" : "system";
+    const char* name = t == ThemeChoice::Light  ? "light"
+                       : t == ThemeChoice::Dark ? "dark"
+                                                : "system";
     settings_->setValue(QStringLiteral("ui/theme"), QString::fromLatin1(name));
 }
 
@@ -103,7 +105,9 @@ void AppSettings::resetTuning() {
     settings_->remove(QStringLiteral("sampling/default"));
 }
 
-void AppSettings::sync() { settings_->sync(); }
+void AppSettings::sync() {
+    settings_->sync();
+}
 
 QString AppSettings::device() const {
     return normalizedDevicePreference(
@@ -114,4 +118,4 @@ void AppSettings::setDevice(const QString& preference) {
     settings_->setValue(QStringLiteral("engine/device"), normalizedDevicePreference(preference));
 }
 
-}  // namespace llmwb
+} // namespace llmwb

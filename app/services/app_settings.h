@@ -15,7 +15,7 @@ namespace llmwb {
 enum class ThemeChoice { System, Light, Dark };
 
 class AppSettings {
-public:
+  public:
     static constexpr int kMaxRecentModels = 10;
 
     // iniPath empty: the platform's native settings for the application (organization and
@@ -29,10 +29,10 @@ public:
     QString language() const;
     void setLanguage(const QString& code);
 
-    QStringList recentModels() const;  // most recent first
+    QStringList recentModels() const; // most recent first
     void addRecentModel(const QString& path);
     void removeRecentModel(const QString& path);
-    QString lastModel() const;  // "" = the demo model
+    QString lastModel() const; // "" = the demo model
 
     QByteArray windowGeometry() const;
     QByteArray windowState() const;
@@ -54,8 +54,8 @@ public:
     void sync();
     QSettings& raw() { return *settings_; }
 
-private:
+  private:
     std::unique_ptr<QSettings> settings_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

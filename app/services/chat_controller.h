@@ -19,7 +19,7 @@ class StreamingMessageWriter;
 class ChatController : public QObject {
     Q_OBJECT
 
-public:
+  public:
     explicit ChatController(ConversationStore& store, QObject* parent = nullptr);
     ~ChatController() override;
 
@@ -53,7 +53,7 @@ public:
     // for this controller, then saves each streamed answer as 'stopped'.
     void shutdown();
 
-signals:
+  signals:
     // To the engine worker (queued).
     void generateRequested(const llmwb::GenerationRequest& request);
     // To the engine worker (direct connection: EngineWorker::stop is thread-safe).
@@ -61,21 +61,21 @@ signals:
 
     void conversationCreated(const llmwb::Conversation& c);
     void conversationDeleted(qint64 conversationId);
-    void conversationChanged(qint64 conversationId);  // title, updated time
+    void conversationChanged(qint64 conversationId); // title, updated time
     void messageAdded(const llmwb::ChatMessage& m);
     void messageRemoved(qint64 conversationId, qint64 messageId);
     void messageTextChanged(qint64 conversationId, qint64 messageId, const QString& text);
-    void messageFinished(const llmwb::ChatMessage& m);  // state + figures final
+    void messageFinished(const llmwb::ChatMessage& m); // state + figures final
     void generatingChanged(qint64 conversationId, bool generating);
     void errorOccurred(const QString& message);
 
-public slots:
+  public slots:
     // From the engine worker.
     void onToken(quint64 requestId, qint64 conversationId, const QString& delta);
     void onFinished(const llmwb::GenerationStats& stats);
     void onFailed(quint64 requestId, qint64 conversationId, const QString& message);
 
-private:
+  private:
     struct Active;
     bool startGeneration(qint64 conversationId);
     void finishActive(qint64 conversationId, MessageState state, const GenerationFigures& f);
@@ -85,7 +85,7 @@ private:
     QString modelName_;
     SamplingSettings defaultSampling_;
     quint64 nextRequestId_ = 1;
-    QHash<qint64, std::shared_ptr<Active>> active_;  // by conversation id
+    QHash<qint64, std::shared_ptr<Active>> active_; // by conversation id
 };
 
-}  // namespace llmwb
+} // namespace llmwb

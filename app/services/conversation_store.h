@@ -17,7 +17,7 @@ class Database;
 class ConversationStore {
     Q_DECLARE_TR_FUNCTIONS(llmwb::ConversationStore)
 
-public:
+  public:
     explicit ConversationStore(Database& db);
 
     // Conversations, newest update first.
@@ -27,12 +27,12 @@ public:
                                                    const QString& model = {});
     QList<Conversation> conversations();
     std::optional<Conversation> conversation(qint64 id);
-    bool updateConversation(const Conversation& c);  // title, system prompt, sampling, model
+    bool updateConversation(const Conversation& c); // title, system prompt, sampling, model
     bool touchConversation(qint64 id);
-    bool deleteConversation(qint64 id);  // messages go with it (ON DELETE CASCADE)
+    bool deleteConversation(qint64 id); // messages go with it (ON DELETE CASCADE)
 
     // Messages of a conversation, oldest first.
-    std::optional<ChatMessage> addMessage(const ChatMessage& m);  // id/created are assigned
+    std::optional<ChatMessage> addMessage(const ChatMessage& m); // id/created are assigned
     QList<ChatMessage> messages(qint64 conversationId);
     std::optional<ChatMessage> message(qint64 id);
     bool setMessageContent(qint64 id, const QString& content);
@@ -56,7 +56,7 @@ public:
 
     QString errorString() const { return error_; }
 
-private:
+  private:
     bool fail(const QString& detail);
     QList<SearchHit> searchFts(const QStringList& terms, int limit);
     QList<SearchHit> searchLike(const QStringList& terms, int limit);
@@ -65,4 +65,4 @@ private:
     QString error_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

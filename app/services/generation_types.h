@@ -9,8 +9,8 @@
 #include <QString>
 #include <QStringList>
 
-#include "engine/runtime/kv_block_size.h"
 #include "engine/runtime/device_types.h"
+#include "engine/runtime/kv_block_size.h"
 #include "engine/serving/request.h"
 
 namespace llmwb {

@@ -22,7 +22,7 @@ SettingsPreset readPreset(const QSqlQuery& q) {
     return p;
 }
 
-}  // namespace
+} // namespace
 
 PresetStore::PresetStore(Database& db) : db_(db) {}
 
@@ -69,8 +69,7 @@ std::optional<SettingsPreset> PresetStore::savePreset(const QString& name,
         fail(db.lastError().text());
         return std::nullopt;
     }
-    const QString json =
-        QString::fromUtf8(QJsonDocument(settings).toJson(QJsonDocument::Compact));
+    const QString json = QString::fromUtf8(QJsonDocument(settings).toJson(QJsonDocument::Compact));
     QSqlQuery q(db);
     q.prepare(QStringLiteral("UPDATE presets SET settings = ? WHERE name = ?"));
     q.addBindValue(json);
@@ -127,4 +126,4 @@ bool PresetStore::deletePreset(const QString& name) {
     return true;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

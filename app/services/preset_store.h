@@ -26,24 +26,24 @@ struct SettingsPreset {
 class PresetStore {
     Q_DECLARE_TR_FUNCTIONS(llmwb::PresetStore)
 
-public:
+  public:
     explicit PresetStore(Database& db);
 
-    QList<SettingsPreset> presets();  // by name
+    QList<SettingsPreset> presets(); // by name
     std::optional<SettingsPreset> preset(const QString& name);
     // Creates the preset or replaces the settings of the one with this name (in one
     // transaction). The name is trimmed; an empty name is an error.
     std::optional<SettingsPreset> savePreset(const QString& name, const QJsonObject& settings);
-    bool renamePreset(const QString& from, const QString& to);  // false if `to` exists
-    bool deletePreset(const QString& name);  // false if there is none
+    bool renamePreset(const QString& from, const QString& to); // false if `to` exists
+    bool deletePreset(const QString& name);                    // false if there is none
 
     QString errorString() const { return error_; }
 
-private:
+  private:
     bool fail(const QString& detail);
 
     Database& db_;
     QString error_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

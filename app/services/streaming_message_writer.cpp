@@ -37,7 +37,7 @@ bool StreamingMessageWriter::flush() {
         return true;
     if (!store_.appendMessageContent(messageId_, pending_)) {
         emit writeFailed(store_.errorString());
-        return false;  // keep the text pending; the next flush retries
+        return false; // keep the text pending; the next flush retries
     }
     pending_.clear();
     ++flushes_;
@@ -56,4 +56,4 @@ bool StreamingMessageWriter::finish(MessageState state, const GenerationFigures&
     return flushed;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -17,28 +17,28 @@ class ConversationStore;
 class StreamingMessageWriter : public QObject {
     Q_OBJECT
 
-public:
+  public:
     static constexpr int kDefaultFlushIntervalMs = 500;
 
     // The message row must exist (state 'streaming'); its current content is kept.
     StreamingMessageWriter(ConversationStore& store, qint64 messageId,
                            int flushIntervalMs = kDefaultFlushIntervalMs,
                            QObject* parent = nullptr);
-    ~StreamingMessageWriter() override;  // flushes what is pending
+    ~StreamingMessageWriter() override; // flushes what is pending
 
     qint64 messageId() const { return messageId_; }
-    const QString& text() const { return text_; }  // everything appended so far
+    const QString& text() const { return text_; } // everything appended so far
     int flushCount() const { return flushes_; }
 
     void append(const QString& delta);
-    bool flush();  // writes the pending text now
+    bool flush(); // writes the pending text now
     // Flushes and stores the final state and figures; later appends are ignored.
     bool finish(MessageState state, const GenerationFigures& figures);
 
-signals:
+  signals:
     void writeFailed(const QString& message);
 
-private:
+  private:
     ConversationStore& store_;
     qint64 messageId_;
     int intervalMs_;
@@ -50,4 +50,4 @@ private:
     bool finished_ = false;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

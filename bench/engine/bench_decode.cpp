@@ -18,10 +18,10 @@
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_shapes.h"
 #include "engine/model/model_writer.h"
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/sampler.h"
-#include "engine/runtime/cpu_transformer.h"
 #include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/simd.h"
@@ -44,10 +44,10 @@ struct Options {
     std::string type = "q8_0";
     std::string cache_dir;
     int threads = 0;
-    int tokens = 64;   // decode steps measured (per round)
-    int rounds = 3;    // decode rounds; the best is reported (the machine may be shared)
-    int prompt = 16;   // short prompt before decoding
-    int pp = 512;      // prompt-processing length
+    int tokens = 64; // decode steps measured (per round)
+    int rounds = 3;  // decode rounds; the best is reported (the machine may be shared)
+    int prompt = 16; // short prompt before decoding
+    int pp = 512;    // prompt-processing length
     int block_size = 16;
     bool json = false;
 };
@@ -64,32 +64,47 @@ bool parse(int argc, char** argv, Options& o) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&](std::string& v) {
-            if (i + 1 >= argc) return false;
+            if (i + 1 >= argc)
+                return false;
             v = argv[++i];
             return true;
         };
         auto next_int = [&](int& v) {
             std::string s;
-            if (!next(s)) return false;
+            if (!next(s))
+                return false;
             char* end = nullptr;
             const long x = std::strtol(s.c_str(), &end, 10);
-            if (end == s.c_str() || *end || x < 0 || x > 1000000) return false;
+            if (end == s.c_str() || *end || x < 0 || x > 1000000)
+                return false;
             v = static_cast<int>(x);
             return true;
         };
         bool ok = true;
-        if (a == "--model") ok = next(o.model);
-        else if (a == "--shape") ok = next(o.shape);
-        else if (a == "--type") ok = next(o.type);
-        else if (a == "--cache-dir") ok = next(o.cache_dir);
-        else if (a == "--threads") ok = next_int(o.threads);
-        else if (a == "--tokens") ok = next_int(o.tokens);
-        else if (a == "--prompt") ok = next_int(o.prompt);
-        else if (a == "--rounds") ok = next_int(o.rounds);
-        else if (a == "--pp") ok = next_int(o.pp);
-        else if (a == "--block-size") ok = next_int(o.block_size);
-        else if (a == "--json") o.json = true;
-        else if (a == "-h" || a == "--help") return false;
+        if (a == "--model")
+            ok = next(o.model);
+        else if (a == "--shape")
+            ok = next(o.shape);
+        else if (a == "--type")
+            ok = next(o.type);
+        else if (a == "--cache-dir")
+            ok = next(o.cache_dir);
+        else if (a == "--threads")
+            ok = next_int(o.threads);
+        else if (a == "--tokens")
+            ok = next_int(o.tokens);
+        else if (a == "--prompt")
+            ok = next_int(o.prompt);
+        else if (a == "--rounds")
+            ok = next_int(o.rounds);
+        else if (a == "--pp")
+            ok = next_int(o.pp);
+        else if (a == "--block-size")
+            ok = next_int(o.block_size);
+        else if (a == "--json")
+            o.json = true;
+        else if (a == "-h" || a == "--help")
+            return false;
         else {
             std::fprintf(stderr, "unknown argument: %s\n", a.c_str());
             return false;
@@ -106,9 +121,11 @@ bool parse(int argc, char** argv, Options& o) {
 // returns its path.
 Result<std::string> ensure_shape_model(const Options& o) {
     auto spec = writer_spec_for_shape(o.shape);
-    if (!spec) return spec.error();
+    if (!spec)
+        return spec.error();
     auto type = parse_weight_type(o.type);
-    if (!type) return type.error();
+    if (!type)
+        return type.error();
     std::string dir = o.cache_dir;
     if (dir.empty()) {
         const char* home = std::getenv("HOME");
@@ -117,7 +134,8 @@ Result<std::string> ensure_shape_model(const Options& o) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     const std::string path = dir + "/" + o.shape + "-" + weight_type_name(*type) + ".gguf";
-    if (fs::exists(path)) return path;
+    if (fs::exists(path))
+        return path;
 
     ModelWriterSpec s = *spec;
     s.format = ModelFileFormat::Gguf;
@@ -126,9 +144,11 @@ Result<std::string> ensure_shape_model(const Options& o) {
     std::fprintf(stderr, "writing %s ...\n", path.c_str());
     const auto t0 = Clock::now();
     const std::string tmp = path + ".tmp";
-    if (Status st = write_model(s, tmp); !st) return st.error();
+    if (Status st = write_model(s, tmp); !st)
+        return st.error();
     fs::rename(tmp, path, ec);
-    if (ec) return make_error("cannot rename " + tmp + ": " + ec.message());
+    if (ec)
+        return make_error("cannot rename " + tmp + ": " + ec.message());
     std::fprintf(stderr, "written in %.1f s\n", seconds_since(t0));
     return path;
 }
@@ -145,15 +165,16 @@ double matmul_flops_per_token(const ModelWeights& w) {
 std::string dtype_mix(const ModelWeights& w) {
     int counts[64] = {};
     auto add = [&](const TensorView& t) {
-        if (t.present()) ++counts[static_cast<uint32_t>(t.type) & 63];
+        if (t.present())
+            ++counts[static_cast<uint32_t>(t.type) & 63];
     };
     for (const LayerWeights& l : w.layers)
         for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
             add(*t);
     add(w.output.present() ? w.output : w.tok_embd);
     std::string s;
-    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
-                    DType::Q6_K})
+    for (DType t :
+         {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K})
         if (counts[static_cast<uint32_t>(t)])
             s += (s.empty() ? "" : " ") + std::string(dtype_name(t)) + "x" +
                  std::to_string(counts[static_cast<uint32_t>(t)]);
@@ -168,7 +189,8 @@ bool integer_mix(const ModelWeights& w) {
         for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
             const int64_t b = t->rows * t->row_bytes();
             all += b;
-            if (dtype_block_elems(t->type) > 1) int_bytes += b;
+            if (dtype_block_elems(t->type) > 1)
+                int_bytes += b;
         }
     return int_bytes * 2 > all;
 }
@@ -176,7 +198,8 @@ bool integer_mix(const ModelWeights& w) {
 // Peak operations/s (2 per multiply-add) of that mix on every thread of the pool at once.
 double measure_peak_gops(kernels::ThreadPool& pool, bool int8) {
     const bool avx512 = kernels::active_simd_level() == kernels::SimdLevel::Avx512;
-    if (kernels::active_simd_level() == kernels::SimdLevel::Scalar) return 0;
+    if (kernels::active_simd_level() == kernels::SimdLevel::Scalar)
+        return 0;
     const int64_t iters = int64_t{1} << 24;
     double best = 0;
     for (int rep = 0; rep < 3; ++rep) {
@@ -188,13 +211,14 @@ double measure_peak_gops(kernels::ThreadPool& pool, bool int8) {
         });
         const double s = seconds_since(t0);
         double total = 0;
-        for (double o : ops) total += o;
+        for (double o : ops)
+            total += o;
         best = std::max(best, total / s / 1e9);
     }
     return best;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     Options o;
@@ -227,10 +251,8 @@ int main(int argc, char** argv) {
     const double bw_scalar = kernels::measure_read_bandwidth_gbs(pool, size_t{512} << 20, false, 3);
 
     const int64_t max_ctx = std::max(o.prompt + o.tokens + 8, o.pp + 8);
-    auto kv_or = KvCacheStorage::create(m.config,
-                                        static_cast<int32_t>((max_ctx + o.block_size - 1) /
-                                                             o.block_size),
-                                        o.block_size);
+    auto kv_or = KvCacheStorage::create(
+        m.config, static_cast<int32_t>((max_ctx + o.block_size - 1) / o.block_size), o.block_size);
     if (!kv_or) {
         std::fprintf(stderr, "error: %s\n", kv_or.message().c_str());
         return 1;
@@ -243,7 +265,8 @@ int main(int argc, char** argv) {
 
     // 2. Decode: a short prompt, two warm-up steps, then `tokens` timed steps (forward + greedy).
     std::vector<int32_t> ids;
-    for (int i = 0; i < o.prompt; ++i) ids.push_back((i * 7919 + 13) % V);
+    for (int i = 0; i < o.prompt; ++i)
+        ids.push_back((i * 7919 + 13) % V);
     batch.add_sequence(ids, 0, blocks.table(), kv.block_size(), ForwardBatch::Logits::Last);
     tf.forward(batch, kv, logits.data());
     SamplingParams greedy;
@@ -258,14 +281,16 @@ int main(int argc, char** argv) {
                            ForwardBatch::Logits::Last);
         tf.forward(batch, kv, logits.data());
     };
-    for (int i = 0; i < 2; ++i) step();
+    for (int i = 0; i < 2; ++i)
+        step();
     double dec_s = 1e30;
     const int64_t decode_start = static_cast<int64_t>(ids.size());
     for (int r = 0; r < o.rounds; ++r) {
         // Every round continues the same sequence; start each from the same context length.
         ids.resize(decode_start);
         const auto t_dec = Clock::now();
-        for (int i = 0; i < o.tokens; ++i) step();
+        for (int i = 0; i < o.tokens; ++i)
+            step();
         dec_s = std::min(dec_s, seconds_since(t_dec));
     }
     const double decode_tps = o.tokens / dec_s;
@@ -276,20 +301,22 @@ int main(int argc, char** argv) {
     {
         std::vector<const TensorView*> mats;
         for (const LayerWeights& l : m.weights.layers)
-            for (const TensorView* t :
-                 {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
                 mats.push_back(t);
         mats.push_back(m.weights.output.present() ? &m.weights.output : &m.weights.tok_embd);
         int64_t max_dim = 0;
-        for (const TensorView* t : mats) max_dim = std::max({max_dim, t->rows, t->cols});
+        for (const TensorView* t : mats)
+            max_dim = std::max({max_dim, t->rows, t->cols});
         std::vector<float> x(max_dim, 0.01f), y(max_dim);
         for (int r = 0; r < o.rounds + 1; ++r) {
             const auto t0 = Clock::now();
             for (int i = 0; i < std::min(o.tokens, 16); ++i)
                 for (const TensorView* t : mats)
-                    kernels::matmul(y.data(), kernels::WeightMatrix{t->type, t->data, t->rows, t->cols},
+                    kernels::matmul(y.data(),
+                                    kernels::WeightMatrix{t->type, t->data, t->rows, t->cols},
                                     x.data(), 1, &pool);
-            if (r > 0) mm_s = std::min(mm_s, seconds_since(t0) / std::min(o.tokens, 16));
+            if (r > 0)
+                mm_s = std::min(mm_s, seconds_since(t0) / std::min(o.tokens, 16));
         }
     }
     const double step_ms = dec_s / o.tokens * 1000.0;
@@ -302,14 +329,14 @@ int main(int argc, char** argv) {
     double pp_tps = 0, pp_gflops = 0;
     if (o.pp > 0) {
         std::vector<int32_t> prompt(o.pp);
-        for (int i = 0; i < o.pp; ++i) prompt[i] = (i * 104729 + 7) % V;
+        for (int i = 0; i < o.pp; ++i)
+            prompt[i] = (i * 104729 + 7) % V;
         batch.clear();
         batch.add_sequence(std::span(prompt).first(std::min(o.pp, 32)), 0, blocks.table(),
                            kv.block_size(), ForwardBatch::Logits::Last);
         tf.forward(batch, kv, logits.data());
         batch.clear();
-        batch.add_sequence(prompt, 0, blocks.table(), kv.block_size(),
-                           ForwardBatch::Logits::Last);
+        batch.add_sequence(prompt, 0, blocks.table(), kv.block_size(), ForwardBatch::Logits::Last);
         const auto t_pp = Clock::now();
         tf.forward(batch, kv, logits.data());
         const double pp_s = seconds_since(t_pp);
@@ -321,19 +348,18 @@ int main(int argc, char** argv) {
     const double peak = o.pp > 0 ? measure_peak_gops(pool, int8_mix) : 0.0;
     const char* simd = kernels::simd_level_name(kernels::active_simd_level());
     if (o.json) {
-        std::printf(
-            "{\"model\": \"%s\", \"weights\": \"%s\", \"threads\": %d, \"simd\": \"%s\", "
-            "\"bandwidth_gbs\": %.2f, \"bandwidth_scalar_gbs\": %.2f, "
-            "\"weight_bytes_per_token\": %.0f, \"decode_tokens\": %d, "
-            "\"decode_tokens_per_s\": %.3f, \"roofline_tokens_per_s\": %.3f, "
-            "\"roofline_ratio\": %.4f, \"effective_gbs\": %.2f, \"pp_tokens\": %d, "
-            "\"pp_tokens_per_s\": %.2f, \"pp_matmul_gflops\": %.2f, \"step_ms\": %.3f, "
-            "\"matmul_only_ms\": %.3f, \"peak_gops\": %.2f, \"peak_kind\": \"%s\", "
-            "\"pp_peak_ratio\": %.4f}\n",
-            path.c_str(), dtype_mix(m.weights).c_str(), pool.size(), simd, bw, bw_scalar,
-            bytes_per_token, o.tokens, decode_tps, roofline_tps, ratio,
-            decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops, step_ms, matmul_ms, peak, int8_mix ? "int8-dot" : "fp32-fma",
-            peak > 0 ? pp_gflops / peak : 0.0);
+        std::printf("{\"model\": \"%s\", \"weights\": \"%s\", \"threads\": %d, \"simd\": \"%s\", "
+                    "\"bandwidth_gbs\": %.2f, \"bandwidth_scalar_gbs\": %.2f, "
+                    "\"weight_bytes_per_token\": %.0f, \"decode_tokens\": %d, "
+                    "\"decode_tokens_per_s\": %.3f, \"roofline_tokens_per_s\": %.3f, "
+                    "\"roofline_ratio\": %.4f, \"effective_gbs\": %.2f, \"pp_tokens\": %d, "
+                    "\"pp_tokens_per_s\": %.2f, \"pp_matmul_gflops\": %.2f, \"step_ms\": %.3f, "
+                    "\"matmul_only_ms\": %.3f, \"peak_gops\": %.2f, \"peak_kind\": \"%s\", "
+                    "\"pp_peak_ratio\": %.4f}\n",
+                    path.c_str(), dtype_mix(m.weights).c_str(), pool.size(), simd, bw, bw_scalar,
+                    bytes_per_token, o.tokens, decode_tps, roofline_tps, ratio,
+                    decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops, step_ms, matmul_ms,
+                    peak, int8_mix ? "int8-dot" : "fp32-fma", peak > 0 ? pp_gflops / peak : 0.0);
     } else {
         std::printf("model                      %s\n", path.c_str());
         std::printf("matrices                   %s\n", dtype_mix(m.weights).c_str());
@@ -341,7 +367,8 @@ int main(int argc, char** argv) {
         std::printf("read bandwidth (wide)      %.2f GB/s   (scalar probe %.2f GB/s)\n", bw,
                     bw_scalar);
         std::printf("weight bytes per token     %.1f MB\n", bytes_per_token / 1e6);
-        std::printf("decode                     %.2f tokens/s (best of %d rounds of %d tokens; %.1f ms/token)\n",
+        std::printf("decode                     %.2f tokens/s (best of %d rounds of %d tokens; "
+                    "%.1f ms/token)\n",
                     decode_tps, o.rounds, o.tokens, 1000.0 / decode_tps);
         std::printf("step vs its matmuls alone  %.2f ms vs %.2f ms (%.1f%% outside matmuls)\n",
                     step_ms, matmul_ms, 100.0 * (step_ms - matmul_ms) / step_ms);

@@ -21,20 +21,21 @@ using llmwb::DType;
 namespace {
 
 bool check(cudaError_t e, const char* what) {
-    if (e == cudaSuccess) return true;
+    if (e == cudaSuccess)
+        return true;
     std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
     return false;
 }
 
 // Milliseconds per call of fn, averaged over iters after a warm-up call.
-template <typename Fn>
-double time_ms(Fn&& fn, int iters) {
+template <typename Fn> double time_ms(Fn&& fn, int iters) {
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     fn();
     cudaEventRecord(a);
-    for (int i = 0; i < iters; ++i) fn();
+    for (int i = 0; i < iters; ++i)
+        fn();
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms = 0.0f;
@@ -51,7 +52,10 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
     const int32_t heads = 28, kv_heads = 4, hd = 128, bs = 16;
     std::printf("attention (heads %d, kv heads %d, head_dim %d, F16 KV, blocks of %d)\n", heads,
                 kv_heads, hd, bs);
-    struct Run { int32_t seqs, ctx, qlen; bool tc; };
+    struct Run {
+        int32_t seqs, ctx, qlen;
+        bool tc;
+    };
     for (const Run r : {Run{1, 4096, 1, true}, Run{64, 4096, 1, true}, Run{1, 2048, 2048, true},
                         Run{1, 2048, 2048, false}}) {
         const int32_t blocks_per_seq = (r.ctx + bs - 1) / bs;
@@ -60,20 +64,23 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
         const int32_t n_tokens = r.seqs * r.qlen;
         std::vector<int32_t> qs(r.seqs + 1), ctx(r.seqs, r.ctx),
             tables(int64_t{r.seqs} * blocks_per_seq);
-        for (int32_t s = 0; s <= r.seqs; ++s) qs[s] = s * r.qlen;
-        for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
+        for (int32_t s = 0; s <= r.seqs; ++s)
+            qs[s] = s * r.qlen;
+        for (size_t i = 0; i < tables.size(); ++i)
+            tables[i] = static_cast<int32_t>(i);
         void *kc = nullptr, *vc = nullptr, *ws = nullptr, *meta = nullptr;
         float *q = nullptr, *out = nullptr;
         const size_t ws_bytes = cu::paged_attention_workspace_bytes(n_tokens, heads, hd, r.ctx);
         const size_t meta_bytes = sizeof(int32_t) * (qs.size() + ctx.size() + tables.size());
-        bool ok = check(cudaMalloc(&kc, slots * kv_dim * 2), "cudaMalloc") &&
-                  check(cudaMalloc(&vc, slots * kv_dim * 2), "cudaMalloc") &&
-                  check(cudaMalloc(reinterpret_cast<void**>(&q),
-                                   sizeof(float) * n_tokens * heads * hd), "cudaMalloc") &&
-                  check(cudaMalloc(reinterpret_cast<void**>(&out),
-                                   sizeof(float) * n_tokens * heads * hd), "cudaMalloc") &&
-                  check(cudaMalloc(&meta, meta_bytes), "cudaMalloc") &&
-                  (ws_bytes == 0 || check(cudaMalloc(&ws, ws_bytes), "cudaMalloc"));
+        bool ok =
+            check(cudaMalloc(&kc, slots * kv_dim * 2), "cudaMalloc") &&
+            check(cudaMalloc(&vc, slots * kv_dim * 2), "cudaMalloc") &&
+            check(cudaMalloc(reinterpret_cast<void**>(&q), sizeof(float) * n_tokens * heads * hd),
+                  "cudaMalloc") &&
+            check(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float) * n_tokens * heads * hd),
+                  "cudaMalloc") &&
+            check(cudaMalloc(&meta, meta_bytes), "cudaMalloc") &&
+            (ws_bytes == 0 || check(cudaMalloc(&ws, ws_bytes), "cudaMalloc"));
         if (ok) {
             cudaMemset(kc, 0, slots * kv_dim * 2);
             cudaMemset(vc, 0, slots * kv_dim * 2);
@@ -109,18 +116,26 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
                             r.tc ? "tensor cores" : "fp32 kernel", ms, flops / (ms * 1e9));
             }
         }
-        cudaFree(kc); cudaFree(vc); cudaFree(q); cudaFree(out); cudaFree(meta); cudaFree(ws);
+        cudaFree(kc);
+        cudaFree(vc);
+        cudaFree(q);
+        cudaFree(out);
+        cudaFree(meta);
+        cudaFree(ws);
     }
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     int64_t rows = 18944, cols = 3584, prefill_n = 2048;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--rows")) rows = std::atoll(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--cols")) cols = std::atoll(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--prefill")) prefill_n = std::atoll(argv[i + 1]);
+        if (!std::strcmp(argv[i], "--rows"))
+            rows = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--cols"))
+            cols = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--prefill"))
+            prefill_n = std::atoll(argv[i + 1]);
     }
     if (rows <= 0 || cols <= 0 || cols % 256 != 0 || prefill_n <= 8) {
         std::fprintf(stderr, "usage: llmwb-bench-cuda-ops [--rows R] [--cols C (multiple of 256)] "
@@ -139,7 +154,7 @@ int main(int argc, char** argv) {
     int mem_khz = 0, bus_bits = 0;
     cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0);
     cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
-    const double peak_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // DDR
+    const double peak_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9; // DDR
     std::printf("device: %s, %d SMs, HBM peak %.0f GB/s (clock %d kHz, bus %d bits)\n", prop.name,
                 prop.multiProcessorCount, peak_gbs, mem_khz, bus_bits);
 
@@ -166,7 +181,8 @@ int main(int argc, char** argv) {
     }
     float *x = nullptr, *out = nullptr;
     check(cudaMalloc(reinterpret_cast<void**>(&x), sizeof(float) * prefill_n * cols), "cudaMalloc");
-    check(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float) * prefill_n * rows), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float) * prefill_n * rows),
+          "cudaMalloc");
     cudaMemset(x, 0, sizeof(float) * prefill_n * cols);
 
     std::printf("shape rows %lld cols %lld\n", static_cast<long long>(rows),
@@ -176,16 +192,18 @@ int main(int argc, char** argv) {
                     DType::F32}) {
         const size_t wbytes = static_cast<size_t>(llmwb::dtype_row_bytes(t, cols) * rows);
         void* w = nullptr;
-        if (!check(cudaMalloc(&w, wbytes), "cudaMalloc weights")) return 1;
-        cudaMemset(w, 0x11, wbytes);  // small finite scales and values in every dtype
+        if (!check(cudaMalloc(&w, wbytes), "cudaMalloc weights"))
+            return 1;
+        cudaMemset(w, 0x11, wbytes); // small finite scales and values in every dtype
         const cu::DeviceMatrix m{t, w, rows, cols};
         const size_t ws_bytes = cu::matmul_workspace_bytes(rows, cols, prefill_n, t);
         void* ws = nullptr;
-        if (ws_bytes && !check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace")) return 1;
+        if (ws_bytes && !check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace"))
+            return 1;
         for (int64_t n : {int64_t{1}, int64_t{4}, int64_t{8}}) {
             cu::OpStatus st = cu::OpStatus::Ok;
-            const double ms = time_ms(
-                [&] { st = cu::matmul(*blas, out, m, x, n, ws, ws_bytes, stream); }, 20);
+            const double ms =
+                time_ms([&] { st = cu::matmul(*blas, out, m, x, n, ws, ws_bytes, stream); }, 20);
             if (st != cu::OpStatus::Ok) {
                 std::printf("%-5s %6lld failed: %s\n", llmwb::dtype_name(t),
                             static_cast<long long>(n), cu::last_error_message());
@@ -197,8 +215,8 @@ int main(int argc, char** argv) {
                         gbs / copy_gbs);
         }
         cu::OpStatus st = cu::OpStatus::Ok;
-        const double ms = time_ms(
-            [&] { st = cu::matmul(*blas, out, m, x, prefill_n, ws, ws_bytes, stream); }, 5);
+        const double ms =
+            time_ms([&] { st = cu::matmul(*blas, out, m, x, prefill_n, ws, ws_bytes, stream); }, 5);
         if (st == cu::OpStatus::Ok) {
             const double tflops = 2.0 * rows * cols * prefill_n / (ms * 1e9);
             std::printf("%-5s %6lld %10.4f  GEMM %.1f TFLOP/s\n", llmwb::dtype_name(t),

@@ -68,7 +68,7 @@ double threadCpuMs() {
 // Times every top-level event the GUI thread dispatches (nested sendEvent calls count in the
 // event that made them).
 class TimingApp : public QApplication {
-public:
+  public:
     using QApplication::QApplication;
     bool measuring = false;
     std::vector<double> eventCpuMs;
@@ -76,7 +76,7 @@ public:
     QString worstWhat;
 
     bool notify(QObject* receiver, QEvent* event) override {
-        if (QThread::currentThread() != thread())  // the engine thread's events
+        if (QThread::currentThread() != thread()) // the engine thread's events
             return QApplication::notify(receiver, event);
         if (!measuring || depth_ > 0) {
             ++depth_;
@@ -84,7 +84,7 @@ public:
             --depth_;
             return r;
         }
-        const int type = int(event->type());  // the event may be gone after dispatch
+        const int type = int(event->type()); // the event may be gone after dispatch
         const char* cls = receiver->metaObject()->className();
         ++depth_;
         const double t0 = threadCpuMs();
@@ -99,11 +99,11 @@ public:
         return r;
     }
 
-private:
-    int depth_ = 0;  // GUI thread only
+  private:
+    int depth_ = 0; // GUI thread only
 };
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))

@@ -44,13 +44,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // CPU seconds used by this process so far (to show how much of the machine the run really got).
 double process_cpu_seconds() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 struct Options {
@@ -60,15 +63,15 @@ struct Options {
     bool skip_mv = false;
     bool skip_mm = false;
     int rounds = 7;
-    std::string only;  // one weight type, by name (any case)
-    std::vector<int64_t> mm_tokens{512};  // matrix-matrix token counts (--tokens 32,512)
+    std::string only;                    // one weight type, by name (any case)
+    std::vector<int64_t> mm_tokens{512}; // matrix-matrix token counts (--tokens 32,512)
     size_t bw_bytes = size_t{512} << 20;
 };
 
 struct MvResult {
     DType type;
     int64_t rows, cols;
-    double us_per_call, gbs, frac, bw_gbs;  // bw_gbs: best read bandwidth of the interleaved passes
+    double us_per_call, gbs, frac, bw_gbs; // bw_gbs: best read bandwidth of the interleaved passes
 };
 
 struct MmResult {
@@ -76,16 +79,18 @@ struct MmResult {
     int64_t rows, cols, tokens;
     double gflops, frac_peak, speedup_vs_mv;
     double gflops_cpu;  // per CPU-second of the threads: robust against other load on the machine
-    double speedup_cpu;  // vs looped mv, both in CPU time
+    double speedup_cpu; // vs looped mv, both in CPU time
 };
 
-constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+constexpr DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
+                            DType::Q4_0, DType::Q4_K, DType::Q6_K};
 
 std::vector<float> random_row(int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> nd(0.0f, 0.05f);
     std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = nd(rng);
+    for (auto& x : v)
+        x = nd(rng);
     return v;
 }
 
@@ -98,21 +103,30 @@ struct BenchMatrix {
     BenchMatrix(DType t, int64_t r, int64_t c, size_t min_total) : rows(r), cols(c) {
         row_bytes = dtype_row_bytes(t, c);
         matrix_bytes = row_bytes * r;
-        copies = static_cast<int>(std::clamp<int64_t>(static_cast<int64_t>(min_total) / matrix_bytes + 1, 1, 256));
+        copies = static_cast<int>(
+            std::clamp<int64_t>(static_cast<int64_t>(min_total) / matrix_bytes + 1, 1, 256));
         data.resize(static_cast<size_t>(matrix_bytes) * static_cast<size_t>(copies));
         const auto row = random_row(c, 42);
         quantize_row(t, row.data(), data.data(), c);
-        for (int64_t i = 1; i < r * copies; ++i) std::memcpy(data.data() + i * row_bytes, data.data(), static_cast<size_t>(row_bytes));
+        for (int64_t i = 1; i < r * copies; ++i)
+            std::memcpy(data.data() + i * row_bytes, data.data(), static_cast<size_t>(row_bytes));
     }
-    WeightMatrix matrix(DType t, int copy) const { return WeightMatrix{t, data.data() + static_cast<size_t>(copy) * static_cast<size_t>(matrix_bytes), rows, cols}; }
+    WeightMatrix matrix(DType t, int copy) const {
+        return WeightMatrix{
+            t, data.data() + static_cast<size_t>(copy) * static_cast<size_t>(matrix_bytes), rows,
+            cols};
+    }
 };
 
 // The wide read loop of the active SIMD level (the same loop as measure_read_bandwidth_gbs).
 uint64_t (*wide_read_fn())(const uint8_t*, size_t) {
     switch (active_simd_level()) {
-    case SimdLevel::Avx512: return read_sum_avx512;
-    case SimdLevel::Avx2: return read_sum_avx2;
-    case SimdLevel::Scalar: break;
+    case SimdLevel::Avx512:
+        return read_sum_avx512;
+    case SimdLevel::Avx2:
+        return read_sum_avx2;
+    case SimdLevel::Scalar:
+        break;
     }
     return read_sum_scalar;
 }
@@ -133,19 +147,24 @@ struct BandwidthProbe {
         total = std::max(bytes / kChunk, size_t{1}) * kChunk;
         buf.reset(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
         pool.parallel_for(static_cast<int64_t>(total / kChunk), 1, [&](int64_t c0, int64_t c1) {
-            std::memset(buf.get() + static_cast<size_t>(c0) * kChunk, 1, static_cast<size_t>(c1 - c0) * kChunk);
+            std::memset(buf.get() + static_cast<size_t>(c0) * kChunk, 1,
+                        static_cast<size_t>(c1 - c0) * kChunk);
         });
     }
     double pass_gbs(ThreadPool& pool) {
         const auto fn = wide_read_fn();
         const size_t part = kChunk / static_cast<size_t>(pool.size()) / 256 * 256;
         std::vector<uint64_t> sums(static_cast<size_t>(pool.size()));
-        double best = 0, second = 0;  // the second best: robust against a timer glitch
+        double best = 0, second = 0; // the second best: robust against a timer glitch
         for (size_t off = 0; off < total; off += kChunk) {
             const auto t0 = Clock::now();
-            pool.run([&](int t, int) { sums[static_cast<size_t>(t)] = fn(buf.get() + off + part * static_cast<size_t>(t), part); });
+            pool.run([&](int t, int) {
+                sums[static_cast<size_t>(t)] =
+                    fn(buf.get() + off + part * static_cast<size_t>(t), part);
+            });
             const double s = seconds_since(t0);
-            for (uint64_t v : sums) sink ^= v;
+            for (uint64_t v : sums)
+                sink ^= v;
             const double gbs = s > 0 ? static_cast<double>(part * sums.size()) / s / 1e9 : 0.0;
             if (gbs > best) {
                 second = best;
@@ -160,11 +179,13 @@ struct BandwidthProbe {
 
 // Rounds of [one bandwidth pass, one sweep over every copy of the matrix]; each call is timed,
 // the second-best call and the second-best bandwidth chunk are compared.
-MvResult bench_mv(DType t, int64_t rows, int64_t cols, ThreadPool& pool, const Options& o, BandwidthProbe& probe) {
+MvResult bench_mv(DType t, int64_t rows, int64_t cols, ThreadPool& pool, const Options& o,
+                  BandwidthProbe& probe) {
     const BenchMatrix m(t, rows, cols, size_t{256} << 20);
     const auto x = random_row(cols, 7);
     std::vector<float> y(static_cast<size_t>(rows));
-    for (int c = 0; c < m.copies; ++c) matmul(y.data(), m.matrix(t, c), x.data(), 1, &pool);  // warm up
+    for (int c = 0; c < m.copies; ++c)
+        matmul(y.data(), m.matrix(t, c), x.data(), 1, &pool); // warm up
     double best_call = 1e30, second_call = 1e30, best_bw = 0;
     for (int round = 0; round < o.rounds; ++round) {
         best_bw = std::max(best_bw, probe.pass_gbs(pool));
@@ -185,7 +206,9 @@ MvResult bench_mv(DType t, int64_t rows, int64_t cols, ThreadPool& pool, const O
     return {t, rows, cols, best_call * 1e6, gbs, gbs / best_bw, best_bw};
 }
 
-inline uint64_t tsc() { return __rdtsc(); }
+inline uint64_t tsc() {
+    return __rdtsc();
+}
 
 // TSC ticks per second (the TSC runs at a fixed rate on this CPU; not the core clock).
 double tsc_hz() {
@@ -219,11 +242,12 @@ CacheResult bench_mv_in_cache(DType t, const Options& o, double hz) {
         best = std::min(best, tsc() - c0);
     }
     const double weights = static_cast<double>(rows * cols);
-    return {t, static_cast<double>(best) * 256.0 / weights, static_cast<double>(m.matrix_bytes) / (static_cast<double>(best) / hz) / 1e9};
+    return {t, static_cast<double>(best) * 256.0 / weights,
+            static_cast<double>(m.matrix_bytes) / (static_cast<double>(best) / hz) / 1e9};
 }
 
-MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPool& pool, const Options& o, double fma_peak,
-                  double int8_peak) {
+MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPool& pool,
+                  const Options& o, double fma_peak, double int8_peak) {
     const BenchMatrix m(t, rows, cols, 0);
     const auto x = random_row(cols * tokens, 9);
     std::vector<float> y(static_cast<size_t>(rows * tokens));
@@ -231,7 +255,8 @@ MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPoo
     matmul(y.data(), w, x.data(), tokens, &pool);
     double best = 1e30;
     // About as much work per type whatever the token count (small batches: more calls).
-    const int reps = static_cast<int>(std::max<int64_t>(o.quick ? 2 : 3, (o.quick ? 2 : 3) * 512 / tokens));
+    const int reps =
+        static_cast<int>(std::max<int64_t>(o.quick ? 2 : 3, (o.quick ? 2 : 3) * 512 / tokens));
     const double cpu0 = process_cpu_seconds();
     for (int rep = 0; rep < reps; ++rep) {
         const auto t0 = Clock::now();
@@ -243,18 +268,27 @@ MmResult bench_mm(DType t, int64_t rows, int64_t cols, int64_t tokens, ThreadPoo
     const int64_t loop_tokens = std::min<int64_t>(tokens, o.quick ? 64 : 128);
     const auto t1 = Clock::now();
     const double cpu1 = process_cpu_seconds();
-    for (int64_t i = 0; i < loop_tokens; ++i) matmul(y.data() + i * rows, w, x.data() + i * cols, 1, &pool);
+    for (int64_t i = 0; i < loop_tokens; ++i)
+        matmul(y.data() + i * rows, w, x.data() + i * cols, 1, &pool);
     const double loop_per_token = seconds_since(t1) / static_cast<double>(loop_tokens);
-    const double loop_cpu_per_token = (process_cpu_seconds() - cpu1) / static_cast<double>(loop_tokens) / pool.size();
+    const double loop_cpu_per_token =
+        (process_cpu_seconds() - cpu1) / static_cast<double>(loop_tokens) / pool.size();
     const double flops = 2.0 * static_cast<double>(rows * cols * tokens);
     const double gflops = flops / best / 1e9;
     const bool is_float = t == DType::F32 || t == DType::F16 || t == DType::BF16;
     const double peak = is_float ? fma_peak : int8_peak;
     const double gflops_cpu = cpu_per_call > 0 ? flops / cpu_per_call / 1e9 : 0.0;
     // The peak is per thread CPU second too, so the fraction holds under other load.
-    return {t, rows, cols, tokens, gflops, peak > 0 ? gflops_cpu / peak : 0.0, loop_per_token / (best / static_cast<double>(tokens)),
+    return {t,
+            rows,
+            cols,
+            tokens,
+            gflops,
+            peak > 0 ? gflops_cpu / peak : 0.0,
+            loop_per_token / (best / static_cast<double>(tokens)),
             gflops_cpu,
-            cpu_per_call > 0 ? loop_cpu_per_token / (cpu_per_call / static_cast<double>(tokens)) : 0.0};
+            cpu_per_call > 0 ? loop_cpu_per_token / (cpu_per_call / static_cast<double>(tokens))
+                             : 0.0};
 }
 
 double thread_cpu_seconds() {
@@ -267,7 +301,8 @@ double thread_cpu_seconds() {
 // sum of each thread's rate over its own CPU time (the probe has no memory traffic, so time
 // spent preempted by other processes is simply left out).
 double measure_peak(ThreadPool& pool, double (*probe)(int64_t)) {
-    if (!probe) return 0.0;
+    if (!probe)
+        return 0.0;
     const int64_t iters = 5'000'000;
     double best = 0;
     for (int rep = 0; rep < 3; ++rep) {
@@ -279,7 +314,8 @@ double measure_peak(ThreadPool& pool, double (*probe)(int64_t)) {
             rate[static_cast<size_t>(t)] = c > 0 ? ops / c / 1e9 : 0.0;
         });
         double total = 0;
-        for (double v : rate) total += v;
+        for (double v : rate)
+            total += v;
         best = std::max(best, total);
     }
     return best;
@@ -288,12 +324,16 @@ double measure_peak(ThreadPool& pool, double (*probe)(int64_t)) {
 bool parse(int argc, char** argv, Options& o) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--json") o.json = true;
-        else if (a == "--no-matvec") o.skip_mv = true;
-        else if (a == "--no-matmat") o.skip_mm = true;
+        if (a == "--json")
+            o.json = true;
+        else if (a == "--no-matvec")
+            o.skip_mv = true;
+        else if (a == "--no-matmat")
+            o.skip_mm = true;
         else if (a == "--type" && i + 1 < argc) {
             o.only = argv[++i];
-            for (char& ch : o.only) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            for (char& ch : o.only)
+                ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
         } else if (a == "--tokens" && i + 1 < argc) {
             o.mm_tokens.clear();
             for (const char* s = argv[++i]; *s;) {
@@ -306,30 +346,37 @@ bool parse(int argc, char** argv, Options& o) {
                 o.mm_tokens.push_back(v);
                 s = *end == ',' ? end + 1 : end;
             }
-            if (o.mm_tokens.empty()) return false;
-        }
-        else if (a == "--rounds" && i + 1 < argc) o.rounds = std::max(1, std::atoi(argv[++i]));
+            if (o.mm_tokens.empty())
+                return false;
+        } else if (a == "--rounds" && i + 1 < argc)
+            o.rounds = std::max(1, std::atoi(argv[++i]));
         else if (a == "--quick") {
             o.quick = true;
             o.rounds = 3;
             o.bw_bytes = size_t{256} << 20;
-        } else if (a == "--threads" && i + 1 < argc) o.threads = std::max(1, std::atoi(argv[++i]));
+        } else if (a == "--threads" && i + 1 < argc)
+            o.threads = std::max(1, std::atoi(argv[++i]));
         else if (a == "--simd" && i + 1 < argc) {
             const std::string l = argv[++i];
-            set_simd_level(l == "scalar" ? SimdLevel::Scalar : l == "avx2" ? SimdLevel::Avx2 : SimdLevel::Avx512);
+            set_simd_level(l == "scalar" ? SimdLevel::Scalar
+                           : l == "avx2" ? SimdLevel::Avx2
+                                         : SimdLevel::Avx512);
         } else {
-            std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512] [--no-matvec] [--no-matmat] [--type T] [--rounds N] [--tokens N,N..]\n");
+            std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] "
+                                 "[--simd scalar|avx2|avx512] [--no-matvec] [--no-matmat] [--type "
+                                 "T] [--rounds N] [--tokens N,N..]\n");
             return false;
         }
     }
     return true;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     Options o;
-    if (!parse(argc, argv, o)) return 2;
+    if (!parse(argc, argv, o))
+        return 2;
     ThreadPool pool(o.threads);
     const auto run_start = Clock::now();
     const double cpu_start = process_cpu_seconds();
@@ -350,7 +397,8 @@ int main(int argc, char** argv) {
 
     auto selected = [&](DType t) { return o.only.empty() || o.only == dtype_name(t); };
     if (!o.json) {
-        std::printf("threads %d, SIMD %s (cpu %s)\n", o.threads, simd_level_name(level), simd_level_name(cpu_simd_level()));
+        std::printf("threads %d, SIMD %s (cpu %s)\n", o.threads, simd_level_name(level),
+                    simd_level_name(cpu_simd_level()));
         std::printf("read bandwidth: %.1f GB/s wide, %.1f GB/s scalar\n", bw_wide, bw_scalar);
         std::printf("peak: %.1f GFLOP/s fp32 FMA, %.1f Gop/s int8 dot\n\n", fma_peak, int8_peak);
     }
@@ -358,15 +406,20 @@ int main(int argc, char** argv) {
     std::vector<CacheResult> cache;
     if (!o.skip_mv) {
         if (!o.json)
-            std::printf("matrix-vector, 1 thread, weights in L2 (compute cost; TSC %.2f GHz)\n%-6s %14s %12s\n", hz / 1e9, "type",
-                        "ticks/256 w", "GB/s");
+            std::printf("matrix-vector, 1 thread, weights in L2 (compute cost; TSC %.2f GHz)\n%-6s "
+                        "%14s %12s\n",
+                        hz / 1e9, "type", "ticks/256 w", "GB/s");
         for (DType t : kTypes) {
-            if (!selected(t)) continue;
+            if (!selected(t))
+                continue;
             cache.push_back(bench_mv_in_cache(t, o, hz));
-            if (!o.json) std::printf("%-6s %14.1f %12.1f\n", dtype_name(t), cache.back().ticks_per_256, cache.back().gbs);
+            if (!o.json)
+                std::printf("%-6s %14.1f %12.1f\n", dtype_name(t), cache.back().ticks_per_256,
+                            cache.back().gbs);
         }
         if (!o.json)
-            std::printf("\nmatrix-vector (1 token), best call of %d sweeps, each after a bandwidth pass\n%-6s %14s %10s %9s %9s %9s\n",
+            std::printf("\nmatrix-vector (1 token), best call of %d sweeps, each after a bandwidth "
+                        "pass\n%-6s %14s %10s %9s %9s %9s\n",
                         o.rounds, "type", "shape", "us/call", "GB/s", "bw GB/s", "of bw");
     }
     BandwidthProbe probe(pool, size_t{128} << 20);
@@ -374,50 +427,72 @@ int main(int argc, char** argv) {
     std::vector<MvResult> mv;
     for (DType t : kTypes)
         for (const auto& s : shapes) {
-            if (o.skip_mv || !selected(t)) break;
-            if (s[1] % dtype_block_elems(t) != 0) continue;
+            if (o.skip_mv || !selected(t))
+                break;
+            if (s[1] % dtype_block_elems(t) != 0)
+                continue;
             mv.push_back(bench_mv(t, s[0], s[1], pool, o, probe));
             const MvResult& r = mv.back();
             if (!o.json)
-                std::printf("%-6s %7lldx%-6lld %10.1f %9.1f %9.1f %8.0f%%\n", dtype_name(t), static_cast<long long>(r.rows),
-                            static_cast<long long>(r.cols), r.us_per_call, r.gbs, r.bw_gbs, 100 * r.frac);
+                std::printf("%-6s %7lldx%-6lld %10.1f %9.1f %9.1f %8.0f%%\n", dtype_name(t),
+                            static_cast<long long>(r.rows), static_cast<long long>(r.cols),
+                            r.us_per_call, r.gbs, r.bw_gbs, 100 * r.frac);
         }
     if (!o.json && !o.skip_mm)
-        std::printf("\nmatrix-matrix (896x4864)\n%-6s %6s %9s %9s %13s %17s %13s\n", "type", "tokens", "GFLOP/s", "of peak*",
-                    "vs looped mv", "GFLOP/s cpu-time", "vs mv (cpu)");
+        std::printf("\nmatrix-matrix (896x4864)\n%-6s %6s %9s %9s %13s %17s %13s\n", "type",
+                    "tokens", "GFLOP/s", "of peak*", "vs looped mv", "GFLOP/s cpu-time",
+                    "vs mv (cpu)");
     std::vector<MmResult> mm;
     for (DType t : kTypes) {
-        if (o.skip_mm || !selected(t)) continue;
+        if (o.skip_mm || !selected(t))
+            continue;
         for (const int64_t tokens : o.mm_tokens) {
             mm.push_back(bench_mm(t, 896, 4864, tokens, pool, o, fma_peak, int8_peak));
             const MmResult& r = mm.back();
             if (!o.json)
-                std::printf("%-6s %6lld %9.1f %8.0f%% %12.1fx %17.1f %12.1fx\n", dtype_name(t), static_cast<long long>(tokens), r.gflops,
-                            100 * r.frac_peak, r.speedup_vs_mv, r.gflops_cpu, r.speedup_cpu);
+                std::printf("%-6s %6lld %9.1f %8.0f%% %12.1fx %17.1f %12.1fx\n", dtype_name(t),
+                            static_cast<long long>(tokens), r.gflops, 100 * r.frac_peak,
+                            r.speedup_vs_mv, r.gflops_cpu, r.speedup_cpu);
         }
     }
-    if (!o.json && !o.skip_mm) std::printf("* GFLOP/s per CPU second of the threads over the peak measured the same way\n");
+    if (!o.json && !o.skip_mm)
+        std::printf(
+            "* GFLOP/s per CPU second of the threads over the peak measured the same way\n");
     // Busy-waiting workers count as used CPU, so this is an upper bound of the share we got.
-    const double cpu_share = (process_cpu_seconds() - cpu_start) / (seconds_since(run_start) * o.threads);
-    if (!o.json) std::printf("\nCPU share of %d threads during the run: %.0f%% (below ~90%%: other load; figures low)\n", o.threads, 100 * cpu_share);
+    const double cpu_share =
+        (process_cpu_seconds() - cpu_start) / (seconds_since(run_start) * o.threads);
+    if (!o.json)
+        std::printf("\nCPU share of %d threads during the run: %.0f%% (below ~90%%: other load; "
+                    "figures low)\n",
+                    o.threads, 100 * cpu_share);
     if (o.json) {
-        std::printf("{\"threads\": %d, \"cpu_share\": %.3f, \"simd\": \"%s\", \"read_bandwidth_gbs\": %.3f, \"read_bandwidth_scalar_gbs\": %.3f,\n",
+        std::printf("{\"threads\": %d, \"cpu_share\": %.3f, \"simd\": \"%s\", "
+                    "\"read_bandwidth_gbs\": %.3f, \"read_bandwidth_scalar_gbs\": %.3f,\n",
                     o.threads, cpu_share, simd_level_name(level), bw_wide, bw_scalar);
-        std::printf(" \"peak_fma_gflops\": %.3f, \"peak_int8_gops\": %.3f,\n \"matvec\": [", fma_peak, int8_peak);
+        std::printf(" \"peak_fma_gflops\": %.3f, \"peak_int8_gops\": %.3f,\n \"matvec\": [",
+                    fma_peak, int8_peak);
         for (size_t i = 0; i < mv.size(); ++i)
-            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"us_per_call\": %.3f, \"gbs\": %.3f, \"bandwidth_gbs\": %.3f, \"fraction_of_bandwidth\": %.4f}",
-                        i ? "," : "", dtype_name(mv[i].type), static_cast<long long>(mv[i].rows),
-                        static_cast<long long>(mv[i].cols), mv[i].us_per_call, mv[i].gbs, mv[i].bw_gbs, mv[i].frac);
+            std::printf(
+                "%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"us_per_call\": %.3f, "
+                "\"gbs\": %.3f, \"bandwidth_gbs\": %.3f, \"fraction_of_bandwidth\": %.4f}",
+                i ? "," : "", dtype_name(mv[i].type), static_cast<long long>(mv[i].rows),
+                static_cast<long long>(mv[i].cols), mv[i].us_per_call, mv[i].gbs, mv[i].bw_gbs,
+                mv[i].frac);
         std::printf("],\n \"matvec_in_cache_1_thread\": [");
         for (size_t i = 0; i < cache.size(); ++i)
-            std::printf("%s\n  {\"type\": \"%s\", \"tsc_ticks_per_256_weights\": %.3f, \"gbs\": %.3f}", i ? "," : "",
-                        dtype_name(cache[i].type), cache[i].ticks_per_256, cache[i].gbs);
+            std::printf(
+                "%s\n  {\"type\": \"%s\", \"tsc_ticks_per_256_weights\": %.3f, \"gbs\": %.3f}",
+                i ? "," : "", dtype_name(cache[i].type), cache[i].ticks_per_256, cache[i].gbs);
         std::printf("],\n \"matmat\": [");
         for (size_t i = 0; i < mm.size(); ++i)
-            std::printf("%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"tokens\": %lld, \"gflops\": %.3f, \"fraction_of_peak\": %.4f, \"speedup_vs_looped_matvec\": %.3f, \"gflops_cpu_time\": %.3f, \"speedup_vs_looped_matvec_cpu_time\": %.3f}",
-                        i ? "," : "", dtype_name(mm[i].type), static_cast<long long>(mm[i].rows),
-                        static_cast<long long>(mm[i].cols), static_cast<long long>(mm[i].tokens), mm[i].gflops,
-                        mm[i].frac_peak, mm[i].speedup_vs_mv, mm[i].gflops_cpu, mm[i].speedup_cpu);
+            std::printf(
+                "%s\n  {\"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"tokens\": %lld, "
+                "\"gflops\": %.3f, \"fraction_of_peak\": %.4f, \"speedup_vs_looped_matvec\": %.3f, "
+                "\"gflops_cpu_time\": %.3f, \"speedup_vs_looped_matvec_cpu_time\": %.3f}",
+                i ? "," : "", dtype_name(mm[i].type), static_cast<long long>(mm[i].rows),
+                static_cast<long long>(mm[i].cols), static_cast<long long>(mm[i].tokens),
+                mm[i].gflops, mm[i].frac_peak, mm[i].speedup_vs_mv, mm[i].gflops_cpu,
+                mm[i].speedup_cpu);
         std::printf("]}\n");
     }
     return 0;

@@ -8,8 +8,8 @@
 namespace llmwb::bench {
 
 double peak_fma_avx2(int64_t iters);
-double peak_int8_avx2(int64_t iters);    // vpmaddubsw + vpmaddwd
+double peak_int8_avx2(int64_t iters); // vpmaddubsw + vpmaddwd
 double peak_fma_avx512(int64_t iters);
-double peak_int8_avx512(int64_t iters);  // vpdpbusd
+double peak_int8_avx512(int64_t iters); // vpdpbusd
 
-}  // namespace llmwb::bench
+} // namespace llmwb::bench

@@ -36,8 +36,8 @@ const float* f32_of(const TensorView& t, std::vector<std::vector<float>>& store)
 } // namespace
 
 Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaPlugin> plugin,
-                                                          const LoadedModel& model,
-                                                          const CudaExecutorOptions& options) {
+                                                           const LoadedModel& model,
+                                                           const CudaExecutorOptions& options) {
     const ModelConfig& c = model.config;
     const ModelWeights& w = model.weights;
     if (static_cast<int32_t>(w.layers.size()) != c.num_layers)
@@ -46,8 +46,8 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     if (!devices)
         return devices.error();
     if (options.device < 0 || options.device >= static_cast<int32_t>(devices->size()))
-        return make_error("CUDA backend: no CUDA device " + std::to_string(options.device) +
-                          " (" + std::to_string(devices->size()) + " found)");
+        return make_error("CUDA backend: no CUDA device " + std::to_string(options.device) + " (" +
+                          std::to_string(devices->size()) + " found)");
 
     std::vector<std::vector<float>> store; // fp32 norms and biases, alive during create_runner
     store.reserve(8 * w.layers.size() + 1);

@@ -15,10 +15,10 @@ namespace llmwb {
 struct CudaExecutorOptions {
     int32_t device = 0;
     KvDtype kv_dtype = KvDtype::F16;
-    bool use_graphs = true;       // capture decode-only steps into CUDA graphs
-    int32_t max_tokens = 512;     // largest token rows of a step (max_num_batched_tokens)
-    int32_t max_seqs = 256;       // largest sequences of a step (max_num_seqs)
-    int32_t max_context = 0;      // 0: the model's context length
+    bool use_graphs = true;   // capture decode-only steps into CUDA graphs
+    int32_t max_tokens = 512; // largest token rows of a step (max_num_batched_tokens)
+    int32_t max_seqs = 256;   // largest sequences of a step (max_num_seqs)
+    int32_t max_context = 0;  // 0: the model's context length
 };
 
 class CudaExecutor final : public ModelExecutor {

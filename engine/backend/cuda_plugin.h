@@ -4,9 +4,9 @@
 //
 // Search order: CudaPluginOptions::plugin_path, $LLMWB_CUDA_PLUGIN, the executable's folder,
 // <executable's folder>/../lib/llmwb. Before loading, the CUDA driver (libcuda.so.1) must be
-// loadable; without it the error reads "no CUDA driver (libcuda.so.1 not found)". $LLMWB_CUDA_DRIVER
-// replaces that default name: the tests of the emulated backend (kernels/cuda/sim), which needs
-// no driver, point it at the emulator plugin itself.
+// loadable; without it the error reads "no CUDA driver (libcuda.so.1 not found)".
+// $LLMWB_CUDA_DRIVER replaces that default name: the tests of the emulated backend
+// (kernels/cuda/sim), which needs no driver, point it at the emulator plugin itself.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 namespace llmwb {
 
 struct CudaPluginOptions {
-    std::string plugin_path;                   // empty: search as above
+    std::string plugin_path;                     // empty: search as above
     std::string driver_library = "libcuda.so.1"; // probed first (tests point it elsewhere)
 };
 

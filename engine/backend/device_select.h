@@ -10,8 +10,8 @@
 
 #include "engine/backend/cuda_executor.h"
 #include "engine/backend/cuda_plugin.h"
-#include "engine/runtime/model_executor.h"
 #include "engine/runtime/cpu_transformer.h"
+#include "engine/runtime/model_executor.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
@@ -26,9 +26,9 @@ const char* device_preference_name(DevicePreference preference);
 // Members are destroyed executor first (the CPU executor refers to the transformer).
 struct Backend {
     std::unique_ptr<CpuTransformer> transformer; // CPU only
-    std::unique_ptr<ModelExecutor> executor;  // never null in a returned Backend
-    std::shared_ptr<CudaPlugin> plugin;       // the loaded plugin (pass it to later calls)
-    std::string cuda_unavailable;             // auto chose the CPU: why CUDA was not used
+    std::unique_ptr<ModelExecutor> executor;     // never null in a returned Backend
+    std::shared_ptr<CudaPlugin> plugin;          // the loaded plugin (pass it to later calls)
+    std::string cuda_unavailable;                // auto chose the CPU: why CUDA was not used
     bool on_cuda() const { return executor && executor->kind() == DeviceKind::Cuda; }
 };
 

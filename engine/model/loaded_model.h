@@ -14,17 +14,17 @@
 
 namespace llmwb {
 
-class MappedFile;  // engine/model/mapped_file.h
+class MappedFile; // engine/model/mapped_file.h
 
 struct LoadedModel {
-    std::string path;    // file or folder as given
-    std::string format;  // "gguf" or "safetensors"
-    std::string name;    // general.name / folder name
+    std::string path;   // file or folder as given
+    std::string format; // "gguf" or "safetensors"
+    std::string name;   // general.name / folder name
     ModelConfig config;
     ModelWeights weights;
     TokenizerData tokenizer;
     std::optional<std::string> chat_template;
-    int64_t weight_bytes = 0;  // bytes of all tensors as stored
+    int64_t weight_bytes = 0; // bytes of all tensors as stored
     int64_t parameter_count = 0;
 
     // Backing storage: mappings and the few small buffers created at load (e.g. norms
@@ -37,4 +37,4 @@ struct LoadedModel {
 // Every defect of the input is an Error with a one-line message naming the file and the reason.
 Result<std::unique_ptr<LoadedModel>> load_model(const std::string& path);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -35,18 +35,21 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
             for (int32_t b = 0; b < ql; b += kQueryChunk)
                 tasks.push_back({s, h, b, std::min(ql, b + kQueryChunk)});
     }
-    if (tasks.empty()) return;
+    if (tasks.empty())
+        return;
 
     const int threads = pool.size();
-    if (static_cast<int>(scratch.scores.size()) < threads) scratch.scores.resize(threads);
+    if (static_cast<int>(scratch.scores.size()) < threads)
+        scratch.scores.resize(threads);
     const int64_t scores_len = kernels::attend_group_scratch(grouped ? group : 1, max_ctx);
     for (auto& row : scratch.scores)
-        if (static_cast<int64_t>(row.size()) < scores_len) row.resize(static_cast<size_t>(scores_len));
+        if (static_cast<int64_t>(row.size()) < scores_len)
+            row.resize(static_cast<size_t>(scores_len));
 
     const int64_t row_stride = static_cast<int64_t>(sh.num_heads) * sh.head_dim;
     // Small steps (a decode token over a short context) run on the calling thread: waking the
     // pool would cost more than the work.
-    int64_t work = 0;  // ~ multiply-adds
+    int64_t work = 0; // ~ multiply-adds
     for (int32_t s = 0; s < n_seqs; ++s)
         work += static_cast<int64_t>(batch.query_len(s)) * batch.context_lens[s];
     work *= static_cast<int64_t>(sh.num_heads) * sh.head_dim * 2;
@@ -62,8 +65,7 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
             const int32_t heads = grouped ? group : 1;
             const int32_t kv_head = grouped ? t.head : t.head / group;
             const int64_t kv_off = static_cast<int64_t>(kv_head) * sh.head_dim;
-            const kernels::PagedKvView kv{k_cache + kv_off, v_cache + kv_off, table,
-                                          sh.block_size,
+            const kernels::PagedKvView kv{k_cache + kv_off, v_cache + kv_off, table, sh.block_size,
                                           static_cast<int64_t>(sh.num_kv_heads) * sh.head_dim};
             for (int32_t r = t.q_begin; r < t.q_end; ++r) {
                 const int64_t row = batch.query_start[t.seq] + r;
@@ -82,4 +84,4 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

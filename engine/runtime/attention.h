@@ -14,19 +14,19 @@ class ThreadPool;
 
 struct AttentionShape {
     int32_t num_heads = 0;
-    int32_t num_kv_heads = 0;  // num_heads is a multiple of it
+    int32_t num_kv_heads = 0; // num_heads is a multiple of it
     int32_t head_dim = 0;
     int32_t block_size = 0;
-    float scale = 0.0f;  // 1/sqrt(head_dim)
+    float scale = 0.0f; // 1/sqrt(head_dim)
 };
 
 // Reusable scratch, grown on demand (one scores row per thread).
 struct AttentionScratch {
     struct Task {
-        int32_t seq, head, q_begin, q_end;  // query rows relative to the sequence's first row
+        int32_t seq, head, q_begin, q_end; // query rows relative to the sequence's first row
     };
-    std::vector<Task> tasks;                 // [seqs x heads x query chunks]
-    std::vector<std::vector<float>> scores;  // [threads][max context]
+    std::vector<Task> tasks;                // [seqs x heads x query chunks]
+    std::vector<std::vector<float>> scores; // [threads][max context]
 };
 
 // For every sequence s of the batch and each of its query rows t (at context index
@@ -39,4 +39,4 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
                      const float* v_cache, const AttentionShape& shape, kernels::ThreadPool& pool,
                      AttentionScratch& scratch);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -30,7 +30,9 @@ void copy_block_between(const KvCacheStorage& src, int32_t src_block, KvCacheSto
 
 } // namespace
 
-std::string CpuExecutor::device_name() const { return "CPU"; }
+std::string CpuExecutor::device_name() const {
+    return "CPU";
+}
 
 DeviceMemory CpuExecutor::memory() const {
     DeviceMemory m;

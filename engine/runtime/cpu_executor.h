@@ -4,9 +4,9 @@
 
 #include <memory>
 
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/model_executor.h"
-#include "engine/runtime/cpu_transformer.h"
 
 namespace llmwb {
 

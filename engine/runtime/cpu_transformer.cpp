@@ -20,7 +20,8 @@ kernels::WeightMatrix as_matrix(const TensorView& t) {
 
 // A norm vector or bias as fp32 (empty when absent).
 std::vector<float> to_f32(const TensorView& t) {
-    if (!t.present()) return {};
+    if (!t.present())
+        return {};
     std::vector<float> out(static_cast<size_t>(t.rows * t.cols));
     for (int64_t r = 0; r < t.rows; ++r)
         kernels::dequantize_row(t.type, t.row(r), out.data() + r * t.cols, t.cols);
@@ -29,21 +30,23 @@ std::vector<float> to_f32(const TensorView& t) {
 
 // y[t][:] += b[:] for every row t.
 void add_bias(float* y, const std::vector<float>& b, int32_t n) {
-    if (b.empty()) return;
+    if (b.empty())
+        return;
     const auto w = static_cast<int64_t>(b.size());
-    for (int32_t t = 0; t < n; ++t) kernels::add(y + t * w, y + t * w, b.data(), w);
+    for (int32_t t = 0; t < n; ++t)
+        kernels::add(y + t * w, y + t * w, b.data(), w);
 }
 
-}  // namespace
+} // namespace
 
 struct CpuTransformer::Norms {
     struct Layer {
-        std::vector<float> attn_norm, ffn_norm;  // [hidden]
-        std::vector<float> q_norm, k_norm;       // [head_dim] (qwen3) or empty
-        std::vector<float> bq, bk, bv;           // [heads*hd], [kv*hd] x2 (qwen2) or empty
+        std::vector<float> attn_norm, ffn_norm; // [hidden]
+        std::vector<float> q_norm, k_norm;      // [head_dim] (qwen3) or empty
+        std::vector<float> bq, bk, bv;          // [heads*hd], [kv*hd] x2 (qwen2) or empty
     };
     std::vector<Layer> layers;
-    std::vector<float> output_norm;  // [hidden]
+    std::vector<float> output_norm; // [hidden]
 };
 
 CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool)
@@ -109,7 +112,8 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
     const auto n_logits = static_cast<int32_t>(batch.logits_rows.size());
     assert(kv.num_layers() == c.num_layers && kv.num_kv_heads() == c.num_kv_heads &&
            kv.head_dim() == c.head_dim);
-    if (n == 0) return;
+    if (n == 0)
+        return;
     reserve(n, n_logits);
     const int64_t H = c.hidden_size;
     const int32_t half = c.head_dim / 2;
@@ -120,8 +124,7 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
         assert(id >= 0 && id < w.tok_embd.rows);
         kernels::dequantize_row(w.tok_embd.type, w.tok_embd.row(id), x_.data() + t * H, H);
         rope_cos_sin(cos_.data() + static_cast<int64_t>(t) * half,
-                     sin_.data() + static_cast<int64_t>(t) * half, inv_freq_,
-                     batch.positions[t]);
+                     sin_.data() + static_cast<int64_t>(t) * half, inv_freq_, batch.positions[t]);
     }
 
     for (int32_t l = 0; l < c.num_layers; ++l) {
@@ -129,7 +132,8 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
         mlp_block(l, n);
     }
 
-    if (n_logits == 0) return;
+    if (n_logits == 0)
+        return;
     // Final norm of the rows that need logits, then lm_head over them as one matrix.
     for (int32_t i = 0; i < n_logits; ++i) {
         const int32_t row = batch.logits_rows[i];
@@ -148,14 +152,14 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     const int64_t H = c.hidden_size;
     const int32_t hd = c.head_dim, half = hd / 2;
     const int64_t q_w = static_cast<int64_t>(c.num_heads) * hd;     // q row width
-    const int64_t kv_w = static_cast<int64_t>(c.num_kv_heads) * hd;  // k/v row width
+    const int64_t kv_w = static_cast<int64_t>(c.num_kv_heads) * hd; // k/v row width
 
     for (int32_t t = 0; t < n; ++t)
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.attn_norm.data(), H,
                          c.rms_norm_eps);
-    kernels::matmul(q_.data(), as_matrix(lw.wq), xb_.data(), n, &pool_);  // [n][q_w]
-    kernels::matmul(k_.data(), as_matrix(lw.wk), xb_.data(), n, &pool_);  // [n][kv_w]
-    kernels::matmul(v_.data(), as_matrix(lw.wv), xb_.data(), n, &pool_);  // [n][kv_w]
+    kernels::matmul(q_.data(), as_matrix(lw.wq), xb_.data(), n, &pool_); // [n][q_w]
+    kernels::matmul(k_.data(), as_matrix(lw.wk), xb_.data(), n, &pool_); // [n][kv_w]
+    kernels::matmul(v_.data(), as_matrix(lw.wv), xb_.data(), n, &pool_); // [n][kv_w]
     add_bias(q_.data(), nl.bq, n);
     add_bias(k_.data(), nl.bk, n);
     add_bias(v_.data(), nl.bv, n);
@@ -163,7 +167,7 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     for (int32_t t = 0; t < n; ++t) {
         float* qt = q_.data() + t * q_w;
         float* kt = k_.data() + t * kv_w;
-        if (!nl.q_norm.empty())  // qwen3: per-head RMSNorm before RoPE
+        if (!nl.q_norm.empty()) // qwen3: per-head RMSNorm before RoPE
             for (int32_t h = 0; h < c.num_heads; ++h)
                 kernels::rmsnorm(qt + h * hd, qt + h * hd, nl.q_norm.data(), hd, c.rms_norm_eps);
         if (!nl.k_norm.empty())
@@ -187,7 +191,7 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
     paged_attention(att_.data(), q_.data(), batch, kv.k(l), kv.v(l), shape, pool_, att_scratch_);
 
-    kernels::matmul(xb_.data(), as_matrix(lw.wo), att_.data(), n, &pool_);  // [n][H]
+    kernels::matmul(xb_.data(), as_matrix(lw.wo), att_.data(), n, &pool_); // [n][H]
     kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
 }
 
@@ -201,11 +205,11 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
     for (int32_t t = 0; t < n; ++t)
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.ffn_norm.data(), H,
                          c.rms_norm_eps);
-    kernels::matmul(gate_.data(), as_matrix(lw.w_gate), xb_.data(), n, &pool_);  // [n][I]
-    kernels::matmul(up_.data(), as_matrix(lw.w_up), xb_.data(), n, &pool_);      // [n][I]
+    kernels::matmul(gate_.data(), as_matrix(lw.w_gate), xb_.data(), n, &pool_); // [n][I]
+    kernels::matmul(up_.data(), as_matrix(lw.w_up), xb_.data(), n, &pool_);     // [n][I]
     kernels::silu_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
-    kernels::matmul(xb_.data(), as_matrix(lw.w_down), gate_.data(), n, &pool_);  // [n][H]
+    kernels::matmul(xb_.data(), as_matrix(lw.w_down), gate_.data(), n, &pool_); // [n][H]
     kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -19,7 +19,7 @@ class ThreadPool;
 }
 
 class CpuTransformer {
-public:
+  public:
     // The model must outlive the CpuTransformer. Preconditions (guaranteed by load_model):
     // every tensor present with the shape the config implies.
     CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool);
@@ -30,7 +30,7 @@ public:
     const ModelConfig& config() const { return model_.config; }
     const LoadedModel& model() const { return model_; }
     kernels::ThreadPool& pool() { return pool_; }
-    int32_t vocab_size() const { return vocab_; }  // length of a logits row
+    int32_t vocab_size() const { return vocab_; } // length of a logits row
 
     // Bytes of weight matrices a decode step reads once per token (all layers + lm_head).
     int64_t weight_bytes_per_token() const;
@@ -41,8 +41,8 @@ public:
     // ids < vocab_size(), kv was created for this model's config.
     void forward(const ForwardBatch& batch, KvCacheStorage& kv, float* logits);
 
-private:
-    struct Norms;  // per-layer norm vectors and biases as fp32
+  private:
+    struct Norms; // per-layer norm vectors and biases as fp32
     void reserve(int32_t n_tokens, int32_t n_logits);
     void attention_block(int32_t layer, const ForwardBatch& batch, KvCacheStorage& kv);
     void mlp_block(int32_t layer, int32_t n);
@@ -50,23 +50,23 @@ private:
     const LoadedModel& model_;
     kernels::ThreadPool& pool_;
     int32_t vocab_ = 0;
-    std::vector<double> inv_freq_;        // [head_dim/2]
+    std::vector<double> inv_freq_; // [head_dim/2]
     std::unique_ptr<Norms> norms_;
 
     // Workspace, grown to the largest batch seen and reused ("n" = tokens of the batch).
     int32_t cap_tokens_ = 0, cap_logits_ = 0;
-    std::vector<float> x_;     // [n][hidden]       residual stream
-    std::vector<float> xb_;    // [n][hidden]       normed input of a block / block output
-    std::vector<float> q_;     // [n][heads * hd]
-    std::vector<float> k_;     // [n][kv_heads * hd]
-    std::vector<float> v_;     // [n][kv_heads * hd]
-    std::vector<float> att_;   // [n][heads * hd]   attention output before wo
-    std::vector<float> gate_;  // [n][inter]        gate, then silu(gate) * up
-    std::vector<float> up_;    // [n][inter]
-    std::vector<float> cos_;   // [n][hd/2]
-    std::vector<float> sin_;   // [n][hd/2]
-    std::vector<float> xl_;    // [n_logits][hidden] normed rows that need logits
+    std::vector<float> x_;    // [n][hidden]       residual stream
+    std::vector<float> xb_;   // [n][hidden]       normed input of a block / block output
+    std::vector<float> q_;    // [n][heads * hd]
+    std::vector<float> k_;    // [n][kv_heads * hd]
+    std::vector<float> v_;    // [n][kv_heads * hd]
+    std::vector<float> att_;  // [n][heads * hd]   attention output before wo
+    std::vector<float> gate_; // [n][inter]        gate, then silu(gate) * up
+    std::vector<float> up_;   // [n][inter]
+    std::vector<float> cos_;  // [n][hd/2]
+    std::vector<float> sin_;  // [n][hd/2]
+    std::vector<float> xl_;   // [n_logits][hidden] normed rows that need logits
     AttentionScratch att_scratch_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -24,7 +24,8 @@ void ForwardBatch::add_sequence(std::span<const int32_t> tokens, int32_t first_p
     const auto n = static_cast<int32_t>(tokens.size());
     assert(static_cast<int64_t>(first_position) + n <=
            static_cast<int64_t>(blocks.size()) * block_size);
-    if (query_start.empty()) query_start.push_back(0);
+    if (query_start.empty())
+        query_start.push_back(0);
     const int32_t row0 = n_tokens();
     for (int32_t i = 0; i < n; ++i) {
         const int32_t pos = first_position + i;
@@ -54,7 +55,8 @@ void ForwardBatch::add_sequence(std::span<const int32_t> tokens, int32_t first_p
     if (logits == Logits::Last && n > 0) {
         logits_rows.push_back(row0 + n - 1);
     } else if (logits == Logits::All) {
-        for (int32_t i = 0; i < n; ++i) logits_rows.push_back(row0 + i);
+        for (int32_t i = 0; i < n; ++i)
+            logits_rows.push_back(row0 + i);
     }
 }
 
@@ -64,7 +66,8 @@ Status ForwardBatch::validate(int32_t block_size, int32_t num_blocks) const {
     if (positions.size() != token_ids.size() || slot_mapping.size() != token_ids.size())
         return fail("token_ids, positions and slot_mapping differ in length");
     if (query_start.empty()) {
-        if (nt != 0) return fail("tokens without sequences");
+        if (nt != 0)
+            return fail("tokens without sequences");
         return ok_status();
     }
     const int32_t ns = n_seqs();
@@ -78,9 +81,11 @@ Status ForwardBatch::validate(int32_t block_size, int32_t num_blocks) const {
         return fail("block_tables is not [n_seqs][max_blocks_per_seq]");
     for (int32_t s = 0; s < ns; ++s) {
         const int32_t q = query_start[s + 1] - query_start[s];
-        if (q < 0) return fail("query_start is not non-decreasing");
+        if (q < 0)
+            return fail("query_start is not non-decreasing");
         const int32_t ctx = context_lens[s];
-        if (ctx < q) return fail("sequence " + std::to_string(s) + ": context_len < query tokens");
+        if (ctx < q)
+            return fail("sequence " + std::to_string(s) + ": context_len < query tokens");
         if (static_cast<int64_t>(ctx) > static_cast<int64_t>(max_blocks_per_seq) * block_size)
             return fail("sequence " + std::to_string(s) + ": context exceeds its block table");
         const int32_t* table = block_table(s);
@@ -95,15 +100,16 @@ Status ForwardBatch::validate(int32_t block_size, int32_t num_blocks) const {
             if (positions[row] != pos)
                 return fail("row " + std::to_string(row) + ": position " +
                             std::to_string(positions[row]) + ", expected " + std::to_string(pos));
-            const int64_t slot = static_cast<int64_t>(table[pos / block_size]) * block_size +
-                                 pos % block_size;
+            const int64_t slot =
+                static_cast<int64_t>(table[pos / block_size]) * block_size + pos % block_size;
             if (slot_mapping[row] != slot)
                 return fail("row " + std::to_string(row) + ": slot does not match block table");
         }
     }
     for (int32_t r : logits_rows)
-        if (r < 0 || r >= nt) return fail("logits row " + std::to_string(r) + " out of range");
+        if (r < 0 || r >= nt)
+            return fail("logits row " + std::to_string(r) + " out of range");
     return ok_status();
 }
 
-}  // namespace llmwb
+} // namespace llmwb

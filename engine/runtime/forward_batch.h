@@ -14,15 +14,15 @@ namespace llmwb {
 
 struct ForwardBatch {
     // Per token (n_tokens entries, sequences concatenated).
-    std::vector<int32_t> token_ids;     // [n_tokens]
-    std::vector<int32_t> positions;     // [n_tokens] RoPE position (== index in the sequence)
-    std::vector<int64_t> slot_mapping;  // [n_tokens] KV slot = block_id * block_size + offset
+    std::vector<int32_t> token_ids;    // [n_tokens]
+    std::vector<int32_t> positions;    // [n_tokens] RoPE position (== index in the sequence)
+    std::vector<int64_t> slot_mapping; // [n_tokens] KV slot = block_id * block_size + offset
 
     // Per sequence (n_seqs entries).
-    std::vector<int32_t> query_start;   // [n_seqs + 1] prefix sums into the token rows
-    std::vector<int32_t> context_lens;  // [n_seqs] tokens in KV after this step (incl. this step's)
-    int32_t max_blocks_per_seq = 0;     // row stride of block_tables
-    std::vector<int32_t> block_tables;  // [n_seqs][max_blocks_per_seq] block ids, -1 = unused
+    std::vector<int32_t> query_start;  // [n_seqs + 1] prefix sums into the token rows
+    std::vector<int32_t> context_lens; // [n_seqs] tokens in KV after this step (incl. this step's)
+    int32_t max_blocks_per_seq = 0;    // row stride of block_tables
+    std::vector<int32_t> block_tables; // [n_seqs][max_blocks_per_seq] block ids, -1 = unused
 
     // Token rows whose logits are wanted, in output order (normally the last row of every
     // sequence; every row for perplexity). forward() writes logits[i] for logits_rows[i].
@@ -54,4 +54,4 @@ struct ForwardBatch {
     Status validate(int32_t block_size, int32_t num_blocks) const;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -17,9 +17,8 @@ int64_t KvCacheStorage::bytes_per_block() const {
            static_cast<int64_t>(sizeof(float));
 }
 
-Result<std::unique_ptr<KvCacheStorage>> KvCacheStorage::create(const ModelConfig& config,
-                                                               int32_t num_blocks,
-                                                               int32_t block_size) {
+Result<std::unique_ptr<KvCacheStorage>>
+KvCacheStorage::create(const ModelConfig& config, int32_t num_blocks, int32_t block_size) {
     if (Status st = check_kv_block_size(block_size, "KV cache: block_size"); !st)
         return st.error();
     if (num_blocks < 1)
@@ -35,11 +34,8 @@ Result<std::unique_ptr<KvCacheStorage>> KvCacheStorage::create(const ModelConfig
 }
 
 KvCacheStorage::KvCacheStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size)
-    : num_blocks_(num_blocks),
-      block_size_(block_size),
-      num_layers_(config.num_layers),
-      num_kv_heads_(config.num_kv_heads),
-      head_dim_(config.head_dim) {
+    : num_blocks_(num_blocks), block_size_(block_size), num_layers_(config.num_layers),
+      num_kv_heads_(config.num_kv_heads), head_dim_(config.head_dim) {
     assert(is_kv_block_size(block_size) && num_blocks >= 1);
     const auto floats = static_cast<size_t>(num_slots() * slot_stride());
     k_.reserve(num_layers_);
@@ -55,11 +51,12 @@ KvCacheStorage::KvCacheStorage(const ModelConfig& config, int32_t num_blocks, in
 }
 
 bool SequenceBlocks::reserve(int64_t n_tokens) {
-    if (n_tokens > capacity_tokens()) return false;
+    if (n_tokens > capacity_tokens())
+        return false;
     const int64_t need = (n_tokens + block_size_ - 1) / block_size_;
     while (static_cast<int64_t>(table_.size()) < need)
         table_.push_back(static_cast<int32_t>(table_.size()));
     return true;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -20,16 +20,15 @@
 namespace llmwb {
 
 class KvCacheStorage {
-public:
+  public:
     static constexpr int32_t kDefaultBlockSize = kDefaultKvBlockSize;
 
     // Bytes one block takes over all layers, K and V.
     static int64_t bytes_per_block(const ModelConfig& config, int32_t block_size);
 
     // block_size must be 8, 16 or 32; num_blocks >= 1. Errors on bad sizes or a size overflow.
-    static Result<std::unique_ptr<KvCacheStorage>> create(const ModelConfig& config,
-                                                          int32_t num_blocks,
-                                                          int32_t block_size = kDefaultBlockSize);
+    static Result<std::unique_ptr<KvCacheStorage>>
+    create(const ModelConfig& config, int32_t num_blocks, int32_t block_size = kDefaultBlockSize);
 
     // Preconditions as for create() (asserted).
     KvCacheStorage(const ModelConfig& config, int32_t num_blocks,
@@ -60,14 +59,14 @@ public:
         return v(layer) + slot * slot_stride();
     }
 
-private:
+  private:
     int32_t num_blocks_ = 0, block_size_ = 0, num_layers_ = 0, num_kv_heads_ = 0, head_dim_ = 0;
-    std::vector<std::unique_ptr<float[]>> k_, v_;  // per layer
+    std::vector<std::unique_ptr<float[]>> k_, v_; // per layer
 };
 
 // Blocks 0..n-1 of a KvCacheStorage handed to one sequence in order.
 class SequenceBlocks {
-public:
+  public:
     SequenceBlocks(int32_t block_size, int32_t num_blocks)
         : block_size_(block_size), num_blocks_(num_blocks) {}
 
@@ -77,9 +76,9 @@ public:
     std::span<const int32_t> table() const { return table_; }
     int32_t block_size() const { return block_size_; }
 
-private:
+  private:
     int32_t block_size_, num_blocks_;
     std::vector<int32_t> table_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

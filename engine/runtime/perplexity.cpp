@@ -21,7 +21,8 @@ Result<PerplexityResult> perplexity(ModelExecutor& exec, std::span<const int32_t
                                     const PerplexityOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto n = static_cast<int64_t>(ids.size());
-    if (n < 2) return make_error("perplexity: needs at least 2 tokens, got " + std::to_string(n));
+    if (n < 2)
+        return make_error("perplexity: needs at least 2 tokens, got " + std::to_string(n));
     const int32_t vocab = exec.vocab_size();
     for (int32_t id : ids)
         if (id < 0 || id >= vocab)
@@ -31,14 +32,14 @@ Result<PerplexityResult> perplexity(ModelExecutor& exec, std::span<const int32_t
     if (exec.config().max_position > 0)
         ctx_limit = std::min<int64_t>(ctx_limit, exec.config().max_position);
     if (n > ctx_limit)
-        return make_error("perplexity: " + std::to_string(n) +
-                          " tokens do not fit a context of " + std::to_string(ctx_limit));
+        return make_error("perplexity: " + std::to_string(n) + " tokens do not fit a context of " +
+                          std::to_string(ctx_limit));
 
     int64_t chunk = options.chunk > 0 ? options.chunk
                                       : std::clamp<int64_t>((int64_t{32} << 20) / vocab, 1, 512);
     SequenceBlocks blocks(exec.block_size(), exec.num_blocks());
     ForwardBatch batch;
-    std::vector<float> logits(static_cast<size_t>(std::min(chunk, n) * vocab));  // [chunk][vocab]
+    std::vector<float> logits(static_cast<size_t>(std::min(chunk, n) * vocab)); // [chunk][vocab]
 
     PerplexityResult res;
     res.tokens = n;
@@ -58,13 +59,14 @@ Result<PerplexityResult> perplexity(ModelExecutor& exec, std::span<const int32_t
         }
     }
     double sum = 0;
-    for (double lp : res.logprobs) sum += lp;
+    for (double lp : res.logprobs)
+        sum += lp;
     res.mean_logprob = sum / static_cast<double>(res.logprobs.size());
     res.ppl = std::exp(-res.mean_logprob);
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (s > 0) res.tokens_per_s = static_cast<double>(n - 1) / s;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s > 0)
+        res.tokens_per_s = static_cast<double>(n - 1) / s;
     return res;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

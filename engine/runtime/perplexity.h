@@ -6,23 +6,23 @@
 #include <span>
 #include <vector>
 
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/model_executor.h"
-#include "engine/runtime/cpu_transformer.h"
 #include "engine/util/result.h"
 
 namespace llmwb {
 
 struct PerplexityResult {
-    int64_t tokens = 0;            // ids.size()
-    std::vector<double> logprobs;  // [tokens - 1]: log p(ids[i + 1] | ids[<= i])
+    int64_t tokens = 0;           // ids.size()
+    std::vector<double> logprobs; // [tokens - 1]: log p(ids[i + 1] | ids[<= i])
     double mean_logprob = 0;
-    double ppl = 0;                // exp(-mean_logprob)
+    double ppl = 0; // exp(-mean_logprob)
     double tokens_per_s = 0;
 };
 
 struct PerplexityOptions {
-    int32_t chunk = 0;  // tokens per forward; 0 = up to 512, limited so logits stay <= ~128 MB
+    int32_t chunk = 0; // tokens per forward; 0 = up to 512, limited so logits stay <= ~128 MB
 };
 
 // Errors: fewer than 2 tokens, ids outside the vocabulary, more tokens than the context
@@ -35,4 +35,4 @@ Result<PerplexityResult> perplexity(CpuTransformer& model, KvCacheStorage& kv,
 Result<PerplexityResult> perplexity(ModelExecutor& exec, std::span<const int32_t> ids,
                                     const PerplexityOptions& options = {});
 
-}  // namespace llmwb
+} // namespace llmwb

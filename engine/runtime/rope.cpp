@@ -17,7 +17,8 @@ std::vector<double> rope_inv_freq(const ModelConfig& config, const TensorView& r
     if (rope_freqs.present() && rope_freqs.rows * rope_freqs.cols == half) {
         std::vector<float> factors(half);
         kernels::dequantize_row(rope_freqs.type, rope_freqs.data, factors.data(), half);
-        for (int32_t i = 0; i < half; ++i) inv[i] /= factors[i];
+        for (int32_t i = 0; i < half; ++i)
+            inv[i] /= factors[i];
         return inv;
     }
     const RopeScaling& s = config.rope_scaling;
@@ -27,9 +28,10 @@ std::vector<double> rope_inv_freq(const ModelConfig& config, const TensorView& r
         const double high_wavelen = old_ctx / s.high_freq_factor;
         for (double& f : inv) {
             const double wavelen = 2.0 * std::numbers::pi / f;
-            if (wavelen < high_wavelen) continue;  // high frequency: unchanged
+            if (wavelen < high_wavelen)
+                continue; // high frequency: unchanged
             if (wavelen > low_wavelen) {
-                f /= s.factor;  // low frequency: fully scaled
+                f /= s.factor; // low frequency: fully scaled
             } else {
                 const double smooth = (old_ctx / wavelen - s.low_freq_factor) /
                                       (s.high_freq_factor - s.low_freq_factor);
@@ -70,4 +72,4 @@ void rope_apply(float* x, int32_t n_heads, int32_t head_dim, const float* cos, c
     }
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -25,4 +25,4 @@ void rope_cos_sin(float* cos_out, float* sin_out, const std::vector<double>& inv
 void rope_apply(float* x, int32_t n_heads, int32_t head_dim, const float* cos, const float* sin,
                 RopeStyle style);
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -13,11 +13,12 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 double max_logit(std::span<const float> l) {
     float m = kNegInf;
-    for (float v : l) m = std::max(m, v);
+    for (float v : l)
+        m = std::max(m, v);
     return m;
 }
 
-}  // namespace
+} // namespace
 
 // Index of the first maximum (NaNs never win unless every value is NaN: then 0). Eight
 // independent running maxima, then a search for the first index holding the maximum: the
@@ -25,34 +26,43 @@ double max_logit(std::span<const float> l) {
 int32_t argmax_first(std::span<const float> l) {
     const size_t n = l.size();
     float m[8];
-    for (float& v : m) v = kNegInf;
+    for (float& v : m)
+        v = kNegInf;
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; ++k) m[k] = l[i + k] > m[k] ? l[i + k] : m[k];
+        for (int k = 0; k < 8; ++k)
+            m[k] = l[i + k] > m[k] ? l[i + k] : m[k];
     float best = kNegInf;
-    for (; i < n; ++i) best = l[i] > best ? l[i] : best;
-    for (float v : m) best = v > best ? v : best;
+    for (; i < n; ++i)
+        best = l[i] > best ? l[i] : best;
+    for (float v : m)
+        best = v > best ? v : best;
     for (size_t j = 0; j < n; ++j)
-        if (l[j] == best) return static_cast<int32_t>(j);
-    return 0;  // every value NaN (or -inf: then index 0 holds it and was returned above)
+        if (l[j] == best)
+            return static_cast<int32_t>(j);
+    return 0; // every value NaN (or -inf: then index 0 holds it and was returned above)
 }
 
 double log_softmax_at(std::span<const float> logits, int32_t id) {
     const double m = max_logit(logits);
     double z = 0.0;
-    for (float v : logits) z += std::exp(static_cast<double>(v) - m);
+    for (float v : logits)
+        z += std::exp(static_cast<double>(v) - m);
     return static_cast<double>(logits[id]) - m - std::log(z);
 }
 
 std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int n) {
     n = std::min<int>(n, static_cast<int>(logits.size()));
-    if (n <= 0) return {};
+    if (n <= 0)
+        return {};
     const double m = max_logit(logits);
     double z = 0.0;
-    for (float v : logits) z += std::exp(static_cast<double>(v) - m);
+    for (float v : logits)
+        z += std::exp(static_cast<double>(v) - m);
     const double log_z = m + std::log(z);
     std::vector<int32_t> ids(logits.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < ids.size(); ++i)
+        ids[i] = static_cast<int32_t>(i);
     std::partial_sort(ids.begin(), ids.begin() + n, ids.end(), [&](int32_t a, int32_t b) {
         return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
     });
@@ -64,13 +74,16 @@ std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int n) {
 
 Sampler::Sampler(const SamplingParams& params) : p_(params) {
     assert(params.validate().ok());
-    rng_.seed(params.seed ? *params.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
-                                               std::random_device{}());
+    rng_.seed(params.seed
+                  ? *params.seed
+                  : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
 }
 
 void Sampler::mark_seen(int32_t id) {
-    if (id < 0) return;
-    if (static_cast<size_t>(id) >= seen_flag_.size()) seen_flag_.resize(id + 1, 0);
+    if (id < 0)
+        return;
+    if (static_cast<size_t>(id) >= seen_flag_.size())
+        seen_flag_.resize(id + 1, 0);
     if (!seen_flag_[id]) {
         seen_flag_[id] = 1;
         seen_ids_.push_back(id);
@@ -78,10 +91,12 @@ void Sampler::mark_seen(int32_t id) {
 }
 
 void Sampler::set_prompt(std::span<const int32_t> prompt_ids) {
-    for (int32_t id : seen_ids_) seen_flag_[id] = 0;
+    for (int32_t id : seen_ids_)
+        seen_flag_[id] = 0;
     seen_ids_.clear();
     out_count_.clear();
-    for (int32_t id : prompt_ids) mark_seen(id);
+    for (int32_t id : prompt_ids)
+        mark_seen(id);
 }
 
 void Sampler::accept(int32_t id) {
@@ -93,12 +108,14 @@ void Sampler::apply_penalties(std::vector<float>& l) const {
     const auto vocab = static_cast<int32_t>(l.size());
     if (p_.repetition_penalty != 1.0f)
         for (int32_t id : seen_ids_) {
-            if (id >= vocab) continue;
+            if (id >= vocab)
+                continue;
             l[id] = l[id] > 0.0f ? l[id] / p_.repetition_penalty : l[id] * p_.repetition_penalty;
         }
     if (p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f)
         for (const auto& [id, count] : out_count_) {
-            if (id >= vocab) continue;
+            if (id >= vocab)
+                continue;
             l[id] -= p_.frequency_penalty * static_cast<float>(count) + p_.presence_penalty;
         }
 }
@@ -109,8 +126,10 @@ void Sampler::filter(const std::vector<float>& l) {
     };
     cand_.clear();
     for (size_t i = 0; i < l.size(); ++i)
-        if (l[i] != kNegInf) cand_.push_back({l[i], static_cast<int32_t>(i)});
-    if (cand_.empty()) return;
+        if (l[i] != kNegInf)
+            cand_.push_back({l[i], static_cast<int32_t>(i)});
+    if (cand_.empty())
+        return;
 
     // top-k: keep the k best (and every token tied with the k-th, as HF's threshold does).
     if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < cand_.size()) {
@@ -121,12 +140,14 @@ void Sampler::filter(const std::vector<float>& l) {
                     cand_.end());
     }
     double m = kNegInf;
-    for (const Candidate& c : cand_) m = std::max<double>(m, c.logit);
+    for (const Candidate& c : cand_)
+        m = std::max<double>(m, c.logit);
 
     // top-p: the smallest best-first prefix whose probability reaches top_p.
     if (p_.top_p < 1.0f) {
         double z = 0.0;
-        for (const Candidate& c : cand_) z += std::exp(c.logit - m);
+        for (const Candidate& c : cand_)
+            z += std::exp(c.logit - m);
         const double target = static_cast<double>(p_.top_p) * z;
         // Sort a small head first; most distributions reach top_p inside it.
         size_t sorted = std::min<size_t>(cand_.size(), 256);
@@ -134,8 +155,10 @@ void Sampler::filter(const std::vector<float>& l) {
         double cum = 0.0;
         size_t keep = 0;
         for (;;) {
-            while (keep < sorted && cum < target) cum += std::exp(cand_[keep++].logit - m);
-            if (cum >= target || sorted == cand_.size()) break;
+            while (keep < sorted && cum < target)
+                cum += std::exp(cand_[keep++].logit - m);
+            if (cum >= target || sorted == cand_.size())
+                break;
             std::sort(cand_.begin() + sorted, cand_.end(), better);
             sorted = cand_.size();
         }
@@ -151,16 +174,21 @@ void Sampler::filter(const std::vector<float>& l) {
     }
 }
 
-double Sampler::uniform01() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+double Sampler::uniform01() {
+    return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+}
 
 std::vector<float> Sampler::processed_logits(std::span<const float> logits) {
     work_.assign(logits.begin(), logits.end());
     apply_penalties(work_);
-    if (p_.temperature == 0.0f) return work_;
-    for (float& v : work_) v /= p_.temperature;
+    if (p_.temperature == 0.0f)
+        return work_;
+    for (float& v : work_)
+        v /= p_.temperature;
     filter(work_);
     std::vector<float> out(work_.size(), kNegInf);
-    for (const Candidate& c : cand_) out[c.id] = c.logit;
+    for (const Candidate& c : cand_)
+        out[c.id] = c.logit;
     return out;
 }
 
@@ -181,15 +209,18 @@ SampledToken Sampler::sample(std::span<const float> logits) {
     } else {
         work_.assign(logits.begin(), logits.end());
         apply_penalties(work_);
-        for (float& v : work_) v /= p_.temperature;
+        for (float& v : work_)
+            v /= p_.temperature;
         filter(work_);
         if (cand_.empty()) {
-            out.id = 0;  // every logit was -inf: nothing sensible to draw
+            out.id = 0; // every logit was -inf: nothing sensible to draw
         } else {
             double m = kNegInf;
-            for (const Candidate& c : cand_) m = std::max<double>(m, c.logit);
+            for (const Candidate& c : cand_)
+                m = std::max<double>(m, c.logit);
             double z = 0.0;
-            for (const Candidate& c : cand_) z += std::exp(c.logit - m);
+            for (const Candidate& c : cand_)
+                z += std::exp(c.logit - m);
             const double u = uniform01() * z;
             double cum = 0.0;
             out.id = cand_.back().id;
@@ -209,4 +240,4 @@ SampledToken Sampler::sample(std::span<const float> logits) {
     return out;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

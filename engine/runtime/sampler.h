@@ -31,8 +31,8 @@ struct TokenLogprob {
 
 struct SampledToken {
     int32_t id = -1;
-    float logprob = 0.0f;            // raw model logprob of `id` (when logprobs were asked)
-    std::vector<TokenLogprob> top;  // top-N raw logprobs, best first (N = params.logprobs)
+    float logprob = 0.0f;          // raw model logprob of `id` (when logprobs were asked)
+    std::vector<TokenLogprob> top; // top-N raw logprobs, best first (N = params.logprobs)
 };
 
 // Index of the first largest value (greedy decoding); NaNs are ignored, an all-NaN row gives 0.
@@ -46,8 +46,8 @@ std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int n);
 
 // One request's sampler: keeps its RNG and the token counts the penalties need.
 class Sampler {
-public:
-    explicit Sampler(const SamplingParams& params);  // params must validate()
+  public:
+    explicit Sampler(const SamplingParams& params); // params must validate()
 
     // Tokens of the prompt (for the repetition penalty). Resets the output counts.
     void set_prompt(std::span<const int32_t> prompt_ids);
@@ -61,7 +61,7 @@ public:
     // top-p and min-p remove set to -inf (temperature 0: penalties only). For tests.
     std::vector<float> processed_logits(std::span<const float> logits);
 
-private:
+  private:
     struct Candidate {
         float logit;
         int32_t id;
@@ -75,11 +75,11 @@ private:
     std::mt19937_64 rng_;
     void mark_seen(int32_t id);
 
-    std::vector<uint8_t> seen_flag_;                  // [vocab] grown on demand: prompt|output
-    std::vector<int32_t> seen_ids_;                   // ids with seen_flag_ set
-    std::unordered_map<int32_t, int32_t> out_count_;  // output token -> count
-    std::vector<float> work_;                         // [vocab]
+    std::vector<uint8_t> seen_flag_;                 // [vocab] grown on demand: prompt|output
+    std::vector<int32_t> seen_ids_;                  // ids with seen_flag_ set
+    std::unordered_map<int32_t, int32_t> out_count_; // output token -> count
+    std::vector<float> work_;                        // [vocab]
     std::vector<Candidate> cand_;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

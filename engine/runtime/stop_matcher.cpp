@@ -28,7 +28,8 @@ size_t StopStringMatcher::held_suffix() const {
 
 StopStringMatcher::Step StopStringMatcher::push(std::string_view chunk) {
     Step step;
-    if (stopped_) return step;
+    if (stopped_)
+        return step;
     const size_t old_len = text_.size();
     text_.append(chunk);
 
@@ -58,10 +59,11 @@ StopStringMatcher::Step StopStringMatcher::push(std::string_view chunk) {
 }
 
 std::string StopStringMatcher::flush() {
-    if (stopped_) return {};
+    if (stopped_)
+        return {};
     std::string rest = text_.substr(emitted_);
     emitted_ = text_.size();
     return rest;
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -10,13 +10,13 @@
 namespace llmwb {
 
 class StopStringMatcher {
-public:
-    explicit StopStringMatcher(std::vector<std::string> stops);  // empty strings are ignored
+  public:
+    explicit StopStringMatcher(std::vector<std::string> stops); // empty strings are ignored
 
     struct Step {
-        std::string text;      // text that is now safe to stream
-        bool stopped = false;  // a stop string was found; emit ends right before it
-        std::string matched;   // the stop string found
+        std::string text;     // text that is now safe to stream
+        bool stopped = false; // a stop string was found; emit ends right before it
+        std::string matched;  // the stop string found
     };
 
     // Appends newly decoded text. After a stop, further pushes emit nothing.
@@ -28,8 +28,8 @@ public:
     // Everything emitted so far (== concatenation of all text/flush results).
     std::string_view emitted() const { return std::string_view(text_).substr(0, emitted_); }
 
-private:
-    size_t held_suffix() const;  // longest suffix of text_ that is a proper prefix of a stop
+  private:
+    size_t held_suffix() const; // longest suffix of text_ that is a proper prefix of a stop
 
     std::vector<std::string> stops_;
     size_t max_len_ = 0;
@@ -38,4 +38,4 @@ private:
     bool stopped_ = false;
 };
 
-}  // namespace llmwb
+} // namespace llmwb

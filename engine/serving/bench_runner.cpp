@@ -54,7 +54,8 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
     std::vector<Track> track(requests.size());
     std::unordered_map<RequestId, int32_t> index;
     std::vector<double> itls;
-    const std::vector<double> arrivals = make_arrival_times(n, opt.request_rate, opt.seed, opt.burstiness);
+    const std::vector<double> arrivals =
+        make_arrival_times(n, opt.request_rate, opt.seed, opt.burstiness);
     const KvAccounting acc0 = engine.kv_accounting();
     const int64_t hits0 = engine.kv_manager().prefix_hits();
     const int64_t queries0 = engine.kv_manager().prefix_queries();

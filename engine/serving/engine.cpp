@@ -257,7 +257,7 @@ void Engine::step(StepOutputs& out) {
     const auto t0 = EngineClock::now();
     if (!schedule(out)) // -> step_plan_; nothing to run: out.step_index stays -1
         return;
-    if (execute()) // -> logits (or the ids the device picked)
+    if (execute())   // -> logits (or the ids the device picked)
         update(out); // -> computed tokens, step records, outputs
     else
         fail_step(out);
@@ -389,8 +389,8 @@ void Engine::process_outputs(StepOutputs& out) {
         if (step_greedy_)
             outputs_.append_token(r, nullptr, vocab, greedy_ids_[row], limit, o);
         else
-            outputs_.append_token(r, logits_.data() + row * static_cast<size_t>(vocab), vocab,
-                                  -1, limit, o);
+            outputs_.append_token(r, logits_.data() + row * static_cast<size_t>(vocab), vocab, -1,
+                                  limit, o);
         ++row;
         ++total_generated_;
         if (o.finished) {

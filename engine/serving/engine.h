@@ -21,11 +21,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_block_size.h"
 #include "engine/runtime/model_executor.h"
 #include "engine/runtime/sampler.h"
-#include "engine/runtime/cpu_transformer.h"
 #include "engine/serving/engine_snapshot.h"
 #include "engine/serving/kv_cache_manager.h"
 #include "engine/serving/memory_plan.h"
@@ -47,7 +47,7 @@ struct EngineConfig {
     bool enable_prefix_caching = true;
     MemoryBudget memory;             // the KV pool's budget (memory_plan.h)
     bool skip_special_tokens = true; // leave special tokens out of the streamed text
-    uint64_t cache_key = 0;            // extra key of every block hash (model/adapter id)
+    uint64_t cache_key = 0;          // extra key of every block hash (model/adapter id)
     // On backends that can (CUDA): when every request of a step is plain greedy (temperature 0,
     // no penalties, no logprobs), take the argmax on the device instead of copying logits back.
     bool device_greedy = true;
@@ -86,9 +86,8 @@ class Engine {
     // Runs on any backend. `executor` and `tokenizer` must outlive the engine; the engine sizes
     // the executor's KV pool (resize_kv) from its memory plan. With config.memory.device_bytes
     // == 0 the plan uses the executor's device memory (RAM on the CPU, cudaMemGetInfo on CUDA).
-    static Result<std::unique_ptr<Engine>> create(ModelExecutor& executor,
-                                                  const Tokenizer& tokenizer,
-                                                  const EngineConfig& config);
+    static Result<std::unique_ptr<Engine>>
+    create(ModelExecutor& executor, const Tokenizer& tokenizer, const EngineConfig& config);
     ~Engine();
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
@@ -155,7 +154,7 @@ class Engine {
     void commit_computed();                 // advance computed tokens, commit full blocks
     void record_step();                     // step records for snapshots (record_steps only)
     void process_outputs(StepOutputs& out); // sample -> detokenize -> stop -> finish
-    void fail_step(StepOutputs& out); // a backend failure: finish what was scheduled
+    void fail_step(StepOutputs& out);       // a backend failure: finish what was scheduled
     bool step_is_device_greedy() const;
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;

@@ -19,9 +19,9 @@ namespace llmwb {
 struct TokenEvent {
     int32_t index = 0; // 0-based index among the generated tokens
     int32_t id = -1;
-    std::string text;  // text now safe to show (may be empty: held back or a stop token)
-    bool last = false; // the final event; text then also holds everything released at the end
-    float logprob = 0.0f;          // when params.logprobs > 0
+    std::string text;     // text now safe to show (may be empty: held back or a stop token)
+    bool last = false;    // the final event; text then also holds everything released at the end
+    float logprob = 0.0f; // when params.logprobs > 0
     std::vector<TokenLogprob> top; // when params.logprobs > 0
 };
 

@@ -10,9 +10,13 @@ namespace llmwb {
 
 namespace {
 
-std::string mib(int64_t bytes) { return std::to_string(std::max<int64_t>(0, bytes) >> 20); }
+std::string mib(int64_t bytes) {
+    return std::to_string(std::max<int64_t>(0, bytes) >> 20);
+}
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 
 } // namespace
 
@@ -58,7 +62,7 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
     p.bytes_per_block = kv_bytes_per_block(config, shape.block_size, shape.kv_elem_bytes);
     if (p.bytes_per_block <= 0)
         return make_error("memory plan: the model has no KV cache");
-    p.device_bytes = budget.device_bytes > 0  ? budget.device_bytes
+    p.device_bytes = budget.device_bytes > 0 ? budget.device_bytes
                      : shape.total_bytes > 0 ? shape.total_bytes
                                              : physical_memory_bytes();
     p.weight_bytes = shape.weight_bytes;
@@ -93,12 +97,11 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
         blocks = std::max<int64_t>(0, kv_budget) / p.bytes_per_block;
         p.limit = KvPoolLimit::Utilization;
         if (blocks < min_blocks) {
-            std::string why = "memory plan: " + std::to_string(budget.utilization) + " x " +
-                              mib(p.device_bytes) + " MiB leaves " + mib(kv_budget) +
-                              " MiB for the KV cache after weights (" + mib(shape.weight_bytes) +
-                              " MiB) and workspace (" + mib(shape.workspace_bytes) +
-                              " MiB); need at least " + mib(p.bytes_per_block * min_blocks) +
-                              " MiB";
+            std::string why =
+                "memory plan: " + std::to_string(budget.utilization) + " x " + mib(p.device_bytes) +
+                " MiB leaves " + mib(kv_budget) + " MiB for the KV cache after weights (" +
+                mib(shape.weight_bytes) + " MiB) and workspace (" + mib(shape.workspace_bytes) +
+                " MiB); need at least " + mib(p.bytes_per_block * min_blocks) + " MiB";
             if (!budget.fallback_when_short)
                 return make_error(std::move(why));
             p.note = std::move(why);
@@ -108,18 +111,18 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
         } else {
             // Never more than the machine has now (the current pool is given back first).
             if (shape.available_bytes > 0) {
-                const int64_t avail = (shape.available_bytes + shape.reusable_bytes -
-                                       shape.workspace_bytes) /
-                                      p.bytes_per_block;
+                const int64_t avail =
+                    (shape.available_bytes + shape.reusable_bytes - shape.workspace_bytes) /
+                    p.bytes_per_block;
                 if (avail < blocks) {
                     blocks = std::max<int64_t>(avail, min_blocks);
                     p.limit = KvPoolLimit::Available;
                 }
             }
             if (budget.need_tokens) {
-                const int64_t need = ceil_div(std::max<int64_t>(1, *budget.need_tokens),
-                                              shape.block_size) +
-                                     std::max(1, budget.need_seqs) + 1;
+                const int64_t need =
+                    ceil_div(std::max<int64_t>(1, *budget.need_tokens), shape.block_size) +
+                    std::max(1, budget.need_seqs) + 1;
                 if (need < blocks) {
                     blocks = std::max<int64_t>(need, min_blocks);
                     p.limit = KvPoolLimit::Need;
@@ -133,8 +136,8 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
     }
     blocks = std::min<int64_t>(blocks, int64_t{1} << 30);
     if (blocks < min_blocks)
-        return make_error("memory plan: a KV budget of " + std::to_string(blocks) +
-                          " blocks of " + std::to_string(p.bytes_per_block) +
+        return make_error("memory plan: a KV budget of " + std::to_string(blocks) + " blocks of " +
+                          std::to_string(p.bytes_per_block) +
                           " bytes is too small; need at least " + std::to_string(min_blocks));
     p.num_blocks = static_cast<int32_t>(blocks);
     p.kv_bytes = blocks * p.bytes_per_block;

@@ -72,8 +72,8 @@ struct MemoryPlan {
 // What the plan is made for: the executor's facts and the engine's limits.
 struct KvPoolShape {
     const ModelConfig* model = nullptr;
-    int64_t weight_bytes = 0;    // as stored on the device
-    int32_t kv_elem_bytes = 4;   // the executor's KV element size
+    int64_t weight_bytes = 0;  // as stored on the device
+    int32_t kv_elem_bytes = 4; // the executor's KV element size
     int32_t block_size = 16;
     int64_t workspace_bytes = 0; // estimate_workspace_bytes
     int32_t max_num_seqs = 1;    // for the context cap

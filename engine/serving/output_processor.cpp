@@ -41,7 +41,9 @@ void OutputProcessor::fork(RequestId src, const Request& child) {
     start(it->second, child);
 }
 
-void OutputProcessor::remove(RequestId id) { states_.erase(id); }
+void OutputProcessor::remove(RequestId id) {
+    states_.erase(id);
+}
 
 void OutputProcessor::append_token(Request& r, const float* logits, int32_t vocab,
                                    int32_t device_id, int64_t context_limit, RequestOutput& o) {

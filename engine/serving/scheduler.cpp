@@ -132,7 +132,7 @@ void Scheduler::schedule(StepPlan& plan) {
         r->num_computed = hit.num_tokens;
         r->num_cached_tokens = hit.num_tokens;
         r->prefill_end = r->num_tokens();
-            running_.push_back(r);
+        running_.push_back(r);
         plan.admitted.push_back(r->id);
         if (n > 0)
             push(*r, n);

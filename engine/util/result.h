@@ -9,12 +9,11 @@
 namespace llmwb {
 
 struct Error {
-    std::string message;  // one line, names the file/construct and the reason
+    std::string message; // one line, names the file/construct and the reason
 };
 
-template <class T>
-class [[nodiscard]] Result {
-public:
+template <class T> class [[nodiscard]] Result {
+  public:
     Result(T value) : v_(std::move(value)) {}
     Result(Error e) : v_(std::move(e)) {}
 
@@ -32,15 +31,19 @@ public:
     const Error& error() const { return std::get<1>(v_); }
     const std::string& message() const { return error().message; }
 
-private:
+  private:
     std::variant<T, Error> v_;
 };
 
 // Result<void>
 struct Ok {};
 using Status = Result<Ok>;
-inline Status ok_status() { return Ok{}; }
+inline Status ok_status() {
+    return Ok{};
+}
 
-inline Error make_error(std::string msg) { return Error{std::move(msg)}; }
+inline Error make_error(std::string msg) {
+    return Error{std::move(msg)};
+}
 
-}  // namespace llmwb
+} // namespace llmwb

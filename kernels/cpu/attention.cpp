@@ -36,13 +36,14 @@ void attend_head(float* out, const float* q, int head_dim, int32_t n_keys, float
 
 } // namespace
 
-bool attention_groups_heads(int head_dim) { return use_avx512(head_dim); }
+bool attention_groups_heads(int head_dim) {
+    return use_avx512(head_dim);
+}
 
 int64_t attend_group_scratch(int n_heads, int32_t n_keys) {
     // Only asked of the AVX-512 code when it may run (it is compiled for AVX-512).
-    const int64_t wide = active_simd_level() == SimdLevel::Avx512
-                             ? attend_group_avx512_scratch(n_heads, n_keys)
-                             : 0;
+    const int64_t wide =
+        active_simd_level() == SimdLevel::Avx512 ? attend_group_avx512_scratch(n_heads, n_keys) : 0;
     return std::max<int64_t>(wide, n_keys);
 }
 

@@ -18,19 +18,24 @@ namespace llmwb::kernels {
 
 namespace {
 
-int64_t round16(int64_t n) { return (n + 15) & ~int64_t{15}; }
+int64_t round16(int64_t n) {
+    return (n + 15) & ~int64_t{15};
+}
 
 // [sum(v[0]), sum(v[1]), ..., sum(v[15])]
 inline __m512 reduce16(const __m512 v[16]) {
     __m512 a[8], b[4];
-    LLMWB_UNROLL for (int i = 0; i < 8; ++i)
-        a[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+    LLMWB_UNROLL for (int i = 0; i < 8; ++i) a[i] = _mm512_add_ps(
+        _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
     // a[i], per 128-bit lane: [v2i.0+v2i.2, v2i+1.0+v2i+1.2, v2i.1+v2i.3, v2i+1.1+v2i+1.3]
-    LLMWB_UNROLL for (int i = 0; i < 4; ++i)
-        b[i] = _mm512_add_ps(_mm512_shuffle_ps(a[2 * i], a[2 * i + 1], 0x44), _mm512_shuffle_ps(a[2 * i], a[2 * i + 1], 0xEE));
+    LLMWB_UNROLL for (int i = 0; i < 4; ++i) b[i] =
+        _mm512_add_ps(_mm512_shuffle_ps(a[2 * i], a[2 * i + 1], 0x44),
+                      _mm512_shuffle_ps(a[2 * i], a[2 * i + 1], 0xEE));
     // b[i], per 128-bit lane L: the lane-L partial sums of v[4i .. 4i + 3]
-    const __m512 c0 = _mm512_add_ps(_mm512_shuffle_f32x4(b[0], b[1], 0x44), _mm512_shuffle_f32x4(b[0], b[1], 0xEE));
-    const __m512 c1 = _mm512_add_ps(_mm512_shuffle_f32x4(b[2], b[3], 0x44), _mm512_shuffle_f32x4(b[2], b[3], 0xEE));
+    const __m512 c0 = _mm512_add_ps(_mm512_shuffle_f32x4(b[0], b[1], 0x44),
+                                    _mm512_shuffle_f32x4(b[0], b[1], 0xEE));
+    const __m512 c1 = _mm512_add_ps(_mm512_shuffle_f32x4(b[2], b[3], 0x44),
+                                    _mm512_shuffle_f32x4(b[2], b[3], 0xEE));
     return _mm512_add_ps(_mm512_shuffle_f32x4(c0, c1, 0x88), _mm512_shuffle_f32x4(c0, c1, 0xDD));
 }
 
@@ -38,7 +43,8 @@ inline __m512 reduce16(const __m512 v[16]) {
 inline __m512 exp_neg(__m512 x) {
     const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
     x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, ln2_hi, x);
     r = _mm512_fnmadd_ps(n, ln2_lo, r);
     __m512 p = _mm512_set1_ps(1.0f / 720);
@@ -51,10 +57,13 @@ inline __m512 exp_neg(__m512 x) {
     return _mm512_scalef_ps(p, n);
 }
 
-inline __mmask16 first_n(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1); }
+inline __mmask16 first_n(int64_t n) {
+    return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1);
+}
 
 template <int NV>
-void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale, const PagedKvView& kv, float* scratch) {
+void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale,
+            const PagedKvView& kv, float* scratch) {
     constexpr int HD = 16 * NV;
     constexpr int kHeadsPerPass = NV <= 4 ? 4 : 2;
     const int64_t ld = round16(n_keys);
@@ -63,7 +72,8 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     for (int32_t j0 = 0, b = 0; j0 < n_keys; j0 += kv.block_size, ++b) {
         const int64_t slot0 = static_cast<int64_t>(kv.table[b]) * kv.block_size;
         const int32_t n = std::min(kv.block_size, n_keys - j0);
-        for (int32_t o = 0; o < n; ++o) offs[j0 + o] = (slot0 + o) * kv.slot_stride;
+        for (int32_t o = 0; o < n; ++o)
+            offs[j0 + o] = (slot0 + o) * kv.slot_stride;
     }
 
     // Scores.
@@ -71,14 +81,16 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     for (int32_t j0 = 0; j0 < n_keys; j0 += 16) {
         const int n = std::min(16, n_keys - j0);
         const float* kr[16];
-        for (int i = 0; i < 16; ++i) kr[i] = kv.k + offs[j0 + std::min(i, n - 1)];
+        for (int i = 0; i < 16; ++i)
+            kr[i] = kv.k + offs[j0 + std::min(i, n - 1)];
         for (int h = 0; h < n_heads; ++h) {
             const float* qh = q + h * HD;
             __m512 qv[NV], p[16];
             LLMWB_UNROLL for (int c = 0; c < NV; ++c) qv[c] = _mm512_loadu_ps(qh + 16 * c);
             LLMWB_UNROLL for (int i = 0; i < 16; ++i) {
                 __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kr[i]));
-                LLMWB_UNROLL for (int c = 1; c < NV; ++c) acc = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(kr[i] + 16 * c), acc);
+                LLMWB_UNROLL for (int c = 1; c < NV; ++c) acc =
+                    _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(kr[i] + 16 * c), acc);
                 p[i] = acc;
             }
             _mm512_mask_storeu_ps(sc + h * ld + j0, first_n(n), _mm512_mul_ps(reduce16(p), vscale));
@@ -90,12 +102,14 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     for (int h = 0; h < n_heads; ++h) {
         float* s = sc + h * ld;
         __m512 m = _mm512_set1_ps(-3.0e38f);
-        for (int32_t j = 0; j < n_keys; j += 16) m = _mm512_mask_max_ps(m, first_n(n_keys - j), m, _mm512_loadu_ps(s + j));
+        for (int32_t j = 0; j < n_keys; j += 16)
+            m = _mm512_mask_max_ps(m, first_n(n_keys - j), m, _mm512_loadu_ps(s + j));
         const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(m));
         __m512 sum = _mm512_setzero_ps();
         for (int32_t j = 0; j < n_keys; j += 16) {
             const __mmask16 k = first_n(n_keys - j);
-            const __m512 e = _mm512_maskz_mov_ps(k, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(s + j), mx)));
+            const __m512 e =
+                _mm512_maskz_mov_ps(k, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(s + j), mx)));
             _mm512_storeu_ps(s + j, e);
             sum = _mm512_add_ps(sum, e);
         }
@@ -113,20 +127,24 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
             __m512 vv[NV];
             LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = _mm512_loadu_ps(vr + 16 * c);
             LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
-                if (h >= nh) break;
+                if (h >= nh)
+                    break;
                 const __m512 pj = _mm512_set1_ps(sc[(h0 + h) * ld + j]);
-                LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] = _mm512_fmadd_ps(pj, vv[c], acc[h][c]);
+                LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] =
+                    _mm512_fmadd_ps(pj, vv[c], acc[h][c]);
             }
         }
         LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
-            if (h >= nh) break;
+            if (h >= nh)
+                break;
             const __m512 f = _mm512_set1_ps(inv[h0 + h]);
-            LLMWB_UNROLL for (int c = 0; c < NV; ++c) _mm512_storeu_ps(out + (h0 + h) * HD + 16 * c, _mm512_mul_ps(acc[h][c], f));
+            LLMWB_UNROLL for (int c = 0; c < NV; ++c)
+                _mm512_storeu_ps(out + (h0 + h) * HD + 16 * c, _mm512_mul_ps(acc[h][c], f));
         }
     }
 }
 
-}  // namespace
+} // namespace
 
 bool attend_group_avx512_supported(int head_dim) {
     return head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128;
@@ -136,21 +154,31 @@ int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys) {
     return (static_cast<int64_t>(n_heads) + 2) * round16(n_keys);
 }
 
-void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys, float scale,
-                         const PagedKvView& kv, float* scratch) {
-    if (n_keys <= 0 || n_heads <= 0) return;
-    for (int h0 = 0; h0 < n_heads; h0 += 64) {  // inv[] holds 64 heads
+void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
+                         float scale, const PagedKvView& kv, float* scratch) {
+    if (n_keys <= 0 || n_heads <= 0)
+        return;
+    for (int h0 = 0; h0 < n_heads; h0 += 64) { // inv[] holds 64 heads
         const int nh = std::min(64, n_heads - h0);
         float* o = out + static_cast<int64_t>(h0) * head_dim;
         const float* qq = q + static_cast<int64_t>(h0) * head_dim;
         switch (head_dim) {
-        case 32: attend<2>(o, qq, nh, n_keys, scale, kv, scratch); break;
-        case 64: attend<4>(o, qq, nh, n_keys, scale, kv, scratch); break;
-        case 96: attend<6>(o, qq, nh, n_keys, scale, kv, scratch); break;
-        case 128: attend<8>(o, qq, nh, n_keys, scale, kv, scratch); break;
-        default: break;
+        case 32:
+            attend<2>(o, qq, nh, n_keys, scale, kv, scratch);
+            break;
+        case 64:
+            attend<4>(o, qq, nh, n_keys, scale, kv, scratch);
+            break;
+        case 96:
+            attend<6>(o, qq, nh, n_keys, scale, kv, scratch);
+            break;
+        case 128:
+            attend<8>(o, qq, nh, n_keys, scale, kv, scratch);
+            break;
+        default:
+            break;
         }
     }
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

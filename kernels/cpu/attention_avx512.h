@@ -9,8 +9,7 @@
 
 namespace llmwb::kernels {
 
-
-bool attend_group_avx512_supported(int head_dim);  // head_dim 32, 64, 96 or 128
+bool attend_group_avx512_supported(int head_dim); // head_dim 32, 64, 96 or 128
 
 // Scratch floats attend_group_avx512 needs for n_heads heads over n_keys keys.
 int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys);
@@ -19,7 +18,7 @@ int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys);
 // slot table[j / block_size] * block_size + j % block_size:
 //   out_h = sum_j softmax_j(scale * q_h . K[j]) * V[j]
 // Each K and V row is loaded once for all the heads of the group.
-void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys, float scale,
-                         const PagedKvView& kv, float* scratch);
+void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
+                         float scale, const PagedKvView& kv, float* scratch);
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -34,4 +34,4 @@ inline uint64_t hsum_epi64_512(__m512i v) {
     return static_cast<uint64_t>(_mm_cvtsi128_si64(q) + _mm_extract_epi64(q, 1));
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

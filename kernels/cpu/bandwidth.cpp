@@ -21,7 +21,7 @@ uint64_t read_sum_scalar(const uint8_t* p, size_t n) {
         a1 += q[i + 1];
         a2 += q[i + 2];
         a3 += q[i + 3];
-        __asm__("" : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3));  // keep it scalar (no vectorizing)
+        __asm__("" : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3)); // keep it scalar (no vectorizing)
     }
     return a0 ^ a1 ^ a2 ^ a3;
 }
@@ -34,26 +34,34 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes, bool wide, int
         void operator()(uint8_t* p) const { std::free(p); }
     };
     std::unique_ptr<uint8_t, Free> buf(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
-    if (!buf) return 0.0;
-    pool.run([&](int t, int) { std::memset(buf.get() + slice * static_cast<size_t>(t), 1 + t, slice); });
+    if (!buf)
+        return 0.0;
+    pool.run(
+        [&](int t, int) { std::memset(buf.get() + slice * static_cast<size_t>(t), 1 + t, slice); });
 
     uint64_t (*fn)(const uint8_t*, size_t) = read_sum_scalar;
     if (wide) {
-        if (active_simd_level() == SimdLevel::Avx512) fn = read_sum_avx512;
-        else if (active_simd_level() == SimdLevel::Avx2) fn = read_sum_avx2;
+        if (active_simd_level() == SimdLevel::Avx512)
+            fn = read_sum_avx512;
+        else if (active_simd_level() == SimdLevel::Avx2)
+            fn = read_sum_avx2;
     }
     std::atomic<uint64_t> sink{0};
     double best = 0.0;
     for (int r = 0; r < std::max(1, repeats); ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         pool.run([&](int t, int) {
-            sink.fetch_xor(fn(buf.get() + slice * static_cast<size_t>(t), slice), std::memory_order_relaxed);
+            sink.fetch_xor(fn(buf.get() + slice * static_cast<size_t>(t), slice),
+                           std::memory_order_relaxed);
         });
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (s > 0) best = std::max(best, static_cast<double>(total) / s / 1e9);
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (s > 0)
+            best = std::max(best, static_cast<double>(total) / s / 1e9);
     }
-    if (sink.load() == 0x5eed) best += 0.0;  // uses the checksum
+    if (sink.load() == 0x5eed)
+        best += 0.0; // uses the checksum
     return best;
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

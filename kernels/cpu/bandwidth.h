@@ -12,8 +12,8 @@ class ThreadPool;
 
 // Best of `repeats` passes, in GB/s (1e9 bytes/s). wide: vector loads of the active SIMD level
 // (AVX-512 or AVX2, several independent accumulators); !wide: scalar 8-byte loads.
-double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes = size_t{512} << 20, bool wide = true,
-                                  int repeats = 5);
+double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes = size_t{512} << 20,
+                                  bool wide = true, int repeats = 5);
 
 // The per-thread read loops behind the probe (checksums keep the loads alive); n is a multiple
 // of 256 bytes, p 64-byte aligned.
@@ -21,4 +21,4 @@ uint64_t read_sum_scalar(const uint8_t* p, size_t n);
 uint64_t read_sum_avx2(const uint8_t* p, size_t n);
 uint64_t read_sum_avx512(const uint8_t* p, size_t n);
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -18,4 +18,4 @@ uint64_t read_sum_avx512(const uint8_t* p, size_t n) {
     return hsum_epi64_512(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

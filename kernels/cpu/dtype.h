@@ -20,9 +20,16 @@ enum class DType : uint32_t {
 // Elements per block (1 for float types, 32 for Q4_0/Q8_0, 256 for K-quants).
 constexpr int64_t dtype_block_elems(DType t) {
     switch (t) {
-    case DType::F32: case DType::F16: case DType::BF16: return 1;
-    case DType::Q4_0: case DType::Q8_0: return 32;
-    case DType::Q4_K: case DType::Q6_K: return 256;
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
+        return 1;
+    case DType::Q4_0:
+    case DType::Q8_0:
+        return 32;
+    case DType::Q4_K:
+    case DType::Q6_K:
+        return 256;
     }
     return 0;
 }
@@ -30,25 +37,39 @@ constexpr int64_t dtype_block_elems(DType t) {
 // Bytes per block.
 constexpr int64_t dtype_block_bytes(DType t) {
     switch (t) {
-    case DType::F32: return 4;
-    case DType::F16: case DType::BF16: return 2;
-    case DType::Q4_0: return 18;   // fp16 d + 16 bytes of nibbles
-    case DType::Q8_0: return 34;   // fp16 d + 32 int8
-    case DType::Q4_K: return 144;  // fp16 d, dmin + 12 bytes scales + 128 bytes nibbles
-    case DType::Q6_K: return 210;  // 128 ql + 64 qh + 16 int8 scales + fp16 d
+    case DType::F32:
+        return 4;
+    case DType::F16:
+    case DType::BF16:
+        return 2;
+    case DType::Q4_0:
+        return 18; // fp16 d + 16 bytes of nibbles
+    case DType::Q8_0:
+        return 34; // fp16 d + 32 int8
+    case DType::Q4_K:
+        return 144; // fp16 d, dmin + 12 bytes scales + 128 bytes nibbles
+    case DType::Q6_K:
+        return 210; // 128 ql + 64 qh + 16 int8 scales + fp16 d
     }
     return 0;
 }
 
 constexpr const char* dtype_name(DType t) {
     switch (t) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
-    case DType::Q4_0: return "Q4_0";
-    case DType::Q8_0: return "Q8_0";
-    case DType::Q4_K: return "Q4_K";
-    case DType::Q6_K: return "Q6_K";
+    case DType::F32:
+        return "F32";
+    case DType::F16:
+        return "F16";
+    case DType::BF16:
+        return "BF16";
+    case DType::Q4_0:
+        return "Q4_0";
+    case DType::Q8_0:
+        return "Q8_0";
+    case DType::Q4_K:
+        return "Q4_K";
+    case DType::Q6_K:
+        return "Q6_K";
     }
     return "?";
 }
@@ -56,14 +77,22 @@ constexpr const char* dtype_name(DType t) {
 // Maps a raw GGML type id to a supported DType; nullopt for unknown/unsupported ids.
 constexpr std::optional<DType> dtype_from_ggml(uint32_t id) {
     switch (id) {
-    case 0: return DType::F32;
-    case 1: return DType::F16;
-    case 2: return DType::Q4_0;
-    case 8: return DType::Q8_0;
-    case 12: return DType::Q4_K;
-    case 14: return DType::Q6_K;
-    case 30: return DType::BF16;
-    default: return std::nullopt;
+    case 0:
+        return DType::F32;
+    case 1:
+        return DType::F16;
+    case 2:
+        return DType::Q4_0;
+    case 8:
+        return DType::Q8_0;
+    case 12:
+        return DType::Q4_K;
+    case 14:
+        return DType::Q6_K;
+    case 30:
+        return DType::BF16;
+    default:
+        return std::nullopt;
     }
 }
 
@@ -72,4 +101,4 @@ constexpr int64_t dtype_row_bytes(DType t, int64_t n) {
     return n / dtype_block_elems(t) * dtype_block_bytes(t);
 }
 
-}  // namespace llmwb
+} // namespace llmwb

@@ -25,24 +25,33 @@ using detail::TileArgs;
 const MatmulKernel* select_kernel(DType t) {
     const MatmulKernel* k = nullptr;
     switch (active_simd_level()) {
-    case SimdLevel::Avx512: k = detail::avx512_matmul_kernel(t); break;
-    case SimdLevel::Avx2: k = detail::avx2_matmul_kernel(t); break;
-    case SimdLevel::Scalar: break;
+    case SimdLevel::Avx512:
+        k = detail::avx512_matmul_kernel(t);
+        break;
+    case SimdLevel::Avx2:
+        k = detail::avx2_matmul_kernel(t);
+        break;
+    case SimdLevel::Scalar:
+        break;
     }
     return k ? k : detail::scalar_matmul_kernel(t);
 }
 
-void for_range(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-    if (pool && pool->size() > 1) pool->parallel_for(n, grain, fn);
-    else if (n > 0) fn(0, n);
+void for_range(ThreadPool* pool, int64_t n, int64_t grain,
+               const std::function<void(int64_t, int64_t)>& fn) {
+    if (pool && pool->size() > 1)
+        pool->parallel_for(n, grain, fn);
+    else if (n > 0)
+        fn(0, n);
 }
 
 // Packs the activations per token tile ([cols][nt], see matmul_kernels.h) and splits the row
 // panels over the threads.
-void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_stride, int64_t rows, int64_t cols,
-                const float* x, int64_t n_tokens, ThreadPool* pool) {
+void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_stride, int64_t rows,
+                int64_t cols, const float* x, int64_t n_tokens, ThreadPool* pool) {
     thread_local detail::AlignedBuffer scratch;
-    auto* acts = reinterpret_cast<float*>(scratch.get(static_cast<size_t>(n_tokens * cols) * sizeof(float), true));
+    auto* acts = reinterpret_cast<float*>(
+        scratch.get(static_cast<size_t>(n_tokens * cols) * sizeof(float), true));
     const int64_t n_tiles = (n_tokens + detail::kGemmTileTokens - 1) / detail::kGemmTileTokens;
     auto pack = [&](int64_t g0, int64_t g1) {
         for (int64_t g = g0; g < g1; ++g) {
@@ -51,12 +60,15 @@ void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_st
             float* dst = acts + t0 * cols;
             for (int64_t t = 0; t < nt; ++t) {
                 const float* src = x + (t0 + t) * cols;
-                for (int64_t c = 0; c < cols; ++c) dst[c * nt + t] = src[c];
+                for (int64_t c = 0; c < cols; ++c)
+                    dst[c * nt + t] = src[c];
             }
         }
     };
-    if (n_tokens * cols >= (1 << 16)) for_range(pool, n_tiles, 1, pack);
-    else pack(0, n_tiles);
+    if (n_tokens * cols >= (1 << 16))
+        for_range(pool, n_tiles, 1, pack);
+    else
+        pack(0, n_tiles);
     const detail::GemmArgs args{w, w_stride, rows, cols, acts, n_tokens, y, rows};
     const int64_t n_panels = (rows + detail::kGemmRows - 1) / detail::kGemmRows;
     for_range(pool, n_panels, 1, [&](int64_t p0, int64_t p1) {
@@ -66,16 +78,19 @@ void gemm_float(detail::GemmRowsFn gemm, float* y, const uint8_t* w, size_t w_st
 
 // Quantizes the activations once (in parallel when large) and splits the row groups over the
 // threads; each thread repacks its rows group by group (see matmul_qgemm_avx512.cpp).
-void gemm_quant(const detail::QGemm& q, float* y, const uint8_t* w, size_t w_stride, int64_t rows, int64_t cols,
-                const float* x, int64_t n_tokens, ThreadPool* pool) {
+void gemm_quant(const detail::QGemm& q, float* y, const uint8_t* w, size_t w_stride, int64_t rows,
+                int64_t cols, const float* x, int64_t n_tokens, ThreadPool* pool) {
     thread_local detail::AlignedBuffer scratch;
     const size_t a_stride = q.act_row_bytes(cols);
     uint8_t* acts = scratch.get(a_stride * static_cast<size_t>(n_tokens), true);
     auto prep = [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) q.prepare_act(x + t * cols, cols, acts + t * a_stride);
+        for (int64_t t = t0; t < t1; ++t)
+            q.prepare_act(x + t * cols, cols, acts + t * a_stride);
     };
-    if (n_tokens * cols >= (1 << 16)) for_range(pool, n_tokens, 1, prep);
-    else prep(0, n_tokens);
+    if (n_tokens * cols >= (1 << 16))
+        for_range(pool, n_tokens, 1, prep);
+    else
+        prep(0, n_tokens);
     const detail::QGemmArgs args{w, w_stride, rows, cols, acts, a_stride, n_tokens, y, rows};
     const int64_t n_groups = (rows + detail::kQGemmRows - 1) / detail::kQGemmRows;
     for_range(pool, n_groups, 1, [&](int64_t g0, int64_t g1) {
@@ -83,11 +98,12 @@ void gemm_quant(const detail::QGemm& q, float* y, const uint8_t* w, size_t w_str
     });
 }
 
-}  // namespace
+} // namespace
 
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
     assert(w.cols % dtype_block_elems(w.type) == 0);
-    if (n_tokens <= 0 || w.rows <= 0) return;
+    if (n_tokens <= 0 || w.rows <= 0)
+        return;
     const MatmulKernel* k = select_kernel(w.type);
     const auto* wbase = static_cast<const uint8_t*>(w.data);
     const size_t w_stride = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
@@ -114,16 +130,27 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
         a_stride = k->act_row_bytes(w.cols);
         uint8_t* buf = scratch.get(a_stride * static_cast<size_t>(n_tokens), true);
         auto prep = [&](int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t) k->prepare_act(x + t * w.cols, w.cols, buf + t * a_stride);
+            for (int64_t t = t0; t < t1; ++t)
+                k->prepare_act(x + t * w.cols, w.cols, buf + t * a_stride);
         };
-        if (n_tokens * w.cols >= (1 << 16)) for_range(pool, n_tokens, 1, prep);
-        else prep(0, n_tokens);
+        if (n_tokens * w.cols >= (1 << 16))
+            for_range(pool, n_tokens, 1, prep);
+        else
+            prep(0, n_tokens);
         acts = buf;
     }
 
     if (n_tokens == 1) {
         for_range(pool, w.rows, 16, [&](int64_t r0, int64_t r1) {
-            TileArgs a{wbase + r0 * w_stride, w_stride, w.cols, static_cast<int>(r1 - r0), acts, a_stride, 1, y + r0, w.rows};
+            TileArgs a{wbase + r0 * w_stride,
+                       w_stride,
+                       w.cols,
+                       static_cast<int>(r1 - r0),
+                       acts,
+                       a_stride,
+                       1,
+                       y + r0,
+                       w.rows};
             k->tile(a);
         });
         return;
@@ -131,15 +158,25 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
 
     // Rows per cache block: ~128 KiB of weights (L2), a multiple of 4 (the register blocks).
     const int64_t block_rows =
-        std::clamp<int64_t>(static_cast<int64_t>((128 << 10) / std::max<size_t>(w_stride, 1)), 8, 256) / 4 * 4;
+        std::clamp<int64_t>(static_cast<int64_t>((128 << 10) / std::max<size_t>(w_stride, 1)), 8,
+                            256) /
+        4 * 4;
     const int64_t n_blocks = (w.rows + block_rows - 1) / block_rows;
     for_range(pool, n_blocks, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t r0 = b * block_rows, r1 = std::min(w.rows, r0 + block_rows);
             for (int64_t t0 = 0; t0 < n_tokens; t0 += detail::kMaxTileTokens) {
-                const int nt = static_cast<int>(std::min<int64_t>(detail::kMaxTileTokens, n_tokens - t0));
-                TileArgs a{wbase + r0 * w_stride, w_stride, w.cols, static_cast<int>(r1 - r0),
-                           acts + t0 * a_stride, a_stride, nt, y + t0 * w.rows + r0, w.rows};
+                const int nt =
+                    static_cast<int>(std::min<int64_t>(detail::kMaxTileTokens, n_tokens - t0));
+                TileArgs a{wbase + r0 * w_stride,
+                           w_stride,
+                           w.cols,
+                           static_cast<int>(r1 - r0),
+                           acts + t0 * a_stride,
+                           a_stride,
+                           nt,
+                           y + t0 * w.rows + r0,
+                           w.rows};
                 k->tile(a);
             }
         }
@@ -155,10 +192,11 @@ void matmul_reference(float* y, const WeightMatrix& w, const float* x, int64_t n
         for (int64_t t = 0; t < n_tokens; ++t) {
             const float* xt = x + t * w.cols;
             double s = 0;
-            for (int64_t c = 0; c < w.cols; ++c) s += static_cast<double>(row[static_cast<size_t>(c)]) * xt[c];
+            for (int64_t c = 0; c < w.cols; ++c)
+                s += static_cast<double>(row[static_cast<size_t>(c)]) * xt[c];
             y[t * w.rows + r] = static_cast<float>(s);
         }
     }
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -14,7 +14,7 @@ struct WeightMatrix {
     DType type = DType::F32;
     const void* data = nullptr;
     int64_t rows = 0;
-    int64_t cols = 0;  // multiple of dtype_block_elems(type)
+    int64_t cols = 0; // multiple of dtype_block_elems(type)
 };
 
 // y[t][r] = sum_c W[r][c] * x[t][c]   for t < n_tokens, r < rows.
@@ -27,4 +27,4 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
 // Plain reference: dequantizes one row at a time and accumulates in double. Slow; for tests.
 void matmul_reference(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens);
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

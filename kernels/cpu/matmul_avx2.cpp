@@ -16,7 +16,9 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
-inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+inline float h2f(uint16_t h) {
+    return _cvtsh_ss(h);
+}
 
 inline float hsum(__m256 v) {
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -25,41 +27,52 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(h);
 }
 
-inline __m256i dot_u8s8(__m256i u, __m256i s) {  // 8 x int32 sums of 4 products
+inline __m256i dot_u8s8(__m256i u, __m256i s) { // 8 x int32 sums of 4 products
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
-size_t a32_bytes(int64_t cols) { return A32Layout(cols).row_bytes; }
-size_t ak_bytes(int64_t cols) { return AKLayout(cols).row_bytes; }
-void prep_a32(const float* x, int64_t cols, uint8_t* dst) { prepare_act_a32(x, cols, dst, false); }
+size_t a32_bytes(int64_t cols) {
+    return A32Layout(cols).row_bytes;
+}
+size_t ak_bytes(int64_t cols) {
+    return AKLayout(cols).row_bytes;
+}
+void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
+    prepare_act_a32(x, cols, dst, false);
+}
 
 // ---- float weights -------------------------------------------------------------------------
 
 struct LoadF32 {
-    static __m256 load(const uint8_t* w, int64_t c) { return _mm256_loadu_ps(reinterpret_cast<const float*>(w) + c); }
+    static __m256 load(const uint8_t* w, int64_t c) {
+        return _mm256_loadu_ps(reinterpret_cast<const float*>(w) + c);
+    }
     static float at(const uint8_t* w, int64_t c) { return reinterpret_cast<const float*>(w)[c]; }
 };
 struct LoadF16 {
     static __m256 load(const uint8_t* w, int64_t c) {
         return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * c)));
     }
-    static float at(const uint8_t* w, int64_t c) { return h2f(reinterpret_cast<const uint16_t*>(w)[c]); }
+    static float at(const uint8_t* w, int64_t c) {
+        return h2f(reinterpret_cast<const uint16_t*>(w)[c]);
+    }
 };
 struct LoadBF16 {
     static __m256 load(const uint8_t* w, int64_t c) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * c));
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
     }
-    static float at(const uint8_t* w, int64_t c) { return bf16_to_fp32(reinterpret_cast<const uint16_t*>(w)[c]); }
+    static float at(const uint8_t* w, int64_t c) {
+        return bf16_to_fp32(reinterpret_cast<const uint16_t*>(w)[c]);
+    }
 };
 
-template <class W>
-struct FloatTile {
-    template <int NT>
-    struct K {
+template <class W> struct FloatTile {
+    template <int NT> struct K {
         static void run(const TileArgs& p) {
             const float* x[NT];
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(p.a + static_cast<size_t>(t) * p.a_stride);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] =
+                reinterpret_cast<const float*>(p.a + static_cast<size_t>(t) * p.a_stride);
             for (int r = 0; r < p.nr; ++r) {
                 const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
                 __m256 acc0[NT], acc1[NT];
@@ -74,11 +87,13 @@ struct FloatTile {
                 }
                 for (; c + 8 <= p.cols; c += 8) {
                     const __m256 w0 = W::load(w, c);
-                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + c), acc0[t]);
+                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc0[t] =
+                        _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + c), acc0[t]);
                 }
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     float s = hsum(_mm256_add_ps(acc0[t], acc1[t]));
-                    for (int64_t k = c; k < p.cols; ++k) s += W::at(w, k) * x[t][k];
+                    for (int64_t k = c; k < p.cols; ++k)
+                        s += W::at(w, k) * x[t][k];
                     p.y[t * p.ldy + r] = s;
                 }
             }
@@ -88,8 +103,7 @@ struct FloatTile {
 
 // ---- Q8_0 / Q4_0 -----------------------------------------------------------------------------
 
-template <int NT>
-struct Q8_0Tile {
+template <int NT> struct Q8_0Tile {
     static void run(const TileArgs& p) {
         const A32Layout L(p.cols);
         const int64_t nb = p.cols / 32;
@@ -100,7 +114,8 @@ struct Q8_0Tile {
             ad[t] = reinterpret_cast<const float*>(a[t] + L.d_off);
         }
         for (int r = 0; r < p.nr; ++r) {
-            const auto* w = reinterpret_cast<const BlockQ8_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            const auto* w =
+                reinterpret_cast<const BlockQ8_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT];
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
@@ -108,9 +123,11 @@ struct Q8_0Tile {
                 const __m256i aw = _mm256_sign_epi8(wq, wq);
                 const float dw = h2f(w[b].d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b));
+                    const __m256i x =
+                        _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b));
                     const __m256i s = dot_u8s8(aw, _mm256_sign_epi8(x, wq));
-                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * ad[t][b]), acc[t]);
+                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * ad[t][b]),
+                                             acc[t]);
                 }
             }
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
@@ -118,8 +135,7 @@ struct Q8_0Tile {
     }
 };
 
-template <int NT>
-struct Q4_0Tile {
+template <int NT> struct Q4_0Tile {
     static void run(const TileArgs& p) {
         const A32Layout L(p.cols);
         const int64_t nb = p.cols / 32;
@@ -132,7 +148,8 @@ struct Q4_0Tile {
         }
         const __m256i low4 = _mm256_set1_epi8(0x0F);
         for (int r = 0; r < p.nr; ++r) {
-            const auto* w = reinterpret_cast<const BlockQ4_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            const auto* w =
+                reinterpret_cast<const BlockQ4_0*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT];
             float corr[NT];
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
@@ -141,23 +158,27 @@ struct Q4_0Tile {
             }
             for (int64_t b = 0; b < nb; ++b) {
                 const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-                const __m256i wq = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), low4);
+                const __m256i wq = _mm256_and_si256(
+                    _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                    low4);
                 const float dw = h2f(w[b].d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    const __m256i s = dot_u8s8(wq, _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)));
-                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * ad[t][b]), acc[t]);
+                    const __m256i s = dot_u8s8(
+                        wq, _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t] + 32 * b)));
+                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * ad[t][b]),
+                                             acc[t]);
                     corr[t] += dw * ads[t][b];
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - 8.0f * corr[t];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
+                hsum(acc[t]) - 8.0f * corr[t];
         }
     }
 };
 
 // ---- Q4_K / Q6_K -----------------------------------------------------------------------------
 
-template <int NT>
-struct Q4_KTile {
+template <int NT> struct Q4_KTile {
     static void run(const TileArgs& p) {
         const AKLayout L(p.cols);
         const int64_t nb = p.cols / 256;
@@ -171,7 +192,8 @@ struct Q4_KTile {
         }
         const __m256i low4 = _mm256_set1_epi8(0x0F);
         for (int r = 0; r < p.nr; ++r) {
-            const auto* w = reinterpret_cast<const BlockQ4_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            const auto* w =
+                reinterpret_cast<const BlockQ4_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT], macc[NT];
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
@@ -181,33 +203,42 @@ struct Q4_KTile {
                 __m256i s16[8], q[8];
                 LLMWB_UNROLL for (int j = 0; j < 8; ++j) s16[j] = _mm256_set1_epi16(sc[j]);
                 LLMWB_UNROLL for (int c = 0; c < 4; ++c) {
-                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qs + 32 * c));
+                    const __m256i raw =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qs + 32 * c));
                     q[2 * c] = _mm256_and_si256(raw, low4);
                     q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
                 }
-                const __m128i m8 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
-                const __m256i mins16 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
-                                                               _mm_unpackhi_epi16(m8, m8), 1);
+                const __m128i m8 =
+                    _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+                const __m256i mins16 =
+                    _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
+                                            _mm_unpackhi_epi16(m8, m8), 1);
                 const float d = h2f(B.d), dmin = h2f(B.dmin);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
                     __m256i s = _mm256_setzero_si256();
                     LLMWB_UNROLL for (int j = 0; j < 8; ++j) {
-                        const __m256i xv = _mm256_load_si256(reinterpret_cast<const __m256i*>(x + 32 * j));
-                        s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(q[j], xv), s16[j]));
+                        const __m256i xv =
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(x + 32 * j));
+                        s = _mm256_add_epi32(
+                            s, _mm256_madd_epi16(_mm256_maddubs_epi16(q[j], xv), s16[j]));
                     }
-                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * ad[t][b]), acc[t]);
-                    const __m256i mi = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)), mins16);
-                    macc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * ad[t][b]), macc[t]);
+                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * ad[t][b]),
+                                             acc[t]);
+                    const __m256i mi = _mm256_madd_epi16(
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)),
+                        mins16);
+                    macc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi),
+                                              _mm256_set1_ps(dmin * ad[t][b]), macc[t]);
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - hsum(macc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
+                hsum(acc[t]) - hsum(macc[t]);
         }
     }
 };
 
-template <int NT>
-struct Q6_KTile {
+template <int NT> struct Q6_KTile {
     static void run(const TileArgs& p) {
         const AKLayout L(p.cols);
         const int64_t nb = p.cols / 256;
@@ -221,37 +252,52 @@ struct Q6_KTile {
         }
         const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
         for (int r = 0; r < p.nr; ++r) {
-            const auto* w = reinterpret_cast<const BlockQ6_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            const auto* w =
+                reinterpret_cast<const BlockQ6_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
             __m256 acc[NT];
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ6_K& B = w[b];
-                __m256i q[8], s16[8];  // q[k]: elements 32k .. 32k+31
+                __m256i q[8], s16[8]; // q[k]: elements 32k .. 32k+31
                 LLMWB_UNROLL for (int h = 0; h < 2; ++h) {
-                    const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.ql + 64 * h));
-                    const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.ql + 64 * h + 32));
-                    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qh + 32 * h));
-                    q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45));
-                    q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45));
-                    q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(hb, bits45));
-                    q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                                   _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
+                    const __m256i l0 =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.ql + 64 * h));
+                    const __m256i l1 =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.ql + 64 * h + 32));
+                    const __m256i hb =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qh + 32 * h));
+                    q[4 * h + 0] =
+                        _mm256_or_si256(_mm256_and_si256(l0, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45));
+                    q[4 * h + 1] =
+                        _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45));
+                    q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                                   _mm256_and_si256(hb, bits45));
+                    q[4 * h + 3] =
+                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                        _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
                 }
-                LLMWB_UNROLL for (int k = 0; k < 8; ++k)
-                    s16[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(B.scales[2 * k])),
-                                                     _mm_set1_epi16(B.scales[2 * k + 1]), 1);
-                const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales)));
+                LLMWB_UNROLL for (int k = 0; k < 8; ++k) s16[k] =
+                    _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(B.scales[2 * k])),
+                                            _mm_set1_epi16(B.scales[2 * k + 1]), 1);
+                const __m256i sc16 = _mm256_cvtepi8_epi16(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales)));
                 const float d = h2f(B.d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const uint8_t* x = a[t] + 256 * b;
                     __m256i s = _mm256_setzero_si256();
                     LLMWB_UNROLL for (int k = 0; k < 8; ++k) {
-                        const __m256i xv = _mm256_load_si256(reinterpret_cast<const __m256i*>(x + 32 * k));
-                        s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], xv), s16[k]));
+                        const __m256i xv =
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(x + 32 * k));
+                        s = _mm256_add_epi32(
+                            s, _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], xv), s16[k]));
                     }
-                    const __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)), sc16);
+                    const __m256i corr = _mm256_madd_epi16(
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(as[t] + 16 * b)), sc16);
                     s = _mm256_sub_epi32(s, _mm256_slli_epi32(corr, 5));
-                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * ad[t][b]), acc[t]);
+                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * ad[t][b]),
+                                             acc[t]);
                 }
             }
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
@@ -259,17 +305,32 @@ struct Q6_KTile {
     }
 };
 
-template <template <int> class Tile>
-void by_nt(const TileArgs& p) {
+template <template <int> class Tile> void by_nt(const TileArgs& p) {
     switch (p.nt) {
-    case 1: Tile<1>::run(p); break;
-    case 2: Tile<2>::run(p); break;
-    case 3: Tile<3>::run(p); break;
-    case 4: Tile<4>::run(p); break;
-    case 5: Tile<5>::run(p); break;
-    case 6: Tile<6>::run(p); break;
-    case 7: Tile<7>::run(p); break;
-    default: Tile<8>::run(p); break;
+    case 1:
+        Tile<1>::run(p);
+        break;
+    case 2:
+        Tile<2>::run(p);
+        break;
+    case 3:
+        Tile<3>::run(p);
+        break;
+    case 4:
+        Tile<4>::run(p);
+        break;
+    case 5:
+        Tile<5>::run(p);
+        break;
+    case 6:
+        Tile<6>::run(p);
+        break;
+    case 7:
+        Tile<7>::run(p);
+        break;
+    default:
+        Tile<8>::run(p);
+        break;
     }
     static_assert(kMaxTileTokens == 8);
 }
@@ -282,19 +343,26 @@ const MatmulKernel kQ4_0{a32_bytes, prep_a32, by_nt<Q4_0Tile>};
 const MatmulKernel kQ4_K{ak_bytes, prepare_act_ak, by_nt<Q4_KTile>};
 const MatmulKernel kQ6_K{ak_bytes, prepare_act_ak, by_nt<Q6_KTile>};
 
-}  // namespace
+} // namespace
 
 const MatmulKernel* avx2_matmul_kernel(DType t) {
     switch (t) {
-    case DType::F32: return &kF32;
-    case DType::F16: return &kF16;
-    case DType::BF16: return &kBF16;
-    case DType::Q8_0: return &kQ8_0;
-    case DType::Q4_0: return &kQ4_0;
-    case DType::Q4_K: return &kQ4_K;
-    case DType::Q6_K: return &kQ6_K;
+    case DType::F32:
+        return &kF32;
+    case DType::F16:
+        return &kF16;
+    case DType::BF16:
+        return &kBF16;
+    case DType::Q8_0:
+        return &kQ8_0;
+    case DType::Q4_0:
+        return &kQ4_0;
+    case DType::Q4_K:
+        return &kQ4_K;
+    case DType::Q6_K:
+        return &kQ6_K;
     }
     return nullptr;
 }
 
-}  // namespace llmwb::kernels::detail
+} // namespace llmwb::kernels::detail

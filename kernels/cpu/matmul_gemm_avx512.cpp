@@ -63,23 +63,26 @@ inline void transpose16(__m512 v[16]) {
 template <class W>
 void pack_panel(const uint8_t* w, size_t w_stride, int nr, int64_t c0, int kc, float* out) {
     for (int h = 0; h < kGemmRowVecs; ++h) {
-        const int hr = nr - 16 * h;  // valid rows in this group of 16
+        const int hr = nr - 16 * h; // valid rows in this group of 16
         if (hr <= 0) {
-            for (int c = 0; c < kc; ++c) _mm512_store_ps(out + c * kGemmRows + 16 * h, _mm512_setzero_ps());
+            for (int c = 0; c < kc; ++c)
+                _mm512_store_ps(out + c * kGemmRows + 16 * h, _mm512_setzero_ps());
             continue;
         }
         for (int cb = 0; cb < kc; cb += 16) {
             const int n = kc - cb < 16 ? kc - cb : 16;
             const __mmask16 m = rows_mask(n);
             __m512 v[16];
-            LLMWB_UNROLL for (int i = 0; i < 16; ++i)
-                v[i] = i < hr ? W::load(w + static_cast<size_t>(16 * h + i) * w_stride, c0 + cb, m) : _mm512_setzero_ps();
+            LLMWB_UNROLL for (int i = 0; i < 16; ++i) v[i] =
+                i < hr ? W::load(w + static_cast<size_t>(16 * h + i) * w_stride, c0 + cb, m)
+                       : _mm512_setzero_ps();
             transpose16(v);
             float* o = out + static_cast<size_t>(cb) * kGemmRows + 16 * h;
             if (n == 16) {
                 LLMWB_UNROLL for (int j = 0; j < 16; ++j) _mm512_store_ps(o + j * kGemmRows, v[j]);
             } else {
-                for (int j = 0; j < n; ++j) _mm512_store_ps(o + j * kGemmRows, v[j]);
+                for (int j = 0; j < n; ++j)
+                    _mm512_store_ps(o + j * kGemmRows, v[j]);
             }
         }
     }
@@ -90,14 +93,16 @@ template <int NT, bool kAccum>
 void micro(const float* wp, const float* xp, int kc, float* y, int64_t ldy, int nr) {
     constexpr int RV = kGemmRowVecs;
     __m512 acc[NT][RV];
-    LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-        LLMWB_UNROLL for (int v = 0; v < RV; ++v) acc[t][v] = _mm512_setzero_ps();
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < RV; ++v) acc[t][v] =
+        _mm512_setzero_ps();
     for (int c = 0; c < kc; ++c) {
         __m512 wv[RV];
-        LLMWB_UNROLL for (int v = 0; v < RV; ++v) wv[v] = _mm512_load_ps(wp + c * kGemmRows + 16 * v);
+        LLMWB_UNROLL for (int v = 0; v < RV; ++v) wv[v] =
+            _mm512_load_ps(wp + c * kGemmRows + 16 * v);
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             const __m512 b = _mm512_set1_ps(xp[c * NT + t]);
-            LLMWB_UNROLL for (int v = 0; v < RV; ++v) acc[t][v] = _mm512_fmadd_ps(wv[v], b, acc[t][v]);
+            LLMWB_UNROLL for (int v = 0; v < RV; ++v) acc[t][v] =
+                _mm512_fmadd_ps(wv[v], b, acc[t][v]);
         }
     }
     __mmask16 m[RV];
@@ -105,7 +110,8 @@ void micro(const float* wp, const float* xp, int kc, float* y, int64_t ldy, int 
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         float* yt = y + t * ldy;
         LLMWB_UNROLL for (int v = 0; v < RV; ++v) {
-            if (kAccum) acc[t][v] = _mm512_add_ps(acc[t][v], _mm512_maskz_loadu_ps(m[v], yt + 16 * v));
+            if (kAccum)
+                acc[t][v] = _mm512_add_ps(acc[t][v], _mm512_maskz_loadu_ps(m[v], yt + 16 * v));
             _mm512_mask_storeu_ps(yt + 16 * v, m[v], acc[t][v]);
         }
     }
@@ -113,15 +119,15 @@ void micro(const float* wp, const float* xp, int kc, float* y, int64_t ldy, int 
 
 using MicroFn = void (*)(const float*, const float*, int, float*, int64_t, int);
 
-template <bool kAccum, int... N>
-constexpr auto micro_table(std::integer_sequence<int, N...>) {
+template <bool kAccum, int... N> constexpr auto micro_table(std::integer_sequence<int, N...>) {
     return std::array<MicroFn, sizeof...(N)>{&micro<N + 1, kAccum>...};
 }
 
-template <class W>
-void gemm_rows(const GemmArgs& a, int64_t r0, int64_t r1) {
-    static constexpr auto kFirst = micro_table<false>(std::make_integer_sequence<int, kGemmTileTokens>{});
-    static constexpr auto kNext = micro_table<true>(std::make_integer_sequence<int, kGemmTileTokens>{});
+template <class W> void gemm_rows(const GemmArgs& a, int64_t r0, int64_t r1) {
+    static constexpr auto kFirst =
+        micro_table<false>(std::make_integer_sequence<int, kGemmTileTokens>{});
+    static constexpr auto kNext =
+        micro_table<true>(std::make_integer_sequence<int, kGemmTileTokens>{});
     alignas(64) thread_local float panel[kGemmRows * kGemmKc];
     for (int64_t c0 = 0; c0 < a.cols; c0 += kGemmKc) {
         const int kc = static_cast<int>(a.cols - c0 < kGemmKc ? a.cols - c0 : kGemmKc);
@@ -130,7 +136,8 @@ void gemm_rows(const GemmArgs& a, int64_t r0, int64_t r1) {
             const int nr = static_cast<int>(r1 - r < kGemmRows ? r1 - r : kGemmRows);
             pack_panel<W>(a.w + static_cast<size_t>(r) * a.w_stride, a.w_stride, nr, c0, kc, panel);
             for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kGemmTileTokens) {
-                const int nt = static_cast<int>(a.n_tokens - t0 < kGemmTileTokens ? a.n_tokens - t0 : kGemmTileTokens);
+                const int nt = static_cast<int>(
+                    a.n_tokens - t0 < kGemmTileTokens ? a.n_tokens - t0 : kGemmTileTokens);
                 const float* xp = a.acts + t0 * a.cols + c0 * nt;
                 fns[static_cast<size_t>(nt - 1)](panel, xp, kc, a.y + t0 * a.ldy + r, a.ldy, nr);
             }
@@ -138,15 +145,17 @@ void gemm_rows(const GemmArgs& a, int64_t r0, int64_t r1) {
     }
 }
 
-}  // namespace
+} // namespace
 
 GemmRowsFn avx512_float_gemm(DType t) {
     switch (t) {
     // F16/BF16: measured no faster than the tile kernels (matmul_avx512.cpp), which convert in
     // their loads; this kernel is bound by the activation broadcasts (~0.5 per cycle here).
-    case DType::F32: return gemm_rows<LoadF32>;
-    default: return nullptr;
+    case DType::F32:
+        return gemm_rows<LoadF32>;
+    default:
+        return nullptr;
     }
 }
 
-}  // namespace llmwb::kernels::detail
+} // namespace llmwb::kernels::detail

@@ -22,7 +22,9 @@ namespace llmwb::kernels::detail {
 
 constexpr int kMaxTileTokens = 8;
 
-inline size_t align64(size_t n) { return (n + 63) & ~static_cast<size_t>(63); }
+inline size_t align64(size_t n) {
+    return (n + 63) & ~static_cast<size_t>(63);
+}
 
 // A growable 64-byte aligned buffer (thread_local scratch of the drivers and kernels). With
 // slack, it grows to a quarter more than asked so that slowly growing batches reallocate rarely.
@@ -42,7 +44,7 @@ struct AlignedBuffer {
 };
 
 struct A32Layout {
-    size_t d_off, ds_off, row_bytes;  // q at offset 0
+    size_t d_off, ds_off, row_bytes; // q at offset 0
     explicit A32Layout(int64_t cols) {
         const size_t nb = static_cast<size_t>(cols / 32);
         d_off = align64(static_cast<size_t>(cols));
@@ -52,7 +54,7 @@ struct A32Layout {
 };
 
 struct AKLayout {
-    size_t d_off, bsum_off, row_bytes;  // q at offset 0
+    size_t d_off, bsum_off, row_bytes; // q at offset 0
     explicit AKLayout(int64_t cols) {
         d_off = align64(static_cast<size_t>(cols));
         bsum_off = d_off + align64(static_cast<size_t>(cols / 256) * sizeof(float));
@@ -62,13 +64,13 @@ struct AKLayout {
 
 // One call computes y[t * ldy + r] = dot(weight row r, activation row t) for r < nr, t < nt.
 struct TileArgs {
-    const uint8_t* w;    // first weight row
-    size_t w_stride;     // bytes between weight rows
+    const uint8_t* w; // first weight row
+    size_t w_stride;  // bytes between weight rows
     int64_t cols;
     int nr;
-    const uint8_t* a;    // first activation row (prepared format, or fp32)
-    size_t a_stride;     // bytes between activation rows
-    int nt;              // 1 .. kMaxTileTokens
+    const uint8_t* a; // first activation row (prepared format, or fp32)
+    size_t a_stride;  // bytes between activation rows
+    int nt;           // 1 .. kMaxTileTokens
     float* y;
     int64_t ldy;
 };
@@ -84,28 +86,28 @@ struct MatmulKernel {
 // activations per tile of up to kGemmTileTokens tokens (tile at token t0 with nt tokens is stored
 // at acts + t0 * cols as [cols][nt] fp32); one call computes y for rows [r0, r1), r0 a multiple
 // of kGemmRows, and every token.
-constexpr int kGemmRowVecs = 3;                  // zmm vectors of 16 rows per register block
+constexpr int kGemmRowVecs = 3; // zmm vectors of 16 rows per register block
 constexpr int kGemmRows = 16 * kGemmRowVecs;
 constexpr int kGemmTileTokens = 8;
-constexpr int kGemmKc = 160;        // columns per packed weight panel (30 KiB of fp32)
-constexpr int kGemmMinTokens = 4;   // fewer tokens use the tile kernels
+constexpr int kGemmKc = 160;      // columns per packed weight panel (30 KiB of fp32)
+constexpr int kGemmMinTokens = 4; // fewer tokens use the tile kernels
 
 struct GemmArgs {
     const uint8_t* w;
     size_t w_stride;
     int64_t rows, cols;
-    const float* acts;  // packed
+    const float* acts; // packed
     int64_t n_tokens;
     float* y;
     int64_t ldy;
 };
 using GemmRowsFn = void (*)(const GemmArgs& args, int64_t r0, int64_t r1);
-GemmRowsFn avx512_float_gemm(DType t);  // nullptr for non-float types
+GemmRowsFn avx512_float_gemm(DType t); // nullptr for non-float types
 
 // Packed matrix-matrix product for quantized weights (matmul_qgemm_avx512.cpp), used from
-// min_tokens tokens on (below, repacking the weights costs more than it saves). The driver prepares every activation row with prepare_act (act_row_bytes
-// each, a_stride apart); one rows() call computes y for rows [r0, r1), r0 a multiple of
-// kQGemmRows, and every token.
+// min_tokens tokens on (below, repacking the weights costs more than it saves). The driver prepares
+// every activation row with prepare_act (act_row_bytes each, a_stride apart); one rows() call
+// computes y for rows [r0, r1), r0 a multiple of kQGemmRows, and every token.
 constexpr int kQGemmRows = 32;
 
 struct QGemmArgs {
@@ -124,16 +126,16 @@ struct QGemm {
     void (*prepare_act)(const float* x, int64_t cols, uint8_t* dst);
     void (*rows)(const QGemmArgs& args, int64_t r0, int64_t r1);
 };
-const QGemm* avx512_quant_gemm(DType t);  // nullptr for other types
+const QGemm* avx512_quant_gemm(DType t); // nullptr for other types
 
 // Kernel for a weight type at a level; nullptr when that level has no specialised kernel.
 const MatmulKernel* scalar_matmul_kernel(DType t);
 const MatmulKernel* avx2_matmul_kernel(DType t);
 const MatmulKernel* avx512_matmul_kernel(DType t);
-const MatmulKernel* avx512_q32_matmul_kernel(DType t);  // Q8_0, Q4_0 (matmul_q32_avx512.cpp)
+const MatmulKernel* avx512_q32_matmul_kernel(DType t); // Q8_0, Q4_0 (matmul_q32_avx512.cpp)
 
 // Scalar activation quantizers (shared by the levels that keep the plain signed format).
 void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased);
 void prepare_act_ak(const float* x, int64_t cols, uint8_t* dst);
 
-}  // namespace llmwb::kernels::detail
+} // namespace llmwb::kernels::detail

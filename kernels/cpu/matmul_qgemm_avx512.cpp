@@ -31,14 +31,13 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
-constexpr int kRV = kQGemmRows / 16;  // row vectors per group
+constexpr int kRV = kQGemmRows / 16; // row vectors per group
 static_assert(kRV == 2);
 
 // ---- activation rows --------------------------------------------------------------------------
 // q [align64(cols)] int8 | d [cols / SB] float | corr [cols / CB] int32 (-K * sum q) |
 // bs [cols / 32] float (sum q, Q4_K only)
-template <int SB, int CB, bool kMins>
-struct ActLayout {
+template <int SB, int CB, bool kMins> struct ActLayout {
     size_t d_off, corr_off, bs_off, row_bytes;
     explicit ActLayout(int64_t cols) {
         d_off = align64(static_cast<size_t>(cols));
@@ -48,14 +47,12 @@ struct ActLayout {
     }
 };
 
-template <class T>
-size_t act_bytes(int64_t cols) {
+template <class T> size_t act_bytes(int64_t cols) {
     return ActLayout<T::SB, T::CB, T::kMins>(cols).row_bytes;
 }
 
 // Same rounding as the other activation quantizers: q = round_even(x * 127 / amax).
-template <class T>
-void prep_act(const float* x, int64_t cols, uint8_t* dst) {
+template <class T> void prep_act(const float* x, int64_t cols, uint8_t* dst) {
     const ActLayout<T::SB, T::CB, T::kMins> L(cols);
     auto* d = reinterpret_cast<float*>(dst + L.d_off);
     auto* corr = reinterpret_cast<int32_t*>(dst + L.corr_off);
@@ -63,24 +60,32 @@ void prep_act(const float* x, int64_t cols, uint8_t* dst) {
     for (int64_t b = 0; b < cols / T::SB; ++b) {
         const float* xb = x + T::SB * b;
         __m512 m = _mm512_setzero_ps();
-        for (int i = 0; i < T::SB; i += 16) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + i)));
+        for (int i = 0; i < T::SB; i += 16)
+            m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + i)));
         const float amax = _mm512_reduce_max_ps(m);
         const __m512 vid = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
         d[b] = amax / 127.0f;
         for (int i = 0; i < T::SB; i += 16) {
             const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + i), vid));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + T::SB * b + i), _mm512_cvtsepi32_epi8(q));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + T::SB * b + i),
+                             _mm512_cvtsepi32_epi8(q));
         }
     }
     const auto* q = reinterpret_cast<const int8_t*>(dst);
     for (int64_t c = 0; c < cols / 16; ++c) {
-        const int s = _mm512_reduce_add_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c))));
-        if constexpr (T::CB == 16) corr[c] = -T::K * s;
-        else if (c % 2 == 0) corr[c / 2] = -T::K * s;
-        else corr[c / 2] -= T::K * s;
+        const int s = _mm512_reduce_add_epi32(
+            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c))));
+        if constexpr (T::CB == 16)
+            corr[c] = -T::K * s;
+        else if (c % 2 == 0)
+            corr[c / 2] = -T::K * s;
+        else
+            corr[c / 2] -= T::K * s;
         if constexpr (T::kMins) {
-            if (c % 2 == 0) bs[c / 2] = static_cast<float>(s);
-            else bs[c / 2] += static_cast<float>(s);
+            if (c % 2 == 0)
+                bs[c / 2] = static_cast<float>(s);
+            else
+                bs[c / 2] += static_cast<float>(s);
         }
     }
 }
@@ -96,20 +101,24 @@ void prep_act(const float* x, int64_t cols, uint8_t* dst) {
 // than a gather per block here), then one conversion per block.
 template <int kBytes>
 void block_scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw) {
-    constexpr int64_t kStep = 64;  // blocks per pass
+    constexpr int64_t kStep = 64; // blocks per pass
     alignas(64) uint16_t h[kStep][16];
     for (int64_t b0 = 0; b0 < cols / 32; b0 += kStep) {
         const int64_t nb = std::min(kStep, cols / 32 - b0);
         for (int i = 0; i < 16; ++i) {
             if (i < nr) {
                 const uint8_t* r = rows + static_cast<size_t>(i) * stride + kBytes * b0;
-                for (int64_t b = 0; b < nb; ++b) __builtin_memcpy(&h[b][i], r + kBytes * b, 2);
+                for (int64_t b = 0; b < nb; ++b)
+                    __builtin_memcpy(&h[b][i], r + kBytes * b, 2);
             } else {
-                for (int64_t b = 0; b < nb; ++b) h[b][i] = 0;
+                for (int64_t b = 0; b < nb; ++b)
+                    h[b][i] = 0;
             }
         }
         for (int64_t b = 0; b < nb; ++b)
-            _mm512_store_ps(dw + (b0 + b) * kQGemmRows, _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h[b]))));
+            _mm512_store_ps(
+                dw + (b0 + b) * kQGemmRows,
+                _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h[b]))));
     }
 }
 
@@ -121,7 +130,8 @@ struct TQ8_0 {
         return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
     }
     static __m256i codes(const uint8_t* row, int64_t c) { return codes_blk(row + kBlockBytes * c); }
-    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw, float*) {
+    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw,
+                       float*) {
         block_scales<34>(rows, stride, nr, cols, dw);
     }
 };
@@ -131,11 +141,13 @@ struct TQ4_0 {
     static constexpr bool kMins = false;
     static __m256i codes_blk(const uint8_t* blk) {
         const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-        const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
+        const __m256i both =
+            _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
         return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
     }
     static __m256i codes(const uint8_t* row, int64_t c) { return codes_blk(row + kBlockBytes * c); }
-    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw, float*) {
+    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw,
+                       float*) {
         block_scales<18>(rows, stride, nr, cols, dw);
     }
 };
@@ -147,15 +159,20 @@ struct TQ4_K {
         const auto* B = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
         const int j = static_cast<int>(c % 8);
         __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B->qs + 32 * (j / 2)));
-        if (j % 2) q = _mm256_srli_epi16(q, 4);
+        if (j % 2)
+            q = _mm256_srli_epi16(q, 4);
         return _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
     }
-    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw, float* mw) {
-        for (int i = 0; i < 16; ++i) row_scales(i < nr ? rows + static_cast<size_t>(i) * stride : nullptr, cols, dw + i, mw + i);
+    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw,
+                       float* mw) {
+        for (int i = 0; i < 16; ++i)
+            row_scales(i < nr ? rows + static_cast<size_t>(i) * stride : nullptr, cols, dw + i,
+                       mw + i);
     }
     static void row_scales(const uint8_t* row, int64_t cols, float* dw, float* mw) {
         if (!row) {
-            for (int64_t j = 0; j < cols / 32; ++j) dw[j * kQGemmRows] = mw[j * kQGemmRows] = 0.0f;
+            for (int64_t j = 0; j < cols / 32; ++j)
+                dw[j * kQGemmRows] = mw[j * kQGemmRows] = 0.0f;
             return;
         }
         const auto* B = reinterpret_cast<const BlockQ4_K*>(row);
@@ -177,30 +194,43 @@ struct TQ6_K {
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
         const int h = static_cast<int>(c % 8) / 4, k = static_cast<int>(c % 4);
-        __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B->ql + 64 * h + 32 * (k & 1)));
-        if (k >= 2) lo = _mm256_srli_epi16(lo, 4);
+        __m256i lo =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B->ql + 64 * h + 32 * (k & 1)));
+        if (k >= 2)
+            lo = _mm256_srli_epi16(lo, 4);
         lo = _mm256_and_si256(lo, _mm256_set1_epi8(0x0F));
         __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B->qh + 32 * h));
-        switch (k) {  // bits 2k, 2k + 1 to bits 4, 5
-        case 0: hi = _mm256_slli_epi16(hi, 4); break;
-        case 1: hi = _mm256_slli_epi16(hi, 2); break;
-        case 3: hi = _mm256_srli_epi16(hi, 2); break;
-        default: break;
+        switch (k) { // bits 2k, 2k + 1 to bits 4, 5
+        case 0:
+            hi = _mm256_slli_epi16(hi, 4);
+            break;
+        case 1:
+            hi = _mm256_slli_epi16(hi, 2);
+            break;
+        case 3:
+            hi = _mm256_srli_epi16(hi, 2);
+            break;
+        default:
+            break;
         }
         return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi8(0x30)));
     }
-    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw, float*) {
-        for (int i = 0; i < 16; ++i) row_scales(i < nr ? rows + static_cast<size_t>(i) * stride : nullptr, cols, dw + i);
+    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw,
+                       float*) {
+        for (int i = 0; i < 16; ++i)
+            row_scales(i < nr ? rows + static_cast<size_t>(i) * stride : nullptr, cols, dw + i);
     }
     static void row_scales(const uint8_t* row, int64_t cols, float* dw) {
         if (!row) {
-            for (int64_t j = 0; j < cols / 16; ++j) dw[j * kQGemmRows] = 0.0f;
+            for (int64_t j = 0; j < cols / 16; ++j)
+                dw[j * kQGemmRows] = 0.0f;
             return;
         }
         const auto* B = reinterpret_cast<const BlockQ6_K*>(row);
         for (int64_t s = 0; s < cols / 256; ++s) {
             const float d = _cvtsh_ss(B[s].d);
-            for (int j = 0; j < 16; ++j) dw[(16 * s + j) * kQGemmRows] = d * static_cast<float>(B[s].scales[j]);
+            for (int j = 0; j < 16; ++j)
+                dw[(16 * s + j) * kQGemmRows] = d * static_cast<float>(B[s].scales[j]);
         }
     }
 };
@@ -208,20 +238,21 @@ struct TQ6_K {
 // ---- packing ----------------------------------------------------------------------------------
 // Panel of one row group: codes [chunks][8][kRV][64] | dw [cols / CB][kQGemmRows] float |
 // mw [cols / 32][kQGemmRows] float (Q4_K).
-template <class T>
-struct PanelLayout {
+template <class T> struct PanelLayout {
     size_t dw_off, mw_off, bytes;
     explicit PanelLayout(int64_t cols) {
         dw_off = static_cast<size_t>(cols) * kQGemmRows;
         mw_off = dw_off + static_cast<size_t>(cols / T::CB) * kQGemmRows * sizeof(float);
-        bytes = mw_off + (T::kMins ? static_cast<size_t>(cols / 32) * kQGemmRows * sizeof(float) : 0);
+        bytes =
+            mw_off + (T::kMins ? static_cast<size_t>(cols / 32) * kQGemmRows * sizeof(float) : 0);
     }
 };
 
 // 16 rows x 8 dwords -> 8 vectors of (dword g of rows 0..15), stored at out + g * stride.
 inline void transpose_store(const __m256i r[16], uint8_t* out, size_t stride) {
     __m512i z[8], a[8], b[8];
-    LLMWB_UNROLL for (int i = 0; i < 8; ++i) z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(r[i]), r[i + 8], 1);
+    LLMWB_UNROLL for (int i = 0; i < 8; ++i) z[i] =
+        _mm512_inserti64x4(_mm512_castsi256_si512(r[i]), r[i + 8], 1);
     LLMWB_UNROLL for (int i = 0; i < 8; i += 2) {
         a[i] = _mm512_unpacklo_epi32(z[i], z[i + 1]);
         a[i + 1] = _mm512_unpackhi_epi32(z[i], z[i + 1]);
@@ -250,21 +281,26 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
     for (int rv = 0; rv < kRV; ++rv) {
         const int hr = std::min(16, nr - 16 * rv);
         uint8_t* out = panel + static_cast<size_t>(rv) * 64;
-        if (hr <= 0) {  // no rows left: zero codes and scales
+        if (hr <= 0) { // no rows left: zero codes and scales
             for (int64_t c = 0; c < chunks; ++c)
-                for (int g = 0; g < 8; ++g) _mm512_store_si512(out + static_cast<size_t>(c * 8 + g) * kRV * 64, _mm512_setzero_si512());
-            for (int64_t b = 0; b < cols / T::CB; ++b) _mm512_store_ps(dw + b * kQGemmRows + 16 * rv, _mm512_setzero_ps());
+                for (int g = 0; g < 8; ++g)
+                    _mm512_store_si512(out + static_cast<size_t>(c * 8 + g) * kRV * 64,
+                                       _mm512_setzero_si512());
+            for (int64_t b = 0; b < cols / T::CB; ++b)
+                _mm512_store_ps(dw + b * kQGemmRows + 16 * rv, _mm512_setzero_ps());
             if constexpr (T::kMins)
-                for (int64_t b = 0; b < cols / 32; ++b) _mm512_store_ps(mw + b * kQGemmRows + 16 * rv, _mm512_setzero_ps());
+                for (int64_t b = 0; b < cols / 32; ++b)
+                    _mm512_store_ps(mw + b * kQGemmRows + 16 * rv, _mm512_setzero_ps());
             continue;
         }
         const uint8_t* base = w + static_cast<size_t>(16 * rv) * w_stride;
         if constexpr (T::kBlockBytes > 0) {
-            if (hr == 16) {  // 8 row pointers (+ 8 rows further), advanced block by block
+            if (hr == 16) { // 8 row pointers (+ 8 rows further), advanced block by block
                 const uint8_t* p[8];
-                for (int i = 0; i < 8; ++i) p[i] = base + static_cast<size_t>(i) * w_stride;
+                for (int i = 0; i < 8; ++i)
+                    p[i] = base + static_cast<size_t>(i) * w_stride;
                 const size_t s8 = 8 * w_stride;
-                alignas(32) uint16_t h[16];  // the blocks' fp16 scales, copied on the way
+                alignas(32) uint16_t h[16]; // the blocks' fp16 scales, copied on the way
                 for (int64_t c = 0; c < chunks; ++c) {
                     __m256i r[16];
                     LLMWB_UNROLL for (int i = 0; i < 8; ++i) {
@@ -275,8 +311,9 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
                         p[i] += T::kBlockBytes;
                     }
                     transpose_store(r, out + static_cast<size_t>(c) * 8 * kRV * 64, kRV * 64);
-                    _mm512_store_ps(dw + c * kQGemmRows + 16 * rv,
-                                    _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h))));
+                    _mm512_store_ps(
+                        dw + c * kQGemmRows + 16 * rv,
+                        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h))));
                 }
                 continue;
             }
@@ -284,14 +321,16 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
         if (hr == 16) {
             for (int64_t c = 0; c < chunks; ++c) {
                 __m256i r[16];
-                LLMWB_UNROLL for (int i = 0; i < 16; ++i) r[i] = T::codes(base + static_cast<size_t>(i) * w_stride, c);
+                LLMWB_UNROLL for (int i = 0; i < 16; ++i) r[i] =
+                    T::codes(base + static_cast<size_t>(i) * w_stride, c);
                 transpose_store(r, out + static_cast<size_t>(c) * 8 * kRV * 64, kRV * 64);
             }
         } else {
             for (int64_t c = 0; c < chunks; ++c) {
                 __m256i r[16];
                 for (int i = 0; i < 16; ++i)
-                    r[i] = i < hr ? T::codes(base + static_cast<size_t>(i) * w_stride, c) : _mm256_setzero_si256();
+                    r[i] = i < hr ? T::codes(base + static_cast<size_t>(i) * w_stride, c)
+                                  : _mm256_setzero_si256();
                 transpose_store(r, out + static_cast<size_t>(c) * 8 * kRV * 64, kRV * 64);
             }
         }
@@ -309,12 +348,14 @@ struct Prefetch {
     int64_t step;
     void chunk() {
         const char* stop = std::min(next + step, end);
-        for (; next < stop; next += 64) _mm_prefetch(next, _MM_HINT_T1);
+        for (; next < stop; next += 64)
+            _mm_prefetch(next, _MM_HINT_T1);
     }
 };
 
 template <class T, int NT>
-void micro(const uint8_t* panel, int64_t cols, const uint8_t* const* xa, float* y, int64_t ldy, int nr, Prefetch& pf) {
+void micro(const uint8_t* panel, int64_t cols, const uint8_t* const* xa, float* y, int64_t ldy,
+           int nr, Prefetch& pf) {
     const ActLayout<T::SB, T::CB, T::kMins> L(cols);
     const PanelLayout<T> P(cols);
     const auto* dwp = reinterpret_cast<const float*>(panel + P.dw_off);
@@ -327,15 +368,14 @@ void micro(const uint8_t* panel, int64_t cols, const uint8_t* const* xa, float* 
         xc[t] = reinterpret_cast<const int32_t*>(xa[t] + L.corr_off);
         xs[t] = reinterpret_cast<const float*>(xa[t] + L.bs_off);
     }
-    constexpr int kSubs = 32 / T::CB;   // scale blocks per chunk
-    constexpr int kGroups = T::CB / 4;  // k-groups per scale block
+    constexpr int kSubs = 32 / T::CB;  // scale blocks per chunk
+    constexpr int kGroups = T::CB / 4; // k-groups per scale block
     constexpr int kChunksPerSB = T::SB / 32;
     __m512 facc[kRV][NT], sacc[kRV][NT];
-    LLMWB_UNROLL for (int v = 0; v < kRV; ++v)
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-            facc[v][t] = _mm512_setzero_ps();
-            sacc[v][t] = _mm512_setzero_ps();
-        }
+    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+        facc[v][t] = _mm512_setzero_ps();
+        sacc[v][t] = _mm512_setzero_ps();
+    }
     const int64_t chunks = cols / 32;
     for (int64_t c = 0; c < chunks; ++c) {
         const uint8_t* wc = panel + static_cast<size_t>(c) * 8 * kRV * 64;
@@ -349,58 +389,66 @@ void micro(const uint8_t* panel, int64_t cols, const uint8_t* const* xa, float* 
             }
             LLMWB_UNROLL for (int g = s * kGroups; g < (s + 1) * kGroups; ++g) {
                 __m512i wv[kRV];
-                LLMWB_UNROLL for (int v = 0; v < kRV; ++v) wv[v] = _mm512_load_si512(wc + (g * kRV + v) * 64);
+                LLMWB_UNROLL for (int v = 0; v < kRV; ++v) wv[v] =
+                    _mm512_load_si512(wc + (g * kRV + v) * 64);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     int32_t xw;
                     __builtin_memcpy(&xw, xa[t] + 32 * c + 4 * g, 4);
                     const __m512i xb = _mm512_set1_epi32(xw);
-                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) acc[v][t] = _mm512_dpbusd_epi32(acc[v][t], wv[v], xb);
+                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) acc[v][t] =
+                        _mm512_dpbusd_epi32(acc[v][t], wv[v], xb);
                 }
             }
             __m512 dw[kRV];
-            LLMWB_UNROLL for (int v = 0; v < kRV; ++v) dw[v] = _mm512_load_ps(dwp + cb * kQGemmRows + 16 * v);
+            LLMWB_UNROLL for (int v = 0; v < kRV; ++v) dw[v] =
+                _mm512_load_ps(dwp + cb * kQGemmRows + 16 * v);
             if constexpr (T::SB == 32) {
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m512 dx = _mm512_set1_ps(xd[t][c]);
-                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v)
-                        facc[v][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[v][t]), _mm512_mul_ps(dw[v], dx), facc[v][t]);
+                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) facc[v][t] = _mm512_fmadd_ps(
+                        _mm512_cvtepi32_ps(acc[v][t]), _mm512_mul_ps(dw[v], dx), facc[v][t]);
                 }
             } else {
                 const bool first = c % kChunksPerSB == 0 && s == 0;
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t)
                     LLMWB_UNROLL for (int v = 0; v < kRV; ++v) {
-                        const __m512 f = _mm512_cvtepi32_ps(acc[v][t]);
-                        sacc[v][t] = first ? _mm512_mul_ps(f, dw[v]) : _mm512_fmadd_ps(f, dw[v], sacc[v][t]);
-                    }
+                    const __m512 f = _mm512_cvtepi32_ps(acc[v][t]);
+                    sacc[v][t] =
+                        first ? _mm512_mul_ps(f, dw[v]) : _mm512_fmadd_ps(f, dw[v], sacc[v][t]);
+                }
             }
         }
         if constexpr (T::kMins) {
             __m512 mw[kRV];
-            LLMWB_UNROLL for (int v = 0; v < kRV; ++v) mw[v] = _mm512_load_ps(mwp + c * kQGemmRows + 16 * v);
+            LLMWB_UNROLL for (int v = 0; v < kRV; ++v) mw[v] =
+                _mm512_load_ps(mwp + c * kQGemmRows + 16 * v);
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                 const __m512 bs = _mm512_set1_ps(xs[t][c]);
-                LLMWB_UNROLL for (int v = 0; v < kRV; ++v) sacc[v][t] = _mm512_fnmadd_ps(mw[v], bs, sacc[v][t]);
+                LLMWB_UNROLL for (int v = 0; v < kRV; ++v) sacc[v][t] =
+                    _mm512_fnmadd_ps(mw[v], bs, sacc[v][t]);
             }
         }
         if constexpr (T::SB != 32) {
             if (c % kChunksPerSB == kChunksPerSB - 1) {
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m512 dx = _mm512_set1_ps(xd[t][c / kChunksPerSB]);
-                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) facc[v][t] = _mm512_fmadd_ps(sacc[v][t], dx, facc[v][t]);
+                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) facc[v][t] =
+                        _mm512_fmadd_ps(sacc[v][t], dx, facc[v][t]);
                 }
             }
         }
     }
     LLMWB_UNROLL for (int v = 0; v < kRV; ++v) {
         const int n = nr - 16 * v;
-        if (n <= 0) break;
+        if (n <= 0)
+            break;
         const auto m = static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1);
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy + 16 * v, m, facc[v][t]);
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            _mm512_mask_storeu_ps(y + t * ldy + 16 * v, m, facc[v][t]);
     }
 }
 
-template <class T>
-void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
+template <class T> void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
     thread_local AlignedBuffer buf;
     constexpr int kNT = T::NT;
     uint8_t* panel = buf.get(PanelLayout<T>(a.cols).bytes);
@@ -409,7 +457,8 @@ void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; r += kQGemmRows) {
         const int nr = static_cast<int>(std::min<int64_t>(kQGemmRows, r1 - r));
         pack_group<T>(a.w + static_cast<size_t>(r) * a.w_stride, a.w_stride, nr, a.cols, panel);
-        const auto* next = reinterpret_cast<const char*>(a.w + static_cast<size_t>(r + nr) * a.w_stride);
+        const auto* next =
+            reinterpret_cast<const char*>(a.w + static_cast<size_t>(r + nr) * a.w_stride);
         const int64_t next_rows = std::min<int64_t>(kQGemmRows, r1 - r - nr);
         const int64_t next_bytes = next_rows * static_cast<int64_t>(a.w_stride);
         Prefetch pf{next, next + next_bytes, (next_bytes / (tiles * chunks) + 64) & ~int64_t{63}};
@@ -418,16 +467,33 @@ void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
         const uint8_t* xa[kNT];
         for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
             const int nt = static_cast<int>(base + (i < extra ? 1 : 0));
-            for (int t = 0; t < nt; ++t) xa[t] = a.acts + static_cast<size_t>(t0 + t) * a.a_stride;
+            for (int t = 0; t < nt; ++t)
+                xa[t] = a.acts + static_cast<size_t>(t0 + t) * a.a_stride;
             float* y = a.y + t0 * a.ldy + r;
             switch (nt) {
-            case 1: micro<T, 1>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-            case 2: micro<T, 2>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-            case 3: micro<T, 3>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-            case 4: if constexpr (kNT >= 4) micro<T, 4>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-            case 5: if constexpr (kNT >= 5) micro<T, 5>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-            case 6: if constexpr (kNT >= 6) micro<T, 6>(panel, a.cols, xa, y, a.ldy, nr, pf); break;
-            default: break;
+            case 1:
+                micro<T, 1>(panel, a.cols, xa, y, a.ldy, nr, pf);
+                break;
+            case 2:
+                micro<T, 2>(panel, a.cols, xa, y, a.ldy, nr, pf);
+                break;
+            case 3:
+                micro<T, 3>(panel, a.cols, xa, y, a.ldy, nr, pf);
+                break;
+            case 4:
+                if constexpr (kNT >= 4)
+                    micro<T, 4>(panel, a.cols, xa, y, a.ldy, nr, pf);
+                break;
+            case 5:
+                if constexpr (kNT >= 5)
+                    micro<T, 5>(panel, a.cols, xa, y, a.ldy, nr, pf);
+                break;
+            case 6:
+                if constexpr (kNT >= 6)
+                    micro<T, 6>(panel, a.cols, xa, y, a.ldy, nr, pf);
+                break;
+            default:
+                break;
             }
             t0 += nt;
         }
@@ -437,8 +503,7 @@ void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
 
 // Crossover with the tile kernels (llmwb-bench-kernels --tokens 3,4,6,8,12,16): ~5 tokens for
 // the 32-block types, ~10 for the K-quants (their codes and scales cost more to repack).
-template <class T>
-constexpr QGemm make() {
+template <class T> constexpr QGemm make() {
     return QGemm{T::SB == 32 ? 5 : 10, act_bytes<T>, prep_act<T>, gemm_rows<T>};
 }
 
@@ -447,16 +512,21 @@ constexpr QGemm kQ4_0 = make<TQ4_0>();
 constexpr QGemm kQ4_K = make<TQ4_K>();
 constexpr QGemm kQ6_K = make<TQ6_K>();
 
-}  // namespace
+} // namespace
 
 const QGemm* avx512_quant_gemm(DType t) {
     switch (t) {
-    case DType::Q8_0: return &kQ8_0;
-    case DType::Q4_0: return &kQ4_0;
-    case DType::Q4_K: return &kQ4_K;
-    case DType::Q6_K: return &kQ6_K;
-    default: return nullptr;
+    case DType::Q8_0:
+        return &kQ8_0;
+    case DType::Q4_0:
+        return &kQ4_0;
+    case DType::Q4_K:
+        return &kQ4_K;
+    case DType::Q6_K:
+        return &kQ6_K;
+    default:
+        return nullptr;
     }
 }
 
-}  // namespace llmwb::kernels::detail
+} // namespace llmwb::kernels::detail

@@ -15,7 +15,7 @@ int8_t quant_i8(float v, float id) {
     return static_cast<int8_t>(std::clamp(static_cast<int>(std::nearbyint(v * id)), -127, 127));
 }
 
-}  // namespace
+} // namespace
 
 void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased) {
     const A32Layout L(cols);
@@ -24,7 +24,8 @@ void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased) {
     for (int64_t b = 0; b < cols / 32; ++b) {
         const float* xb = x + 32 * b;
         float amax = 0.0f;
-        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(xb[i]));
+        for (int i = 0; i < 32; ++i)
+            amax = std::max(amax, std::fabs(xb[i]));
         const float scale = amax / 127.0f;
         const float id = amax > 0 ? 127.0f / amax : 0.0f;
         int sum = 0;
@@ -46,7 +47,8 @@ void prepare_act_ak(const float* x, int64_t cols, uint8_t* dst) {
     for (int64_t b = 0; b < cols / 256; ++b) {
         const float* xb = x + 256 * b;
         float amax = 0.0f;
-        for (int i = 0; i < 256; ++i) amax = std::max(amax, std::fabs(xb[i]));
+        for (int i = 0; i < 256; ++i)
+            amax = std::max(amax, std::fabs(xb[i]));
         const float id = amax > 0 ? 127.0f / amax : 0.0f;
         d[b] = amax / 127.0f;
         for (int g = 0; g < 16; ++g) {
@@ -65,8 +67,7 @@ namespace {
 
 // ---- float weights: fp32 activations -------------------------------------------------------
 
-template <class Load>
-void tile_float(const TileArgs& p, Load load) {
+template <class Load> void tile_float(const TileArgs& p, Load load) {
     for (int r = 0; r < p.nr; ++r) {
         const uint8_t* w = p.w + r * p.w_stride;
         for (int t = 0; t < p.nt; ++t) {
@@ -74,10 +75,13 @@ void tile_float(const TileArgs& p, Load load) {
             float acc[8] = {};
             int64_t c = 0;
             for (; c + 8 <= p.cols; c += 8)
-                for (int k = 0; k < 8; ++k) acc[k] += load(w, c + k) * x[c + k];
+                for (int k = 0; k < 8; ++k)
+                    acc[k] += load(w, c + k) * x[c + k];
             float s = 0.0f;
-            for (; c < p.cols; ++c) s += load(w, c) * x[c];
-            for (int k = 0; k < 8; ++k) s += acc[k];
+            for (; c < p.cols; ++c)
+                s += load(w, c) * x[c];
+            for (int k = 0; k < 8; ++k)
+                s += acc[k];
             p.y[t * p.ldy + r] = s;
         }
     }
@@ -87,10 +91,14 @@ void tile_f32(const TileArgs& p) {
     tile_float(p, [](const uint8_t* w, int64_t i) { return reinterpret_cast<const float*>(w)[i]; });
 }
 void tile_f16(const TileArgs& p) {
-    tile_float(p, [](const uint8_t* w, int64_t i) { return fp16_to_fp32(reinterpret_cast<const uint16_t*>(w)[i]); });
+    tile_float(p, [](const uint8_t* w, int64_t i) {
+        return fp16_to_fp32(reinterpret_cast<const uint16_t*>(w)[i]);
+    });
 }
 void tile_bf16(const TileArgs& p) {
-    tile_float(p, [](const uint8_t* w, int64_t i) { return bf16_to_fp32(reinterpret_cast<const uint16_t*>(w)[i]); });
+    tile_float(p, [](const uint8_t* w, int64_t i) {
+        return bf16_to_fp32(reinterpret_cast<const uint16_t*>(w)[i]);
+    });
 }
 
 // ---- quantized weights: 8-bit activations ---------------------------------------------------
@@ -101,7 +109,8 @@ float dot_q8_0(const BlockQ8_0* w, const uint8_t* a, const A32Layout& L, int64_t
     float s = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
         int acc = 0;
-        for (int i = 0; i < 32; ++i) acc += w[b].qs[i] * q[32 * b + i];
+        for (int i = 0; i < 32; ++i)
+            acc += w[b].qs[i] * q[32 * b + i];
         s += fp16_to_fp32(w[b].d) * d[b] * static_cast<float>(acc);
     }
     return s;
@@ -115,7 +124,8 @@ float dot_q4_0(const BlockQ4_0* w, const uint8_t* a, const A32Layout& L, int64_t
     for (int64_t b = 0; b < nb; ++b) {
         int acc = 0;
         const int8_t* qb = q + 32 * b;
-        for (int i = 0; i < 16; ++i) acc += (w[b].qs[i] & 0xF) * qb[i] + (w[b].qs[i] >> 4) * qb[i + 16];
+        for (int i = 0; i < 16; ++i)
+            acc += (w[b].qs[i] & 0xF) * qb[i] + (w[b].qs[i] >> 4) * qb[i + 16];
         s += fp16_to_fp32(w[b].d) * (d[b] * static_cast<float>(acc) - 8.0f * ds[b]);
     }
     return s;
@@ -135,7 +145,8 @@ float dot_q4_k(const BlockQ4_K* w, const uint8_t* a, const AKLayout& L, int64_t 
             const uint8_t* qs = w[b].qs + 32 * (j / 2);
             const int shift = (j & 1) * 4;
             int acc = 0;
-            for (int l = 0; l < 32; ++l) acc += ((qs[l] >> shift) & 0xF) * qb[32 * j + l];
+            for (int l = 0; l < 32; ++l)
+                acc += ((qs[l] >> shift) & 0xF) * qb[32 * j + l];
             sum_scaled += sc * acc;
             sum_mins += m * (bsum[16 * b + 2 * j] + bsum[16 * b + 2 * j + 1]);
         }
@@ -169,25 +180,34 @@ float dot_q6_k(const BlockQ6_K* w, const uint8_t* a, const AKLayout& L, int64_t 
             }
         }
         int acc = 0;
-        for (int g = 0; g < 16; ++g) acc += w[b].scales[g] * (group[g] - 32 * bsum[16 * b + g]);
+        for (int g = 0; g < 16; ++g)
+            acc += w[b].scales[g] * (group[g] - 32 * bsum[16 * b + g]);
         s += d[b] * fp16_to_fp32(w[b].d) * static_cast<float>(acc);
     }
     return s;
 }
 
-template <class Block, class Layout, int kElems, float (*Dot)(const Block*, const uint8_t*, const Layout&, int64_t)>
+template <class Block, class Layout, int kElems,
+          float (*Dot)(const Block*, const uint8_t*, const Layout&, int64_t)>
 void tile_quant(const TileArgs& p) {
     const Layout L(p.cols);
     const int64_t nb = p.cols / kElems;
     for (int r = 0; r < p.nr; ++r) {
         const auto* w = reinterpret_cast<const Block*>(p.w + r * p.w_stride);
-        for (int t = 0; t < p.nt; ++t) p.y[t * p.ldy + r] = Dot(w, p.a + t * p.a_stride, L, nb);
+        for (int t = 0; t < p.nt; ++t)
+            p.y[t * p.ldy + r] = Dot(w, p.a + t * p.a_stride, L, nb);
     }
 }
 
-size_t a32_bytes(int64_t cols) { return A32Layout(cols).row_bytes; }
-size_t ak_bytes(int64_t cols) { return AKLayout(cols).row_bytes; }
-void prep_a32(const float* x, int64_t cols, uint8_t* dst) { prepare_act_a32(x, cols, dst, false); }
+size_t a32_bytes(int64_t cols) {
+    return A32Layout(cols).row_bytes;
+}
+size_t ak_bytes(int64_t cols) {
+    return AKLayout(cols).row_bytes;
+}
+void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
+    prepare_act_a32(x, cols, dst, false);
+}
 
 const MatmulKernel kF32{nullptr, nullptr, tile_f32};
 const MatmulKernel kF16{nullptr, nullptr, tile_f16};
@@ -197,19 +217,26 @@ const MatmulKernel kQ4_0{a32_bytes, prep_a32, tile_quant<BlockQ4_0, A32Layout, 3
 const MatmulKernel kQ4_K{ak_bytes, prepare_act_ak, tile_quant<BlockQ4_K, AKLayout, 256, dot_q4_k>};
 const MatmulKernel kQ6_K{ak_bytes, prepare_act_ak, tile_quant<BlockQ6_K, AKLayout, 256, dot_q6_k>};
 
-}  // namespace
+} // namespace
 
 const MatmulKernel* scalar_matmul_kernel(DType t) {
     switch (t) {
-    case DType::F32: return &kF32;
-    case DType::F16: return &kF16;
-    case DType::BF16: return &kBF16;
-    case DType::Q8_0: return &kQ8_0;
-    case DType::Q4_0: return &kQ4_0;
-    case DType::Q4_K: return &kQ4_K;
-    case DType::Q6_K: return &kQ6_K;
+    case DType::F32:
+        return &kF32;
+    case DType::F16:
+        return &kF16;
+    case DType::BF16:
+        return &kBF16;
+    case DType::Q8_0:
+        return &kQ8_0;
+    case DType::Q4_0:
+        return &kQ4_0;
+    case DType::Q4_K:
+        return &kQ4_K;
+    case DType::Q6_K:
+        return &kQ6_K;
     }
     return nullptr;
 }
 
-}  // namespace llmwb::kernels::detail
+} // namespace llmwb::kernels::detail

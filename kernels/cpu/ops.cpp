@@ -15,44 +15,62 @@ float dot_f32_scalar(const float* a, const float* b, int64_t n) {
     float acc[8] = {};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
+        for (int k = 0; k < 8; ++k)
+            acc[k] += a[i + k] * b[i + k];
     float s = 0.0f;
-    for (; i < n; ++i) s += a[i] * b[i];
-    for (int k = 0; k < 8; ++k) s += acc[k];
+    for (; i < n; ++i)
+        s += a[i] * b[i];
+    for (int k = 0; k < 8; ++k)
+        s += acc[k];
     return s;
 }
 
-}  // namespace
+} // namespace
 
 float dot_f32(const float* a, const float* b, int64_t n) {
     switch (active_simd_level()) {
-    case SimdLevel::Avx512: return dot_f32_avx512(a, b, n);
-    case SimdLevel::Avx2: return dot_f32_avx2(a, b, n);
-    case SimdLevel::Scalar: break;
+    case SimdLevel::Avx512:
+        return dot_f32_avx512(a, b, n);
+    case SimdLevel::Avx2:
+        return dot_f32_avx2(a, b, n);
+    case SimdLevel::Scalar:
+        break;
     }
     return dot_f32_scalar(a, b, n);
 }
 
 void axpy_f32(float* y, float a, const float* x, int64_t n) {
     switch (active_simd_level()) {
-    case SimdLevel::Avx512: axpy_f32_avx512(y, a, x, n); return;
-    case SimdLevel::Avx2: axpy_f32_avx2(y, a, x, n); return;
-    case SimdLevel::Scalar: break;
+    case SimdLevel::Avx512:
+        axpy_f32_avx512(y, a, x, n);
+        return;
+    case SimdLevel::Avx2:
+        axpy_f32_avx2(y, a, x, n);
+        return;
+    case SimdLevel::Scalar:
+        break;
     }
-    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+    for (int64_t i = 0; i < n; ++i)
+        y[i] += a * x[i];
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
     const float ss = dot_f32(x, x, n);
     const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
+    for (int64_t i = 0; i < n; ++i)
+        out[i] = x[i] * scale * weight[i];
 }
 
 void silu_mul(float* out, const float* gate, const float* up, int64_t n) {
     switch (active_simd_level()) {
-    case SimdLevel::Avx512: silu_mul_avx512(out, gate, up, n); return;
-    case SimdLevel::Avx2: silu_mul_avx2(out, gate, up, n); return;
-    case SimdLevel::Scalar: break;
+    case SimdLevel::Avx512:
+        silu_mul_avx512(out, gate, up, n);
+        return;
+    case SimdLevel::Avx2:
+        silu_mul_avx2(out, gate, up, n);
+        return;
+    case SimdLevel::Scalar:
+        break;
     }
     for (int64_t i = 0; i < n; ++i) {
         const float g = gate[i];
@@ -61,20 +79,24 @@ void silu_mul(float* out, const float* gate, const float* up, int64_t n) {
 }
 
 void add(float* out, const float* a, const float* b, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+    for (int64_t i = 0; i < n; ++i)
+        out[i] = a[i] + b[i];
 }
 
 void softmax(float* x, int64_t n) {
-    if (n <= 0) return;
+    if (n <= 0)
+        return;
     float mx = x[0];
-    for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+    for (int64_t i = 1; i < n; ++i)
+        mx = x[i] > mx ? x[i] : mx;
     float sum = 0.0f;
     for (int64_t i = 0; i < n; ++i) {
         x[i] = std::exp(x[i] - mx);
         sum += x[i];
     }
     const float inv = 1.0f / sum;
-    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+    for (int64_t i = 0; i < n; ++i)
+        x[i] *= inv;
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -21,4 +21,4 @@ void softmax(float* x, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 void axpy_f32(float* y, float a, const float* x, int64_t n);
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -7,7 +7,8 @@
 namespace llmwb::kernels {
 
 float dot_f32_avx512(const float* a, const float* b, int64_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(),
+           s3 = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
         s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
@@ -15,7 +16,8 @@ float dot_f32_avx512(const float* a, const float* b, int64_t n) {
         s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
         s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
     }
-    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    for (; i + 16 <= n; i += 16)
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
     if (i < n) {
         const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
         s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
@@ -26,17 +28,21 @@ float dot_f32_avx512(const float* a, const float* b, int64_t n) {
 void axpy_f32_avx512(float* y, float a, const float* x, int64_t n) {
     const __m512 va = _mm512_set1_ps(a);
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i,
+                         _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
     if (i < n) {
         const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+        _mm512_mask_storeu_ps(
+            y + i, m,
+            _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
     }
 }
 
 namespace {
 
-// exp(x) for x in [-87, 88.7] (clamped; above ~88.4 the result is +inf): x = k ln2 + r, |r| <= ln2/2, e^r by its degree-6 Taylor
-// polynomial (truncation error < 1.3e-7 relative), scaled by 2^k.
+// exp(x) for x in [-87, 88.7] (clamped; above ~88.4 the result is +inf): x = k ln2 + r, |r| <=
+// ln2/2, e^r by its degree-6 Taylor polynomial (truncation error < 1.3e-7 relative), scaled by 2^k.
 inline __m512 exp_ps(__m512 x) {
     x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7f)), _mm512_set1_ps(-87.0f));
     const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
@@ -58,7 +64,7 @@ inline __m512 silu_mul_ps(__m512 g, __m512 u) {
     return _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(_mm512_set1_ps(1.0f), e)), u);
 }
 
-}  // namespace
+} // namespace
 
 void silu_mul_avx512(float* out, const float* gate, const float* up, int64_t n) {
     int64_t i = 0;
@@ -66,9 +72,10 @@ void silu_mul_avx512(float* out, const float* gate, const float* up, int64_t n) 
         _mm512_storeu_ps(out + i, silu_mul_ps(_mm512_loadu_ps(gate + i), _mm512_loadu_ps(up + i)));
     if (i < n) {
         const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(out + i, m,
-                              silu_mul_ps(_mm512_maskz_loadu_ps(m, gate + i), _mm512_maskz_loadu_ps(m, up + i)));
+        _mm512_mask_storeu_ps(
+            out + i, m,
+            silu_mul_ps(_mm512_maskz_loadu_ps(m, gate + i), _mm512_maskz_loadu_ps(m, up + i)));
     }
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

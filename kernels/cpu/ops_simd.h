@@ -13,4 +13,4 @@ void axpy_f32_avx512(float* y, float a, const float* x, int64_t n);
 void silu_mul_avx2(float* out, const float* gate, const float* up, int64_t n);
 void silu_mul_avx512(float* out, const float* gate, const float* up, int64_t n);
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

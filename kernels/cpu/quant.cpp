@@ -21,7 +21,8 @@ float fp16_to_fp32(uint16_t h) {
         const float v = static_cast<float>(mant) * 0x1p-24f;
         return std::bit_cast<float>(std::bit_cast<uint32_t>(v) | sign);
     }
-    if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000u | (mant << 13));
+    if (exp == 31)
+        return std::bit_cast<float>(sign | 0x7F800000u | (mant << 13));
     return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
@@ -29,33 +30,41 @@ uint16_t fp32_to_fp16(float f) {
     const uint32_t x = std::bit_cast<uint32_t>(f);
     const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
     const uint32_t a = x & 0x7FFFFFFFu;
-    if (a >= 0x7F800000u) {  // inf or NaN (NaN stays a quiet NaN, keeping the top payload bits)
-        if (a == 0x7F800000u) return sign | 0x7C00;
+    if (a >= 0x7F800000u) { // inf or NaN (NaN stays a quiet NaN, keeping the top payload bits)
+        if (a == 0x7F800000u)
+            return sign | 0x7C00;
         return static_cast<uint16_t>(sign | 0x7E00 | ((a >> 13) & 0x3FF));
     }
-    if (a >= 0x477FF000u) return sign | 0x7C00;  // >= 65520 rounds to infinity
-    if (a < 0x38800000u) {                       // below 2^-14: fp16 subnormal or zero
+    if (a >= 0x477FF000u)
+        return sign | 0x7C00; // >= 65520 rounds to infinity
+    if (a < 0x38800000u) {    // below 2^-14: fp16 subnormal or zero
         const uint32_t exp = a >> 23;
-        if (exp < 102) return sign;  // < 2^-25: rounds to zero (2^-25 itself ties to even 0)
+        if (exp < 102)
+            return sign; // < 2^-25: rounds to zero (2^-25 itself ties to even 0)
         const uint32_t mant = (a & 0x7FFFFFu) | 0x800000u;
-        const uint32_t shift = 126 - exp;  // 14..24
+        const uint32_t shift = 126 - exp; // 14..24
         uint32_t m = mant >> shift;
         const uint32_t rem = mant & ((1u << shift) - 1);
         const uint32_t half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (m & 1))) ++m;
+        if (rem > half || (rem == half && (m & 1)))
+            ++m;
         return static_cast<uint16_t>(sign | m);
     }
     uint32_t h = (a - 0x38000000u) >> 13;
     const uint32_t rem = a & 0x1FFF;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+        ++h;
     return static_cast<uint16_t>(sign | h);
 }
 
-float bf16_to_fp32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+float bf16_to_fp32(uint16_t b) {
+    return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 uint16_t fp32_to_bf16(float f) {
     const uint32_t x = std::bit_cast<uint32_t>(f);
-    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+        return static_cast<uint16_t>((x >> 16) | 0x40); // quiet NaN
     return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1)) >> 16);
 }
 
@@ -74,7 +83,8 @@ void dequantize_q4_0(const BlockQ4_0* b, float* y, int64_t n) {
 void dequantize_q8_0(const BlockQ8_0* b, float* y, int64_t n) {
     for (int64_t i = 0; i < n / kQK; ++i, y += kQK) {
         const float d = fp16_to_fp32(b[i].d);
-        for (int j = 0; j < kQK; ++j) y[j] = static_cast<float>(b[i].qs[j]) * d;
+        for (int j = 0; j < kQK; ++j)
+            y[j] = static_cast<float>(b[i].qs[j]) * d;
     }
 }
 
@@ -104,58 +114,84 @@ void quantize_q4_0(const float* x, BlockQ4_0* b, int64_t n) {
 void quantize_q8_0(const float* x, BlockQ8_0* b, int64_t n) {
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
         float amax = 0.0f;
-        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
+        for (int j = 0; j < kQK; ++j)
+            amax = std::max(amax, std::fabs(x[j]));
         const uint16_t dh = fp32_to_fp16(amax / 127.0f);
         const float dq = fp16_to_fp32(dh);
         const float id = dq != 0.0f ? 1.0f / dq : 0.0f;
         b[i].d = dh;
         for (int j = 0; j < kQK; ++j)
-            b[i].qs[j] = static_cast<int8_t>(std::clamp(static_cast<int>(std::lround(x[j] * id)), -127, 127));
+            b[i].qs[j] = static_cast<int8_t>(
+                std::clamp(static_cast<int>(std::lround(x[j] * id)), -127, 127));
     }
 }
 
-}  // namespace
+} // namespace
 
 void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
     assert(n % dtype_block_elems(t) == 0);
     switch (t) {
-    case DType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case DType::F32:
+        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+        return;
     case DType::F16: {
         const auto* s = static_cast<const uint16_t*>(src);
-        for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(s[i]);
+        for (int64_t i = 0; i < n; ++i)
+            dst[i] = fp16_to_fp32(s[i]);
         return;
     }
     case DType::BF16: {
         const auto* s = static_cast<const uint16_t*>(src);
-        for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(s[i]);
+        for (int64_t i = 0; i < n; ++i)
+            dst[i] = bf16_to_fp32(s[i]);
         return;
     }
-    case DType::Q4_0: dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, n); return;
-    case DType::Q8_0: dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, n); return;
-    case DType::Q4_K: dequantize_row_q4_k(static_cast<const BlockQ4_K*>(src), dst, n); return;
-    case DType::Q6_K: dequantize_row_q6_k(static_cast<const BlockQ6_K*>(src), dst, n); return;
+    case DType::Q4_0:
+        dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, n);
+        return;
+    case DType::Q8_0:
+        dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, n);
+        return;
+    case DType::Q4_K:
+        dequantize_row_q4_k(static_cast<const BlockQ4_K*>(src), dst, n);
+        return;
+    case DType::Q6_K:
+        dequantize_row_q6_k(static_cast<const BlockQ6_K*>(src), dst, n);
+        return;
     }
 }
 
 void quantize_row(DType t, const float* src, void* dst, int64_t n) {
     assert(n % dtype_block_elems(t) == 0);
     switch (t) {
-    case DType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case DType::F32:
+        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+        return;
     case DType::F16: {
         auto* d = static_cast<uint16_t*>(dst);
-        for (int64_t i = 0; i < n; ++i) d[i] = fp32_to_fp16(src[i]);
+        for (int64_t i = 0; i < n; ++i)
+            d[i] = fp32_to_fp16(src[i]);
         return;
     }
     case DType::BF16: {
         auto* d = static_cast<uint16_t*>(dst);
-        for (int64_t i = 0; i < n; ++i) d[i] = fp32_to_bf16(src[i]);
+        for (int64_t i = 0; i < n; ++i)
+            d[i] = fp32_to_bf16(src[i]);
         return;
     }
-    case DType::Q4_0: quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), n); return;
-    case DType::Q8_0: quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), n); return;
-    case DType::Q4_K: quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n); return;
-    case DType::Q6_K: quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n); return;
+    case DType::Q4_0:
+        quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), n);
+        return;
+    case DType::Q8_0:
+        quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), n);
+        return;
+    case DType::Q4_K:
+        quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n);
+        return;
+    case DType::Q6_K:
+        quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n);
+        return;
     }
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -9,9 +9,9 @@
 namespace llmwb::kernels {
 
 float fp16_to_fp32(uint16_t h);
-uint16_t fp32_to_fp16(float f);  // round to nearest even
+uint16_t fp32_to_fp16(float f); // round to nearest even
 float bf16_to_fp32(uint16_t b);
-uint16_t fp32_to_bf16(float f);  // round to nearest even
+uint16_t fp32_to_bf16(float f); // round to nearest even
 
 // dst[0..n) = row of n elements at src in type t. n must be a multiple of the block size.
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
@@ -20,4 +20,4 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 // (dtype_row_bytes(t, n) bytes). Deterministic. Used by the model writer and the tests.
 void quantize_row(DType t, const float* src, void* dst, int64_t n);
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -8,26 +8,26 @@
 
 namespace llmwb::kernels {
 
-constexpr int kQK = 32;    // elements per Q4_0 / Q8_0 block
-constexpr int kQKK = 256;  // elements per K-quant super-block
+constexpr int kQK = 32;   // elements per Q4_0 / Q8_0 block
+constexpr int kQKK = 256; // elements per K-quant super-block
 
 // value[j] = (nibble - 8) * d; qs[j] low nibble = element j, high nibble = element j + 16.
 struct BlockQ4_0 {
-    uint16_t d;  // fp16
+    uint16_t d; // fp16
     uint8_t qs[kQK / 2];
 };
 
 // value[j] = qs[j] * d
 struct BlockQ8_0 {
-    uint16_t d;  // fp16
+    uint16_t d; // fp16
     int8_t qs[kQK];
 };
 
 // 8 sub-blocks of 32: value = d * sc[j] * q - dmin * m[j], sc/m 6-bit packed in `scales`.
 // qs[32 * c + l]: low nibble = element 64c + l, high nibble = element 64c + 32 + l.
 struct BlockQ4_K {
-    uint16_t d;     // fp16 scale of the sub-block scales
-    uint16_t dmin;  // fp16 scale of the sub-block mins
+    uint16_t d;    // fp16 scale of the sub-block scales
+    uint16_t dmin; // fp16 scale of the sub-block mins
     uint8_t scales[12];
     uint8_t qs[kQKK / 2];
 };
@@ -42,7 +42,7 @@ struct BlockQ6_K {
     uint8_t ql[kQKK / 2];
     uint8_t qh[kQKK / 4];
     int8_t scales[kQKK / 16];
-    uint16_t d;  // fp16
+    uint16_t d; // fp16
 };
 
 static_assert(sizeof(BlockQ4_0) == dtype_block_bytes(DType::Q4_0));
@@ -67,4 +67,4 @@ void dequantize_row_q6_k(const BlockQ6_K* src, float* dst, int64_t n);
 void quantize_row_q4_k(const float* src, BlockQ4_K* dst, int64_t n);
 void quantize_row_q6_k(const float* src, BlockQ6_K* dst, int64_t n);
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -82,14 +82,16 @@ void fit_scale_min(const float* x, float* s_out, float* m_out) {
             sqx += static_cast<double>(q[i]) * x[i];
         }
         const double den = 32.0 * sqq - sq * sq;
-        if (den <= 0) continue;
+        if (den <= 0)
+            continue;
         double s = (32.0 * sqx - sq * sx) / den;
-        double b = (sx - s * sq) / 32.0;  // x ~ s q + b, b = -m must be <= 0
+        double b = (sx - s * sq) / 32.0; // x ~ s q + b, b = -m must be <= 0
         if (b > 0) {
             b = 0;
             s = sqx / sqq;
         }
-        if (s <= 0) continue;
+        if (s <= 0)
+            continue;
         double err = 0;
         for (int i = 0; i < 32; ++i) {
             const double e = s * q[i] + b - x[i];
@@ -114,7 +116,8 @@ float fit_scale_sym6(const float* x) {
             vmax = x[i];
         }
     }
-    if (amax == 0.0f) return 0.0f;
+    if (amax == 0.0f)
+        return 0.0f;
     float best_err = INFINITY, best_s = vmax / -32.0f;
     for (int k = -6; k <= 6; ++k) {
         const float s0 = vmax / (-32.0f + 0.5f * static_cast<float>(k));
@@ -125,7 +128,8 @@ float fit_scale_sym6(const float* x) {
             sqq += static_cast<double>(q[i]) * q[i];
             sqx += static_cast<double>(q[i]) * x[i];
         }
-        if (sqq <= 0) continue;
+        if (sqq <= 0)
+            continue;
         const double s = sqx / sqq;
         double err = 0;
         for (int i = 0; i < 16; ++i) {
@@ -140,7 +144,7 @@ float fit_scale_sym6(const float* x) {
     return best_s;
 }
 
-}  // namespace
+} // namespace
 
 void quantize_row_q4_k(const float* x, BlockQ4_K* b, int64_t n) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
@@ -169,12 +173,14 @@ void quantize_row_q4_k(const float* x, BlockQ4_K* b, int64_t n) {
             const float ds = d * sc[j], dm = dmin * mn[j];
             for (int l = 0; l < 32; ++l) {
                 const float v = x[32 * j + l];
-                q[32 * j + l] = static_cast<uint8_t>(ds > 0 ? round_clamp((v + dm) / ds, 0, 15) : 0);
+                q[32 * j + l] =
+                    static_cast<uint8_t>(ds > 0 ? round_clamp((v + dm) / ds, 0, 15) : 0);
             }
         }
         for (int c = 0; c < 4; ++c)
             for (int l = 0; l < 32; ++l)
-                blk.qs[32 * c + l] = static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+                blk.qs[32 * c + l] =
+                    static_cast<uint8_t>(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
     }
 }
 
@@ -204,11 +210,11 @@ void quantize_row_q6_k(const float* x, BlockQ6_K* b, int64_t n) {
             for (int l = 0; l < 32; ++l) {
                 ql[l] = static_cast<uint8_t>((qq[l] & 0xF) | ((qq[l + 64] & 0xF) << 4));
                 ql[l + 32] = static_cast<uint8_t>((qq[l + 32] & 0xF) | ((qq[l + 96] & 0xF) << 4));
-                qh[l] = static_cast<uint8_t>((qq[l] >> 4) | ((qq[l + 32] >> 4) << 2) | ((qq[l + 64] >> 4) << 4) |
-                                             ((qq[l + 96] >> 4) << 6));
+                qh[l] = static_cast<uint8_t>((qq[l] >> 4) | ((qq[l + 32] >> 4) << 2) |
+                                             ((qq[l + 64] >> 4) << 4) | ((qq[l + 96] >> 4) << 6));
             }
         }
     }
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -25,17 +25,21 @@ uint64_t read_xcr0() {
 SimdLevel detect() {
 #ifdef LLMWB_X86
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return SimdLevel::Scalar;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return SimdLevel::Scalar;
     const bool osxsave = c & (1u << 27);
     const bool fma = c & (1u << 12);
     const bool f16c = c & (1u << 29);
     const bool avx = c & (1u << 28);
-    if (!osxsave || !avx) return SimdLevel::Scalar;
+    if (!osxsave || !avx)
+        return SimdLevel::Scalar;
     const uint64_t xcr0 = read_xcr0();
-    const bool os_ymm = (xcr0 & 0x6) == 0x6;     // SSE + AVX state
-    const bool os_zmm = (xcr0 & 0xE6) == 0xE6;   // + opmask, ZMM_Hi256, Hi16_ZMM
-    if (!os_ymm) return SimdLevel::Scalar;
-    if (__get_cpuid_max(0, nullptr) < 7) return SimdLevel::Scalar;
+    const bool os_ymm = (xcr0 & 0x6) == 0x6;   // SSE + AVX state
+    const bool os_zmm = (xcr0 & 0xE6) == 0xE6; // + opmask, ZMM_Hi256, Hi16_ZMM
+    if (!os_ymm)
+        return SimdLevel::Scalar;
+    if (__get_cpuid_max(0, nullptr) < 7)
+        return SimdLevel::Scalar;
     __cpuid_count(7, 0, a, b, c, d);
     const bool avx2 = b & (1u << 5);
     const bool avx512f = b & (1u << 16);
@@ -43,8 +47,10 @@ SimdLevel detect() {
     const bool avx512bw = b & (1u << 30);
     const bool avx512vl = b & (1u << 31);
     const bool avx512vnni = c & (1u << 11);
-    if (!(avx2 && fma && f16c)) return SimdLevel::Scalar;
-    if (os_zmm && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni) return SimdLevel::Avx512;
+    if (!(avx2 && fma && f16c))
+        return SimdLevel::Scalar;
+    if (os_zmm && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni)
+        return SimdLevel::Avx512;
     return SimdLevel::Avx2;
 #else
     return SimdLevel::Scalar;
@@ -59,9 +65,12 @@ SimdLevel clamp_level(SimdLevel want) {
 SimdLevel initial_level() {
     const char* env = std::getenv("LLMWB_SIMD");
     if (env) {
-        if (std::strcmp(env, "scalar") == 0) return SimdLevel::Scalar;
-        if (std::strcmp(env, "avx2") == 0) return clamp_level(SimdLevel::Avx2);
-        if (std::strcmp(env, "avx512") == 0) return clamp_level(SimdLevel::Avx512);
+        if (std::strcmp(env, "scalar") == 0)
+            return SimdLevel::Scalar;
+        if (std::strcmp(env, "avx2") == 0)
+            return clamp_level(SimdLevel::Avx2);
+        if (std::strcmp(env, "avx512") == 0)
+            return clamp_level(SimdLevel::Avx512);
     }
     return cpu_simd_level();
 }
@@ -71,24 +80,31 @@ std::atomic<int>& active() {
     return level;
 }
 
-}  // namespace
+} // namespace
 
 SimdLevel cpu_simd_level() {
     static const SimdLevel level = detect();
     return level;
 }
 
-SimdLevel active_simd_level() { return static_cast<SimdLevel>(active().load(std::memory_order_relaxed)); }
+SimdLevel active_simd_level() {
+    return static_cast<SimdLevel>(active().load(std::memory_order_relaxed));
+}
 
-void set_simd_level(SimdLevel level) { active().store(static_cast<int>(clamp_level(level)), std::memory_order_relaxed); }
+void set_simd_level(SimdLevel level) {
+    active().store(static_cast<int>(clamp_level(level)), std::memory_order_relaxed);
+}
 
 const char* simd_level_name(SimdLevel level) {
     switch (level) {
-    case SimdLevel::Scalar: return "scalar";
-    case SimdLevel::Avx2: return "avx2";
-    case SimdLevel::Avx512: return "avx512";
+    case SimdLevel::Scalar:
+        return "scalar";
+    case SimdLevel::Avx2:
+        return "avx2";
+    case SimdLevel::Avx512:
+        return "avx512";
     }
     return "?";
 }
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

@@ -8,8 +8,8 @@
 namespace llmwb::kernels {
 
 class ThreadPool {
-public:
-    explicit ThreadPool(int num_threads);  // num_threads <= 0: hardware concurrency
+  public:
+    explicit ThreadPool(int num_threads); // num_threads <= 0: hardware concurrency
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
@@ -23,9 +23,9 @@ public:
     // Splits [0, n) into contiguous chunks (multiples of `grain`) and calls fn(begin, end).
     void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
-private:
+  private:
     struct Impl;
     Impl* impl_;
 };
 
-}  // namespace llmwb::kernels
+} // namespace llmwb::kernels

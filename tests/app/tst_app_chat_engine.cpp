@@ -4,8 +4,8 @@
 // the application while an answer streams (the aboutToQuit sequence of main()) stops the
 // worker thread and leaves the partial answer in the database, which reopens cleanly.
 #include <QCoreApplication>
-#include <QMutex>
 #include <QEventLoop>
+#include <QMutex>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
@@ -48,19 +48,19 @@ struct ThreadStopper {
     }
 };
 
-}  // namespace
+} // namespace
 
 class TestAppChatEngine : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     QString modelPath_;
 
     // A worker in a started thread with the tiny model loaded.
     EngineWorker* startWorker(QThread& thread) {
         auto* worker = new EngineWorker(1);
-        worker->setTokenSignalIntervalMs(0);  // one signal per token
+        worker->setTokenSignalIntervalMs(0); // one signal per token
         worker->moveToThread(&thread);
         connect(&thread, &QThread::finished, worker, &QObject::deleteLater);
         thread.start();
@@ -68,8 +68,13 @@ private:
         // this thread reads it. A queued connection delivers the signal here instead.
         QEventLoop loop;
         bool loaded = false;
-        connect(worker, &EngineWorker::modelLoaded, &loop, [&] { loaded = true; loop.quit(); },
-                Qt::QueuedConnection);
+        connect(
+            worker, &EngineWorker::modelLoaded, &loop,
+            [&] {
+                loaded = true;
+                loop.quit();
+            },
+            Qt::QueuedConnection);
         QTimer::singleShot(30000, &loop, &QEventLoop::quit);
         QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,
                                   Q_ARG(QString, modelPath_));
@@ -79,11 +84,11 @@ private:
         return worker;
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
         modelPath_ = dir_.filePath("tiny.gguf");
-        ModelWriterSpec spec;  // qwen2, F32, hidden 64, 2 layers, demo tokenizer + ChatML
+        ModelWriterSpec spec; // qwen2, F32, hidden 64, 2 layers, demo tokenizer + ChatML
         spec.seed = 11;
         spec.max_position = 4096;
         const Status st = write_model(spec, modelPath_.toStdString());
@@ -108,7 +113,7 @@ private slots:
         const auto b = store.createConversation(
             "B", {}, QJsonObject{{"temperature", 0.0}, {"max_tokens", 24}});
         QVERIFY(a && b);
-        QList<qint64> order;  // conversation of each streamed update, in arrival order
+        QList<qint64> order; // conversation of each streamed update, in arrival order
         QHash<qint64, QString> streamed;
         QHash<qint64, ChatMessage> finished;
         connect(&controller, &ChatController::messageTextChanged, this,
@@ -146,7 +151,7 @@ private slots:
             QCOMPARE(msgs.size(), 2);
             QCOMPARE(msgs[1].role, QStringLiteral("assistant"));
             QCOMPARE(msgs[1].state, conv.id == b->id ? MessageState::Complete
-                                                     : msgs[1].state);  // A: stopped or done
+                                                     : msgs[1].state); // A: stopped or done
             QVERIFY(!msgs[1].content.isEmpty());
             QCOMPARE(msgs[1].content, streamed.value(conv.id));
             QCOMPARE(msgs[1].content, finished.value(conv.id).content);
@@ -156,7 +161,8 @@ private slots:
             QVERIFY(msgs[1].ttftMs.has_value());
         }
         const auto msgsA = store.messages(a->id);
-        QVERIFY(msgsA[1].state == MessageState::Stopped || msgsA[1].state == MessageState::Complete);
+        QVERIFY(msgsA[1].state == MessageState::Stopped ||
+                msgsA[1].state == MessageState::Complete);
     }
 
     // Last: it runs the application's event loop and quits it.
@@ -206,7 +212,7 @@ private slots:
                             QCoreApplication::quit();
                         }
                     });
-            QTimer safety;  // a test that never streams must still end
+            QTimer safety; // a test that never streams must still end
             safety.setSingleShot(true);
             connect(&safety, &QTimer::timeout, qApp, &QCoreApplication::quit);
             safety.start(60000);

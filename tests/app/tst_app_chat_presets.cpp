@@ -13,10 +13,10 @@ using namespace llmwb;
 class TestAppChatPresets : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(dir_.isValid()); }
 
     void crudAndReopen() {
@@ -47,13 +47,13 @@ private slots:
 
             QList<SettingsPreset> all = store.presets();
             QCOMPARE(all.size(), 2);
-            QCOMPARE(all[0].name, QStringLiteral("creative"));  // by name, any case
+            QCOMPARE(all[0].name, QStringLiteral("creative")); // by name, any case
             QCOMPARE(all[1].name, QStringLiteral("Precise"));
 
             QVERIFY(!store.savePreset("   ", {}));
             QVERIFY(!store.errorString().isEmpty());
 
-            QVERIFY(!store.renamePreset("creative", "Precise"));  // taken
+            QVERIFY(!store.renamePreset("creative", "Precise")); // taken
             QVERIFY(!store.renamePreset("nope", "Other"));
             QVERIFY(store.renamePreset("creative", "Creative"));
             QVERIFY(store.preset("Creative"));

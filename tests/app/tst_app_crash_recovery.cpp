@@ -16,7 +16,7 @@ using namespace llmwb;
 class TestAppCrashRecovery : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void killDuringStreaming() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -30,7 +30,7 @@ private slots:
         // Record when each token index was reported as handed to the writer.
         QElapsedTimer clock;
         clock.start();
-        QList<QPair<qint64, int>> reported;  // (ms on our clock, token index)
+        QList<QPair<qint64, int>> reported; // (ms on our clock, token index)
         qint64 messageId = -1;
         QByteArray buffer;
         auto readLines = [&] {
@@ -59,7 +59,7 @@ private slots:
         QVERIFY(messageId > 0);
         QVERIFY2(reported.size() > 50, "the helper streamed too few tokens");
         const qint64 killAt = clock.elapsed();
-        proc.kill();  // SIGKILL
+        proc.kill(); // SIGKILL
         QVERIFY(proc.waitForFinished(10000));
         QCOMPARE(proc.exitStatus(), QProcess::CrashExit);
 
@@ -87,9 +87,8 @@ private slots:
         const int stored = tokens.size() - 1;
         qInfo("reported up to token %d, stored up to %d, required %d (kill at %lld ms)",
               reported.last().second, stored, mustHave, killAt);
-        QVERIFY2(stored >= mustHave, qPrintable(QStringLiteral("stored %1 < required %2")
-                                                    .arg(stored)
-                                                    .arg(mustHave)));
+        QVERIFY2(stored >= mustHave,
+                 qPrintable(QStringLiteral("stored %1 < required %2").arg(stored).arg(mustHave)));
     }
 };
 

@@ -14,7 +14,7 @@
 class WorkerRelay : public QObject {
     Q_OBJECT
 
-public:
+  public:
     void attach(llmwb::EngineWorker* w) {
         using W = llmwb::EngineWorker;
         const auto q = Qt::QueuedConnection;
@@ -31,7 +31,7 @@ public:
         connect(w, &W::deviceAvailability, this, &WorkerRelay::deviceAvailability, q);
     }
 
-signals:
+  signals:
     void modelLoading(const QString& path);
     void modelLoaded(const llmwb::ModelMetadata& metadata);
     void loadFailed(const QString& message);

@@ -27,10 +27,11 @@ EngineSnapshot makeSnapshot(int n, int owners, int per) {
         s.requests.push_back(req);
         SnapshotScheduled sch;
         sch.id = req.id;
-        sch.num_computed = per * 16 - 5;  // last block holds 11 tokens
+        sch.num_computed = per * 16 - 5; // last block holds 11 tokens
         for (int i = 0; i < per; ++i) {
             const int b = r * per + i;
-            s.blocks[size_t(b)] = {BlockState::Used, 1, req.id, uint64_t(0xabcdef0123456789ull + b)};
+            s.blocks[size_t(b)] = {BlockState::Used, 1, req.id,
+                                   uint64_t(0xabcdef0123456789ull + b)};
             sch.blocks.push_back(b);
         }
         s.scheduled.push_back(sch);
@@ -46,12 +47,12 @@ EngineSnapshot makeSnapshot(int n, int owners, int per) {
     return s;
 }
 
-}  // namespace
+} // namespace
 
 class TestUiEngineViews : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void cellGeometry_data() {
         QTest::addColumn<int>("w");
         QTest::addColumn<int>("h");
@@ -74,11 +75,14 @@ private slots:
         QVERIFY(s >= 1);
         // Everything fits the grid, and the cells are as large as possible: one pixel more
         // would not fit (unless capped).
-        QVERIFY2(grid.contains(v.cellRect(blocks - 1)),
-                 qPrintable(QStringLiteral("cell %1 grid %2x%3").arg(s).arg(grid.width()).arg(grid.height())));
+        QVERIFY2(
+            grid.contains(v.cellRect(blocks - 1)),
+            qPrintable(
+                QStringLiteral("cell %1 grid %2x%3").arg(s).arg(grid.width()).arg(grid.height())));
         const int colsBigger = grid.width() / (s + 1);
         if (s < 22)
-            QVERIFY(colsBigger == 0 || int64_t((blocks + colsBigger - 1) / colsBigger) * (s + 1) > grid.height());
+            QVERIFY(colsBigger == 0 ||
+                    int64_t((blocks + colsBigger - 1) / colsBigger) * (s + 1) > grid.height());
         // Row-major order, adjacent cells do not overlap.
         QCOMPARE(v.cellRect(1).left() - v.cellRect(0).left(), s);
         QVERIFY(!v.cellRect(0).intersects(v.cellRect(1)));
@@ -100,7 +104,8 @@ private slots:
         QVERIFY2(ms < 1000, qPrintable(QString::number(ms)));
         // The first cell has its owner's colour (request 100).
         const QRect c = v.cellRect(0);
-        QCOMPARE(img.pixelColor(c.topLeft() * img.devicePixelRatio()).rgb(), requestColor(100).rgb());
+        QCOMPARE(img.pixelColor(c.topLeft() * img.devicePixelRatio()).rgb(),
+                 requestColor(100).rgb());
     }
 
     void tooltipAndTokens() {
@@ -108,8 +113,8 @@ private slots:
         v.resize(400, 300);
         v.setSnapshot(makeSnapshot(256, 3, 4));
         QCOMPARE(v.tokensHeld(0), 16);
-        QCOMPARE(v.tokensHeld(3), 11);  // request 100's last block
-        QCOMPARE(v.tokensHeld(200), 0); // free
+        QCOMPARE(v.tokensHeld(3), 11);   // request 100's last block
+        QCOMPARE(v.tokensHeld(200), 0);  // free
         QCOMPARE(v.tokensHeld(255), 16); // cached (hashed) block
         const int b = v.blockAt(v.cellRect(1).center());
         QCOMPARE(b, 1);
@@ -139,7 +144,7 @@ private slots:
         v.setSnapshot(s);
         QCOMPARE(v.cellColor(50), requestColor(101));
         QVERIFY(v.cellColor(4) != requestColor(101));
-        QVERIFY(v.cellColor(255) != v.cellColor(200));  // cached-free differs from free
+        QVERIFY(v.cellColor(255) != v.cellColor(200)); // cached-free differs from free
     }
 
     void legendClickHighlights() {
@@ -192,7 +197,7 @@ private slots:
         QCOMPARE(t.maxTokens(), 65);
         for (int i : {0, 1, 150, 250, 299})
             QCOMPARE(t.indexAt(t.columnRect(i).center()), i);
-        const QString tip = t.stepToolTip(250);  // step 450: a preemption
+        const QString tip = t.stepToolTip(250); // step 450: a preemption
         QVERIFY2(tip.contains("Step 450"), qPrintable(tip));
         QVERIFY2(tip.contains("Preempted: 1"), qPrintable(tip));
         QVERIFY2(t.stepToolTip(0).contains("Prefill: 0 tokens, decode: 2 tokens"),
@@ -200,7 +205,7 @@ private slots:
         // Prefill drawn solid in the request's colour, decode lighter.
         const QImage img = t.grab().toImage();
         const qreal dpr = img.devicePixelRatio();
-        const QRect prefillCol = t.columnRect(3);  // step 203 = 7 * 29: a prefill step
+        const QRect prefillCol = t.columnRect(3); // step 203 = 7 * 29: a prefill step
         QCOMPARE(t.stepAtIndex(3).prefillTokens, 64);
         QCOMPARE(img.pixelColor(QPoint(prefillCol.left(), prefillCol.bottom() - 2) * dpr).rgb(),
                  requestColor(1).rgb());
@@ -220,7 +225,7 @@ private slots:
         v.steps.resize(3);
         p.setView(v);
         const QString text = p.figures()->text();
-        QVERIFY2(text.contains("2.3%"), qPrintable(text));  // 12 of 512 blocks
+        QVERIFY2(text.contains("2.3%"), qPrintable(text)); // 12 of 512 blocks
         QVERIFY2(text.contains("3 running / 5 waiting"), qPrintable(text));
         QVERIFY2(text.contains("123 tokens/s"), qPrintable(text));
         QCOMPARE(p.blockMap()->blockCount(), 512);

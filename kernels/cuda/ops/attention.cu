@@ -22,12 +22,12 @@ using detail::invalid;
 
 namespace {
 
-constexpr int kNW = 4;         // warps per block
-constexpr int kTK = 32;        // keys per tile
-constexpr int kMaxDL = 8;      // head_dim / 32 at most
+constexpr int kNW = 4;    // warps per block
+constexpr int kTK = 32;   // keys per tile
+constexpr int kMaxDL = 8; // head_dim / 32 at most
 constexpr int kMinSplitKeys = 256;
 constexpr int kMaxSplits = 32;
-constexpr int kMaxSplitTokens = 64;  // token rows the default workspace can split
+constexpr int kMaxSplitTokens = 64; // token rows the default workspace can split
 
 struct KernelArgs {
     float* out;
@@ -42,9 +42,9 @@ struct KernelArgs {
     int32_t heads, kv_heads, head_dim, block_size;
     float scale;
     int32_t split_len, n_splits;
-    int32_t skip_query_from;  // > 0: sequences with this many query rows are not ours (TC)
-    float* part_acc;  // [n_splits][n_tokens][heads][head_dim]
-    float* part_m;    // [n_splits][n_tokens][heads]
+    int32_t skip_query_from; // > 0: sequences with this many query rows are not ours (TC)
+    float* part_acc;         // [n_splits][n_tokens][heads][head_dim]
+    float* part_m;           // [n_splits][n_tokens][heads]
     float* part_l;
 };
 
@@ -68,10 +68,10 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     LLMWB_DYNAMIC_SHARED(float, smem);
     const int D = a.head_dim;
     const int dl = D / 32;
-    float* qs = smem;                      // [kNW * PW][D]
-    float* ks = qs + kNW * PW * D;         // [kTK][D + 1] (padded: lane j reads row j)
-    float* vs = ks + kTK * (D + 1);        // [kTK][D]
-    float* ps = vs + kTK * D;              // [kNW][kTK]
+    float* qs = smem;               // [kNW * PW][D]
+    float* ks = qs + kNW * PW * D;  // [kTK][D + 1] (padded: lane j reads row j)
+    float* vs = ks + kTK * (D + 1); // [kTK][D]
+    float* ps = vs + kTK * D;       // [kNW][kTK]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int seq = blockIdx.y / a.kv_heads, kvh = blockIdx.y % a.kv_heads;
@@ -84,9 +84,10 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     const int64_t p0 = static_cast<int64_t>(blockIdx.x) * (kNW * PW);
     // Uniform over the block: no pair of this sequence here, or the sequence is the tensor-core
     // kernel's.
-    if (p0 >= total_pairs || (a.skip_query_from > 0 && qlen >= a.skip_query_from)) return;
+    if (p0 >= total_pairs || (a.skip_query_from > 0 && qlen >= a.skip_query_from))
+        return;
     const int64_t p_last = std::min<int64_t>(p0 + kNW * PW, total_pairs) - 1;
-    const int32_t key_max = ctx - qlen + static_cast<int32_t>(p_last / group);  // inclusive
+    const int32_t key_max = ctx - qlen + static_cast<int32_t>(p_last / group); // inclusive
     const int32_t kb = split * a.split_len;
     // The last split runs to the end of the context, so a context longer than the host's
     // max_context_len bound (a graph captured earlier) is still attended to completely.
@@ -121,46 +122,56 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
         m[k] = -INFINITY;
         l[k] = 0.0f;
 #pragma unroll
-        for (int i = 0; i < kMaxDL; ++i) acc[k][i] = 0.0f;
+        for (int i = 0; i < kMaxDL; ++i)
+            acc[k][i] = 0.0f;
     }
 
     const KV* kc = static_cast<const KV*>(a.k_cache);
     const KV* vc = static_cast<const KV*>(a.v_cache);
     for (int32_t t0 = kb; t0 < ke; t0 += kTK) {
-        __syncthreads();  // previous tile (and the query staging) done
-        const int d4 = D / 4;  // groups of 4 elements per key row
+        __syncthreads();      // previous tile (and the query staging) done
+        const int d4 = D / 4; // groups of 4 elements per key row
         for (int i = tid; i < kTK * d4; i += blockDim.x) {
             const int j = i / d4, d = (i % d4) * 4;
             const int32_t key = t0 + j;
-            float4 kv = make_float4(0.0f, 0.0f, 0.0f, 0.0f), vv = kv;  // zeros past the range
+            float4 kv = make_float4(0.0f, 0.0f, 0.0f, 0.0f), vv = kv; // zeros past the range
             if (key < ke) {
-                const int64_t slot = static_cast<int64_t>(table[key / a.block_size]) *
-                                         a.block_size + key % a.block_size;
+                const int64_t slot =
+                    static_cast<int64_t>(table[key / a.block_size]) * a.block_size +
+                    key % a.block_size;
                 const int64_t off = slot * kv_dim + static_cast<int64_t>(kvh) * D + d;
                 kv = load_kv4(kc + off);
                 vv = load_kv4(vc + off);
             }
-            float* kd = ks + j * (D + 1) + d;  // padded rows: not 16-byte aligned
-            kd[0] = kv.x; kd[1] = kv.y; kd[2] = kv.z; kd[3] = kv.w;
+            float* kd = ks + j * (D + 1) + d; // padded rows: not 16-byte aligned
+            kd[0] = kv.x;
+            kd[1] = kv.y;
+            kd[2] = kv.z;
+            kd[3] = kv.w;
             float* vd = vs + j * D + d;
-            vd[0] = vv.x; vd[1] = vv.y; vd[2] = vv.z; vd[3] = vv.w;
+            vd[0] = vv.x;
+            vd[1] = vv.y;
+            vd[2] = vv.z;
+            vd[3] = vv.w;
         }
         __syncthreads();
         const int32_t key = t0 + lane;
 #pragma unroll
         for (int k = 0; k < PW; ++k) {
-            if (!valid[k] || t0 > lim[k]) continue;  // warp-uniform
+            if (!valid[k] || t0 > lim[k])
+                continue; // warp-uniform
             const float* qp = qs + (warp * PW + k) * D;
             float s = -INFINITY;
             if (key < ke && key <= lim[k]) {
                 const float* kp = ks + lane * (D + 1);
                 float dot = 0.0f;
-                for (int d = 0; d < D; ++d) dot += qp[d] * kp[d];
+                for (int d = 0; d < D; ++d)
+                    dot += qp[d] * kp[d];
                 s = dot * a.scale;
             }
-            const float tile_max = detail::warp_max(s);  // finite: key t0 <= lim is valid
+            const float tile_max = detail::warp_max(s); // finite: key t0 <= lim is valid
             const float m_new = fmaxf(m[k], tile_max);
-            const float alpha = expf(m[k] - m_new);  // 0 on the first tile (m = -inf)
+            const float alpha = expf(m[k] - m_new); // 0 on the first tile (m = -inf)
             const float p = s == -INFINITY ? 0.0f : expf(s - m_new);
             l[k] = l[k] * alpha + detail::warp_sum(p);
             m[k] = m_new;
@@ -171,17 +182,19 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
                 if (i < dl) {
                     float v = acc[k][i] * alpha;
                     const float* vp = vs + lane + 32 * i;
-                    for (int j = 0; j < kTK; ++j) v += ps[warp * kTK + j] * vp[j * D];
+                    for (int j = 0; j < kTK; ++j)
+                        v += ps[warp * kTK + j] * vp[j * D];
                     acc[k][i] = v;
                 }
             }
-            __syncwarp();  // ps is rewritten by the next pair
+            __syncwarp(); // ps is rewritten by the next pair
         }
     }
 
 #pragma unroll
     for (int k = 0; k < PW; ++k) {
-        if (!valid[k]) continue;
+        if (!valid[k])
+            continue;
         const int64_t p = p0 + warp * PW + k;
         const int64_t row = q0 + p / group;
         const int head = kvh * group + static_cast<int>(p % group);
@@ -190,13 +203,15 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
             float* op = a.out + row * q_stride + static_cast<int64_t>(head) * D;
 #pragma unroll
             for (int i = 0; i < kMaxDL; ++i)
-                if (i < dl) op[lane + 32 * i] = acc[k][i] * inv;
+                if (i < dl)
+                    op[lane + 32 * i] = acc[k][i] * inv;
         } else {
             const int64_t idx = (static_cast<int64_t>(split) * a.n_tokens + row) * a.heads + head;
             float* ap = a.part_acc + idx * D;
 #pragma unroll
             for (int i = 0; i < kMaxDL; ++i)
-                if (i < dl) ap[lane + 32 * i] = acc[k][i];
+                if (i < dl)
+                    ap[lane + 32 * i] = acc[k][i];
             if (lane == 0) {
                 a.part_m[idx] = m[k];
                 a.part_l[idx] = l[k];
@@ -210,22 +225,26 @@ __global__ void combine_kernel(KernelArgs a) {
     const int64_t pair = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int64_t pairs = static_cast<int64_t>(a.n_tokens) * a.heads;
-    if (pair >= pairs) return;
+    if (pair >= pairs)
+        return;
     const int D = a.head_dim;
     float mx = -INFINITY;
-    for (int s = 0; s < a.n_splits; ++s) mx = fmaxf(mx, a.part_m[s * pairs + pair]);
+    for (int s = 0; s < a.n_splits; ++s)
+        mx = fmaxf(mx, a.part_m[s * pairs + pair]);
     float denom = 0.0f;
     for (int s = 0; s < a.n_splits; ++s) {
         const float ms = a.part_m[s * pairs + pair];
-        if (ms != -INFINITY) denom += expf(ms - mx) * a.part_l[s * pairs + pair];
+        if (ms != -INFINITY)
+            denom += expf(ms - mx) * a.part_l[s * pairs + pair];
     }
     const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
-    float* op = a.out + pair * D;  // out row (token) * heads + head == pair
+    float* op = a.out + pair * D; // out row (token) * heads + head == pair
     for (int d = lane; d < D; d += 32) {
         float v = 0.0f;
         for (int s = 0; s < a.n_splits; ++s) {
             const float ms = a.part_m[s * pairs + pair];
-            if (ms != -INFINITY) v += expf(ms - mx) * a.part_acc[(s * pairs + pair) * D + d];
+            if (ms != -INFINITY)
+                v += expf(ms - mx) * a.part_acc[(s * pairs + pair) * D + d];
         }
         op[d] = v * inv;
     }
@@ -269,20 +288,23 @@ OpStatus launch(const KernelArgs& args, dim3 grid, cudaStream_t stream) {
 template <typename KV>
 OpStatus launch_pw(int pw, const KernelArgs& args, dim3 grid, cudaStream_t stream) {
     switch (pw) {
-    case 1: return launch<KV, 1>(args, grid, stream);
-    case 2: return launch<KV, 2>(args, grid, stream);
-    default: return launch<KV, 4>(args, grid, stream);
+    case 1:
+        return launch<KV, 1>(args, grid, stream);
+    case 2:
+        return launch<KV, 2>(args, grid, stream);
+    default:
+        return launch<KV, 4>(args, grid, stream);
     }
 }
 
-}  // namespace
+} // namespace
 
 size_t paged_attention_workspace_bytes(int32_t max_tokens, int32_t heads, int32_t head_dim,
                                        int32_t max_context_len) {
     if (max_tokens <= 0 || heads <= 0 || head_dim <= 0 || max_context_len <= kMinSplitKeys)
         return 0;
-    const int64_t splits = std::min<int64_t>(
-        kMaxSplits, detail::ceil_div(max_context_len, kMinSplitKeys));
+    const int64_t splits =
+        std::min<int64_t>(kMaxSplits, detail::ceil_div(max_context_len, kMinSplitKeys));
     return static_cast<size_t>(splits) *
            split_bytes(std::min(max_tokens, kMaxSplitTokens), heads, head_dim);
 }
@@ -306,13 +328,15 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
         return invalid("paged_attention", "negative batch size");
     if (static_cast<int64_t>(b.n_seqs) * p.kv_heads > 65535)
         return invalid("paged_attention", "n_seqs * kv_heads beyond the grid's y limit");
-    if (b.n_seqs == 0 || b.n_tokens == 0 || b.max_query_len == 0) return OpStatus::Ok;
+    if (b.n_seqs == 0 || b.n_tokens == 0 || b.max_query_len == 0)
+        return OpStatus::Ok;
 
     const int group = p.heads / p.kv_heads;
     const int64_t pairs = static_cast<int64_t>(b.max_query_len) * group;
     const int pw = pairs <= kNW ? 1 : (pairs <= 2 * kNW ? 2 : 4);
     const int64_t tiles = detail::ceil_div(pairs, kNW * pw);
-    if (tiles > INT_MAX) return invalid("paged_attention", "too many query rows");
+    if (tiles > INT_MAX)
+        return invalid("paged_attention", "too many query rows");
     const int64_t base_blocks = tiles * b.n_seqs * p.kv_heads;
 
     // Splits: only while the grid is small, each split at least kMinSplitKeys keys, and only as
@@ -366,13 +390,17 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
                     static_cast<unsigned>(n_splits));
     const OpStatus s = p.kv_dtype == DType::F32 ? launch_pw<float>(pw, args, grid, stream)
                                                 : launch_pw<__half>(pw, args, grid, stream);
-    if (s != OpStatus::Ok) return s;
-    if (use_tc) return detail::launch_attention_tc(out, q, k_cache, v_cache, b, p, stream);
-    if (n_splits == 1) return s;
+    if (s != OpStatus::Ok)
+        return s;
+    if (use_tc)
+        return detail::launch_attention_tc(out, q, k_cache, v_cache, b, p, stream);
+    if (n_splits == 1)
+        return s;
     const int64_t pair_count = static_cast<int64_t>(b.n_tokens) * p.heads;
     LLMWB_LAUNCH(static_cast<unsigned>(detail::ceil_div(pair_count, 4)), 128, 0, stream,
-                 combine_kernel)(args);
+                 combine_kernel)
+    (args);
     return check_launch("paged_attention (combine)");
 }
 
-}  // namespace llmwb::cuda
+} // namespace llmwb::cuda

@@ -25,10 +25,10 @@ namespace {
 
 using namespace nvcuda;
 
-constexpr int kBM = 64;     // query rows per block
-constexpr int kBN = 32;     // keys per tile
-constexpr int kWarps = 4;   // kBM / 16
-constexpr int kMaxDK = 8;   // head_dim / 16 at most
+constexpr int kBM = 64;   // query rows per block
+constexpr int kBN = 32;   // keys per tile
+constexpr int kWarps = 4; // kBM / 16
+constexpr int kMaxDK = 8; // head_dim / 16 at most
 constexpr int kLdS = kBN + 4;
 constexpr int kLdP = kBN + 8;
 
@@ -85,9 +85,10 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
     const int32_t qlen = a.query_start[seq + 1] - q0;
     const int32_t ctx = a.context_lens[seq];
     const int32_t rb = static_cast<int32_t>(blockIdx.x) * kBM;
-    if (qlen < kTcMinQuery || rb >= qlen) return;  // uniform over the block
+    if (qlen < kTcMinQuery || rb >= qlen)
+        return; // uniform over the block
     const int32_t rows_here = qlen - rb < kBM ? qlen - rb : kBM;
-    const int32_t kend = ctx - qlen + rb + rows_here;  // keys [0, kend) (last row's limit + 1)
+    const int32_t kend = ctx - qlen + rb + rows_here; // keys [0, kend) (last row's limit + 1)
     const int64_t q_stride = static_cast<int64_t>(a.heads) * D;
     const int64_t kv_dim = static_cast<int64_t>(a.kv_heads) * D;
     const int32_t* table = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
@@ -105,9 +106,11 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
     wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> qf[kMaxDK];
 #pragma unroll
     for (int kk = 0; kk < kMaxDK; ++kk)
-        if (kk < dk) wmma::load_matrix_sync(qf[kk], qs + warp * 16 * ldkv + kk * 16, ldkv);
-    __syncthreads();  // the region becomes O
-    for (int i = tid; i < kBM * ldo; i += blockDim.x) os[i] = 0.0f;
+        if (kk < dk)
+            wmma::load_matrix_sync(qf[kk], qs + warp * 16 * ldkv + kk * 16, ldkv);
+    __syncthreads(); // the region becomes O
+    for (int i = tid; i < kBM * ldo; i += blockDim.x)
+        os[i] = 0.0f;
     if (tid < kBM) {
         m_s[tid] = -INFINITY;
         l_s[tid] = 0.0f;
@@ -117,15 +120,16 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
     const KV* vc = static_cast<const KV*>(a.v_cache);
     const int d4 = D / 4;
     for (int32_t t0 = 0; t0 < kend; t0 += kBN) {
-        __syncthreads();  // previous tile fully used (and O/m/l initialised)
+        __syncthreads(); // previous tile fully used (and O/m/l initialised)
         for (int i = tid; i < kBN * d4; i += blockDim.x) {
             const int j = i / d4, d = (i % d4) * 4;
             const int32_t key = t0 + j;
             __half* kd = ks + j * ldkv + d;
             __half* vd = vs + j * ldkv + d;
             if (key < kend) {
-                const int64_t slot = static_cast<int64_t>(table[key / a.block_size]) *
-                                         a.block_size + key % a.block_size;
+                const int64_t slot =
+                    static_cast<int64_t>(table[key / a.block_size]) * a.block_size +
+                    key % a.block_size;
                 const int64_t off = slot * kv_dim + static_cast<int64_t>(kvh) * D + d;
                 copy4(kd, kc + off);
                 copy4(vd, vc + off);
@@ -152,34 +156,35 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
                     wmma::mma_sync(sf, qf[kk], kf, sf);
                 }
             }
-            wmma::store_matrix_sync(ss + warp * 16 * kLdS + n * 16, sf, kLdS,
-                                    wmma::mem_row_major);
+            wmma::store_matrix_sync(ss + warp * 16 * kLdS + n * 16, sf, kLdS, wmma::mem_row_major);
         }
         __syncwarp();
 
         // Online softmax: lane r < 16 owns row 16 * warp + r.
         if (lane < 16) {
             const int r = warp * 16 + lane;
-            const int32_t lim = ctx - qlen + rb + r;  // last key this row sees
+            const int32_t lim = ctx - qlen + rb + r; // last key this row sees
             const float* srow = ss + r * kLdS;
             __half* prow = ps + r * kLdP;
             float mx = -INFINITY;
             if (r < rows_here)
                 for (int j = 0; j < kBN; ++j)
-                    if (t0 + j <= lim && t0 + j < kend) mx = fmaxf(mx, srow[j]);
+                    if (t0 + j <= lim && t0 + j < kend)
+                        mx = fmaxf(mx, srow[j]);
             float alpha = 1.0f;
-            if (mx == -INFINITY) {  // padding row or no visible key in this tile
-                for (int j = 0; j < kBN; ++j) prow[j] = __float2half_rn(0.0f);
+            if (mx == -INFINITY) { // padding row or no visible key in this tile
+                for (int j = 0; j < kBN; ++j)
+                    prow[j] = __float2half_rn(0.0f);
             } else {
                 const float m_new = fmaxf(m_s[r], mx);
-                alpha = expf(m_s[r] - m_new);  // 0 on the first visible tile
+                alpha = expf(m_s[r] - m_new); // 0 on the first visible tile
                 float sum = 0.0f;
                 for (int j = 0; j < kBN; ++j) {
                     const bool vis = t0 + j <= lim && t0 + j < kend;
                     const float pj = vis ? expf(srow[j] - m_new) : 0.0f;
                     const __half ph = __float2half_rn(pj);
                     prow[j] = ph;
-                    sum += __half2float(ph);  // l sums what P V multiplies
+                    sum += __half2float(ph); // l sums what P V multiplies
                 }
                 l_s[r] = l_s[r] * alpha + sum;
                 m_s[r] = m_new;
@@ -212,7 +217,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
             }
         }
     }
-    __syncthreads();  // O/l complete (also when there was no tile at all)
+    __syncthreads(); // O/l complete (also when there was no tile at all)
 
     for (int i = lane; i < 16 * D; i += 32) {
         const int r = warp * 16 + i / D, d = i % D;
@@ -224,8 +229,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
     }
 }
 
-template <typename KV>
-OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStream_t stream) {
+template <typename KV> OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStream_t stream) {
     const size_t smem = tc_smem_bytes(args.head_dim);
     if (smem > 48 * 1024) {
         // Once per instantiation, for the largest head_dim (no attribute change in later calls).
@@ -242,7 +246,7 @@ OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStream_t stream) {
     return check_launch("paged_attention (tensor cores)");
 }
 
-}  // namespace
+} // namespace
 
 OpStatus launch_attention_tc(float* out, const float* q, const void* k_cache, const void* v_cache,
                              const AttentionBatch& b, const AttentionParams& p,
@@ -269,4 +273,4 @@ OpStatus launch_attention_tc(float* out, const float* q, const void* k_cache, co
                                     : launch_t<__half>(args, grid, stream);
 }
 
-}  // namespace llmwb::cuda::detail
+} // namespace llmwb::cuda::detail

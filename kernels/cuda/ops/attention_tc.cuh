@@ -19,4 +19,4 @@ OpStatus launch_attention_tc(float* out, const float* q, const void* k_cache, co
                              const AttentionBatch& b, const AttentionParams& p,
                              cudaStream_t stream);
 
-}  // namespace llmwb::cuda::detail
+} // namespace llmwb::cuda::detail

@@ -7,23 +7,27 @@ namespace llmwb::cuda {
 namespace detail {
 
 OpStatus blas_check(const char* op, cublasStatus_t st) {
-    if (st == CUBLAS_STATUS_SUCCESS) return OpStatus::Ok;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        return OpStatus::Ok;
     set_error(op, cublasGetStatusString(st));
     return OpStatus::BlasError;
 }
 
 OpStatus blas_bind(BlasContext& ctx, cudaStream_t stream) {
-    if (ctx.stream == stream) return OpStatus::Ok;
+    if (ctx.stream == stream)
+        return OpStatus::Ok;
     OpStatus s = blas_check("cublasSetStream", cublasSetStream(ctx.handle, stream));
-    if (s != OpStatus::Ok) return s;
+    if (s != OpStatus::Ok)
+        return s;
     s = blas_check("cublasSetWorkspace",
                    cublasSetWorkspace(ctx.handle, ctx.workspace, ctx.workspace_bytes));
-    if (s != OpStatus::Ok) return s;
+    if (s != OpStatus::Ok)
+        return s;
     ctx.stream = stream;
     return OpStatus::Ok;
 }
 
-}  // namespace detail
+} // namespace detail
 
 OpStatus blas_create(BlasContext** out, cudaStream_t stream, size_t workspace_bytes) {
     *out = nullptr;
@@ -40,7 +44,7 @@ OpStatus blas_create(BlasContext** out, cudaStream_t stream, size_t workspace_by
         s = detail::blas_check("cublasSetPointerMode",
                                cublasSetPointerMode(ctx->handle, CUBLAS_POINTER_MODE_HOST));
     if (s == OpStatus::Ok) {
-        ctx->stream = reinterpret_cast<cudaStream_t>(~uintptr_t{0});  // force the first bind
+        ctx->stream = reinterpret_cast<cudaStream_t>(~uintptr_t{0}); // force the first bind
         s = detail::blas_bind(*ctx, stream);
     }
     if (s != OpStatus::Ok) {
@@ -52,11 +56,14 @@ OpStatus blas_create(BlasContext** out, cudaStream_t stream, size_t workspace_by
 }
 
 void blas_destroy(BlasContext* ctx) {
-    if (!ctx) return;
+    if (!ctx)
+        return;
     cudaDeviceSynchronize();
-    if (ctx->handle) cublasDestroy(ctx->handle);
-    if (ctx->workspace) cudaFree(ctx->workspace);
+    if (ctx->handle)
+        cublasDestroy(ctx->handle);
+    if (ctx->workspace)
+        cudaFree(ctx->workspace);
     delete ctx;
 }
 
-}  // namespace llmwb::cuda
+} // namespace llmwb::cuda

@@ -21,5 +21,5 @@ OpStatus blas_bind(BlasContext& ctx, cudaStream_t stream);
 
 OpStatus blas_check(const char* op, cublasStatus_t st);
 
-}  // namespace detail
-}  // namespace llmwb::cuda
+} // namespace detail
+} // namespace llmwb::cuda

@@ -19,7 +19,9 @@ inline OpStatus invalid(const char* op, const char* msg) {
     return OpStatus::InvalidArgument;
 }
 
-constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 
 // Grid size for n elements with `threads` per block and a grid-stride loop: capped so that the
 // grid x dimension stays far below its limit.
@@ -29,13 +31,15 @@ inline unsigned grid_for(int64_t n, int threads) {
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
 __device__ __forceinline__ float warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 
-}  // namespace llmwb::cuda::detail
+} // namespace llmwb::cuda::detail

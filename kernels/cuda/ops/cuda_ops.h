@@ -26,10 +26,10 @@ using llmwb::DType;
 
 enum class OpStatus : int {
     Ok = 0,
-    InvalidArgument,    // a size/dtype the op does not support (nothing enqueued)
-    WorkspaceTooSmall,  // the workspace is smaller than the *_workspace_bytes() figure needs
-    CudaError,          // a launch failed (cudaGetLastError); see last_error_message()
-    BlasError,          // a cuBLAS / cuBLASLt call failed
+    InvalidArgument,   // a size/dtype the op does not support (nothing enqueued)
+    WorkspaceTooSmall, // the workspace is smaller than the *_workspace_bytes() figure needs
+    CudaError,         // a launch failed (cudaGetLastError); see last_error_message()
+    BlasError,         // a cuBLAS / cuBLASLt call failed
 };
 
 const char* op_status_name(OpStatus s);
@@ -45,7 +45,7 @@ struct BlasContext;
 // Creates the handle and cudaMallocs `workspace_bytes` (0 -> 32 MiB) of cuBLAS workspace.
 // Not capturable. *out is null on failure.
 OpStatus blas_create(BlasContext** out, cudaStream_t stream, size_t workspace_bytes = 0);
-void blas_destroy(BlasContext* ctx);  // null is fine; synchronises the device first
+void blas_destroy(BlasContext* ctx); // null is fine; synchronises the device first
 
 // ---------------------------------------------------------------------------------------------
 // Weight matrix in device memory, same meaning as kernels::WeightMatrix: [rows][cols] in `type`
@@ -112,12 +112,12 @@ OpStatus kv_write(void* k_cache, void* v_cache, const float* k, const float* v,
 
 // Batch metadata of paged_attention (device arrays, same meaning as ForwardBatch's).
 struct AttentionBatch {
-    const int32_t* query_start = nullptr;   // [n_seqs + 1]
-    const int32_t* context_lens = nullptr;  // [n_seqs], >= the sequence's query length
-    const int32_t* block_tables = nullptr;  // [n_seqs][max_blocks_per_seq]
+    const int32_t* query_start = nullptr;  // [n_seqs + 1]
+    const int32_t* context_lens = nullptr; // [n_seqs], >= the sequence's query length
+    const int32_t* block_tables = nullptr; // [n_seqs][max_blocks_per_seq]
     int32_t max_blocks_per_seq = 0;
     int32_t n_seqs = 0;
-    int32_t n_tokens = 0;         // query_start[n_seqs]
+    int32_t n_tokens = 0; // query_start[n_seqs]
     // Host-side bounds. max_query_len must be >= every query length (rows beyond it are not
     // computed); max_context_len only sizes the key splits (a longer context is still correct,
     // its last split just does more work), so a graph captured with a smaller bound stays valid.
@@ -127,11 +127,11 @@ struct AttentionBatch {
 
 struct AttentionParams {
     int32_t heads = 0;
-    int32_t kv_heads = 0;    // heads % kv_heads == 0
-    int32_t head_dim = 0;    // multiple of 32, <= 256
-    int32_t block_size = 0;  // 8, 16 or 32
+    int32_t kv_heads = 0;   // heads % kv_heads == 0
+    int32_t head_dim = 0;   // multiple of 32, <= 256
+    int32_t block_size = 0; // 8, 16 or 32
     float scale = 0.0f;
-    DType kv_dtype = DType::F32;  // F32 or F16
+    DType kv_dtype = DType::F32; // F32 or F16
     // Sequences with >= 64 query rows (prefill) run on tensor cores (q, K, V, P rounded to f16,
     // fp32 accumulation) when head_dim <= 128; false keeps every row on the fp32 kernel.
     bool tensor_cores = true;
@@ -157,4 +157,4 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
 OpStatus argmax_rows(int32_t* out_ids, const float* logits, int64_t n, int64_t vocab,
                      cudaStream_t stream);
 
-}  // namespace llmwb::cuda
+} // namespace llmwb::cuda

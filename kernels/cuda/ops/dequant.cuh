@@ -18,13 +18,12 @@ __device__ __forceinline__ float bf16_bits_to_float(uint16_t b) {
     return __uint_as_float(static_cast<uint32_t>(b) << 16);
 }
 __device__ __forceinline__ uint16_t load_u16(const uint8_t* p) {
-    return *reinterpret_cast<const uint16_t*>(p);  // every u16 field is 2-byte aligned
+    return *reinterpret_cast<const uint16_t*>(p); // every u16 field is 2-byte aligned
 }
 
 // n bytes (n even) from a 2-byte aligned address, read 16 bits at a time (quantized blocks of
 // 18, 34 and 210 bytes are only 2-byte aligned).
-template <int N>
-__device__ __forceinline__ void load_bytes2(const uint8_t* p, uint8_t* out) {
+template <int N> __device__ __forceinline__ void load_bytes2(const uint8_t* p, uint8_t* out) {
     const uint16_t* w = reinterpret_cast<const uint16_t*>(p);
 #pragma unroll
     for (int i = 0; i < N / 2; ++i) {
@@ -46,12 +45,11 @@ __device__ __forceinline__ void q4k_scale_min_dev(const uint8_t* s, int j, int* 
 }
 
 // Block byte offsets inside the structs of quant_blocks.h.
-constexpr int kQ4KScales = 4, kQ4KQs = 16;              // d, dmin, scales[12], qs[128]
-constexpr int kQ6KQh = 128, kQ6KSc = 192, kQ6KD = 208;  // ql[128], qh[64], scales[16], d
+constexpr int kQ4KScales = 4, kQ4KQs = 16;             // d, dmin, scales[12], qs[128]
+constexpr int kQ6KQh = 128, kQ6KSc = 192, kQ6KD = 208; // ql[128], qh[64], scales[16], d
 
 // Element e of a row stored at `row` in type T.
-template <DType T>
-__device__ __forceinline__ float dequant_elem(const uint8_t* row, int64_t e) {
+template <DType T> __device__ __forceinline__ float dequant_elem(const uint8_t* row, int64_t e) {
     if constexpr (T == DType::F32) {
         return reinterpret_cast<const float*>(row)[e];
     } else if constexpr (T == DType::F16) {
@@ -78,7 +76,7 @@ __device__ __forceinline__ float dequant_elem(const uint8_t* row, int64_t e) {
         const float d = half_bits_to_float(load_u16(b));
         const float dmin = half_bits_to_float(load_u16(b + 2));
         return d * static_cast<float>(sc) * static_cast<float>(q) - dmin * static_cast<float>(m);
-    } else {  // Q6_K
+    } else { // Q6_K
         const uint8_t* b = row + (e / 256) * 210;
         const int r = static_cast<int>(e % 256);
         const int h = r / 128, g = (r % 128) / 32, l = r % 32;
@@ -96,19 +94,22 @@ __device__ __forceinline__ float dequant_elem(const uint8_t* row, int64_t e) {
 // The 32 elements [32c, 32c + 32) of a row into w[0..32). For F32/F16/BF16 `vec` says the row
 // is 16-byte aligned (base aligned and the row holds a multiple of 32 elements): uint4 loads.
 template <DType T>
-__device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, bool vec,
-                                                float* w) {
+__device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, bool vec, float* w) {
     if constexpr (T == DType::F32) {
         const float* p = reinterpret_cast<const float*>(row) + c * 32;
         if (vec) {
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
                 const float4 v = reinterpret_cast<const float4*>(p)[i];
-                w[4 * i] = v.x; w[4 * i + 1] = v.y; w[4 * i + 2] = v.z; w[4 * i + 3] = v.w;
+                w[4 * i] = v.x;
+                w[4 * i + 1] = v.y;
+                w[4 * i + 2] = v.z;
+                w[4 * i + 3] = v.w;
             }
         } else {
 #pragma unroll
-            for (int i = 0; i < 32; ++i) w[i] = p[i];
+            for (int i = 0; i < 32; ++i)
+                w[i] = p[i];
         }
     } else if constexpr (T == DType::F16 || T == DType::BF16) {
         const uint16_t* p = reinterpret_cast<const uint16_t*>(row) + c * 32;
@@ -126,7 +127,8 @@ __device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, b
             }
         } else {
 #pragma unroll
-            for (int i = 0; i < 32; ++i) h[i] = p[i];
+            for (int i = 0; i < 32; ++i)
+                h[i] = p[i];
         }
 #pragma unroll
         for (int i = 0; i < 32; ++i)
@@ -137,7 +139,8 @@ __device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, b
         uint8_t q[32];
         load_bytes2<32>(b + 2, q);
 #pragma unroll
-        for (int i = 0; i < 32; ++i) w[i] = d * static_cast<float>(static_cast<int8_t>(q[i]));
+        for (int i = 0; i < 32; ++i)
+            w[i] = d * static_cast<float>(static_cast<int8_t>(q[i]));
     } else if constexpr (T == DType::Q4_0) {
         const uint8_t* b = row + c * 18;
         const float d = half_bits_to_float(load_u16(b));
@@ -151,12 +154,12 @@ __device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, b
         }
     } else if constexpr (T == DType::Q4_K) {
         const uint8_t* b = row + (c / 8) * 144;
-        const int j = static_cast<int>(c % 8);  // sub-block of 32
+        const int j = static_cast<int>(c % 8); // sub-block of 32
         int sc, m;
         q4k_scale_min_dev(b + kQ4KScales, j, &sc, &m);
         const float d = half_bits_to_float(load_u16(b)) * static_cast<float>(sc);
         const float mn = half_bits_to_float(load_u16(b + 2)) * static_cast<float>(m);
-        const uint4* qs = reinterpret_cast<const uint4*>(b + kQ4KQs + 32 * (j / 2));  // 16-aligned
+        const uint4* qs = reinterpret_cast<const uint4*>(b + kQ4KQs + 32 * (j / 2)); // 16-aligned
         const int shift = (j & 1) ? 4 : 0;
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
@@ -168,9 +171,9 @@ __device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, b
                 w[16 * i + k] = d * static_cast<float>(q) - mn;
             }
         }
-    } else {  // Q6_K
+    } else { // Q6_K
         const uint8_t* b = row + (c / 8) * 210;
-        const int r0 = static_cast<int>(c % 8) * 32;  // first element inside the block
+        const int r0 = static_cast<int>(c % 8) * 32; // first element inside the block
         const int h = r0 / 128, g = (r0 % 128) / 32;
         const uint8_t* ql = b + 64 * h + ((g & 1) ? 32 : 0);
         const uint8_t* qh = b + kQ6KQh + 32 * h;
@@ -189,4 +192,4 @@ __device__ __forceinline__ void dequant_chunk32(const uint8_t* row, int64_t c, b
     }
 }
 
-}  // namespace llmwb::cuda::detail
+} // namespace llmwb::cuda::detail

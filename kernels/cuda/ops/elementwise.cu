@@ -24,12 +24,13 @@ __device__ float block_sum(float v) {
     __shared__ float partial[32];
     v = detail::warp_sum(v);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) partial[warp] = v;
+    if (lane == 0)
+        partial[warp] = v;
     __syncthreads();
     const int warps = blockDim.x / 32;
     float total = lane < warps ? partial[lane] : 0.0f;
     total = detail::warp_sum(total);
-    __syncthreads();  // partial may be reused by the caller's next block_sum
+    __syncthreads(); // partial may be reused by the caller's next block_sum
     return total;
 }
 
@@ -39,10 +40,12 @@ __global__ void rmsnorm_kernel(float* out, const float* x, const float* weight, 
     const float* xr = x + row * dim;
     float* outr = out + row * dim;
     float ss = 0.0f;
-    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) ss += xr[i] * xr[i];
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+        ss += xr[i] * xr[i];
     ss = block_sum(ss);
     const float scale = rsqrtf(ss / static_cast<float>(dim) + eps);
-    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) outr[i] = xr[i] * scale * weight[i];
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+        outr[i] = xr[i] * scale * weight[i];
 }
 
 __global__ void add_rmsnorm_kernel(float* residual, float* out, const float* delta,
@@ -60,7 +63,8 @@ __global__ void add_rmsnorm_kernel(float* residual, float* out, const float* del
     ss = block_sum(ss);
     const float scale = rsqrtf(ss / static_cast<float>(dim) + eps);
     // Each thread reads back only the elements it wrote itself.
-    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) outr[i] = rr[i] * scale * weight[i];
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+        outr[i] = rr[i] * scale * weight[i];
 }
 
 __global__ void silu_mul_kernel(float* out, const float* gate, const float* up, int64_t n) {
@@ -84,9 +88,9 @@ __global__ void bias_add_kernel(float* x, const float* bias, int64_t total, int6
 }
 
 // One thread per (token, head of q then k, pair).
-__global__ void rope_kernel(float* q, float* k, const int32_t* positions, int64_t n,
-                            int32_t heads, int32_t kv_heads, int32_t head_dim,
-                            const double* inv_freq, bool interleaved) {
+__global__ void rope_kernel(float* q, float* k, const int32_t* positions, int64_t n, int32_t heads,
+                            int32_t kv_heads, int32_t head_dim, const double* inv_freq,
+                            bool interleaved) {
     const int32_t half = head_dim / 2;
     const int32_t all_heads = heads + (k ? kv_heads : 0);
     const int64_t total = n * all_heads * half;
@@ -108,12 +112,13 @@ __global__ void rope_kernel(float* q, float* k, const int32_t* positions, int64_
     }
 }
 
-template <typename KV>
-__device__ __forceinline__ KV to_kv(float v);
-template <>
-__device__ __forceinline__ float to_kv<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half to_kv<__half>(float v) { return __float2half_rn(v); }
+template <typename KV> __device__ __forceinline__ KV to_kv(float v);
+template <> __device__ __forceinline__ float to_kv<float>(float v) {
+    return v;
+}
+template <> __device__ __forceinline__ __half to_kv<__half>(float v) {
+    return __float2half_rn(v);
+}
 
 template <typename KV>
 __global__ void kv_write_kernel(KV* kc, KV* vc, const float* k, const float* v,
@@ -123,15 +128,16 @@ __global__ void kv_write_kernel(KV* kc, KV* vc, const float* k, const float* v,
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const int64_t t = i / kv_dim, e = i % kv_dim;
         const int64_t slot = slots[t];
-        if (slot < 0) continue;
+        if (slot < 0)
+            continue;
         kc[slot * kv_dim + e] = to_kv<KV>(k[i]);
         vc[slot * kv_dim + e] = to_kv<KV>(v[i]);
     }
 }
 
 template <DType T>
-__global__ void embedding_kernel(float* out, const uint8_t* table, int64_t row_bytes,
-                                 int64_t vocab, const int32_t* ids, int64_t n, int64_t hidden) {
+__global__ void embedding_kernel(float* out, const uint8_t* table, int64_t row_bytes, int64_t vocab,
+                                 const int32_t* ids, int64_t n, int64_t hidden) {
     const int64_t total = n * hidden;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -180,53 +186,65 @@ __global__ void argmax_kernel(int32_t* out, const float* logits, int64_t vocab) 
                 bv = sv[w];
                 bi = si[w];
             }
-        out[blockIdx.x] = bi == INT_MAX ? 0 : bi;  // all NaN: index 0
+        out[blockIdx.x] = bi == INT_MAX ? 0 : bi; // all NaN: index 0
     }
 }
 
-bool row_grid_ok(int64_t rows) { return rows >= 0 && rows <= INT_MAX; }
+bool row_grid_ok(int64_t rows) {
+    return rows >= 0 && rows <= INT_MAX;
+}
 
-}  // namespace
+} // namespace
 
 OpStatus rmsnorm(float* out, const float* x, const float* weight, int64_t rows, int64_t dim,
                  float eps, cudaStream_t stream) {
-    if (!row_grid_ok(rows) || dim <= 0) return invalid("rmsnorm", "bad rows/dim");
-    if (rows == 0) return OpStatus::Ok;
-    LLMWB_LAUNCH(static_cast<unsigned>(rows), kNormThreads, 0, stream, rmsnorm_kernel)(
-        out, x, weight, dim, eps);
+    if (!row_grid_ok(rows) || dim <= 0)
+        return invalid("rmsnorm", "bad rows/dim");
+    if (rows == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(static_cast<unsigned>(rows), kNormThreads, 0, stream, rmsnorm_kernel)
+    (out, x, weight, dim, eps);
     return check_launch("rmsnorm");
 }
 
 OpStatus add_rmsnorm(float* residual_inout, float* out, const float* delta, const float* weight,
                      int64_t rows, int64_t dim, float eps, cudaStream_t stream) {
-    if (!row_grid_ok(rows) || dim <= 0) return invalid("add_rmsnorm", "bad rows/dim");
-    if (rows == 0) return OpStatus::Ok;
-    LLMWB_LAUNCH(static_cast<unsigned>(rows), kNormThreads, 0, stream, add_rmsnorm_kernel)(
-        residual_inout, out, delta, weight, dim, eps);
+    if (!row_grid_ok(rows) || dim <= 0)
+        return invalid("add_rmsnorm", "bad rows/dim");
+    if (rows == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(static_cast<unsigned>(rows), kNormThreads, 0, stream, add_rmsnorm_kernel)
+    (residual_inout, out, delta, weight, dim, eps);
     return check_launch("add_rmsnorm");
 }
 
 OpStatus silu_mul(float* out, const float* gate, const float* up, int64_t n_elems,
                   cudaStream_t stream) {
-    if (n_elems < 0) return invalid("silu_mul", "negative size");
-    if (n_elems == 0) return OpStatus::Ok;
-    LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, silu_mul_kernel)(
-        out, gate, up, n_elems);
+    if (n_elems < 0)
+        return invalid("silu_mul", "negative size");
+    if (n_elems == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, silu_mul_kernel)
+    (out, gate, up, n_elems);
     return check_launch("silu_mul");
 }
 
 OpStatus add(float* out, const float* a, const float* b, int64_t n_elems, cudaStream_t stream) {
-    if (n_elems < 0) return invalid("add", "negative size");
-    if (n_elems == 0) return OpStatus::Ok;
+    if (n_elems < 0)
+        return invalid("add", "negative size");
+    if (n_elems == 0)
+        return OpStatus::Ok;
     LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, add_kernel)(out, a, b, n_elems);
     return check_launch("add");
 }
 
 OpStatus bias_add(float* x, const float* bias, int64_t n, int64_t dim, cudaStream_t stream) {
-    if (n < 0 || dim <= 0) return invalid("bias_add", "bad size");
-    if (n == 0) return OpStatus::Ok;
-    LLMWB_LAUNCH(grid_for(n * dim, kThreads), kThreads, 0, stream, bias_add_kernel)(
-        x, bias, n * dim, dim);
+    if (n < 0 || dim <= 0)
+        return invalid("bias_add", "bad size");
+    if (n == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(grid_for(n * dim, kThreads), kThreads, 0, stream, bias_add_kernel)
+    (x, bias, n * dim, dim);
     return check_launch("bias_add");
 }
 
@@ -235,27 +253,29 @@ OpStatus rope(float* q, float* k, const int32_t* positions, int64_t n, int32_t h
               cudaStream_t stream) {
     if (n < 0 || heads <= 0 || kv_heads < 0 || head_dim <= 0 || head_dim % 2 != 0)
         return invalid("rope", "bad shape");
-    if (n == 0) return OpStatus::Ok;
+    if (n == 0)
+        return OpStatus::Ok;
     const int64_t total = n * (heads + (k ? kv_heads : 0)) * (head_dim / 2);
-    LLMWB_LAUNCH(grid_for(total, kThreads), kThreads, 0, stream, rope_kernel)(
-        q, k, positions, n, heads, kv_heads, head_dim, inv_freq, interleaved);
+    LLMWB_LAUNCH(grid_for(total, kThreads), kThreads, 0, stream, rope_kernel)
+    (q, k, positions, n, heads, kv_heads, head_dim, inv_freq, interleaved);
     return check_launch("rope");
 }
 
 OpStatus kv_write(void* k_cache, void* v_cache, const float* k, const float* v,
                   const int64_t* slot_mapping, int64_t n, int64_t kv_dim, DType kv_dtype,
                   cudaStream_t stream) {
-    if (n < 0 || kv_dim <= 0) return invalid("kv_write", "bad size");
-    if (n == 0) return OpStatus::Ok;
+    if (n < 0 || kv_dim <= 0)
+        return invalid("kv_write", "bad size");
+    if (n == 0)
+        return OpStatus::Ok;
     const unsigned grid = grid_for(n * kv_dim, kThreads);
     if (kv_dtype == DType::F32) {
-        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<float>)(
-            static_cast<float*>(k_cache), static_cast<float*>(v_cache), k, v, slot_mapping, n,
-            kv_dim);
+        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<float>)
+        (static_cast<float*>(k_cache), static_cast<float*>(v_cache), k, v, slot_mapping, n, kv_dim);
     } else if (kv_dtype == DType::F16) {
-        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<__half>)(
-            static_cast<__half*>(k_cache), static_cast<__half*>(v_cache), k, v, slot_mapping, n,
-            kv_dim);
+        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<__half>)
+        (static_cast<__half*>(k_cache), static_cast<__half*>(v_cache), k, v, slot_mapping, n,
+         kv_dim);
     } else {
         return invalid("kv_write", "KV dtype must be F32 or F16");
     }
@@ -267,21 +287,36 @@ OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* 
     const int64_t be = dtype_block_elems(table.type);
     if (n < 0 || table.rows <= 0 || table.cols <= 0 || be == 0 || table.cols % be != 0)
         return invalid("embedding_gather", "bad table shape or dtype");
-    if (n == 0) return OpStatus::Ok;
+    if (n == 0)
+        return OpStatus::Ok;
     const auto* data = static_cast<const uint8_t*>(table.data);
     const int64_t rb = dtype_row_bytes(table.type, table.cols);
     const unsigned grid = grid_for(n * table.cols, kThreads);
-#define LLMWB_EMB(T)                                                                              \
-    LLMWB_LAUNCH(grid, kThreads, 0, stream, embedding_kernel<T>)(out, data, rb, table.rows, ids, \
-                                                                 n, table.cols)
+#define LLMWB_EMB(T)                                                                               \
+    LLMWB_LAUNCH(grid, kThreads, 0, stream, embedding_kernel<T>)                                   \
+    (out, data, rb, table.rows, ids, n, table.cols)
     switch (table.type) {
-    case DType::F32: LLMWB_EMB(DType::F32); break;
-    case DType::F16: LLMWB_EMB(DType::F16); break;
-    case DType::BF16: LLMWB_EMB(DType::BF16); break;
-    case DType::Q8_0: LLMWB_EMB(DType::Q8_0); break;
-    case DType::Q4_0: LLMWB_EMB(DType::Q4_0); break;
-    case DType::Q4_K: LLMWB_EMB(DType::Q4_K); break;
-    case DType::Q6_K: LLMWB_EMB(DType::Q6_K); break;
+    case DType::F32:
+        LLMWB_EMB(DType::F32);
+        break;
+    case DType::F16:
+        LLMWB_EMB(DType::F16);
+        break;
+    case DType::BF16:
+        LLMWB_EMB(DType::BF16);
+        break;
+    case DType::Q8_0:
+        LLMWB_EMB(DType::Q8_0);
+        break;
+    case DType::Q4_0:
+        LLMWB_EMB(DType::Q4_0);
+        break;
+    case DType::Q4_K:
+        LLMWB_EMB(DType::Q4_K);
+        break;
+    case DType::Q6_K:
+        LLMWB_EMB(DType::Q6_K);
+        break;
     }
 #undef LLMWB_EMB
     return check_launch("embedding_gather");
@@ -289,11 +324,13 @@ OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* 
 
 OpStatus argmax_rows(int32_t* out_ids, const float* logits, int64_t n, int64_t vocab,
                      cudaStream_t stream) {
-    if (!row_grid_ok(n) || vocab <= 0 || vocab > INT_MAX) return invalid("argmax_rows", "bad size");
-    if (n == 0) return OpStatus::Ok;
-    LLMWB_LAUNCH(static_cast<unsigned>(n), kThreads, 0, stream, argmax_kernel)(out_ids, logits,
-                                                                               vocab);
+    if (!row_grid_ok(n) || vocab <= 0 || vocab > INT_MAX)
+        return invalid("argmax_rows", "bad size");
+    if (n == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(static_cast<unsigned>(n), kThreads, 0, stream, argmax_kernel)
+    (out_ids, logits, vocab);
     return check_launch("argmax_rows");
 }
 
-}  // namespace llmwb::cuda
+} // namespace llmwb::cuda

@@ -10,12 +10,12 @@
 
 #ifdef LLMWB_CUDASIM
 #include "kernels/cuda/sim/device.h"
-#define LLMWB_LAUNCH(grid, block, shared_bytes, stream, ...)                                      \
+#define LLMWB_LAUNCH(grid, block, shared_bytes, stream, ...)                                       \
     ::cudasim::Launch(#__VA_ARGS__, grid, block, shared_bytes, stream, &__VA_ARGS__)
-#define LLMWB_DYNAMIC_SHARED(type, name)                                                          \
+#define LLMWB_DYNAMIC_SHARED(type, name)                                                           \
     type* name = static_cast<type*>(::cudasim::dynamic_shared())
 #else
-#define LLMWB_LAUNCH(grid, block, shared_bytes, stream, ...)                                      \
+#define LLMWB_LAUNCH(grid, block, shared_bytes, stream, ...)                                       \
     __VA_ARGS__<<<grid, block, shared_bytes, stream>>>
 #define LLMWB_DYNAMIC_SHARED(type, name) extern __shared__ __align__(128) type name[]
 #endif

@@ -18,14 +18,18 @@ namespace {
 
 constexpr int kGemvMaxN = 8;
 constexpr int kGemvWarps = 8;  // rows per block (one warp per row)
-constexpr int kGemv1Warps = 4;  // warps per block of the n == 1 kernel
+constexpr int kGemv1Warps = 4; // warps per block of the n == 1 kernel
 constexpr int kThreads = 256;
 constexpr size_t kAlign = 256;
 constexpr size_t kDefaultTileBytes = size_t{64} << 20;
 
-size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+size_t align_up(size_t v) {
+    return (v + kAlign - 1) / kAlign * kAlign;
+}
 
-bool is_quantized(DType t) { return dtype_block_elems(t) > 1; }
+bool is_quantized(DType t) {
+    return dtype_block_elems(t) > 1;
+}
 
 // One warp per weight row; each lane decodes chunks of 32 weights and applies them to all N
 // tokens, so the row is read from memory once per call.
@@ -35,11 +39,13 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
                 int64_t cols, bool vec_w, bool vec_x) {
     const int lane = threadIdx.x % 32;
     const int64_t row = static_cast<int64_t>(blockIdx.x) * kGemvWarps + threadIdx.x / 32;
-    if (row >= rows) return;  // no block-level synchronisation below
+    if (row >= rows)
+        return; // no block-level synchronisation below
     const uint8_t* wr = w + row * row_bytes;
     float acc[N];
 #pragma unroll
-    for (int t = 0; t < N; ++t) acc[t] = 0.0f;
+    for (int t = 0; t < N; ++t)
+        acc[t] = 0.0f;
     const int64_t chunks = cols / 32;
     for (int64_t c = lane; c < chunks; c += 32) {
         float wv[32];
@@ -57,7 +63,8 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
                 }
             } else {
 #pragma unroll
-                for (int i = 0; i < 32; ++i) s += wv[i] * xp[i];
+                for (int i = 0; i < 32; ++i)
+                    s += wv[i] * xp[i];
             }
             acc[t] += s;
         }
@@ -66,12 +73,14 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
     for (int64_t e = chunks * 32 + lane; e < cols; e += 32) {
         const float wv = detail::dequant_elem<T>(wr, e);
 #pragma unroll
-        for (int t = 0; t < N; ++t) acc[t] += wv * x[t * cols + e];
+        for (int t = 0; t < N; ++t)
+            acc[t] += wv * x[t * cols + e];
     }
 #pragma unroll
     for (int t = 0; t < N; ++t) {
         const float s = detail::warp_sum(acc[t]);
-        if (lane == 0) out[t * rows + row] = s;
+        if (lane == 0)
+            out[t * rows + row] = s;
     }
 }
 
@@ -84,11 +93,13 @@ __global__ void __launch_bounds__(kGemv1Warps * 32)
                  int64_t cols, bool vec_w, bool vec_x) {
     const int lane = threadIdx.x % 32;
     const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kGemv1Warps + threadIdx.x / 32) * R;
-    if (row0 >= rows) return;  // no block-level synchronisation below
-    const int nr = rows - row0 < R ? static_cast<int>(rows - row0) : R;  // warp-uniform
+    if (row0 >= rows)
+        return; // no block-level synchronisation below
+    const int nr = rows - row0 < R ? static_cast<int>(rows - row0) : R; // warp-uniform
     float acc[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    for (int r = 0; r < R; ++r)
+        acc[r] = 0.0f;
     const int64_t chunks = cols / 32;
     for (int64_t c = lane; c < chunks; c += 32) {
         float xv[32];
@@ -97,11 +108,15 @@ __global__ void __launch_bounds__(kGemv1Warps * 32)
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
                 const float4 v = reinterpret_cast<const float4*>(xp)[i];
-                xv[4 * i] = v.x; xv[4 * i + 1] = v.y; xv[4 * i + 2] = v.z; xv[4 * i + 3] = v.w;
+                xv[4 * i] = v.x;
+                xv[4 * i + 1] = v.y;
+                xv[4 * i + 2] = v.z;
+                xv[4 * i + 3] = v.w;
             }
         } else {
 #pragma unroll
-            for (int i = 0; i < 32; ++i) xv[i] = xp[i];
+            for (int i = 0; i < 32; ++i)
+                xv[i] = xp[i];
         }
 #pragma unroll
         for (int r = 0; r < R; ++r) {
@@ -110,21 +125,24 @@ __global__ void __launch_bounds__(kGemv1Warps * 32)
                 detail::dequant_chunk32<T>(w + (row0 + r) * row_bytes, c, vec_w, wv);
                 float s = 0.0f;
 #pragma unroll
-                for (int i = 0; i < 32; ++i) s += wv[i] * xv[i];
+                for (int i = 0; i < 32; ++i)
+                    s += wv[i] * xv[i];
                 acc[r] += s;
             }
         }
     }
-    for (int64_t e = chunks * 32 + lane; e < cols; e += 32) {  // float types: row tail
+    for (int64_t e = chunks * 32 + lane; e < cols; e += 32) { // float types: row tail
         const float xe = x[e];
 #pragma unroll
         for (int r = 0; r < R; ++r)
-            if (r < nr) acc[r] += detail::dequant_elem<T>(w + (row0 + r) * row_bytes, e) * xe;
+            if (r < nr)
+                acc[r] += detail::dequant_elem<T>(w + (row0 + r) * row_bytes, e) * xe;
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const float s = detail::warp_sum(acc[r]);
-        if (lane == 0 && r < nr) out[row0 + r] = s;
+        if (lane == 0 && r < nr)
+            out[row0 + r] = s;
     }
 }
 
@@ -134,31 +152,38 @@ OpStatus launch_gemv_t(float* out, const DeviceMatrix& w, const float* x, int64_
     const unsigned grid = static_cast<unsigned>(detail::ceil_div(w.rows, kGemvWarps));
     const auto* wp = static_cast<const uint8_t*>(w.data);
     const int64_t rb = dtype_row_bytes(w.type, w.cols);
-#define LLMWB_GEMV(NN)                                                                            \
-    case NN:                                                                                      \
-        LLMWB_LAUNCH(grid, kGemvWarps * 32, 0, stream, gemv_kernel<T, NN>)(                     \
-            out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);                                        \
+#define LLMWB_GEMV(NN)                                                                             \
+    case NN:                                                                                       \
+        LLMWB_LAUNCH(grid, kGemvWarps * 32, 0, stream, gemv_kernel<T, NN>)                         \
+        (out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);                                            \
         break
     if (n == 1) {
         // Rows per warp: more reuse of the activations for large matrices, more warps for small.
         const int r = w.rows >= 16384 ? 4 : (w.rows >= 4096 ? 2 : 1);
         const unsigned g1 =
             static_cast<unsigned>(detail::ceil_div(w.rows, int64_t{kGemv1Warps} * r));
-        if (r == 4)
-            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 4>)(
-                out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
-        else if (r == 2)
-            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 2>)(
-                out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
-        else
-            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 1>)(
-                out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
+        if (r == 4) {
+            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 4>)
+            (out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
+        } else if (r == 2) {
+            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 2>)
+            (out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
+        } else {
+            LLMWB_LAUNCH(g1, kGemv1Warps * 32, 0, stream, gemv1_kernel<T, 1>)
+            (out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);
+        }
         return check_launch("matmul (GEMV n=1)");
     }
     switch (n) {
-        LLMWB_GEMV(2); LLMWB_GEMV(3); LLMWB_GEMV(4);
-        LLMWB_GEMV(5); LLMWB_GEMV(6); LLMWB_GEMV(7); LLMWB_GEMV(8);
-    default: return invalid("matmul", "GEMV token count out of range");
+        LLMWB_GEMV(2);
+        LLMWB_GEMV(3);
+        LLMWB_GEMV(4);
+        LLMWB_GEMV(5);
+        LLMWB_GEMV(6);
+        LLMWB_GEMV(7);
+        LLMWB_GEMV(8);
+    default:
+        return invalid("matmul", "GEMV token count out of range");
     }
 #undef LLMWB_GEMV
     return check_launch("matmul (GEMV)");
@@ -170,28 +195,33 @@ OpStatus launch_gemv(float* out, const DeviceMatrix& w, const float* x, int64_t 
     const bool vec_w = w_aligned && w.cols % 32 == 0;
     const bool vec_x = (reinterpret_cast<uintptr_t>(x) % 16) == 0 && w.cols % 4 == 0;
     switch (w.type) {
-    case DType::F32: return launch_gemv_t<DType::F32>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::F16: return launch_gemv_t<DType::F16>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::BF16: return launch_gemv_t<DType::BF16>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q8_0: return launch_gemv_t<DType::Q8_0>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q4_0: return launch_gemv_t<DType::Q4_0>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q4_K: return launch_gemv_t<DType::Q4_K>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q6_K: return launch_gemv_t<DType::Q6_K>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::F32:
+        return launch_gemv_t<DType::F32>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::F16:
+        return launch_gemv_t<DType::F16>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::BF16:
+        return launch_gemv_t<DType::BF16>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q8_0:
+        return launch_gemv_t<DType::Q8_0>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q4_0:
+        return launch_gemv_t<DType::Q4_0>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q4_K:
+        return launch_gemv_t<DType::Q4_K>(out, w, x, n, vec_w, vec_x, stream);
+    case DType::Q6_K:
+        return launch_gemv_t<DType::Q6_K>(out, w, x, n, vec_w, vec_x, stream);
     }
     return invalid("matmul", "unknown dtype");
 }
 
-template <typename H>
-__device__ __forceinline__ H from_float(float v);
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+template <typename H> __device__ __forceinline__ H from_float(float v);
+template <> __device__ __forceinline__ __half from_float<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);
 }
 
-template <typename H>
-__global__ void convert_kernel(H* out, const float* x, int64_t n) {
+template <typename H> __global__ void convert_kernel(H* out, const float* x, int64_t n) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
         out[i] = from_float<H>(x[i]);
@@ -230,15 +260,24 @@ OpStatus launch_dequant_tile(__nv_bfloat16* tile, const DeviceMatrix& w, int64_t
     const auto* wp = static_cast<const uint8_t*>(w.data);
     const int64_t rb = dtype_row_bytes(w.type, w.cols);
     const unsigned grid = detail::grid_for(tile_rows * (w.cols / 32), kThreads);
-#define LLMWB_DQ(T)                                                                               \
-    LLMWB_LAUNCH(grid, kThreads, 0, stream, dequant_tile_kernel<T>)(tile, wp, rb, r0, tile_rows,  \
-                                                                    w.cols)
+#define LLMWB_DQ(T)                                                                                \
+    LLMWB_LAUNCH(grid, kThreads, 0, stream, dequant_tile_kernel<T>)                                \
+    (tile, wp, rb, r0, tile_rows, w.cols)
     switch (w.type) {
-    case DType::Q8_0: LLMWB_DQ(DType::Q8_0); break;
-    case DType::Q4_0: LLMWB_DQ(DType::Q4_0); break;
-    case DType::Q4_K: LLMWB_DQ(DType::Q4_K); break;
-    case DType::Q6_K: LLMWB_DQ(DType::Q6_K); break;
-    default: return invalid("matmul", "dequantize: not a quantized dtype");
+    case DType::Q8_0:
+        LLMWB_DQ(DType::Q8_0);
+        break;
+    case DType::Q4_0:
+        LLMWB_DQ(DType::Q4_0);
+        break;
+    case DType::Q4_K:
+        LLMWB_DQ(DType::Q4_K);
+        break;
+    case DType::Q6_K:
+        LLMWB_DQ(DType::Q6_K);
+        break;
+    default:
+        return invalid("matmul", "dequantize: not a quantized dtype");
     }
 #undef LLMWB_DQ
     return check_launch("matmul (dequantize tile)");
@@ -259,16 +298,19 @@ OpStatus gemm_ex(BlasContext& blas, float* out, int64_t ldc, const void* a, cuda
 
 int64_t default_tile_rows(int64_t rows, int64_t cols) {
     int64_t t = static_cast<int64_t>(kDefaultTileBytes) / (cols * 2);
-    if (t < 128) t = 128;
+    if (t < 128)
+        t = 128;
     return t < rows ? t : rows;
 }
 
-}  // namespace
+} // namespace
 
 size_t matmul_workspace_bytes(int64_t rows, int64_t cols, int64_t max_n, DType type) {
-    if (rows <= 0 || cols <= 0 || max_n <= kGemvMaxN || type == DType::F32) return 0;
+    if (rows <= 0 || cols <= 0 || max_n <= kGemvMaxN || type == DType::F32)
+        return 0;
     const size_t act = align_up(static_cast<size_t>(max_n) * static_cast<size_t>(cols) * 2);
-    if (!is_quantized(type)) return act;
+    if (!is_quantized(type))
+        return act;
     return act + align_up(static_cast<size_t>(default_tile_rows(rows, cols)) *
                           static_cast<size_t>(cols) * 2);
 }
@@ -292,11 +334,14 @@ OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const floa
         return invalid("matmul", "dimension beyond cuBLAS' int range");
     if (w.type == DType::Q4_K && reinterpret_cast<uintptr_t>(w.data) % 16 != 0)
         return invalid("matmul", "Q4_K weights must be 16-byte aligned");
-    if (n == 0) return OpStatus::Ok;
-    if (n <= kGemvMaxN) return launch_gemv(out, w, x, n, stream);
+    if (n == 0)
+        return OpStatus::Ok;
+    if (n <= kGemvMaxN)
+        return launch_gemv(out, w, x, n, stream);
 
     OpStatus s = detail::blas_bind(blas, stream);
-    if (s != OpStatus::Ok) return s;
+    if (s != OpStatus::Ok)
+        return s;
     if (w.type == DType::F32) {
         const float alpha = 1.0f, beta = 0.0f;
         return detail::blas_check(
@@ -315,16 +360,17 @@ OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const floa
     if (w.type == DType::F16 || w.type == DType::BF16) {
         const bool f16 = w.type == DType::F16;
         if (f16) {
-            LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__half>)(
-                static_cast<__half*>(workspace), x, n * w.cols);
+            LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__half>)
+            (static_cast<__half*>(workspace), x, n * w.cols);
         } else {
-            LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__nv_bfloat16>)(
-                static_cast<__nv_bfloat16*>(workspace), x, n * w.cols);
+            LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__nv_bfloat16>)
+            (static_cast<__nv_bfloat16*>(workspace), x, n * w.cols);
         }
         s = check_launch("matmul (convert activations)");
-        if (s != OpStatus::Ok) return s;
-        return gemm_ex(blas, out, w.rows, w.data, f16 ? CUDA_R_16F : CUDA_R_16BF, workspace,
-                       w.rows, n, w.cols);
+        if (s != OpStatus::Ok)
+            return s;
+        return gemm_ex(blas, out, w.rows, w.data, f16 ? CUDA_R_16F : CUDA_R_16BF, workspace, w.rows,
+                       n, w.cols);
     }
     // Quantized: bf16 activations + bf16 tiles of dequantized weight rows.
     const size_t row_tile_bytes = static_cast<size_t>(w.cols) * 2;
@@ -333,21 +379,26 @@ OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const floa
         detail::set_error("matmul", "workspace too small for one dequantized row");
         return OpStatus::WorkspaceTooSmall;
     }
-    if (tile_rows >= w.rows) tile_rows = w.rows;
-    else if (tile_rows >= 128) tile_rows = tile_rows / 128 * 128;
+    if (tile_rows >= w.rows)
+        tile_rows = w.rows;
+    else if (tile_rows >= 128)
+        tile_rows = tile_rows / 128 * 128;
     auto* xb = static_cast<__nv_bfloat16*>(workspace);
     auto* tile = reinterpret_cast<__nv_bfloat16*>(static_cast<uint8_t*>(workspace) + act);
     LLMWB_LAUNCH(grid, kThreads, 0, stream, convert_kernel<__nv_bfloat16>)(xb, x, n * w.cols);
     s = check_launch("matmul (convert activations)");
-    if (s != OpStatus::Ok) return s;
+    if (s != OpStatus::Ok)
+        return s;
     for (int64_t r0 = 0; r0 < w.rows; r0 += tile_rows) {
         const int64_t tr = w.rows - r0 < tile_rows ? w.rows - r0 : tile_rows;
         s = launch_dequant_tile(tile, w, r0, tr, stream);
-        if (s != OpStatus::Ok) return s;
+        if (s != OpStatus::Ok)
+            return s;
         s = gemm_ex(blas, out + r0, w.rows, tile, CUDA_R_16BF, xb, tr, n, w.cols);
-        if (s != OpStatus::Ok) return s;
+        if (s != OpStatus::Ok)
+            return s;
     }
     return OpStatus::Ok;
 }
 
-}  // namespace llmwb::cuda
+} // namespace llmwb::cuda

@@ -55,8 +55,7 @@ int api_device_info(int32_t device, LlmwbDeviceInfo* out) {
     out->multiprocessors = p.multiProcessorCount;
     int clock_khz = 0, bus_bits = 0;
     if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) ==
-            cudaSuccess)
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess)
         out->memory_bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9; // DDR
     cudaGetLastError();
     int current = 0;
@@ -90,10 +89,12 @@ LlmwbRunner* api_create_runner(const LlmwbModel* model, const LlmwbRunnerOptions
     }
 }
 
-void api_destroy_runner(LlmwbRunner* r) { delete r; }
+void api_destroy_runner(LlmwbRunner* r) {
+    delete r;
+}
 
-int api_resize_kv(LlmwbRunner* r, int32_t num_blocks, int32_t block_size,
-                  const int32_t* keep_src, const int32_t* keep_dst, int32_t n_keep) {
+int api_resize_kv(LlmwbRunner* r, int32_t num_blocks, int32_t block_size, const int32_t* keep_src,
+                  const int32_t* keep_dst, int32_t n_keep) {
     if (!r || (n_keep > 0 && (!keep_src || !keep_dst)))
         return fail("resize_kv: null argument");
     try {
@@ -142,7 +143,9 @@ int api_memory_info(LlmwbRunner* r, int64_t* total, int64_t* free) {
     return r->runner->memory_info(*total, *free, err) ? 0 : fail(err);
 }
 
-int64_t api_weight_bytes(const LlmwbRunner* r) { return r ? r->runner->weight_bytes() : 0; }
+int64_t api_weight_bytes(const LlmwbRunner* r) {
+    return r ? r->runner->weight_bytes() : 0;
+}
 
 int api_stats(const LlmwbRunner* r, int64_t* graph_steps, int64_t* eager_steps) {
     if (!r || !graph_steps || !eager_steps)
@@ -152,13 +155,25 @@ int api_stats(const LlmwbRunner* r, int64_t* graph_steps, int64_t* eager_steps) 
     return 0;
 }
 
-const char* api_last_error() { return g_last_error.c_str(); }
+const char* api_last_error() {
+    return g_last_error.c_str();
+}
 
 const LlmwbCudaApi kApi = {
-    LLMWB_CUDA_ABI_VERSION, sizeof(LlmwbCudaApi), api_device_count, api_device_info,
-    api_create_runner,      api_destroy_runner,   api_resize_kv,    api_copy_block,
-    api_forward,            api_forward_greedy,   api_memory_info,  api_weight_bytes,
-    api_stats,              api_last_error,
+    LLMWB_CUDA_ABI_VERSION,
+    sizeof(LlmwbCudaApi),
+    api_device_count,
+    api_device_info,
+    api_create_runner,
+    api_destroy_runner,
+    api_resize_kv,
+    api_copy_block,
+    api_forward,
+    api_forward_greedy,
+    api_memory_info,
+    api_weight_bytes,
+    api_stats,
+    api_last_error,
 };
 
 } // namespace

@@ -54,10 +54,10 @@ typedef struct LlmwbModel {
     int32_t head_dim;
     int32_t rope_interleaved; /* 0: rotate-half (HF), 1: interleaved pairs (llama GGUF) */
     float rms_norm_eps;
-    const double* inv_freq;  /* [head_dim / 2], llama3 factors included */
+    const double* inv_freq;   /* [head_dim / 2], llama3 factors included */
     const float* output_norm; /* [hidden] */
-    LlmwbTensor tok_embd;    /* [vocab][hidden] */
-    LlmwbTensor lm_head;     /* [vocab][hidden]; may point at the same data as tok_embd (tied) */
+    LlmwbTensor tok_embd;     /* [vocab][hidden] */
+    LlmwbTensor lm_head;      /* [vocab][hidden]; may point at the same data as tok_embd (tied) */
     const LlmwbLayer* layers; /* [num_layers] */
 } LlmwbModel;
 
@@ -66,12 +66,12 @@ typedef struct LlmwbModel {
 #define LLMWB_KV_F32 1
 
 typedef struct LlmwbRunnerOptions {
-    int32_t device;                 /* CUDA device ordinal */
-    int32_t kv_dtype;               /* LLMWB_KV_* */
-    int32_t use_graphs;             /* 1: capture decode-only steps per batch-size bucket */
-    int32_t max_tokens;             /* largest n_tokens of a forward (workspace size) */
-    int32_t max_seqs;               /* largest n_seqs / logits rows of a forward */
-    int32_t max_context;            /* longest context (attention workspace), 0: model default */
+    int32_t device;      /* CUDA device ordinal */
+    int32_t kv_dtype;    /* LLMWB_KV_* */
+    int32_t use_graphs;  /* 1: capture decode-only steps per batch-size bucket */
+    int32_t max_tokens;  /* largest n_tokens of a forward (workspace size) */
+    int32_t max_seqs;    /* largest n_seqs / logits rows of a forward */
+    int32_t max_context; /* longest context (attention workspace), 0: model default */
 } LlmwbRunnerOptions;
 
 /* One forward step: the arrays of llmwb::ForwardBatch (engine/runtime/forward_batch.h),

@@ -26,8 +26,7 @@ struct PinnedMemory {
 };
 
 // One owning allocation of memory kind M that grows on demand.
-template <class M>
-class CudaBuffer {
+template <class M> class CudaBuffer {
   public:
     CudaBuffer() = default;
     ~CudaBuffer() { reset(); }
@@ -47,8 +46,8 @@ class CudaBuffer {
         cudaError_t e = M::allocate(&ptr_, bytes);
         if (e != cudaSuccess) {
             ptr_ = nullptr;
-            err = std::string(M::kAlloc) + " of " + std::to_string(bytes >> 20) + " MiB: " +
-                  cudaGetErrorString(e);
+            err = std::string(M::kAlloc) + " of " + std::to_string(bytes >> 20) +
+                  " MiB: " + cudaGetErrorString(e);
             return false;
         }
         bytes_ = bytes;
@@ -62,10 +61,7 @@ class CudaBuffer {
         bytes_ = 0;
     }
     void* get() const { return ptr_; }
-    template <class T>
-    T* as() const {
-        return static_cast<T*>(ptr_);
-    }
+    template <class T> T* as() const { return static_cast<T*>(ptr_); }
     size_t bytes() const { return bytes_; }
     // Hands the allocation over (the swap of a KV pool resize).
     void swap(CudaBuffer& o) {

@@ -14,7 +14,9 @@ namespace {
 constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 constexpr size_t kMetaAlign = 256;
 
-size_t align_up(size_t v) { return (v + kMetaAlign - 1) / kMetaAlign * kMetaAlign; }
+size_t align_up(size_t v) {
+    return (v + kMetaAlign - 1) / kMetaAlign * kMetaAlign;
+}
 
 int32_t bucket_for(int32_t n) {
     for (int32_t b : kGraphBuckets)
@@ -87,13 +89,12 @@ __global__ void copy_block_kernel(uint4* __restrict__ dst_pool, const uint4* __r
         }                                                                                          \
     } while (0)
 
-std::unique_ptr<ModelRunner> ModelRunner::create(const LlmwbModel& model,
-                                                 const LlmwbRunnerOptions& options,
-                                                 std::string& err) {
+std::unique_ptr<ModelRunner>
+ModelRunner::create(const LlmwbModel& model, const LlmwbRunnerOptions& options, std::string& err) {
     if (model.num_layers < 1 || model.hidden_size < 1 || model.num_heads < 1 ||
-        model.num_kv_heads < 1 || model.num_heads % model.num_kv_heads != 0 ||
-        model.head_dim < 2 || model.head_dim % 2 != 0 || model.vocab_size < 1 ||
-        model.intermediate_size < 1 || !model.layers || !model.inv_freq || !model.output_norm) {
+        model.num_kv_heads < 1 || model.num_heads % model.num_kv_heads != 0 || model.head_dim < 2 ||
+        model.head_dim % 2 != 0 || model.vocab_size < 1 || model.intermediate_size < 1 ||
+        !model.layers || !model.inv_freq || !model.output_norm) {
         err = "model description is incomplete or inconsistent";
         return nullptr;
     }
@@ -209,8 +210,7 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
     const int64_t H = hidden_, I = inter_, qw = int64_t{heads_} * head_dim_,
                   kvw = int64_t{kv_heads_} * head_dim_;
     if (!matrix(m.tok_embd, vocab_, H, "token_embd", tok_embd_) ||
-        !matrix(m.lm_head, vocab_, H, "lm_head", lm_head_) ||
-        !vec(m.output_norm, H, output_norm_))
+        !matrix(m.lm_head, vocab_, H, "lm_head", lm_head_) || !vec(m.output_norm, H, output_norm_))
         return false;
     inv_freq_ = static_cast<const double*>(
         upload_bytes(m.inv_freq, static_cast<size_t>(head_dim_ / 2) * sizeof(double), err));
@@ -230,8 +230,8 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
             !matrix(s.w_up, I, H, "ffn_up", d.w_up) ||
             !matrix(s.w_down, H, I, "ffn_down", d.w_down) || !vec(s.attn_norm, H, d.attn_norm) ||
             !vec(s.ffn_norm, H, d.ffn_norm) || !vec(s.q_norm, head_dim_, d.q_norm) ||
-            !vec(s.k_norm, head_dim_, d.k_norm) || !vec(s.bq, qw, d.bq) ||
-            !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv))
+            !vec(s.k_norm, head_dim_, d.k_norm) || !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) ||
+            !vec(s.bv, kvw, d.bv))
             return false;
     }
     return true;
@@ -259,8 +259,8 @@ bool ModelRunner::ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t
         };
         need(lm_head_);
         for (const Layer& l : layers_)
-            for (const DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up,
-                                          &l.w_down})
+            for (const DeviceMatrix* w :
+                 {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
                 need(*w);
         if (!matmul_ws_.ensure(ws, &moved, err))
             return false;
@@ -285,8 +285,7 @@ bool ModelRunner::ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t
         cap_logits_ = n_logits;
     }
     // The metadata of the largest graph bucket always fits, so that graphs never see it move.
-    const size_t meta_floor =
-        layout_for(256, 256, 256, pow2_at_least(max_context_ / 8 + 1)).total;
+    const size_t meta_floor = layout_for(256, 256, 256, pow2_at_least(max_context_ / 8 + 1)).total;
     const size_t meta = std::max(meta_bytes, meta_floor);
     if (meta > meta_cap_) {
         if (!meta_dev_.ensure(meta, &moved, err) || !meta_host_.ensure(meta, err)) {
@@ -301,8 +300,8 @@ bool ModelRunner::ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t
     return true;
 }
 
-ModelRunner::MetaLayout ModelRunner::layout_for(int32_t n_tokens, int32_t n_seqs,
-                                                int32_t n_logits, int32_t blocks_width) {
+ModelRunner::MetaLayout ModelRunner::layout_for(int32_t n_tokens, int32_t n_seqs, int32_t n_logits,
+                                                int32_t blocks_width) {
     MetaLayout m;
     m.n_tokens = n_tokens;
     m.n_seqs = n_seqs;
@@ -359,7 +358,9 @@ void ModelRunner::pack_padded_decode(const LlmwbBatch& b, const MetaLayout& m) {
         rows[i] = i;
         int32_t* t = tables + int64_t{i} * W;
         for (int32_t j = 0; j < W; ++j)
-            t[j] = real ? (j < b.max_blocks_per_seq ? b.block_tables[int64_t{i} * b.max_blocks_per_seq + j] : -1)
+            t[j] = real ? (j < b.max_blocks_per_seq
+                               ? b.block_tables[int64_t{i} * b.max_blocks_per_seq + j]
+                               : -1)
                         : (j == 0 ? 0 : -1);
     }
     qs[B] = B;
@@ -401,8 +402,8 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
         LLMWB_OP(rmsnorm(q, q, L.q_norm, T * heads_, head_dim_, eps_, s), "q norm");
     if (L.k_norm)
         LLMWB_OP(rmsnorm(k, k, L.k_norm, T * kv_heads_, head_dim_, eps_, s), "k norm");
-    LLMWB_OP(rope(q, k, reinterpret_cast<const int32_t*>(base + m.positions), T, heads_,
-                  kv_heads_, head_dim_, inv_freq_, interleaved_, s),
+    LLMWB_OP(rope(q, k, reinterpret_cast<const int32_t*>(base + m.positions), T, heads_, kv_heads_,
+                  head_dim_, inv_freq_, interleaved_, s),
              "rope");
     LLMWB_OP(kv_write(k_cache(l), v_cache(l), k, v,
                       reinterpret_cast<const int64_t*>(base + m.slot_mapping), T, kvw, kv_dtype_,
@@ -427,9 +428,9 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     // The F32 KV cache is the exact mode (comparisons with the CPU backend): keep prefill
     // attention in fp32 there; with the F16 cache, prefill runs on tensor cores.
     ap.tensor_cores = kv_dtype_ != DType::F32;
-    LLMWB_OP(paged_attention(att, q, k_cache(l), v_cache(l), ab, ap, attn_ws_.get(),
-                             attn_ws_bytes_, s),
-             "paged_attention");
+    LLMWB_OP(
+        paged_attention(att, q, k_cache(l), v_cache(l), ab, ap, attn_ws_.get(), attn_ws_bytes_, s),
+        "paged_attention");
     LLMWB_OP(matmul(*blas_, delta, L.wo, att, T, matmul_ws_.get(), matmul_ws_bytes_, s),
              "attn_output");
     LLMWB_OP(add_rmsnorm(x, xb, delta, L.ffn_norm, T, H, eps_, s), "ffn norm");
@@ -440,8 +441,7 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     LLMWB_OP(matmul(*blas_, delta, L.w_down, gate, T, matmul_ws_.get(), matmul_ws_bytes_, s),
              "ffn_down");
     if (l + 1 < layers_n_)
-        LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s),
-                 "attn norm");
+        LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s), "attn norm");
     return true;
 }
 
@@ -460,9 +460,9 @@ bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std:
     LLMWB_OP(add(x_.as<float>(), x_.as<float>(), delta_.as<float>(), T * H, s), "residual");
     if (sh.n_logits == 0)
         return true;
-    LLMWB_LAUNCH(static_cast<unsigned>(sh.n_logits), 256, 0, s, gather_rows_kernel)(
-        xl_.as<float>(), x_.as<float>(), reinterpret_cast<const int32_t*>(base + m.logits_rows),
-        sh.n_logits, hidden_);
+    LLMWB_LAUNCH(static_cast<unsigned>(sh.n_logits), 256, 0, s, gather_rows_kernel)
+    (xl_.as<float>(), x_.as<float>(), reinterpret_cast<const int32_t*>(base + m.logits_rows),
+     sh.n_logits, hidden_);
     LLMWB_CU(cudaGetLastError(), "gather rows");
     LLMWB_OP(rmsnorm(xl_.as<float>(), xl_.as<float>(), output_norm_, sh.n_logits, H, eps_, s),
              "output norm");
@@ -582,8 +582,8 @@ bool ModelRunner::forward(const LlmwbBatch& b, float* logits, int32_t* ids, std:
                 drop_graphs();
         }
         pack_eager(b, m);
-        LLMWB_CU(cudaMemcpyAsync(meta_dev_.get(), meta_host_.get(), m.total,
-                                 cudaMemcpyHostToDevice, stream_),
+        LLMWB_CU(cudaMemcpyAsync(meta_dev_.get(), meta_host_.get(), m.total, cudaMemcpyHostToDevice,
+                                 stream_),
                  "batch upload");
         if (!enqueue_forward(sh, m, err)) {
             cudaStreamSynchronize(stream_);
@@ -597,8 +597,8 @@ bool ModelRunner::forward(const LlmwbBatch& b, float* logits, int32_t* ids, std:
                              stream_),
                  "argmax");
         const size_t id_bytes = size_t(b.n_logits) * 4;
-        LLMWB_CU(cudaMemcpyAsync(ids_host_.get(), ids_dev_.get(), id_bytes,
-                                 cudaMemcpyDeviceToHost, stream_),
+        LLMWB_CU(cudaMemcpyAsync(ids_host_.get(), ids_dev_.get(), id_bytes, cudaMemcpyDeviceToHost,
+                                 stream_),
                  "ids download");
         LLMWB_CU(cudaStreamSynchronize(stream_), "forward");
         std::memcpy(ids, ids_host_.get(), id_bytes);
@@ -662,9 +662,9 @@ bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_
             }
             const dim3 grid(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
                             static_cast<unsigned>(planes));
-            LLMWB_LAUNCH(grid, 256, 0, stream_, copy_block_kernel)(
-                fresh.as<uint4>(), kv_.as<uint4>(), int64_t(num_blocks_) * words,
-                int64_t(num_blocks) * words, words, keep_src[i], keep_dst[i]);
+            LLMWB_LAUNCH(grid, 256, 0, stream_, copy_block_kernel)
+            (fresh.as<uint4>(), kv_.as<uint4>(), int64_t(num_blocks_) * words,
+             int64_t(num_blocks) * words, words, keep_src[i], keep_dst[i]);
         }
         LLMWB_CU(cudaGetLastError(), "KV block copy");
     }
@@ -688,8 +688,8 @@ bool ModelRunner::copy_block(int32_t src, int32_t dst, std::string& err) {
     const int64_t plane = int64_t(num_blocks_) * words;
     const dim3 grid(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
                     static_cast<unsigned>(2 * layers_n_));
-    LLMWB_LAUNCH(grid, 256, 0, stream_, copy_block_kernel)(kv_.as<uint4>(), kv_.as<uint4>(), plane,
-                                                           plane, words, src, dst);
+    LLMWB_LAUNCH(grid, 256, 0, stream_, copy_block_kernel)
+    (kv_.as<uint4>(), kv_.as<uint4>(), plane, plane, words, src, dst);
     LLMWB_CU(cudaGetLastError(), "KV block copy");
     return true;
 }

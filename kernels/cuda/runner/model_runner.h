@@ -31,8 +31,7 @@ class ModelRunner {
   public:
     // Null on failure (err says why). Copies everything it needs from `model`.
     static std::unique_ptr<ModelRunner> create(const LlmwbModel& model,
-                                               const LlmwbRunnerOptions& options,
-                                               std::string& err);
+                                               const LlmwbRunnerOptions& options, std::string& err);
     ~ModelRunner();
     ModelRunner(const ModelRunner&) = delete;
     ModelRunner& operator=(const ModelRunner&) = delete;
@@ -52,14 +51,14 @@ class ModelRunner {
   private:
     struct Layer {
         DeviceMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
-        const float *attn_norm = nullptr, *ffn_norm = nullptr, *q_norm = nullptr,
-                    *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;
+        const float *attn_norm = nullptr, *ffn_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr,
+                    *bq = nullptr, *bk = nullptr, *bv = nullptr;
     };
     // Where the batch metadata sits inside the packed metadata buffer (byte offsets).
     struct MetaLayout {
         int32_t n_tokens = 0, n_seqs = 0, n_logits = 0, blocks_width = 0;
-        size_t token_ids = 0, positions = 0, slot_mapping = 0, query_start = 0,
-               context_lens = 0, block_tables = 0, logits_rows = 0, total = 0;
+        size_t token_ids = 0, positions = 0, slot_mapping = 0, query_start = 0, context_lens = 0,
+               block_tables = 0, logits_rows = 0, total = 0;
     };
     // The launch-time shape of a forward (host values baked into a graph).
     struct StepShape {

@@ -27,14 +27,14 @@ namespace cudasim {
 
 // The emulated thread that is running (valid only inside a kernel).
 struct ThreadState {
-    uint3 idx{};        // threadIdx
+    uint3 idx{};         // threadIdx
     unsigned linear = 0; // x + y * dim.x + z * dim.x * dim.y
     unsigned warp = 0, lane = 0;
 };
 struct BlockState {
-    uint3 idx{};  // blockIdx
-    dim3 dim;     // blockDim
-    dim3 grid;    // gridDim
+    uint3 idx{}; // blockIdx
+    dim3 dim;    // blockDim
+    dim3 grid;   // gridDim
     void* dynamic_shared = nullptr;
 };
 // Device code runs only inside a synchronisation, under the runtime's lock: one host thread at a
@@ -48,8 +48,7 @@ void syncwarp(unsigned mask);
 enum class Shfl { Xor, Idx, Down, Up };
 uint64_t shuffle_bits(unsigned mask, uint64_t bits, int arg, int width, Shfl kind);
 
-template <class T>
-T shuffle(unsigned mask, T v, int arg, int width, Shfl kind) {
+template <class T> T shuffle(unsigned mask, T v, int arg, int width, Shfl kind) {
     static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "shuffles move <= 8 bytes");
     uint64_t b = 0;
     std::memcpy(&b, &v, sizeof(T));
@@ -59,7 +58,9 @@ T shuffle(unsigned mask, T v, int arg, int width, Shfl kind) {
     return r;
 }
 
-inline void* dynamic_shared() { return g_block->dynamic_shared; }
+inline void* dynamic_shared() {
+    return g_block->dynamic_shared;
+}
 
 // True when every lane of the (full) warp passes the same v; a warp collective.
 bool warp_uniform(uint64_t v);
@@ -68,14 +69,13 @@ bool warp_uniform(uint64_t v);
 // first lane to run computes into a per-warp buffer of up to kWarpOnceBytes, the others copy it.
 constexpr size_t kWarpOnceBytes = 4096;
 struct WarpOnceSlot {
-    uint64_t* tag;        // the generation the buffer holds
-    unsigned char* data;  // kWarpOnceBytes, 64-byte aligned
-    uint64_t generation;  // of the warp collective that just completed
+    uint64_t* tag;       // the generation the buffer holds
+    unsigned char* data; // kWarpOnceBytes, 64-byte aligned
+    uint64_t generation; // of the warp collective that just completed
 };
 WarpOnceSlot warp_once_slot();
 
-template <class F>
-void warp_once(void* out, size_t bytes, F&& compute) {
+template <class F> void warp_once(void* out, size_t bytes, F&& compute) {
     const WarpOnceSlot s = warp_once_slot();
     if (*s.tag != s.generation) {
         compute(s.data);
@@ -86,8 +86,8 @@ void warp_once(void* out, size_t bytes, F&& compute) {
 
 // --- launches -----------------------------------------------------------------------------------
 struct LaunchSpec {
-    const char* name;  // the kernel expression as written at the launch site
-    const void* fn;    // identifies the kernel (cudaFuncSetAttribute)
+    const char* name; // the kernel expression as written at the launch site
+    const void* fn;   // identifies the kernel (cudaFuncSetAttribute)
     dim3 grid, block;
     size_t shared_bytes;
     cudaStream_t stream;
@@ -99,16 +99,14 @@ void launch_kernel(const LaunchSpec& spec, std::function<void()> body);
 // (cudaMalloc, cudaMallocHost); anything else is reported and aborts, naming the argument.
 void check_kernel_pointer(const char* kernel, int index, const void* p);
 
-template <class... P>
-class Launch {
+template <class... P> class Launch {
   public:
     Launch(const char* name, dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
            void (*fn)(P...))
         : spec_{name, reinterpret_cast<const void*>(fn), grid, block, shared_bytes, stream},
           fn_(fn) {}
 
-    template <class... A>
-    void operator()(A&&... a) const {
+    template <class... A> void operator()(A&&... a) const {
         static_assert(sizeof...(A) == sizeof...(P), "kernel argument count");
         // Arguments are copied at the launch, as CUDA copies kernel parameters.
         auto args = std::make_shared<std::tuple<std::decay_t<P>...>>(
@@ -123,8 +121,7 @@ class Launch {
     void check_pointers(const Tuple& t, std::index_sequence<I...>) const {
         (check_one(static_cast<int>(I), std::get<I>(t)), ...);
     }
-    template <class T>
-    void check_one(int index, const T& v) const {
+    template <class T> void check_one(int index, const T& v) const {
         if constexpr (std::is_pointer_v<T>)
             check_kernel_pointer(spec_.name, index, static_cast<const void*>(v));
     }
@@ -133,7 +130,7 @@ class Launch {
     void (*fn_)(P...);
 };
 
-}  // namespace cudasim
+} // namespace cudasim
 
 // --- built-ins ----------------------------------------------------------------------------------
 #define threadIdx (::cudasim::g_thread->idx)
@@ -147,23 +144,23 @@ class Launch {
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 
-inline void __syncthreads() { ::cudasim::syncthreads(); }
-inline void __syncwarp(unsigned mask = 0xffffffffu) { ::cudasim::syncwarp(mask); }
+inline void __syncthreads() {
+    ::cudasim::syncthreads();
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+    ::cudasim::syncwarp(mask);
+}
 
-template <class T>
-inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+template <class T> inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
     return ::cudasim::shuffle(mask, v, lane_mask, width, ::cudasim::Shfl::Xor);
 }
-template <class T>
-inline T __shfl_sync(unsigned mask, T v, int src_lane, int width = 32) {
+template <class T> inline T __shfl_sync(unsigned mask, T v, int src_lane, int width = 32) {
     return ::cudasim::shuffle(mask, v, src_lane, width, ::cudasim::Shfl::Idx);
 }
-template <class T>
-inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+template <class T> inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
     return ::cudasim::shuffle(mask, v, static_cast<int>(delta), width, ::cudasim::Shfl::Down);
 }
-template <class T>
-inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+template <class T> inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
     return ::cudasim::shuffle(mask, v, static_cast<int>(delta), width, ::cudasim::Shfl::Up);
 }
 
@@ -183,12 +180,21 @@ inline unsigned __float_as_uint(float f) {
     std::memcpy(&v, &f, 4);
     return v;
 }
-inline float __int_as_float(int v) { return __uint_as_float(static_cast<unsigned>(v)); }
-inline int __float_as_int(float f) { return static_cast<int>(__float_as_uint(f)); }
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-inline float __expf(float x) { return std::exp(x); }
-inline float __fdividef(float a, float b) { return a / b; }
-template <class T>
-inline T __ldg(const T* p) {
+inline float __int_as_float(int v) {
+    return __uint_as_float(static_cast<unsigned>(v));
+}
+inline int __float_as_int(float f) {
+    return static_cast<int>(__float_as_uint(f));
+}
+inline float rsqrtf(float x) {
+    return 1.0f / std::sqrt(x);
+}
+inline float __expf(float x) {
+    return std::exp(x);
+}
+inline float __fdividef(float a, float b) {
+    return a / b;
+}
+template <class T> inline T __ldg(const T* p) {
     return *p;
 }

@@ -18,11 +18,11 @@ Schedule schedule_from_env();
 
 struct KernelRun {
     LaunchSpec spec;
-    std::function<void()> body;  // one thread
+    std::function<void()> body; // one thread
 };
 
 // Runs every block; a deadlock (a barrier that part of a block never reaches), a shuffle with an
 // exited lane, or mismatched shuffle masks are reported with the kernel's name and abort.
 void execute(const KernelRun& run);
 
-}  // namespace cudasim::detail
+} // namespace cudasim::detail

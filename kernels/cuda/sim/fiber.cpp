@@ -21,28 +21,30 @@ namespace {
     std::abort();
 }
 
-}  // namespace
+} // namespace
 
 FiberStack::FiberStack(size_t bytes) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     size_ = (bytes + page - 1) / page * page;
     map_size_ = size_ + page;
     map_ = mmap(nullptr, map_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map_ == MAP_FAILED) die("cannot map a fiber stack");
-    mprotect(map_, page, PROT_NONE);  // overflow faults instead of corrupting the next stack
+    if (map_ == MAP_FAILED)
+        die("cannot map a fiber stack");
+    mprotect(map_, page, PROT_NONE); // overflow faults instead of corrupting the next stack
     base_ = static_cast<char*>(map_) + page;
 }
 
 FiberStack::~FiberStack() {
-    if (map_ && map_ != MAP_FAILED) munmap(map_, map_size_);
+    if (map_ && map_ != MAP_FAILED)
+        munmap(map_, map_size_);
 }
 
 #if defined(__x86_64__) && !defined(CUDASIM_UCONTEXT)
 
 // cudasim_switch(void** save_sp, void* load_sp): saves the callee-saved registers on the current
-// stack (MXCSR and the x87 control word are left alone: every fiber shares the host thread's), stores the stack pointer in *save_sp, loads load_sp and restores the state saved there.
-// A new fiber's stack is laid out so that this "returns" into cudasim_fiber_start with the fiber
-// in r12.
+// stack (MXCSR and the x87 control word are left alone: every fiber shares the host thread's),
+// stores the stack pointer in *save_sp, loads load_sp and restores the state saved there. A new
+// fiber's stack is laid out so that this "returns" into cudasim_fiber_start with the fiber in r12.
 extern "C" void cudasim_switch(void** save_sp, void* load_sp);
 extern "C" void cudasim_fiber_start();
 asm(R"(
@@ -76,7 +78,9 @@ cudasim_fiber_start:
     .size cudasim_fiber_start, .-cudasim_fiber_start
 )");
 
-extern "C" void cudasim_fiber_trampoline(Fiber* f) { Fiber::trampoline(f); }
+extern "C" void cudasim_fiber_trampoline(Fiber* f) {
+    Fiber::trampoline(f);
+}
 
 void Fiber::prepare() {
     auto top = reinterpret_cast<uintptr_t>(stack_->bottom()) + stack_->size();
@@ -84,30 +88,34 @@ void Fiber::prepare() {
     auto* slot = reinterpret_cast<uint64_t*>(top);
     // [top-8] return address, then rbp rbx r12 r13 r14 r15.
     slot[-1] = reinterpret_cast<uint64_t>(&cudasim_fiber_start);
-    slot[-2] = 0;                                  // rbp
-    slot[-3] = 0;                                  // rbx
-    slot[-4] = reinterpret_cast<uint64_t>(this);   // r12
-    slot[-5] = 0;                                  // r13
-    slot[-6] = 0;                                  // r14
-    slot[-7] = 0;                                  // r15
+    slot[-2] = 0;                                // rbp
+    slot[-3] = 0;                                // rbx
+    slot[-4] = reinterpret_cast<uint64_t>(this); // r12
+    slot[-5] = 0;                                // r13
+    slot[-6] = 0;                                // r14
+    slot[-7] = 0;                                // r15
     sp_ = &slot[-7];
 }
 
-void Fiber::switch_in() { cudasim_switch(&scheduler_sp_, sp_); }
-void Fiber::switch_out() { cudasim_switch(&sp_, scheduler_sp_); }
+void Fiber::switch_in() {
+    cudasim_switch(&scheduler_sp_, sp_);
+}
+void Fiber::switch_out() {
+    cudasim_switch(&sp_, scheduler_sp_);
+}
 void Fiber::switch_out_final() {
     void* dead_sp = nullptr;
     cudasim_switch(&dead_sp, scheduler_sp_);
 }
 
-#else  // ucontext
+#else // ucontext
 
 namespace {
 void ucontext_entry(unsigned hi, unsigned lo) {
     auto* f = reinterpret_cast<Fiber*>((static_cast<uintptr_t>(hi) << 32) | lo);
     Fiber::trampoline(f);
 }
-}  // namespace
+} // namespace
 
 void Fiber::prepare() {
     getcontext(&ctx_);
@@ -119,9 +127,15 @@ void Fiber::prepare() {
                 static_cast<unsigned>(p >> 32), static_cast<unsigned>(p & 0xFFFFFFFFu));
 }
 
-void Fiber::switch_in() { swapcontext(&scheduler_ctx_, &ctx_); }
-void Fiber::switch_out() { swapcontext(&ctx_, &scheduler_ctx_); }
-void Fiber::switch_out_final() { setcontext(&scheduler_ctx_); }
+void Fiber::switch_in() {
+    swapcontext(&scheduler_ctx_, &ctx_);
+}
+void Fiber::switch_out() {
+    swapcontext(&ctx_, &scheduler_ctx_);
+}
+void Fiber::switch_out_final() {
+    setcontext(&scheduler_ctx_);
+}
 
 #endif
 
@@ -172,4 +186,4 @@ void Fiber::trampoline(Fiber* f) {
     die("a finished fiber was resumed");
 }
 
-}  // namespace cudasim::detail
+} // namespace cudasim::detail

@@ -28,11 +28,11 @@ constexpr size_t kFiberStackBytes = size_t{128} << 10;
 
 class FiberStack {
   public:
-    explicit FiberStack(size_t bytes);  // mmap'ed, with a guard page below
+    explicit FiberStack(size_t bytes); // mmap'ed, with a guard page below
     ~FiberStack();
     FiberStack(const FiberStack&) = delete;
     FiberStack& operator=(const FiberStack&) = delete;
-    void* bottom() const { return base_; }  // lowest usable address
+    void* bottom() const { return base_; } // lowest usable address
     size_t size() const { return size_; }
 
   private:
@@ -49,17 +49,17 @@ class Fiber {
     using Entry = void (*)(void*);
     void start(FiberStack& stack, Entry entry, void* arg);
     void resume();
-    void yield();  // from inside the fiber
+    void yield(); // from inside the fiber
     bool done() const { return done_; }
 
-    static void trampoline(Fiber* f);  // internal
+    static void trampoline(Fiber* f); // internal
 
   private:
     // The platform's part (x86-64 assembly or ucontext): the initial context, the switches.
     void prepare();
-    void switch_in();         // scheduler -> fiber
-    void switch_out();        // fiber -> scheduler
-    void switch_out_final();  // fiber -> scheduler, never to return
+    void switch_in();        // scheduler -> fiber
+    void switch_out();       // fiber -> scheduler
+    void switch_out_final(); // fiber -> scheduler, never to return
 
     Entry entry_ = nullptr;
     void* arg_ = nullptr;
@@ -77,4 +77,4 @@ class Fiber {
     size_t scheduler_size_ = 0;
 };
 
-}  // namespace cudasim::detail
+} // namespace cudasim::detail

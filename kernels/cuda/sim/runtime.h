@@ -27,4 +27,4 @@ cudaError_t enqueue(cudaStream_t stream, std::function<void()> work);
 // and aborts: in an emulated run such a bug must stop the test with its location.
 [[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-}  // namespace cudasim::detail
+} // namespace cudasim::detail

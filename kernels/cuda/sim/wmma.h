@@ -24,29 +24,26 @@ struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
 
 namespace detail {
-template <class Use, int M, int N, int K>
-struct shape;
-template <int M, int N, int K>
-struct shape<matrix_a, M, N, K> {
+template <class Use, int M, int N, int K> struct shape;
+template <int M, int N, int K> struct shape<matrix_a, M, N, K> {
     static constexpr int rows = M, cols = K;
 };
-template <int M, int N, int K>
-struct shape<matrix_b, M, N, K> {
+template <int M, int N, int K> struct shape<matrix_b, M, N, K> {
     static constexpr int rows = K, cols = N;
 };
-template <int M, int N, int K>
-struct shape<accumulator, M, N, K> {
+template <int M, int N, int K> struct shape<accumulator, M, N, K> {
     static constexpr int rows = M, cols = N;
 };
 
 // The warp-synchronous entry of a load or store: every lane must pass the same pointer and ldm,
 // the pointer 256-bit aligned and ldm a multiple of 16 bytes.
-template <class T>
-inline void enter(const T* p, unsigned ldm, const char* api) {
+template <class T> inline void enter(const T* p, unsigned ldm, const char* api) {
     const uint64_t key = reinterpret_cast<uintptr_t>(p) ^ (uint64_t{ldm} << 48);
     if (!::cudasim::warp_uniform(key)) {
-        std::fprintf(stderr, "cudasim: wmma::%s: the lanes of a warp pass different pointers or "
-                             "leading dimensions\n", api);
+        std::fprintf(stderr,
+                     "cudasim: wmma::%s: the lanes of a warp pass different pointers or "
+                     "leading dimensions\n",
+                     api);
         std::abort();
     }
     if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || (ldm * sizeof(T)) % 16 != 0) {
@@ -57,15 +54,18 @@ inline void enter(const T* p, unsigned ldm, const char* api) {
         std::abort();
     }
 }
-}  // namespace detail
+} // namespace detail
 
-inline float to_float(float v) { return v; }
-inline float to_float(__half v) { return __half2float(v); }
+inline float to_float(float v) {
+    return v;
+}
+inline float to_float(__half v) {
+    return __half2float(v);
+}
 
 // The tile, row-major in x: x[r * cols + c], held as float whatever T is (f16 values are exact in
 // float, and products of two of them too, as on the tensor cores).
-template <class Use, int M, int N, int K, class T, class Layout = void>
-struct fragment {
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
     static constexpr int rows = detail::shape<Use, M, N, K>::rows;
     static constexpr int cols = detail::shape<Use, M, N, K>::cols;
     static constexpr int num_elements = rows * cols;
@@ -76,7 +76,8 @@ template <class Use, int M, int N, int K, class T, class L>
 inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, const T& v) {
     __syncwarp();
     const float fv = to_float(v);
-    for (auto& e : f.x) e = fv;
+    for (auto& e : f.x)
+        e = fv;
 }
 
 // matrix_a / matrix_b with the layout in the fragment type.
@@ -89,9 +90,8 @@ inline void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const T* p, unsign
         auto* x = static_cast<float*>(buf);
         for (int r = 0; r < F::rows; ++r)
             for (int c = 0; c < F::cols; ++c)
-                x[r * F::cols + c] = to_float(std::is_same_v<L, row_major>
-                                                  ? p[size_t(r) * ldm + c]
-                                                  : p[size_t(c) * ldm + r]);
+                x[r * F::cols + c] = to_float(
+                    std::is_same_v<L, row_major> ? p[size_t(r) * ldm + c] : p[size_t(c) * ldm + r]);
     });
 }
 
@@ -129,13 +129,15 @@ inline void mma_sync(fragment<accumulator, M, N, K, float>& d,
     __syncwarp();
     ::cudasim::warp_once(d.x, sizeof d.x, [&](void* buf) {
         auto* out = static_cast<float*>(buf);
-        for (int i = 0; i < M * N; ++i) out[i] = c.x[i];
+        for (int i = 0; i < M * N; ++i)
+            out[i] = c.x[i];
         for (int i = 0; i < M; ++i)
             for (int k = 0; k < K; ++k) {
                 const float aik = a.x[i * K + k];
-                for (int j = 0; j < N; ++j) out[i * N + j] += aik * b.x[k * N + j];
+                for (int j = 0; j < N; ++j)
+                    out[i * N + j] += aik * b.x[k * N + j];
             }
     });
 }
 
-}  // namespace nvcuda::wmma
+} // namespace nvcuda::wmma

@@ -59,8 +59,8 @@ RunResult run_cli(const std::string& env, const std::string& args) {
     const char* build = std::getenv("LLMWB_BUILD_DIR");
     const std::string exe = std::string(build ? build : ".") + "/app/cli/llmwb";
     const fs::path out = temp_dir() / "out.txt", err = temp_dir() / "err.txt";
-    const std::string cmd = env + " '" + exe + "' " + args + " >'" + out.string() + "' 2>'" +
-                            err.string() + "'";
+    const std::string cmd =
+        env + " '" + exe + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
     const int st = std::system(cmd.c_str());
     RunResult r;
     r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -104,8 +104,8 @@ MT_TEST(bogus_plugin_path_is_named) {
     o.plugin_path = (temp_dir() / "no-such-dir" / "libllmwb_cuda.so").string();
     auto p = CudaPlugin::load(o);
     MT_REQUIRE(!p);
-    MT_CHECK_MSG(contains(p.message(), "not found") && contains(p.message(), o.plugin_path),
-                 "%s", p.message().c_str());
+    MT_CHECK_MSG(contains(p.message(), "not found") && contains(p.message(), o.plugin_path), "%s",
+                 p.message().c_str());
 }
 
 MT_TEST(not_a_library_is_rejected) {
@@ -130,8 +130,8 @@ MT_TEST(library_without_entry_point_is_rejected) {
     o.plugin_path = lib;
     auto p = CudaPlugin::load(o);
     MT_REQUIRE(!p);
-    MT_CHECK_MSG(contains(p.message(), std::string("no symbol ") + LLMWB_CUDA_PLUGIN_SYMBOL),
-                 "%s", p.message().c_str());
+    MT_CHECK_MSG(contains(p.message(), std::string("no symbol ") + LLMWB_CUDA_PLUGIN_SYMBOL), "%s",
+                 p.message().c_str());
 }
 
 MT_TEST(search_paths_follow_the_environment) {

@@ -9,19 +9,21 @@ namespace llmwb::test {
 
 namespace {
 
-constexpr int32_t kMaxPositions = 512;  // enough for every test
+constexpr int32_t kMaxPositions = 512; // enough for every test
 
 // out = x / sqrt(mean(x^2) + eps) * w
 std::vector<double> rmsnorm(const double* x, const std::vector<double>& w, int64_t n, double eps) {
     double ss = 0;
-    for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+    for (int64_t i = 0; i < n; ++i)
+        ss += x[i] * x[i];
     const double inv = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
     std::vector<double> out(n);
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv * w[i];
+    for (int64_t i = 0; i < n; ++i)
+        out[i] = x[i] * inv * w[i];
     return out;
 }
 
-}  // namespace
+} // namespace
 
 ReferenceModel::Mat ReferenceModel::dequant(const TensorView& t) {
     Mat m;
@@ -31,13 +33,15 @@ ReferenceModel::Mat ReferenceModel::dequant(const TensorView& t) {
     std::vector<float> row(t.cols);
     for (int64_t r = 0; r < t.rows; ++r) {
         kernels::dequantize_row(t.type, t.row(r), row.data(), t.cols);
-        for (int64_t c = 0; c < t.cols; ++c) m.w[r * t.cols + c] = row[c];
+        for (int64_t c = 0; c < t.cols; ++c)
+            m.w[r * t.cols + c] = row[c];
     }
     return m;
 }
 
 std::vector<double> ReferenceModel::dequant_vec(const TensorView& t) {
-    if (!t.present()) return {};
+    if (!t.present())
+        return {};
     return dequant(t).w;
 }
 
@@ -105,7 +109,8 @@ std::vector<double> ReferenceModel::step(int32_t token) {
         std::vector<double> y(m.rows);
         for (int64_t r = 0; r < m.rows; ++r) {
             double s = b.empty() ? 0.0 : b[r];
-            for (int64_t c = 0; c < m.cols; ++c) s += m.w[r * m.cols + c] * x[c];
+            for (int64_t c = 0; c < m.cols; ++c)
+                s += m.w[r * m.cols + c] * x[c];
             y[r] = s;
         }
         return y;
@@ -114,8 +119,8 @@ std::vector<double> ReferenceModel::step(int32_t token) {
     auto rope = [&](std::vector<double>& v, int64_t heads) {
         for (int64_t h = 0; h < heads; ++h)
             for (int64_t i = 0; i < half; ++i) {
-                const int64_t a = c_.rope_style == RopeStyle::Interleaved ? h * hd + 2 * i
-                                                                          : h * hd + i;
+                const int64_t a =
+                    c_.rope_style == RopeStyle::Interleaved ? h * hd + 2 * i : h * hd + i;
                 const int64_t b = c_.rope_style == RopeStyle::Interleaved ? a + 1 : a + half;
                 const double ang = pos * inv_freq_[i];
                 const double x0 = v[a], x1 = v[b];
@@ -128,9 +133,9 @@ std::vector<double> ReferenceModel::step(int32_t token) {
     for (Layer& l : layers_) {
         // Attention.
         std::vector<double> xb = rmsnorm(x.data(), l.attn_norm, H, eps);
-        std::vector<double> q = matvec(l.wq, xb, l.bq);  // [nh*hd]
-        std::vector<double> k = matvec(l.wk, xb, l.bk);  // [nkv*hd]
-        std::vector<double> v = matvec(l.wv, xb, l.bv);  // [nkv*hd]
+        std::vector<double> q = matvec(l.wq, xb, l.bq); // [nh*hd]
+        std::vector<double> k = matvec(l.wk, xb, l.bk); // [nkv*hd]
+        std::vector<double> v = matvec(l.wv, xb, l.bv); // [nkv*hd]
         if (!l.q_norm.empty()) {
             for (int64_t h = 0; h < nh; ++h) {
                 std::vector<double> n = rmsnorm(q.data() + h * hd, l.q_norm, hd, eps);
@@ -159,24 +164,28 @@ std::vector<double> ReferenceModel::step(int32_t token) {
                 mx = std::max(mx, score[j]);
             }
             double z = 0;
-            for (double& s : score) z += (s = std::exp(s - mx));
+            for (double& s : score)
+                z += (s = std::exp(s - mx));
             for (int32_t j = 0; j <= pos; ++j)
                 for (int64_t d = 0; d < hd; ++d)
                     att[h * hd + d] += score[j] / z * l.v_cache[(j * nkv + kvh) * hd + d];
         }
         std::vector<double> o = matvec(l.wo, att, {});
-        for (int64_t i = 0; i < H; ++i) x[i] += o[i];
+        for (int64_t i = 0; i < H; ++i)
+            x[i] += o[i];
 
         // MLP: down(silu(gate(x)) * up(x)).
         xb = rmsnorm(x.data(), l.ffn_norm, H, eps);
         std::vector<double> g = matvec(l.w_gate, xb, {});
         std::vector<double> u = matvec(l.w_up, xb, {});
-        for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+        for (size_t i = 0; i < g.size(); ++i)
+            g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
         std::vector<double> d = matvec(l.w_down, g, {});
-        for (int64_t i = 0; i < H; ++i) x[i] += d[i];
+        for (int64_t i = 0; i < H; ++i)
+            x[i] += d[i];
     }
     std::vector<double> xf = rmsnorm(x.data(), out_norm_, H, eps);
     return matvec(out_, xf, {});
 }
 
-}  // namespace llmwb::test
+} // namespace llmwb::test

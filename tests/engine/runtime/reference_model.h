@@ -11,7 +11,7 @@
 namespace llmwb::test {
 
 class ReferenceModel {
-public:
+  public:
     explicit ReferenceModel(const LoadedModel& model);
 
     // Feeds the next token (at position = tokens fed so far) and returns its logits [vocab].
@@ -19,15 +19,15 @@ public:
     void reset() { pos_ = 0; }
     int32_t position() const { return pos_; }
 
-private:
+  private:
     struct Mat {
         int64_t rows = 0, cols = 0;
-        std::vector<double> w;  // [rows][cols]
+        std::vector<double> w; // [rows][cols]
     };
     struct Layer {
         Mat wq, wk, wv, wo, w_gate, w_up, w_down;
         std::vector<double> attn_norm, ffn_norm, q_norm, k_norm, bq, bk, bv;
-        std::vector<double> k_cache, v_cache;  // [max_pos][kv_heads * head_dim]
+        std::vector<double> k_cache, v_cache; // [max_pos][kv_heads * head_dim]
     };
     static Mat dequant(const TensorView& t);
     static std::vector<double> dequant_vec(const TensorView& t);
@@ -35,10 +35,10 @@ private:
     ModelConfig c_;
     Mat embd_, out_;
     std::vector<double> out_norm_;
-    std::vector<double> inv_freq_;  // [head_dim/2]
+    std::vector<double> inv_freq_; // [head_dim/2]
     std::vector<Layer> layers_;
     int32_t pos_ = 0;
     int32_t max_pos_ = 0;
 };
 
-}  // namespace llmwb::test
+} // namespace llmwb::test

@@ -64,7 +64,8 @@ namespace {
 // learns its merges on every call, which dominates writing a small model (under ASan).
 std::string demo_tokenizer_dir(const std::string& dir) {
     const std::string out = dir + "/demo-tokenizer";
-    if (std::filesystem::exists(out + "/tokenizer_config.json")) return out;
+    if (std::filesystem::exists(out + "/tokenizer_config.json"))
+        return out;
     std::filesystem::create_directories(out);
     const TokenizerFiles t = make_demo_tokenizer();
     std::ofstream(out + "/tokenizer.json") << tokenizer_json_text(t.data);
@@ -73,12 +74,13 @@ std::string demo_tokenizer_dir(const std::string& dir) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<LoadedModel> write_and_load(const ModelWriterSpec& spec_in, const std::string& dir,
                                             const std::string& name, std::string* error) {
     ModelWriterSpec spec = spec_in;
-    if (spec.tokenizer_dir.empty()) spec.tokenizer_dir = demo_tokenizer_dir(dir);
+    if (spec.tokenizer_dir.empty())
+        spec.tokenizer_dir = demo_tokenizer_dir(dir);
     const std::string path =
         dir + "/" + name + (spec.format == ModelFileFormat::Gguf ? ".gguf" : "");
     if (Status st = write_model(spec, path); !st) {
@@ -93,4 +95,4 @@ std::unique_ptr<LoadedModel> write_and_load(const ModelWriterSpec& spec_in, cons
     return std::move(loaded.value());
 }
 
-}  // namespace llmwb::test
+} // namespace llmwb::test

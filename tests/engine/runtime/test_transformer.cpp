@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/perplexity.h"
-#include "engine/runtime/cpu_transformer.h"
 #include "kernels/cpu/thread_pool.h"
 #include "reference_model.h"
 #include "runtime_test_models.h"

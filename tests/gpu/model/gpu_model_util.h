@@ -70,8 +70,8 @@ inline ModelWriterSpec tiny_spec(Architecture arch, WeightType type) {
 
 inline std::unique_ptr<LoadedModel> write_and_load(const ModelWriterSpec& s,
                                                    const std::string& name) {
-    const std::string path = temp_dir() + "/" + name +
-                             (s.format == ModelFileFormat::Gguf ? ".gguf" : "");
+    const std::string path =
+        temp_dir() + "/" + name + (s.format == ModelFileFormat::Gguf ? ".gguf" : "");
     if (Status st = write_model(s, path); !st) {
         mini_test::report_failure(__FILE__, __LINE__, "write_model", st.message());
         throw mini_test::Abort{};

@@ -95,8 +95,8 @@ MT_TEST(greedy_tokens_match_cpu_backend) {
     MT_REQUIRE_MSG(b.error.empty(), "cuda: %s", b.error.c_str());
     MT_REQUIRE_MSG(c.error.empty(), "cuda (host sampling): %s", c.error.c_str());
     MT_CHECK(c.tokens == b.tokens);
-    MT_CHECK(a.preemptions > 0);  // the workload exercises preemption ...
-    MT_CHECK(a.prefix_hits > 0);  // ... and prefix hits
+    MT_CHECK(a.preemptions > 0); // the workload exercises preemption ...
+    MT_CHECK(a.prefix_hits > 0); // ... and prefix hits
     MT_REQUIRE(a.tokens.size() == 10 && b.tokens.size() == 10);
     int mismatched = 0;
     for (const auto& [id, toks] : a.tokens) {

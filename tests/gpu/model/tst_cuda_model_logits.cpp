@@ -17,8 +17,8 @@ namespace {
 struct Step {
     int32_t a_first, a_len, b_first, b_len;
 };
-constexpr Step kSteps[] = {{0, 37, 0, 5}, {37, 1, 5, 3}, {38, 1, 8, 1},
-                           {39, 1, 9, 1}, {40, 1, 10, 1}};
+constexpr Step kSteps[] = {
+    {0, 37, 0, 5}, {37, 1, 5, 3}, {38, 1, 8, 1}, {39, 1, 9, 1}, {40, 1, 10, 1}};
 
 ForwardBatch make_batch(const Step& s, int32_t vocab) {
     ForwardBatch b;
@@ -96,9 +96,15 @@ void all_types(Architecture arch) {
 
 } // namespace
 
-MT_TEST(llama_all_weight_types) { all_types(Architecture::Llama); }
-MT_TEST(qwen2_all_weight_types) { all_types(Architecture::Qwen2); }
-MT_TEST(qwen3_all_weight_types) { all_types(Architecture::Qwen3); }
+MT_TEST(llama_all_weight_types) {
+    all_types(Architecture::Llama);
+}
+MT_TEST(qwen2_all_weight_types) {
+    all_types(Architecture::Qwen2);
+}
+MT_TEST(qwen3_all_weight_types) {
+    all_types(Architecture::Qwen3);
+}
 
 MT_TEST(f16_kv_cache) {
     compare(Architecture::Qwen2, WeightType::F32, KvDtype::F16, false);
@@ -129,8 +135,8 @@ MT_TEST(block_copy_and_resize_keep_contents) {
     MT_REQUIRE(cpu.forward(first, lc.data()));
     MT_REQUIRE((*gpu)->forward(first, lg.data()));
     // Move A's blocks 0..2 to 5..7 of a larger pool, B's block 4 to 1 (via copy then resize).
-    for (ModelExecutor* e : {static_cast<ModelExecutor*>(&cpu),
-                             static_cast<ModelExecutor*>(gpu->get())}) {
+    for (ModelExecutor* e :
+         {static_cast<ModelExecutor*>(&cpu), static_cast<ModelExecutor*>(gpu->get())}) {
         e->copy_block(4, 3);
         const BlockCopy keep[] = {{0, 5}, {1, 6}, {2, 7}, {3, 1}};
         MT_REQUIRE(e->resize_kv(12, 16, keep));

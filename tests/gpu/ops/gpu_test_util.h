@@ -21,29 +21,29 @@ namespace llmwb::gputest {
 // g_checks counts the checks made, for the summary line.
 inline int g_checks = 0;
 
-#define GT_CHECK(cond, ...)                                                                  \
-    do {                                                                                     \
-        ++::llmwb::gputest::g_checks;                                                        \
-        if (!(cond))                                                                         \
-            ::llmwb::mini_test::report_failure(__FILE__, __LINE__, #cond,                    \
-                                               ::llmwb::mini_test::format(__VA_ARGS__));     \
+#define GT_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        ++::llmwb::gputest::g_checks;                                                              \
+        if (!(cond))                                                                               \
+            ::llmwb::mini_test::report_failure(__FILE__, __LINE__, #cond,                          \
+                                               ::llmwb::mini_test::format(__VA_ARGS__));           \
     } while (0)
 
-#define GT_CUDA(expr)                                                                        \
-    do {                                                                                     \
-        const cudaError_t gt_e = (expr);                                                     \
-        if (gt_e != cudaSuccess) {                                                           \
-            std::fprintf(stderr, "FATAL %s:%d: %s -> %s\n", __FILE__, __LINE__, #expr,       \
-                         cudaGetErrorString(gt_e));                                          \
-            std::exit(1);                                                                    \
-        }                                                                                    \
+#define GT_CUDA(expr)                                                                              \
+    do {                                                                                           \
+        const cudaError_t gt_e = (expr);                                                           \
+        if (gt_e != cudaSuccess) {                                                                 \
+            std::fprintf(stderr, "FATAL %s:%d: %s -> %s\n", __FILE__, __LINE__, #expr,             \
+                         cudaGetErrorString(gt_e));                                                \
+            std::exit(1);                                                                          \
+        }                                                                                          \
     } while (0)
 
-#define GT_OP(expr)                                                                          \
-    do {                                                                                     \
-        const ::llmwb::cuda::OpStatus gt_s = (expr);                                         \
-        GT_CHECK(gt_s == ::llmwb::cuda::OpStatus::Ok, "%s (%s)",                             \
-                 ::llmwb::cuda::op_status_name(gt_s), ::llmwb::cuda::last_error_message()); \
+#define GT_OP(expr)                                                                                \
+    do {                                                                                           \
+        const ::llmwb::cuda::OpStatus gt_s = (expr);                                               \
+        GT_CHECK(gt_s == ::llmwb::cuda::OpStatus::Ok, "%s (%s)",                                   \
+                 ::llmwb::cuda::op_status_name(gt_s), ::llmwb::cuda::last_error_message());        \
     } while (0)
 
 // Returns 77 (after printing the reason) when no CUDA device is usable, else 0.
@@ -72,34 +72,40 @@ inline int finish(const char* name) {
 }
 
 // A device array of n T, freed on destruction.
-template <typename T>
-class DeviceBuffer {
-public:
+template <typename T> class DeviceBuffer {
+  public:
     explicit DeviceBuffer(size_t n) : n_(n) {
-        if (n) GT_CUDA(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T)));
+        if (n)
+            GT_CUDA(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T)));
     }
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
-    ~DeviceBuffer() { if (p_) cudaFree(p_); }
+    ~DeviceBuffer() {
+        if (p_)
+            cudaFree(p_);
+    }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
     T* get() const { return p_; }
     size_t size() const { return n_; }
     void upload(const std::vector<T>& host) {
-        if (n_) GT_CUDA(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+        if (n_)
+            GT_CUDA(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
     }
     std::vector<T> download() const {
         GT_CUDA(cudaDeviceSynchronize());
         std::vector<T> host(n_);
-        if (n_) GT_CUDA(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+        if (n_)
+            GT_CUDA(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
         return host;
     }
     // All bytes 0xFF: NaN for floats, -1 for integers; catches elements an op never writes.
     void poison() {
-        if (n_) GT_CUDA(cudaMemset(p_, 0xFF, n_ * sizeof(T)));
+        if (n_)
+            GT_CUDA(cudaMemset(p_, 0xFF, n_ * sizeof(T)));
     }
 
-private:
+  private:
     T* p_ = nullptr;
     size_t n_ = 0;
 };
@@ -112,11 +118,12 @@ inline std::mt19937& rng() {
 inline std::vector<float> random_floats(size_t n, float lo = -1.0f, float hi = 1.0f) {
     std::uniform_real_distribution<float> d(lo, hi);
     std::vector<float> v(n);
-    for (float& x : v) x = d(rng());
+    for (float& x : v)
+        x = d(rng());
     return v;
 }
 
-inline int random_int(int lo, int hi) {  // inclusive
+inline int random_int(int lo, int hi) { // inclusive
     return std::uniform_int_distribution<int>(lo, hi)(rng());
 }
 
@@ -149,8 +156,9 @@ inline int compare_rows(const char* what, const std::vector<float>& got,
                      static_cast<double>(want[r * cols + worst_c]), bound);
         }
     }
-    if (!bad_rows) ++g_checks;
+    if (!bad_rows)
+        ++g_checks;
     return bad_rows;
 }
 
-}  // namespace llmwb::gputest
+} // namespace llmwb::gputest

@@ -21,8 +21,8 @@ namespace cu = llmwb::cuda;
 namespace {
 
 struct SeqSpec {
-    int32_t context;    // tokens in KV after the step
-    int32_t query_len;  // rows of this step (1 = decode)
+    int32_t context;   // tokens in KV after the step
+    int32_t query_len; // rows of this step (1 = decode)
 };
 
 struct Case {
@@ -39,10 +39,12 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
               bool tensor_cores = false) {
     const int32_t bs = c.block_size;
     int32_t blocks_needed = 0;
-    for (const auto& s : c.seqs) blocks_needed += (s.context + bs - 1) / bs;
+    for (const auto& s : c.seqs)
+        blocks_needed += (s.context + bs - 1) / bs;
     const int32_t num_blocks = blocks_needed + 3;
     std::vector<int32_t> pool(num_blocks);
-    for (int32_t i = 0; i < num_blocks; ++i) pool[i] = i;
+    for (int32_t i = 0; i < num_blocks; ++i)
+        pool[i] = i;
     std::shuffle(pool.begin(), pool.end(), rng());
 
     ForwardBatch batch;
@@ -58,7 +60,7 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
         next += nb;
         std::vector<int32_t> tokens(s.query_len, 1);
         batch.add_sequence(tokens, s.context - s.query_len, blocks, bs, ForwardBatch::Logits::Last);
-        for (int32_t j = 0; j < s.context; ++j) {  // K/V of every key of the context
+        for (int32_t j = 0; j < s.context; ++j) { // K/V of every key of the context
             const int64_t slot = static_cast<int64_t>(blocks[j / bs]) * bs + j % bs;
             const auto k = random_floats(kv_dim), v = random_floats(kv_dim);
             std::copy(k.begin(), k.end(), kc.begin() + slot * kv_dim);
@@ -69,7 +71,8 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
     }
     const Status valid = batch.validate(bs, num_blocks);
     GT_CHECK(valid.ok(), "%s: batch invalid", c.name);
-    if (!valid.ok()) return;
+    if (!valid.ok())
+        return;
 
     // F16 caches: the reference sees the same rounded values.
     std::vector<uint16_t> kh, vh;
@@ -132,8 +135,8 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
     GT_OP(cu::paged_attention(dout.get(), dq.get(), kptr, vptr, ab, ap,
                               ws_bytes ? dws.get() : nullptr, ws_bytes, nullptr));
     char what[160];
-    std::snprintf(what, sizeof(what), "attention %s kv %s workspace %zu ctx bound %d tc %d",
-                  c.name, dtype_name(kv_dtype), ws_bytes, ctx_bound, tensor_cores ? 1 : 0);
+    std::snprintf(what, sizeof(what), "attention %s kv %s workspace %zu ctx bound %d tc %d", c.name,
+                  dtype_name(kv_dtype), ws_bytes, ctx_bound, tensor_cores ? 1 : 0);
     // Rows of one head: each output row of head_dim compared to its own scale.
     const bool tc = tensor_cores && max_q >= 64 && c.head_dim <= 128;
     compare_rows(what, dout.download(), want, static_cast<int64_t>(n) * c.heads, c.head_dim,
@@ -146,27 +149,33 @@ void test_invalid_arguments() {
     ab.n_tokens = 1;
     ab.max_query_len = 1;
     cu::AttentionParams ap{8, 3, 64, 16, 0.125f, DType::F32};
-    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
-                                 nullptr) == cu::OpStatus::InvalidArgument, "heads %% kv_heads");
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
+                 cu::OpStatus::InvalidArgument,
+             "heads %% kv_heads");
     ap = {8, 2, 48, 16, 0.125f, DType::F32};
-    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
-                                 nullptr) == cu::OpStatus::InvalidArgument, "head_dim 48");
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
+                 cu::OpStatus::InvalidArgument,
+             "head_dim 48");
     ap = {8, 2, 64, 12, 0.125f, DType::F32};
-    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
-                                 nullptr) == cu::OpStatus::InvalidArgument, "block size 12");
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
+                 cu::OpStatus::InvalidArgument,
+             "block size 12");
     ap = {8, 2, 64, 16, 0.125f, DType::BF16};
-    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
-                                 nullptr) == cu::OpStatus::InvalidArgument, "KV BF16");
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
+                 cu::OpStatus::InvalidArgument,
+             "KV BF16");
     ap = {8, 2, 64, 16, 0.125f, DType::F16};
     const void* misaligned = reinterpret_cast<const void*>(uintptr_t{4104});
     GT_CHECK(cu::paged_attention(nullptr, nullptr, misaligned, misaligned, ab, ap, nullptr, 0,
-                                 nullptr) == cu::OpStatus::InvalidArgument, "misaligned cache");
+                                 nullptr) == cu::OpStatus::InvalidArgument,
+             "misaligned cache");
 }
 
-}  // namespace
+} // namespace
 
 int main() {
-    if (const int skip = skip_without_device()) return skip;
+    if (const int skip = skip_without_device())
+        return skip;
     const std::vector<Case> cases = {
         // GQA 1, mixed: a prefill from 0, a decode row, a chunked prefill mid-context.
         {"mha-mixed", 4, 4, 64, 16, {{37, 37}, {100, 1}, {53, 20}}},
@@ -187,10 +196,12 @@ int main() {
     };
     for (const Case& c : cases)
         for (DType kv : {DType::F32, DType::F16})
-            for (bool ws : {false, true}) run_case(c, kv, ws);
+            for (bool ws : {false, true})
+                run_case(c, kv, ws);
     for (const Case& c : cases)
-        for (DType kv : {DType::F32, DType::F16}) run_case(c, kv, true, 0, true);
-    run_case(cases[5], DType::F32, true, 1024);  // splits sized for 1024 keys, context 4099
+        for (DType kv : {DType::F32, DType::F16})
+            run_case(c, kv, true, 0, true);
+    run_case(cases[5], DType::F32, true, 1024); // splits sized for 1024 keys, context 4099
     run_case(cases[2], DType::F16, true, 400);
     test_invalid_arguments();
     return finish("tst_cuda_ops_attention");

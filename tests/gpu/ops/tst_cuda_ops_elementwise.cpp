@@ -39,13 +39,13 @@ void test_add_rmsnorm(int64_t rows, int64_t dim) {
     const auto delta = random_floats(rows * dim, -2.0f, 2.0f);
     const auto w = random_floats(dim, 0.5f, 1.5f);
     std::vector<float> want_res(rows * dim), want_out(rows * dim);
-    for (int64_t i = 0; i < rows * dim; ++i) want_res[i] = res[i] + delta[i];
+    for (int64_t i = 0; i < rows * dim; ++i)
+        want_res[i] = res[i] + delta[i];
     for (int64_t r = 0; r < rows; ++r)
         kernels::rmsnorm(want_out.data() + r * dim, want_res.data() + r * dim, w.data(), dim, eps);
     DeviceBuffer<float> dres(res), ddelta(delta), dw(w), dout(rows * dim);
     dout.poison();
-    GT_OP(cu::add_rmsnorm(dres.get(), dout.get(), ddelta.get(), dw.get(), rows, dim, eps,
-                          nullptr));
+    GT_OP(cu::add_rmsnorm(dres.get(), dout.get(), ddelta.get(), dw.get(), rows, dim, eps, nullptr));
     compare_rows("add_rmsnorm residual", dres.download(), want_res, rows, dim, 1e-6);
     compare_rows("add_rmsnorm out", dout.download(), want_out, rows, dim, 1e-5);
 }
@@ -57,7 +57,8 @@ void test_elementwise(int64_t n, int64_t dim) {
     std::vector<float> want_silu(n * dim), want_add(n * dim), want_bias(n * dim);
     kernels::silu_mul(want_silu.data(), a.data(), b.data(), n * dim);
     kernels::add(want_add.data(), a.data(), b.data(), n * dim);
-    for (int64_t i = 0; i < n * dim; ++i) want_bias[i] = a[i] + bias[i % dim];
+    for (int64_t i = 0; i < n * dim; ++i)
+        want_bias[i] = a[i] + bias[i % dim];
     DeviceBuffer<float> da(a), db(b), dbias(bias), dout(n * dim);
     dout.poison();
     GT_OP(cu::silu_mul(dout.get(), da.get(), db.get(), n * dim, nullptr));
@@ -72,11 +73,12 @@ void test_elementwise(int64_t n, int64_t dim) {
 void test_rope(bool interleaved, bool with_k) {
     const int32_t n = 7, heads = 6, kv_heads = 2, hd = 64;
     std::vector<int32_t> pos(n);
-    for (auto& p : pos) p = random_int(0, 40000);
+    for (auto& p : pos)
+        p = random_int(0, 40000);
     pos[0] = 0;
     std::vector<double> inv(hd / 2);
     for (int i = 0; i < hd / 2; ++i)
-        inv[i] = std::pow(500000.0, -2.0 * i / hd) / (i > hd / 4 ? 8.0 : 1.0);  // llama3-like
+        inv[i] = std::pow(500000.0, -2.0 * i / hd) / (i > hd / 4 ? 8.0 : 1.0); // llama3-like
     const auto q = random_floats(static_cast<size_t>(n) * heads * hd);
     const auto k = random_floats(static_cast<size_t>(n) * kv_heads * hd);
     auto want_q = q, want_k = k;
@@ -86,8 +88,8 @@ void test_rope(bool interleaved, bool with_k) {
         rope_cos_sin(cs.data(), sn.data(), inv, pos[t]);
         rope_apply(want_q.data() + static_cast<size_t>(t) * heads * hd, heads, hd, cs.data(),
                    sn.data(), style);
-        rope_apply(want_k.data() + static_cast<size_t>(t) * kv_heads * hd, kv_heads, hd,
-                   cs.data(), sn.data(), style);
+        rope_apply(want_k.data() + static_cast<size_t>(t) * kv_heads * hd, kv_heads, hd, cs.data(),
+                   sn.data(), style);
     }
     DeviceBuffer<float> dq(q), dk(k);
     DeviceBuffer<int32_t> dpos(pos);
@@ -102,10 +104,11 @@ void test_rope(bool interleaved, bool with_k) {
 void test_kv_write(DType kv_dtype) {
     const int64_t kv_dim = 2 * 64 + 32, slots = 5 * 16, n = 11;
     std::vector<int64_t> perm(slots);
-    for (int64_t i = 0; i < slots; ++i) perm[i] = i;
+    for (int64_t i = 0; i < slots; ++i)
+        perm[i] = i;
     std::shuffle(perm.begin(), perm.end(), rng());
     std::vector<int64_t> mapping(perm.begin(), perm.begin() + n);
-    mapping[3] = -1;  // a padding token: not written
+    mapping[3] = -1; // a padding token: not written
     const auto k = random_floats(n * kv_dim), v = random_floats(n * kv_dim);
     const size_t elem = kv_dtype == DType::F32 ? 4 : 2;
     DeviceBuffer<uint8_t> kc(slots * kv_dim * elem), vc(slots * kv_dim * elem);
@@ -118,7 +121,8 @@ void test_kv_write(DType kv_dtype) {
     const auto hk = kc.download(), hv = vc.download();
     std::vector<int> owner(slots, -1);
     for (int64_t t = 0; t < n; ++t)
-        if (mapping[t] >= 0) owner[mapping[t]] = static_cast<int>(t);
+        if (mapping[t] >= 0)
+            owner[mapping[t]] = static_cast<int>(t);
     int bad = 0;
     for (int64_t s = 0; s < slots; ++s)
         for (int64_t e = 0; e < kv_dim; ++e) {
@@ -126,8 +130,9 @@ void test_kv_write(DType kv_dtype) {
             for (int which = 0; which < 2; ++which) {
                 const auto& cache = which ? hv : hk;
                 const auto& src = which ? v : k;
-                if (owner[s] < 0) {  // untouched: still all 0xFF
-                    for (size_t b = 0; b < elem; ++b) bad += cache[off + b] != 0xFF;
+                if (owner[s] < 0) { // untouched: still all 0xFF
+                    for (size_t b = 0; b < elem; ++b)
+                        bad += cache[off + b] != 0xFF;
                     continue;
                 }
                 const float want = src[owner[s] * kv_dim + e];
@@ -173,18 +178,20 @@ void test_argmax() {
     const int64_t rows = 5, vocab = 50001;
     auto logits = random_floats(rows * vocab, -10.0f, 10.0f);
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    logits[1 * vocab + 0] = nan;                 // NaN never wins
+    logits[1 * vocab + 0] = nan; // NaN never wins
     logits[1 * vocab + 777] = 50.0f;
-    logits[2 * vocab + 40000] = 60.0f;           // tie: the lower index wins
+    logits[2 * vocab + 40000] = 60.0f; // tie: the lower index wins
     logits[2 * vocab + 123] = 60.0f;
-    logits[3 * vocab + vocab - 1] = 70.0f;       // last element
-    for (int64_t i = 0; i < vocab; ++i) logits[4 * vocab + i] = -1.0f;  // all equal: index 0
+    logits[3 * vocab + vocab - 1] = 70.0f; // last element
+    for (int64_t i = 0; i < vocab; ++i)
+        logits[4 * vocab + i] = -1.0f; // all equal: index 0
     std::vector<int32_t> want(rows);
     for (int64_t r = 0; r < rows; ++r) {
         int32_t best = 0;
         for (int64_t i = 1; i < vocab; ++i) {
             const float v = logits[r * vocab + i], b = logits[r * vocab + best];
-            if (v > b || std::isnan(b)) best = static_cast<int32_t>(i);
+            if (v > b || std::isnan(b))
+                best = static_cast<int32_t>(i);
         }
         want[r] = best;
     }
@@ -202,29 +209,35 @@ void test_argmax() {
 
 void test_invalid_arguments() {
     GT_CHECK(cu::rmsnorm(nullptr, nullptr, nullptr, 1, 0, 1e-5f, nullptr) ==
-                 cu::OpStatus::InvalidArgument, "rmsnorm dim 0");
+                 cu::OpStatus::InvalidArgument,
+             "rmsnorm dim 0");
     GT_CHECK(cu::kv_write(nullptr, nullptr, nullptr, nullptr, nullptr, 1, 8, DType::Q8_0,
-                          nullptr) == cu::OpStatus::InvalidArgument, "kv_write Q8_0");
+                          nullptr) == cu::OpStatus::InvalidArgument,
+             "kv_write Q8_0");
     GT_CHECK(cu::rope(nullptr, nullptr, nullptr, 1, 2, 2, 63, nullptr, false, nullptr) ==
-                 cu::OpStatus::InvalidArgument, "rope odd head_dim");
+                 cu::OpStatus::InvalidArgument,
+             "rope odd head_dim");
     cu::DeviceMatrix bad{DType::Q4_K, nullptr, 4, 100};
     GT_CHECK(cu::embedding_gather(nullptr, bad, nullptr, 1, nullptr) ==
-                 cu::OpStatus::InvalidArgument, "embedding cols not a multiple of 256");
+                 cu::OpStatus::InvalidArgument,
+             "embedding cols not a multiple of 256");
 }
 
-}  // namespace
+} // namespace
 
 int main() {
-    if (const int skip = skip_without_device()) return skip;
+    if (const int skip = skip_without_device())
+        return skip;
     test_rmsnorm(7, 1000);
-    test_rmsnorm(5 * 3, 128);  // qk-norm shape: rows = tokens * heads, dim = head_dim
+    test_rmsnorm(5 * 3, 128); // qk-norm shape: rows = tokens * heads, dim = head_dim
     test_rmsnorm(1, 4097);
     test_add_rmsnorm(9, 896);
     test_add_rmsnorm(2, 33);
     test_elementwise(3, 1001);
     test_elementwise(17, 64);
     for (bool inter : {false, true})
-        for (bool with_k : {true, false}) test_rope(inter, with_k);
+        for (bool with_k : {true, false})
+            test_rope(inter, with_k);
     test_kv_write(DType::F32);
     test_kv_write(DType::F16);
     test_embedding(DType::F32, 50, 67);

@@ -18,9 +18,11 @@ cu::BlasContext* g_blas = nullptr;
 
 // Relative error bound (to the largest |output| of the row) of each path.
 double tolerance(DType t, int64_t n) {
-    if (n <= 8) return 2e-5;               // fp32 GEMV
-    if (t == DType::F32) return 2e-5;      // cublasSgemm
-    return 1.5e-2;                         // f16/bf16 operands, fp32 accumulation
+    if (n <= 8)
+        return 2e-5; // fp32 GEMV
+    if (t == DType::F32)
+        return 2e-5; // cublasSgemm
+    return 1.5e-2;   // f16/bf16 operands, fp32 accumulation
 }
 
 // tile_rows > 0: workspace sized for the activations plus that many dequantized rows.
@@ -40,7 +42,8 @@ void run_case(DType t, int64_t rows, int64_t cols, int64_t n, int64_t tile_rows 
     DeviceBuffer<float> dx(x), dout(n * rows);
     dout.poison();
     size_t ws = cu::matmul_workspace_bytes(rows, cols, n, t);
-    if (tile_rows > 0) ws = (n * cols * 2 + 255) / 256 * 256 + tile_rows * cols * 2;
+    if (tile_rows > 0)
+        ws = (n * cols * 2 + 255) / 256 * 256 + tile_rows * cols * 2;
     DeviceBuffer<uint8_t> dws(ws);
     cu::DeviceMatrix m{t, dw.get(), rows, cols};
     GT_OP(cu::matmul(*g_blas, dout.get(), m, dx.get() + (misalign_x ? 1 : 0), n,
@@ -71,7 +74,8 @@ void test_dequantize_to_bf16(DType t, int64_t rows, int64_t cols) {
     int bad = 0;
     for (int64_t i = 0; i < rows * cols; ++i) {
         const float got = kernels::bf16_to_fp32(bits[i]);
-        if (!(std::fabs(got - want[i]) <= std::fabs(want[i]) * (1.0f / 256.0f) + 1e-6f)) ++bad;
+        if (!(std::fabs(got - want[i]) <= std::fabs(want[i]) * (1.0f / 256.0f) + 1e-6f))
+            ++bad;
     }
     GT_CHECK(bad == 0, "dequantize_to_bf16 %s: %d wrong elements", dtype_name(t), bad);
     cu::DeviceMatrix f16{DType::F16, dw.get(), rows, cols};
@@ -89,50 +93,56 @@ void test_workspace_checks() {
         DeviceBuffer<float> x(n * cols), out(n * rows);
         cu::DeviceMatrix m{t, w.get(), rows, cols};
         GT_CHECK(cu::matmul(*g_blas, out.get(), m, x.get(), n, ws.get(), n * cols, nullptr) ==
-                     cu::OpStatus::WorkspaceTooSmall, "%s small workspace refused",
-                 dtype_name(t));
+                     cu::OpStatus::WorkspaceTooSmall,
+                 "%s small workspace refused", dtype_name(t));
     }
     GT_CHECK(cu::matmul_workspace_bytes(rows, cols, 8, DType::Q4_K) == 0, "GEMV needs none");
     GT_CHECK(cu::matmul_workspace_bytes(rows, cols, 100, DType::F32) == 0, "Sgemm needs none");
     cu::DeviceMatrix bad{DType::Q4_0, reinterpret_cast<void*>(256), 4, 33};
     GT_CHECK(cu::matmul(*g_blas, nullptr, bad, nullptr, 1, nullptr, 0, nullptr) ==
-                 cu::OpStatus::InvalidArgument, "cols not a multiple of the block");
+                 cu::OpStatus::InvalidArgument,
+             "cols not a multiple of the block");
 }
 
-}  // namespace
+} // namespace
 
 int main() {
-    if (const int skip = skip_without_device()) return skip;
+    if (const int skip = skip_without_device())
+        return skip;
     if (cu::blas_create(&g_blas, nullptr) != cu::OpStatus::Ok) {
         std::fprintf(stderr, "blas_create failed: %s\n", cu::last_error_message());
         return 1;
     }
     for (DType t : {DType::F32, DType::F16, DType::BF16}) {
         for (int64_t n : {1, 3, 8, 9, 33}) {
-            run_case(t, 37, 67, n);    // odd: scalar loads + tail
-            run_case(t, 130, 256, n);  // aligned: vector loads
+            run_case(t, 37, 67, n);   // odd: scalar loads + tail
+            run_case(t, 130, 256, n); // aligned: vector loads
         }
-        run_case(t, 37, 64, 2, 0, true);  // activations not 16-byte aligned
+        run_case(t, 37, 64, 2, 0, true); // activations not 16-byte aligned
     }
     for (DType t : {DType::Q8_0, DType::Q4_0}) {
-        for (int64_t n : {1, 2, 5, 8, 12, 40}) run_case(t, 45, 96, n);
+        for (int64_t n : {1, 2, 5, 8, 12, 40})
+            run_case(t, 45, 96, n);
         run_case(t, 300, 1024, 4);
-        run_case(t, 45, 96, 20, 16);  // tiles of 16 rows (16, 16, 13)
+        run_case(t, 45, 96, 20, 16); // tiles of 16 rows (16, 16, 13)
         run_case(t, 45, 96, 3, 0, true);
     }
     for (DType t : {DType::Q4_K, DType::Q6_K}) {
-        for (int64_t n : {1, 4, 7, 8, 9, 64}) run_case(t, 45, 512, n);
+        for (int64_t n : {1, 4, 7, 8, 9, 64})
+            run_case(t, 45, 512, n);
         run_case(t, 129, 2048, 1);
-        run_case(t, 45, 512, 17, 7);   // 7 rows per tile
-        run_case(t, 300, 256, 10, 200);  // tile rounded down to 128
+        run_case(t, 45, 512, 17, 7);    // 7 rows per tile
+        run_case(t, 300, 256, 10, 200); // tile rounded down to 128
     }
     // n == 1 with 2 and 4 rows per warp (and a partial last warp).
     run_case(DType::Q4_K, 4100, 256, 1);
     run_case(DType::Q8_0, 16390, 64, 1);
     run_case(DType::F16, 16385, 67, 1);
     run_case(DType::BF16, 5000, 96, 1, 0, true);
-    for (DType t : {DType::Q8_0, DType::Q4_0}) test_dequantize_to_bf16(t, 33, 160);
-    for (DType t : {DType::Q4_K, DType::Q6_K}) test_dequantize_to_bf16(t, 17, 768);
+    for (DType t : {DType::Q8_0, DType::Q4_0})
+        test_dequantize_to_bf16(t, 33, 160);
+    for (DType t : {DType::Q4_K, DType::Q6_K})
+        test_dequantize_to_bf16(t, 17, 768);
     test_workspace_checks();
     cu::blas_destroy(g_blas);
     return finish("tst_cuda_ops_matmul");

@@ -24,17 +24,20 @@ __global__ void shuffle_kernel(int* out) {
     o[0] = __shfl_xor_sync(0xffffffffu, v, 5);
     o[1] = __shfl_down_sync(0xffffffffu, v, 3);
     o[2] = __shfl_up_sync(0xffffffffu, v, 2);
-    o[3] = __shfl_sync(0xffffffffu, v, 7, 16);  // lane 7 of each half-warp
+    o[3] = __shfl_sync(0xffffffffu, v, 7, 16); // lane 7 of each half-warp
 }
 
 __device__ float block_sum(float v) {
     __shared__ float partial[32];
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) partial[warp] = v;
+    if (lane == 0)
+        partial[warp] = v;
     __syncthreads();
     float total = 0.0f;
-    for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) total += partial[w];
+    for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w)
+        total += partial[w];
     __syncthreads();
     return total;
 }
@@ -46,13 +49,16 @@ __global__ void sum_and_reverse_kernel(float* sums, float* rev, const float* in)
     const int n = static_cast<int>(blockDim.x);
     const float x = in[blockIdx.x * n + threadIdx.x];
     const float s = block_sum(x);
-    if (threadIdx.x == 0) sums[blockIdx.x] = s;
+    if (threadIdx.x == 0)
+        sums[blockIdx.x] = s;
     buf[threadIdx.x] = x;
     __syncthreads();
     rev[blockIdx.x * n + threadIdx.x] = buf[n - 1 - static_cast<int>(threadIdx.x)];
 }
 
-__global__ void add_kernel(int* p, int v) { p[threadIdx.x] += v; }
+__global__ void add_kernel(int* p, int v) {
+    p[threadIdx.x] += v;
+}
 
 __global__ void big_shared_kernel(int* p) {
     LLMWB_DYNAMIC_SHARED(int, buf);
@@ -61,7 +67,8 @@ __global__ void big_shared_kernel(int* p) {
 }
 
 __global__ void divergent_barrier_kernel(int* p) {
-    if (threadIdx.x < 32) __syncthreads();  // the other warps never arrive
+    if (threadIdx.x < 32)
+        __syncthreads(); // the other warps never arrive
     p[threadIdx.x] = 1;
 }
 
@@ -75,12 +82,12 @@ __global__ void mixed_barrier_kernel(int* p) {
 }
 
 __global__ void exited_lane_shuffle_kernel(int* p) {
-    if (threadIdx.x % 32 == 3) return;
+    if (threadIdx.x % 32 == 3)
+        return;
     p[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
 }
 
-template <class T>
-T* device_alloc(size_t n) {
+template <class T> T* device_alloc(size_t n) {
     void* p = nullptr;
     MT_REQUIRE(cudaMalloc(&p, n * sizeof(T)) == cudaSuccess);
     return static_cast<T*>(p);
@@ -93,10 +100,10 @@ std::vector<int> download(const int* d, size_t n) {
 }
 
 // Runs fn in a child process; true when it aborted with `needle` on stderr.
-template <class F>
-bool aborts_with(const char* needle, F fn) {
+template <class F> bool aborts_with(const char* needle, F fn) {
     int pipe_fd[2];
-    if (pipe(pipe_fd) != 0) return false;
+    if (pipe(pipe_fd) != 0)
+        return false;
     const pid_t pid = fork();
     if (pid == 0) {
         dup2(pipe_fd[1], 2);
@@ -107,7 +114,8 @@ bool aborts_with(const char* needle, F fn) {
     close(pipe_fd[1]);
     std::string err;
     char buf[512];
-    for (ssize_t n; (n = read(pipe_fd[0], buf, sizeof buf)) > 0;) err.append(buf, size_t(n));
+    for (ssize_t n; (n = read(pipe_fd[0], buf, sizeof buf)) > 0;)
+        err.append(buf, size_t(n));
     close(pipe_fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -117,7 +125,7 @@ bool aborts_with(const char* needle, F fn) {
     return aborted && err.find(needle) != std::string::npos;
 }
 
-}  // namespace
+} // namespace
 
 MT_TEST(warp_shuffles_follow_cuda_semantics) {
     int* d = device_alloc<int>(64 * 4);
@@ -137,20 +145,21 @@ MT_TEST(warp_shuffles_follow_cuda_semantics) {
 MT_TEST(block_barriers_static_and_dynamic_shared_memory) {
     const int blocks = 3, threads = 128;
     std::vector<float> in(blocks * threads);
-    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 97);
+    for (size_t i = 0; i < in.size(); ++i)
+        in[i] = static_cast<float>(i % 97);
     float* din = device_alloc<float>(in.size());
     float* dsum = device_alloc<float>(blocks);
     float* drev = device_alloc<float>(in.size());
     MT_REQUIRE(cudaMemcpy(din, in.data(), in.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
-    LLMWB_LAUNCH(blocks, threads, threads * sizeof(float), nullptr, sum_and_reverse_kernel)(
-        dsum, drev, din);
+    LLMWB_LAUNCH(blocks, threads, threads * sizeof(float), nullptr, sum_and_reverse_kernel)
+    (dsum, drev, din);
     std::vector<float> sums(blocks), rev(in.size());
     MT_REQUIRE(cudaMemcpy(sums.data(), dsum, blocks * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-    MT_REQUIRE(cudaMemcpy(rev.data(), drev, rev.size() * 4, cudaMemcpyDeviceToHost) ==
-               cudaSuccess);
+    MT_REQUIRE(cudaMemcpy(rev.data(), drev, rev.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
     for (int b = 0; b < blocks; ++b) {
         float want = 0;
-        for (int t = 0; t < threads; ++t) want += in[b * threads + t];
+        for (int t = 0; t < threads; ++t)
+            want += in[b * threads + t];
         MT_CHECK_MSG(sums[b] == want, "block %d sum %g want %g", b, sums[b], want);
         for (int t = 0; t < threads; ++t)
             MT_CHECK(rev[b * threads + t] == in[b * threads + threads - 1 - t]);
@@ -191,10 +200,10 @@ MT_TEST(graph_capture_records_and_replays) {
     int v = 5;
     MT_REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
     LLMWB_LAUNCH(1, 32, 0, s, add_kernel)(d, v);
-    v = 1000;  // kernel arguments are copied at the launch
+    v = 1000; // kernel arguments are copied at the launch
     cudaGraph_t g = nullptr;
     MT_REQUIRE(cudaStreamEndCapture(s, &g) == cudaSuccess && g);
-    MT_CHECK(download(d, 32)[0] == 0);  // captured, not run
+    MT_CHECK(download(d, 32)[0] == 0); // captured, not run
     cudaGraphExec_t exec = nullptr;
     MT_REQUIRE(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess);
     MT_REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
@@ -227,8 +236,7 @@ MT_TEST(launch_configuration_and_copy_errors) {
     MT_CHECK(cudaFuncSetAttribute(big_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   300 * 1024) == cudaErrorInvalidValue);
     cudaGetLastError();
-    MT_REQUIRE(cudaFuncSetAttribute(big_shared_kernel,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+    MT_REQUIRE(cudaFuncSetAttribute(big_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     64 * 1024) == cudaSuccess);
     LLMWB_LAUNCH(1, 64, 64 * 1024, nullptr, big_shared_kernel)(d);
     MT_CHECK(cudaGetLastError() == cudaSuccess);
@@ -236,9 +244,9 @@ MT_TEST(launch_configuration_and_copy_errors) {
 
     std::vector<int> host(65);
     MT_CHECK(cudaMemcpy(d, host.data(), 65 * sizeof(int), cudaMemcpyHostToDevice) ==
-             cudaErrorInvalidValue);  // one element past the allocation
+             cudaErrorInvalidValue); // one element past the allocation
     MT_CHECK(cudaMemcpy(host.data(), d, 64 * sizeof(int), cudaMemcpyHostToDevice) ==
-             cudaErrorInvalidValue);  // the direction is wrong
+             cudaErrorInvalidValue); // the direction is wrong
     MT_CHECK(cudaMemset(d + 1, 0, 64 * sizeof(int)) == cudaErrorInvalidValue);
     cudaGetLastError();
 
