@@ -15,7 +15,9 @@ WORK="${AB_DIR:-/tmp/llmwb-ab}"
 mkdir -p "$WORK"
 MODEL="$WORK/qwen2.5-0.5b-q8_0.gguf"
 [ -f "$MODEL" ] || "$NEW/llmwb" make-model --arch qwen2 --shape qwen2.5-0.5b --type q8_0 --out "$MODEL" >/dev/null
-BENCH=(bench --model "$MODEL" --num-prompts 32 --input-len 128 --output-len 128 --range-ratio 0.9
+# The README's serving workload; AB_PROMPTS / AB_IN / AB_OUT shorten it.
+BENCH=(bench --model "$MODEL" --num-prompts "${AB_PROMPTS:-32}" --input-len "${AB_IN:-128}"
+       --output-len "${AB_OUT:-128}" --range-ratio 0.9
        --policy continuous,static,sequential --threads "$THREADS")
 for r in $(seq 1 "$ROUNDS"); do
   for side in old new; do
