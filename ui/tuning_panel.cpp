@@ -1,5 +1,7 @@
 #include "ui/tuning_panel.h"
 
+#include "engine/serving/speculative.h"
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
@@ -90,8 +92,7 @@ void TuningPanel::build() {
     kvNote_ = new QLabel(this);
     specTokens_ = new QSpinBox(this);
     specTokens_->setObjectName(QStringLiteral("speculativeSpin"));
-    specTokens_->setRange(0, 8);
-    specTokens_->setEnabled(false);
+    specTokens_->setRange(0, kMaxSpeculativeTokens);
     specNote_ = new QLabel(this);
     plan_ = new QLabel(this);
     plan_->setObjectName(QStringLiteral("tuningPlan"));
@@ -177,6 +178,7 @@ void TuningPanel::build() {
     connect(maxSeqs_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
     connect(maxTokens_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
     connect(blockSize_, &QComboBox::currentIndexChanged, this, [this] { engineEdited(); });
+    connect(specTokens_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
     for (QDoubleSpinBox* s : {temperature_, topP_, minP_, repetition_, presence_, frequency_})
         connect(s, &QDoubleSpinBox::valueChanged, this, [this] { samplingEdited(); });
     connect(topK_, &QSpinBox::valueChanged, this, [this] { samplingEdited(); });
@@ -192,7 +194,7 @@ void TuningPanel::loadValues() {
     maxSeqs_->setValue(tuning_.maxNumSeqs);
     maxTokens_->setValue(tuning_.maxNumBatchedTokens);
     blockSize_->setCurrentIndex(std::max(0, blockSize_->findData(tuning_.blockSize)));
-    specTokens_->setValue(0);
+    specTokens_->setValue(tuning_.numSpeculativeTokens);
     temperature_->setValue(sampling_.temperature);
     topP_->setValue(sampling_.topP);
     topK_->setValue(sampling_.topK);
@@ -212,6 +214,7 @@ void TuningPanel::engineEdited() {
     t.maxNumSeqs = maxSeqs_->value();
     t.maxNumBatchedTokens = maxTokens_->value();
     t.blockSize = blockSize_->currentData().toInt();
+    t.numSpeculativeTokens = specTokens_->value();
     t = t.clamped();
     if (t == tuning_)
         return;
@@ -263,13 +266,30 @@ void TuningPanel::setView(const EngineView& view) {
         !hasView_ || view_.device != view.device || view_.kvDtype != view.kvDtype;
     view_.device = view.device;
     view_.kvDtype = view.kvDtype;
+    view_.snapshot.speculative = view.snapshot.speculative;
     hasView_ = true;
+    updateSpeculativeNote();
     if (backendChanged) {
         kvDtype_->setItemText(0, MemoryPlanText::kvDtype(view_.kvDtype));
         retranslate();
     }
     setEngineBusy(view.snapshot.num_running + view.snapshot.num_waiting > 0);
     updatePlanText();
+}
+
+void TuningPanel::updateSpeculativeNote() {
+    const SpeculativeStats& st = view_.snapshot.speculative;
+    const QLocale loc = locale();
+    QString text = tuning_.numSpeculativeTokens > 0
+                       ? tr("Drafts by n-gram prompt lookup, verified in the batch.")
+                       : tr("Off: one token per request and step.");
+    if (st.num_draft_tokens > 0)
+        text += QLatin1Char(' ') +
+                tr("So far %1 of %2 draft tokens accepted (%3%), %4 tokens per verify step.")
+                    .arg(loc.toString(st.num_accepted_tokens), loc.toString(st.num_draft_tokens),
+                         loc.toString(100.0 * st.acceptance_rate(), 'f', 0),
+                         loc.toString(st.mean_acceptance_length(), 'f', 2));
+    specNote_->setText(text);
 }
 
 void TuningPanel::updatePlanText() {
@@ -339,9 +359,13 @@ void TuningPanel::retranslate() {
     kvDtype_->setToolTip(hasView_ ? MemoryPlanText::backendNote(view_.device, view_.kvDtype)
                                   : tr("The backend decides it when a model is loaded."));
     kvNote_->setText(tr("Set by the backend: fp32 on the CPU, fp16 on CUDA."));
-    specTokens_->setToolTip(tr("Speculative decoding is not implemented yet; this setting will "
-                               "take effect once it is."));
-    specNote_->setText(tr("Speculative decoding is not implemented yet."));
+    specTokens_->setToolTip(tr("Speculative decoding: up to this many draft tokens per step, "
+                               "found by looking up the last few tokens earlier in the "
+                               "conversation (n-gram prompt lookup), are checked by the model in "
+                               "the same step; the answer is the same as without it. Applies "
+                               "from the next step."));
+    specTokens_->setSpecialValueText(tr("off"));
+    updateSpeculativeNote();
     samplingNote_->setText(tr("Used by conversations created from now on; each conversation "
                               "keeps its own settings (Chat > Conversation settings)."));
     label(samplingForm_, 1, tr("Temperature"));

@@ -75,6 +75,7 @@ class TuningPanel : public QWidget {
     void samplingEdited();
     void retranslate();
     void updatePlanText();
+    void updateSpeculativeNote();
     QDoubleSpinBox* makeDouble(double lo, double hi, double step, int decimals);
 
     AppSettings& settings_;

@@ -57,6 +57,22 @@ void print_bench_result(const std::string& title, const BenchResult& r) {
     std::printf("%-40s %lld\n", "Preemptions:", static_cast<long long>(r.preemptions));
     std::printf("%-40s %lld (mean batch %.1f)\n", "Engine steps:", static_cast<long long>(r.steps),
                 r.mean_batch_size);
+    const SpeculativeStats& sp = r.speculative;
+    if (sp.num_drafts > 0) {
+        std::printf("---------------Speculative Decoding---------------\n");
+        line("Acceptance rate (%):", 100 * sp.acceptance_rate());
+        line("Acceptance length:", sp.mean_acceptance_length());
+        std::printf("%-40s %lld\n", "Drafts:", static_cast<long long>(sp.num_drafts));
+        std::printf("%-40s %lld\n", "Draft tokens:", static_cast<long long>(sp.num_draft_tokens));
+        std::printf("%-40s %lld\n", "Accepted tokens:",
+                    static_cast<long long>(sp.num_accepted_tokens));
+        std::printf("Per-position acceptance (%%):\n");
+        for (size_t i = 0; i < sp.accepted_per_pos.size(); ++i) {
+            char k[64];
+            std::snprintf(k, sizeof k, "  Position %zu:", i);
+            line(k, 100.0 * double(sp.accepted_per_pos[i]) / double(sp.num_drafts));
+        }
+    }
     std::printf("==================================================\n");
 }
 
@@ -86,6 +102,18 @@ nlohmann::json bench_result_json(const BenchResult& r) {
     j["num_preemptions"] = r.preemptions;
     j["num_steps"] = r.steps;
     j["mean_batch_size"] = r.mean_batch_size;
+    if (r.speculative.num_drafts > 0) {
+        const SpeculativeStats& sp = r.speculative;
+        std::vector<double> per_pos;
+        for (int64_t a : sp.accepted_per_pos)
+            per_pos.push_back(double(a) / double(sp.num_drafts));
+        j["spec_decode_acceptance_rate"] = 100 * sp.acceptance_rate();
+        j["spec_decode_acceptance_length"] = sp.mean_acceptance_length();
+        j["spec_decode_num_drafts"] = sp.num_drafts;
+        j["spec_decode_draft_tokens"] = sp.num_draft_tokens;
+        j["spec_decode_accepted_tokens"] = sp.num_accepted_tokens;
+        j["spec_decode_per_position_acceptance_rates"] = per_pos;
+    }
     j["ttfts_ms"] = r.per_request_ttft_ms;
     return j;
 }

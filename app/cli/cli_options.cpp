@@ -61,11 +61,70 @@ const char* kEngineOptionsHelp =
     "  --no-device-greedy        CUDA: copy logits back for greedy requests too (default: argmax\n"
     "                            on the device when every request of a step is greedy)\n";
 
+const char* kSpeculativeOptionsHelp =
+    "speculative decoding:\n"
+    "  --speculative-method ngram|off  ngram: drafts by prompt lookup (default off)\n"
+    "  --num-speculative-tokens K  draft tokens verified per step, 0..16 (default 4 with ngram)\n"
+    "  --prompt-lookup-min N     shortest n-gram looked up (default 2)\n"
+    "  --prompt-lookup-max N     longest n-gram looked up (default 5)\n";
+
 const OptionNames& engine_option_names() {
-    static const OptionNames n{{"block-size", "max-num-seqs", "max-num-batched-tokens",
-                                "kv-budget-mb", "gpu-memory-utilization"},
-                               {"no-prefix-caching", "no-device-greedy"}};
+    static const OptionNames n = [] {
+        OptionNames o{{"block-size", "max-num-seqs", "max-num-batched-tokens", "kv-budget-mb",
+                       "gpu-memory-utilization"},
+                      {"no-prefix-caching", "no-device-greedy"}};
+        return o.add(speculative_option_names());
+    }();
     return n;
+}
+
+const OptionNames& speculative_option_names() {
+    static const OptionNames n{
+        {"speculative-method", "num-speculative-tokens", "prompt-lookup-min", "prompt-lookup-max"},
+        {}};
+    return n;
+}
+
+Result<SpeculativeConfig> parse_speculative_options(const CliArgs& a) {
+    SpeculativeConfig c;
+    const std::string method = a.get_or("speculative-method", "off");
+    if (method == "ngram") {
+        c.method = SpeculativeMethod::Ngram;
+        c.num_speculative_tokens = 4;
+    } else if (method == "draft" || method == "self-q4") {
+        return make_error("--speculative-method " + method +
+                          " is not available yet; this build speculates with ngram (prompt "
+                          "lookup) only");
+    } else if (method != "off") {
+        return make_error("--speculative-method must be ngram or off, got '" + method + "'");
+    }
+    if (a.get("num-speculative-tokens") == std::optional<std::string>("auto"))
+        return make_error("--num-speculative-tokens auto is not available yet; give 0..16");
+    auto k = a.get_int("num-speculative-tokens", 0, kMaxSpeculativeTokens);
+    if (!k)
+        return k.error();
+    if (*k) {
+        if (c.method == SpeculativeMethod::Off && **k > 0)
+            return make_error("--num-speculative-tokens needs --speculative-method ngram");
+        c.num_speculative_tokens = static_cast<int32_t>(**k);
+    }
+    auto lo = a.get_int("prompt-lookup-min", 1, 64);
+    if (!lo)
+        return lo.error();
+    auto hi = a.get_int("prompt-lookup-max", 1, 64);
+    if (!hi)
+        return hi.error();
+    if (*lo)
+        c.prompt_lookup_min = static_cast<int32_t>(**lo);
+    if (*hi)
+        c.prompt_lookup_max = static_cast<int32_t>(**hi);
+    if (*lo && !*hi)
+        c.prompt_lookup_max = std::max(c.prompt_lookup_max, c.prompt_lookup_min);
+    if (*hi && !*lo)
+        c.prompt_lookup_min = std::min(c.prompt_lookup_min, c.prompt_lookup_max);
+    if (Status st = c.validate(); !st)
+        return st.error();
+    return c;
 }
 
 Result<EngineOptions> parse_engine_options(const CliArgs& a) {
@@ -104,6 +163,10 @@ Result<EngineOptions> parse_engine_options(const CliArgs& a) {
         c.enable_prefix_caching = false;
     if (a.has("no-device-greedy"))
         c.device_greedy = false;
+    auto spec = parse_speculative_options(a);
+    if (!spec)
+        return spec.error();
+    c.speculative = *spec;
     return o;
 }
 

@@ -49,6 +49,12 @@ const OptionNames& engine_option_names();
 extern const char* kEngineOptionsHelp;
 Result<EngineOptions> parse_engine_options(const CliArgs& args);
 
+// Speculative decoding: --speculative-method ngram|off, --num-speculative-tokens K (0..16),
+// --prompt-lookup-min N, --prompt-lookup-max N (part of the engine options).
+const OptionNames& speculative_option_names();
+extern const char* kSpeculativeOptionsHelp;
+Result<SpeculativeConfig> parse_speculative_options(const CliArgs& args);
+
 // The device and engine options of a serving command into o.device and o.engine.
 template <class Options> Status parse_serving_options(const CliArgs& args, Options& o) {
     auto device = parse_device_options(args);

@@ -62,6 +62,7 @@ int cmd_bench(const Args& argv) {
         if (a == "--help") {
             std::fputs(kBenchHelp, stdout);
             std::fputs(kEngineOptionsHelp, stdout);
+            std::fputs(kSpeculativeOptionsHelp, stdout);
             std::fputs(kDeviceOptionsHelp, stdout);
             return 0;
         }

@@ -42,12 +42,15 @@ struct GenerateOptions {
     bool json = false;
     SamplingParams sampling;
     DeviceOptions device;
+    SpeculativeConfig speculative;
 };
 
 const OptionNames& generate_option_names() {
     static const OptionNames n = [] {
         OptionNames o{{"model", "prompt", "ids", "chat", "enable-thinking"}, {"json", "help"}};
-        return o.add(sampling_option_names()).add(device_option_names());
+        return o.add(sampling_option_names())
+            .add(device_option_names())
+            .add(speculative_option_names());
     }();
     return n;
 }
@@ -77,6 +80,10 @@ Result<GenerateOptions> parse_generate_options(const CliArgs& a) {
     if (!device)
         return device.error();
     o.device = *device;
+    auto spec = parse_speculative_options(a);
+    if (!spec)
+        return spec.error();
+    o.speculative = *spec;
     return o;
 }
 
@@ -130,6 +137,7 @@ int cmd_generate(const Args& argv) {
         std::fputs(sampling_options_help().c_str(), stdout);
         std::fputs("device:\n", stdout);
         std::fputs(kDeviceOptionsHelp, stdout);
+        std::fputs(kSpeculativeOptionsHelp, stdout);
         return 0;
     }
     auto opt = parse_generate_options(*args);
@@ -158,6 +166,7 @@ int cmd_generate(const Args& argv) {
     EngineOptions eo;
     eo.config.max_num_seqs = 1;
     eo.config.memory.fallback_when_short = true;
+    eo.config.speculative = opt->speculative;
     eo.size_to_need(static_cast<int64_t>(prompt.size()) + opt->sampling.max_tokens, 1);
     auto exec = m.open_executor(opt->device, eo.config.max_num_batched_tokens, 1);
     if (!exec)
@@ -177,15 +186,29 @@ int cmd_generate(const Args& argv) {
     if (!result)
         return fail(cmd, result.message());
     const GenerationResult& r = *result;
+    const SpeculativeStats& spec = (*engine)->speculative_stats();
     if (json) {
-        std::cout << dump_json(result_json(r, opt->sampling)) << "\n";
+        nlohmann::json j = result_json(r, opt->sampling);
+        if (opt->speculative.enabled())
+            j["speculative"] = {{"method", speculative_method_name(opt->speculative.method)},
+                                {"num_speculative_tokens", opt->speculative.num_speculative_tokens},
+                                {"num_drafts", spec.num_drafts},
+                                {"num_draft_tokens", spec.num_draft_tokens},
+                                {"num_accepted_tokens", spec.num_accepted_tokens},
+                                {"acceptance_rate", spec.acceptance_rate()},
+                                {"mean_acceptance_length", spec.mean_acceptance_length()}};
+        std::cout << dump_json(j) << "\n";
     } else {
         std::cout << "\n" << std::flush;
+        std::string accepted;
+        if (opt->speculative.enabled())
+            accepted = ", accepted " + std::to_string(spec.num_accepted_tokens) + "/" +
+                       std::to_string(spec.num_draft_tokens) + " draft tokens";
         std::fprintf(stderr,
                      "[%d prompt tokens, %zu generated, TTFT %.1f ms, prefill %.1f tok/s, "
-                     "decode %.2f tok/s, finish: %s]\n",
+                     "decode %.2f tok/s%s, finish: %s]\n",
                      r.prompt_tokens, r.ids.size(), r.ttft_ms, r.prefill_tokens_per_s,
-                     r.decode_tokens_per_s, finish_text(r).c_str());
+                     r.decode_tokens_per_s, accepted.c_str(), finish_text(r).c_str());
     }
     return 0;
 }

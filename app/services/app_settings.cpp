@@ -89,6 +89,8 @@ EngineTuning AppSettings::engineTuning() const {
     t.maxNumBatchedTokens =
         s.value(QStringLiteral("engine/max_num_batched_tokens"), t.maxNumBatchedTokens).toInt();
     t.blockSize = s.value(QStringLiteral("engine/block_size"), t.blockSize).toInt();
+    t.numSpeculativeTokens =
+        s.value(QStringLiteral("engine/num_speculative_tokens"), t.numSpeculativeTokens).toInt();
     return t.clamped();
 }
 
@@ -98,6 +100,7 @@ void AppSettings::setEngineTuning(const EngineTuning& tuning) {
     settings_->setValue(QStringLiteral("engine/max_num_seqs"), t.maxNumSeqs);
     settings_->setValue(QStringLiteral("engine/max_num_batched_tokens"), t.maxNumBatchedTokens);
     settings_->setValue(QStringLiteral("engine/block_size"), t.blockSize);
+    settings_->setValue(QStringLiteral("engine/num_speculative_tokens"), t.numSpeculativeTokens);
 }
 
 void AppSettings::resetTuning() {

@@ -140,7 +140,17 @@ EngineConfig EngineWorker::engineConfig(int32_t blockSize) const {
     ec.max_num_batched_tokens = tuning_.maxNumBatchedTokens;
     ec.memory = memoryBudget();
     ec.record_steps = true; // the Engine dock draws the scheduled requests' block tables
+    ec.speculative = speculativeConfig();
     return ec;
+}
+
+SpeculativeConfig EngineWorker::speculativeConfig() const {
+    SpeculativeConfig c;
+    if (tuning_.numSpeculativeTokens > 0) {
+        c.method = SpeculativeMethod::Ngram;
+        c.num_speculative_tokens = tuning_.numSpeculativeTokens;
+    }
+    return c;
 }
 
 MemoryBudget EngineWorker::memoryBudget() const {
@@ -319,6 +329,8 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
     Engine& e = *model_->serving;
     if (t.maxNumSeqs != old.maxNumSeqs || t.maxNumBatchedTokens != old.maxNumBatchedTokens)
         e.set_limits(t.maxNumSeqs, t.maxNumBatchedTokens);
+    if (t.numSpeculativeTokens != e.config().speculative.num_speculative_tokens)
+        (void)e.set_speculative(speculativeConfig()); // valid: the tuning is clamped
     if (t.blockSize != e.config().block_size) {
         rebuildPending_ = true;
         if (!e.has_unfinished()) {

@@ -37,6 +37,7 @@ class ThreadPool;
 }
 class CudaPlugin;
 struct EngineConfig;
+struct SpeculativeConfig;
 struct MemoryBudget;
 
 class EngineWorker : public QObject {
@@ -116,6 +117,7 @@ class EngineWorker : public QObject {
     bool rebuildEngine();
     void applyPoolPlan();
     EngineConfig engineConfig(int32_t blockSize) const;
+    SpeculativeConfig speculativeConfig() const; // from the tuning
     // The KV pool's budget from the tuning (a budget too small for the weights falls back to a
     // small pool; the plan's note says why).
     MemoryBudget memoryBudget() const;

@@ -1,5 +1,7 @@
 #include "app/services/generation_types.h"
 
+#include "engine/serving/speculative.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -63,7 +65,7 @@ EngineTuning EngineTuning::clamped() const {
     t.maxNumBatchedTokens = std::clamp(t.maxNumBatchedTokens, 16, 65536);
     if (!is_kv_block_size(t.blockSize))
         t.blockSize = kDefaultKvBlockSize;
-    t.numSpeculativeTokens = 0;
+    t.numSpeculativeTokens = std::clamp(t.numSpeculativeTokens, 0, int(kMaxSpeculativeTokens));
     t.deviceBytes = std::max<qint64>(0, t.deviceBytes);
     return t;
 }

@@ -91,7 +91,8 @@ QString normalizedDevicePreference(const QString& text);
 
 // Engine settings from the Tuning dock. Utilization, max_num_seqs and max_num_batched_tokens
 // apply while requests run; the block size applies when the engine is idle (it rebuilds the
-// engine). numSpeculativeTokens is shown but has one possible value today. The KV-cache element
+// engine). numSpeculativeTokens (0..16, 0: off) turns on speculative decoding with prompt-lookup
+// (ngram) drafts; it applies from the next step. The KV-cache element
 // type is not a setting: the backend decides it (fp32 on the CPU, fp16 on CUDA; EngineView).
 struct EngineTuning {
     // Fraction of device memory (RAM on the CPU backend) the engine may use for weights,
@@ -105,7 +106,7 @@ struct EngineTuning {
     int maxNumSeqs = 16;
     int maxNumBatchedTokens = 512;
     int blockSize = kDefaultKvBlockSize; // one of kKvBlockSizes
-    int numSpeculativeTokens = 0;        // speculative decoding is not implemented yet
+    int numSpeculativeTokens = 0;        // ngram drafts per step, 0..kMaxSpeculativeTokens
     // 0: the executor's device memory (RAM on the CPU); tests set a fixed size.
     qint64 deviceBytes = 0;
 

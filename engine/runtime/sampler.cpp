@@ -192,6 +192,62 @@ std::vector<float> Sampler::processed_logits(std::span<const float> logits) {
     return out;
 }
 
+SampledToken Sampler::verify(std::span<const float> logits, int32_t draft, bool* accepted) {
+    if (p_.temperature == 0.0f) {
+        SampledToken t = sample(logits);
+        *accepted = t.id == draft;
+        return t;
+    }
+    assert(!logits.empty());
+    SampledToken out;
+    work_.assign(logits.begin(), logits.end());
+    apply_penalties(work_);
+    for (float& v : work_)
+        v /= p_.temperature;
+    filter(work_);
+    *accepted = false;
+    if (cand_.empty()) {
+        out.id = 0; // every logit was -inf: nothing sensible to draw (as sample())
+    } else {
+        double m = kNegInf;
+        for (const Candidate& c : cand_)
+            m = std::max<double>(m, c.logit);
+        double z = 0.0, p_draft = 0.0;
+        for (const Candidate& c : cand_) {
+            const double e = std::exp(c.logit - m);
+            z += e;
+            if (c.id == draft)
+                p_draft = e;
+        }
+        p_draft /= z;
+        if (p_draft > 0.0 && uniform01() < p_draft) {
+            out.id = draft;
+            *accepted = true;
+        } else {
+            // The residual max(0, p - q) of a one-hot q: p without the draft.
+            const double rest = z * (1.0 - p_draft);
+            const double u = uniform01() * rest;
+            double cum = 0.0;
+            out.id = -1;
+            for (const Candidate& c : cand_) {
+                if (c.id == draft)
+                    continue;
+                cum += std::exp(c.logit - m);
+                out.id = c.id;
+                if (u < cum)
+                    break;
+            }
+            if (out.id < 0) // the draft was the only candidate (p(draft) = 1: accepted above)
+                out.id = draft;
+        }
+    }
+    if (p_.logprobs > 0) {
+        out.logprob = static_cast<float>(log_softmax_at(logits, out.id));
+        out.top = top_logprobs(logits, p_.logprobs);
+    }
+    return out;
+}
+
 SampledToken Sampler::sample(std::span<const float> logits) {
     assert(!logits.empty());
     SampledToken out;

@@ -57,6 +57,14 @@ class Sampler {
     // Picks the next token from one row of logits [vocab]. Does not accept() it.
     SampledToken sample(std::span<const float> logits);
 
+    // Speculative decoding with a one-hot draft (prompt lookup): the next token given that a
+    // proposer suggested `draft`. Greedy: the argmax (the draft is accepted when it equals it).
+    // Sampling: exact rejection sampling — the draft is accepted with probability p(draft) under
+    // the processed distribution p (penalties, temperature, top-k/top-p/min-p as in sample());
+    // otherwise a token is drawn from p with the draft removed, renormalised. The result is
+    // distributed exactly as sample()'s. *accepted says which happened. Does not accept() it.
+    SampledToken verify(std::span<const float> logits, int32_t draft, bool* accepted);
+
     // The processed logits after penalties and temperature and with every token that top-k,
     // top-p and min-p remove set to -inf (temperature 0: penalties only). For tests.
     std::vector<float> processed_logits(std::span<const float> logits);

@@ -58,6 +58,7 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
         make_arrival_times(n, opt.request_rate, opt.seed, opt.burstiness);
     const KvAccounting acc0 = engine.kv_accounting();
     const int64_t hits0 = engine.kv_manager().prefix_hits();
+    const SpeculativeStats spec0 = engine.speculative_stats();
     const int64_t queries0 = engine.kv_manager().prefix_queries();
     const int64_t preempt0 = engine.scheduler().total_preemptions();
     const int64_t steps0 = engine.steps();
@@ -208,6 +209,13 @@ Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& r
                                     static_cast<double>(res.prefix_cache_queries);
     res.preemptions = engine.scheduler().total_preemptions() - preempt0;
     res.steps = engine.steps() - steps0;
+    const SpeculativeStats& spec1 = engine.speculative_stats();
+    res.speculative.num_drafts = spec1.num_drafts - spec0.num_drafts;
+    res.speculative.num_draft_tokens = spec1.num_draft_tokens - spec0.num_draft_tokens;
+    res.speculative.num_accepted_tokens = spec1.num_accepted_tokens - spec0.num_accepted_tokens;
+    res.speculative.accepted_per_pos = spec1.accepted_per_pos;
+    for (size_t i = 0; i < spec0.accepted_per_pos.size(); ++i)
+        res.speculative.accepted_per_pos[i] -= spec0.accepted_per_pos[i];
     if (res.steps > 0)
         res.mean_batch_size = static_cast<double>(batch_sum) / static_cast<double>(res.steps);
     return res;

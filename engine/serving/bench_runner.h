@@ -61,6 +61,7 @@ struct BenchResult {
     int64_t steps = 0;
     double mean_batch_size = 0;
     std::vector<double> per_request_ttft_ms; // in submission order
+    SpeculativeStats speculative;            // drafts verified during the run
 };
 
 // Runs every request greedily (temperature 0) with ignore_eos: exactly output_len tokens each

@@ -72,6 +72,8 @@ Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokeni
         return make_error("engine: max_num_seqs must be >= 1");
     if (config.max_num_batched_tokens < 1)
         return make_error("engine: max_num_batched_tokens must be >= 1");
+    if (Status st = config.speculative.validate(); !st)
+        return make_error("engine: " + st.message());
     const ModelConfig& mc = exec.config();
     const int64_t workspace =
         estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs);
@@ -185,6 +187,16 @@ Status Engine::set_num_blocks(int32_t num_blocks) {
     MemoryBudget b = config_.memory;
     b.num_blocks = num_blocks;
     return set_memory_budget(b);
+}
+
+Status Engine::set_speculative(const SpeculativeConfig& config) {
+    if (Status st = config.validate(); !st)
+        return st;
+    config_.speculative = config;
+    if (!config.enabled())
+        for (const auto& [id, r] : requests_)
+            r->draft_tokens.clear();
+    return ok_status();
 }
 
 void Engine::set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens) {
@@ -322,6 +334,16 @@ bool Engine::execute() {
     int32_t n_logits = 0;
     for (const ScheduledRequest& s : step_plan_.scheduled) {
         const Request* r = find(s.id);
+        if (s.num_draft > 0) {
+            // The last token and its drafts: a logits row for each (k + 1 verify positions).
+            spec_tokens_.assign(r->tokens.end() - 1, r->tokens.end());
+            spec_tokens_.insert(spec_tokens_.end(), r->draft_tokens.begin(),
+                                r->draft_tokens.begin() + s.num_draft);
+            n_logits += s.num_draft + 1;
+            batch_.add_sequence(spec_tokens_, s.num_computed, kv_mgr_->blocks(s.id),
+                                config_.block_size, ForwardBatch::Logits::All);
+            continue;
+        }
         const bool last = s.wants_logits();
         n_logits += last ? 1 : 0;
         batch_.add_sequence(
@@ -350,7 +372,7 @@ bool Engine::execute() {
 void Engine::commit_computed() {
     for (const ScheduledRequest& s : step_plan_.scheduled) {
         Request& r = *find(s.id);
-        r.num_computed += s.num_scheduled;
+        r.num_computed += s.num_scheduled - s.num_draft; // drafts count once verified
         if (s.prefill)
             total_prompt_computed_ += s.num_scheduled;
         kv_mgr_->commit_computed(r.id, r.tokens, r.num_computed);
@@ -369,8 +391,10 @@ void Engine::record_step() {
         rec.id = s.id;
         rec.prefill = s.prefill;
         rec.num_scheduled = s.num_scheduled;
-        rec.num_computed = s.num_computed + s.num_scheduled;
+        rec.num_computed = s.num_computed + s.num_scheduled - s.num_draft;
         rec.num_total = s.num_total + (s.wants_logits() ? 1 : 0);
+        rec.num_draft = s.num_draft;
+        rec.num_accepted = 0; // process_outputs() counts them
         auto table = kv_mgr_->blocks(s.id);
         rec.blocks.assign(table.begin(), table.end());
     }
@@ -380,26 +404,83 @@ void Engine::process_outputs(StepOutputs& out) {
     const int32_t vocab = exec_.vocab_size();
     const int64_t limit = context_limit();
     size_t row = 0;
-    for (const ScheduledRequest& s : step_plan_.scheduled) {
+    for (size_t i = 0; i < step_plan_.scheduled.size(); ++i) {
+        const ScheduledRequest& s = step_plan_.scheduled[i];
         if (!s.wants_logits())
             continue;
         Request& r = *find(s.id);
         RequestOutput& o = out.outputs.emplace_back();
         o.id = r.id;
-        if (step_greedy_)
-            outputs_.append_token(r, nullptr, vocab, greedy_ids_[row], limit, o);
-        else
-            outputs_.append_token(r, logits_.data() + row * static_cast<size_t>(vocab), vocab, -1,
-                                  limit, o);
-        ++row;
-        ++total_generated_;
+        auto logits_row = [&](size_t k) {
+            return step_greedy_ ? nullptr : logits_.data() + k * static_cast<size_t>(vocab);
+        };
+        auto device_id = [&](size_t k) { return step_greedy_ ? greedy_ids_[k] : -1; };
+        int32_t accepted = 0;
+        bool rejected = false;
+        for (int32_t j = 0; j < s.num_draft && !o.finished && !rejected; ++j) {
+            const size_t k = row + static_cast<size_t>(j);
+            if (outputs_.append_verified(r, logits_row(k), vocab, device_id(k),
+                                         r.draft_tokens[static_cast<size_t>(j)], limit, o)) {
+                ++accepted;
+                ++r.num_computed; // the draft's K/V, written this step, is the sequence's now
+            } else {
+                rejected = true;
+            }
+        }
+        if (!o.finished && !rejected) { // every draft accepted (or none): the target's next token
+            const size_t k = row + static_cast<size_t>(s.num_draft);
+            outputs_.append_token(r, logits_row(k), vocab, device_id(k), limit, o);
+        }
+        row += static_cast<size_t>(s.num_draft) + 1;
+        total_generated_ += static_cast<int64_t>(o.new_token_ids.size());
+        if (s.num_draft > 0) {
+            count_verified(s.num_draft, accepted);
+            if (config_.record_steps && i < last_scheduled_.size()) {
+                SnapshotScheduled& rec = last_scheduled_[i];
+                rec.num_accepted = accepted;
+                rec.num_computed += accepted;
+                rec.num_total += accepted;
+            }
+            r.draft_tokens.clear();
+            if (!o.finished) {
+                // Accepted drafts enter the prefix cache only now; rejected slots go back.
+                kv_mgr_->commit_computed(r.id, r.tokens, r.num_computed);
+                kv_mgr_->trim(r.id, r.num_tokens());
+            }
+        }
         if (o.finished) {
             finish_request(r, o.finish); // r is gone
             o.metrics = finished_.back();
         } else {
             o.metrics = metrics_of(r, out.time);
+            propose(r);
         }
     }
+}
+
+void Engine::count_verified(int32_t drafts, int32_t accepted) {
+    SpeculativeStats& st = spec_stats_;
+    ++st.num_drafts;
+    st.num_draft_tokens += drafts;
+    st.num_accepted_tokens += accepted;
+    if (st.accepted_per_pos.size() < static_cast<size_t>(drafts))
+        st.accepted_per_pos.resize(static_cast<size_t>(drafts), 0);
+    for (int32_t j = 0; j < accepted; ++j)
+        ++st.accepted_per_pos[static_cast<size_t>(j)];
+}
+
+void Engine::propose(Request& r) {
+    const SpeculativeConfig& sc = config_.speculative;
+    if (!sc.enabled() || r.num_tokens() - r.num_computed != 1)
+        return;
+    // Accepted drafts plus the target's own token never pass max_tokens or the context.
+    const int64_t room = std::min<int64_t>(r.params.max_tokens - r.num_output(),
+                                           context_limit() - r.num_tokens()) -
+                         1;
+    const auto k = static_cast<int32_t>(std::min<int64_t>(sc.num_speculative_tokens, room));
+    if (k <= 0)
+        return;
+    r.draft_tokens = propose_ngram(r.tokens, sc.prompt_lookup_min, sc.prompt_lookup_max, k);
 }
 
 void Engine::fail_step(StepOutputs& out) {

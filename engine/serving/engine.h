@@ -32,6 +32,7 @@
 #include "engine/serving/output_processor.h"
 #include "engine/serving/request.h"
 #include "engine/serving/scheduler.h"
+#include "engine/serving/speculative.h"
 #include "engine/serving/step_plan.h"
 #include "engine/util/result.h"
 
@@ -54,6 +55,7 @@ struct EngineConfig {
     // Step records for snapshots (EngineSnapshot::scheduled, with copies of the block tables):
     // built only for a consumer that draws them (the app), not for CLI runs.
     bool record_steps = false;
+    SpeculativeConfig speculative; // off by default (speculative.h)
 };
 
 struct StepOutputs {
@@ -123,6 +125,10 @@ class Engine {
     // (its prompt + max_tokens), so a shrink never cuts a request short.
     Status set_memory_budget(const MemoryBudget& budget);
     Status set_num_blocks(int32_t num_blocks);
+    // Speculative decoding (method, k 0..16, prompt lookup); effective from the next step:
+    // drafts already proposed are kept unless speculation is turned off.
+    Status set_speculative(const SpeculativeConfig& config);
+    const SpeculativeStats& speculative_stats() const { return spec_stats_; }
     // Scheduler limits (sliders); effective from the next step.
     void set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens);
 
@@ -155,6 +161,8 @@ class Engine {
     void record_step();                     // step records for snapshots (record_steps only)
     void process_outputs(StepOutputs& out); // sample -> detokenize -> stop -> finish
     void fail_step(StepOutputs& out);       // a backend failure: finish what was scheduled
+    void count_verified(int32_t drafts, int32_t accepted);
+    void propose(Request& r); // drafts for r's next step (speculative decoding)
     bool step_is_device_greedy() const;
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
@@ -181,6 +189,8 @@ class Engine {
     ForwardBatch batch_;
     std::vector<float> logits_;
     std::vector<int32_t> greedy_ids_; // per logits row, when the step ran greedy on the device
+    std::vector<int32_t> spec_tokens_; // a request's last token + its drafts (execute)
+    SpeculativeStats spec_stats_;
     bool step_greedy_ = false;
     std::vector<SnapshotScheduled> last_scheduled_; // record_steps only
     std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began

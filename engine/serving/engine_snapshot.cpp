@@ -48,6 +48,8 @@ void Engine::snapshot(EngineSnapshot& s) const {
         dst.num_scheduled = src.num_scheduled;
         dst.num_computed = src.num_computed;
         dst.num_total = src.num_total;
+        dst.num_draft = src.num_draft;
+        dst.num_accepted = src.num_accepted;
         dst.blocks.assign(src.blocks.begin(), src.blocks.end());
     }
     s.prefill_tokens = step_plan_.num_prefill_tokens;
@@ -96,6 +98,7 @@ void Engine::snapshot(EngineSnapshot& s) const {
         s.requests.push_back(metrics_of(*r, now));
     s.requests.insert(s.requests.end(), finished_.begin(), finished_.end());
     s.memory = memory_plan_;
+    s.speculative = spec_stats_;
 }
 
 EngineSnapshot Engine::snapshot() const {

@@ -8,6 +8,7 @@
 
 #include "engine/serving/memory_plan.h"
 #include "engine/serving/request.h"
+#include "engine/serving/speculative.h"
 
 namespace llmwb {
 
@@ -18,6 +19,8 @@ struct SnapshotScheduled {
     int32_t num_scheduled = 0;   // tokens computed this step
     int32_t num_computed = 0;    // tokens in the cache after the step
     int32_t num_total = 0;       // tokens of the sequence after the step
+    int32_t num_draft = 0;       // speculative draft tokens verified this step
+    int32_t num_accepted = 0;    // of which the target accepted
     std::vector<int32_t> blocks; // its block table
 };
 
@@ -67,6 +70,7 @@ struct EngineSnapshot {
     std::vector<SnapshotRequest> requests;
 
     MemoryPlan memory;
+    SpeculativeStats speculative; // totals since the engine was created
 };
 
 } // namespace llmwb

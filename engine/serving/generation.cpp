@@ -35,31 +35,38 @@ Result<GenerationResult> generate(Engine& engine, std::vector<int32_t> prompt_id
                     return make_error(engine.last_error());
                 break;
             }
-            TokenEvent ev;
-            ev.index = static_cast<int32_t>(res.ids.size());
-            ev.id = o.new_token_ids.back();
-            ev.text = std::move(o.text);
-            ev.last = o.finished;
-            res.ids.push_back(ev.id);
-            if (ev.index == 0) {
-                t_first = out.time;
-                res.ttft_ms = ms_between(t0, t_first);
-            }
-            if (!o.logprobs.empty()) {
-                ev.logprob = o.logprobs.back().logprob;
-                ev.top = o.logprobs.back().top;
-                res.logprobs.push_back(std::move(o.logprobs.back()));
-            }
-            res.text += ev.text;
-            if (o.finished) {
-                res.finish = o.finish;
-                res.stop_matched = o.stop_matched;
-                res.stop_token = o.stop_token;
-            }
-            if (on_token && !on_token(ev) && !o.finished) {
-                engine.abort(id);
-                res.finish = FinishReason::Aborted;
-                res.cancelled = true;
+            // One event per token (a step that verified speculative drafts yields several);
+            // the step's text arrives with its last token.
+            const size_t n = o.new_token_ids.size();
+            for (size_t t = 0; t < n && !res.cancelled; ++t) {
+                TokenEvent ev;
+                ev.index = static_cast<int32_t>(res.ids.size());
+                ev.id = o.new_token_ids[t];
+                const bool last_of_step = t + 1 == n;
+                if (last_of_step)
+                    ev.text = std::move(o.text);
+                ev.last = o.finished && last_of_step;
+                res.ids.push_back(ev.id);
+                if (ev.index == 0) {
+                    t_first = out.time;
+                    res.ttft_ms = ms_between(t0, t_first);
+                }
+                if (t < o.logprobs.size()) {
+                    ev.logprob = o.logprobs[t].logprob;
+                    ev.top = o.logprobs[t].top;
+                    res.logprobs.push_back(std::move(o.logprobs[t]));
+                }
+                res.text += ev.text;
+                if (ev.last) {
+                    res.finish = o.finish;
+                    res.stop_matched = o.stop_matched;
+                    res.stop_token = o.stop_token;
+                }
+                if (on_token && !on_token(ev) && !ev.last) {
+                    engine.abort(id);
+                    res.finish = FinishReason::Aborted;
+                    res.cancelled = true;
+                }
             }
         }
     }

@@ -122,6 +122,20 @@ void KvCacheManager::free(RequestId id) {
     tables_.erase(it);
 }
 
+void KvCacheManager::trim(RequestId id, int64_t num_tokens) {
+    auto it = tables_.find(id);
+    if (it == tables_.end())
+        return;
+    Table& t = it->second;
+    const auto keep = static_cast<size_t>((num_tokens + block_size() - 1) / block_size());
+    while (t.blocks.size() > keep) {
+        pool_->release(t.blocks.back());
+        t.blocks.pop_back();
+    }
+    if (t.hashes.size() > keep)
+        t.hashes.resize(keep);
+}
+
 void KvCacheManager::fork(RequestId src, RequestId dst) {
     assert(!tables_.count(dst));
     auto it = tables_.find(src);

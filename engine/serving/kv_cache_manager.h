@@ -54,6 +54,9 @@ class KvCacheManager {
 
     // Releases the request's blocks, last block first (chain tails are evicted before heads).
     void free(RequestId id);
+    // Releases the request's blocks beyond the first ceil(num_tokens / block size), last first
+    // (speculative decoding: the slots of rejected drafts).
+    void trim(RequestId id, int64_t num_tokens);
 
     // dst gets src's blocks (shared, ref_count + 1): a forked sequence. dst must have no table.
     void fork(RequestId src, RequestId dst);

@@ -50,13 +50,35 @@ void OutputProcessor::append_token(Request& r, const float* logits, int32_t voca
     auto it = states_.find(r.id);
     assert(it != states_.end());
     State& st = it->second;
-
-    // Sample.
     SampledToken tok;
     if (logits)
         tok = st.sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)));
     else
         tok.id = device_id;
+    push_token(r, st, std::move(tok), context_limit, o);
+}
+
+bool OutputProcessor::append_verified(Request& r, const float* logits, int32_t vocab,
+                                      int32_t device_id, int32_t draft, int64_t context_limit,
+                                      RequestOutput& o) {
+    auto it = states_.find(r.id);
+    assert(it != states_.end());
+    State& st = it->second;
+    SampledToken tok;
+    bool accepted = false;
+    if (logits) {
+        tok = st.sampler.verify(std::span<const float>(logits, static_cast<size_t>(vocab)), draft,
+                                &accepted);
+    } else {
+        tok.id = device_id;
+        accepted = device_id == draft;
+    }
+    push_token(r, st, std::move(tok), context_limit, o);
+    return accepted;
+}
+
+void OutputProcessor::push_token(Request& r, State& st, SampledToken tok, int64_t context_limit,
+                           RequestOutput& o) {
     st.sampler.accept(tok.id);
     r.tokens.push_back(tok.id);
     const int32_t id = tok.id;
@@ -94,7 +116,7 @@ void OutputProcessor::append_token(Request& r, const float* logits, int32_t voca
         why = release_rest(FinishReason::Stop);
     } else {
         StopStringMatcher::Step step = st.matcher.push(st.decoder.push(id));
-        o.text = std::move(step.text);
+        o.text += step.text;
         if (step.stopped) {
             why = FinishReason::Stop;
             o.stop_matched = step.matched;

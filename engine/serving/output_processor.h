@@ -55,10 +55,18 @@ class OutputProcessor {
     // `context_limit` tokens; r.finish is set then. Updates r's token timings.
     void append_token(Request& r, const float* logits, int32_t vocab, int32_t device_id,
                       int64_t context_limit, RequestOutput& o);
+    // The same for a position that verifies a speculative draft token: the token is the draft
+    // when the target accepts it (greedy: it equals the argmax, or the device's id; sampling:
+    // rejection sampling, Sampler::verify), else the target's own. Returns whether the draft
+    // was accepted.
+    bool append_verified(Request& r, const float* logits, int32_t vocab, int32_t device_id,
+                         int32_t draft, int64_t context_limit, RequestOutput& o);
 
   private:
     struct State;
     void start(State& st, const Request& r);
+    // Appends the chosen token: timings, detokenizing, stops and the finish reason.
+    void push_token(Request& r, State& st, SampledToken tok, int64_t context_limit, RequestOutput& o);
 
     struct State {
         State(const Tokenizer& tokenizer, bool skip_special, const SamplingParams& params)

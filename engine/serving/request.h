@@ -40,6 +40,9 @@ struct Request {
     FinishReason finish = FinishReason::None;
     int32_t num_preemptions = 0;
     SamplingParams params;
+    // Speculative decoding: tokens proposed for the next step (not part of `tokens` until the
+    // target accepts them).
+    std::vector<int32_t> draft_tokens;
 
     EngineClock::time_point arrival{}, first_token{}, last_token{};
     double itl_sum_ms = 0, itl_last_ms = 0, itl_max_ms = 0;

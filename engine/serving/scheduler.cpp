@@ -53,6 +53,7 @@ void Scheduler::preempt(Request* r, std::vector<RequestId>* preempted) {
     running_.erase(it);
     kv_->free(r->id);
     r->num_computed = 0;
+    r->draft_tokens.clear();
     r->status = RequestStatus::Waiting;
     ++r->num_preemptions;
     ++total_preemptions_;
@@ -71,16 +72,17 @@ bool Scheduler::preempt_newest(std::vector<RequestId>* preempted) {
 void Scheduler::schedule(StepPlan& plan) {
     plan.clear();
     int64_t budget = std::max(1, config_.max_num_batched_tokens);
-    auto push = [&](const Request& r, int32_t n) {
+    auto push = [&](const Request& r, int32_t n, int32_t drafts = 0) {
         ScheduledRequest s;
         s.id = r.id;
         s.num_computed = r.num_computed;
-        s.num_scheduled = n;
+        s.num_scheduled = n + drafts;
         s.num_total = r.num_tokens();
         s.prefill = r.is_prefill();
+        s.num_draft = drafts;
         plan.scheduled.push_back(s);
-        (s.prefill ? plan.num_prefill_tokens : plan.num_decode_tokens) += n;
-        budget -= n;
+        (s.prefill ? plan.num_prefill_tokens : plan.num_decode_tokens) += n + drafts;
+        budget -= n + drafts;
     };
 
     // 1. Running requests, oldest first; preempt the newest when the pool is exhausted.
@@ -92,13 +94,26 @@ void Scheduler::schedule(StepPlan& plan) {
             ++i;
             continue;
         }
+        // Speculative drafts ride along a decode token, within the token budget and the context.
+        int32_t drafts = 0;
+        if (n == 1 && !r->draft_tokens.empty()) {
+            const int64_t room = std::min<int64_t>(budget - 1, config_.context_limit - r->num_tokens());
+            drafts = static_cast<int32_t>(
+                std::clamp<int64_t>(room, 0, static_cast<int64_t>(r->draft_tokens.size())));
+            r->draft_tokens.resize(static_cast<size_t>(drafts));
+        }
         bool scheduled = false;
         for (;;) {
-            if (kv_->allocate_slots(r->id, r->num_computed + n, r->num_computed, nullptr,
+            if (kv_->allocate_slots(r->id, r->num_computed + n + drafts, r->num_computed, nullptr,
                                     &plan.copies)) {
-                push(*r, n);
+                push(*r, n, drafts);
                 scheduled = true;
                 break;
+            }
+            if (drafts > 0) { // no room for the drafts: decode without them first
+                drafts = 0;
+                r->draft_tokens.clear();
+                continue;
             }
             Request* victim = running_.back();
             preempt(victim, &plan.preempted);

@@ -14,8 +14,10 @@ struct ScheduledRequest {
     int32_t num_scheduled = 0; // tokens computed this step
     int32_t num_total = 0;     // tokens of the sequence (prompt + generated so far)
     bool prefill = false;      // a prompt (or recompute) chunk rather than a decode token
+    int32_t num_draft = 0;     // speculative draft tokens after the sequence's last token
+                               // (included in num_scheduled; each has a logits row)
     // The step reaches the end of the sequence: its last row's logits are sampled.
-    bool wants_logits() const { return num_computed + num_scheduled == num_total; }
+    bool wants_logits() const { return num_computed + num_scheduled - num_draft == num_total; }
 };
 
 struct StepPlan {

@@ -202,6 +202,35 @@ class TestAppEngineTuning : public QObject {
                   std::max(after.snapshot.total_preemptions, shrunk.snapshot.total_preemptions)));
     }
 
+    // Speculative tokens from the Tuning dock apply without a reload: the same greedy answer,
+    // drafts verified and accepted (the view carries the counters), and off again.
+    void speculationFromTheTuning() {
+        const auto plain = generateOne(40, 40);
+        QVERIFY(plain.second.completionTokens > 0);
+        EngineTuning t;
+        t.numSpeculativeTokens = 4;
+        setTuning(t);
+        const auto spec = generateOne(41, 40);
+        QCOMPARE(spec.first, plain.first);
+        QCOMPARE(spec.second.completionTokens, plain.second.completionTokens);
+        QCOMPARE(spec.second.finishReason, plain.second.finishReason);
+        const EngineView v = waitView(
+            [](const EngineView& v) { return v.snapshot.speculative.num_drafts > 0; },
+            [&] { setTuning(t); }, 5000);
+        const SpeculativeStats& st = v.snapshot.speculative;
+        QVERIFY(st.num_drafts > 0);
+        QVERIFY(st.num_accepted_tokens > 0 && st.num_accepted_tokens <= st.num_draft_tokens);
+        qInfo("speculation: %lld of %lld draft tokens accepted", (long long)st.num_accepted_tokens,
+              (long long)st.num_draft_tokens);
+        t.numSpeculativeTokens = 0;
+        setTuning(t);
+        const auto off = generateOne(42, 40);
+        QCOMPARE(off.first, plain.first);
+        const EngineView after = waitView(
+            [](const EngineView& v) { return v.snapshot.num_running == 0; }, {}, 5000);
+        QCOMPARE(after.snapshot.speculative.num_drafts, st.num_drafts); // no drafts when off
+    }
+
     // A block size change when idle rebuilds the engine at once; while busy it waits for idle.
     void blockSizeChangesRebuild() {
         EngineTuning t;
@@ -318,6 +347,7 @@ class TestAppEngineTuning : public QObject {
             t.maxNumSeqs = 7;
             t.maxNumBatchedTokens = 1000;
             t.blockSize = 8;
+            t.numSpeculativeTokens = 5;
             s.setEngineTuning(t);
             s.sync();
         }
@@ -328,6 +358,9 @@ class TestAppEngineTuning : public QObject {
             QCOMPARE(t.maxNumSeqs, 7);
             QCOMPARE(t.maxNumBatchedTokens, 1000);
             QCOMPARE(t.blockSize, 8);
+            QCOMPARE(t.numSpeculativeTokens, 5);
+            s.raw().setValue("engine/num_speculative_tokens", 99);
+            QCOMPARE(s.engineTuning().numSpeculativeTokens, 16);
             s.raw().setValue("engine/block_size", 12); // not 8/16/32
             s.raw().setValue("engine/gpu_memory_utilization", 7.0);
             QCOMPARE(s.engineTuning().blockSize, 16);

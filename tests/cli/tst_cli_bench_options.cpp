@@ -192,4 +192,39 @@ MT_TEST(policies_and_block_size) {
     MT_CHECK(bs32->engine.config.block_size == 32 && bs32->engine.memory_given);
 }
 
+// Speculative decoding flags (engine options of bench, generate --prompts and generate).
+MT_TEST(speculative_options) {
+    auto off = parse({});
+    MT_REQUIRE(off.ok());
+    MT_CHECK(!off->engine.config.speculative.enabled());
+    auto on = parse({"--speculative-method", "ngram"});
+    MT_REQUIRE(on.ok());
+    const SpeculativeConfig& c = on->engine.config.speculative;
+    MT_CHECK(c.method == SpeculativeMethod::Ngram && c.num_speculative_tokens == 4);
+    MT_CHECK(c.prompt_lookup_min == 2 && c.prompt_lookup_max == 5);
+    auto k = parse({"--speculative-method", "ngram", "--num-speculative-tokens", "7",
+                    "--prompt-lookup-min", "3"});
+    MT_REQUIRE(k.ok());
+    MT_CHECK(k->engine.config.speculative.num_speculative_tokens == 7);
+    MT_CHECK(k->engine.config.speculative.prompt_lookup_min == 3 &&
+             k->engine.config.speculative.prompt_lookup_max == 5);
+    auto only_max = parse({"--speculative-method", "ngram", "--prompt-lookup-max", "1"});
+    MT_REQUIRE(only_max.ok());
+    MT_CHECK(only_max->engine.config.speculative.prompt_lookup_min == 1);
+    for (auto bad : std::vector<std::vector<std::string>>{
+             {"--speculative-method", "eagle"},
+             {"--speculative-method", "draft"},
+             {"--num-speculative-tokens", "3"},
+             {"--speculative-method", "ngram", "--num-speculative-tokens", "17"},
+             {"--speculative-method", "ngram", "--num-speculative-tokens", "auto"},
+             {"--speculative-method", "ngram", "--prompt-lookup-min", "4", "--prompt-lookup-max",
+              "2"}}) {
+        auto r = parse(bad);
+        MT_CHECK_MSG(!r.ok(), "%s %s accepted", bad[0].c_str(), bad[1].c_str());
+        if (!r.ok())
+            MT_CHECK_MSG(contains(r.message(), "--") || contains(r.message(), "prompt_lookup"),
+                         "%s", r.message().c_str());
+    }
+}
+
 MINI_TEST_MAIN()

@@ -1,0 +1,60 @@
+// Speculative decoding (the way vLLM v1 does it: drafts verified inside the continuous batch).
+// A proposer suggests k draft tokens for a request after each step; the next step feeds the
+// request's last token and its drafts as one chunk of the varlen batch, takes logits for every
+// one of those k + 1 positions, and the output processor accepts the longest run of drafts the
+// target agrees with (greedy: equal to its argmax; sampling: exact rejection sampling, so the
+// output distribution is the target's) plus one token of the target's own. Rejected drafts'
+// KV slots are rolled back and never enter the prefix cache.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/util/result.h"
+
+namespace llmwb {
+
+enum class SpeculativeMethod : uint8_t { Off, Ngram };
+const char* speculative_method_name(SpeculativeMethod m); // "off", "ngram"
+
+inline constexpr int32_t kMaxSpeculativeTokens = 16;
+
+struct SpeculativeConfig {
+    SpeculativeMethod method = SpeculativeMethod::Off;
+    int32_t num_speculative_tokens = 0; // k, 0..16 (0: off)
+    // ngram (prompt lookup): the last n tokens, n from prompt_lookup_max down to
+    // prompt_lookup_min, are looked up in the request's prompt + output.
+    int32_t prompt_lookup_min = 2;
+    int32_t prompt_lookup_max = 5;
+
+    bool enabled() const { return method != SpeculativeMethod::Off && num_speculative_tokens > 0; }
+    // Errors name the field and its range.
+    Status validate() const;
+};
+
+// Prompt lookup: for n from max_n down to min_n, the earliest earlier occurrence of the last n
+// tokens of `tokens`; returns up to k tokens that followed it (the longest match wins, then the
+// earliest). Empty: no match (or k <= 0).
+std::vector<int32_t> propose_ngram(std::span<const int32_t> tokens, int32_t min_n, int32_t max_n,
+                                   int32_t k);
+
+// Counters with vLLM's meaning (vllm:spec_decode_num_drafts, _num_draft_tokens,
+// _num_accepted_tokens, _num_accepted_tokens_per_pos).
+struct SpeculativeStats {
+    int64_t num_drafts = 0;        // request-steps that carried drafts
+    int64_t num_draft_tokens = 0;  // draft tokens verified
+    int64_t num_accepted_tokens = 0;
+    std::vector<int64_t> accepted_per_pos; // [position] accepted drafts at that position
+
+    double acceptance_rate() const {
+        return num_draft_tokens > 0 ? double(num_accepted_tokens) / double(num_draft_tokens) : 0;
+    }
+    // 1 + accepted / drafts: tokens a verify step yields per request on average.
+    double mean_acceptance_length() const {
+        return num_drafts > 0 ? 1.0 + double(num_accepted_tokens) / double(num_drafts) : 0;
+    }
+};
+
+} // namespace llmwb
