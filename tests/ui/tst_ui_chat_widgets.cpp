@@ -549,6 +549,13 @@ class TestUiChatWidgets : public QObject {
                  QStringLiteral("first line\nsecond line"));
         QCOMPARE(store.messages(c->id).first().content, QStringLiteral("first line\nsecond line"));
         QVERIFY(input->toPlainText().isEmpty());
+        // The question is shown with its line break (not joined into one Markdown paragraph),
+        // and Copy gives the text as typed.
+        MessageWidget* question = view.messageWidgets().first();
+        QCOMPARE(question->body()->segment(0)->toPlainText(),
+                 QStringLiteral("first line\nsecond line"));
+        QTest::mouseClick(button(question, "copyButton"), Qt::LeftButton);
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("first line\nsecond line"));
 
         // While the answer generates, Enter neither sends nor adds a line: the text waits.
         QTest::keyClicks(input, QStringLiteral("next"));
