@@ -124,7 +124,7 @@ Chats of this session will not be saved.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Type a message. Ctrl+Enter sends.</source>
+        <source>Type a message. Enter sends, Shift+Enter starts a new line.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -132,7 +132,7 @@ Chats of this session will not be saved.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Send the message (Ctrl+Enter)</source>
+        <source>Send the message (Enter)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

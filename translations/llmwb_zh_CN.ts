@@ -128,16 +128,16 @@ Chats of this session will not be saved.</source>
         <translation>此对话的系统提示词和采样参数</translation>
     </message>
     <message>
-        <source>Type a message. Ctrl+Enter sends.</source>
-        <translation>输入消息，按 Ctrl+Enter 发送。</translation>
+        <source>Type a message. Enter sends, Shift+Enter starts a new line.</source>
+        <translation>输入消息，按 Enter 发送，按 Shift+Enter 换行。</translation>
     </message>
     <message>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <source>Send the message (Ctrl+Enter)</source>
-        <translation>发送消息（Ctrl+Enter）</translation>
+        <source>Send the message (Enter)</source>
+        <translation>发送消息（Enter）</translation>
     </message>
     <message>
         <source>Stop</source>

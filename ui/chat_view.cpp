@@ -4,10 +4,14 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QTextBlock>
+#include <QTextEdit>
+#include <QTextLayout>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -62,6 +66,10 @@ ChatView::ChatView(ChatController& controller, QWidget* parent)
     send_->setDefault(true);
     stop_ = new QPushButton(this);
     stop_->setObjectName(QStringLiteral("stopButton"));
+    // Clicking Send or Stop leaves the keyboard focus in the message box (Tab still reaches
+    // the buttons), as in other chat apps: the next message can be typed at once.
+    send_->setFocusPolicy(Qt::TabFocus);
+    stop_->setFocusPolicy(Qt::TabFocus);
 
     auto* top = new QHBoxLayout;
     top->addWidget(title_, 1);
@@ -117,9 +125,14 @@ ChatView::ChatView(ChatController& controller, QWidget* parent)
         updateButtons();
     });
     connect(&controller_, &ChatController::generatingChanged, this,
-            [this](qint64 conversationId, bool) {
-                if (conversationId == conversationId_)
-                    updateButtons();
+            [this](qint64 conversationId, bool generating) {
+                if (conversationId != conversationId_)
+                    return;
+                updateButtons();
+                // The answer has finished: ready for the next message, unless the user has
+                // moved on to another text field or panel meanwhile.
+                if (!generating && focusIsIdle())
+                    focusInput();
             });
     connect(&controller_, &ChatController::conversationChanged, this, [this](qint64 id) {
         if (id == conversationId_)
@@ -136,9 +149,9 @@ ChatView::ChatView(ChatController& controller, QWidget* parent)
 void ChatView::retranslate() {
     settings_->setText(tr("System prompt && sampling…"));
     settings_->setToolTip(tr("System prompt and sampling parameters of this conversation"));
-    input_->setPlaceholderText(tr("Type a message. Ctrl+Enter sends."));
+    input_->setPlaceholderText(tr("Type a message. Enter sends, Shift+Enter starts a new line."));
     send_->setText(tr("Send"));
-    send_->setToolTip(tr("Send the message (Ctrl+Enter)"));
+    send_->setToolTip(tr("Send the message (Enter)"));
     stop_->setText(tr("Stop"));
     stop_->setToolTip(tr("Stop generating (Esc)"));
     if (conversationId_ == 0)
@@ -155,17 +168,47 @@ void ChatView::changeEvent(QEvent* e) {
 }
 
 bool ChatView::eventFilter(QObject* watched, QEvent* event) {
-    // Ctrl+Enter in the input box sends (the window's Send action has the same shortcut; this
-    // keeps it working when the input has focus and the key would insert a newline).
+    // The message box follows the chat convention: Enter sends, Shift+Enter starts a new line.
+    // Ctrl+Enter also sends (the window's Send action has the same shortcut). While an input
+    // method is composing, Enter belongs to it and never sends.
     if (watched == input_ && event->type() == QEvent::KeyPress) {
         auto* ke = static_cast<QKeyEvent*>(event);
-        if ((ke->key() == Qt::Key_Return || ke->key() == Qt::Key_Enter) &&
-            (ke->modifiers() & Qt::ControlModifier)) {
-            send();
+        if (ke->key() != Qt::Key_Return && ke->key() != Qt::Key_Enter)
+            return QWidget::eventFilter(watched, event);
+        if (isComposing())
+            return QWidget::eventFilter(watched, event);
+        const Qt::KeyboardModifiers mods = ke->modifiers() & ~Qt::KeypadModifier;
+        if (mods & Qt::ShiftModifier) {
+            // A paragraph break, the same as Enter used to insert (plain "\n" in the text).
+            input_->textCursor().insertBlock();
+            input_->ensureCursorVisible();
+            return true;
+        }
+        if (mods == Qt::NoModifier || mods == Qt::ControlModifier) {
+            // While an answer is generating Send is disabled: Enter keeps the text as it is.
+            if (send_->isEnabled())
+                send();
             return true;
         }
     }
     return QWidget::eventFilter(watched, event);
+}
+
+bool ChatView::isComposing() const {
+    const QTextLayout* layout = input_->textCursor().block().layout();
+    return layout && !layout->preeditAreaText().isEmpty();
+}
+
+bool ChatView::focusIsIdle() const {
+    // The user has not moved on: the focus is nowhere, in the message box, or on a button of
+    // the chat. A text field (search, a message being edited) or another panel keeps it.
+    QWidget* f = window()->focusWidget();
+    if (!f || f == input_)
+        return true;
+    if (!isAncestorOf(f))
+        return false;
+    return !qobject_cast<QPlainTextEdit*>(f) && !qobject_cast<QLineEdit*>(f) &&
+           !qobject_cast<QTextEdit*>(f);
 }
 
 void ChatView::setNotice(const QString& text) {
@@ -244,6 +287,11 @@ void ChatView::updateEmptyState() {
 
 void ChatView::updateButtons() {
     const bool generating = conversationId_ != 0 && controller_.isGenerating(conversationId_);
+    // A focused button that is about to be disabled hands the keyboard to the message box
+    // (otherwise Qt moves it on to the next widget of the window, somewhere in a dock).
+    QWidget* focused = window()->focusWidget();
+    if ((focused == send_ && generating) || (focused == stop_ && !generating))
+        input_->setFocus(Qt::OtherFocusReason);
     send_->setEnabled(!generating);
     stop_->setEnabled(generating);
     settings_->setEnabled(conversationId_ != 0);

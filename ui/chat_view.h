@@ -59,6 +59,8 @@ class ChatView : public QWidget {
     void updateButtons();
     void updateEmptyState();
     void scrollToBottomSoon();
+    bool isComposing() const; // an input method has preedit text in the message box
+    bool focusIsIdle() const; // nothing the user chose holds the focus (see generatingChanged)
 
     ChatController& controller_;
     qint64 conversationId_ = 0;

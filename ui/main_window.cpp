@@ -17,6 +17,7 @@
 #include <QRegularExpression>
 #include <QSaveFile>
 #include <QScrollArea>
+#include <QShowEvent>
 #include <QStatusBar>
 #include <QTimer>
 
@@ -71,13 +72,19 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
             statusBar()->showMessage(MessageWidget::figuresText(m), 8000);
     });
     connect(&controller_, &ChatController::errorOccurred, this, &MainWindow::showError);
+    // Switching conversations (a click, Enter in the list, a search hit) puts the keyboard in
+    // the message box, ready for the next message.
     connect(conversations_, &ConversationsPanel::conversationActivated, this,
-            &MainWindow::openConversation);
+            [this](qint64 conversationId) {
+                openConversation(conversationId);
+                chat_->focusInput();
+            });
     connect(conversations_, &ConversationsPanel::searchHitActivated, this,
             [this](qint64 conversationId, qint64 messageId) {
                 chat_->setConversation(conversationId);
                 chat_->scrollToMessage(messageId);
                 updateStatus();
+                chat_->focusInput();
             });
     connect(conversations_, &ConversationsPanel::newConversationRequested, this,
             &MainWindow::newConversation);
@@ -315,6 +322,15 @@ void MainWindow::retranslate() {
     langZh_->setText(QStringLiteral("简体中文"));
     about_->setText(tr("&About LLM Workbench"));
     updateStatus();
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+    QMainWindow::showEvent(e);
+    // The window opens ready to type: the message box has the keyboard focus.
+    if (!e->spontaneous() && !shownOnce_) {
+        shownOnce_ = true;
+        chat_->focusInput();
+    }
 }
 
 void MainWindow::changeEvent(QEvent* e) {

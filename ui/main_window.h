@@ -72,6 +72,7 @@ class MainWindow : public QMainWindow {
 
   protected:
     void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
     void changeEvent(QEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
@@ -104,7 +105,8 @@ class MainWindow : public QMainWindow {
     QLabel* statusState_;
     ModelMetadata modelMeta_;
     bool modelLoaded_ = false;
-    bool hasModel_ = false; // a model is loaded (possibly while another one loads)
+    bool hasModel_ = false;  // a model is loaded (possibly while another one loads)
+    bool shownOnce_ = false; // the first show puts the focus in the message box
     QString modelError_;
 };
 

@@ -41,6 +41,24 @@ class ElidingLabel : public QLabel {
     }
 };
 
+// What the user typed keeps its line breaks (Shift+Enter): outside code fences every line
+// that another line follows ends in a Markdown hard break. Answers are Markdown as written.
+QString withHardLineBreaks(const QString& text) {
+    QStringList lines = text.split(QLatin1Char('\n'));
+    bool inFence = false;
+    for (int i = 0; i < lines.size(); ++i) {
+        const QString trimmed = lines[i].trimmed();
+        if (trimmed.startsWith(QLatin1String("```")) || trimmed.startsWith(QLatin1String("~~~"))) {
+            inFence = !inFence;
+            continue;
+        }
+        if (!inFence && !trimmed.isEmpty() && i + 1 < lines.size() &&
+            !lines[i + 1].trimmed().isEmpty())
+            lines[i] += QLatin1String("  ");
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
 } // namespace
 
 MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
@@ -100,13 +118,13 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     layout->addWidget(footer_);
 
     connect(copy_, &QToolButton::clicked, this,
-            [this] { QApplication::clipboard()->setText(body_->markdownText()); });
+            [this] { QApplication::clipboard()->setText(message_.content); });
     connect(delete_, &QToolButton::clicked, this, [this] { emit deleteRequested(message_.id); });
     connect(regenerate_, &QToolButton::clicked, this,
             [this] { emit regenerateRequested(message_.id); });
     connect(edit_, &QToolButton::clicked, this, &MessageWidget::startEditing);
 
-    body_->setMarkdownText(message_.content);
+    body_->setMarkdownText(displayText());
     retranslate();
 }
 
@@ -198,8 +216,13 @@ QString MessageWidget::stateLabelText() const {
 
 void MessageWidget::setMessage(const ChatMessage& message) {
     message_ = message;
-    body_->setMarkdownText(message_.content);
+    body_->setMarkdownText(displayText());
     updateHeader();
+}
+
+QString MessageWidget::displayText() const {
+    return message_.role == QLatin1String("user") ? withHardLineBreaks(message_.content)
+                                                  : message_.content;
 }
 
 void MessageWidget::setStreamingText(const QString& text) {

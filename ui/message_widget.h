@@ -48,6 +48,7 @@ class MessageWidget : public QFrame {
     bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
+    QString displayText() const; // the Markdown shown for message_ (see withHardLineBreaks)
     void retranslate();
     void updateHeader();
     void startEditing();

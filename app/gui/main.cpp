@@ -1,6 +1,7 @@
 // llm-workbench: the composition root of the desktop app. Builds the services and the window
 // and passes references; the engine worker lives in its own QThread.
 #include <QApplication>
+#include <QByteArray>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
@@ -22,33 +23,81 @@
 
 using namespace llmwb;
 
-int main(int argc, char** argv) {
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("llmwb"));
-    QApplication::setApplicationName(QStringLiteral("llm-workbench"));
-    QApplication::setApplicationDisplayName(QStringLiteral("LLM Workbench"));
-    QApplication::setApplicationVersion(QStringLiteral(LLMWB_VERSION));
-    registerGenerationTypes();
+namespace {
 
-    QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("LLM Workbench"));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    const QCommandLineOption dataDirOpt(
+// The command line, the same for the display-less --help/--version pass and the real run.
+struct Options {
+    QCommandLineOption dataDir{
         QStringLiteral("data-dir"),
-        QStringLiteral("Folder for the chat database, settings and the demo model."),
-        QStringLiteral("DIR"));
-    const QCommandLineOption screenshotOpt(
+        QStringLiteral("Folder for the chat database, settings and the demo model (default: the "
+                       "user's application data folder)."),
+        QStringLiteral("DIR")};
+    QCommandLineOption screenshot{
         QStringLiteral("screenshot"),
         QStringLiteral("Render the main window states to PNG files in DIR and quit (uses a "
                        "fresh temporary data folder unless --data-dir is given)."),
-        QStringLiteral("DIR"));
-    const QCommandLineOption modelOpt(QStringLiteral("model"),
-                                      QStringLiteral("Open this .gguf file or model folder."),
-                                      QStringLiteral("PATH"));
-    parser.addOption(dataDirOpt);
-    parser.addOption(screenshotOpt);
-    parser.addOption(modelOpt);
+        QStringLiteral("DIR")};
+    QCommandLineOption model{QStringLiteral("model"),
+                             QStringLiteral("Open this .gguf file or model folder."),
+                             QStringLiteral("PATH")};
+
+    void addTo(QCommandLineParser& parser) const {
+        parser.setApplicationDescription(QStringLiteral(
+            "LLM Workbench: chat with local models (GGUF files, Hugging Face safetensors "
+            "folders) and watch the inference engine work.\n"
+            "Qt options such as -platform and -style are accepted too."));
+        parser.addHelpOption();
+        parser.addVersionOption();
+        parser.addOption(dataDir);
+        parser.addOption(screenshot);
+        parser.addOption(model);
+    }
+};
+
+void setApplicationNames() {
+    QCoreApplication::setOrganizationName(QStringLiteral("llmwb"));
+    QCoreApplication::setApplicationName(QStringLiteral("llm-workbench"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(LLMWB_VERSION));
+}
+
+// --help and --version need no display: they are answered by a QCoreApplication before the
+// QApplication (which would abort without an X server or Wayland compositor) is created.
+bool asksForHelpOrVersion(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "--")
+            break;
+        if (a == "-h" || a == "--help" || a == "-?" || a == "--help-all" || a == "-v" ||
+            a == "--version")
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (asksForHelpOrVersion(argc, argv)) {
+        QCoreApplication core(argc, argv);
+        setApplicationNames();
+        QCommandLineParser parser;
+        const Options options;
+        options.addTo(parser);
+        parser.process(core); // prints the help or the version and exits 0
+        return 0;
+    }
+
+    QApplication app(argc, argv);
+    setApplicationNames();
+    QApplication::setApplicationDisplayName(QStringLiteral("LLM Workbench"));
+    registerGenerationTypes();
+
+    QCommandLineParser parser;
+    const Options options;
+    options.addTo(parser);
+    const QCommandLineOption& dataDirOpt = options.dataDir;
+    const QCommandLineOption& screenshotOpt = options.screenshot;
+    const QCommandLineOption& modelOpt = options.model;
     parser.process(app);
 
     const bool screenshots = parser.isSet(screenshotOpt);

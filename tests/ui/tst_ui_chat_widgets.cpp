@@ -2,7 +2,8 @@
 // block (the clipboard gets exactly the code), the message actions (copy, delete, edit and
 // resend, regenerate, stop) with what they leave in SQLite after the database is reopened, the
 // figures of answers shown again after reopening, and the Model panel (recent models with
-// missing files, removal, drops, load progress with Cancel, a clear load error).
+// missing files, removal, drops, load progress with Cancel, a clear load error), and the keys
+// and keyboard focus of the message box (Enter sends, Shift+Enter is a new line).
 #include <QAbstractItemModelTester>
 #include <QAbstractTextDocumentLayout>
 #include <QApplication>
@@ -10,6 +11,7 @@
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMimeData>
 #include <QPlainTextEdit>
@@ -21,6 +23,7 @@
 #include <QTextBlock>
 #include <QToolButton>
 #include <QTranslator>
+#include <QVBoxLayout>
 #include <QtTest>
 
 #include "app/services/chat_controller.h"
@@ -500,6 +503,148 @@ class TestUiChatWidgets : public QObject {
         QCOMPARE(resend.first().at(0).toLongLong(), qint64(7));
         QCOMPARE(resend.first().at(1).toString(), QStringLiteral("Changed"));
         QVERIFY(!w.isEditing());
+    }
+
+    // The message box follows the chat convention: Enter sends, Shift+Enter starts a new line,
+    // Ctrl+Enter also sends; empty messages, a running answer and input-method composition
+    // keep Enter from sending.
+    void messageBoxKeys() {
+        Database db(newPath("keys.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        ScriptedEngine engine(controller);
+        const auto c = controller.newConversation();
+        QVERIFY(c);
+        ChatView view(controller);
+        view.setConversation(c->id);
+        view.resize(700, 500);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QPlainTextEdit* input = view.input();
+        QVERIFY(input->placeholderText().contains(QStringLiteral("Enter sends")));
+        QVERIFY(input->placeholderText().contains(QStringLiteral("Shift+Enter")));
+
+        // Empty and whitespace-only: nothing is sent, nothing is stored.
+        QTest::keyClick(input, Qt::Key_Return);
+        QTest::keyClicks(input, QStringLiteral("   "));
+        QTest::keyClick(input, Qt::Key_Return);
+        QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+        QCOMPARE(engine.requests_.size(), 0);
+        QVERIFY(store.messages(c->id).isEmpty());
+        QCOMPARE(input->toPlainText(), QStringLiteral("   ")); // no newline added either
+        input->clear();
+
+        // Shift+Enter: a new line, not sent.
+        QTest::keyClicks(input, QStringLiteral("first line"));
+        QTest::keyClick(input, Qt::Key_Return, Qt::ShiftModifier);
+        QTest::keyClicks(input, QStringLiteral("second line"));
+        QCOMPARE(engine.requests_.size(), 0);
+        QCOMPARE(input->toPlainText(), QStringLiteral("first line\nsecond line"));
+
+        // Enter sends the whole message, newline included, and empties the box.
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_.size(), 1);
+        QCOMPARE(engine.requests_[0].messages.last().content,
+                 QStringLiteral("first line\nsecond line"));
+        QCOMPARE(store.messages(c->id).first().content, QStringLiteral("first line\nsecond line"));
+        QVERIFY(input->toPlainText().isEmpty());
+        // The question is shown with its line break (not joined into one Markdown paragraph),
+        // and Copy gives the text as typed.
+        MessageWidget* question = view.messageWidgets().first();
+        QCOMPARE(question->body()->segment(0)->toPlainText(),
+                 QStringLiteral("first line\nsecond line"));
+        QTest::mouseClick(button(question, "copyButton"), Qt::LeftButton);
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("first line\nsecond line"));
+
+        // While the answer generates, Enter neither sends nor adds a line: the text waits.
+        QTest::keyClicks(input, QStringLiteral("next"));
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_.size(), 1);
+        QCOMPARE(input->toPlainText(), QStringLiteral("next"));
+        engine.answer(engine.requests_[0], {"ok"});
+
+        // Enter on the keypad sends too.
+        QTest::keyClick(input, Qt::Key_Enter, Qt::KeypadModifier);
+        QCOMPARE(engine.requests_.size(), 2);
+        QCOMPARE(engine.requests_[1].messages.last().content, QStringLiteral("next"));
+        engine.answer(engine.requests_[1], {"ok"});
+
+        // Ctrl+Enter still sends.
+        QTest::keyClicks(input, QStringLiteral("third"));
+        QTest::keyClick(input, Qt::Key_Return, Qt::ControlModifier);
+        QCOMPARE(engine.requests_.size(), 3);
+        QCOMPARE(engine.requests_[2].messages.last().content, QStringLiteral("third"));
+        QVERIFY(input->toPlainText().isEmpty());
+        engine.answer(engine.requests_[2], {"ok"});
+
+        // An input method composing (preedit text shown): Enter is not a send.
+        QInputMethodEvent preedit(QStringLiteral("nihao"), {});
+        QApplication::sendEvent(input, &preedit);
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_.size(), 3);
+        // The input method commits; now Enter sends the committed text.
+        QInputMethodEvent commit;
+        commit.setCommitString(QStringLiteral("你好"));
+        QApplication::sendEvent(input, &commit);
+        QVERIFY(input->toPlainText().contains(QStringLiteral("你好")));
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_.size(), 4);
+        QCOMPARE(engine.requests_[3].messages.last().content, QStringLiteral("你好"));
+    }
+
+    // Clicking Send keeps the keyboard in the message box; when the answer has finished the
+    // box has the focus again, unless the user went to another text field meanwhile.
+    void focusStaysInTheMessageBox() {
+        Database db(newPath("focus.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        ScriptedEngine engine(controller);
+        const auto c = controller.newConversation();
+        QWidget window;
+        auto* view = new ChatView(controller, &window);
+        auto* other = new QLineEdit(&window); // stands for the search field
+        auto* layout = new QVBoxLayout(&window);
+        layout->addWidget(other);
+        layout->addWidget(view);
+        view->setConversation(c->id);
+        window.resize(700, 500);
+        window.show();
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        QPlainTextEdit* input = view->input();
+        view->focusInput();
+        QCOMPARE(QApplication::focusWidget(), input);
+
+        // Send by mouse: the focus does not move to the button.
+        QTest::keyClicks(input, QStringLiteral("one"));
+        QTest::mouseClick(view->sendButton(), Qt::LeftButton);
+        QCOMPARE(engine.requests_.size(), 1);
+        QCOMPARE(QApplication::focusWidget(), input);
+        engine.answer(engine.requests_[0], {"ok"});
+        QCOMPARE(QApplication::focusWidget(), input);
+
+        // Tabbed to Stop during the answer: back in the box when it has finished.
+        QTest::keyClicks(input, QStringLiteral("two"));
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_.size(), 2);
+        view->stopButton()->setFocus(Qt::TabFocusReason);
+        QCOMPARE(QApplication::focusWidget(), view->stopButton());
+        QTest::keyClick(view->stopButton(), Qt::Key_Space); // presses Stop
+        QCOMPARE(engine.stopped_.size(), 1);
+        engine.answer(engine.requests_[1], {"partial"}, true);
+        QCOMPARE(QApplication::focusWidget(), input);
+
+        // Typing elsewhere when the answer finishes: the focus stays there.
+        QTest::keyClicks(input, QStringLiteral("three"));
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_.size(), 3);
+        other->setFocus(Qt::MouseFocusReason);
+        QTest::keyClicks(other, QStringLiteral("cach"));
+        engine.answer(engine.requests_[2], {"ok"});
+        QCOMPARE(QApplication::focusWidget(), other);
+        QCOMPARE(other->text(), QStringLiteral("cach"));
     }
 
     void modelPanelRecentModelsAndDrops() {

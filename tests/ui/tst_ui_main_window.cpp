@@ -10,6 +10,8 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
+#include <QListView>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
@@ -250,6 +252,71 @@ class TestUiMainWindow : public QObject {
         QVERIFY(f.readAll().contains("Edited question"));
     }
 
+    // The message box has the keyboard when the window opens, after New chat, after switching
+    // conversations and after an answer; a search the user is typing keeps it.
+    void messageBoxHasTheFocus() {
+        Database db(newDbPath());
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        ScriptedEngine engine(controller);
+        const auto older = controller.newConversation(QStringLiteral("older"));
+        QVERIFY(older);
+        AppSettings settings(dir_.filePath("focus.ini"));
+        MainWindow w(controller, settings);
+        w.resize(1280, 800);
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        ChatView* chat = w.chatView();
+        QPlainTextEdit* input = chat->input();
+        QTRY_COMPARE(QApplication::focusWidget(), input);
+
+        // Ctrl+F goes to the search field; New chat comes back to the message box.
+        auto* search = w.findChild<QLineEdit*>(QStringLiteral("conversationSearch"));
+        QVERIFY(search);
+        w.action("findAction")->trigger();
+        QCOMPARE(QApplication::focusWidget(), search);
+        w.action("newChatAction")->trigger();
+        QVERIFY(chat->conversationId() != older->id);
+        QCOMPARE(QApplication::focusWidget(), input);
+
+        // Clicking a conversation in the list opens it, ready to type.
+        auto* list = w.findChild<QListView*>(QStringLiteral("conversationList"));
+        QVERIFY(list);
+        const QModelIndex olderIndex =
+            list->model()->index(w.conversationModel()->rowOf(older->id), 0);
+        QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
+                          list->visualRect(olderIndex).center());
+        QCOMPARE(chat->conversationId(), older->id);
+        QCOMPARE(QApplication::focusWidget(), input);
+        // Enter on a conversation in the list, too.
+        w.action("newChatAction")->trigger();
+        list->setFocus(Qt::MouseFocusReason);
+        list->setCurrentIndex(list->model()->index(w.conversationModel()->rowOf(older->id), 0));
+        QTest::keyClick(list, Qt::Key_Return);
+        QCOMPARE(chat->conversationId(), older->id);
+        QCOMPARE(QApplication::focusWidget(), input);
+
+        // Enter sends; the focus is in the box again when the answer has finished.
+        QTest::keyClicks(input, QStringLiteral("question"));
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_, 1);
+        QCOMPARE(engine.pending_.messages.last().content, QStringLiteral("question"));
+        engine.release({"answer"});
+        QCOMPARE(QApplication::focusWidget(), input);
+
+        // The user searches while the next answer streams: the search keeps the keyboard.
+        QTest::keyClicks(input, QStringLiteral("again"));
+        QTest::keyClick(input, Qt::Key_Return);
+        QCOMPARE(engine.requests_, 2);
+        w.action("findAction")->trigger();
+        QTest::keyClicks(search, QStringLiteral("ques"));
+        engine.release({"second answer"});
+        QCOMPARE(QApplication::focusWidget(), search);
+        QCOMPARE(search->text(), QStringLiteral("ques"));
+    }
+
     void markdownCodeBlocksAreMonospace() {
         MarkdownView view;
         view.resize(400, 100);
@@ -405,6 +472,8 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(w.menuBar()->actions().first()->text(), QStringLiteral("文件(&F)"));
         QCOMPARE(w.dock("conversationsDock")->windowTitle(), QStringLiteral("对话"));
         QCOMPARE(w.chatView()->sendButton()->text(), QStringLiteral("发送"));
+        QCOMPARE(w.chatView()->input()->placeholderText(),
+                 QStringLiteral("输入消息，按 Enter 发送，按 Shift+Enter 换行。"));
         QCoreApplication::removeTranslator(&zh);
         QCoreApplication::processEvents();
         QCOMPARE(w.menuBar()->actions().first()->text(), QStringLiteral("&File"));
