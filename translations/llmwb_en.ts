@@ -1222,14 +1222,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Speculative decoding is not implemented yet; this setting will take effect once it is.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Speculative decoding is not implemented yet.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Used by conversations created from now on; each conversation keeps its own settings (Chat &gt; Conversation settings).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1287,6 +1279,26 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Set by the backend: fp32 on the CPU, fp16 on CUDA.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Drafts by n-gram prompt lookup, verified in the batch.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Off: one token per request and step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>So far %1 of %2 draft tokens accepted (%3%), %4 tokens per verify step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculative decoding: up to this many draft tokens per step, found by looking up the last few tokens earlier in the conversation (n-gram prompt lookup), are checked by the model in the same step. Greedy answers stay identical and sampled ones keep their distribution. Applies from the next step.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

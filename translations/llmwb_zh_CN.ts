@@ -1229,14 +1229,6 @@ CUDA 不可用：%1</translation>
         <translation>空闲时生效（重建引擎）。</translation>
     </message>
     <message>
-        <source>Speculative decoding is not implemented yet; this setting will take effect once it is.</source>
-        <translation>推测解码尚未实现；实现后此设置才会生效。</translation>
-    </message>
-    <message>
-        <source>Speculative decoding is not implemented yet.</source>
-        <translation>推测解码尚未实现。</translation>
-    </message>
-    <message>
         <source>Used by conversations created from now on; each conversation keeps its own settings (Chat &gt; Conversation settings).</source>
         <translation>用于此后新建的对话；每个对话保留自己的设置（对话 &gt; 对话设置）。</translation>
     </message>
@@ -1295,6 +1287,26 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Set by the backend: fp32 on the CPU, fp16 on CUDA.</source>
         <translation>由后端决定：CPU 上为 fp32，CUDA 上为 fp16。</translation>
+    </message>
+    <message>
+        <source>Drafts by n-gram prompt lookup, verified in the batch.</source>
+        <translation>草稿词元来自 n-gram 提示查找，在同一批次中验证。</translation>
+    </message>
+    <message>
+        <source>Off: one token per request and step.</source>
+        <translation>关闭：每个请求每步生成一个词元。</translation>
+    </message>
+    <message>
+        <source>So far %1 of %2 draft tokens accepted (%3%), %4 tokens per verify step.</source>
+        <translation>至今已接受 %2 个草稿词元中的 %1 个（%3%），每个验证步平均 %4 个词元。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Speculative decoding: up to this many draft tokens per step, found by looking up the last few tokens earlier in the conversation (n-gram prompt lookup), are checked by the model in the same step. Greedy answers stay identical and sampled ones keep their distribution. Applies from the next step.</source>
+        <translation>推测解码：每步最多这么多个草稿词元（在对话前文中查找最后几个词元得到，即 n-gram 提示查找）在同一步中由模型验证。贪婪解码的回答保持不变，采样的回答分布不变。从下一步起生效。</translation>
     </message>
 </context>
 </TS>

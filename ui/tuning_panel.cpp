@@ -362,8 +362,8 @@ void TuningPanel::retranslate() {
     specTokens_->setToolTip(tr("Speculative decoding: up to this many draft tokens per step, "
                                "found by looking up the last few tokens earlier in the "
                                "conversation (n-gram prompt lookup), are checked by the model in "
-                               "the same step; the answer is the same as without it. Applies "
-                               "from the next step."));
+                               "the same step. Greedy answers stay identical and sampled ones "
+                               "keep their distribution. Applies from the next step."));
     specTokens_->setSpecialValueText(tr("off"));
     updateSpeculativeNote();
     samplingNote_->setText(tr("Used by conversations created from now on; each conversation "

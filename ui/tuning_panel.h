@@ -45,6 +45,7 @@ class TuningPanel : public QWidget {
     QComboBox* blockSizeCombo() const { return blockSize_; }
     QComboBox* kvDtypeCombo() const { return kvDtype_; }
     QSpinBox* speculativeSpin() const { return specTokens_; }
+    QLabel* speculativeNote() const { return specNote_; }
     QDoubleSpinBox* temperatureSpin() const { return temperature_; }
     QDoubleSpinBox* topPSpin() const { return topP_; }
     QSpinBox* topKSpin() const { return topK_; }

@@ -64,8 +64,8 @@ void print_bench_result(const std::string& title, const BenchResult& r) {
         line("Acceptance length:", sp.mean_acceptance_length());
         std::printf("%-40s %lld\n", "Drafts:", static_cast<long long>(sp.num_drafts));
         std::printf("%-40s %lld\n", "Draft tokens:", static_cast<long long>(sp.num_draft_tokens));
-        std::printf("%-40s %lld\n", "Accepted tokens:",
-                    static_cast<long long>(sp.num_accepted_tokens));
+        std::printf("%-40s %lld\n",
+                    "Accepted tokens:", static_cast<long long>(sp.num_accepted_tokens));
         std::printf("Per-position acceptance (%%):\n");
         for (size_t i = 0; i < sp.accepted_per_pos.size(); ++i) {
             char k[64];

@@ -123,7 +123,7 @@ int cmd_generate_batch(const Args& argv) {
         std::fputs(sampling_options_help().c_str(), stdout);
         std::fputs("engine:\n", stdout);
         std::fputs(kEngineOptionsHelp, stdout);
-            std::fputs(kSpeculativeOptionsHelp, stdout);
+        std::fputs(kSpeculativeOptionsHelp, stdout);
         std::fputs(kDeviceOptionsHelp, stdout);
         return 0;
     }

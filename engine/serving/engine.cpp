@@ -474,9 +474,9 @@ void Engine::propose(Request& r) {
     if (!sc.enabled() || r.num_tokens() - r.num_computed != 1)
         return;
     // Accepted drafts plus the target's own token never pass max_tokens or the context.
-    const int64_t room = std::min<int64_t>(r.params.max_tokens - r.num_output(),
-                                           context_limit() - r.num_tokens()) -
-                         1;
+    const int64_t room =
+        std::min<int64_t>(r.params.max_tokens - r.num_output(), context_limit() - r.num_tokens()) -
+        1;
     const auto k = static_cast<int32_t>(std::min<int64_t>(sc.num_speculative_tokens, room));
     if (k <= 0)
         return;

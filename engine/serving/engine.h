@@ -188,7 +188,7 @@ class Engine {
     std::vector<RequestId> replan_preempted_;
     ForwardBatch batch_;
     std::vector<float> logits_;
-    std::vector<int32_t> greedy_ids_; // per logits row, when the step ran greedy on the device
+    std::vector<int32_t> greedy_ids_;  // per logits row, when the step ran greedy on the device
     std::vector<int32_t> spec_tokens_; // a request's last token + its drafts (execute)
     SpeculativeStats spec_stats_;
     bool step_greedy_ = false;

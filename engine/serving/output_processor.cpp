@@ -78,7 +78,7 @@ bool OutputProcessor::append_verified(Request& r, const float* logits, int32_t v
 }
 
 void OutputProcessor::push_token(Request& r, State& st, SampledToken tok, int64_t context_limit,
-                           RequestOutput& o) {
+                                 RequestOutput& o) {
     st.sampler.accept(tok.id);
     r.tokens.push_back(tok.id);
     const int32_t id = tok.id;

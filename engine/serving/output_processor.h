@@ -66,7 +66,8 @@ class OutputProcessor {
     struct State;
     void start(State& st, const Request& r);
     // Appends the chosen token: timings, detokenizing, stops and the finish reason.
-    void push_token(Request& r, State& st, SampledToken tok, int64_t context_limit, RequestOutput& o);
+    void push_token(Request& r, State& st, SampledToken tok, int64_t context_limit,
+                    RequestOutput& o);
 
     struct State {
         State(const Tokenizer& tokenizer, bool skip_special, const SamplingParams& params)

@@ -97,7 +97,8 @@ void Scheduler::schedule(StepPlan& plan) {
         // Speculative drafts ride along a decode token, within the token budget and the context.
         int32_t drafts = 0;
         if (n == 1 && !r->draft_tokens.empty()) {
-            const int64_t room = std::min<int64_t>(budget - 1, config_.context_limit - r->num_tokens());
+            const int64_t room =
+                std::min<int64_t>(budget - 1, config_.context_limit - r->num_tokens());
             drafts = static_cast<int32_t>(
                 std::clamp<int64_t>(room, 0, static_cast<int64_t>(r->draft_tokens.size())));
             r->draft_tokens.resize(static_cast<size_t>(drafts));

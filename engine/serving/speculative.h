@@ -43,8 +43,8 @@ std::vector<int32_t> propose_ngram(std::span<const int32_t> tokens, int32_t min_
 // Counters with vLLM's meaning (vllm:spec_decode_num_drafts, _num_draft_tokens,
 // _num_accepted_tokens, _num_accepted_tokens_per_pos).
 struct SpeculativeStats {
-    int64_t num_drafts = 0;        // request-steps that carried drafts
-    int64_t num_draft_tokens = 0;  // draft tokens verified
+    int64_t num_drafts = 0;       // request-steps that carried drafts
+    int64_t num_draft_tokens = 0; // draft tokens verified
     int64_t num_accepted_tokens = 0;
     std::vector<int64_t> accepted_per_pos; // [position] accepted drafts at that position
 

@@ -214,9 +214,9 @@ class TestAppEngineTuning : public QObject {
         QCOMPARE(spec.first, plain.first);
         QCOMPARE(spec.second.completionTokens, plain.second.completionTokens);
         QCOMPARE(spec.second.finishReason, plain.second.finishReason);
-        const EngineView v = waitView(
-            [](const EngineView& v) { return v.snapshot.speculative.num_drafts > 0; },
-            [&] { setTuning(t); }, 5000);
+        const EngineView v =
+            waitView([](const EngineView& v) { return v.snapshot.speculative.num_drafts > 0; },
+                     [&] { setTuning(t); }, 5000);
         const SpeculativeStats& st = v.snapshot.speculative;
         QVERIFY(st.num_drafts > 0);
         QVERIFY(st.num_accepted_tokens > 0 && st.num_accepted_tokens <= st.num_draft_tokens);
@@ -226,8 +226,8 @@ class TestAppEngineTuning : public QObject {
         setTuning(t);
         const auto off = generateOne(42, 40);
         QCOMPARE(off.first, plain.first);
-        const EngineView after = waitView(
-            [](const EngineView& v) { return v.snapshot.num_running == 0; }, {}, 5000);
+        const EngineView after =
+            waitView([](const EngineView& v) { return v.snapshot.num_running == 0; }, {}, 5000);
         QCOMPARE(after.snapshot.speculative.num_drafts, st.num_drafts); // no drafts when off
     }
 

@@ -267,7 +267,8 @@ MT_TEST_TABLE(greedy_equals_without_speculation, SpecRow, spec_rows()) {
     std::printf("  %lld steps without, %lld with speculation; %lld drafts, %lld/%lld accepted "
                 "(mean acceptance length %.2f)\n",
                 static_cast<long long>(plain->steps()), static_cast<long long>(spec->steps()),
-                static_cast<long long>(st.num_drafts), static_cast<long long>(st.num_accepted_tokens),
+                static_cast<long long>(st.num_drafts),
+                static_cast<long long>(st.num_accepted_tokens),
                 static_cast<long long>(st.num_draft_tokens), st.mean_acceptance_length());
     MT_CHECK(st.num_drafts > 0);
     MT_CHECK(st.num_accepted_tokens > 0); // a random model falls into loops prompt lookup hits
