@@ -11,7 +11,7 @@
 
 #include "engine/runtime/sampler.h"
 #include "engine/serving/engine.h"
-#include "serving_test_model.h"
+#include "serving_test_engine.h"
 #include "support/mini_test.h"
 
 using namespace llmwb;
@@ -19,23 +19,11 @@ using namespace llmwb;
 namespace {
 
 test::ServingTestModel& model() {
-    static mini_test::TempDir dir;
-    static std::unique_ptr<test::ServingTestModel> m = [] {
-        std::string err;
-        auto m = test::make_serving_test_model(dir.path(), &err);
-        if (!m) {
-            std::fprintf(stderr, "serving test model: %s\n", err.c_str());
-            std::exit(1);
-        }
-        return m;
-    }();
-    return *m;
+    return test::shared_serving_model();
 }
 
 std::unique_ptr<Engine> engine(const EngineConfig& c) {
-    auto e = Engine::create(*model().transformer, *model().tokenizer, c);
-    MT_REQUIRE_MSG(e.ok(), "engine: %s", e.ok() ? "" : e.message().c_str());
-    return std::move(e.value());
+    return test::serving_engine(c);
 }
 
 SamplingParams greedy(int max_tokens) {
