@@ -86,6 +86,17 @@ MT_TEST(bad_lines_are_records_in_place) {
     MT_CHECK(!lines[3].prompt && !lines[3].ids); // an invalid line carries no prompt
 }
 
+// Deep nesting is refused before parsing (the parser recurses per level): 200,000 levels once
+// crashed the process. Brackets inside strings do not count.
+MT_TEST(deep_nesting_is_an_error_not_a_crash) {
+    const std::string deep =
+        "{\"prompt\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+    auto lines = parse(deep + "\n{\"prompt\": \"[[[[[[[[[[[[[[[[[[[[[[[[\"}\n");
+    MT_REQUIRE(lines.size() == 2);
+    MT_CHECK_MSG(contains(lines[0].error, "nested deeper than 16"), "%s", lines[0].error.c_str());
+    MT_CHECK(lines[1].ok() && lines[1].prompt == std::string(24, '['));
+}
+
 MT_TEST(prompt_or_ids) {
     MT_CHECK(contains(error_of(R"({"max_tokens": 3})"), "exactly one of \"prompt\" and \"ids\""));
     MT_CHECK(contains(error_of(R"({"prompt": "a", "ids": [1]})"), "exactly one"));
