@@ -64,7 +64,9 @@ const char* kEngineOptionsHelp =
 const char* kSpeculativeOptionsHelp =
     "speculative decoding:\n"
     "  --speculative-method ngram|off  ngram: drafts by prompt lookup (default off)\n"
-    "  --num-speculative-tokens K  draft tokens verified per step, 0..16 (default 4 with ngram)\n"
+    "  --num-speculative-tokens K|auto  draft tokens verified per step, 0..16 (default 4 with\n"
+    "                            ngram); auto: up to 8, chosen per request and step from the\n"
+    "                            measured acceptance and step cost (none where they do not pay)\n"
     "  --prompt-lookup-min N     shortest n-gram looked up (default 2)\n"
     "  --prompt-lookup-max N     longest n-gram looked up (default 5)\n";
 
@@ -98,9 +100,14 @@ Result<SpeculativeConfig> parse_speculative_options(const CliArgs& a) {
     } else if (method != "off") {
         return make_error("--speculative-method must be ngram or off, got '" + method + "'");
     }
-    if (a.get("num-speculative-tokens") == std::optional<std::string>("auto"))
-        return make_error("--num-speculative-tokens auto is not available yet; give 0..16");
-    auto k = a.get_int("num-speculative-tokens", 0, kMaxSpeculativeTokens);
+    if (a.get("num-speculative-tokens") == std::optional<std::string>("auto")) {
+        if (c.method == SpeculativeMethod::Off)
+            return make_error("--num-speculative-tokens needs --speculative-method ngram");
+        c.auto_k = true;
+        c.num_speculative_tokens = kAutoSpeculativeTokens;
+    }
+    auto k = c.auto_k ? Result<std::optional<int64_t>>(std::optional<int64_t>())
+                      : a.get_int("num-speculative-tokens", 0, kMaxSpeculativeTokens);
     if (!k)
         return k.error();
     if (*k) {

@@ -191,7 +191,10 @@ int cmd_generate(const Args& argv) {
         nlohmann::json j = result_json(r, opt->sampling);
         if (opt->speculative.enabled())
             j["speculative"] = {{"method", speculative_method_name(opt->speculative.method)},
-                                {"num_speculative_tokens", opt->speculative.num_speculative_tokens},
+                                {"num_speculative_tokens",
+                                 opt->speculative.auto_k
+                                     ? nlohmann::json("auto")
+                                     : nlohmann::json(opt->speculative.num_speculative_tokens)},
                                 {"num_drafts", spec.num_drafts},
                                 {"num_draft_tokens", spec.num_draft_tokens},
                                 {"num_accepted_tokens", spec.num_accepted_tokens},

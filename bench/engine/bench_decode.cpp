@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/engine/shape_model.h"
 #include "bench/kernels/peak.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_shapes.h"
@@ -28,7 +29,6 @@
 #include "kernels/cpu/thread_pool.h"
 
 using namespace llmwb;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -117,42 +117,6 @@ bool parse(int argc, char** argv, Options& o) {
     return o.tokens >= 1 && o.prompt >= 1 && o.rounds >= 1;
 }
 
-// Writes (once) a model of the named shape (engine/model/model_shapes.h) with random weights;
-// returns its path.
-Result<std::string> ensure_shape_model(const Options& o) {
-    auto spec = writer_spec_for_shape(o.shape);
-    if (!spec)
-        return spec.error();
-    auto type = parse_weight_type(o.type);
-    if (!type)
-        return type.error();
-    std::string dir = o.cache_dir;
-    if (dir.empty()) {
-        const char* home = std::getenv("HOME");
-        dir = std::string(home ? home : ".") + "/.cache/llmwb/bench-models";
-    }
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    const std::string path = dir + "/" + o.shape + "-" + weight_type_name(*type) + ".gguf";
-    if (fs::exists(path))
-        return path;
-
-    ModelWriterSpec s = *spec;
-    s.format = ModelFileFormat::Gguf;
-    s.weight_type = *type;
-    s.seed = 1;
-    std::fprintf(stderr, "writing %s ...\n", path.c_str());
-    const auto t0 = Clock::now();
-    const std::string tmp = path + ".tmp";
-    if (Status st = write_model(s, tmp); !st)
-        return st.error();
-    fs::rename(tmp, path, ec);
-    if (ec)
-        return make_error("cannot rename " + tmp + ": " + ec.message());
-    std::fprintf(stderr, "written in %.1f s\n", seconds_since(t0));
-    return path;
-}
-
 // Multiply-adds per token of all matrices except lm_head (x2 = FLOPs), for prompt processing.
 double matmul_flops_per_token(const ModelWeights& w) {
     double f = 0;
@@ -228,7 +192,7 @@ int main(int argc, char** argv) {
     }
     std::string path = o.model;
     if (path.empty()) {
-        auto p = ensure_shape_model(o);
+        auto p = bench::ensure_shape_model(o.shape, o.type, o.cache_dir);
         if (!p) {
             std::fprintf(stderr, "error: %s\n", p.message().c_str());
             return 1;

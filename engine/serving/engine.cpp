@@ -78,6 +78,8 @@ Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokeni
     const int64_t workspace =
         estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs);
     std::unique_ptr<Engine> e(new Engine(exec, tokenizer, config));
+    e->ngram_ =
+        NgramProposer(config.speculative.prompt_lookup_min, config.speculative.prompt_lookup_max);
     auto plan = plan_memory(e->pool_shape(workspace), config.memory);
     if (!plan)
         return plan.error();
@@ -193,6 +195,7 @@ Status Engine::set_speculative(const SpeculativeConfig& config) {
     if (Status st = config.validate(); !st)
         return st;
     config_.speculative = config;
+    ngram_ = NgramProposer(config.prompt_lookup_min, config.prompt_lookup_max);
     if (!config.enabled())
         for (const auto& [id, r] : requests_)
             r->draft_tokens.clear();
@@ -274,6 +277,7 @@ void Engine::step(StepOutputs& out) {
     else
         fail_step(out);
     last_step_ms_ = ms_between(t0, EngineClock::now());
+    tuner_.observe_step(out.num_prefill_tokens + out.num_decode_tokens, last_step_ms_);
     out.step_index = step_index_++;
     out.step_ms = last_step_ms_;
 }
@@ -404,6 +408,7 @@ void Engine::process_outputs(StepOutputs& out) {
     const int32_t vocab = exec_.vocab_size();
     const int64_t limit = context_limit();
     size_t row = 0;
+    to_propose_.clear();
     for (size_t i = 0; i < step_plan_.scheduled.size(); ++i) {
         const ScheduledRequest& s = step_plan_.scheduled[i];
         if (!s.wants_logits())
@@ -434,7 +439,7 @@ void Engine::process_outputs(StepOutputs& out) {
         row += static_cast<size_t>(s.num_draft) + 1;
         total_generated_ += static_cast<int64_t>(o.new_token_ids.size());
         if (s.num_draft > 0) {
-            count_verified(s.num_draft, accepted);
+            count_verified(r, s.num_draft, accepted);
             if (config_.record_steps && i < last_scheduled_.size()) {
                 SnapshotScheduled& rec = last_scheduled_[i];
                 rec.num_accepted = accepted;
@@ -453,12 +458,14 @@ void Engine::process_outputs(StepOutputs& out) {
             o.metrics = finished_.back();
         } else {
             o.metrics = metrics_of(r, out.time);
-            propose(r);
+            to_propose_.push_back(r.id);
         }
     }
+    propose_drafts();
 }
 
-void Engine::count_verified(int32_t drafts, int32_t accepted) {
+void Engine::count_verified(Request& r, int32_t drafts, int32_t accepted) {
+    tuner_.observe_verify(r.spec, drafts, accepted);
     SpeculativeStats& st = spec_stats_;
     ++st.num_drafts;
     st.num_draft_tokens += drafts;
@@ -469,18 +476,52 @@ void Engine::count_verified(int32_t drafts, int32_t accepted) {
         ++st.accepted_per_pos[static_cast<size_t>(j)];
 }
 
-void Engine::propose(Request& r) {
+void Engine::propose_drafts() {
     const SpeculativeConfig& sc = config_.speculative;
-    if (!sc.enabled() || r.num_tokens() - r.num_computed != 1)
+    if (!sc.enabled())
         return;
-    // Accepted drafts plus the target's own token never pass max_tokens or the context.
-    const int64_t room =
-        std::min<int64_t>(r.params.max_tokens - r.num_output(), context_limit() - r.num_tokens()) -
-        1;
-    const auto k = static_cast<int32_t>(std::min<int64_t>(sc.num_speculative_tokens, room));
-    if (k <= 0)
+    DraftProposer& proposer = custom_proposer_ ? *custom_proposer_ : ngram_;
+    const int32_t vocab = exec_.vocab_size();
+    const int64_t limit = context_limit();
+    spec_requests_.clear();
+    spec_candidates_.clear();
+    for (RequestId id : to_propose_) {
+        Request* r = find(id);
+        if (!r || r->num_tokens() - r->num_computed != 1)
+            continue;
+        // Accepted drafts plus the target's own token never pass max_tokens or the context.
+        const int64_t room =
+            std::min<int64_t>(r->params.max_tokens - r->num_output(), limit - r->num_tokens()) - 1;
+        const auto k = static_cast<int32_t>(std::min<int64_t>(sc.num_speculative_tokens, room));
+        if (k <= 0)
+            continue;
+        proposer.propose(r->id, r->tokens, r->num_prompt_tokens, k, r->draft_tokens);
+        // Never more than asked, and only ids of the vocabulary (up to the first that is not).
+        if (r->draft_tokens.size() > static_cast<size_t>(k))
+            r->draft_tokens.resize(static_cast<size_t>(k));
+        const auto bad = std::find_if(r->draft_tokens.begin(), r->draft_tokens.end(),
+                                      [&](int32_t t) { return t < 0 || t >= vocab; });
+        r->draft_tokens.erase(bad, r->draft_tokens.end());
+        if (sc.auto_k) {
+            spec_requests_.push_back(r);
+            spec_candidates_.push_back({&r->spec, static_cast<int32_t>(r->draft_tokens.size()), 0});
+        }
+    }
+    if (!sc.auto_k || spec_candidates_.empty())
         return;
-    r.draft_tokens = propose_ngram(r.tokens, sc.prompt_lookup_min, sc.prompt_lookup_max, k);
+    // The next step without drafts: every running request's next chunk (decode tokens and
+    // prefill chunks) within the token budget.
+    int64_t base_tokens = 0;
+    int32_t base_decodes = 0;
+    for (const Request* r : scheduler_->running()) {
+        const int64_t n = r->num_tokens() - r->num_computed;
+        base_tokens += n;
+        base_decodes += n == 1 ? 1 : 0;
+    }
+    base_tokens = std::min<int64_t>(base_tokens, config_.max_num_batched_tokens);
+    tuner_.choose(spec_candidates_, static_cast<int32_t>(base_tokens), base_decodes);
+    for (size_t i = 0; i < spec_requests_.size(); ++i)
+        spec_requests_[i]->draft_tokens.resize(static_cast<size_t>(spec_candidates_[i].chosen));
 }
 
 void Engine::fail_step(StepOutputs& out) {

@@ -33,6 +33,7 @@
 #include "engine/serving/request.h"
 #include "engine/serving/scheduler.h"
 #include "engine/serving/speculative.h"
+#include "engine/serving/speculative_tuner.h"
 #include "engine/serving/step_plan.h"
 #include "engine/util/result.h"
 
@@ -129,6 +130,11 @@ class Engine {
     // drafts already proposed are kept unless speculation is turned off.
     Status set_speculative(const SpeculativeConfig& config);
     const SpeculativeStats& speculative_stats() const { return spec_stats_; }
+    // Replaces the method's built-in proposer (prompt lookup) while speculation is enabled; for
+    // benchmarks and tests. Not owned; nullptr restores the built-in one.
+    void set_draft_proposer(DraftProposer* proposer) { custom_proposer_ = proposer; }
+    const SpeculationTuner& speculation_tuner() const { return tuner_; }
+    SpeculationTuner& speculation_tuner() { return tuner_; }
     // Scheduler limits (sliders); effective from the next step.
     void set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens);
 
@@ -161,8 +167,8 @@ class Engine {
     void record_step();                     // step records for snapshots (record_steps only)
     void process_outputs(StepOutputs& out); // sample -> detokenize -> stop -> finish
     void fail_step(StepOutputs& out);       // a backend failure: finish what was scheduled
-    void count_verified(int32_t drafts, int32_t accepted);
-    void propose(Request& r); // drafts for r's next step (speculative decoding)
+    void count_verified(Request& r, int32_t drafts, int32_t accepted);
+    void propose_drafts(); // drafts for the next step of the requests in to_propose_
     bool step_is_device_greedy() const;
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
@@ -191,6 +197,12 @@ class Engine {
     std::vector<int32_t> greedy_ids_;  // per logits row, when the step ran greedy on the device
     std::vector<int32_t> spec_tokens_; // a request's last token + its drafts (execute)
     SpeculativeStats spec_stats_;
+    NgramProposer ngram_{2, 5};
+    DraftProposer* custom_proposer_ = nullptr;
+    SpeculationTuner tuner_;
+    std::vector<RequestId> to_propose_;
+    std::vector<Request*> spec_requests_;
+    std::vector<SpeculationTuner::Candidate> spec_candidates_;
     bool step_greedy_ = false;
     std::vector<SnapshotScheduled> last_scheduled_; // record_steps only
     std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/runtime/sampler.h"
+#include "engine/serving/speculative_tuner.h"
 
 namespace llmwb {
 
@@ -43,6 +44,7 @@ struct Request {
     // Speculative decoding: tokens proposed for the next step (not part of `tokens` until the
     // target accepts them).
     std::vector<int32_t> draft_tokens;
+    SpecTrack spec; // its acceptance so far (num_speculative_tokens auto)
 
     EngineClock::time_point arrival{}, first_token{}, last_token{};
     double itl_sum_ms = 0, itl_last_ms = 0, itl_max_ms = 0;

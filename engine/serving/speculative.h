@@ -20,10 +20,15 @@ enum class SpeculativeMethod : uint8_t { Off, Ngram };
 const char* speculative_method_name(SpeculativeMethod m); // "off", "ngram"
 
 inline constexpr int32_t kMaxSpeculativeTokens = 16;
+// The most drafts `auto` proposes per request and step.
+inline constexpr int32_t kAutoSpeculativeTokens = 8;
 
 struct SpeculativeConfig {
     SpeculativeMethod method = SpeculativeMethod::Off;
-    int32_t num_speculative_tokens = 0; // k, 0..16 (0: off)
+    int32_t num_speculative_tokens = 0; // k, 0..16 (0: off); with auto_k the most per step
+    // `auto`: k chosen per request and step (SpeculationTuner, speculative_tuner.h) from the
+    // measured acceptance and step cost, 0 where drafts do not pay.
+    bool auto_k = false;
     // ngram (prompt lookup): the last n tokens, n from prompt_lookup_max down to
     // prompt_lookup_min, are looked up in the request's prompt + output.
     int32_t prompt_lookup_min = 2;
@@ -39,6 +44,29 @@ struct SpeculativeConfig {
 // earliest). Empty: no match (or k <= 0).
 std::vector<int32_t> propose_ngram(std::span<const int32_t> tokens, int32_t min_n, int32_t max_n,
                                    int32_t k);
+
+// Suggests draft tokens for a request about to decode: up to k tokens to follow `tokens` (the
+// prompt then the output so far; num_prompt_tokens of them are the prompt). The engine's
+// built-in proposer is prompt lookup (NgramProposer); a benchmark or a test can plug in its own
+// (Engine::set_draft_proposer).
+class DraftProposer {
+  public:
+    virtual ~DraftProposer() = default;
+    virtual void propose(int64_t request_id, std::span<const int32_t> tokens,
+                         int32_t num_prompt_tokens, int32_t k, std::vector<int32_t>& out) = 0;
+};
+
+class NgramProposer final : public DraftProposer {
+  public:
+    NgramProposer(int32_t min_n, int32_t max_n) : min_n_(min_n), max_n_(max_n) {}
+    void propose(int64_t, std::span<const int32_t> tokens, int32_t, int32_t k,
+                 std::vector<int32_t>& out) override {
+        out = propose_ngram(tokens, min_n_, max_n_, k);
+    }
+
+  private:
+    int32_t min_n_, max_n_;
+};
 
 // Counters with vLLM's meaning (vllm:spec_decode_num_drafts, _num_draft_tokens,
 // _num_accepted_tokens, _num_accepted_tokens_per_pos).

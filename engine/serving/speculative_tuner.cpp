@@ -1,0 +1,125 @@
+#include "engine/serving/speculative_tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace llmwb {
+
+namespace {
+
+constexpr double kRequestDecay = 0.9;  // per verify of that request
+constexpr double kGlobalDecay = 0.995; // per verify of any request
+constexpr double kStepDecay = 0.97;    // per step
+constexpr double kPriorTrials = 4;     // weight of the engine-wide rate in a request's estimate
+constexpr double kMinTokenCost = 0.02; // the least an extra token costs, as a share of a step
+
+} // namespace
+
+void SpeculationTuner::observe_verify(SpecTrack& t, int32_t drafts, int32_t accepted) {
+    if (drafts <= 0)
+        return;
+    const double trials = accepted < drafts ? accepted + 1 : accepted;
+    t.accepted = t.accepted * kRequestDecay + accepted;
+    t.trials = t.trials * kRequestDecay + trials;
+    g_accepted_ = g_accepted_ * kGlobalDecay + accepted;
+    g_trials_ = g_trials_ * kGlobalDecay + trials;
+}
+
+double SpeculationTuner::global_alpha() const {
+    // Before any evidence: an even chance (the first steps then draft and measure).
+    return (g_accepted_ + 1.0) / (g_trials_ + 2.0);
+}
+
+double SpeculationTuner::alpha(const SpecTrack& t) const {
+    return (t.accepted + kPriorTrials * global_alpha()) / (t.trials + kPriorTrials);
+}
+
+void SpeculationTuner::fix_cost(double a_ms, double b_ms) {
+    a_ = a_ms;
+    b_ = b_ms;
+    fitted_ = fixed_ = true;
+}
+
+void SpeculationTuner::observe_step(int32_t tokens, double ms) {
+    if (fixed_ || tokens <= 0 || !(ms > 0) || !std::isfinite(ms))
+        return;
+    const double n = tokens;
+    sw_ = sw_ * kStepDecay + 1;
+    sn_ = sn_ * kStepDecay + n;
+    st_ = st_ * kStepDecay + ms;
+    snn_ = snn_ * kStepDecay + n * n;
+    snt_ = snt_ * kStepDecay + n * ms;
+    refit();
+}
+
+void SpeculationTuner::refit() {
+    const double mean_n = sn_ / sw_, mean_t = st_ / sw_;
+    const double var_n = snn_ / sw_ - mean_n * mean_n;
+    const double cov = snt_ / sw_ - mean_n * mean_t;
+    // Until the batch sizes vary, assume an extra token costs 1/32 of a one-token step (the
+    // order of a quantized matrix-vector step on a CPU); the data replaces this prior quickly.
+    const double prior_b = mean_t / (32.0 + mean_n);
+    const double lambda = 0.5;
+    b_ = std::max(0.0, (cov + lambda * prior_b) / (std::max(0.0, var_n) + lambda));
+    a_ = std::max(1e-3, mean_t - b_ * mean_n);
+    // No token is free: timing noise on a fast step must not make drafts that are almost never
+    // accepted look worth verifying.
+    b_ = std::max(b_, kMinTokenCost * a_);
+    fitted_ = true;
+}
+
+void SpeculationTuner::choose(std::span<Candidate> candidates, int32_t base_tokens,
+                              int32_t base_decodes) {
+    ++choices_;
+    struct Gain {
+        double gain;
+        size_t index;
+    };
+    std::vector<Gain> gains;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        Candidate& c = candidates[i];
+        c.chosen = 0;
+        const double al = alpha(*c.track);
+        double g = 1.0;
+        for (int32_t j = 0; j < c.available; ++j) {
+            g *= al;
+            gains.push_back({g, i});
+        }
+    }
+    if (gains.empty())
+        return;
+    std::stable_sort(gains.begin(), gains.end(),
+                     [](const Gain& x, const Gain& y) { return x.gain > y.gain; });
+    const double b = fitted_ ? b_ : 0.0;
+    double t = fitted_ ? a_ + b_ * std::max(1, base_tokens) : 1.0;
+    double s = std::max(1, base_decodes);
+    size_t taken = 0;
+    for (const Gain& g : gains) {
+        if (!(g.gain * t > s * b) && fitted_)
+            break;
+        s += g.gain;
+        t += b;
+        ++taken;
+    }
+    // Jitter the total so the step-time fit sees several batch sizes.
+    const int64_t phase = choices_ % 4;
+    if (phase == 1)
+        taken = taken > static_cast<size_t>(kJitter) ? taken - kJitter : 0;
+    else if (phase == 3 && taken > 0) // never adds drafts where none pay
+        taken = std::min(gains.size(), taken + kJitter);
+    // Gains of one request are in position order, so taking the first `taken` gains gives each
+    // request a prefix of its drafts.
+    for (size_t i = 0; i < taken; ++i)
+        ++candidates[gains[i].index].chosen;
+    for (Candidate& c : candidates) {
+        if (c.chosen > 0) {
+            c.track->idle_steps = 0;
+        } else if (c.available > 0 && ++c.track->idle_steps >= kProbeEvery) {
+            c.chosen = 1;
+            c.track->idle_steps = 0;
+        }
+    }
+}
+
+} // namespace llmwb
