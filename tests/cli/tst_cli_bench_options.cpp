@@ -211,12 +211,17 @@ MT_TEST(speculative_options) {
     auto only_max = parse({"--speculative-method", "ngram", "--prompt-lookup-max", "1"});
     MT_REQUIRE(only_max.ok());
     MT_CHECK(only_max->engine.config.speculative.prompt_lookup_min == 1);
+    auto a = parse({"--speculative-method", "ngram", "--num-speculative-tokens", "auto"});
+    MT_REQUIRE(a.ok());
+    MT_CHECK(a->engine.config.speculative.auto_k);
+    MT_CHECK(a->engine.config.speculative.num_speculative_tokens == kAutoSpeculativeTokens);
     for (auto bad : std::vector<std::vector<std::string>>{
              {"--speculative-method", "eagle"},
              {"--speculative-method", "draft"},
              {"--num-speculative-tokens", "3"},
              {"--speculative-method", "ngram", "--num-speculative-tokens", "17"},
-             {"--speculative-method", "ngram", "--num-speculative-tokens", "auto"},
+             {"--num-speculative-tokens", "auto"},
+             {"--speculative-method", "ngram", "--num-speculative-tokens", "autox"},
              {"--speculative-method", "ngram", "--prompt-lookup-min", "4", "--prompt-lookup-max",
               "2"}}) {
         auto r = parse(bad);
