@@ -90,4 +90,28 @@ std::vector<std::string> describe_cuda_devices() {
     return out;
 }
 
+Result<std::unique_ptr<DraftModelProposer>> attach_draft_model(CliModel& m, Engine& engine) {
+    const SpeculativeConfig& sc = engine.config().speculative;
+    const int64_t kv_tokens =
+        static_cast<int64_t>(engine.memory_plan().num_blocks) * engine.memory_plan().block_size;
+    Result<std::unique_ptr<DraftModelProposer>> p = std::unique_ptr<DraftModelProposer>();
+    if (sc.method == SpeculativeMethod::SelfQ4) {
+        p = DraftModelProposer::create_self_q4(*m.model, *m.pool, kv_tokens);
+    } else if (sc.method == SpeculativeMethod::Draft) {
+        auto draft = load_model(sc.draft_model);
+        if (!draft)
+            return make_error("--draft-model: " + draft.message());
+        auto tok = Tokenizer::create((*draft)->tokenizer);
+        if (!tok)
+            return make_error("--draft-model " + sc.draft_model + ": tokenizer: " + tok.message());
+        p = DraftModelProposer::create_draft(std::move(draft.value()), **tok, *m.tokenizer, *m.pool,
+                                             kv_tokens);
+    }
+    if (!p)
+        return p.error();
+    if (*p)
+        engine.set_draft_proposer(p->get());
+    return p;
+}
+
 } // namespace llmwb::cli

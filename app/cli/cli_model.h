@@ -12,6 +12,8 @@
 #include "engine/backend/device_select.h"
 #include "engine/model/loaded_model.h"
 #include "engine/runtime/model_executor.h"
+#include "engine/serving/draft_proposer.h"
+#include "engine/serving/engine.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -46,5 +48,11 @@ std::vector<std::string> describe_cuda_devices();
 Result<std::unique_ptr<CliModel>> open_cli_model(const std::optional<std::string>& path);
 // The same for --model.
 Result<std::unique_ptr<CliModel>> open_cli_model(const CliArgs& args);
+
+// The draft model of --speculative-method draft (--draft-model) or self-q4 (the model's own
+// weights at 4 bits), attached to `engine` with a KV pool of as many token slots as the engine's;
+// nullptr for ngram and off. Errors: a draft that fails to load, another vocabulary, not enough
+// memory. The proposer must outlive the engine (declare it first).
+Result<std::unique_ptr<DraftModelProposer>> attach_draft_model(CliModel& m, Engine& engine);
 
 } // namespace llmwb::cli

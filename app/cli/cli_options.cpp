@@ -63,7 +63,11 @@ const char* kEngineOptionsHelp =
 
 const char* kSpeculativeOptionsHelp =
     "speculative decoding:\n"
-    "  --speculative-method ngram|off  ngram: drafts by prompt lookup (default off)\n"
+    "  --speculative-method ngram|draft|self-q4|off  ngram: drafts by prompt lookup; draft: by\n"
+    "                            --draft-model; self-q4: by the model's own weights re-quantized\n"
+    "                            to 4 bits at load (default off)\n"
+    "  --draft-model M           the draft model (GGUF file or Hugging Face folder) with the\n"
+    "                            target's vocabulary\n"
     "  --num-speculative-tokens K|auto  draft tokens verified per step, 0..16 (default 4 with\n"
     "                            ngram); auto: up to 8, chosen per request and step from the\n"
     "                            measured acceptance and step cost (none where they do not pay)\n"
@@ -81,28 +85,34 @@ const OptionNames& engine_option_names() {
 }
 
 const OptionNames& speculative_option_names() {
-    static const OptionNames n{
-        {"speculative-method", "num-speculative-tokens", "prompt-lookup-min", "prompt-lookup-max"},
-        {}};
+    static const OptionNames n{{"speculative-method", "num-speculative-tokens", "prompt-lookup-min",
+                                "prompt-lookup-max", "draft-model"},
+                               {}};
     return n;
 }
 
 Result<SpeculativeConfig> parse_speculative_options(const CliArgs& a) {
     SpeculativeConfig c;
     const std::string method = a.get_or("speculative-method", "off");
-    if (method == "ngram") {
-        c.method = SpeculativeMethod::Ngram;
+    if (method == "ngram" || method == "draft" || method == "self-q4") {
+        c.method = method == "ngram"   ? SpeculativeMethod::Ngram
+                   : method == "draft" ? SpeculativeMethod::Draft
+                                       : SpeculativeMethod::SelfQ4;
         c.num_speculative_tokens = 4;
-    } else if (method == "draft" || method == "self-q4") {
-        return make_error("--speculative-method " + method +
-                          " is not available yet; this build speculates with ngram (prompt "
-                          "lookup) only");
     } else if (method != "off") {
-        return make_error("--speculative-method must be ngram or off, got '" + method + "'");
+        return make_error("--speculative-method must be ngram, draft, self-q4 or off, got '" +
+                          method + "'");
+    }
+    if (auto d = a.get("draft-model")) {
+        if (c.method != SpeculativeMethod::Draft)
+            return make_error("--draft-model needs --speculative-method draft");
+        c.draft_model = *d;
+    } else if (c.method == SpeculativeMethod::Draft) {
+        return make_error("--speculative-method draft needs --draft-model M");
     }
     if (a.get("num-speculative-tokens") == std::optional<std::string>("auto")) {
         if (c.method == SpeculativeMethod::Off)
-            return make_error("--num-speculative-tokens needs --speculative-method ngram");
+            return make_error("--num-speculative-tokens needs --speculative-method");
         c.auto_k = true;
         c.num_speculative_tokens = kAutoSpeculativeTokens;
     }
@@ -112,7 +122,7 @@ Result<SpeculativeConfig> parse_speculative_options(const CliArgs& a) {
         return k.error();
     if (*k) {
         if (c.method == SpeculativeMethod::Off && **k > 0)
-            return make_error("--num-speculative-tokens needs --speculative-method ngram");
+            return make_error("--num-speculative-tokens needs --speculative-method");
         c.num_speculative_tokens = static_cast<int32_t>(**k);
     }
     auto lo = a.get_int("prompt-lookup-min", 1, 64);

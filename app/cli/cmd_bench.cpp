@@ -135,9 +135,14 @@ int cmd_bench(const Args& argv) {
         }
         eo.size_to_need(kv_need(reqs, is_static && ro.static_padding, ro.batch_size),
                         static_cast<int64_t>(reqs.size()));
+        std::unique_ptr<DraftModelProposer> draft; // outlives the engine
         auto engine = Engine::create(**exec, *m.tokenizer, ec);
         if (!engine)
             return fail(cmd, engine.message());
+        auto attached = attach_draft_model(m, **engine);
+        if (!attached)
+            return fail(cmd, attached.message());
+        draft = std::move(attached.value());
         BenchRecorder recorder(reqs);
         ProgressLine progress(opt->progress);
         ro.on_step = [&](const StepOutputs& so, int32_t done, int32_t total) {

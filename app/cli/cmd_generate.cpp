@@ -171,9 +171,14 @@ int cmd_generate(const Args& argv) {
     auto exec = m.open_executor(opt->device, eo.config.max_num_batched_tokens, 1);
     if (!exec)
         return fail(cmd, exec.message());
+    std::unique_ptr<DraftModelProposer> draft; // outlives the engine
     auto engine = Engine::create(**exec, *m.tokenizer, eo.config);
     if (!engine)
         return fail(cmd, engine.message());
+    auto attached = attach_draft_model(m, **engine);
+    if (!attached)
+        return fail(cmd, attached.message());
+    draft = std::move(attached.value());
     if (const MemoryPlan& plan = (*engine)->memory_plan(); plan.limit == KvPoolLimit::Fallback)
         std::fprintf(stderr, "llmwb generate: %s\n", plan.note.c_str());
 

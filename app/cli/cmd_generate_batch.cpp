@@ -160,10 +160,15 @@ int cmd_generate_batch(const Args& argv) {
         m.open_executor(opt->device, eo.config.max_num_batched_tokens, eo.config.max_num_seqs);
     if (!exec)
         return fail(cmd, exec.message());
+    std::unique_ptr<DraftModelProposer> draft; // outlives the engine
     auto engine_or = Engine::create(**exec, *m.tokenizer, eo.config);
     if (!engine_or)
         return fail(cmd, engine_or.message());
     Engine& engine = **engine_or;
+    auto attached = attach_draft_model(m, engine);
+    if (!attached)
+        return fail(cmd, attached.message());
+    draft = std::move(attached.value());
     if (engine.memory_plan().limit == KvPoolLimit::Fallback)
         std::fprintf(stderr, "llmwb generate: %s\n", engine.memory_plan().note.c_str());
 

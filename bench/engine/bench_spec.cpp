@@ -154,9 +154,9 @@ class OracleProposer final : public DraftProposer {
     void propose(int64_t id, std::span<const int32_t> tokens, int32_t, int32_t k,
                  std::vector<int32_t>& out) override {
         out.clear();
-        const std::vector<int32_t>* ref =
-            id >= 0 && static_cast<size_t>(id) < ref_.size() ? &ref_[static_cast<size_t>(id)]
-                                                             : nullptr;
+        const std::vector<int32_t>* ref = id >= 0 && static_cast<size_t>(id) < ref_.size()
+                                              ? &ref_[static_cast<size_t>(id)]
+                                              : nullptr;
         const bool on_track = ref && ref->size() >= tokens.size() &&
                               std::equal(tokens.begin(), tokens.end(), ref->begin());
         for (int32_t j = 0; j < k; ++j) {
@@ -183,9 +183,9 @@ class OracleProposer final : public DraftProposer {
 };
 
 struct RunResult {
-    double decode_tps = 0;     // generated tokens after the first / time after the first
-    double output_tps = 0;     // generated tokens / whole run
-    double step_ms = 0;        // mean step time
+    double decode_tps = 0; // generated tokens after the first / time after the first
+    double output_tps = 0; // generated tokens / whole run
+    double step_ms = 0;    // mean step time
     std::vector<std::vector<int32_t>> sequences; // per request: prompt + output
     SpeculativeStats spec;
     double tuner_a_ms = 0, tuner_b_ms = 0;
@@ -392,10 +392,11 @@ int main(int argc, char** argv) {
         std::vector<Config> configs;
         for (double a : o.alphas) {
             for (int k : o.ks)
-                configs.push_back({"alpha " + std::to_string(a).substr(0, 4) + "  k " +
-                                       std::to_string(k),
-                                   a, fixed_k(k)});
-            configs.push_back({"alpha " + std::to_string(a).substr(0, 4) + "  k auto", a, auto_k()});
+                configs.push_back(
+                    {"alpha " + std::to_string(a).substr(0, 4) + "  k " + std::to_string(k), a,
+                     fixed_k(k)});
+            configs.push_back(
+                {"alpha " + std::to_string(a).substr(0, 4) + "  k auto", a, auto_k()});
         }
         auto res = run_all(setup, single, configs, o.rounds, true);
         if (!res) {
@@ -407,12 +408,12 @@ int main(int argc, char** argv) {
             std::vector<float> m = base.margins;
             std::sort(m.begin(), m.end());
             if (!m.empty())
-                std::printf("top-1 - top-2 logprob of the greedy tokens: min %.2e, median %.2e, "
-                            "%zu of %zu below 1e-3\n",
-                            m.front(), m[m.size() / 2],
-                            static_cast<size_t>(std::lower_bound(m.begin(), m.end(), 1e-3f) -
-                                                m.begin()),
-                            m.size());
+                std::printf(
+                    "top-1 - top-2 logprob of the greedy tokens: min %.2e, median %.2e, "
+                    "%zu of %zu below 1e-3\n",
+                    m.front(), m[m.size() / 2],
+                    static_cast<size_t>(std::lower_bound(m.begin(), m.end(), 1e-3f) - m.begin()),
+                    m.size());
         }
         std::printf("\n== %s, single stream: %d prompt + %d generated tokens, greedy ==\n",
                     type.c_str(), o.prompt, o.tokens);

@@ -169,6 +169,8 @@ bool Engine::abort(RequestId id) {
 
 void Engine::finish_request(Request& r, FinishReason why) {
     r.finish = why;
+    if (custom_proposer_)
+        custom_proposer_->release(r.id);
     scheduler_->remove(&r);
     r.status = RequestStatus::Finished;
     finished_.push_back(metrics_of(r, EngineClock::now()));
@@ -480,11 +482,14 @@ void Engine::propose_drafts() {
     const SpeculativeConfig& sc = config_.speculative;
     if (!sc.enabled())
         return;
+    if (!custom_proposer_ && sc.method != SpeculativeMethod::Ngram)
+        return; // a model method without its model attached
     DraftProposer& proposer = custom_proposer_ ? *custom_proposer_ : ngram_;
     const int32_t vocab = exec_.vocab_size();
     const int64_t limit = context_limit();
     spec_requests_.clear();
     spec_candidates_.clear();
+    spec_calls_.clear();
     for (RequestId id : to_propose_) {
         Request* r = find(id);
         if (!r || r->num_tokens() - r->num_computed != 1)
@@ -492,20 +497,26 @@ void Engine::propose_drafts() {
         // Accepted drafts plus the target's own token never pass max_tokens or the context.
         const int64_t room =
             std::min<int64_t>(r->params.max_tokens - r->num_output(), limit - r->num_tokens()) - 1;
-        const auto k = static_cast<int32_t>(std::min<int64_t>(sc.num_speculative_tokens, room));
+        auto k = static_cast<int32_t>(std::min<int64_t>(sc.num_speculative_tokens, room));
+        if (sc.auto_k)
+            k = tuner_.drafts_to_ask(r->spec, k);
         if (k <= 0)
             continue;
-        proposer.propose(r->id, r->tokens, r->num_prompt_tokens, k, r->draft_tokens);
+        spec_requests_.push_back(r);
+        spec_calls_.push_back({r->id, r->tokens, r->num_prompt_tokens, k, &r->draft_tokens});
+    }
+    proposer.propose_batch(spec_calls_);
+    for (size_t i = 0; i < spec_requests_.size(); ++i) {
+        Request* r = spec_requests_[i];
+        const auto k = static_cast<size_t>(spec_calls_[i].k);
         // Never more than asked, and only ids of the vocabulary (up to the first that is not).
-        if (r->draft_tokens.size() > static_cast<size_t>(k))
-            r->draft_tokens.resize(static_cast<size_t>(k));
+        if (r->draft_tokens.size() > k)
+            r->draft_tokens.resize(k);
         const auto bad = std::find_if(r->draft_tokens.begin(), r->draft_tokens.end(),
                                       [&](int32_t t) { return t < 0 || t >= vocab; });
         r->draft_tokens.erase(bad, r->draft_tokens.end());
-        if (sc.auto_k) {
-            spec_requests_.push_back(r);
+        if (sc.auto_k) // every asked request is a candidate (a probe too)
             spec_candidates_.push_back({&r->spec, static_cast<int32_t>(r->draft_tokens.size()), 0});
-        }
     }
     if (!sc.auto_k || spec_candidates_.empty())
         return;

@@ -130,8 +130,10 @@ class Engine {
     // drafts already proposed are kept unless speculation is turned off.
     Status set_speculative(const SpeculativeConfig& config);
     const SpeculativeStats& speculative_stats() const { return spec_stats_; }
-    // Replaces the method's built-in proposer (prompt lookup) while speculation is enabled; for
-    // benchmarks and tests. Not owned; nullptr restores the built-in one.
+    // The proposer of drafts while speculation is enabled: a model proposer (draft, self-q4;
+    // draft_proposer.h), or one of a benchmark or a test. Replaces the built-in prompt lookup.
+    // Not owned (it must outlive the engine or be detached first); nullptr restores prompt
+    // lookup for ngram (draft and self-q4 then draft nothing).
     void set_draft_proposer(DraftProposer* proposer) { custom_proposer_ = proposer; }
     const SpeculationTuner& speculation_tuner() const { return tuner_; }
     SpeculationTuner& speculation_tuner() { return tuner_; }
@@ -203,6 +205,7 @@ class Engine {
     std::vector<RequestId> to_propose_;
     std::vector<Request*> spec_requests_;
     std::vector<SpeculationTuner::Candidate> spec_candidates_;
+    std::vector<DraftProposer::Call> spec_calls_;
     bool step_greedy_ = false;
     std::vector<SnapshotScheduled> last_scheduled_; // record_steps only
     std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began

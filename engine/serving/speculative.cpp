@@ -10,11 +10,17 @@ const char* speculative_method_name(SpeculativeMethod m) {
         return "off";
     case SpeculativeMethod::Ngram:
         return "ngram";
+    case SpeculativeMethod::Draft:
+        return "draft";
+    case SpeculativeMethod::SelfQ4:
+        return "self-q4";
     }
     return "off";
 }
 
 Status SpeculativeConfig::validate() const {
+    if (method == SpeculativeMethod::Draft && draft_model.empty())
+        return make_error("speculative method draft needs a draft model");
     if (num_speculative_tokens < 0 || num_speculative_tokens > kMaxSpeculativeTokens)
         return make_error("num_speculative_tokens must be in [0, " +
                           std::to_string(kMaxSpeculativeTokens) + "], got " +

@@ -16,8 +16,10 @@
 
 namespace llmwb {
 
-enum class SpeculativeMethod : uint8_t { Off, Ngram };
-const char* speculative_method_name(SpeculativeMethod m); // "off", "ngram"
+// ngram: prompt lookup (built in). draft / self-q4: a draft model (draft_proposer.h) that the
+// caller attaches with Engine::set_draft_proposer; without one these methods draft nothing.
+enum class SpeculativeMethod : uint8_t { Off, Ngram, Draft, SelfQ4 };
+const char* speculative_method_name(SpeculativeMethod m); // "off", "ngram", "draft", "self-q4"
 
 inline constexpr int32_t kMaxSpeculativeTokens = 16;
 // The most drafts `auto` proposes per request and step.
@@ -33,6 +35,8 @@ struct SpeculativeConfig {
     // prompt_lookup_min, are looked up in the request's prompt + output.
     int32_t prompt_lookup_min = 2;
     int32_t prompt_lookup_max = 5;
+    // draft: the draft model's file or folder (the caller loads it, draft_proposer.h).
+    std::string draft_model;
 
     bool enabled() const { return method != SpeculativeMethod::Off && num_speculative_tokens > 0; }
     // Errors name the field and its range.
@@ -51,9 +55,23 @@ std::vector<int32_t> propose_ngram(std::span<const int32_t> tokens, int32_t min_
 // (Engine::set_draft_proposer).
 class DraftProposer {
   public:
+    struct Call {
+        int64_t request_id = -1;
+        std::span<const int32_t> tokens;
+        int32_t num_prompt_tokens = 0;
+        int32_t k = 0;
+        std::vector<int32_t>* out = nullptr;
+    };
     virtual ~DraftProposer() = default;
     virtual void propose(int64_t request_id, std::span<const int32_t> tokens,
                          int32_t num_prompt_tokens, int32_t k, std::vector<int32_t>& out) = 0;
+    // Every request about to decode in one step (a model proposer batches them).
+    virtual void propose_batch(std::span<const Call> calls) {
+        for (const Call& c : calls)
+            propose(c.request_id, c.tokens, c.num_prompt_tokens, c.k, *c.out);
+    }
+    // The request finished or was aborted: drop whatever the proposer keeps for it.
+    virtual void release(int64_t /*request_id*/) {}
 };
 
 class NgramProposer final : public DraftProposer {

@@ -16,6 +16,20 @@ constexpr double kMinTokenCost = 0.02; // the least an extra token costs, as a s
 
 } // namespace
 
+int32_t SpeculationTuner::drafts_to_ask(SpecTrack& t, int32_t k) const {
+    t.probe = false;
+    if (t.last_chosen < 0 || k <= 0)
+        return std::max(0, k);
+    if (t.last_chosen == 0) {
+        if (++t.idle_steps < kProbeEvery)
+            return 0;
+        t.idle_steps = 0;
+        t.probe = true;
+        return 1;
+    }
+    return std::min(k, t.last_chosen + 1 + kJitter);
+}
+
 void SpeculationTuner::observe_verify(SpecTrack& t, int32_t drafts, int32_t accepted) {
     if (drafts <= 0)
         return;
@@ -80,6 +94,8 @@ void SpeculationTuner::choose(std::span<Candidate> candidates, int32_t base_toke
     for (size_t i = 0; i < candidates.size(); ++i) {
         Candidate& c = candidates[i];
         c.chosen = 0;
+        if (c.track->probe)
+            continue;
         const double al = alpha(*c.track);
         double g = 1.0;
         for (int32_t j = 0; j < c.available; ++j) {
@@ -87,8 +103,23 @@ void SpeculationTuner::choose(std::span<Candidate> candidates, int32_t base_toke
             gains.push_back({g, i});
         }
     }
-    if (gains.empty())
+    // planned: the choice before the jitter (what the next step may grow from).
+    std::vector<int32_t> planned(candidates.size(), 0);
+    auto finish = [&] {
+        for (size_t i = 0; i < candidates.size(); ++i) {
+            Candidate& c = candidates[i];
+            if (c.track->probe)
+                c.chosen = planned[i] = std::min(1, c.available);
+            c.track->probe = false;
+            c.track->last_chosen = planned[i];
+            if (planned[i] > 0)
+                c.track->idle_steps = 0;
+        }
+    };
+    if (gains.empty()) {
+        finish();
         return;
+    }
     std::stable_sort(gains.begin(), gains.end(),
                      [](const Gain& x, const Gain& y) { return x.gain > y.gain; });
     const double b = fitted_ ? b_ : 0.0;
@@ -102,6 +133,8 @@ void SpeculationTuner::choose(std::span<Candidate> candidates, int32_t base_toke
         t += b;
         ++taken;
     }
+    for (size_t i = 0; i < taken; ++i)
+        ++planned[gains[i].index];
     // Jitter the total so the step-time fit sees several batch sizes.
     const int64_t phase = choices_ % 4;
     if (phase == 1)
@@ -112,14 +145,7 @@ void SpeculationTuner::choose(std::span<Candidate> candidates, int32_t base_toke
     // request a prefix of its drafts.
     for (size_t i = 0; i < taken; ++i)
         ++candidates[gains[i].index].chosen;
-    for (Candidate& c : candidates) {
-        if (c.chosen > 0) {
-            c.track->idle_steps = 0;
-        } else if (c.available > 0 && ++c.track->idle_steps >= kProbeEvery) {
-            c.chosen = 1;
-            c.track->idle_steps = 0;
-        }
-    }
+    finish();
 }
 
 } // namespace llmwb

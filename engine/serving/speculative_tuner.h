@@ -26,6 +26,8 @@ struct SpecTrack {
     double accepted = 0; // accepted drafts (decayed)
     double trials = 0;   // verified positions: accepted + one per rejection (decayed)
     int32_t idle_steps = 0;
+    int32_t last_chosen = -1; // drafts verified at its last choice (-1: none yet)
+    bool probe = false;       // this step verifies one draft whatever it costs
 };
 
 class SpeculationTuner {
@@ -39,12 +41,16 @@ class SpeculationTuner {
         int32_t chosen = 0;    // out: how many of them to verify
     };
 
+    // How many drafts to ask the proposer for (of at most k), before choose(): none while the
+    // request's drafts do not pay (one, a probe, every kProbeEvery steps), else up to its last
+    // choice plus room to grow — so that a model proposer computes few drafts that are dropped.
+    int32_t drafts_to_ask(SpecTrack& t, int32_t k) const;
     // A verify outcome: `drafts` verified, the first `accepted` of them accepted.
     void observe_verify(SpecTrack& t, int32_t drafts, int32_t accepted);
     // A finished step: `tokens` in its batch, `ms` wall time.
     void observe_step(int32_t tokens, double ms);
-    // Sets every candidate's `chosen`. base_tokens: tokens of the next step without drafts;
-    // base_decodes: requests of it that sample a token.
+    // Sets every candidate's `chosen` (a probe's is 1). base_tokens: tokens of the next step
+    // without drafts; base_decodes: requests of it that sample a token.
     void choose(std::span<Candidate> candidates, int32_t base_tokens, int32_t base_decodes);
 
     // Replaces the measured step cost with a fixed line (tests: choices that do not depend on

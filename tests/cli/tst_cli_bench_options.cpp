@@ -211,6 +211,14 @@ MT_TEST(speculative_options) {
     auto only_max = parse({"--speculative-method", "ngram", "--prompt-lookup-max", "1"});
     MT_REQUIRE(only_max.ok());
     MT_CHECK(only_max->engine.config.speculative.prompt_lookup_min == 1);
+    auto d = parse({"--speculative-method", "draft", "--draft-model", "d.gguf"});
+    MT_REQUIRE(d.ok());
+    MT_CHECK(d->engine.config.speculative.method == SpeculativeMethod::Draft);
+    MT_CHECK(d->engine.config.speculative.draft_model == "d.gguf");
+    auto q4 = parse({"--speculative-method", "self-q4", "--num-speculative-tokens", "3"});
+    MT_REQUIRE(q4.ok());
+    MT_CHECK(q4->engine.config.speculative.method == SpeculativeMethod::SelfQ4);
+    MT_CHECK(q4->engine.config.speculative.num_speculative_tokens == 3);
     auto a = parse({"--speculative-method", "ngram", "--num-speculative-tokens", "auto"});
     MT_REQUIRE(a.ok());
     MT_CHECK(a->engine.config.speculative.auto_k);
@@ -221,6 +229,8 @@ MT_TEST(speculative_options) {
              {"--num-speculative-tokens", "3"},
              {"--speculative-method", "ngram", "--num-speculative-tokens", "17"},
              {"--num-speculative-tokens", "auto"},
+             {"--draft-model", "d.gguf"},
+             {"--speculative-method", "ngram", "--draft-model", "d.gguf"},
              {"--speculative-method", "ngram", "--num-speculative-tokens", "autox"},
              {"--speculative-method", "ngram", "--prompt-lookup-min", "4", "--prompt-lookup-max",
               "2"}}) {

@@ -34,10 +34,13 @@ struct ArchRow {
 
 std::vector<ArchRow> rows() {
     std::vector<ArchRow> r;
-    for (auto [an, a] : {std::pair{"qwen2", Architecture::Qwen2}, {"llama", Architecture::Llama},
+    for (auto [an, a] : {std::pair{"qwen2", Architecture::Qwen2},
+                         {"llama", Architecture::Llama},
                          {"qwen3", Architecture::Qwen3}})
-        for (auto [tn, t] : {std::pair{"f32", WeightType::F32}, {"f16", WeightType::F16},
-                             {"q8_0", WeightType::Q8_0}, {"q4_0", WeightType::Q4_0}})
+        for (auto [tn, t] : {std::pair{"f32", WeightType::F32},
+                             {"f16", WeightType::F16},
+                             {"q8_0", WeightType::Q8_0},
+                             {"q4_0", WeightType::Q4_0}})
             for (bool au : {false, true})
                 r.push_back({std::string(an) + " " + tn + (au ? " auto" : " k4"), a, t, au});
     return r;
@@ -96,8 +99,7 @@ std::map<RequestId, Out> run(Engine& e, const std::vector<std::vector<int32_t>>&
             Out& r = out[o.id];
             r.ids.insert(r.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
             for (const SampledToken& t : o.logprobs)
-                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob
-                                                      : 1.0f);
+                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob : 1.0f);
         }
         const Status st = e.check_consistency();
         MT_REQUIRE_MSG(st.ok(), "%s", st.ok() ? "" : st.message().c_str());

@@ -63,9 +63,11 @@ MT_TEST(chooses_drafts_where_they_pay) {
         for (int i = 0; i < 30; ++i)
             t.observe_verify(tr, 4, accepted_of_4);
         std::vector<int> chosen;
-        for (int s = 0; s < steps; ++s) {
-            std::vector<SpeculationTuner::Candidate> c{{&tr, 8, 0}};
-            t.choose(c, 1, 1);
+        for (int s = 0; s < steps; ++s) { // as the engine does: ask, then choose
+            const int32_t ask = t.drafts_to_ask(tr, 8);
+            std::vector<SpeculationTuner::Candidate> c{{&tr, ask, 0}};
+            if (ask > 0)
+                t.choose(c, 1, 1);
             chosen.push_back(c[0].chosen);
         }
         return chosen;
