@@ -24,6 +24,7 @@
 #include "engine/model/loaded_model.h"
 #include "engine/runtime/cpu_transformer.h"
 #include "engine/serving/bench_workload.h"
+#include "engine/serving/draft_proposer.h"
 #include "engine/serving/engine.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/simd.h"
@@ -51,6 +52,7 @@ struct Options {
     std::vector<int> ks{2, 4, 8};
     int load = 32; // concurrent requests under load (0: skip)
     int load_in = 64, load_out = 48;
+    bool self_q4 = true; // self-q4 (a real draft: the weights at 4 bits), single stream
 };
 
 void usage() {
@@ -59,7 +61,8 @@ void usage() {
                  "[--cache-dir DIR] [--threads N]\n"
                  "                        [--prompt N] [--tokens N] [--rounds N] [--alphas "
                  "0.5,0.7,0.8,0.9] [--ks 2,4,8]\n"
-                 "                        [--load N (32; 0 skips)] [--load-in N] [--load-out N]\n");
+                 "                        [--load N (32; 0 skips)] [--load-in N] [--load-out N] [--self-q4 "
+                 "on|off]\n");
 }
 
 template <typename T> bool parse_list(const std::string& s, std::vector<T>& out) {
@@ -124,6 +127,8 @@ bool parse(int argc, char** argv, Options& o) {
             ok = num(o.load_in, 1, 100000);
         else if (a == "--load-out")
             ok = num(o.load_out, 2, 100000);
+        else if (a == "--self-q4")
+            o.self_q4 = v != "0" && v != "off";
         else {
             std::fprintf(stderr, "unknown argument: %s\n", a.c_str());
             return false;
@@ -432,7 +437,40 @@ int main(int argc, char** argv) {
             std::printf("\n");
         }
 
-        // 2. Under load.
+        // 2. self-q4: a real draft (the same weights at 4 bits), so its acceptance is measured.
+        if (o.self_q4) {
+            auto draft = DraftModelProposer::create_self_q4(**loaded, pool,
+                                                            o.prompt + o.tokens + 64);
+            if (!draft) {
+                std::fprintf(stderr, "error: %s\n", draft.message().c_str());
+                return 1;
+            }
+            std::printf("\n== %s, self-q4 draft (%.0f MB of 4-bit weights), single stream ==\n",
+                        type.c_str(), (*draft)->weight_bytes() / 1e6);
+            std::printf("%-20s %10s %8s %10s %10s %10s %10s\n", "configuration", "decode t/s",
+                        "ratio", "step ms", "accept %", "accept len", "ids same");
+            for (int k : {2, 4, 0}) {
+                SpeculativeConfig sc = k > 0 ? fixed_k(k) : auto_k();
+                sc.method = SpeculativeMethod::SelfQ4;
+                RunResult best;
+                for (int round = 0; round < o.rounds; ++round) {
+                    auto r = run(setup, single, sc, draft->get());
+                    if (!r) {
+                        std::fprintf(stderr, "error: %s\n", r.message().c_str());
+                        return 1;
+                    }
+                    if (round == 0 || r->decode_tps > best.decode_tps)
+                        best = std::move(*r);
+                }
+                const std::string label = "self-q4  k " + (k > 0 ? std::to_string(k) : "auto");
+                std::printf("%-20s %10.2f %8.3f %10.2f %10.1f %10.2f %10s\n", label.c_str(),
+                            best.decode_tps, best.decode_tps / base.decode_tps, best.step_ms,
+                            100 * best.spec.acceptance_rate(), best.spec.mean_acceptance_length(),
+                            identical(best, base) == 1 ? "yes" : "NO");
+            }
+        }
+
+        // 3. Under load.
         if (o.load > 0) {
             RandomWorkloadSpec ls;
             ls.num_prompts = o.load;

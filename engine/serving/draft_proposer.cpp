@@ -104,7 +104,9 @@ DraftModelProposer::create_self_q4(const LoadedModel& target, kernels::ThreadPoo
         for (TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
             mats.push_back(t);
     mats.push_back(&m->weights.tok_embd);
-    if (m->weights.output.present())
+    // Tied embeddings are bound as output = tok_embd: one copy, shared again below.
+    const bool tied = m->weights.output.data == m->weights.tok_embd.data;
+    if (m->weights.output.present() && !tied)
         mats.push_back(&m->weights.output);
     int64_t new_bytes = 0, held = 0;
     for (TensorView* t : mats) {
@@ -138,6 +140,8 @@ DraftModelProposer::create_self_q4(const LoadedModel& target, kernels::ThreadPoo
         t->type = DType::Q4_0;
         t->data = buf.data();
     }
+    if (tied)
+        p->model_->weights.output = p->model_->weights.tok_embd;
     p->weight_bytes_ = held;
     p->model_->weight_bytes = held;
     return finish_create(std::move(p), kv_tokens);
