@@ -10,6 +10,7 @@
 #include "ui/charts_panel.h"
 #include "ui/kv_block_map_view.h"
 #include "ui/memory_panel.h"
+#include "ui/speculation_panel.h"
 
 namespace llmwb {
 
@@ -47,6 +48,9 @@ EnginePanel::EnginePanel(QWidget* parent) : QWidget(parent) {
     tabs_->addTab(blocks, QString());
     tabs_->addTab(charts_, QString());
     tabs_->addTab(memoryScroll, QString());
+    speculation_ = new SpeculationPanel(tabs_);
+    speculation_->setObjectName(QStringLiteral("speculationPanel"));
+    tabs_->addTab(speculation_, QString());
     layout->addWidget(tabs_, 1);
     retranslate();
 }
@@ -65,6 +69,7 @@ void EnginePanel::setView(const EngineView& view) {
     map_->setSnapshot(view.snapshot);
     timeline_->addSteps(view.steps);
     charts_->addView(view);
+    speculation_->addView(view);
     memory_->setView(view);
     updateFigures();
 }
@@ -73,6 +78,7 @@ void EnginePanel::retranslate() {
     tabs_->setTabText(BlocksTab, tr("Blocks && steps"));
     tabs_->setTabText(ChartsTab, tr("Charts"));
     tabs_->setTabText(MemoryTab, tr("Memory"));
+    tabs_->setTabText(SpeculationTab, tr("Speculation"));
     mapTitle_->setText(tr("KV cache blocks (hatched: shared, grey: cached)"));
     timelineTitle_->setText(
         tr("Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)"));

@@ -1,6 +1,6 @@
 // EnginePanel: the Engine dock — a figures line (KV usage, running / waiting, tokens/s, step)
-// above three tabs: the KV block map with the batch timeline, the charts, and the memory &
-// quantization panel; all fed with the worker's EngineView values.
+// above four tabs: the KV block map with the batch timeline, the charts, the memory &
+// quantization panel and speculative decoding; all fed with the worker's EngineView values.
 #pragma once
 
 #include <QWidget>
@@ -16,17 +16,19 @@ class BatchTimelineView;
 class ChartsPanel;
 class KvBlockMapView;
 class MemoryPanel;
+class SpeculationPanel;
 
 class EnginePanel : public QWidget {
     Q_OBJECT
 
   public:
-    enum Tab { BlocksTab, ChartsTab, MemoryTab };
+    enum Tab { BlocksTab, ChartsTab, MemoryTab, SpeculationTab };
 
     explicit EnginePanel(QWidget* parent = nullptr);
     void showTab(Tab t);
     ChartsPanel* charts() const { return charts_; }
     MemoryPanel* memory() const { return memory_; }
+    SpeculationPanel* speculation() const { return speculation_; }
     QTabWidget* tabs() const { return tabs_; }
 
     KvBlockMapView* blockMap() const { return map_; }
@@ -54,6 +56,7 @@ class EnginePanel : public QWidget {
     QTabWidget* tabs_;
     ChartsPanel* charts_;
     MemoryPanel* memory_;
+    SpeculationPanel* speculation_;
     EngineView last_;
     bool hasView_ = false;
 };

@@ -61,8 +61,7 @@ std::map<RequestId, Out> run(Engine& e, const std::vector<std::vector<int32_t>>&
             Out& r = out[o.id];
             r.ids.insert(r.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
             for (const SampledToken& t : o.logprobs)
-                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob
-                                                      : 1.0f);
+                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob : 1.0f);
         }
         const Status st = e.check_consistency();
         MT_REQUIRE_MSG(st.ok(), "%s", st.ok() ? "" : st.message().c_str());
@@ -142,8 +141,8 @@ MT_TEST(draft_model_small_pool_and_preemption) {
     MT_REQUIRE(dm.ok());
     auto dt = Tokenizer::create((*dm)->tokenizer);
     MT_REQUIRE(dt.ok());
-    auto draft = DraftModelProposer::create_draft(std::move(dm.value()), **dt,
-                                                  *target().tokenizer, *target().pool, 96);
+    auto draft = DraftModelProposer::create_draft(std::move(dm.value()), **dt, *target().tokenizer,
+                                                  *target().pool, 96);
     MT_REQUIRE_MSG(draft.ok(), "%s", draft.ok() ? "" : draft.message().c_str());
     const auto ps = prompts(12);
     for (int32_t blocks : {256, 26}) {
@@ -179,8 +178,8 @@ MT_TEST(draft_with_another_vocabulary_is_refused) {
     MT_REQUIRE(dm.ok());
     auto dt = Tokenizer::create((*dm)->tokenizer);
     MT_REQUIRE(dt.ok());
-    auto draft = DraftModelProposer::create_draft(std::move(dm.value()), **dt,
-                                                  *target().tokenizer, *target().pool, 64);
+    auto draft = DraftModelProposer::create_draft(std::move(dm.value()), **dt, *target().tokenizer,
+                                                  *target().pool, 64);
     MT_REQUIRE(!draft.ok());
     std::printf("  %s\n", draft.message().c_str());
     MT_CHECK(draft.message().find("does not share the target's vocabulary") != std::string::npos);
