@@ -73,11 +73,9 @@ DraftModelProposer::DraftModelProposer(std::unique_ptr<LoadedModel> model,
                                        kernels::ThreadPool& pool)
     : model_(std::move(model)), pool_(pool) {}
 
-Result<std::unique_ptr<DraftModelProposer>>
-DraftModelProposer::create_draft(std::unique_ptr<LoadedModel> draft,
-                                 const Tokenizer& draft_tokenizer,
-                                 const Tokenizer& target_tokenizer, kernels::ThreadPool& pool,
-                                 int64_t kv_tokens) {
+Result<std::unique_ptr<DraftModelProposer>> DraftModelProposer::create_draft(
+    std::unique_ptr<LoadedModel> draft, const Tokenizer& draft_tokenizer,
+    const Tokenizer& target_tokenizer, kernels::ThreadPool& pool, int64_t kv_tokens) {
     if (!draft)
         return make_error("draft model: none given");
     if (std::string why = tokenizer_mismatch(draft_tokenizer, target_tokenizer); !why.empty())
@@ -121,8 +119,8 @@ DraftModelProposer::create_self_q4(const LoadedModel& target, kernels::ThreadPoo
     const int64_t avail = available_memory_bytes();
     if (avail > 0 && new_bytes > avail / 2)
         return make_error("self-q4: the 4-bit copy of the weights needs " +
-                          std::to_string(new_bytes >> 20) + " MiB; " +
-                          std::to_string(avail >> 20) + " MiB are available");
+                          std::to_string(new_bytes >> 20) + " MiB; " + std::to_string(avail >> 20) +
+                          " MiB are available");
     std::unique_ptr<DraftModelProposer> p(new DraftModelProposer(std::move(m), pool));
     for (TensorView* t : mats) {
         if (!is_matrix(*t) || t->type == DType::Q4_0 || t->cols % 32 != 0)
@@ -150,9 +148,8 @@ DraftModelProposer::create_self_q4(const LoadedModel& target, kernels::ThreadPoo
 Result<std::unique_ptr<DraftModelProposer>>
 DraftModelProposer::finish_create(std::unique_ptr<DraftModelProposer> p, int64_t kv_tokens) {
     const ModelConfig& c = p->model_->config;
-    const int64_t blocks = std::max<int64_t>(2, (kv_tokens + kDraftBlockSize - 1) /
-                                                    kDraftBlockSize +
-                                                1);
+    const int64_t blocks =
+        std::max<int64_t>(2, (kv_tokens + kDraftBlockSize - 1) / kDraftBlockSize + 1);
     if (blocks > (int64_t{1} << 30))
         return make_error("draft model: a KV pool of " + std::to_string(kv_tokens) +
                           " tokens is too large");

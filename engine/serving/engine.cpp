@@ -468,6 +468,8 @@ void Engine::process_outputs(StepOutputs& out) {
 
 void Engine::count_verified(Request& r, int32_t drafts, int32_t accepted) {
     tuner_.observe_verify(r.spec, drafts, accepted);
+    r.num_draft_verified += drafts;
+    r.num_draft_accepted += accepted;
     SpeculativeStats& st = spec_stats_;
     ++st.num_drafts;
     st.num_draft_tokens += drafts;

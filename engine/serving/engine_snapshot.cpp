@@ -24,6 +24,8 @@ SnapshotRequest Engine::metrics_of(const Request& r, EngineClock::time_point now
     m.cached_tokens = r.num_cached_tokens;
     m.num_blocks = static_cast<int32_t>(kv_mgr_->blocks(r.id).size());
     m.preemptions = r.num_preemptions;
+    m.draft_tokens = r.num_draft_verified;
+    m.accepted_tokens = r.num_draft_accepted;
     if (r.num_output() > 0) {
         m.ttft_ms = ms_between(r.arrival, r.first_token);
         m.itl_ms = r.itl_last_ms;

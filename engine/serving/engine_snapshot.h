@@ -43,10 +43,12 @@ struct SnapshotRequest {
     int32_t cached_tokens = 0; // served by the prefix cache at the last admission
     int32_t num_blocks = 0;
     int32_t preemptions = 0;
-    double ttft_ms = 0; // arrival -> first token (0 until then)
-    double tpot_ms = 0; // (last token - first token) / (output tokens - 1)
-    double itl_ms = 0;  // latest inter-token latency
-    double e2e_ms = 0;  // arrival -> last token (or now while it runs)
+    int32_t draft_tokens = 0;    // speculative draft tokens verified for this request
+    int32_t accepted_tokens = 0; // of them accepted ("accepted a/b")
+    double ttft_ms = 0;          // arrival -> first token (0 until then)
+    double tpot_ms = 0;          // (last token - first token) / (output tokens - 1)
+    double itl_ms = 0;           // latest inter-token latency
+    double e2e_ms = 0;           // arrival -> last token (or now while it runs)
 };
 
 struct EngineSnapshot {

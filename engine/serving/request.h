@@ -45,6 +45,7 @@ struct Request {
     // target accepts them).
     std::vector<int32_t> draft_tokens;
     SpecTrack spec; // its acceptance so far (num_speculative_tokens auto)
+    int32_t num_draft_verified = 0, num_draft_accepted = 0;
 
     EngineClock::time_point arrival{}, first_token{}, last_token{};
     double itl_sum_ms = 0, itl_last_ms = 0, itl_max_ms = 0;

@@ -42,8 +42,8 @@ class TestSpeculationPanel : public QObject {
         p.addView(view(1100, 10, 40, 30, {9, 8, 7, 6})); // nothing new: no point (a gap)
         p.addView(view(1200, 20, 80, 40, {15, 12, 8, 5}));
         QCOMPARE(p.ratePoints().size(), 2);
-        QCOMPARE(p.ratePoints()[0].y(), 75.0);            // 30 of 40
-        QCOMPARE(p.ratePoints()[1].y(), 25.0);            // 10 of the next 40
+        QCOMPARE(p.ratePoints()[0].y(), 75.0);              // 30 of 40
+        QCOMPARE(p.ratePoints()[1].y(), 25.0);              // 10 of the next 40
         QCOMPARE(p.lengthPoints()[0].y(), 1.0 + 30.0 / 10); // 1 + accepted / drafts
         QCOMPARE(p.lengthPoints()[1].y(), 1.0 + 10.0 / 10);
         QCOMPARE(p.positionBars()->count(), 4);

@@ -217,6 +217,37 @@ MT_TEST(auto_with_a_right_proposer_accepts_long_runs) {
     MT_CHECK(e->steps() * 2 < plain->steps());
 }
 
+// Each request's own drafted and accepted counts reach its metrics (the app's "accepted a/b").
+MT_TEST(per_request_counts_in_the_metrics) {
+    EngineConfig c;
+    c.memory.num_blocks = 128;
+    auto plain = test::serving_engine(c);
+    const auto want = run_all(*plain, 20);
+    SpeculativeConfig s;
+    s.method = SpeculativeMethod::Ngram;
+    s.num_speculative_tokens = 3;
+    c.speculative = s;
+    auto e = test::serving_engine(c);
+    KnownProposer right(want, true, e->executor().vocab_size());
+    e->set_draft_proposer(&right);
+    for (const auto& p : prompts())
+        MT_REQUIRE(e->add_request(p, greedy(20)).ok());
+    int64_t drafted = 0, accepted = 0;
+    StepOutputs so;
+    while (e->has_unfinished()) {
+        e->step(so);
+        for (const RequestOutput& o : so.outputs)
+            if (o.finished) {
+                MT_CHECK(o.metrics.draft_tokens > 0);
+                MT_COMPARE(o.metrics.accepted_tokens, o.metrics.draft_tokens); // always right
+                drafted += o.metrics.draft_tokens;
+                accepted += o.metrics.accepted_tokens;
+            }
+    }
+    MT_COMPARE(drafted, e->speculative_stats().num_draft_tokens);
+    MT_COMPARE(accepted, e->speculative_stats().num_accepted_tokens);
+}
+
 MT_TEST(auto_turns_a_wrong_proposer_off) {
     EngineConfig c;
     c.memory.num_blocks = 128;
