@@ -46,7 +46,8 @@ Demo& demo() {
             std::exit(1);
         }
         auto m = load_model(path.value());
-        auto t = m ? Tokenizer::create(m.value()->tokenizer) : Result<std::unique_ptr<Tokenizer>>(m.error());
+        auto t = m ? Tokenizer::create(m.value()->tokenizer)
+                   : Result<std::unique_ptr<Tokenizer>>(m.error());
         if (!m || !t) {
             std::fprintf(stderr, "demo model does not load\n");
             std::exit(1);
@@ -229,8 +230,8 @@ MT_TEST(speculativeDraftsAreAcceptedAndChangeNothing) {
     MT_COMPARE(r->ids, lm.greedy(ids.back(), 200));
     const SpeculativeStats st = e->snapshot().speculative;
     // A greedy bigram answer repeats itself: prompt lookup finds most of it.
-    MT_CHECK_MSG(st.acceptance_rate() > 0.5, "accepted %lld of %lld", (long long)st.num_accepted_tokens,
-                 (long long)st.num_draft_tokens);
+    MT_CHECK_MSG(st.acceptance_rate() > 0.5, "accepted %lld of %lld",
+                 (long long)st.num_accepted_tokens, (long long)st.num_draft_tokens);
 }
 
 MT_TEST(fileIsDeterministicAndSmall) {
