@@ -45,23 +45,24 @@ DemoBigramModel::DemoBigramModel() {
         text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
         if (line.empty())
             continue;
-        std::string turn = "assistant\n";
+        std::string role = "assistant";
         if (line.substr(0, 3) == "U: ") {
-            turn = "user\n";
+            role = "user";
             line.remove_prefix(3);
         }
-        turn += line;
         std::vector<int32_t> ids{im_start};
-        for (int32_t id : tok.value()->encode(turn, false))
+        for (int32_t id : tok.value()->encode(role + "\n" + std::string(line), false))
             ids.push_back(id);
         ids.push_back(im_end);
         turns_.push_back(std::move(ids));
+        header_.push_back(1 + tok.value()->encode(role, false).size());
     }
 
     std::vector<std::map<int32_t, int64_t>> pairs(static_cast<size_t>(vocab_));
     std::map<int32_t, int64_t> uni;
-    for (const auto& t : turns_) {
-        for (size_t i = 0; i + 1 < t.size(); ++i) {
+    for (size_t k = 0; k < turns_.size(); ++k) {
+        const auto& t = turns_[k];
+        for (size_t i = header_[k]; i + 1 < t.size(); ++i) { // from the header's "\n" on
             ++pairs[size_t(t[i])][t[i + 1]];
             ++uni[t[i + 1]];
         }

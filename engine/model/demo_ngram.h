@@ -6,8 +6,11 @@
 // Counting. Every line of the text is one ChatML turn, tokenized as
 //   <|im_start|> encode(role + "\n" + message) <|im_end|>
 // (role "user" for lines starting with "U: ", else "assistant"), and every adjacent pair
-// (a, b) inside a turn is counted; no pair crosses two turns, so nothing is counted after
-// <|im_end|>. The unigram count of b is the number of pairs whose second token is b.
+// (a, b) from the "\n" that ends the role header to the <|im_end|> is counted: ("\n", first
+// token of the message), ..., (last token, <|im_end|>). Pairs inside the header are not
+// counted (so the role's pieces never follow message words), no pair crosses two turns and
+// nothing is counted after <|im_end|>. The unigram count of b is the number of pairs whose
+// second token is b.
 //
 // Scores of the next token after `prev` (the logits the model file reproduces):
 //   - prev was seen as the first token of a pair (bigram):  log(count(prev, b) / count(prev, *))
@@ -19,6 +22,7 @@
 // The scores are log-probabilities up to these two adjustments (softmax renormalises them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -58,6 +62,7 @@ class DemoBigramModel {
     std::vector<Row> rows_; // [vocab]
     Row unigram_;
     std::vector<std::vector<int32_t>> turns_;
+    std::vector<std::size_t> header_; // per turn: tokens of "<|im_start|>role" before the "\n"
 };
 
 } // namespace llmwb
