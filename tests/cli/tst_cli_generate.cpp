@@ -573,6 +573,19 @@ class TstCliGenerate : public QObject {
                  qPrintable(why));
         QCOMPARE(g.value("completion_tokens").toInt(), 3);
         QCOMPARE(QFileInfo(demo).lastModified(), written); // reused, not rewritten
+        // It speaks: a greedy chat answer with the default max_tokens is a readable sentence
+        // that ends with the end of the turn (engine/model/demo_ngram.h; exactness is tested in
+        // tests/engine/model/test_demo_model.cpp).
+        const QString chat = tmp_.filePath("demo-chat.json");
+        QVERIFY(writeFile(chat, R"([{"role":"user","content":"Hello"}])"));
+        QJsonObject c;
+        QVERIFY2(runJson({"generate", "--chat", chat, "--temperature", "0", "--json"}, &c, &why),
+                 qPrintable(why));
+        QCOMPARE(c.value("finish_reason").toString(), QStringLiteral("stop"));
+        const QString text = c.value("text").toString();
+        QVERIFY2(text.endsWith('.') && text.size() >= 20 && !text.contains(QChar(0xFFFD)) &&
+                     !text.contains(QStringLiteral("\n\n\n")),
+                 qPrintable(text));
     }
 };
 
