@@ -15,6 +15,8 @@ namespace llmwb {
 
 Status write_demo_model(const std::string& path) {
     const DemoBigramModel& lm = DemoBigramModel::instance();
+    if (lm.vocab_size() == 0)
+        return make_error("demo model: the built-in demo tokenizer does not load");
     const double margin = lm.min_margin();
     if (!(margin >= kDemoMinMargin))
         return make_error("demo model: the bigram table's margin " + std::to_string(margin) +

@@ -31,7 +31,8 @@ const DemoBigramModel& DemoBigramModel::instance() {
 DemoBigramModel::DemoBigramModel() {
     const TokenizerFiles tf = make_demo_tokenizer();
     auto tok = Tokenizer::create(tf.data);
-    // The built-in tokenizer always validates (test_model_readers checks it).
+    if (!tok)
+        return; // an empty table (vocab_size() 0): write_demo_model reports it
     vocab_ = int32_t(tf.data.tokens.size());
     for (const auto& a : tf.data.added_tokens)
         vocab_ = std::max(vocab_, a.id + 1);
@@ -99,7 +100,8 @@ std::vector<float> DemoBigramModel::scores(int32_t prev) const {
     std::vector<float> s(size_t(vocab_), kUnseenLogProb);
     for (const auto& [id, n] : r.next)
         s[size_t(id)] = float(std::log(double(n) / double(r.total)));
-    s[size_t(r.best)] += kWinnerBonus;
+    if (r.best >= 0)
+        s[size_t(r.best)] += kWinnerBonus;
     return s;
 }
 
@@ -114,6 +116,8 @@ std::vector<int32_t> DemoBigramModel::greedy(int32_t last_prompt_token, int n) c
 }
 
 double DemoBigramModel::min_margin() const {
+    if (unigram_.best < 0)
+        return 0; // no table
     double margin = 1e30;
     for (int32_t v = 0; v <= vocab_; ++v) { // v == vocab_: the unigram row
         const std::vector<float> s = scores(v < vocab_ ? v : -1);
