@@ -33,7 +33,7 @@ Status write_demo_model(const std::string& path) {
     spec.num_layers = 1;
     spec.num_heads = 1;
     spec.num_kv_heads = 1;
-    spec.head_dim = 8;
+    spec.head_dim = 32; // the smallest the CUDA attention supports
     spec.max_position = 8192;
     spec.rope_theta = 10000.0f;
     spec.rms_norm_eps = 1e-6f;

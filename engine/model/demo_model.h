@@ -6,8 +6,9 @@
 //
 // How the weights encode the table (V = vocabulary size, H = V rounded up to 32):
 //   - token_embd: row v is the one-hot vector e_v (hidden dimension v is token v).
-//   - one layer whose attention and MLP matrices and biases are all zero: both add exactly 0
-//     to the residual, which stays e_v (RoPE and the KV cache still run as usual).
+//   - one layer (one attention head of dim 32, the smallest the CUDA attention takes) whose
+//     attention and MLP matrices and biases are all zero: both add exactly 0 to the residual,
+//     which stays e_v (RoPE and the KV cache still run as usual, on CPU and CUDA alike).
 //   - the final RMSNorm turns e_v into e_v / r with r = sqrt(1/H + eps); its weights are r, so
 //     lm_head sees e_v (times 1 up to float rounding).
 //   - lm_head[u][v] = score(v -> u) in F16, so the logits after token v are the bigram scores
