@@ -612,7 +612,7 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The demo model has random weights: it produces meaningless text. Open a real model (File &gt; Open model, or drop a .gguf file here) to chat.</source>
+        <source>The demo model is a bigram model of this project&apos;s own sentences, not a trained model: its answers are silly. Open a real model (File &gt; Open model, or drop a .gguf file here) to chat.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1003,7 +1003,7 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The built-in demo model: its weights are random, so its answers are meaningless text. Open a real model to chat.</source>
+        <source>The built-in demo model: a bigram model of this project&apos;s own sentences, not a trained model, so its answers are silly. Open a real model to chat.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -617,8 +617,8 @@ Updated %2</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <source>The demo model has random weights: it produces meaningless text. Open a real model (File &gt; Open model, or drop a .gguf file here) to chat.</source>
-        <translation>演示模型的权重是随机的，只会生成无意义的文字。要正常对话，请打开一个真实模型（文件 &gt; 打开模型，或将 .gguf 文件拖放到此处）。</translation>
+        <source>The demo model is a bigram model of this project&apos;s own sentences, not a trained model: its answers are silly. Open a real model (File &gt; Open model, or drop a .gguf file here) to chat.</source>
+        <translation>演示模型是根据本项目自己的句子统计出的二元语法（bigram）模型，不是训练出来的模型，所以它的回答很滑稽。要正常对话，请打开一个真实模型（文件 &gt; 打开模型，或将 .gguf 文件拖放到此处）。</translation>
     </message>
     <message>
         <source>Could not load the model: %1</source>
@@ -1008,8 +1008,8 @@ Updated %2</source>
         <translation>未加载模型。</translation>
     </message>
     <message>
-        <source>The built-in demo model: its weights are random, so its answers are meaningless text. Open a real model to chat.</source>
-        <translation>内置演示模型：权重是随机的，因此回答是无意义的文字。要正常对话，请打开一个真实模型。</translation>
+        <source>The built-in demo model: a bigram model of this project&apos;s own sentences, not a trained model, so its answers are silly. Open a real model to chat.</source>
+        <translation>内置演示模型：根据本项目自己的句子统计出的二元语法（bigram）模型，不是训练出来的模型，因此回答很滑稽。要正常对话，请打开一个真实模型。</translation>
     </message>
     <message>
         <source>Loaded.</source>

@@ -32,7 +32,7 @@ class ChatView : public QWidget {
     QList<MessageWidget*> messageWidgets() const;
     MessageWidget* messageWidget(qint64 messageId) const { return widgets_.value(messageId); }
 
-    // A line above the messages, e.g. that the demo model has random weights.
+    // A line above the messages, e.g. that the demo model is not a trained model.
     void setNotice(const QString& text);
 
   public slots:

@@ -357,9 +357,9 @@ void MainWindow::updateStatus() {
     }
     statusState_->setText(controller_.anyGenerating() ? tr("● generating") : tr("idle"));
     chat_->setNotice(modelLoaded_ && modelMeta_.randomWeights
-                         ? tr("The demo model has random weights: it produces meaningless text. "
-                              "Open a real model (File > Open model, or drop a .gguf file here) "
-                              "to chat.")
+                         ? tr("The demo model is a bigram model of this project's own sentences, "
+                              "not a trained model: its answers are silly. Open a real model "
+                              "(File > Open model, or drop a .gguf file here) to chat.")
                          : QString());
     const bool generating =
         chat_->conversationId() != 0 && controller_.isGenerating(chat_->conversationId());

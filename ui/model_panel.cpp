@@ -404,8 +404,9 @@ void ModelPanel::showMetadata() {
     const ModelMetadata& m = model_;
     const QLocale loc;
     status_->setText(m.randomWeights
-                         ? tr("The built-in demo model: its weights are random, so its answers "
-                              "are meaningless text. Open a real model to chat.")
+                         ? tr("The built-in demo model: a bigram model of this project's own "
+                              "sentences, not a trained model, so its answers are silly. Open a "
+                              "real model to chat.")
                          : tr("Loaded."));
     name_->setText(m.name);
     arch_->setText(QStringLiteral("%1 (%2)").arg(m.architecture, m.format));

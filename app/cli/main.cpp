@@ -25,8 +25,10 @@ const char* kUsage =
     "  bench        serving benchmark: throughput, TTFT/TPOT/ITL/E2EL, KV usage, prefix cache\n"
     "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
     "\n"
-    "M is a .gguf file or a Hugging Face folder; without --model the demo model (random weights)\n"
-    "is used. Run 'llmwb <command> --help' for the options of a command.\n";
+    "M is a .gguf file or a Hugging Face folder; without --model the demo model (a bigram model "
+    "of\n"
+    "the project's own sentences, not a trained model) is used. Run 'llmwb <command> --help' for\n"
+    "the options of a command.\n";
 
 } // namespace
 

@@ -64,7 +64,8 @@ class EngineWorker : public QObject {
 
   public slots:
     void loadModel(const QString& path);
-    // Writes the demo model into dir on first use (random weights), then loads it.
+    // Writes the demo model into dir on first use (a bigram model, engine/model/demo_model.h),
+    // then loads it.
     void loadDemoModel(const QString& dir);
     void generate(const llmwb::GenerationRequest& request);
     // Adds `count` synthetic concurrent requests (shared system prompt, different questions and

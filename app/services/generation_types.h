@@ -76,7 +76,7 @@ struct ModelMetadata {
     int kvHeads = 0;
     QStringList dtypeSummary; // "attention: q4_0 ×8", one line per tensor group
     bool hasChatTemplate = false;
-    bool randomWeights = false; // the built-in demo model
+    bool randomWeights = false; // the built-in demo model (not trained: a bigram table)
     // The backend the model runs on.
     QString devicePreference = QStringLiteral("auto"); // as asked: "auto", "cpu", "cuda"
     DeviceKind device = DeviceKind::Cpu;               // used

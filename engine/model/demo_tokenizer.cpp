@@ -6,13 +6,14 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/model/demo_ngram_text.h"
 #include "engine/model/demo_tokenizer_text.h"
 
 namespace llmwb {
 
 namespace {
 
-constexpr int kMaxMerges = 400;
+constexpr int kMaxMerges = 1000;
 
 const char* const kQwen2Regex =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"
@@ -171,7 +172,7 @@ TokenizerFiles build_demo_tokenizer() {
     const auto sym = byte_symbols();
     for (int b = 0; b < 256; ++b)
         d.tokens.push_back(sym[b]);
-    d.merges = learn_merges(split_words(kDemoTokenizerCorpus), sym);
+    d.merges = learn_merges(split_words(std::string(kDemoTokenizerCorpus) + kDemoNgramCorpus), sym);
     std::set<std::string> seen(d.tokens.begin(), d.tokens.end());
     for (const auto& [a, b] : d.merges) {
         if (seen.insert(a + b).second)

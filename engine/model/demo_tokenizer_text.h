@@ -1,4 +1,5 @@
-// The English text the demo tokenizer's merges are learned from (written for this project).
+// The English text the demo tokenizer's merges are learned from, together with the demo model's
+// sentences (demo_ngram_text.h); both written for this project.
 #pragma once
 
 namespace llmwb {
@@ -10,10 +11,11 @@ token is a short piece of text: a whole word, a part of a word, a space followed
 or a single byte when nothing better fits. The tokenizer decides how the text is cut into pieces,
 and the model only ever sees those pieces.
 
-This demo model has random weights. It was not trained on anything, so the words it writes are
-not meant to make sense. It is here so that the application and the command line tools work on a
-fresh machine without any downloads. When you want real answers, open a model file of your own:
-a GGUF file, or a folder with a config file, safetensors weights and the tokenizer files.
+This demo model is a bigram model of a few hundred sentences about the workbench. It was not
+trained like a real language model, so the sentences it writes are silly. It is here so that the
+application and the command line tools work on a fresh machine without any downloads. When you
+want real answers, open a model file of your own: a GGUF file, or a folder with a config file,
+safetensors weights and the tokenizer files.
 
 Inside the engine, every step follows the same plan. The scheduler chooses which requests run and
 how many tokens each of them may process. The model runner builds one batch from those tokens and

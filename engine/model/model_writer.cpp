@@ -208,6 +208,15 @@ void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelCo
         w.add_string("tokenizer.chat_template", *tf.chat_template);
 }
 
+// Rows [a, b) of a tensor: the spec's chosen values, or the seeded random generator.
+void fill_rows(const ModelWriterSpec& spec, const std::string& hf_name, int64_t a, int64_t b,
+               int64_t cols, float* out) {
+    if (spec.tensor_values)
+        spec.tensor_values(hf_name, a, b, cols, out);
+    else
+        generate_rows(spec.seed, hf_name, a, b, cols, out);
+}
+
 // Streams the rows of one tensor: generate (HF layout; llama Q/K rows permuted for GGUF),
 // convert to `type` and hand each chunk to `sink`.
 template <class Sink>
@@ -224,7 +233,7 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
     if (t.vector && qk) {
         // A Q/K bias: one row whose elements follow the row permutation.
         std::vector<float> src(size_t(t.cols));
-        generate_rows(spec.seed, t.hf_name, 0, 1, t.cols, src.data());
+        fill_rows(spec, t.hf_name, 0, 1, t.cols, src.data());
         f32.resize(size_t(t.cols));
         for (int64_t e = 0; e < t.cols; ++e) {
             f32[size_t(e)] = src[size_t(llama_qk_source_row(e, c.head_dim))];
@@ -239,10 +248,10 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
         if (qk) {
             for (int64_t r = a; r < b; ++r) {
                 const int64_t src = llama_qk_source_row(r, c.head_dim);
-                generate_rows(spec.seed, t.hf_name, src, src + 1, t.cols, dst + (r - a) * t.cols);
+                fill_rows(spec, t.hf_name, src, src + 1, t.cols, dst + (r - a) * t.cols);
             }
         } else {
-            generate_rows(spec.seed, t.hf_name, a, b, t.cols, dst);
+            fill_rows(spec, t.hf_name, a, b, t.cols, dst);
         }
         if (type == DType::F32)
             return;
@@ -458,7 +467,7 @@ Result<WeightType> parse_weight_type(const std::string& name) {
 std::vector<float> generate_hf_tensor(const ModelWriterSpec& spec, const std::string& hf_name,
                                       int64_t rows, int64_t cols) {
     std::vector<float> out(size_t(rows * cols));
-    generate_rows(spec.seed, hf_name, 0, rows, cols, out.data());
+    fill_rows(spec, hf_name, 0, rows, cols, out.data());
     return out;
 }
 

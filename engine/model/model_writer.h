@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,13 @@ struct ModelWriterSpec {
     // Tokenizer: a folder with tokenizer.json (+ tokenizer_config.json), or empty for the
     // built-in demo tokenizer (engine/model/demo_tokenizer.h).
     std::string tokenizer_dir;
+
+    // Chosen weights instead of random ones: when set, called for rows [row_begin, row_end) of
+    // every tensor (Hugging Face name and layout, [rows][cols] row-major, norms and biases as
+    // one row) in place of the seeded generator. Called from several threads at once.
+    std::function<void(const std::string& hf_name, int64_t row_begin, int64_t row_end, int64_t cols,
+                       float* out)>
+        tensor_values;
 };
 
 // One tensor as written.

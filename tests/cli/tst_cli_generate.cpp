@@ -555,7 +555,7 @@ class TstCliGenerate : public QObject {
 
     // Without --model the demo model is written to $XDG_DATA_HOME/llmwb/llm-workbench once.
     void demoModel() {
-        const QString demo = xdg_ + "/llmwb/llm-workbench/llmwb-demo-random-weights.gguf";
+        const QString demo = xdg_ + "/llmwb/llm-workbench/llmwb-demo-ngram.gguf";
         QFile::remove(demo);
         QJsonObject j;
         QString why;
@@ -563,7 +563,7 @@ class TstCliGenerate : public QObject {
         QVERIFY(QFileInfo::exists(demo));
         QCOMPARE(QFileInfo(j.value("path").toString()).canonicalFilePath(),
                  QFileInfo(demo).canonicalFilePath());
-        QVERIFY2(j.value("name").toString().contains("random"),
+        QVERIFY2(j.value("name").toString().contains("n-gram, not a trained model"),
                  qPrintable(j.value("name").toString()));
         const QDateTime written = QFileInfo(demo).lastModified();
         QJsonObject g;
@@ -573,6 +573,19 @@ class TstCliGenerate : public QObject {
                  qPrintable(why));
         QCOMPARE(g.value("completion_tokens").toInt(), 3);
         QCOMPARE(QFileInfo(demo).lastModified(), written); // reused, not rewritten
+        // It speaks: a greedy chat answer with the default max_tokens is a readable sentence
+        // that ends with the end of the turn (engine/model/demo_ngram.h; exactness is tested in
+        // tests/engine/model/test_demo_model.cpp).
+        const QString chat = tmp_.filePath("demo-chat.json");
+        QVERIFY(writeFile(chat, R"([{"role":"user","content":"Hello"}])"));
+        QJsonObject c;
+        QVERIFY2(runJson({"generate", "--chat", chat, "--temperature", "0", "--json"}, &c, &why),
+                 qPrintable(why));
+        QCOMPARE(c.value("finish_reason").toString(), QStringLiteral("stop"));
+        const QString text = c.value("text").toString();
+        QVERIFY2(text.endsWith('.') && text.size() >= 20 && !text.contains(QChar(0xFFFD)) &&
+                     !text.contains(QStringLiteral("\n\n\n")),
+                 qPrintable(text));
     }
 };
 

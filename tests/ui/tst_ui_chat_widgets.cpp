@@ -230,7 +230,7 @@ class TestUiChatWidgets : public QObject {
         QVERIFY(db.open());
         ConversationStore store(db);
         ChatController controller(store);
-        controller.setModelName(QStringLiteral("LLM Workbench demo (random weights)"));
+        controller.setModelName(QStringLiteral("LLM Workbench demo (n-gram, not a trained model)"));
         ScriptedEngine engine(controller);
         ChatView view(controller);
         view.resize(1300, 700);
