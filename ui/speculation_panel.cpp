@@ -8,8 +8,8 @@
 #include <QEvent>
 #include <QLabel>
 #include <QScatterSeries>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 
@@ -169,9 +169,8 @@ void SpeculationPanel::refresh() {
         posX_->append(cats);
     }
     for (size_t j = 0; j < per.size(); ++j)
-        bars_->replace(int(j), last_.num_drafts > 0
-                                   ? 100.0 * double(per[j]) / double(last_.num_drafts)
-                                   : 0.0);
+        bars_->replace(
+            int(j), last_.num_drafts > 0 ? 100.0 * double(per[j]) / double(last_.num_drafts) : 0.0);
 }
 
 void SpeculationPanel::updateSummary() {
@@ -217,8 +216,8 @@ void SpeculationPanel::applyTheme() {
     }
     QFont small = font();
     small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
-    for (QAbstractAxis* a : std::initializer_list<QAbstractAxis*>{timeX_, rateY_, lengthY_, posX_,
-                                                                  posY_}) {
+    for (QAbstractAxis* a :
+         std::initializer_list<QAbstractAxis*>{timeX_, rateY_, lengthY_, posX_, posY_}) {
         a->setLabelsColor(text);
         a->setLabelsFont(small);
         a->setTitleBrush(text);

@@ -56,13 +56,14 @@ struct Options {
 };
 
 void usage() {
-    std::fprintf(stderr,
-                 "usage: llmwb-bench-spec [--shape NAME (qwen2.5-0.5b)] [--types q8_0,f16] "
-                 "[--cache-dir DIR] [--threads N]\n"
-                 "                        [--prompt N] [--tokens N] [--rounds N] [--alphas "
-                 "0.5,0.7,0.8,0.9] [--ks 2,4,8]\n"
-                 "                        [--load N (32; 0 skips)] [--load-in N] [--load-out N] [--self-q4 "
-                 "on|off]\n");
+    std::fprintf(
+        stderr,
+        "usage: llmwb-bench-spec [--shape NAME (qwen2.5-0.5b)] [--types q8_0,f16] "
+        "[--cache-dir DIR] [--threads N]\n"
+        "                        [--prompt N] [--tokens N] [--rounds N] [--alphas "
+        "0.5,0.7,0.8,0.9] [--ks 2,4,8]\n"
+        "                        [--load N (32; 0 skips)] [--load-in N] [--load-out N] [--self-q4 "
+        "on|off]\n");
 }
 
 template <typename T> bool parse_list(const std::string& s, std::vector<T>& out) {
@@ -439,8 +440,8 @@ int main(int argc, char** argv) {
 
         // 2. self-q4: a real draft (the same weights at 4 bits), so its acceptance is measured.
         if (o.self_q4) {
-            auto draft = DraftModelProposer::create_self_q4(**loaded, pool,
-                                                            o.prompt + o.tokens + 64);
+            auto draft =
+                DraftModelProposer::create_self_q4(**loaded, pool, o.prompt + o.tokens + 64);
             if (!draft) {
                 std::fprintf(stderr, "error: %s\n", draft.message().c_str());
                 return 1;
