@@ -260,8 +260,22 @@ void TuningPanel::setEngineBusy(bool busy) {
 void TuningPanel::setView(const EngineView& view) {
     view_.snapshot.memory = view.snapshot.memory; // the rest of the view is not needed here
     view_.replanError = view.replanError;
+    view_.utilizationRefusal = view.utilizationRefusal;
+    view_.refusedUtilization = view.refusedUtilization;
     view_.rebuildPending = view.rebuildPending;
     view_.tuning = view.tuning;
+    // The engine refused the utilization shown here: back to the one in force (and saved so).
+    if (!view.utilizationRefusal.isEmpty() &&
+        std::abs(view.refusedUtilization - tuning_.gpuMemoryUtilization) < 1e-9 &&
+        std::abs(view.tuning.gpuMemoryUtilization - tuning_.gpuMemoryUtilization) > 1e-9) {
+        tuning_.gpuMemoryUtilization = view.tuning.gpuMemoryUtilization;
+        settings_.setEngineTuning(tuning_);
+        const bool was = loading_;
+        loading_ = true;
+        utilSpin_->setValue(tuning_.gpuMemoryUtilization);
+        utilSlider_->setValue(sliderPosition(tuning_.gpuMemoryUtilization));
+        loading_ = was;
+    }
     const bool backendChanged =
         !hasView_ || view_.device != view.device || view_.kvDtype != view.kvDtype;
     view_.device = view.device;
@@ -294,22 +308,19 @@ void TuningPanel::updateSpeculativeNote() {
 
 void TuningPanel::updatePlanText() {
     const QLocale loc = locale();
-    const qint64 device = hasView_ ? view_.snapshot.memory.device_bytes : 0;
-    if (device > 0)
-        utilBudget_->setText(
-            tr("Budget: %1 of %2 %3 (weights, workspace and KV cache)")
-                .arg(
-                    loc.formattedDataSize(qint64(tuning_.gpuMemoryUtilization * double(device)), 1),
-                    loc.formattedDataSize(device, 1), MemoryPlanText::memoryName(view_.device)));
+    const MemoryPlan& m = view_.snapshot.memory;
+    // The budget of the plan in force (the engine's, not the slider's while a change is on its
+    // way), and what the utilization multiplies on this backend.
+    if (hasView_ && m.base_bytes > 0 && m.from_utilization())
+        utilBudget_->setText(MemoryPlanText::budget(m, view_.device));
     else
         utilBudget_->setText(tr("Budget: %1% of the device memory (weights, workspace and KV "
                                 "cache)")
-                                 .arg(loc.toString(tuning_.gpuMemoryUtilization * 100, 'f', 1)));
+                                 .arg(loc.toString(tuning_.gpuMemoryUtilization * 100, 'f', 2)));
     if (!hasView_) {
         plan_->setText(tr("Pool: applies when a model is loaded."));
         return;
     }
-    const MemoryPlan& m = view_.snapshot.memory;
     QString text = tr("Pool: %1 blocks × %2 tokens = %3 tokens · KV %4")
                        .arg(loc.toString(m.num_blocks))
                        .arg(m.block_size)
@@ -321,6 +332,8 @@ void TuningPanel::updatePlanText() {
         text +=
             QLatin1Char('\n') +
             tr("Block size %1 applies when the running requests finish.").arg(tuning_.blockSize);
+    if (!view_.utilizationRefusal.isEmpty())
+        text += QLatin1Char('\n') + view_.utilizationRefusal;
     if (!view_.replanError.isEmpty())
         text += QLatin1Char('\n') +
                 tr("Re-planning failed (the previous pool stays): %1").arg(view_.replanError);
@@ -341,10 +354,10 @@ void TuningPanel::retranslate() {
     label(engineForm_, 4, tr("Block size (tokens)"));
     label(engineForm_, 6, tr("KV-cache dtype"));
     label(engineForm_, 8, tr("Speculative tokens"));
-    utilSlider_->setToolTip(tr("Fraction of device memory (RAM on the CPU) the engine may use "
-                               "for weights, workspace and the KV cache. Changing it re-plans "
-                               "the KV pool while requests run: requests that no longer fit are "
-                               "preempted and resume later."));
+    utilSlider_->setToolTip(MemoryPlanText::utilizationMeaning(view_.device) + QLatin1Char(' ') +
+                            tr("Changing it re-plans the KV pool while requests run: requests "
+                               "that no longer fit are preempted and resume later; a value too "
+                               "small for the running requests is refused."));
     utilSpin_->setToolTip(utilSlider_->toolTip());
     maxSeqs_->setToolTip(tr("Most requests in one batch (applies from the next step)."));
     maxTokens_->setToolTip(tr("Token budget of one step: prefill chunks and decode tokens share "
