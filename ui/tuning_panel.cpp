@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -55,9 +56,12 @@ void TuningPanel::build() {
     layout->setContentsMargins(6, 6, 6, 6);
 
     engineBox_ = new QGroupBox(this);
-    engineForm_ = new QFormLayout(engineBox_);
-    engineForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    engineForm_->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    // A grid, not a QFormLayout: the word-wrapped notes and the pool text change length with
+    // the model and the plan, and QFormLayout did not grow with them (after opening a Hugging
+    // Face folder the Budget, Pool and "Capped at…" lines were drawn over each other). A grid
+    // accounts for their height for the width they get.
+    engineForm_ = new QGridLayout(engineBox_);
+    engineForm_->setColumnStretch(1, 1);
     utilSlider_ = new QSlider(Qt::Horizontal, this);
     utilSlider_->setObjectName(QStringLiteral("utilizationSlider"));
     utilSlider_->setRange(0, kSliderSteps);
@@ -104,17 +108,30 @@ void TuningPanel::build() {
     }
     for (QLabel* l : {blockNote_, kvNote_, specNote_, utilBudget_})
         l->setForegroundRole(QPalette::PlaceholderText);
-    engineForm_->addRow(new QLabel(this), utilRow);
-    engineForm_->addRow(QString(), utilBudget_);
-    engineForm_->addRow(new QLabel(this), maxSeqs_);
-    engineForm_->addRow(new QLabel(this), maxTokens_);
-    engineForm_->addRow(new QLabel(this), blockSize_);
-    engineForm_->addRow(QString(), blockNote_);
-    engineForm_->addRow(new QLabel(this), kvDtype_);
-    engineForm_->addRow(QString(), kvNote_);
-    engineForm_->addRow(new QLabel(this), specTokens_);
-    engineForm_->addRow(QString(), specNote_);
-    engineForm_->addRow(plan_);
+    int row = 0;
+    auto addRow = [&](int labelIndex, QWidget* field, QLayout* fieldLayout = nullptr) {
+        if (labelIndex >= 0) {
+            auto* l = new QLabel(this);
+            engineLabels_[labelIndex] = l;
+            engineForm_->addWidget(l, row, 0, Qt::AlignLeft | Qt::AlignVCenter);
+        }
+        if (fieldLayout)
+            engineForm_->addLayout(fieldLayout, row, 1);
+        else
+            engineForm_->addWidget(field, row, 1);
+        ++row;
+    };
+    addRow(0, nullptr, utilRow);
+    addRow(-1, utilBudget_);
+    addRow(1, maxSeqs_);
+    addRow(2, maxTokens_);
+    addRow(3, blockSize_);
+    addRow(-1, blockNote_);
+    addRow(4, kvDtype_);
+    addRow(-1, kvNote_);
+    addRow(5, specTokens_);
+    addRow(-1, specNote_);
+    engineForm_->addWidget(plan_, row, 0, 1, 2);
     layout->addWidget(engineBox_);
 
     samplingBox_ = new QGroupBox(this);
@@ -348,12 +365,12 @@ void TuningPanel::retranslate() {
             if (auto* l = qobject_cast<QLabel*>(item->widget()))
                 l->setText(text);
     };
-    label(engineForm_, 0, tr("GPU memory utilization"));
-    label(engineForm_, 2, tr("Max sequences (max_num_seqs)"));
-    label(engineForm_, 3, tr("Max batched tokens"));
-    label(engineForm_, 4, tr("Block size (tokens)"));
-    label(engineForm_, 6, tr("KV-cache dtype"));
-    label(engineForm_, 8, tr("Speculative tokens"));
+    engineLabels_[0]->setText(tr("GPU memory utilization"));
+    engineLabels_[1]->setText(tr("Max sequences (max_num_seqs)"));
+    engineLabels_[2]->setText(tr("Max batched tokens"));
+    engineLabels_[3]->setText(tr("Block size (tokens)"));
+    engineLabels_[4]->setText(tr("KV-cache dtype"));
+    engineLabels_[5]->setText(tr("Speculative tokens"));
     utilSlider_->setToolTip(MemoryPlanText::utilizationMeaning(view_.device) + QLatin1Char(' ') +
                             tr("Changing it re-plans the KV pool while requests run: requests "
                                "that no longer fit are preempted and resume later; a value too "

@@ -181,6 +181,9 @@ class TestAppChatEngine : public QObject {
         connect(
             worker, &EngineWorker::engineView, this,
             [&](const EngineView& v) { plan = v.snapshot.memory; }, Qt::QueuedConnection);
+        // The default tuning again: the worker re-plans and sends a view.
+        QMetaObject::invokeMethod(worker, "setTuning", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::EngineTuning, EngineTuning{}));
         QTRY_VERIFY_WITH_TIMEOUT(plan.bytes_per_block > 0, 10000);
         // A pool of 6 blocks (96 token slots), far below the 4096-token context.
         EngineTuning t;

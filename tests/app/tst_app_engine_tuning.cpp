@@ -152,13 +152,13 @@ class TestAppEngineTuning : public QObject {
         QVERIFY(m.bytes_per_block > 0);
         const qint64 fixed = m.weight_bytes + m.workspace_bytes;
         EngineTuning t;
-        t.maxNumSeqs = 16; // cap 16 x 64 = 1024 blocks
-        t.deviceBytes = 2 * (fixed + 400 * m.bytes_per_block);
-        t.gpuMemoryUtilization = 0.5; // 400 blocks
+        t.maxNumSeqs = 16; // on the CPU the cap is 4 contexts: 4 x 64 = 256 blocks
+        t.deviceBytes = 2 * (fixed + 200 * m.bytes_per_block);
+        t.gpuMemoryUtilization = 0.5; // 200 blocks
         const EngineView big =
-            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 400; },
+            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 200; },
                      [&] { setTuning(t); });
-        QCOMPARE(big.snapshot.memory.num_blocks, 400);
+        QCOMPARE(big.snapshot.memory.num_blocks, 200);
         QCOMPARE(big.snapshot.memory.limit, KvPoolLimit::Utilization);
 
         QSignalSpy loadDone(&relay_, &WorkerRelay::loadTestFinished);
@@ -175,9 +175,9 @@ class TestAppEngineTuning : public QObject {
         t.gpuMemoryUtilization = double(fixed + 24 * m.bytes_per_block) / double(t.deviceBytes);
         t.gpuMemoryUtilization = std::ceil(t.gpuMemoryUtilization * 1000) / 1000;
         const EngineView shrunk =
-            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks < 400; },
+            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks < 200; },
                      [&] { setTuning(t); });
-        QVERIFY2(shrunk.snapshot.memory.num_blocks > 0 && shrunk.snapshot.memory.num_blocks < 400,
+        QVERIFY2(shrunk.snapshot.memory.num_blocks > 0 && shrunk.snapshot.memory.num_blocks < 200,
                  qPrintable(QString::number(shrunk.snapshot.memory.num_blocks)));
         QCOMPARE(int(shrunk.snapshot.blocks.size()), shrunk.snapshot.memory.num_blocks);
 
@@ -198,7 +198,7 @@ class TestAppEngineTuning : public QObject {
                 return v.snapshot.num_running == 0 && v.snapshot.num_waiting == 0;
             },
             {}, 2000);
-        qInfo("pool 400 -> %d blocks; preemptions so far %lld", shrunk.snapshot.memory.num_blocks,
+        qInfo("pool 200 -> %d blocks; preemptions so far %lld", shrunk.snapshot.memory.num_blocks,
               static_cast<long long>(
                   std::max(after.snapshot.total_preemptions, shrunk.snapshot.total_preemptions)));
     }
@@ -212,14 +212,14 @@ class TestAppEngineTuning : public QObject {
         const qint64 fixed = m.weight_bytes + m.workspace_bytes;
         EngineTuning t;
         t.maxNumSeqs = 16;
-        t.deviceBytes = 2 * (fixed + 400 * m.bytes_per_block);
-        t.gpuMemoryUtilization = 0.5; // 400 blocks
+        t.deviceBytes = 2 * (fixed + 200 * m.bytes_per_block);
+        t.gpuMemoryUtilization = 0.5; // 200 blocks
         EngineView v = waitView(
             [](const EngineView& v) {
-                return v.snapshot.memory.num_blocks == 400 && v.utilizationRefusal.isEmpty();
+                return v.snapshot.memory.num_blocks == 200 && v.utilizationRefusal.isEmpty();
             },
             [&] { setTuning(t); });
-        QCOMPARE(v.snapshot.memory.num_blocks, 400);
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);
         QCOMPARE(v.snapshot.memory.utilization, 0.5);
 
         // Idle: 0.0005 of the "device" does not even hold the weights.
@@ -229,7 +229,7 @@ class TestAppEngineTuning : public QObject {
         QVERIFY(!v.utilizationRefusal.isEmpty());
         QCOMPARE(v.refusedUtilization, 0.0005);
         QCOMPARE(v.tuning.gpuMemoryUtilization, 0.5); // the value in force
-        QCOMPARE(v.snapshot.memory.num_blocks, 400);  // the pool did not change
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);  // the pool did not change
         QCOMPARE(v.snapshot.memory.utilization, 0.5);
         QVERIFY2(!v.utilizationRefusal.contains(QStringLiteral(" 0 MiB")),
                  qPrintable(v.utilizationRefusal));
@@ -240,7 +240,13 @@ class TestAppEngineTuning : public QObject {
         const double u = match.captured(1).toDouble();
         // It is the smallest (to 1e-4) that holds one block after the weights and workspace.
         const double need = double(fixed + m.bytes_per_block);
-        QVERIFY2(std::floor(u * double(t.deviceBytes)) >= need, qPrintable(match.captured(1)));
+        QVERIFY2(std::floor(u * double(t.deviceBytes)) >= need,
+                 qPrintable(QStringLiteral("%1: %2 x %3 < %4 (%5)")
+                                .arg(match.captured(1))
+                                .arg(u)
+                                .arg(t.deviceBytes)
+                                .arg(need, 0, 'f', 0)
+                                .arg(v.utilizationRefusal)));
         QVERIFY(std::floor((u - 1e-4) * double(t.deviceBytes)) < need);
         // That value is accepted: the refusal goes away and the plan uses it.
         t.gpuMemoryUtilization = u;
@@ -255,9 +261,9 @@ class TestAppEngineTuning : public QObject {
 
         // While a request runs: a pool of one block cannot hold it.
         t.gpuMemoryUtilization = 0.5;
-        v = waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 400; },
+        v = waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 200; },
                      [&] { setTuning(t); });
-        QCOMPARE(v.snapshot.memory.num_blocks, 400);
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);
         QSignalSpy finished(&relay_, &WorkerRelay::finished);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
                                   Q_ARG(llmwb::GenerationRequest, request(60, 300)));
@@ -267,7 +273,7 @@ class TestAppEngineTuning : public QObject {
         QVERIFY2(v.utilizationRefusal.contains(QStringLiteral("running requests")),
                  qPrintable(v.utilizationRefusal));
         QCOMPARE(v.tuning.gpuMemoryUtilization, 0.5);
-        QCOMPARE(v.snapshot.memory.num_blocks, 400);
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);
         match = least.match(v.utilizationRefusal);
         QVERIFY2(match.hasMatch(), qPrintable(v.utilizationRefusal));
         QVERIFY(match.captured(1).toDouble() > u);

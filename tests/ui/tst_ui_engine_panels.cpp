@@ -233,6 +233,10 @@ class TestUiEnginePanels : public QObject {
         m.num_blocks = 100000;
         m.kv_bytes = qint64(m.num_blocks) * m.bytes_per_block;
         m.limit = KvPoolLimit::Utilization;
+        m.device = DeviceKind::Cuda;
+        m.utilization = 0.9;
+        m.base_bytes = m.device_bytes; // on CUDA utilization multiplies the GPU's memory
+        m.budget_bytes = qint64(0.9 * double(m.device_bytes));
         v.device = DeviceKind::Cuda;
         v.deviceName = QStringLiteral("NVIDIA H200");
         v.kvDtype = KvDtype::F16;
@@ -268,6 +272,10 @@ class TestUiEnginePanels : public QObject {
         tuning.setView(v);
         QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("fp32"));
         QVERIFY(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("CPU backend")));
+        QVERIFY(tuning.findChild<QLabel*>(QStringLiteral("utilizationBudget"))
+                    ->text()
+                    .contains(QStringLiteral("RAM available")));
+        QVERIFY(tuning.utilizationSlider()->toolTip().contains(QStringLiteral("on the CPU")));
         memory.setView(v);
         QCOMPARE(memory.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
         QVERIFY(memory.fieldText("memoryNote").contains(QStringLiteral("fp32")));
