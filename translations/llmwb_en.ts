@@ -504,6 +504,10 @@ Updated %2</source>
         <source>1 cell = %1 blocks (hover for the mix)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Blocks 0–%1 of %2 (the rest are free)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MainWindow</name>

@@ -509,6 +509,10 @@ Updated %2</source>
         <source>1 cell = %1 blocks (hover for the mix)</source>
         <translation>1 格 = %1 块（悬停查看构成）</translation>
     </message>
+    <message>
+        <source>Blocks 0–%1 of %2 (the rest are free)</source>
+        <translation>显示块 0–%1，共 %2 块（其余均空闲）</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MainWindow</name>

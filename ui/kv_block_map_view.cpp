@@ -25,6 +25,19 @@ KvBlockMapView::KvBlockMapView(QWidget* parent) : QWidget(parent) {
 
 void KvBlockMapView::setSnapshot(const EngineSnapshot& s) {
     blocks_ = s.blocks;
+    // Zoom to the used start of the pool: every block past the last used or cached one is free,
+    // so a chat in a pool of thousands of blocks gets large cells. Shown in steps of
+    // kMinShownBlocks, so the map does not rescale at every block a request takes.
+    int lastBusy = -1;
+    for (int b = int(blocks_.size()) - 1; b >= 0; --b)
+        if (blocks_[size_t(b)].state != BlockState::Free) {
+            lastBusy = b;
+            break;
+        }
+    const int64_t want = int64_t(lastBusy + 1) + (lastBusy + 1) / 4; // some room to grow
+    const int64_t step = kMinShownBlocks;
+    shown_ = int(std::min<int64_t>(int64_t(blocks_.size()),
+                                   std::max<int64_t>(step, (want + step - 1) / step * step)));
     blockSize_ = s.block_size;
     tokens_.assign(blocks_.size(), -1);
     // Tokens held: known for the blocks of the requests scheduled in the step (their tables);
@@ -86,15 +99,16 @@ QRect KvBlockMapView::gridArea(int captionH) const {
 }
 
 int KvBlockMapView::blocksPerCellIn(const QRect& g) const {
-    const int64_t n = blockCount();
+    const int64_t n = shownCount();
     const int64_t fit =
         int64_t(std::max(1, g.width() / kMinCell)) * std::max(1, g.height() / kMinCell);
     return n <= fit ? 1 : int((n + fit - 1) / fit);
 }
 
-// Room for the "1 cell = N blocks" caption, only when the cells aggregate.
+// Room for the caption ("1 cell = N blocks", "blocks 0–255 of 8,192"), only when the cells
+// aggregate or the map shows the start of the pool.
 int KvBlockMapView::captionHeight() const {
-    if (blockCount() == 0 || blocksPerCellIn(gridArea(0)) == 1)
+    if (shownCount() == 0 || (blocksPerCellIn(gridArea(0)) == 1 && shownCount() == blockCount()))
         return 0;
     return QFontMetrics(font()).height() + 2;
 }
@@ -104,12 +118,12 @@ QRect KvBlockMapView::gridRect() const {
 }
 
 int KvBlockMapView::blocksPerCell() const {
-    return blockCount() == 0 ? 1 : blocksPerCellIn(gridRect());
+    return shownCount() == 0 ? 1 : blocksPerCellIn(gridRect());
 }
 
 int KvBlockMapView::cellCount() const {
     const int per = blocksPerCell();
-    return (blockCount() + per - 1) / per;
+    return (shownCount() + per - 1) / per;
 }
 
 int KvBlockMapView::cellSize() const {
@@ -135,7 +149,7 @@ int KvBlockMapView::columns() const {
 }
 
 QRect KvBlockMapView::cellRect(int block) const {
-    if (block < 0 || block >= blockCount())
+    if (block < 0 || block >= shownCount())
         return {};
     const int s = cellSize(), cols = columns();
     const QRect g = gridRect();
@@ -182,7 +196,7 @@ QColor KvBlockMapView::cellColor(int block) const {
     // The mix of an aggregated cell: its most frequent owner (the highlighted request when it
     // has blocks here), faded toward the free colour by the share of blocks in use; cached
     // blocks alone give grey.
-    const int first = cellOf(block) * per, last = std::min(blockCount(), first + per);
+    const int first = cellOf(block) * per, last = std::min(shownCount(), first + per);
     QHash<qint64, int> owners;
     int used = 0, cached = 0;
     for (int b = first; b < last; ++b) {
@@ -254,13 +268,25 @@ QString KvBlockMapView::blockToolTip(int block) const {
     return text;
 }
 
+QString KvBlockMapView::captionText() const {
+    const QLocale loc = locale();
+    const int per = blocksPerCell();
+    QStringList parts;
+    if (shownCount() < blockCount())
+        parts << tr("Blocks 0–%1 of %2 (the rest are free)")
+                     .arg(loc.toString(shownCount() - 1), loc.toString(blockCount()));
+    if (per > 1)
+        parts << tr("1 cell = %1 blocks (hover for the mix)").arg(loc.toString(per));
+    return parts.join(QStringLiteral(" · "));
+}
+
 QString KvBlockMapView::cellToolTip(int block) const {
     const int per = blocksPerCell();
     if (block < 0 || block >= blockCount())
         return {};
-    if (per == 1)
+    if (per == 1 || block >= shownCount())
         return blockToolTip(block);
-    const int first = cellOf(block) * per, last = std::min(blockCount(), first + per);
+    const int first = cellOf(block) * per, last = std::min(shownCount(), first + per);
     int used = 0, cached = 0, free = 0, shared = 0;
     int64_t tokens = 0;
     QVector<qint64> owners;
@@ -321,15 +347,14 @@ void KvBlockMapView::paintEvent(QPaintEvent*) {
     const QBrush hatch(palette().color(QPalette::Base), Qt::BDiagPattern);
     const bool dimOthers = highlighted_ >= 0;
     const int per = blocksPerCell();
-    if (per > 1) {
+    if (captionHeight() > 0) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         const QRect g = gridRect();
         p.drawText(QRect(g.left(), g.top() - captionHeight(), g.width(), captionHeight()),
-                   Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("1 cell = %1 blocks (hover for the mix)").arg(locale().toString(per)));
+                   Qt::AlignLeft | Qt::AlignVCenter, captionText());
     }
-    for (int first = 0; first < blockCount(); first += per) {
-        const int last = std::min(blockCount(), first + per);
+    for (int first = 0; first < shownCount(); first += per) {
+        const int last = std::min(shownCount(), first + per);
         int used = 0, shared = 0;
         bool mine = false;
         for (int b = first; b < last; ++b) {

@@ -29,6 +29,12 @@ class KvBlockMapView : public QWidget {
     void setSnapshot(const EngineSnapshot& snapshot);
     int blockCount() const { return int(blocks_.size()); }
     static constexpr int kMinCell = 5; // pixels per cell side before cells aggregate blocks
+    // The map shows the pool's blocks 0..shownCount()-1: up to a quarter past the last used or
+    // cached block, in steps of kMinShownBlocks (the rest of the pool is free); the caption says
+    // so. A chat in a large, mostly free pool gets large cells.
+    static constexpr int kMinShownBlocks = 256;
+    int shownCount() const { return shown_; }
+    QString captionText() const;
 
     // Blocks per cell (1: one cell per block) and the number of cells.
     int blocksPerCell() const;
@@ -76,6 +82,7 @@ class KvBlockMapView : public QWidget {
     std::vector<SnapshotBlock> blocks_;
     std::vector<int> tokens_; // per block, -1 unknown
     int blockSize_ = 0;
+    int shown_ = 0;
     QVector<qint64> legend_;
     QVector<QRect> legendRects_;
     int legendHeight_ = 0;

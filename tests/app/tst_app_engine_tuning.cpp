@@ -234,7 +234,7 @@ class TestAppEngineTuning : public QObject {
         QVERIFY2(!v.utilizationRefusal.contains(QStringLiteral(" 0 MiB")),
                  qPrintable(v.utilizationRefusal));
         const QRegularExpression least(
-            QStringLiteral("smallest value that works now is ([0-9.]+)"));
+            QStringLiteral("smallest value that works now is ([0-9]+(?:\\.[0-9]+)?)"));
         auto match = least.match(v.utilizationRefusal);
         QVERIFY2(match.hasMatch(), qPrintable(v.utilizationRefusal));
         const double u = match.captured(1).toDouble();

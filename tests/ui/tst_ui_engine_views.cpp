@@ -154,6 +154,35 @@ class TestUiEngineViews : public QObject {
         QCOMPARE(v.cellToolTip(1), v.blockToolTip(1));
     }
 
+    // The map zooms to the used start of a mostly free pool: one chat of 20 blocks in 8,192
+    // gets cells of many pixels, the caption says what is shown, and it grows in steps as
+    // blocks further in the pool are taken.
+    void zoomsToTheUsedStartOfThePool() {
+        KvBlockMapView v;
+        v.resize(420, 260);
+        EngineSnapshot s = makeSnapshot(8192, 1, 20);
+        s.blocks[8191] = s.blocks[8190] = SnapshotBlock{}; // no cached blocks at the end
+        v.setSnapshot(s);
+        QCOMPARE(v.blockCount(), 8192);
+        QCOMPARE(v.shownCount(), KvBlockMapView::kMinShownBlocks);
+        QCOMPARE(v.blocksPerCell(), 1);
+        QVERIFY2(v.cellSize() >= 12, qPrintable(QString::number(v.cellSize())));
+        QVERIFY2(v.captionText().contains(QStringLiteral("0–255 of 8,192")) ||
+                     v.captionText().contains(QStringLiteral("0–255 of 8192")),
+                 qPrintable(v.captionText()));
+        QVERIFY(v.gridRect().contains(v.cellRect(255)));
+        QCOMPARE(v.blockAt(v.cellRect(19).center()), 19);
+        QCOMPARE(v.cellColor(19).rgb(), requestColor(100).rgb());
+        // A block far into the pool in use: the map shows up to it (and a quarter more).
+        s.blocks[3000] = {BlockState::Used, 1, 100, 0};
+        v.setSnapshot(s);
+        QVERIFY(v.shownCount() > 3000 && v.shownCount() <= 8192);
+        QCOMPARE(v.shownCount() % KvBlockMapView::kMinShownBlocks, 0);
+        QVERIFY(v.gridRect().contains(v.cellRect(3000)));
+        QCOMPARE(v.blockAt(v.cellRect(3000).center()),
+                 3000 / v.blocksPerCell() * v.blocksPerCell());
+    }
+
     void tooltipAndTokens() {
         KvBlockMapView v;
         v.resize(400, 300);
