@@ -370,10 +370,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Writing the demo model</source>
         <translation type="unfinished"></translation>
     </message>
@@ -417,6 +413,30 @@ Updated %2</source>
         <source>unknown error</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>the running requests need %1 KV blocks (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the weights and the workspace leave no room for one KV block (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU memory utilization %1 is refused: %2, and even 1.0 is not enough.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU memory utilization %1 is refused: %2. The smallest value that works now is %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation (%1 tokens) no longer fits the context of the model (%2 tokens); start a new chat or delete messages.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation (%1 tokens) no longer fits the KV cache pool (%2 tokens; the model&apos;s context is %3): raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -454,6 +474,38 @@ Updated %2</source>
     </message>
     <message>
         <source>No KV cache yet: load a model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Blocks %1–%2 (1 cell = %3 blocks)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In use: %1 (shared: %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cached (free): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Free: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens: about %1 / %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Owners: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 cell = %1 blocks (hover for the mix)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Blocks 0–%1 of %2 (the rest are free)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -742,10 +794,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>%1 (gpu_memory_utilization %2 × the device)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Limited by</source>
         <translation type="unfinished"></translation>
     </message>
@@ -755,6 +803,18 @@ Updated %2</source>
     </message>
     <message>
         <source>Re-planning the KV pool failed (the previous pool stays): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 = gpu_memory_utilization %2 × %3 of GPU memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 = gpu_memory_utilization %2 × %3 of RAM available to the engine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (weights, workspace and KV cache as planned)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -797,10 +857,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>gpu_memory_utilization × the device memory, less the weights and the workspace.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>The memory free when the pool was planned (the budget would allow more).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -818,6 +874,30 @@ Updated %2</source>
     </message>
     <message>
         <source>Kept large enough for the longest running request.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization × the GPU&apos;s memory, less the weights and the workspace.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization × the RAM available to the engine, less the weights and the workspace.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU memory utilization: the fraction of the GPU&apos;s memory the engine may use for weights, workspace and the KV cache (as in vLLM).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU memory utilization on the CPU: the share of the memory available to the engine (free RAM plus what it already holds) that it may use for weights, workspace and the KV cache. The pool holds at most %1 sequences of the model&apos;s full context, and its pages take RAM only as blocks fill.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Budget: %1 = %2 × %3 of GPU memory (weights, workspace and KV cache)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Budget: %1 = %2 × %3 of RAM available (weights, workspace and KV cache)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -916,11 +996,51 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The answer reached its token limit (max tokens of the conversation, or the model&apos;s context) before it ended.</source>
+        <source>cut off at the token limit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>cut off at the token limit</source>
+        <source>failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cut off: context full</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cut off: KV cache full</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The answer reached the conversation&apos;s max tokens before it ended.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model ended the answer (a stop token or stop string).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You stopped the answer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The generation failed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The generation failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The app was closed while the answer was being written.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation filled the model&apos;s context: start a new chat or delete messages.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation filled the whole KV cache pool, which is smaller than the model&apos;s context: raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1194,10 +1314,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Fraction of device memory (RAM on the CPU) the engine may use for weights, workspace and the KV cache. Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Most requests in one batch (applies from the next step).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1258,10 +1374,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Budget: %1 of %2 %3 (weights, workspace and KV cache)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Budget: %1% of the device memory (weights, workspace and KV cache)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1299,6 +1411,10 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Speculative decoding: up to this many draft tokens per step, found by looking up the last few tokens earlier in the conversation (n-gram prompt lookup), are checked by the model in the same step. Greedy answers stay identical and sampled ones keep their distribution. Applies from the next step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later; a value too small for the running requests is refused.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

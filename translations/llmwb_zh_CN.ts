@@ -375,10 +375,6 @@ Updated %2</source>
         <translation>尚未加载模型。</translation>
     </message>
     <message>
-        <source>The conversation (%1 tokens) no longer fits the context of the model; start a new chat or delete messages.</source>
-        <translation>对话（%1 个词元）已超出模型的上下文长度；请开始新对话或删除一些消息。</translation>
-    </message>
-    <message>
         <source>Writing the demo model</source>
         <translation>正在写入演示模型</translation>
     </message>
@@ -422,6 +418,30 @@ Updated %2</source>
         <source>unknown error</source>
         <translation>未知错误</translation>
     </message>
+    <message>
+        <source>the running requests need %1 KV blocks (%2)</source>
+        <translation>运行中的请求需要 %1 个 KV 块（%2）</translation>
+    </message>
+    <message>
+        <source>the weights and the workspace leave no room for one KV block (%1)</source>
+        <translation>权重和工作区之外已容不下一个 KV 块（%1）</translation>
+    </message>
+    <message>
+        <source>GPU memory utilization %1 is refused: %2, and even 1.0 is not enough.</source>
+        <translation>已拒绝 GPU 显存利用率 %1：%2，即使 1.0 也不够。</translation>
+    </message>
+    <message>
+        <source>GPU memory utilization %1 is refused: %2. The smallest value that works now is %3.</source>
+        <translation>已拒绝 GPU 显存利用率 %1：%2。当前可用的最小值为 %3。</translation>
+    </message>
+    <message>
+        <source>The conversation (%1 tokens) no longer fits the context of the model (%2 tokens); start a new chat or delete messages.</source>
+        <translation>对话（%1 个词元）已超出模型的上下文长度（%2 个词元）；请开始新对话或删除一些消息。</translation>
+    </message>
+    <message>
+        <source>The conversation (%1 tokens) no longer fits the KV cache pool (%2 tokens; the model&apos;s context is %3): raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
+        <translation>对话（%1 个词元）已放不进 KV 缓存池（%2 个词元；模型的上下文长度为 %3）：请在调优面板中调高 GPU 显存利用率，或开始新对话。</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -460,6 +480,38 @@ Updated %2</source>
     <message>
         <source>No KV cache yet: load a model.</source>
         <translation>尚无 KV 缓存：请加载模型。</translation>
+    </message>
+    <message>
+        <source>Blocks %1–%2 (1 cell = %3 blocks)</source>
+        <translation>块 %1–%2（1 格 = %3 块）</translation>
+    </message>
+    <message>
+        <source>In use: %1 (shared: %2)</source>
+        <translation>使用中：%1（共享：%2）</translation>
+    </message>
+    <message>
+        <source>Cached (free): %1</source>
+        <translation>已缓存（空闲）：%1</translation>
+    </message>
+    <message>
+        <source>Free: %1</source>
+        <translation>空闲：%1</translation>
+    </message>
+    <message>
+        <source>Tokens: about %1 / %2</source>
+        <translation>词元：约 %1 / %2</translation>
+    </message>
+    <message>
+        <source>Owners: %1</source>
+        <translation>所有者：%1</translation>
+    </message>
+    <message>
+        <source>1 cell = %1 blocks (hover for the mix)</source>
+        <translation>1 格 = %1 块（悬停查看构成）</translation>
+    </message>
+    <message>
+        <source>Blocks 0–%1 of %2 (the rest are free)</source>
+        <translation>显示块 0–%1，共 %2 块（其余均空闲）</translation>
     </message>
 </context>
 <context>
@@ -747,10 +799,6 @@ Updated %2</source>
         <translation>预算</translation>
     </message>
     <message>
-        <source>%1 (gpu_memory_utilization %2 × the device)</source>
-        <translation>%1（gpu_memory_utilization %2 × 设备内存）</translation>
-    </message>
-    <message>
         <source>Limited by</source>
         <translation>限制因素</translation>
     </message>
@@ -761,6 +809,18 @@ Updated %2</source>
     <message>
         <source>Re-planning the KV pool failed (the previous pool stays): %1</source>
         <translation>重新规划 KV 缓存池失败（保留原缓存池）：%1</translation>
+    </message>
+    <message>
+        <source>%1 = gpu_memory_utilization %2 × %3 of GPU memory</source>
+        <translation>%1 = gpu_memory_utilization %2 × %3 显存</translation>
+    </message>
+    <message>
+        <source>%1 = gpu_memory_utilization %2 × %3 of RAM available to the engine</source>
+        <translation>%1 = gpu_memory_utilization %2 × 引擎可用内存 %3</translation>
+    </message>
+    <message>
+        <source>%1 (weights, workspace and KV cache as planned)</source>
+        <translation>%1（按规划的权重、工作区和 KV 缓存）</translation>
     </message>
 </context>
 <context>
@@ -802,10 +862,6 @@ Updated %2</source>
         <translation>由 %1 的 KV 缓存预算决定。</translation>
     </message>
     <message>
-        <source>gpu_memory_utilization × the device memory, less the weights and the workspace.</source>
-        <translation>gpu_memory_utilization × 设备内存，减去权重和工作区。</translation>
-    </message>
-    <message>
         <source>The memory free when the pool was planned (the budget would allow more).</source>
         <translation>规划缓存池时的空闲内存（预算本可允许更多）。</translation>
     </message>
@@ -824,6 +880,30 @@ Updated %2</source>
     <message>
         <source>Kept large enough for the longest running request.</source>
         <translation>保持足够容纳最长的运行中请求。</translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization × the GPU&apos;s memory, less the weights and the workspace.</source>
+        <translation>gpu_memory_utilization × GPU 显存，减去权重和工作区。</translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization × the RAM available to the engine, less the weights and the workspace.</source>
+        <translation>gpu_memory_utilization × 引擎可用内存，减去权重和工作区。</translation>
+    </message>
+    <message>
+        <source>GPU memory utilization: the fraction of the GPU&apos;s memory the engine may use for weights, workspace and the KV cache (as in vLLM).</source>
+        <translation>GPU 显存利用率：引擎可用于权重、工作区和 KV 缓存的 GPU 显存比例（与 vLLM 相同）。</translation>
+    </message>
+    <message>
+        <source>GPU memory utilization on the CPU: the share of the memory available to the engine (free RAM plus what it already holds) that it may use for weights, workspace and the KV cache. The pool holds at most %1 sequences of the model&apos;s full context, and its pages take RAM only as blocks fill.</source>
+        <translation>CPU 上的 GPU 显存利用率：引擎可用内存（空闲内存加上它已占用的部分）中可用于权重、工作区和 KV 缓存的比例。缓存池最多容纳 %1 个完整上下文长度的序列，且其内存页只在块被写入时才占用内存。</translation>
+    </message>
+    <message>
+        <source>Budget: %1 = %2 × %3 of GPU memory (weights, workspace and KV cache)</source>
+        <translation>预算：%1 = %2 × %3 显存（权重、工作区和 KV 缓存）</translation>
+    </message>
+    <message>
+        <source>Budget: %1 = %2 × %3 of RAM available (weights, workspace and KV cache)</source>
+        <translation>预算：%1 = %2 × 可用内存 %3（权重、工作区和 KV 缓存）</translation>
     </message>
 </context>
 <context>
@@ -921,12 +1001,52 @@ Updated %2</source>
         <translation>保持消息原样（Esc）</translation>
     </message>
     <message>
-        <source>The answer reached its token limit (max tokens of the conversation, or the model&apos;s context) before it ended.</source>
-        <translation>回答在结束前达到了词元上限（对话的最大词元数或模型的上下文长度）。</translation>
-    </message>
-    <message>
         <source>cut off at the token limit</source>
         <translation>因达到词元上限而截断</translation>
+    </message>
+    <message>
+        <source>failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <source>cut off: context full</source>
+        <translation>已截断：上下文已满</translation>
+    </message>
+    <message>
+        <source>cut off: KV cache full</source>
+        <translation>已截断：KV 缓存已满</translation>
+    </message>
+    <message>
+        <source>The answer reached the conversation&apos;s max tokens before it ended.</source>
+        <translation>回答在结束前达到了对话的最大词元数。</translation>
+    </message>
+    <message>
+        <source>The model ended the answer (a stop token or stop string).</source>
+        <translation>模型结束了回答（停止词元或停止字符串）。</translation>
+    </message>
+    <message>
+        <source>You stopped the answer.</source>
+        <translation>你停止了回答。</translation>
+    </message>
+    <message>
+        <source>The generation failed.</source>
+        <translation>生成失败。</translation>
+    </message>
+    <message>
+        <source>The generation failed: %1</source>
+        <translation>生成失败：%1</translation>
+    </message>
+    <message>
+        <source>The app was closed while the answer was being written.</source>
+        <translation>回答生成期间应用被关闭。</translation>
+    </message>
+    <message>
+        <source>The conversation filled the model&apos;s context: start a new chat or delete messages.</source>
+        <translation>对话已占满模型的上下文：请开始新对话或删除一些消息。</translation>
+    </message>
+    <message>
+        <source>The conversation filled the whole KV cache pool, which is smaller than the model&apos;s context: raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
+        <translation>对话已占满整个 KV 缓存池（它小于模型的上下文）：请在调优面板中调高 GPU 显存利用率，或开始新对话。</translation>
     </message>
 </context>
 <context>
@@ -1201,10 +1321,6 @@ CUDA 不可用：%1</translation>
         <translation>推测词元数</translation>
     </message>
     <message>
-        <source>Fraction of device memory (RAM on the CPU) the engine may use for weights, workspace and the KV cache. Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later.</source>
-        <translation>引擎可用于权重、工作区和 KV 缓存的设备内存比例（CPU 上为本机内存）。修改后会在请求运行时重新规划 KV 缓存池：放不下的请求会被抢占，稍后继续。</translation>
-    </message>
-    <message>
         <source>Most requests in one batch (applies from the next step).</source>
         <translation>一个批次中的最多请求数（从下一步起生效）。</translation>
     </message>
@@ -1265,10 +1381,6 @@ CUDA 不可用：%1</translation>
         <translation>恢复默认值</translation>
     </message>
     <message>
-        <source>Budget: %1 of %2 %3 (weights, workspace and KV cache)</source>
-        <translation>预算：%2 %3中的 %1（权重、工作区和 KV 缓存）</translation>
-    </message>
-    <message>
         <source>Budget: %1% of the device memory (weights, workspace and KV cache)</source>
         <translation>预算：设备内存的 %1%（权重、工作区和 KV 缓存）</translation>
     </message>
@@ -1307,6 +1419,10 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Speculative decoding: up to this many draft tokens per step, found by looking up the last few tokens earlier in the conversation (n-gram prompt lookup), are checked by the model in the same step. Greedy answers stay identical and sampled ones keep their distribution. Applies from the next step.</source>
         <translation>推测解码：每步最多这么多个草稿词元（在对话前文中查找最后几个词元得到，即 n-gram 提示查找）在同一步中由模型验证。贪婪解码的回答保持不变，采样的回答分布不变。从下一步起生效。</translation>
+    </message>
+    <message>
+        <source>Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later; a value too small for the running requests is refused.</source>
+        <translation>修改后会在请求运行时重新规划 KV 缓存池：放不下的请求会被抢占，稍后继续；对运行中的请求来说过小的值会被拒绝。</translation>
     </message>
 </context>
 </TS>

@@ -1,6 +1,7 @@
 #include "ui/kv_block_map_view.h"
 
 #include <QHelpEvent>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -24,6 +25,19 @@ KvBlockMapView::KvBlockMapView(QWidget* parent) : QWidget(parent) {
 
 void KvBlockMapView::setSnapshot(const EngineSnapshot& s) {
     blocks_ = s.blocks;
+    // Zoom to the used start of the pool: every block past the last used or cached one is free,
+    // so a chat in a pool of thousands of blocks gets large cells. Shown in steps of
+    // kMinShownBlocks, so the map does not rescale at every block a request takes.
+    int lastBusy = -1;
+    for (int b = int(blocks_.size()) - 1; b >= 0; --b)
+        if (blocks_[size_t(b)].state != BlockState::Free) {
+            lastBusy = b;
+            break;
+        }
+    const int64_t want = int64_t(lastBusy + 1) + (lastBusy + 1) / 4; // some room to grow
+    const int64_t step = kMinShownBlocks;
+    shown_ = int(std::min<int64_t>(int64_t(blocks_.size()),
+                                   std::max<int64_t>(step, (want + step - 1) / step * step)));
     blockSize_ = s.block_size;
     tokens_.assign(blocks_.size(), -1);
     // Tokens held: known for the blocks of the requests scheduled in the step (their tables);
@@ -79,13 +93,41 @@ void KvBlockMapView::resizeEvent(QResizeEvent* e) {
     QWidget::resizeEvent(e);
 }
 
+QRect KvBlockMapView::gridArea(int captionH) const {
+    return QRect(kMargin, legendHeight_ + kMargin + captionH, std::max(1, width() - 2 * kMargin),
+                 std::max(1, height() - legendHeight_ - captionH - 2 * kMargin));
+}
+
+int KvBlockMapView::blocksPerCellIn(const QRect& g) const {
+    const int64_t n = shownCount();
+    const int64_t fit =
+        int64_t(std::max(1, g.width() / kMinCell)) * std::max(1, g.height() / kMinCell);
+    return n <= fit ? 1 : int((n + fit - 1) / fit);
+}
+
+// Room for the caption ("1 cell = N blocks", "blocks 0–255 of 8,192"), only when the cells
+// aggregate or the map shows the start of the pool.
+int KvBlockMapView::captionHeight() const {
+    if (shownCount() == 0 || (blocksPerCellIn(gridArea(0)) == 1 && shownCount() == blockCount()))
+        return 0;
+    return QFontMetrics(font()).height() + 2;
+}
+
 QRect KvBlockMapView::gridRect() const {
-    return QRect(kMargin, legendHeight_ + kMargin, std::max(1, width() - 2 * kMargin),
-                 std::max(1, height() - legendHeight_ - 2 * kMargin));
+    return gridArea(captionHeight());
+}
+
+int KvBlockMapView::blocksPerCell() const {
+    return shownCount() == 0 ? 1 : blocksPerCellIn(gridRect());
+}
+
+int KvBlockMapView::cellCount() const {
+    const int per = blocksPerCell();
+    return (shownCount() + per - 1) / per;
 }
 
 int KvBlockMapView::cellSize() const {
-    const int n = blockCount();
+    const int n = cellCount();
     if (n == 0)
         return 0;
     const QRect g = gridRect();
@@ -107,12 +149,13 @@ int KvBlockMapView::columns() const {
 }
 
 QRect KvBlockMapView::cellRect(int block) const {
-    if (block < 0 || block >= blockCount())
+    if (block < 0 || block >= shownCount())
         return {};
     const int s = cellSize(), cols = columns();
     const QRect g = gridRect();
     const int gap = s >= 5 ? 1 : 0;
-    return QRect(g.left() + (block % cols) * s, g.top() + (block / cols) * s, s - gap, s - gap);
+    const int cell = cellOf(block);
+    return QRect(g.left() + (cell % cols) * s, g.top() + (cell / cols) * s, s - gap, s - gap);
 }
 
 int KvBlockMapView::blockAt(const QPoint& pos) const {
@@ -126,8 +169,8 @@ int KvBlockMapView::blockAt(const QPoint& pos) const {
     const int cols = columns();
     if (col >= cols)
         return -1;
-    const int64_t b = int64_t(row) * cols + col;
-    return b < blockCount() ? int(b) : -1;
+    const int64_t cell = int64_t(row) * cols + col;
+    return cell < cellCount() ? int(cell * blocksPerCell()) : -1;
 }
 
 int KvBlockMapView::tokensHeld(int block) const {
@@ -147,6 +190,50 @@ void KvBlockMapView::setHighlighted(qint64 requestId) {
 }
 
 QColor KvBlockMapView::cellColor(int block) const {
+    const int per = blocksPerCell();
+    if (per == 1)
+        return blockColor(block);
+    // The mix of an aggregated cell: its most frequent owner (the highlighted request when it
+    // has blocks here), faded toward the free colour by the share of blocks in use; cached
+    // blocks alone give grey.
+    const int first = cellOf(block) * per, last = std::min(shownCount(), first + per);
+    QHash<qint64, int> owners;
+    int used = 0, cached = 0;
+    for (int b = first; b < last; ++b) {
+        const SnapshotBlock& blk = blocks_[size_t(b)];
+        if (blk.state == BlockState::Used) {
+            ++used;
+            ++owners[blk.owner];
+        } else if (blk.state == BlockState::CachedFree) {
+            ++cached;
+        }
+    }
+    const QColor free = palette().color(QPalette::AlternateBase);
+    QColor full;
+    int count = 0;
+    if (used > 0) {
+        qint64 best = -1;
+        for (auto it = owners.cbegin(); it != owners.cend(); ++it)
+            if (it.value() > owners.value(best, 0) ||
+                (it.value() == owners.value(best, 0) && it.key() < best))
+                best = it.key();
+        if (highlighted_ >= 0 && owners.contains(highlighted_))
+            best = highlighted_;
+        full = requestColor(best);
+        count = used;
+    } else if (cached > 0) {
+        full = palette().color(QPalette::Mid);
+        count = cached;
+    } else {
+        return free;
+    }
+    const double a = 0.4 + 0.6 * double(count) / double(last - first);
+    auto mix = [a](int f, int c) { return int(std::lround(f * (1.0 - a) + c * a)); };
+    return QColor(mix(free.red(), full.red()), mix(free.green(), full.green()),
+                  mix(free.blue(), full.blue()));
+}
+
+QColor KvBlockMapView::blockColor(int block) const {
     const SnapshotBlock& b = blocks_[size_t(block)];
     switch (b.state) {
     case BlockState::Free:
@@ -181,6 +268,61 @@ QString KvBlockMapView::blockToolTip(int block) const {
     return text;
 }
 
+QString KvBlockMapView::captionText() const {
+    const QLocale loc = locale();
+    const int per = blocksPerCell();
+    QStringList parts;
+    if (shownCount() < blockCount())
+        parts << tr("Blocks 0–%1 of %2 (the rest are free)")
+                     .arg(loc.toString(shownCount() - 1), loc.toString(blockCount()));
+    if (per > 1)
+        parts << tr("1 cell = %1 blocks (hover for the mix)").arg(loc.toString(per));
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString KvBlockMapView::cellToolTip(int block) const {
+    const int per = blocksPerCell();
+    if (block < 0 || block >= blockCount())
+        return {};
+    if (per == 1 || block >= shownCount())
+        return blockToolTip(block);
+    const int first = cellOf(block) * per, last = std::min(shownCount(), first + per);
+    int used = 0, cached = 0, free = 0, shared = 0;
+    int64_t tokens = 0;
+    QVector<qint64> owners;
+    for (int b = first; b < last; ++b) {
+        const SnapshotBlock& blk = blocks_[size_t(b)];
+        if (blk.state == BlockState::Used) {
+            ++used;
+            if (blk.ref_count > 1)
+                ++shared;
+            if (!owners.contains(blk.owner))
+                owners.push_back(blk.owner);
+        } else if (blk.state == BlockState::CachedFree) {
+            ++cached;
+        } else {
+            ++free;
+        }
+        tokens += std::max(0, tokens_[size_t(b)]);
+    }
+    const QLocale loc = locale();
+    QString text = tr("Blocks %1–%2 (1 cell = %3 blocks)")
+                       .arg(loc.toString(first), loc.toString(last - 1), loc.toString(per));
+    text += QLatin1Char('\n') + tr("In use: %1 (shared: %2)").arg(used).arg(shared);
+    text += QLatin1Char('\n') + tr("Cached (free): %1").arg(cached);
+    text += QLatin1Char('\n') + tr("Free: %1").arg(free);
+    text += QLatin1Char('\n') + tr("Tokens: about %1 / %2")
+                                    .arg(loc.toString(tokens))
+                                    .arg(loc.toString(qint64(last - first) * blockSize_));
+    if (!owners.isEmpty()) {
+        QStringList ids;
+        for (qint64 id : owners)
+            ids << QStringLiteral("#%1").arg(id);
+        text += QLatin1Char('\n') + tr("Owners: %1").arg(ids.join(QStringLiteral(", ")));
+    }
+    return text;
+}
+
 void KvBlockMapView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Base));
@@ -204,14 +346,32 @@ void KvBlockMapView::paintEvent(QPaintEvent*) {
     }
     const QBrush hatch(palette().color(QPalette::Base), Qt::BDiagPattern);
     const bool dimOthers = highlighted_ >= 0;
-    for (int b = 0; b < blockCount(); ++b) {
-        const SnapshotBlock& blk = blocks_[size_t(b)];
-        const QRect r = cellRect(b);
-        QColor c = cellColor(b);
-        if (dimOthers && !(blk.state == BlockState::Used && blk.owner == highlighted_))
+    const int per = blocksPerCell();
+    if (captionHeight() > 0) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        const QRect g = gridRect();
+        p.drawText(QRect(g.left(), g.top() - captionHeight(), g.width(), captionHeight()),
+                   Qt::AlignLeft | Qt::AlignVCenter, captionText());
+    }
+    for (int first = 0; first < shownCount(); first += per) {
+        const int last = std::min(shownCount(), first + per);
+        int used = 0, shared = 0;
+        bool mine = false;
+        for (int b = first; b < last; ++b) {
+            const SnapshotBlock& blk = blocks_[size_t(b)];
+            if (blk.state != BlockState::Used)
+                continue;
+            ++used;
+            shared += blk.ref_count > 1 ? 1 : 0;
+            mine = mine || blk.owner == highlighted_;
+        }
+        const QRect r = cellRect(first);
+        QColor c = cellColor(first);
+        if (dimOthers && !mine)
             c.setAlpha(60);
         p.fillRect(r, c);
-        if (blk.state == BlockState::Used && blk.ref_count > 1 && r.width() >= 3)
+        // Hatched: shared blocks (in an aggregated cell, when most of its used blocks are).
+        if (used > 0 && shared * 2 > used && r.width() >= 3)
             p.fillRect(r, hatch);
     }
 }
@@ -221,7 +381,7 @@ bool KvBlockMapView::event(QEvent* e) {
         auto* he = static_cast<QHelpEvent*>(e);
         const int b = blockAt(he->pos());
         if (b >= 0)
-            QToolTip::showText(he->globalPos(), blockToolTip(b), this, cellRect(b));
+            QToolTip::showText(he->globalPos(), cellToolTip(b), this, cellRect(b));
         else
             QToolTip::hideText();
         return true;

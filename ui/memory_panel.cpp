@@ -128,13 +128,15 @@ void MemoryPanel::setView(const EngineView& v) {
                       m.cap_blocks == plan_.cap_blocks && m.note == plan_.note &&
                       v.replanError == replanError_ && v.tuning.maxNumSeqs == maxNumSeqs_ &&
                       v.device == viewDevice_ && v.deviceName == deviceName_ &&
-                      v.kvDtype == viewKvDtype_ && v.tuning.gpuMemoryUtilization == utilization_;
+                      v.kvDtype == viewKvDtype_ && m.utilization == plan_.utilization &&
+                      m.base_bytes == plan_.base_bytes && m.budget_bytes == plan_.budget_bytes &&
+                      m.cap_seqs == plan_.cap_seqs && v.utilizationRefusal == refusal_;
     if (same)
         return;
     plan_ = m;
     replanError_ = v.replanError;
     maxNumSeqs_ = v.tuning.maxNumSeqs;
-    utilization_ = v.tuning.gpuMemoryUtilization;
+    refusal_ = v.utilizationRefusal;
     viewDevice_ = v.device;
     deviceName_ = v.deviceName;
     viewKvDtype_ = v.kvDtype;
@@ -181,9 +183,18 @@ void MemoryPanel::refreshTexts() {
                              .arg(MemoryPlanText::device(viewDevice_, deviceName_),
                                   size(plan_.device_bytes),
                                   MemoryPlanText::memoryName(viewDevice_)));
-        budget_->setText(tr("%1 (gpu_memory_utilization %2 × the device)")
-                             .arg(size(qint64(utilization_ * double(plan_.device_bytes))),
-                                  loc.toString(utilization_, 'f', 4)));
+        // The plan in force: its own utilization and base, never the slider's value.
+        if (plan_.from_utilization() && plan_.base_bytes > 0)
+            budget_->setText(
+                (viewDevice_ == DeviceKind::Cuda
+                     ? tr("%1 = gpu_memory_utilization %2 × %3 of GPU memory")
+                     : tr("%1 = gpu_memory_utilization %2 × %3 of RAM available to the engine"))
+                    .arg(size(plan_.budget_bytes), loc.toString(plan_.utilization, 'g', 4),
+                         size(plan_.base_bytes)));
+        else
+            budget_->setText(
+                tr("%1 (weights, workspace and KV cache as planned)")
+                    .arg(size(plan_.weight_bytes + plan_.workspace_bytes + plan_.kv_bytes)));
         const QColor freeColor = palette().color(QPalette::Base);
         bar_->setParts({{tr("Weights"), plan_.weight_bytes, kWeights},
                         {tr("KV cache"), plan_.kv_bytes, kKv},
@@ -209,7 +220,11 @@ void MemoryPanel::refreshTexts() {
     dtypes_->setText(hasModel_ && !model_.dtypeSummary.isEmpty()
                          ? model_.dtypeSummary.join(QLatin1Char('\n'))
                          : QStringLiteral("–"));
-    QString note = hasView_ ? MemoryPlanText::backendNote(viewDevice_, viewKvDtype_) : QString();
+    QString note = hasView_ ? MemoryPlanText::backendNote(viewDevice_, viewKvDtype_) +
+                                  QLatin1Char(' ') + MemoryPlanText::utilizationMeaning(viewDevice_)
+                            : QString();
+    if (!refusal_.isEmpty())
+        note = refusal_ + QLatin1Char('\n') + note;
     if (!replanError_.isEmpty())
         note =
             tr("Re-planning the KV pool failed (the previous pool stays): %1").arg(replanError_) +

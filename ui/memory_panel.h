@@ -70,7 +70,7 @@ class MemoryPanel : public QWidget {
         *kvDtype_, *dtypes_, *note_;
     MemoryPlan plan_;
     int maxNumSeqs_ = 0;
-    double utilization_ = 0;
+    QString refusal_; // the last utilization the engine refused, and why
     QString replanError_, deviceName_;
     DeviceKind viewDevice_ = DeviceKind::Cpu;
     KvDtype viewKvDtype_ = KvDtype::F32;

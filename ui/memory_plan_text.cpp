@@ -43,15 +43,18 @@ QString MemoryPlanText::limit(const MemoryPlan& plan, int maxNumSeqs) {
     case KvPoolLimit::KvBytes:
         return tr("Set by a KV-cache budget of %1.").arg(loc.formattedDataSize(plan.kv_bytes, 1));
     case KvPoolLimit::Utilization:
-        return tr("gpu_memory_utilization × the device memory, less the weights and the "
-                  "workspace.");
+        return plan.device == DeviceKind::Cuda
+                   ? tr("gpu_memory_utilization × the GPU's memory, less the weights and the "
+                        "workspace.")
+                   : tr("gpu_memory_utilization × the RAM available to the engine, less the "
+                        "weights and the workspace.");
     case KvPoolLimit::Available:
         return tr("The memory free when the pool was planned (the budget would allow more).");
     case KvPoolLimit::Need:
         return tr("What the requests can use (the budget would allow more).");
     case KvPoolLimit::Context:
         return tr("Capped: %1 sequences of the full context never use more than %2 blocks.")
-            .arg(maxNumSeqs)
+            .arg(plan.cap_seqs > 0 ? plan.cap_seqs : maxNumSeqs)
             .arg(loc.toString(plan.cap_blocks));
     case KvPoolLimit::Fallback:
         return tr("The budget does not hold the weights, so a small pool is used instead: %1")
@@ -60,6 +63,29 @@ QString MemoryPlanText::limit(const MemoryPlan& plan, int maxNumSeqs) {
         return tr("Kept large enough for the longest running request.");
     }
     return {};
+}
+
+QString MemoryPlanText::utilizationMeaning(DeviceKind device) {
+    if (device == DeviceKind::Cuda)
+        return tr("GPU memory utilization: the fraction of the GPU's memory the engine may use "
+                  "for weights, workspace and the KV cache (as in vLLM).");
+    return tr("GPU memory utilization on the CPU: the share of the memory available to the "
+              "engine (free RAM plus what it already holds) that it may use for weights, "
+              "workspace and the KV cache. The pool holds at most %1 sequences of the model's "
+              "full context, and its pages take RAM only as blocks fill.")
+        .arg(kCpuContextSeqs);
+}
+
+QString MemoryPlanText::budget(const MemoryPlan& plan, DeviceKind device) {
+    const QLocale loc;
+    const QString u = loc.toString(plan.utilization, 'g', 4);
+    if (device == DeviceKind::Cuda)
+        return tr("Budget: %1 = %2 × %3 of GPU memory (weights, workspace and KV cache)")
+            .arg(loc.formattedDataSize(plan.budget_bytes, 1), u,
+                 loc.formattedDataSize(plan.base_bytes, 1));
+    return tr("Budget: %1 = %2 × %3 of RAM available (weights, workspace and KV cache)")
+        .arg(loc.formattedDataSize(plan.budget_bytes, 1), u,
+             loc.formattedDataSize(plan.base_bytes, 1));
 }
 
 } // namespace llmwb

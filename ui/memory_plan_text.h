@@ -25,8 +25,15 @@ class MemoryPlanText {
     // memory is the GPU's memory; the KV cache is stored in fp16."
     static QString backendNote(DeviceKind device, KvDtype dtype);
     // Which bound decided the number of blocks, in a sentence (with the fallback's reason).
-    // maxNumSeqs: the engine's max_num_seqs (the context cap counts that many sequences).
+    // The context cap counts plan.cap_seqs sequences (maxNumSeqs, the engine's max_num_seqs,
+    // for a plan that does not say).
     static QString limit(const MemoryPlan& plan, int maxNumSeqs);
+    // What gpu_memory_utilization means on this backend (memory_plan.h): on CUDA a fraction of
+    // the GPU's memory, as in vLLM; on the CPU a share of the memory available to the engine,
+    // with a pool of at most kCpuContextSeqs full contexts whose pages take RAM as blocks fill.
+    static QString utilizationMeaning(DeviceKind device);
+    // "Budget: 5.5 GB = 0.5 × 11 GB of RAM available" for the plan in force.
+    static QString budget(const MemoryPlan& plan, DeviceKind device);
 };
 
 } // namespace llmwb

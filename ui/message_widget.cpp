@@ -163,11 +163,7 @@ void MessageWidget::updateHeader() {
         role_->setText(tr("System"));
     role_->setToolTip(role_->text()); // the whole text where it is elided
     state_->setText(stateText(message_));
-    state_->setToolTip(message_.state == MessageState::Complete &&
-                               message_.finishReason == FinishReason::Length
-                           ? tr("The answer reached its token limit (max tokens of the "
-                                "conversation, or the model's context) before it ended.")
-                           : QString());
+    state_->setToolTip(stateToolTip(message_));
     const bool streaming = message_.state == MessageState::Streaming;
     delete_->setEnabled(!streaming);
     edit_->setEnabled(!streaming);
@@ -184,10 +180,46 @@ QString MessageWidget::stateText(const ChatMessage& m) {
         return tr("generating…");
     case MessageState::Stopped:
         return tr("stopped");
-    case MessageState::Error:
-        return tr("failed");
+    case MessageState::Error: {
+        // The start of the message (the label keeps a fixed width); the tooltip has all of it.
+        QString e = m.error.simplified();
+        if (e.size() > 48)
+            e = e.left(47) + QChar(0x2026);
+        return e.isEmpty() ? tr("failed") : tr("failed: %1").arg(e);
+    }
     case MessageState::Interrupted:
         return tr("interrupted (the app was closed)");
+    case MessageState::Truncated:
+        return m.finishReason == FinishReason::Context ? tr("cut off: context full")
+                                                       : tr("cut off: KV cache full");
+    }
+    return {};
+}
+
+QString MessageWidget::stateToolTip(const ChatMessage& m) {
+    switch (m.state) {
+    case MessageState::Complete:
+        return m.finishReason == FinishReason::Length
+                   ? tr("The answer reached the conversation's max tokens before it ended.")
+               : m.finishReason == FinishReason::Stop
+                   ? tr("The model ended the answer (a stop token or stop string).")
+                   : QString();
+    case MessageState::Streaming:
+        return {};
+    case MessageState::Stopped:
+        return tr("You stopped the answer.");
+    case MessageState::Error:
+        return m.error.isEmpty() ? tr("The generation failed.")
+                                 : tr("The generation failed: %1").arg(m.error);
+    case MessageState::Interrupted:
+        return tr("The app was closed while the answer was being written.");
+    case MessageState::Truncated:
+        return m.finishReason == FinishReason::Context
+                   ? tr("The conversation filled the model's context: start a new chat or "
+                        "delete messages.")
+                   : tr("The conversation filled the whole KV cache pool, which is smaller "
+                        "than the model's context: raise GPU memory utilization in the Tuning "
+                        "dock, or start a new chat.");
     }
     return {};
 }

@@ -34,6 +34,8 @@ class MessageWidget : public QFrame {
     // The state of a message in words ("" for a complete answer that ended normally; "cut off at
     // the token limit" for one whose finish reason is Length).
     static QString stateText(const ChatMessage& m);
+    // Why the answer ended, in a sentence (the error message of a failed one).
+    static QString stateToolTip(const ChatMessage& m);
     // Human-readable figures of an answer, e.g. "41.2 tokens/s · TTFT 120 ms · 12 → 80 tokens".
     static QString figuresText(const ChatMessage& m);
 

@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -55,9 +56,12 @@ void TuningPanel::build() {
     layout->setContentsMargins(6, 6, 6, 6);
 
     engineBox_ = new QGroupBox(this);
-    engineForm_ = new QFormLayout(engineBox_);
-    engineForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    engineForm_->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    // A grid, not a QFormLayout: the word-wrapped notes and the pool text change length with
+    // the model and the plan, and QFormLayout did not grow with them (after opening a Hugging
+    // Face folder the Budget, Pool and "Capped at…" lines were drawn over each other). A grid
+    // accounts for their height for the width they get.
+    engineForm_ = new QGridLayout(engineBox_);
+    engineForm_->setColumnStretch(1, 1);
     utilSlider_ = new QSlider(Qt::Horizontal, this);
     utilSlider_->setObjectName(QStringLiteral("utilizationSlider"));
     utilSlider_->setRange(0, kSliderSteps);
@@ -104,17 +108,30 @@ void TuningPanel::build() {
     }
     for (QLabel* l : {blockNote_, kvNote_, specNote_, utilBudget_})
         l->setForegroundRole(QPalette::PlaceholderText);
-    engineForm_->addRow(new QLabel(this), utilRow);
-    engineForm_->addRow(QString(), utilBudget_);
-    engineForm_->addRow(new QLabel(this), maxSeqs_);
-    engineForm_->addRow(new QLabel(this), maxTokens_);
-    engineForm_->addRow(new QLabel(this), blockSize_);
-    engineForm_->addRow(QString(), blockNote_);
-    engineForm_->addRow(new QLabel(this), kvDtype_);
-    engineForm_->addRow(QString(), kvNote_);
-    engineForm_->addRow(new QLabel(this), specTokens_);
-    engineForm_->addRow(QString(), specNote_);
-    engineForm_->addRow(plan_);
+    int row = 0;
+    auto addRow = [&](int labelIndex, QWidget* field, QLayout* fieldLayout = nullptr) {
+        if (labelIndex >= 0) {
+            auto* l = new QLabel(this);
+            engineLabels_[labelIndex] = l;
+            engineForm_->addWidget(l, row, 0, Qt::AlignLeft | Qt::AlignVCenter);
+        }
+        if (fieldLayout)
+            engineForm_->addLayout(fieldLayout, row, 1);
+        else
+            engineForm_->addWidget(field, row, 1);
+        ++row;
+    };
+    addRow(0, nullptr, utilRow);
+    addRow(-1, utilBudget_);
+    addRow(1, maxSeqs_);
+    addRow(2, maxTokens_);
+    addRow(3, blockSize_);
+    addRow(-1, blockNote_);
+    addRow(4, kvDtype_);
+    addRow(-1, kvNote_);
+    addRow(5, specTokens_);
+    addRow(-1, specNote_);
+    engineForm_->addWidget(plan_, row, 0, 1, 2);
     layout->addWidget(engineBox_);
 
     samplingBox_ = new QGroupBox(this);
@@ -260,8 +277,22 @@ void TuningPanel::setEngineBusy(bool busy) {
 void TuningPanel::setView(const EngineView& view) {
     view_.snapshot.memory = view.snapshot.memory; // the rest of the view is not needed here
     view_.replanError = view.replanError;
+    view_.utilizationRefusal = view.utilizationRefusal;
+    view_.refusedUtilization = view.refusedUtilization;
     view_.rebuildPending = view.rebuildPending;
     view_.tuning = view.tuning;
+    // The engine refused the utilization shown here: back to the one in force (and saved so).
+    if (!view.utilizationRefusal.isEmpty() &&
+        std::abs(view.refusedUtilization - tuning_.gpuMemoryUtilization) < 1e-9 &&
+        std::abs(view.tuning.gpuMemoryUtilization - tuning_.gpuMemoryUtilization) > 1e-9) {
+        tuning_.gpuMemoryUtilization = view.tuning.gpuMemoryUtilization;
+        settings_.setEngineTuning(tuning_);
+        const bool was = loading_;
+        loading_ = true;
+        utilSpin_->setValue(tuning_.gpuMemoryUtilization);
+        utilSlider_->setValue(sliderPosition(tuning_.gpuMemoryUtilization));
+        loading_ = was;
+    }
     const bool backendChanged =
         !hasView_ || view_.device != view.device || view_.kvDtype != view.kvDtype;
     view_.device = view.device;
@@ -294,22 +325,19 @@ void TuningPanel::updateSpeculativeNote() {
 
 void TuningPanel::updatePlanText() {
     const QLocale loc = locale();
-    const qint64 device = hasView_ ? view_.snapshot.memory.device_bytes : 0;
-    if (device > 0)
-        utilBudget_->setText(
-            tr("Budget: %1 of %2 %3 (weights, workspace and KV cache)")
-                .arg(
-                    loc.formattedDataSize(qint64(tuning_.gpuMemoryUtilization * double(device)), 1),
-                    loc.formattedDataSize(device, 1), MemoryPlanText::memoryName(view_.device)));
+    const MemoryPlan& m = view_.snapshot.memory;
+    // The budget of the plan in force (the engine's, not the slider's while a change is on its
+    // way), and what the utilization multiplies on this backend.
+    if (hasView_ && m.base_bytes > 0 && m.from_utilization())
+        utilBudget_->setText(MemoryPlanText::budget(m, view_.device));
     else
         utilBudget_->setText(tr("Budget: %1% of the device memory (weights, workspace and KV "
                                 "cache)")
-                                 .arg(loc.toString(tuning_.gpuMemoryUtilization * 100, 'f', 1)));
+                                 .arg(loc.toString(tuning_.gpuMemoryUtilization * 100, 'f', 2)));
     if (!hasView_) {
         plan_->setText(tr("Pool: applies when a model is loaded."));
         return;
     }
-    const MemoryPlan& m = view_.snapshot.memory;
     QString text = tr("Pool: %1 blocks × %2 tokens = %3 tokens · KV %4")
                        .arg(loc.toString(m.num_blocks))
                        .arg(m.block_size)
@@ -321,6 +349,8 @@ void TuningPanel::updatePlanText() {
         text +=
             QLatin1Char('\n') +
             tr("Block size %1 applies when the running requests finish.").arg(tuning_.blockSize);
+    if (!view_.utilizationRefusal.isEmpty())
+        text += QLatin1Char('\n') + view_.utilizationRefusal;
     if (!view_.replanError.isEmpty())
         text += QLatin1Char('\n') +
                 tr("Re-planning failed (the previous pool stays): %1").arg(view_.replanError);
@@ -335,16 +365,16 @@ void TuningPanel::retranslate() {
             if (auto* l = qobject_cast<QLabel*>(item->widget()))
                 l->setText(text);
     };
-    label(engineForm_, 0, tr("GPU memory utilization"));
-    label(engineForm_, 2, tr("Max sequences (max_num_seqs)"));
-    label(engineForm_, 3, tr("Max batched tokens"));
-    label(engineForm_, 4, tr("Block size (tokens)"));
-    label(engineForm_, 6, tr("KV-cache dtype"));
-    label(engineForm_, 8, tr("Speculative tokens"));
-    utilSlider_->setToolTip(tr("Fraction of device memory (RAM on the CPU) the engine may use "
-                               "for weights, workspace and the KV cache. Changing it re-plans "
-                               "the KV pool while requests run: requests that no longer fit are "
-                               "preempted and resume later."));
+    engineLabels_[0]->setText(tr("GPU memory utilization"));
+    engineLabels_[1]->setText(tr("Max sequences (max_num_seqs)"));
+    engineLabels_[2]->setText(tr("Max batched tokens"));
+    engineLabels_[3]->setText(tr("Block size (tokens)"));
+    engineLabels_[4]->setText(tr("KV-cache dtype"));
+    engineLabels_[5]->setText(tr("Speculative tokens"));
+    utilSlider_->setToolTip(MemoryPlanText::utilizationMeaning(view_.device) + QLatin1Char(' ') +
+                            tr("Changing it re-plans the KV pool while requests run: requests "
+                               "that no longer fit are preempted and resume later; a value too "
+                               "small for the running requests is refused."));
     utilSpin_->setToolTip(utilSlider_->toolTip());
     maxSeqs_->setToolTip(tr("Most requests in one batch (applies from the next step)."));
     maxTokens_->setToolTip(tr("Token budget of one step: prefill chunks and decode tokens share "

@@ -15,6 +15,7 @@
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
+class QGridLayout;
 class QGroupBox;
 class QLabel;
 class QPushButton;
@@ -88,7 +89,9 @@ class TuningPanel : public QWidget {
     bool hasView_ = false;
 
     QGroupBox *engineBox_, *samplingBox_;
-    QFormLayout *engineForm_, *samplingForm_;
+    QGridLayout* engineForm_;
+    QLabel* engineLabels_[6] = {}; // the engine settings' row labels, in row order
+    QFormLayout* samplingForm_;
     QSlider* utilSlider_;
     QDoubleSpinBox* utilSpin_;
     QLabel* utilBudget_;

@@ -54,9 +54,10 @@ const char* kEngineOptionsHelp =
     "  --max-num-seqs N          requests running at once (default 64)\n"
     "  --max-num-batched-tokens N  token budget of one step (default 512)\n"
     "  --kv-budget-mb MB         KV cache size (default: what the requests can use, within\n"
-    "                            gpu-memory-utilization x RAM - weights - workspace)\n"
-    "  --gpu-memory-utilization F  fraction of device memory (RAM on the CPU) the engine may\n"
-    "                            use (default 0.9)\n"
+    "                            gpu-memory-utilization x memory - weights - workspace)\n"
+    "  --gpu-memory-utilization F  fraction of the GPU's memory the engine may use (default\n"
+    "                            0.9); on the CPU a share of the memory available to it, the\n"
+    "                            pool at most 4 full contexts, committed as blocks fill\n"
     "  --no-prefix-caching       disable prefix caching\n"
     "  --no-device-greedy        CUDA: copy logits back for greedy requests too (default: argmax\n"
     "                            on the device when every request of a step is greedy)\n";

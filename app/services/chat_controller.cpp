@@ -202,15 +202,24 @@ void ChatController::onFinished(const GenerationStats& stats) {
         f.ttftMs = stats.ttftMs;
         f.tokensPerSecond = stats.tokensPerSecond;
     }
+    // Cut off by the context or the KV pool: not complete, and stored saying which.
+    const bool truncated =
+        stats.finishReason == FinishReason::Context || stats.finishReason == FinishReason::KvPool;
     finishActive(stats.conversationId,
-                 stats.cancelled() ? MessageState::Stopped : MessageState::Complete, f);
+                 stats.cancelled() ? MessageState::Stopped
+                 : truncated       ? MessageState::Truncated
+                                   : MessageState::Complete,
+                 f);
 }
 
 void ChatController::onFailed(quint64 requestId, qint64 conversationId, const QString& message) {
     auto it = active_.find(conversationId);
     if (it == active_.end() || (*it)->requestId != requestId)
         return;
-    finishActive(conversationId, MessageState::Error, {});
+    GenerationFigures f;
+    f.finishReason = FinishReason::Error;
+    f.error = message; // stored with the answer, shown on it and exported
+    finishActive(conversationId, MessageState::Error, f);
     report(message);
 }
 

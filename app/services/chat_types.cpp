@@ -14,13 +14,16 @@ QString messageStateName(MessageState s) {
         return QStringLiteral("error");
     case MessageState::Interrupted:
         return QStringLiteral("interrupted");
+    case MessageState::Truncated:
+        return QStringLiteral("truncated");
     }
     return QStringLiteral("complete");
 }
 
 std::optional<MessageState> messageStateFromName(const QString& name) {
-    for (MessageState s : {MessageState::Complete, MessageState::Streaming, MessageState::Stopped,
-                           MessageState::Error, MessageState::Interrupted}) {
+    for (MessageState s :
+         {MessageState::Complete, MessageState::Streaming, MessageState::Stopped,
+          MessageState::Error, MessageState::Interrupted, MessageState::Truncated}) {
         if (messageStateName(s) == name)
             return s;
     }
@@ -37,12 +40,19 @@ QString finishReasonName(FinishReason r) {
         return QStringLiteral("length");
     case FinishReason::Aborted:
         return QStringLiteral("abort");
+    case FinishReason::Context:
+        return QStringLiteral("context");
+    case FinishReason::KvPool:
+        return QStringLiteral("kv_pool");
+    case FinishReason::Error:
+        return QStringLiteral("error");
     }
     return {};
 }
 
 std::optional<FinishReason> finishReasonFromName(const QString& name) {
-    for (FinishReason r : {FinishReason::Stop, FinishReason::Length, FinishReason::Aborted}) {
+    for (FinishReason r : {FinishReason::Stop, FinishReason::Length, FinishReason::Aborted,
+                           FinishReason::Context, FinishReason::KvPool, FinishReason::Error}) {
         if (finishReasonName(r) == name)
             return r;
     }

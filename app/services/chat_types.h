@@ -13,13 +13,17 @@
 
 namespace llmwb {
 
-enum class MessageState { Complete, Streaming, Stopped, Error, Interrupted };
+// Truncated: the engine cut the answer off before it ended (the model's context or the KV pool
+// was full; finishReason says which). An answer that reached the user's max tokens is Complete
+// with finishReason Length.
+enum class MessageState { Complete, Streaming, Stopped, Error, Interrupted, Truncated };
 
 // The spellings stored in the database (and written by the exports); the names of existing
 // databases, so they never change.
 QString messageStateName(MessageState s); // "complete", ...
 std::optional<MessageState> messageStateFromName(const QString& name);
-// "stop", "length", "abort" (OpenAI's finish_reason); "" for None (stored as NULL).
+// "stop", "length", "abort" (OpenAI's finish_reason), "context", "kv_pool", "error"; "" for None
+// (stored as NULL).
 QString finishReasonName(FinishReason r);
 // nullopt for anything else (the database file is external input).
 std::optional<FinishReason> finishReasonFromName(const QString& name);
@@ -49,6 +53,7 @@ struct ChatMessage {
     MessageState state = MessageState::Complete;
     // Why the answer ended (None: unknown — a message of an older database, or not an answer).
     FinishReason finishReason = FinishReason::None;
+    QString error; // state Error: what failed, in the words shown to the user
 };
 
 // Figures of one finished (or stopped) generation, stored on the assistant message.
@@ -58,6 +63,7 @@ struct GenerationFigures {
     std::optional<double> ttftMs;
     std::optional<double> tokensPerSecond;
     FinishReason finishReason = FinishReason::None;
+    QString error; // a failed generation: the message shown to the user (stored with it)
 };
 
 struct SearchHit {

@@ -57,11 +57,16 @@ QVariant storedFinishReason(FinishReason r) {
                                    : QVariant(finishReasonName(r));
 }
 
+// NULL for no error; a message is bounded (it is shown in a tooltip and exported).
+QVariant storedError(const QString& error) {
+    return error.isEmpty() ? QVariant(QMetaType(QMetaType::QString)) : QVariant(error.left(4000));
+}
+
 const char* kConversationColumns =
     "id, title, system_prompt, sampling, model, created_at, updated_at";
 const char* kMessageColumns =
     "id, conversation_id, role, content, model, sampling, prompt_tokens, completion_tokens, "
-    "ttft_ms, tokens_per_s, created_at, state, finish_reason";
+    "ttft_ms, tokens_per_s, created_at, state, finish_reason, error";
 
 Conversation readConversation(const QSqlQuery& q) {
     Conversation c;
@@ -90,6 +95,7 @@ ChatMessage readMessage(const QSqlQuery& q) {
     m.created = QDateTime::fromMSecsSinceEpoch(q.value(10).toLongLong());
     m.state = messageStateFromName(q.value(11).toString()).value_or(MessageState::Complete);
     m.finishReason = finishReasonFromName(q.value(12).toString()).value_or(FinishReason::None);
+    m.error = q.value(13).toString();
     return m;
 }
 
@@ -218,8 +224,8 @@ std::optional<ChatMessage> ConversationStore::addMessage(const ChatMessage& m) {
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral(
         "INSERT INTO messages(conversation_id, role, content, model, sampling, prompt_tokens, "
-        "completion_tokens, ttft_ms, tokens_per_s, created_at, state, finish_reason) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        "completion_tokens, ttft_ms, tokens_per_s, created_at, state, finish_reason, error) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     q.addBindValue(m.conversationId);
     q.addBindValue(text(m.role));
@@ -233,6 +239,7 @@ std::optional<ChatMessage> ConversationStore::addMessage(const ChatMessage& m) {
     q.addBindValue(now);
     q.addBindValue(messageStateName(m.state));
     q.addBindValue(storedFinishReason(m.finishReason));
+    q.addBindValue(storedError(m.error));
     if (!q.exec()) {
         fail(q.lastError().text());
         return std::nullopt;
@@ -299,13 +306,14 @@ bool ConversationStore::finishMessage(qint64 id, MessageState state, const Gener
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("UPDATE messages SET state = ?, prompt_tokens = ?, "
                              "completion_tokens = ?, ttft_ms = ?, tokens_per_s = ?, "
-                             "finish_reason = ? WHERE id = ?"));
+                             "finish_reason = ?, error = ? WHERE id = ?"));
     q.addBindValue(messageStateName(state));
     q.addBindValue(optionalValue(f.promptTokens));
     q.addBindValue(optionalValue(f.completionTokens));
     q.addBindValue(optionalValue(f.ttftMs));
     q.addBindValue(optionalValue(f.tokensPerSecond));
     q.addBindValue(storedFinishReason(f.finishReason));
+    q.addBindValue(storedError(f.error));
     q.addBindValue(id);
     if (!q.exec())
         return fail(q.lastError().text());
@@ -458,10 +466,14 @@ QString ConversationStore::exportMarkdown(qint64 conversationId) {
             figures << QStringLiteral("%1 tokens/s").arg(*m.tokensPerSecond, 0, 'f', 1);
         if (m.state != MessageState::Complete)
             figures << messageStateName(m.state);
-        else if (m.finishReason == FinishReason::Length)
+        // Every end but a normal one (and a stop, which "stopped" says) is named.
+        if (m.finishReason != FinishReason::None && m.finishReason != FinishReason::Stop &&
+            !(m.state == MessageState::Stopped && m.finishReason == FinishReason::Aborted))
             figures << QStringLiteral("finish: %1").arg(finishReasonName(m.finishReason));
         if (!figures.isEmpty())
             md += QStringLiteral("\n*%1*\n").arg(figures.join(QStringLiteral(" · ")));
+        if (!m.error.isEmpty())
+            md += QStringLiteral("\n**Error:** %1\n").arg(m.error.simplified());
         md += QLatin1Char('\n');
     }
     return md;
@@ -499,6 +511,8 @@ QByteArray ConversationStore::exportJson(qint64 conversationId) {
             o[QStringLiteral("tokens_per_s")] = *m.tokensPerSecond;
         if (m.finishReason != FinishReason::None)
             o[QStringLiteral("finish_reason")] = finishReasonName(m.finishReason);
+        if (!m.error.isEmpty())
+            o[QStringLiteral("error")] = m.error;
         msgs.append(o);
     }
     QJsonObject root;

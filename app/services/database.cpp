@@ -81,16 +81,22 @@ QStringList migrationV2() {
     };
 }
 
-// Why each answer ended ("stop", "length", "abort"; NULL: unknown, as for every message written
-// before version 3).
+// Why each answer ended ("stop", "length", "abort", later also "context", "kv_pool", "error"; NULL:
+// unknown, as for every message written before version 3).
 QStringList migrationV3() {
     return {QStringLiteral("ALTER TABLE messages ADD COLUMN finish_reason TEXT")};
+}
+
+// The message of a failed answer (NULL: none, and for every message written before version 4).
+QStringList migrationV4() {
+    return {QStringLiteral("ALTER TABLE messages ADD COLUMN error TEXT")};
 }
 
 } // namespace
 
 const QList<QStringList>& databaseMigrations() {
-    static const QList<QStringList> migrations = {migrationV1(), migrationV2(), migrationV3()};
+    static const QList<QStringList> migrations = {migrationV1(), migrationV2(), migrationV3(),
+                                                  migrationV4()};
     return migrations;
 }
 

@@ -51,8 +51,12 @@ struct EngineView {
     qint64 timeMs = 0;                // when the view was made (ms since the worker started)
     QVector<TtftSample> ttfts;        // first tokens since the previous view
     // The pool and its settings.
-    EngineTuning tuning;         // as applied (blockSize: the engine's current block size)
-    QString replanError;         // the last re-plan or rebuild failed: the previous pool stays
+    EngineTuning tuning; // as applied (blockSize: the engine's current block size)
+    QString replanError; // the last re-plan or rebuild failed: the previous pool stays
+    // A utilization the engine refused (tuning keeps the one in force) and why, with the smallest
+    // value that works ("" / 0: none refused since the last accepted change).
+    QString utilizationRefusal;
+    double refusedUtilization = 0;
     bool rebuildPending = false; // a block size change waits for the engine to be idle
     // The backend.
     DeviceKind device = DeviceKind::Cpu;

@@ -2,6 +2,7 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QLocale>
 #include <QMutexLocker>
 #include <cmath>
 
@@ -10,7 +11,9 @@
 #include "engine/model/demo_model.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_info.h"
+#include "engine/runtime/model_executor.h"
 #include "engine/serving/engine.h"
+#include "engine/serving/memory_plan.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -69,7 +72,26 @@ struct EngineWorker::Active {
     QElapsedTimer sinceSignal;
     SnapshotRequest metrics;
     bool firstToken = false;
+    // The answer's max tokens as the user asked; the engine's may be lower (clamped to the room
+    // left in the context or the pool), and an end there is not the user's limit.
+    int64_t askedMaxTokens = 0;
+    int64_t contextTokens = 0; // the model's context (0: unknown)
 };
+
+namespace {
+
+// What an engine "length" end was: the user's max tokens, the model's context, or the KV pool
+// (which the engine's context limit also counts).
+FinishReason refinedLength(int64_t promptTokens, int64_t outputTokens, int64_t askedMaxTokens,
+                           int64_t contextTokens) {
+    if (outputTokens >= askedMaxTokens)
+        return FinishReason::Length;
+    if (contextTokens > 0 && promptTokens + outputTokens >= contextTokens)
+        return FinishReason::Context;
+    return FinishReason::KvPool;
+}
+
+} // namespace
 
 EngineWorker::EngineWorker(int cpuThreads, QObject* parent)
     : QObject(parent), cpuThreads_(cpuThreads), model_(std::make_unique<Model>()) {
@@ -341,11 +363,55 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
     } else {
         rebuildPending_ = false;
     }
+    if (t.gpuMemoryUtilization != old.gpuMemoryUtilization) {
+        const QString refusal = checkUtilization(t.gpuMemoryUtilization);
+        if (!refusal.isEmpty()) {
+            // Refused: the utilization in force stays, and the view says so (the Tuning dock
+            // puts its slider back).
+            tuning_.gpuMemoryUtilization = old.gpuMemoryUtilization;
+            utilizationRefusal_ = refusal;
+            refusedUtilization_ = t.gpuMemoryUtilization;
+            emitView();
+            return;
+        }
+        utilizationRefusal_.clear();
+        refusedUtilization_ = 0;
+    }
     applyPoolPlan();
     if (!e.has_unfinished()) {
         e.step(model_->out); // nothing to schedule: applies the new plan now
         emitView();
     }
+}
+
+// "" when a pool planned with `utilization` holds what the engine needs now (one block when
+// idle; the longest running request alone otherwise); else why not, with the smallest value
+// that works.
+QString EngineWorker::checkUtilization(double utilization) const {
+    const Engine& e = *model_->serving;
+    MemoryBudget b = memoryBudget();
+    b.utilization = utilization;
+    b.fallback_when_short = false;
+    const KvPoolShape shape = e.pool_shape(e.memory_plan().workspace_bytes);
+    const int32_t minBlocks = e.has_unfinished() ? e.min_blocks_for_live() : 1;
+    if (plan_memory(shape, b, minBlocks))
+        return {};
+    const QLocale loc;
+    const QString asked = loc.toString(utilization, 'g', 4);
+    const qint64 need =
+        qint64(minBlocks) * kv_bytes_per_block(*shape.model, shape.block_size, shape.kv_elem_bytes);
+    const auto least = min_utilization(shape, b, minBlocks);
+    const QString what =
+        e.has_unfinished() ? tr("the running requests need %1 KV blocks (%2)")
+                                 .arg(loc.toString(minBlocks), loc.formattedDataSize(need, 1))
+                           : tr("the weights and the workspace leave no room for one KV block (%1)")
+                                 .arg(loc.formattedDataSize(need, 1));
+    if (!least)
+        return tr("GPU memory utilization %1 is refused: %2, and even 1.0 is not enough.")
+            .arg(asked, what);
+    return tr("GPU memory utilization %1 is refused: %2. The smallest value that works now is "
+              "%3.")
+        .arg(asked, what, loc.toString(*least, 'g', 4));
 }
 
 // Re-plans the pool of the running engine from the tuning (taking effect before its next step).
@@ -432,15 +498,27 @@ void EngineWorker::generate(const GenerationRequest& request) {
         emit failed(request.requestId, request.conversationId, q(st.message()));
         return;
     }
-    // Leave room for at least one token in the context.
+    // Leave room for at least one token in the context (the model's, or the KV pool's when that
+    // is smaller: the engine's context limit is the smaller of the two).
     const int64_t room = model_->serving->context_limit() - int64_t(ids.size());
+    const int64_t context = model_->model->config.max_position;
     if (room < 1) {
+        const QLocale loc;
+        const int64_t pool = int64_t(model_->serving->memory_plan().num_blocks) *
+                             model_->serving->memory_plan().block_size;
         emit failed(request.requestId, request.conversationId,
-                    tr("The conversation (%1 tokens) no longer fits the context of the model; "
-                       "start a new chat or delete messages.")
-                        .arg(ids.size()));
+                    context > 0 && int64_t(ids.size()) >= context
+                        ? tr("The conversation (%1 tokens) no longer fits the context of the "
+                             "model (%2 tokens); start a new chat or delete messages.")
+                              .arg(loc.toString(qint64(ids.size())), loc.toString(qint64(context)))
+                        : tr("The conversation (%1 tokens) no longer fits the KV cache pool "
+                             "(%2 tokens; the model's context is %3): raise GPU memory "
+                             "utilization in the Tuning dock, or start a new chat.")
+                              .arg(loc.toString(qint64(ids.size())), loc.toString(qint64(pool)),
+                                   loc.toString(qint64(context))));
         return;
     }
+    const int64_t askedMaxTokens = params.max_tokens;
     params.max_tokens = int(std::min<int64_t>(params.max_tokens, room));
     auto id = model_->serving->add_request(std::move(ids), params);
     if (!id) {
@@ -450,6 +528,8 @@ void EngineWorker::generate(const GenerationRequest& request) {
     auto* a = new Active;
     a->requestId = request.requestId;
     a->conversationId = request.conversationId;
+    a->askedMaxTokens = askedMaxTokens;
+    a->contextTokens = context;
     a->sinceSignal.start();
     active_.insert(*id, a);
     postStep();
@@ -518,7 +598,10 @@ void EngineWorker::finishActive(qint64 engineId, Active& a, FinishReason reason)
         stats.ttftMs = a.metrics.ttft_ms;
         stats.tokensPerSecond = a.metrics.tpot_ms > 0 ? 1000.0 / a.metrics.tpot_ms : 0;
         stats.totalMs = a.metrics.e2e_ms;
-        stats.finishReason = reason;
+        stats.finishReason = reason == FinishReason::Length
+                                 ? refinedLength(stats.promptTokens, stats.completionTokens,
+                                                 a.askedMaxTokens, a.contextTokens)
+                                 : reason;
         takeCancelled(a.requestId); // a stop that arrived after the end
         emit finished(stats);
     }
@@ -654,6 +737,8 @@ void EngineWorker::emitView() {
     view_.tuning = tuning_;
     view_.tuning.blockSize = model_->serving->config().block_size;
     view_.replanError = replanError_;
+    view_.utilizationRefusal = utilizationRefusal_;
+    view_.refusedUtilization = refusedUtilization_;
     view_.rebuildPending = rebuildPending_;
     // Forget load test ids once they are gone from the snapshot.
     if (loadTestLeft_ == 0)

@@ -117,6 +117,7 @@ class EngineWorker : public QObject {
     void doLoad(const QString& path);
     bool rebuildEngine();
     void applyPoolPlan();
+    QString checkUtilization(double utilization) const;
     EngineConfig engineConfig(int32_t blockSize) const;
     SpeculativeConfig speculativeConfig() const; // from the tuning
     // The KV pool's budget from the tuning (a budget too small for the weights falls back to a
@@ -134,6 +135,9 @@ class EngineWorker : public QObject {
     QString cudaUnavailable_;                // the last known reason ("" = usable or unknown)
     bool rebuildPending_ = false;
     QString replanError_; // the last re-plan or rebuild that failed ("" = none)
+    // The last utilization refused by setTuning (checkUtilization) and why ("" = none).
+    QString utilizationRefusal_;
+    double refusedUtilization_ = 0;
     QElapsedTimer clock_;
     qint64 promptTokensSinceView_ = 0;
     bool busy_ = false; // steps ran since the last idle view

@@ -54,8 +54,9 @@ struct GenerationStats {
     double ttftMs = 0;
     double tokensPerSecond = 0; // decode rate
     double totalMs = 0;
-    // Stop (a stop token or string), Length (max tokens or the context) or Aborted (the user
-    // stopped it). A request the backend failed ends with EngineWorker::failed() instead.
+    // Stop (a stop token or string), Length (the request's max tokens), Context (the model's
+    // context is full), KvPool (the whole KV pool, smaller than the context, is full) or Aborted
+    // (the user stopped it). A request the backend failed ends with EngineWorker::failed().
     FinishReason finishReason = FinishReason::None;
     bool cancelled() const { return finishReason == FinishReason::Aborted; }
 };
@@ -95,11 +96,13 @@ QString normalizedDevicePreference(const QString& text);
 // (ngram) drafts; it applies from the next step. The KV-cache element
 // type is not a setting: the backend decides it (fp32 on the CPU, fp16 on CUDA; EngineView).
 struct EngineTuning {
-    // Fraction of device memory (RAM on the CPU backend) the engine may use for weights,
-    // workspace and KV cache. 0.5, not vLLM's 0.9: on the CPU the RAM is shared with the system
-    // and the GUI. Small models do not take it all: the engine's memory plan caps the pool at
-    // the blocks max_num_seqs full-length sequences can use (engine/serving/memory_plan.h), and
-    // the KV memory is committed by the OS only as blocks are written.
+    // gpu_memory_utilization (engine/serving/memory_plan.h). On CUDA the fraction of the GPU's
+    // memory for weights, workspace and KV cache, as in vLLM. On the CPU a share of the memory
+    // available to the engine (free RAM plus what it holds), and the pool holds at most
+    // kCpuContextSeqs (4) full contexts, committed by the OS only as blocks are written: a
+    // 0.5B model with a 32k context gets 8,192 blocks whose RAM is what the chats wrote.
+    // 0.5, not vLLM's 0.9: on the CPU the RAM is shared with the system and the GUI. A value
+    // too small for what runs is refused by the worker (EngineView::utilizationRefusal).
     static constexpr double kDefaultUtilization = 0.5;
     static constexpr double kMinUtilization = 0.0005;
     double gpuMemoryUtilization = kDefaultUtilization;

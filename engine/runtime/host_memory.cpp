@@ -1,10 +1,12 @@
 #include "engine/runtime/host_memory.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace llmwb {
 
@@ -36,6 +38,52 @@ int64_t available_memory_bytes() {
     if (avail <= 0 || page <= 0)
         return 0;
     return static_cast<int64_t>(avail) * page;
+}
+
+int64_t resident_memory_bytes() {
+    long long size = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%lld %lld", &size, &resident) != 2)
+            resident = 0;
+        std::fclose(f);
+    }
+    const long page = sysconf(_SC_PAGE_SIZE);
+    return resident > 0 && page > 0 ? static_cast<int64_t>(resident) * page : 0;
+}
+
+LazyHostBuffer::LazyHostBuffer(size_t bytes) {
+    if (bytes == 0)
+        return;
+    // MAP_NORESERVE: no swap is reserved up front either; pages come zero-filled on first touch.
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    data_ = p;
+    bytes_ = bytes;
+}
+
+LazyHostBuffer::~LazyHostBuffer() {
+    release();
+}
+
+LazyHostBuffer::LazyHostBuffer(LazyHostBuffer&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+LazyHostBuffer& LazyHostBuffer::operator=(LazyHostBuffer&& o) noexcept {
+    if (this != &o) {
+        release();
+        data_ = std::exchange(o.data_, nullptr);
+        bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+}
+
+void LazyHostBuffer::release() {
+    if (data_)
+        munmap(data_, bytes_);
+    data_ = nullptr;
+    bytes_ = 0;
 }
 
 } // namespace llmwb

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <new>
 #include <string>
 
 namespace llmwb {
@@ -28,26 +29,27 @@ KvCacheStorage::create(const ModelConfig& config, int32_t num_blocks, int32_t bl
     // Per layer floats = num_blocks * block_size * kv_heads * head_dim; check it fits size_t.
     const int64_t slot = static_cast<int64_t>(config.num_kv_heads) * config.head_dim;
     const int64_t slots = static_cast<int64_t>(num_blocks) * block_size;
-    if (slot > std::numeric_limits<int64_t>::max() / 8 / slots)
+    if (slot > std::numeric_limits<int64_t>::max() / 8 / slots / (2 * config.num_layers))
         return make_error("KV cache: size overflows");
-    return std::make_unique<KvCacheStorage>(config, num_blocks, block_size);
+    try {
+        return std::make_unique<KvCacheStorage>(config, num_blocks, block_size);
+    } catch (const std::bad_alloc&) {
+        return make_error("KV cache: cannot reserve " +
+                          std::to_string(bytes_per_block(config, block_size) * num_blocks >> 20) +
+                          " MiB of address space for " + std::to_string(num_blocks) + " blocks");
+    }
 }
 
 KvCacheStorage::KvCacheStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size)
     : num_blocks_(num_blocks), block_size_(block_size), num_layers_(config.num_layers),
       num_kv_heads_(config.num_kv_heads), head_dim_(config.head_dim) {
     assert(is_kv_block_size(block_size) && num_blocks >= 1);
-    const auto floats = static_cast<size_t>(num_slots() * slot_stride());
-    k_.reserve(num_layers_);
-    v_.reserve(num_layers_);
-    for (int32_t l = 0; l < num_layers_; ++l) {
-        // Filled with NaN: a slot is always written before it is read, and a bug that reads an
-        // unwritten slot shows up as NaN logits instead of plausible numbers.
-        k_.emplace_back(new float[floats]);
-        v_.emplace_back(new float[floats]);
-        std::fill_n(k_.back().get(), floats, std::numeric_limits<float>::quiet_NaN());
-        std::fill_n(v_.back().get(), floats, std::numeric_limits<float>::quiet_NaN());
-    }
+    layer_floats_ = num_slots() * slot_stride();
+    // Not filled: filling would commit every page of the pool up front (seconds and GiB for a
+    // large pool). A slot is always written before it is read.
+    memory_ = LazyHostBuffer(static_cast<size_t>(layer_floats_) * 2 * num_layers_ * sizeof(float));
+    if (!memory_.ok())
+        throw std::bad_alloc();
 }
 
 bool SequenceBlocks::reserve(int64_t n_tokens) {

@@ -4,6 +4,10 @@
 //
 //   k(layer), v(layer): [num_blocks][block_size][num_kv_heads][head_dim] fp32
 //
+// The memory is one lazily committed mapping (LazyHostBuffer): a block costs RAM only once a
+// token is written to it, so a pool sized for several full contexts holds one short chat in the
+// RAM of that chat's blocks, and creating it takes no time. Unwritten slots read as zeros.
+//
 // SequenceBlocks is the trivial single-sequence allocator (blocks 0, 1, 2, ... in order) used by
 // the CLI's single-request generation and perplexity; the scheduler uses a BlockPool instead.
 #pragma once
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "engine/model/model_config.h"
+#include "engine/runtime/host_memory.h"
 #include "engine/runtime/kv_block_size.h"
 #include "engine/util/result.h"
 
@@ -30,7 +35,8 @@ class KvCacheStorage {
     static Result<std::unique_ptr<KvCacheStorage>>
     create(const ModelConfig& config, int32_t num_blocks, int32_t block_size = kDefaultBlockSize);
 
-    // Preconditions as for create() (asserted).
+    // Preconditions as for create() (asserted); throws std::bad_alloc when the address space
+    // cannot be reserved.
     KvCacheStorage(const ModelConfig& config, int32_t num_blocks,
                    int32_t block_size = kDefaultBlockSize);
 
@@ -46,10 +52,10 @@ class KvCacheStorage {
     // Floats per slot: num_kv_heads * head_dim.
     int64_t slot_stride() const { return static_cast<int64_t>(num_kv_heads_) * head_dim_; }
 
-    float* k(int32_t layer) { return k_[layer].get(); }
-    float* v(int32_t layer) { return v_[layer].get(); }
-    const float* k(int32_t layer) const { return k_[layer].get(); }
-    const float* v(int32_t layer) const { return v_[layer].get(); }
+    float* k(int32_t layer) { return base() + layer_floats_ * layer; }
+    float* v(int32_t layer) { return base() + layer_floats_ * (num_layers_ + layer); }
+    const float* k(int32_t layer) const { return base() + layer_floats_ * layer; }
+    const float* v(int32_t layer) const { return base() + layer_floats_ * (num_layers_ + layer); }
     float* k_slot(int32_t layer, int64_t slot) { return k(layer) + slot * slot_stride(); }
     float* v_slot(int32_t layer, int64_t slot) { return v(layer) + slot * slot_stride(); }
     const float* k_slot(int32_t layer, int64_t slot) const {
@@ -60,8 +66,10 @@ class KvCacheStorage {
     }
 
   private:
+    float* base() const { return static_cast<float*>(memory_.data()); }
     int32_t num_blocks_ = 0, block_size_ = 0, num_layers_ = 0, num_kv_heads_ = 0, head_dim_ = 0;
-    std::vector<std::unique_ptr<float[]>> k_, v_; // per layer
+    int64_t layer_floats_ = 0; // floats of one layer's K (or V)
+    LazyHostBuffer memory_;    // K of every layer, then V of every layer
 };
 
 // Blocks 0..n-1 of a KvCacheStorage handed to one sequence in order.

@@ -26,6 +26,12 @@ const char* finish_reason_name(FinishReason r) {
         return "length";
     case FinishReason::Aborted:
         return "abort";
+    case FinishReason::Context:
+        return "context";
+    case FinishReason::KvPool:
+        return "kv_pool";
+    case FinishReason::Error:
+        return "error";
     }
     return "";
 }
@@ -49,6 +55,7 @@ Result<std::unique_ptr<Engine>> Engine::create(CpuTransformer& model, const Toke
 KvPoolShape Engine::pool_shape(int64_t workspace) const {
     KvPoolShape shape;
     shape.model = &exec_.config();
+    shape.device = exec_.kind();
     shape.weight_bytes = exec_.weight_bytes();
     shape.kv_elem_bytes = kv_dtype_bytes(exec_.kv_dtype());
     shape.block_size = config_.block_size;

@@ -156,9 +156,14 @@ class Engine {
     // running requests, each large enough for its computed tokens. For tests.
     Status check_consistency() const;
 
+    // What a memory plan for this engine is made from now (the app checks a utilization with it
+    // before applying one), and the fewest blocks a new plan may have: the longest live request
+    // must still fit alone (a re-plan is raised to it).
+    KvPoolShape pool_shape(int64_t workspace) const;
+    int32_t min_blocks_for_live() const;
+
   private:
     Engine(ModelExecutor& exec, const Tokenizer& tokenizer, const EngineConfig& config);
-    KvPoolShape pool_shape(int64_t workspace) const;
     void apply_pending_plan();
     // step() = schedule(), execute(), update().
     bool schedule(StepOutputs& out); // false: nothing to run
@@ -175,7 +180,6 @@ class Engine {
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
     Request* find(RequestId id) const;
-    int32_t min_blocks_for_live() const;
     void account_step();
 
     std::unique_ptr<ModelExecutor> owned_exec_; // set by create(CpuTransformer&, ...)

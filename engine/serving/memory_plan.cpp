@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "engine/runtime/model_executor.h"
@@ -10,8 +11,23 @@ namespace llmwb {
 
 namespace {
 
+// "12", or "0.38" below 10 MiB (a block of a small model is a fraction of a MiB: "need at least
+// 0 MiB" said nothing).
 std::string mib(int64_t bytes) {
-    return std::to_string(std::max<int64_t>(0, bytes) >> 20);
+    bytes = std::max<int64_t>(0, bytes);
+    if (bytes >= (int64_t{10} << 20))
+        return std::to_string(bytes >> 20);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / (1 << 20));
+    return buf;
+}
+
+// The memory utilization multiplies (see memory_plan.h).
+int64_t utilization_base(const KvPoolShape& shape, const MemoryBudget& budget,
+                         int64_t device_bytes) {
+    if (shape.device == DeviceKind::Cpu && budget.device_bytes <= 0 && shape.available_bytes > 0)
+        return shape.available_bytes + shape.weight_bytes;
+    return device_bytes;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
@@ -69,8 +85,12 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
     p.workspace_bytes = shape.workspace_bytes;
     const int64_t context = config.max_position > 0 ? config.max_position : kFallbackPoolTokens;
     const int64_t per_seq = ceil_div(context, shape.block_size);
-    p.cap_blocks = static_cast<int32_t>(
-        std::clamp<int64_t>(per_seq * std::max(1, shape.max_num_seqs), 1, int64_t{1} << 30));
+    p.device = shape.device;
+    p.cap_seqs = std::max(1, shape.max_num_seqs);
+    if (shape.device == DeviceKind::Cpu)
+        p.cap_seqs = std::min(p.cap_seqs, kCpuContextSeqs);
+    p.cap_blocks =
+        static_cast<int32_t>(std::clamp<int64_t>(per_seq * p.cap_seqs, 1, int64_t{1} << 30));
     min_blocks = std::max(1, min_blocks);
 
     int64_t blocks = 0;
@@ -91,17 +111,26 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
                               std::to_string(budget.utilization));
         if (p.device_bytes <= 0)
             return make_error("memory plan: device memory is unknown");
+        p.base_bytes = utilization_base(shape, budget, p.device_bytes);
+        p.utilization = budget.utilization;
         const auto usable = static_cast<int64_t>(
-            std::floor(budget.utilization * static_cast<double>(p.device_bytes)));
+            std::floor(budget.utilization * static_cast<double>(p.base_bytes)));
         const int64_t kv_budget = usable - shape.weight_bytes - shape.workspace_bytes;
         blocks = std::max<int64_t>(0, kv_budget) / p.bytes_per_block;
         p.limit = KvPoolLimit::Utilization;
         if (blocks < min_blocks) {
-            std::string why =
-                "memory plan: " + std::to_string(budget.utilization) + " x " + mib(p.device_bytes) +
-                " MiB leaves " + mib(kv_budget) + " MiB for the KV cache after weights (" +
-                mib(shape.weight_bytes) + " MiB) and workspace (" + mib(shape.workspace_bytes) +
-                " MiB); need at least " + mib(p.bytes_per_block * min_blocks) + " MiB";
+            char u[32];
+            std::snprintf(u, sizeof u, "%g", budget.utilization);
+            std::string why = "memory plan: gpu_memory_utilization " + std::string(u) + " x " +
+                              mib(p.base_bytes) + " MiB leaves " + mib(kv_budget) +
+                              " MiB for the KV cache after weights (" + mib(shape.weight_bytes) +
+                              " MiB) and workspace (" + mib(shape.workspace_bytes) + " MiB); " +
+                              std::to_string(min_blocks) + " block(s) need " +
+                              mib(p.bytes_per_block * min_blocks) + " MiB";
+            if (auto least = min_utilization(shape, budget, min_blocks)) {
+                std::snprintf(u, sizeof u, "%g", *least);
+                why += "; the smallest utilization that works is " + std::string(u);
+            }
             if (!budget.fallback_when_short)
                 return make_error(std::move(why));
             p.note = std::move(why);
@@ -144,11 +173,33 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
     p.budget_bytes =
         p.limit == KvPoolLimit::Utilization || p.limit == KvPoolLimit::Available ||
                 p.limit == KvPoolLimit::Need || p.limit == KvPoolLimit::Context
-            ? static_cast<int64_t>(budget.utilization * static_cast<double>(p.device_bytes))
+            ? static_cast<int64_t>(budget.utilization * static_cast<double>(p.base_bytes))
             : shape.weight_bytes + shape.workspace_bytes + p.kv_bytes;
     p.free_bytes = std::max<int64_t>(0, p.device_bytes - shape.weight_bytes -
                                             shape.workspace_bytes - p.kv_bytes);
     return p;
+}
+
+std::optional<double> min_utilization(const KvPoolShape& shape, const MemoryBudget& budget,
+                                      int32_t min_blocks) {
+    const int64_t per_block =
+        kv_bytes_per_block(*shape.model, shape.block_size, shape.kv_elem_bytes);
+    const int64_t device = budget.device_bytes > 0 ? budget.device_bytes
+                           : shape.total_bytes > 0 ? shape.total_bytes
+                                                   : physical_memory_bytes();
+    const int64_t base = utilization_base(shape, budget, device);
+    if (per_block <= 0 || base <= 0)
+        return std::nullopt;
+    const double need = static_cast<double>(shape.weight_bytes + shape.workspace_bytes +
+                                            per_block * std::max(1, min_blocks));
+    // Rounded up to 1e-4, then nudged up while the floor() in plan_memory still falls short.
+    double u = std::ceil(need / static_cast<double>(base) * 1e4) / 1e4;
+    while (u <= 1.0 && static_cast<int64_t>(std::floor(u * static_cast<double>(base))) <
+                           static_cast<int64_t>(need))
+        u = std::round((u + 1e-4) * 1e4) / 1e4;
+    if (u > 1.0)
+        return std::nullopt;
+    return u;
 }
 
 } // namespace llmwb

@@ -1,15 +1,26 @@
 // MemoryPlan: how many KV blocks the engine's pool has, decided in one place for the CLI, the
 // benchmarks, the app and the tests (DESIGN.md "KV cache"). The budget is one of
 //   - an explicit pool size (num_blocks) or KV byte budget (kv_bytes), or
-//   - gpu_memory_utilization x the device's total memory (RAM on the CPU backend), as vLLM
-//     defines it, minus the weights and the activation workspace,
+//   - gpu_memory_utilization x a memory base, minus the weights and the activation workspace,
 // divided by the bytes of one block (2 x layers x kv_heads x head_dim x block_size x the
-// executor's real KV element size). A utilization budget is then bounded by
+// executor's real KV element size).
+//
+// What gpu_memory_utilization multiplies depends on the device:
+//   - CUDA: the device's total memory, as vLLM defines it (the GPU belongs to the engine).
+//   - CPU: the memory the engine can have when the plan is made: what is available now
+//     (MemAvailable) plus what the engine already holds (its weights and current pool). The RAM
+//     is shared with the desktop, so the slider is a share of what is actually free, not of the
+//     installed RAM. A fixed MemoryBudget::device_bytes (tests) replaces that base.
+// A utilization budget is then bounded by
 //   - the memory available when the plan is made (never more than the machine has free, counting
 //     the engine's current pool as reusable),
 //   - need-based sizing (need_tokens: a CLI run knows what its requests can ever use), and
-//   - the context cap: max_num_seqs sequences of the model's full context, which is all the pool
-//     can ever hold at once.
+//   - the context cap: cap_seqs sequences of the model's full context. On CUDA cap_seqs is
+//     max_num_seqs (all the pool can ever hold at once); on the CPU it is at most
+//     kCpuContextSeqs (4), the pool a careful user would size for a desktop: a 32k-context model
+//     gets 4 x 32k token slots, not half the RAM. Requests beyond that are preempted and resume.
+// On the CPU the pool is also committed lazily (KvCacheStorage): a large plan costs address
+// space, and RAM only as blocks are written.
 // The plan says which bound decided it (limit) — the app's Memory panel shows it.
 #pragma once
 
@@ -18,6 +29,7 @@
 #include <string>
 
 #include "engine/model/model_config.h"
+#include "engine/runtime/device_types.h"
 #include "engine/runtime/host_memory.h"
 #include "engine/util/result.h"
 
@@ -38,6 +50,8 @@ struct MemoryBudget {
 };
 
 inline constexpr int64_t kFallbackPoolTokens = 4096;
+// The CPU's context cap: at most this many sequences of the model's full context.
+inline constexpr int32_t kCpuContextSeqs = 4;
 
 // What decided the number of blocks.
 enum class KvPoolLimit : uint8_t {
@@ -54,7 +68,11 @@ const char* kv_pool_limit_name(KvPoolLimit l); // "blocks", "kv_bytes", "utiliza
 
 struct MemoryPlan {
     int64_t device_bytes = 0; // total device memory (RAM)
-    int64_t budget_bytes = 0; // utilization x device memory (or weights + workspace + kv)
+    // What utilization multiplies: device_bytes on CUDA; on the CPU the memory available to the
+    // engine when the plan was made (free + what the engine holds).
+    int64_t base_bytes = 0;
+    double utilization = 0;   // the utilization of a utilization plan (0 otherwise)
+    int64_t budget_bytes = 0; // utilization x base_bytes (or weights + workspace + kv)
     int64_t weight_bytes = 0;
     int64_t workspace_bytes = 0; // activations of the largest step (estimate)
     int64_t kv_bytes = 0;        // num_blocks x bytes_per_block
@@ -63,17 +81,26 @@ struct MemoryPlan {
     int32_t num_blocks = 0;
     int32_t block_size = 0;
     int32_t kv_elem_bytes = 4; // bytes of one K/V element as the executor stores it
-    int32_t cap_blocks = 0;    // max_num_seqs x ceil(context / block_size)
+    int32_t cap_blocks = 0;    // cap_seqs x ceil(context / block_size)
+    int32_t cap_seqs = 0;      // sequences of the full context the cap counts
+    DeviceKind device = DeviceKind::Cpu;
     KvPoolLimit limit = KvPoolLimit::Utilization;
     std::string note; // Fallback: why the budget could not be used
     bool capped() const { return limit == KvPoolLimit::Context; }
+    // The pool came from utilization x base_bytes (then bounded); not for explicit sizes, the
+    // fallback or a pool raised for the live requests.
+    bool from_utilization() const {
+        return limit == KvPoolLimit::Utilization || limit == KvPoolLimit::Available ||
+               limit == KvPoolLimit::Need || limit == KvPoolLimit::Context;
+    }
 };
 
 // What the plan is made for: the executor's facts and the engine's limits.
 struct KvPoolShape {
     const ModelConfig* model = nullptr;
-    int64_t weight_bytes = 0;  // as stored on the device
-    int32_t kv_elem_bytes = 4; // the executor's KV element size
+    DeviceKind device = DeviceKind::Cuda; // the meaning of utilization (see above)
+    int64_t weight_bytes = 0;             // as stored on the device
+    int32_t kv_elem_bytes = 4;            // the executor's KV element size
     int32_t block_size = 16;
     int64_t workspace_bytes = 0; // estimate_workspace_bytes
     int32_t max_num_seqs = 1;    // for the context cap
@@ -89,5 +116,10 @@ int64_t estimate_workspace_bytes(const ModelConfig& config, int32_t max_tokens, 
 // than min_blocks blocks (unless budget.fallback_when_short).
 Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& budget,
                                int32_t min_blocks = 1);
+
+// The smallest utilization whose plan holds min_blocks blocks (rounded up to 1e-4), or nullopt
+// when even 1.0 does not. For refusing an impossible utilization with a value that works.
+std::optional<double> min_utilization(const KvPoolShape& shape, const MemoryBudget& budget,
+                                      int32_t min_blocks);
 
 } // namespace llmwb

@@ -20,9 +20,13 @@ using EngineClock = std::chrono::steady_clock;
 enum class RequestStatus : uint8_t { Waiting, Running, Finished };
 // Why a request ended, as OpenAI's and vLLM's finish_reason: "stop" (a stop token or string),
 // "length" (max_tokens or the context), "abort" (aborted, cancelled or a backend failure).
-enum class FinishReason : uint8_t { None, Stop, Length, Aborted };
+// The engine reports those four. The app refines "length" into what the user sees: Context (the
+// sequence filled the model's context) or KvPool (it filled the whole KV pool, which is smaller
+// than the context), and records a backend failure as Error (with its message).
+enum class FinishReason : uint8_t { None, Stop, Length, Aborted, Context, KvPool, Error };
 
-const char* finish_reason_name(FinishReason r); // "", "stop", "length", "abort"
+// "", "stop", "length", "abort", "context", "kv_pool", "error"
+const char* finish_reason_name(FinishReason r);
 
 struct Request {
     Request(RequestId id_, std::vector<int32_t> prompt, const SamplingParams& p)

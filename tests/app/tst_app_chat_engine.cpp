@@ -5,6 +5,8 @@
 // worker thread and leaves the partial answer in the database, which reopens cleanly.
 #include <QCoreApplication>
 #include <QEventLoop>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QMutex>
 #include <QSqlDatabase>
 #include <QSqlQuery>
@@ -16,6 +18,7 @@
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
+#include "app/services/engine_view.h"
 #include "app/services/engine_worker.h"
 #include "engine/model/model_writer.h"
 
@@ -163,6 +166,88 @@ class TestAppChatEngine : public QObject {
         const auto msgsA = store.messages(a->id);
         QVERIFY(msgsA[1].state == MessageState::Stopped ||
                 msgsA[1].state == MessageState::Complete);
+    }
+
+    // An answer cut off because the KV pool is full is stored as truncated with finish reason
+    // kv_pool (not "complete"), one that reached max tokens as complete + length, and a
+    // conversation that no longer fits the pool fails with a message that names the pool, stored
+    // with the answer; both exports carry the reasons and the message.
+    void finishReasonsAreStoredAndExported() {
+        QThread thread;
+        EngineWorker* worker = startWorker(thread);
+        QVERIFY(worker);
+        ThreadStopper stopper{worker, thread};
+        MemoryPlan plan;
+        connect(
+            worker, &EngineWorker::engineView, this,
+            [&](const EngineView& v) { plan = v.snapshot.memory; }, Qt::QueuedConnection);
+        // The default tuning again: the worker re-plans and sends a view.
+        QMetaObject::invokeMethod(worker, "setTuning", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::EngineTuning, EngineTuning{}));
+        QTRY_VERIFY_WITH_TIMEOUT(plan.bytes_per_block > 0, 10000);
+        // A pool of 6 blocks (96 token slots), far below the 4096-token context.
+        EngineTuning t;
+        t.deviceBytes = plan.weight_bytes + plan.workspace_bytes + 6 * plan.bytes_per_block +
+                        plan.bytes_per_block / 2;
+        t.gpuMemoryUtilization = 1.0;
+        QMetaObject::invokeMethod(worker, "setTuning", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::EngineTuning, t));
+        QTRY_COMPARE_WITH_TIMEOUT(plan.num_blocks, 6, 10000);
+
+        Database db(dir_.filePath("reasons.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        controller.setModelName("tiny");
+        wire(controller, worker);
+        QStringList reported;
+        connect(&controller, &ChatController::errorOccurred, this,
+                [&](const QString& e) { reported << e; });
+        QHash<qint64, ChatMessage> finished;
+        connect(&controller, &ChatController::messageFinished, this,
+                [&](const ChatMessage& m) { finished.insert(m.conversationId, m); });
+
+        const auto pool = store.createConversation(
+            "pool", {}, QJsonObject{{"temperature", 0.0}, {"max_tokens", 500}});
+        const auto shortOne = store.createConversation(
+            "short", {}, QJsonObject{{"temperature", 0.0}, {"max_tokens", 3}});
+        QVERIFY(pool && shortOne);
+        QVERIFY(controller.send(pool->id, "Hello there"));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.contains(pool->id), 30000);
+        QVERIFY(controller.send(shortOne->id, "Hello there"));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.contains(shortOne->id), 30000);
+
+        ChatMessage cut = store.messages(pool->id).at(1);
+        QCOMPARE(cut.state, MessageState::Truncated);
+        QCOMPARE(cut.finishReason, FinishReason::KvPool);
+        QCOMPARE(cut.promptTokens.value_or(0) + cut.completionTokens.value_or(0), 96);
+        ChatMessage len = store.messages(shortOne->id).at(1);
+        QCOMPARE(len.state, MessageState::Complete);
+        QCOMPARE(len.finishReason, FinishReason::Length);
+        QCOMPARE(len.completionTokens.value_or(0), 3);
+
+        // Now the conversation is longer than the pool: refused with the pool named.
+        finished.clear();
+        QVERIFY(controller.send(pool->id, QString(400, QLatin1Char('x')) + " a long message"));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.contains(pool->id), 30000);
+        const ChatMessage failed = store.messages(pool->id).last();
+        QCOMPARE(failed.state, MessageState::Error);
+        QCOMPARE(failed.finishReason, FinishReason::Error);
+        QVERIFY2(failed.error.contains(QStringLiteral("KV cache pool")), qPrintable(failed.error));
+        QVERIFY2(!failed.error.contains(QStringLiteral("context of the model")),
+                 qPrintable(failed.error));
+        QCOMPARE(reported.last(), failed.error);
+
+        const QString md = store.exportMarkdown(pool->id);
+        QVERIFY2(md.contains(QStringLiteral("truncated · finish: kv_pool")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("**Error:** The conversation")), qPrintable(md));
+        const QJsonArray msgs =
+            QJsonDocument::fromJson(store.exportJson(pool->id))["messages"].toArray();
+        QCOMPARE(msgs.size(), 4);
+        QCOMPARE(msgs[1]["finish_reason"].toString(), QStringLiteral("kv_pool"));
+        QCOMPARE(msgs[1]["state"].toString(), QStringLiteral("truncated"));
+        QCOMPARE(msgs[3]["finish_reason"].toString(), QStringLiteral("error"));
+        QCOMPARE(msgs[3]["error"].toString(), failed.error);
     }
 
     // Last: it runs the application's event loop and quits it.

@@ -2,6 +2,7 @@
 // "device"), utilization lowered during a load test re-plans the pool while every request
 // finishes with its full output, block-size changes rebuild the engine when idle (and wait while
 // busy), loading reports its stages, and a cancelled load leaves the previous model loaded.
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThread>
@@ -151,13 +152,13 @@ class TestAppEngineTuning : public QObject {
         QVERIFY(m.bytes_per_block > 0);
         const qint64 fixed = m.weight_bytes + m.workspace_bytes;
         EngineTuning t;
-        t.maxNumSeqs = 16; // cap 16 x 64 = 1024 blocks
-        t.deviceBytes = 2 * (fixed + 400 * m.bytes_per_block);
-        t.gpuMemoryUtilization = 0.5; // 400 blocks
+        t.maxNumSeqs = 16; // on the CPU the cap is 4 contexts: 4 x 64 = 256 blocks
+        t.deviceBytes = 2 * (fixed + 200 * m.bytes_per_block);
+        t.gpuMemoryUtilization = 0.5; // 200 blocks
         const EngineView big =
-            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 400; },
+            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 200; },
                      [&] { setTuning(t); });
-        QCOMPARE(big.snapshot.memory.num_blocks, 400);
+        QCOMPARE(big.snapshot.memory.num_blocks, 200);
         QCOMPARE(big.snapshot.memory.limit, KvPoolLimit::Utilization);
 
         QSignalSpy loadDone(&relay_, &WorkerRelay::loadTestFinished);
@@ -174,9 +175,9 @@ class TestAppEngineTuning : public QObject {
         t.gpuMemoryUtilization = double(fixed + 24 * m.bytes_per_block) / double(t.deviceBytes);
         t.gpuMemoryUtilization = std::ceil(t.gpuMemoryUtilization * 1000) / 1000;
         const EngineView shrunk =
-            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks < 400; },
+            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks < 200; },
                      [&] { setTuning(t); });
-        QVERIFY2(shrunk.snapshot.memory.num_blocks > 0 && shrunk.snapshot.memory.num_blocks < 400,
+        QVERIFY2(shrunk.snapshot.memory.num_blocks > 0 && shrunk.snapshot.memory.num_blocks < 200,
                  qPrintable(QString::number(shrunk.snapshot.memory.num_blocks)));
         QCOMPARE(int(shrunk.snapshot.blocks.size()), shrunk.snapshot.memory.num_blocks);
 
@@ -197,9 +198,119 @@ class TestAppEngineTuning : public QObject {
                 return v.snapshot.num_running == 0 && v.snapshot.num_waiting == 0;
             },
             {}, 2000);
-        qInfo("pool 400 -> %d blocks; preemptions so far %lld", shrunk.snapshot.memory.num_blocks,
+        qInfo("pool 200 -> %d blocks; preemptions so far %lld", shrunk.snapshot.memory.num_blocks,
               static_cast<long long>(
                   std::max(after.snapshot.total_preemptions, shrunk.snapshot.total_preemptions)));
+    }
+
+    // An impossible utilization is refused with the smallest value that works, and the view
+    // keeps the one in force (the Tuning dock puts its slider back): idle (no room for one
+    // block after the weights) and while a request runs (no room for what it needs). Never
+    // "need at least 0 MiB".
+    void impossibleUtilizationIsRefused() {
+        const MemoryPlan m = plan_;
+        const qint64 fixed = m.weight_bytes + m.workspace_bytes;
+        EngineTuning t;
+        t.maxNumSeqs = 16;
+        t.deviceBytes = 2 * (fixed + 200 * m.bytes_per_block);
+        t.gpuMemoryUtilization = 0.5; // 200 blocks
+        EngineView v = waitView(
+            [](const EngineView& v) {
+                return v.snapshot.memory.num_blocks == 200 && v.utilizationRefusal.isEmpty();
+            },
+            [&] { setTuning(t); });
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);
+        QCOMPARE(v.snapshot.memory.utilization, 0.5);
+
+        // Idle: 0.0005 of the "device" does not even hold the weights.
+        t.gpuMemoryUtilization = 0.0005;
+        v = waitView([](const EngineView& v) { return !v.utilizationRefusal.isEmpty(); },
+                     [&] { setTuning(t); });
+        QVERIFY(!v.utilizationRefusal.isEmpty());
+        QCOMPARE(v.refusedUtilization, 0.0005);
+        QCOMPARE(v.tuning.gpuMemoryUtilization, 0.5); // the value in force
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);  // the pool did not change
+        QCOMPARE(v.snapshot.memory.utilization, 0.5);
+        QVERIFY2(!v.utilizationRefusal.contains(QStringLiteral(" 0 MiB")),
+                 qPrintable(v.utilizationRefusal));
+        const QRegularExpression least(
+            QStringLiteral("smallest value that works now is ([0-9]+(?:\\.[0-9]+)?)"));
+        auto match = least.match(v.utilizationRefusal);
+        QVERIFY2(match.hasMatch(), qPrintable(v.utilizationRefusal));
+        const double u = match.captured(1).toDouble();
+        // It is the smallest (to 1e-4) that holds one block after the weights and workspace.
+        const double need = double(fixed + m.bytes_per_block);
+        QVERIFY2(std::floor(u * double(t.deviceBytes)) >= need,
+                 qPrintable(QStringLiteral("%1: %2 x %3 < %4 (%5)")
+                                .arg(match.captured(1))
+                                .arg(u)
+                                .arg(t.deviceBytes)
+                                .arg(need, 0, 'f', 0)
+                                .arg(v.utilizationRefusal)));
+        QVERIFY(std::floor((u - 1e-4) * double(t.deviceBytes)) < need);
+        // That value is accepted: the refusal goes away and the plan uses it.
+        t.gpuMemoryUtilization = u;
+        v = waitView(
+            [u](const EngineView& v) {
+                return v.utilizationRefusal.isEmpty() && v.snapshot.memory.utilization == u;
+            },
+            [&] { setTuning(t); });
+        QCOMPARE(v.snapshot.memory.utilization, u);
+        QVERIFY(v.snapshot.memory.num_blocks >= 1);
+        QCOMPARE(v.tuning.gpuMemoryUtilization, u);
+
+        // While a request runs: a pool of one block cannot hold it.
+        t.gpuMemoryUtilization = 0.5;
+        v = waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 200; },
+                     [&] { setTuning(t); });
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, request(60, 300)));
+        t.gpuMemoryUtilization = u; // queued behind generate: the request is live
+        v = waitView([](const EngineView& v) { return !v.utilizationRefusal.isEmpty(); },
+                     [&] { setTuning(t); });
+        QVERIFY2(v.utilizationRefusal.contains(QStringLiteral("running requests")),
+                 qPrintable(v.utilizationRefusal));
+        QCOMPARE(v.tuning.gpuMemoryUtilization, 0.5);
+        QCOMPARE(v.snapshot.memory.num_blocks, 200);
+        match = least.match(v.utilizationRefusal);
+        QVERIFY2(match.hasMatch(), qPrintable(v.utilizationRefusal));
+        QVERIFY(match.captured(1).toDouble() > u);
+        QVERIFY(waitFor(finished, 1, 30000));
+        const auto stats = finished.first().first().value<GenerationStats>();
+        QCOMPARE(stats.completionTokens, 300); // the pool stayed: the whole answer
+        QCOMPARE(stats.finishReason, FinishReason::Length);
+    }
+
+    // The finish reasons the app tells apart: the user's max tokens (length), the whole KV pool
+    // when it is smaller than the context (kv_pool), the model's context (context).
+    void finishReasonsArePrecise() {
+        const MemoryPlan m = plan_;
+        const qint64 fixed = m.weight_bytes + m.workspace_bytes;
+        EngineTuning t;
+        t.maxNumSeqs = 16;
+        t.deviceBytes = fixed + 6 * m.bytes_per_block + m.bytes_per_block / 2; // 6 blocks
+        t.gpuMemoryUtilization = 1.0;
+        EngineView v =
+            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 6; },
+                     [&] { setTuning(t); });
+        QCOMPARE(v.snapshot.memory.num_blocks, 6);
+        auto g = generateOne(70, 500); // 96 token slots: cut off by the pool
+        QCOMPARE(g.second.finishReason, FinishReason::KvPool);
+        QCOMPARE(g.second.promptTokens + g.second.completionTokens, 96);
+        g = generateOne(71, 5);
+        QCOMPARE(g.second.finishReason, FinishReason::Length);
+        QCOMPARE(g.second.completionTokens, 5);
+        // The default pool (4 contexts of 1024): the model's context ends the answer.
+        t.deviceBytes = 0;
+        t.gpuMemoryUtilization = 0.5;
+        v = waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == 256; },
+                     [&] { setTuning(t); });
+        QCOMPARE(v.snapshot.memory.num_blocks, 4 * 1024 / 16);
+        g = generateOne(72, 2000);
+        QCOMPARE(g.second.finishReason, FinishReason::Context);
+        QCOMPARE(g.second.promptTokens + g.second.completionTokens, 1024);
     }
 
     // Speculative tokens from the Tuning dock apply without a reload: the same greedy answer,

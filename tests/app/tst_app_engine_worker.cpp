@@ -259,11 +259,13 @@ class TestAppEngineWorker : public QObject {
         for (const auto& args : views) {
             const auto v = args.first().value<EngineView>();
             const EngineSnapshot& s = v.snapshot;
-            // The pool from the default tuning: capped at max_num_seqs x the 2048-token context.
+            // The pool from the default tuning: on the CPU capped at kCpuContextSeqs (not
+            // max_num_seqs) x the 2048-token context.
             QCOMPARE(qsizetype(s.blocks.size()), qsizetype(s.memory.num_blocks));
             QCOMPARE(s.memory.limit, KvPoolLimit::Context);
             QCOMPARE(s.memory.num_blocks, s.memory.cap_blocks);
-            QCOMPARE(s.memory.cap_blocks, v.tuning.maxNumSeqs * 2048 / 16);
+            QCOMPARE(s.memory.cap_seqs, std::min(v.tuning.maxNumSeqs, kCpuContextSeqs));
+            QCOMPARE(s.memory.cap_blocks, s.memory.cap_seqs * 2048 / 16);
             QCOMPARE(s.memory.kv_elem_bytes, 4); // the CPU backend stores fp32
             QCOMPARE(v.kvDtype, KvDtype::F32);
             QCOMPARE(s.num_free_blocks + s.num_used_blocks + s.num_cached_free_blocks,

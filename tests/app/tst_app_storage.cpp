@@ -116,7 +116,7 @@ class TestAppStorage : public QObject {
         }
         Database db(path);
         QVERIFY2(db.open(), qPrintable(db.errorString()));
-        QCOMPARE(db.schemaVersion(), 3);
+        QCOMPARE(db.schemaVersion(), Database::kLatestVersion);
         ConversationStore store(db);
         const auto old = store.message(30);
         QVERIFY(old);
@@ -137,9 +137,9 @@ class TestAppStorage : public QObject {
         const struct {
             FinishReason reason;
             const char* stored;
-        } cases[] = {{FinishReason::Stop, "stop"},
-                     {FinishReason::Length, "length"},
-                     {FinishReason::Aborted, "abort"}};
+        } cases[] = {{FinishReason::Stop, "stop"},      {FinishReason::Length, "length"},
+                     {FinishReason::Aborted, "abort"},  {FinishReason::Context, "context"},
+                     {FinishReason::KvPool, "kv_pool"}, {FinishReason::Error, "error"}};
         for (const auto& k : cases) {
             ChatMessage m = makeMessage(c->id, "assistant", "streaming…");
             m.state = MessageState::Streaming;
@@ -168,6 +168,79 @@ class TestAppStorage : public QObject {
             QCOMPARE(m.finishReason, FinishReason::None);
         QCOMPARE(finishReasonFromName(QStringLiteral("length")), FinishReason::Length);
         QVERIFY(!finishReasonFromName(QString()));
+    }
+
+    // Version 4 adds messages.error: a version-3 database's answers read with no error; a failed
+    // answer stores its message (bounded), a truncated one its state, and both exports carry
+    // every finish reason but a normal stop, and the error message.
+    void errorMessagesAndTruncationAreStoredAndExported() {
+        const QString path = dbPath("v3.sqlite");
+        {
+            Database db(path);
+            QVERIFY2(db.open(3), qPrintable(db.errorString()));
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec("INSERT INTO conversations(id, title, created_at, updated_at) "
+                           "VALUES (4, 'v3 chat', 1, 1)"));
+            QVERIFY(q.exec("INSERT INTO messages(id, conversation_id, role, content, created_at, "
+                           "state, finish_reason) VALUES (40, 4, 'assistant', 'old', 1, "
+                           "'error', NULL)"));
+        }
+        Database db(path);
+        QVERIFY2(db.open(), qPrintable(db.errorString()));
+        QCOMPARE(db.schemaVersion(), 4);
+        ConversationStore store(db);
+        QCOMPARE(store.message(40)->state, MessageState::Error);
+        QVERIFY(store.message(40)->error.isEmpty());
+        QVERIFY(scalar(db, "SELECT error FROM messages WHERE id = 40").isNull());
+
+        const auto add = [&](MessageState state, FinishReason why, const QString& error) {
+            ChatMessage m = makeMessage(4, "assistant", "partial answer");
+            m.state = MessageState::Streaming;
+            const auto added = store.addMessage(m);
+            GenerationFigures f;
+            f.finishReason = why;
+            f.error = error;
+            f.completionTokens = 7;
+            return added && store.finishMessage(added->id, state, f) ? added->id : qint64(-1);
+        };
+        const qint64 failed = add(MessageState::Error, FinishReason::Error,
+                                  QStringLiteral("The backend failed: out of *memory*"));
+        const qint64 pool = add(MessageState::Truncated, FinishReason::KvPool, {});
+        const qint64 context = add(MessageState::Truncated, FinishReason::Context, {});
+        const qint64 stop = add(MessageState::Complete, FinishReason::Stop, {});
+        const qint64 huge = add(MessageState::Error, FinishReason::Error, QString(9000, 'e'));
+        QVERIFY(failed > 0 && pool > 0 && context > 0 && stop > 0 && huge > 0);
+        QCOMPARE(store.message(failed)->error,
+                 QStringLiteral("The backend failed: out of *memory*"));
+        QCOMPARE(store.message(failed)->finishReason, FinishReason::Error);
+        QCOMPARE(store.message(pool)->state, MessageState::Truncated);
+        QCOMPARE(store.message(pool)->finishReason, FinishReason::KvPool);
+        QCOMPARE(scalar(db, QStringLiteral("SELECT state FROM messages WHERE id = %1").arg(pool))
+                     .toString(),
+                 QStringLiteral("truncated"));
+        QCOMPARE(store.message(context)->finishReason, FinishReason::Context);
+        QVERIFY(store.message(stop)->error.isEmpty());
+        QCOMPARE(store.message(huge)->error.size(), 4000);
+
+        const QString md = store.exportMarkdown(4);
+        QVERIFY2(md.contains(QStringLiteral("error · finish: error")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("**Error:** The backend failed: out of *memory*")),
+                 qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("truncated · finish: kv_pool")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("truncated · finish: context")), qPrintable(md));
+        QVERIFY2(!md.contains(QStringLiteral("finish: stop")), qPrintable(md));
+        const QJsonArray msgs =
+            QJsonDocument::fromJson(store.exportJson(4)).object()["messages"].toArray();
+        QHash<qint64, QJsonObject> byId;
+        for (const auto& v : msgs)
+            byId.insert(v.toObject()["id"].toInteger(), v.toObject());
+        QCOMPARE(byId[failed]["error"].toString(),
+                 QStringLiteral("The backend failed: out of *memory*"));
+        QCOMPARE(byId[failed]["finish_reason"].toString(), QStringLiteral("error"));
+        QCOMPARE(byId[pool]["finish_reason"].toString(), QStringLiteral("kv_pool"));
+        QCOMPARE(byId[pool]["state"].toString(), QStringLiteral("truncated"));
+        QCOMPARE(byId[context]["finish_reason"].toString(), QStringLiteral("context"));
+        QVERIFY(!byId[stop].contains("error"));
     }
 
     void rejectsNewerSchema() {

@@ -362,6 +362,67 @@ class TestUiChatWidgets : public QObject {
         QCOMPARE(widgets[5]->stateLabelText(), QStringLiteral("stopped"));
     }
 
+    // The engine's cut-offs and a failure, each in words on the message with a tooltip that
+    // says why (the error's own message for a failure), and the same after reopening the file.
+    void cutOffsAndErrorsAreShown() {
+        const QString dbPath = newPath("cutoffs.sqlite");
+        qint64 convId = 0;
+        const QString error =
+            QStringLiteral("The conversation (10,640 tokens) no longer fits the KV cache pool "
+                           "(304 tokens; the model's context is 32,768): raise GPU memory "
+                           "utilization in the Tuning dock, or start a new chat.");
+        auto check = [&](const QList<MessageWidget*>& widgets) {
+            QCOMPARE(widgets.size(), 6);
+            QCOMPARE(widgets[1]->message().state, MessageState::Truncated);
+            QCOMPARE(widgets[1]->stateLabelText(), QStringLiteral("cut off: KV cache full"));
+            QVERIFY(MessageWidget::stateToolTip(widgets[1]->message()).contains("KV cache pool"));
+            QCOMPARE(widgets[3]->message().state, MessageState::Truncated);
+            QCOMPARE(widgets[3]->stateLabelText(), QStringLiteral("cut off: context full"));
+            QVERIFY(MessageWidget::stateToolTip(widgets[3]->message()).contains("context"));
+            QCOMPARE(widgets[5]->message().state, MessageState::Error);
+            QCOMPARE(widgets[5]->message().error, error);
+            QVERIFY2(widgets[5]->stateLabelText().startsWith(QStringLiteral("failed: The conv")),
+                     qPrintable(widgets[5]->stateLabelText()));
+            QVERIFY(widgets[5]->stateLabelText().size() < 70); // the tooltip has the rest
+            QCOMPARE(MessageWidget::stateToolTip(widgets[5]->message()),
+                     QStringLiteral("The generation failed: ") + error);
+        };
+        {
+            Database db(dbPath);
+            QVERIFY(db.open());
+            ConversationStore store(db);
+            ChatController controller(store);
+            ScriptedEngine engine(controller);
+            ChatView view(controller);
+            view.resize(700, 600);
+            view.show();
+            const auto conv = controller.newConversation();
+            QVERIFY(conv);
+            convId = conv->id;
+            view.setConversation(convId);
+            for (int i = 0; i < 3; ++i) {
+                view.input()->setPlainText(QStringLiteral("Question %1").arg(i));
+                QTest::mouseClick(view.sendButton(), Qt::LeftButton);
+                QCOMPARE(engine.requests_.size(), i + 1);
+                const GenerationRequest& r = engine.requests_[i];
+                if (i == 0)
+                    engine.finish(r, {"An ", "answer"}, FinishReason::KvPool);
+                else if (i == 1)
+                    engine.finish(r, {"An ", "answer"}, FinishReason::Context);
+                else
+                    controller.onFailed(r.requestId, r.conversationId, error);
+            }
+            check(view.messageWidgets());
+        }
+        Database db(dbPath);
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        ChatView view(controller);
+        view.setConversation(convId);
+        check(view.messageWidgets());
+    }
+
     void messageActionsPersist() {
         const QString dbPath = newPath("chat.sqlite");
         qint64 convId = 0;

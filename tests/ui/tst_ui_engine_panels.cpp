@@ -150,6 +150,9 @@ class TestUiEnginePanels : public QObject {
         m.kv_elem_bytes = 4;
         m.limit = KvPoolLimit::Context;
         m.cap_blocks = 4000;
+        m.utilization = 0.25;
+        m.base_bytes = qint64(16) << 30;
+        m.budget_bytes = qint64(4) << 30;
         v.device = DeviceKind::Cpu;
         v.deviceName = QStringLiteral("CPU");
         v.kvDtype = KvDtype::F32;
@@ -171,8 +174,17 @@ class TestUiEnginePanels : public QObject {
         QCOMPARE(p.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
         QVERIFY(p.fieldText("memoryNote").contains(QStringLiteral("CPU backend")));
         QVERIFY(p.fieldText("memoryNote").contains(QStringLiteral("fp32")));
+        // The plan's own budget and what utilization multiplies on the CPU, said on the panel.
         QVERIFY(p.fieldText("memoryBudget").contains(loc.formattedDataSize(qint64(4) << 30, 1)));
-        QVERIFY(p.fieldText("memoryBudget").contains(loc.toString(0.25, 'f', 4)));
+        QVERIFY(p.fieldText("memoryBudget").contains(loc.toString(0.25, 'g', 4)));
+        QVERIFY(p.fieldText("memoryBudget").contains(QStringLiteral("RAM available")));
+        QVERIFY(
+            p.fieldText("memoryNote").contains(QStringLiteral("share of the memory available")));
+        // The slider's value in a later view does not change the budget of the plan in force.
+        v.tuning.gpuMemoryUtilization = 0.0005;
+        p.setView(v);
+        QVERIFY(p.fieldText("memoryBudget").contains(loc.formattedDataSize(qint64(4) << 30, 1)));
+        QVERIFY(!p.fieldText("memoryBudget").contains(QStringLiteral("0.0005")));
         // The bar: four parts in plan order, each visible, KV wider than the weights.
         MemoryBar* bar = p.bar();
         QCOMPARE(bar->parts().size(), 4);
@@ -221,6 +233,10 @@ class TestUiEnginePanels : public QObject {
         m.num_blocks = 100000;
         m.kv_bytes = qint64(m.num_blocks) * m.bytes_per_block;
         m.limit = KvPoolLimit::Utilization;
+        m.device = DeviceKind::Cuda;
+        m.utilization = 0.9;
+        m.base_bytes = m.device_bytes; // on CUDA utilization multiplies the GPU's memory
+        m.budget_bytes = qint64(0.9 * double(m.device_bytes));
         v.device = DeviceKind::Cuda;
         v.deviceName = QStringLiteral("NVIDIA H200");
         v.kvDtype = KvDtype::F16;
@@ -256,6 +272,10 @@ class TestUiEnginePanels : public QObject {
         tuning.setView(v);
         QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("fp32"));
         QVERIFY(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("CPU backend")));
+        QVERIFY(tuning.findChild<QLabel*>(QStringLiteral("utilizationBudget"))
+                    ->text()
+                    .contains(QStringLiteral("RAM available")));
+        QVERIFY(tuning.utilizationSlider()->toolTip().contains(QStringLiteral("on the CPU")));
         memory.setView(v);
         QCOMPARE(memory.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
         QVERIFY(memory.fieldText("memoryNote").contains(QStringLiteral("fp32")));
@@ -424,6 +444,49 @@ class TestUiEnginePanels : public QObject {
                  qPrintable(note));
         TuningPanel again(settings); // the saved value comes back
         QCOMPARE(again.speculativeSpin()->value(), 4);
+    }
+
+    // The engine refuses a utilization: the slider and the spin box go back to the value in
+    // force (and the settings keep it), the refusal with the smallest working value is shown,
+    // and the budget text is the plan's, never the slider's.
+    void refusedUtilizationPutsTheSliderBack() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        TuningPanel p(settings);
+        EngineView v;
+        v.device = DeviceKind::Cpu;
+        v.tuning.gpuMemoryUtilization = 0.5;
+        v.snapshot.memory.num_blocks = 366;
+        v.snapshot.memory.block_size = 16;
+        v.snapshot.memory.utilization = 0.5;
+        v.snapshot.memory.base_bytes = qint64(20) << 30;
+        v.snapshot.memory.budget_bytes = qint64(10) << 30;
+        v.snapshot.memory.limit = KvPoolLimit::Utilization;
+        p.setView(v);
+        QVERIFY2(p.findChild<QLabel*>("utilizationBudget")->text().contains("0.5 ×"),
+                 qPrintable(p.findChild<QLabel*>("utilizationBudget")->text()));
+        QSignalSpy engine(&p, &TuningPanel::tuningChanged);
+        p.utilizationSlider()->setValue(0); // 0.0005
+        QCOMPARE(engine.size(), 1);
+        QCOMPARE(p.utilizationSpin()->value(), 0.0005);
+        // The slider's value is not the budget until the engine plans with it.
+        QVERIFY(p.findChild<QLabel*>("utilizationBudget")->text().contains("0.5 ×"));
+        v.utilizationRefusal = QStringLiteral(
+            "GPU memory utilization 0.0005 is refused: the running requests need 20 KV "
+            "block(s) (7.5 MiB). The smallest value that works now is 0.0234.");
+        v.refusedUtilization = 0.0005;
+        p.setView(v);
+        QCOMPARE(p.utilizationSpin()->value(), 0.5);
+        QCOMPARE(p.utilizationSlider()->value(), TuningPanel::sliderPosition(0.5));
+        QCOMPARE(p.tuning().gpuMemoryUtilization, 0.5);
+        QCOMPARE(settings.engineTuning().gpuMemoryUtilization, 0.5);
+        QCOMPARE(engine.size(), 1); // putting it back is not a new change
+        QVERIFY(p.planLabel()->text().contains(QStringLiteral("smallest value that works now is "
+                                                              "0.0234")));
+        // A later view with the same refusal after the user moved on does not move it back.
+        p.utilizationSpin()->setValue(0.3);
+        p.setView(v);
+        QCOMPARE(p.utilizationSpin()->value(), 0.3);
     }
 
     void disabledSettingsSayWhy() {

@@ -79,16 +79,25 @@ class TestUiEngineViews : public QObject {
             grid.contains(v.cellRect(blocks - 1)),
             qPrintable(
                 QStringLiteral("cell %1 grid %2x%3").arg(s).arg(grid.width()).arg(grid.height())));
+        const int cells = v.cellCount();
+        const int per = v.blocksPerCell();
+        QCOMPARE(cells, (blocks + per - 1) / per);
+        // Cells never get smaller than kMinCell: a larger pool aggregates blocks instead.
+        QVERIFY2(s >= KvBlockMapView::kMinCell || per == 1, qPrintable(QString::number(s)));
+        if (per > 1)
+            QVERIFY(int64_t(grid.width() / KvBlockMapView::kMinCell) *
+                        (grid.height() / KvBlockMapView::kMinCell) * per >=
+                    blocks);
         const int colsBigger = grid.width() / (s + 1);
         if (s < 22)
             QVERIFY(colsBigger == 0 ||
-                    int64_t((blocks + colsBigger - 1) / colsBigger) * (s + 1) > grid.height());
+                    int64_t((cells + colsBigger - 1) / colsBigger) * (s + 1) > grid.height());
         // Row-major order, adjacent cells do not overlap.
-        QCOMPARE(v.cellRect(1).left() - v.cellRect(0).left(), s);
-        QVERIFY(!v.cellRect(0).intersects(v.cellRect(1)));
-        // Hover lookup maps every sampled cell back to its block.
+        QCOMPARE(v.cellRect(per).left() - v.cellRect(0).left(), s);
+        QVERIFY(!v.cellRect(0).intersects(v.cellRect(per)));
+        // Hover lookup maps every sampled cell back to its (first) block.
         for (int b : {0, 1, blocks / 3, blocks / 2, blocks - 2, blocks - 1})
-            QCOMPARE(v.blockAt(v.cellRect(b).center()), b);
+            QCOMPARE(v.blockAt(v.cellRect(b).center()), b / per * per);
         QCOMPARE(v.blockAt(QPoint(grid.right() + 2, grid.bottom() + 2)), -1);
     }
 
@@ -106,6 +115,72 @@ class TestUiEngineViews : public QObject {
         const QRect c = v.cellRect(0);
         QCOMPARE(img.pixelColor(c.topLeft() * img.devicePixelRatio()).rgb(),
                  requestColor(100).rgb());
+    }
+
+    // A pool of 30,708 blocks (half the RAM of a desktop) holding one chat of 20 blocks: the
+    // cells aggregate blocks, and the chat's cells are coloured, not a 1-pixel line.
+    void bigPoolAggregatesSoAChatIsVisible() {
+        KvBlockMapView v;
+        v.resize(420, 260);
+        EngineSnapshot s = makeSnapshot(30708, 1, 20);
+        v.setSnapshot(s);
+        const int per = v.blocksPerCell();
+        QVERIFY2(per > 1, qPrintable(QString::number(per)));
+        QVERIFY(v.cellSize() >= KvBlockMapView::kMinCell);
+        // The chat's first cell: all its blocks in use by request 100, so its full colour.
+        QCOMPARE(v.cellColor(0).rgb(), requestColor(100).rgb());
+        // The cell with the chat's last block(s) and free ones: coloured, but lighter.
+        const int lastCell = v.cellOf(19);
+        if (19 % per != per - 1) {
+            const QColor mixed = v.cellColor(19);
+            QVERIFY(mixed.rgb() != requestColor(100).rgb());
+            QVERIFY(mixed.rgb() != v.cellColor(1000).rgb()); // differs from a free cell
+        }
+        QCOMPARE(v.cellColor(1000).rgb(), v.palette().color(QPalette::AlternateBase).rgb());
+        // The painted pixels: the chat covers at least one cell of kMinCell pixels or more.
+        const QImage img = v.grab().toImage();
+        const qreal dpr = img.devicePixelRatio();
+        QCOMPARE(img.pixelColor(v.cellRect(0).center() * dpr).rgb(), requestColor(100).rgb());
+        QVERIFY(v.cellRect(0).width() >= KvBlockMapView::kMinCell - 1);
+        // The tooltip counts the mix of a cell.
+        const QString tip = v.cellToolTip(lastCell * per);
+        QVERIFY2(tip.contains(QStringLiteral("1 cell = %1 blocks").arg(per)), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("In use: %1").arg(std::min(per, 20 - lastCell * per))),
+                 qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("#100")), qPrintable(tip));
+        // A small pool is not aggregated: one cell per block, the block's own tooltip.
+        v.setSnapshot(makeSnapshot(256, 3, 4));
+        QCOMPARE(v.blocksPerCell(), 1);
+        QCOMPARE(v.cellToolTip(1), v.blockToolTip(1));
+    }
+
+    // The map zooms to the used start of a mostly free pool: one chat of 20 blocks in 8,192
+    // gets cells of many pixels, the caption says what is shown, and it grows in steps as
+    // blocks further in the pool are taken.
+    void zoomsToTheUsedStartOfThePool() {
+        KvBlockMapView v;
+        v.resize(420, 260);
+        EngineSnapshot s = makeSnapshot(8192, 1, 20);
+        s.blocks[8191] = s.blocks[8190] = SnapshotBlock{}; // no cached blocks at the end
+        v.setSnapshot(s);
+        QCOMPARE(v.blockCount(), 8192);
+        QCOMPARE(v.shownCount(), KvBlockMapView::kMinShownBlocks);
+        QCOMPARE(v.blocksPerCell(), 1);
+        QVERIFY2(v.cellSize() >= 12, qPrintable(QString::number(v.cellSize())));
+        QVERIFY2(v.captionText().contains(QStringLiteral("0–255 of 8,192")) ||
+                     v.captionText().contains(QStringLiteral("0–255 of 8192")),
+                 qPrintable(v.captionText()));
+        QVERIFY(v.gridRect().contains(v.cellRect(255)));
+        QCOMPARE(v.blockAt(v.cellRect(19).center()), 19);
+        QCOMPARE(v.cellColor(19).rgb(), requestColor(100).rgb());
+        // A block far into the pool in use: the map shows up to it (and a quarter more).
+        s.blocks[3000] = {BlockState::Used, 1, 100, 0};
+        v.setSnapshot(s);
+        QVERIFY(v.shownCount() > 3000 && v.shownCount() <= 8192);
+        QCOMPARE(v.shownCount() % KvBlockMapView::kMinShownBlocks, 0);
+        QVERIFY(v.gridRect().contains(v.cellRect(3000)));
+        QCOMPARE(v.blockAt(v.cellRect(3000).center()),
+                 3000 / v.blocksPerCell() * v.blocksPerCell());
     }
 
     void tooltipAndTokens() {

@@ -146,4 +146,101 @@ MT_TEST(short_budgets_fail_or_fall_back) {
     MT_CHECK(!plan_memory(shape(none, 2, 141 * GiB, 140 * GiB), ok).ok());
 }
 
+// A Qwen2.5-0.5B-shaped config: 24 layers, 2 KV heads of 64, a 32k context.
+ModelConfig qwen05b() {
+    ModelConfig c;
+    c.num_layers = 24;
+    c.num_heads = 14;
+    c.num_kv_heads = 2;
+    c.head_dim = 64;
+    c.hidden_size = 896;
+    c.intermediate_size = 4864;
+    c.vocab_size = 151936;
+    c.max_position = 32768;
+    return c;
+}
+
+KvPoolShape cpu_shape(const ModelConfig& c, int64_t total, int64_t available) {
+    KvPoolShape s;
+    s.model = &c;
+    s.device = DeviceKind::Cpu;
+    s.weight_bytes = 500 * MiB;
+    s.kv_elem_bytes = 4;
+    s.block_size = 16;
+    s.workspace_bytes = estimate_workspace_bytes(c, 512, 16);
+    s.max_num_seqs = 16;
+    s.total_bytes = total;
+    s.available_bytes = available;
+    return s;
+}
+
+// The issue: a 500 MB model on a 24 GiB desktop reserved 11 GiB (30,708 blocks). On the CPU the
+// pool holds at most kCpuContextSeqs full contexts, and utilization is a share of the memory
+// available to the engine, not of the installed RAM.
+MT_TEST(cpu_pool_is_a_few_contexts_of_the_available_memory) {
+    const ModelConfig c = qwen05b();
+    MemoryBudget b;
+    b.utilization = 0.5;
+    auto p = plan_memory(cpu_shape(c, 24 * GiB, 22 * GiB), b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->limit, KvPoolLimit::Context);
+    MT_COMPARE(p->cap_seqs, kCpuContextSeqs);
+    MT_COMPARE(p->num_blocks, int32_t(kCpuContextSeqs * 32768 / 16)); // 8,192 blocks
+    MT_CHECK(p->kv_bytes <= int64_t{3} * GiB + 1);                    // fp32: 3 GiB of slots
+    MT_COMPARE(p->base_bytes, 22 * GiB + 500 * MiB);                  // available + weights
+    MT_COMPARE(p->budget_bytes, (22 * GiB + 500 * MiB) / 2);
+    MT_CHECK(p->utilization == 0.5);
+    // The same shape on CUDA keeps vLLM's meaning: max_num_seqs contexts, a share of the total.
+    KvPoolShape gpu = cpu_shape(c, 24 * GiB, 22 * GiB);
+    gpu.device = DeviceKind::Cuda;
+    auto g = plan_memory(gpu, b);
+    MT_REQUIRE(g.ok());
+    MT_COMPARE(g->cap_seqs, 16);
+    MT_COMPARE(g->base_bytes, 24 * GiB);
+    // Little free memory: a share of what is free decides, not the installed RAM.
+    auto small = plan_memory(cpu_shape(c, 24 * GiB, 2 * GiB), b);
+    MT_REQUIRE(small.ok());
+    MT_COMPARE(small->limit, KvPoolLimit::Utilization);
+    const int64_t kv = (2 * GiB + 500 * MiB) / 2 - 500 * MiB - small->workspace_bytes;
+    MT_COMPARE(small->num_blocks, int32_t(kv / small->bytes_per_block));
+    // A fixed device size (tests) replaces the available memory as the base.
+    b.device_bytes = 8 * GiB;
+    auto fixed = plan_memory(cpu_shape(c, 24 * GiB, 2 * GiB), b);
+    MT_REQUIRE(fixed.ok());
+    MT_COMPARE(fixed->base_bytes, 8 * GiB);
+}
+
+MT_TEST(min_utilization_is_the_smallest_that_plans) {
+    const ModelConfig c = qwen05b();
+    const KvPoolShape s = cpu_shape(c, 24 * GiB, 22 * GiB);
+    MemoryBudget b;
+    for (int32_t blocks : {1, 19, 366}) {
+        auto u = min_utilization(s, b, blocks);
+        MT_REQUIRE(u.has_value());
+        b.utilization = *u;
+        auto p = plan_memory(s, b, blocks);
+        MT_REQUIRE_MSG(p.ok(), "%d blocks at %g: %s", blocks, *u, p.message().c_str());
+        MT_CHECK(p->num_blocks >= blocks);
+        b.utilization = *u - 1e-4; // one step less does not plan
+        MT_CHECK_MSG(!plan_memory(s, b, blocks).ok(), "%d blocks at %g", blocks, *u - 1e-4);
+    }
+    // Not even the whole memory: none.
+    MT_CHECK(!min_utilization(cpu_shape(c, 24 * GiB, 100 * MiB), b, 100000).has_value());
+}
+
+// "need at least 0 MiB" said nothing: a block under a MiB is written with decimals, and the
+// error names the smallest utilization that works.
+MT_TEST(short_budget_error_names_sizes_and_the_least_utilization) {
+    const ModelConfig c = qwen05b();
+    MemoryBudget b;
+    b.utilization = 0.0005;
+    auto p = plan_memory(cpu_shape(c, 24 * GiB, 22 * GiB), b);
+    MT_REQUIRE(!p.ok());
+    const std::string m = p.message();
+    MT_CHECK_MSG(m.find("need 0 MiB") == std::string::npos, "%s", m.c_str());
+    MT_CHECK_MSG(m.find("need 0.38 MiB") != std::string::npos, "%s", m.c_str());
+    MT_CHECK_MSG(m.find("smallest utilization that works is 0.02") != std::string::npos, "%s",
+                 m.c_str());
+}
+
 MINI_TEST_MAIN()
