@@ -2,6 +2,7 @@
 
 #include "engine/serving/speculative.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
@@ -97,6 +98,16 @@ void TuningPanel::build() {
     specTokens_ = new QSpinBox(this);
     specTokens_->setObjectName(QStringLiteral("speculativeSpin"));
     specTokens_->setRange(0, kMaxSpeculativeTokens);
+    specMethod_ = new QComboBox(this);
+    specMethod_->setObjectName(QStringLiteral("speculativeMethod"));
+    specMethod_->addItem(QString(), int(SpeculativeMethod::Ngram));
+    specMethod_->addItem(QString(), int(SpeculativeMethod::SelfQ4));
+    specAuto_ = new QCheckBox(this);
+    specAuto_->setObjectName(QStringLiteral("speculativeAuto"));
+    auto* specRow = new QHBoxLayout;
+    specRow->addWidget(specTokens_);
+    specRow->addWidget(specMethod_, 1);
+    specRow->addWidget(specAuto_);
     specNote_ = new QLabel(this);
     plan_ = new QLabel(this);
     plan_->setObjectName(QStringLiteral("tuningPlan"));
@@ -129,7 +140,7 @@ void TuningPanel::build() {
     addRow(-1, blockNote_);
     addRow(4, kvDtype_);
     addRow(-1, kvNote_);
-    addRow(5, specTokens_);
+    addRow(5, nullptr, specRow);
     addRow(-1, specNote_);
     engineForm_->addWidget(plan_, row, 0, 1, 2);
     layout->addWidget(engineBox_);
@@ -196,6 +207,8 @@ void TuningPanel::build() {
     connect(maxTokens_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
     connect(blockSize_, &QComboBox::currentIndexChanged, this, [this] { engineEdited(); });
     connect(specTokens_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
+    connect(specMethod_, &QComboBox::currentIndexChanged, this, [this] { engineEdited(); });
+    connect(specAuto_, &QCheckBox::toggled, this, [this] { engineEdited(); });
     for (QDoubleSpinBox* s : {temperature_, topP_, minP_, repetition_, presence_, frequency_})
         connect(s, &QDoubleSpinBox::valueChanged, this, [this] { samplingEdited(); });
     connect(topK_, &QSpinBox::valueChanged, this, [this] { samplingEdited(); });
@@ -212,6 +225,9 @@ void TuningPanel::loadValues() {
     maxTokens_->setValue(tuning_.maxNumBatchedTokens);
     blockSize_->setCurrentIndex(std::max(0, blockSize_->findData(tuning_.blockSize)));
     specTokens_->setValue(tuning_.numSpeculativeTokens);
+    specMethod_->setCurrentIndex(
+        std::max(0, specMethod_->findData(int(tuning_.speculativeMethod))));
+    specAuto_->setChecked(tuning_.speculativeAuto);
     temperature_->setValue(sampling_.temperature);
     topP_->setValue(sampling_.topP);
     topK_->setValue(sampling_.topK);
@@ -232,6 +248,8 @@ void TuningPanel::engineEdited() {
     t.maxNumBatchedTokens = maxTokens_->value();
     t.blockSize = blockSize_->currentData().toInt();
     t.numSpeculativeTokens = specTokens_->value();
+    t.speculativeMethod = SpeculativeMethod(specMethod_->currentData().toInt());
+    t.speculativeAuto = specAuto_->isChecked();
     t = t.clamped();
     if (t == tuning_)
         return;
@@ -298,6 +316,7 @@ void TuningPanel::setView(const EngineView& view) {
     view_.device = view.device;
     view_.kvDtype = view.kvDtype;
     view_.snapshot.speculative = view.snapshot.speculative;
+    view_.speculationError = view.speculationError;
     hasView_ = true;
     updateSpeculativeNote();
     if (backendChanged) {
@@ -311,9 +330,19 @@ void TuningPanel::setView(const EngineView& view) {
 void TuningPanel::updateSpeculativeNote() {
     const SpeculativeStats& st = view_.snapshot.speculative;
     const QLocale loc = locale();
-    QString text = tuning_.numSpeculativeTokens > 0
-                       ? tr("Drafts by n-gram prompt lookup, verified in the batch.")
-                       : tr("Off: one token per request and step.");
+    QString text;
+    if (tuning_.numSpeculativeTokens == 0)
+        text = tr("Off: one token per request and step.");
+    else if (tuning_.speculativeMethod == SpeculativeMethod::SelfQ4)
+        text = tr("Drafts by the model's own weights at 4 bits, verified in the batch.");
+    else
+        text = tr("Drafts by n-gram prompt lookup, verified in the batch.");
+    if (tuning_.numSpeculativeTokens > 0 && tuning_.speculativeAuto)
+        text += QLatin1Char(' ') + tr("Auto: up to %1 per request and step, none where they do "
+                                      "not pay.")
+                                       .arg(tuning_.numSpeculativeTokens);
+    if (!view_.speculationError.isEmpty())
+        text = tr("Speculation is off: %1").arg(view_.speculationError);
     if (st.num_draft_tokens > 0)
         text += QLatin1Char(' ') +
                 tr("So far %1 of %2 draft tokens accepted (%3%), %4 tokens per verify step.")
@@ -395,6 +424,15 @@ void TuningPanel::retranslate() {
                                "the same step. Greedy answers stay identical and sampled ones "
                                "keep their distribution. Applies from the next step."));
     specTokens_->setSpecialValueText(tr("off"));
+    specMethod_->setItemText(0, tr("prompt lookup"));
+    specMethod_->setItemText(1, tr("self-q4 draft"));
+    specMethod_->setToolTip(tr("Where drafts come from: prompt lookup finds the last few tokens "
+                               "earlier in the conversation (free, helps when text repeats); "
+                               "self-q4 runs the model's own weights re-quantized to 4 bits "
+                               "(made when first chosen, about a quarter of F16 memory)."));
+    specAuto_->setText(tr("auto"));
+    specAuto_->setToolTip(tr("Choose the number of drafts per request and step from the "
+                             "measured acceptance and step cost; none where they do not pay."));
     updateSpeculativeNote();
     samplingNote_->setText(tr("Used by conversations created from now on; each conversation "
                               "keeps its own settings (Chat > Conversation settings)."));

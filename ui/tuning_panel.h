@@ -12,6 +12,7 @@
 #include "app/services/engine_view.h"
 #include "app/services/generation_types.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
@@ -46,6 +47,8 @@ class TuningPanel : public QWidget {
     QComboBox* blockSizeCombo() const { return blockSize_; }
     QComboBox* kvDtypeCombo() const { return kvDtype_; }
     QSpinBox* speculativeSpin() const { return specTokens_; }
+    QComboBox* speculativeMethod() const { return specMethod_; }
+    QCheckBox* speculativeAuto() const { return specAuto_; }
     QLabel* speculativeNote() const { return specNote_; }
     QDoubleSpinBox* temperatureSpin() const { return temperature_; }
     QDoubleSpinBox* topPSpin() const { return topP_; }
@@ -96,6 +99,8 @@ class TuningPanel : public QWidget {
     QDoubleSpinBox* utilSpin_;
     QLabel* utilBudget_;
     QSpinBox *maxSeqs_, *maxTokens_, *specTokens_, *topK_;
+    QComboBox* specMethod_ = nullptr;
+    QCheckBox* specAuto_ = nullptr;
     QComboBox *blockSize_, *kvDtype_;
     QLabel *blockNote_, *kvNote_, *specNote_, *plan_, *samplingNote_;
     QDoubleSpinBox *temperature_, *topP_, *minP_, *repetition_, *presence_, *frequency_;

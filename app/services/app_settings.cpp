@@ -91,6 +91,11 @@ EngineTuning AppSettings::engineTuning() const {
     t.blockSize = s.value(QStringLiteral("engine/block_size"), t.blockSize).toInt();
     t.numSpeculativeTokens =
         s.value(QStringLiteral("engine/num_speculative_tokens"), t.numSpeculativeTokens).toInt();
+    t.speculativeMethod =
+        s.value(QStringLiteral("engine/speculative_method")).toString() == QStringLiteral("self-q4")
+            ? SpeculativeMethod::SelfQ4
+            : SpeculativeMethod::Ngram;
+    t.speculativeAuto = s.value(QStringLiteral("engine/speculative_auto"), false).toBool();
     return t.clamped();
 }
 
@@ -101,6 +106,9 @@ void AppSettings::setEngineTuning(const EngineTuning& tuning) {
     settings_->setValue(QStringLiteral("engine/max_num_batched_tokens"), t.maxNumBatchedTokens);
     settings_->setValue(QStringLiteral("engine/block_size"), t.blockSize);
     settings_->setValue(QStringLiteral("engine/num_speculative_tokens"), t.numSpeculativeTokens);
+    settings_->setValue(QStringLiteral("engine/speculative_method"),
+                        QString::fromLatin1(speculative_method_name(t.speculativeMethod)));
+    settings_->setValue(QStringLiteral("engine/speculative_auto"), t.speculativeAuto);
 }
 
 void AppSettings::resetTuning() {

@@ -53,6 +53,10 @@ struct EngineView {
     // The pool and its settings.
     EngineTuning tuning; // as applied (blockSize: the engine's current block size)
     QString replanError; // the last re-plan or rebuild failed: the previous pool stays
+    // Speculative decoding: why the chosen method could not be set up ("" = none), and the
+    // self-q4 draft's memory (0: none).
+    QString speculationError;
+    qint64 draftWeightBytes = 0, draftKvBytes = 0;
     // A utilization the engine refused (tuning keeps the one in force) and why, with the smallest
     // value that works ("" / 0: none refused since the last accepted change).
     QString utilizationRefusal;

@@ -12,6 +12,7 @@
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_info.h"
 #include "engine/runtime/model_executor.h"
+#include "engine/serving/draft_proposer.h"
 #include "engine/serving/engine.h"
 #include "engine/serving/memory_plan.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -57,8 +58,10 @@ struct EngineWorker::Model {
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<Tokenizer> tokenizer;
     std::optional<ChatTemplate> chatTemplate;
-    Backend backend;                 // the executor (on the CPU over a CpuTransformer of `model`)
-    std::unique_ptr<Engine> serving; // last: it refers to the executor and the tokenizer
+    Backend backend; // the executor (on the CPU over a CpuTransformer of `model`)
+    // self-q4 speculation: the model's matrices at 4 bits (CPU), made when first chosen.
+    std::unique_ptr<DraftModelProposer> draft;
+    std::unique_ptr<Engine> serving; // last: it refers to the executor, tokenizer and draft
     QString loadPath;                // what loadModel() was given (for a reload)
     ModelMetadata metadata;
     StepOutputs out;
@@ -169,10 +172,32 @@ EngineConfig EngineWorker::engineConfig(int32_t blockSize) const {
 SpeculativeConfig EngineWorker::speculativeConfig() const {
     SpeculativeConfig c;
     if (tuning_.numSpeculativeTokens > 0) {
-        c.method = SpeculativeMethod::Ngram;
+        c.method = tuning_.speculativeMethod;
         c.num_speculative_tokens = tuning_.numSpeculativeTokens;
+        c.auto_k = tuning_.speculativeAuto;
     }
     return c;
+}
+
+void EngineWorker::applySpeculation() {
+    if (!model_ || !model_->serving)
+        return;
+    Engine& e = *model_->serving;
+    SpeculativeConfig c = speculativeConfig();
+    speculationError_.clear();
+    if (c.enabled() && c.method == SpeculativeMethod::SelfQ4 && !model_->draft) {
+        const MemoryPlan& plan = e.memory_plan();
+        auto d = DraftModelProposer::create_self_q4(
+            *model_->model, *cpuPool_, static_cast<int64_t>(plan.num_blocks) * plan.block_size);
+        if (d) {
+            model_->draft = std::move(*d);
+        } else {
+            speculationError_ = q(d.message());
+            c = SpeculativeConfig{}; // off: the target keeps serving
+        }
+    }
+    e.set_draft_proposer(c.method == SpeculativeMethod::SelfQ4 ? model_->draft.get() : nullptr);
+    (void)e.set_speculative(c); // valid: the tuning is clamped
 }
 
 MemoryBudget EngineWorker::memoryBudget() const {
@@ -305,6 +330,7 @@ void EngineWorker::doLoad(const QString& path) {
     // Replace the previous model only now that the new one is complete.
     cancelEverything();
     model_ = std::move(engine);
+    applySpeculation(); // self-q4: the 4-bit draft of the new model
     emit loadProgress(100, tr("Ready"));
     emit modelLoaded(model_->metadata);
     emitView();
@@ -351,8 +377,9 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
     Engine& e = *model_->serving;
     if (t.maxNumSeqs != old.maxNumSeqs || t.maxNumBatchedTokens != old.maxNumBatchedTokens)
         e.set_limits(t.maxNumSeqs, t.maxNumBatchedTokens);
-    if (t.numSpeculativeTokens != e.config().speculative.num_speculative_tokens)
-        (void)e.set_speculative(speculativeConfig()); // valid: the tuning is clamped
+    if (t.numSpeculativeTokens != old.numSpeculativeTokens ||
+        t.speculativeMethod != old.speculativeMethod || t.speculativeAuto != old.speculativeAuto)
+        applySpeculation();
     if (t.blockSize != e.config().block_size) {
         rebuildPending_ = true;
         if (!e.has_unfinished()) {
@@ -439,6 +466,7 @@ bool EngineWorker::rebuildEngine() {
     }
     model_->serving = std::move(*serving);
     replanError_.clear();
+    applySpeculation();
     return true;
 }
 
@@ -737,6 +765,9 @@ void EngineWorker::emitView() {
     view_.tuning = tuning_;
     view_.tuning.blockSize = model_->serving->config().block_size;
     view_.replanError = replanError_;
+    view_.speculationError = speculationError_;
+    view_.draftWeightBytes = model_->draft ? model_->draft->weight_bytes() : 0;
+    view_.draftKvBytes = model_->draft ? model_->draft->kv_bytes() : 0;
     view_.utilizationRefusal = utilizationRefusal_;
     view_.refusedUtilization = refusedUtilization_;
     view_.rebuildPending = rebuildPending_;

@@ -120,6 +120,9 @@ class EngineWorker : public QObject {
     QString checkUtilization(double utilization) const;
     EngineConfig engineConfig(int32_t blockSize) const;
     SpeculativeConfig speculativeConfig() const; // from the tuning
+    // Applies it to the engine; self-q4 makes the 4-bit draft first (an error turns
+    // speculation off and is shown: speculationError_).
+    void applySpeculation();
     // The KV pool's budget from the tuning (a budget too small for the weights falls back to a
     // small pool; the plan's note says why).
     MemoryBudget memoryBudget() const;
@@ -134,7 +137,8 @@ class EngineWorker : public QObject {
     std::shared_ptr<CudaPlugin> cudaPlugin_; // loaded once, reused by later loads
     QString cudaUnavailable_;                // the last known reason ("" = usable or unknown)
     bool rebuildPending_ = false;
-    QString replanError_; // the last re-plan or rebuild that failed ("" = none)
+    QString replanError_;      // the last re-plan or rebuild that failed ("" = none)
+    QString speculationError_; // why the chosen speculation could not be set up ("" = none)
     // The last utilization refused by setTuning (checkUtilization) and why ("" = none).
     QString utilizationRefusal_;
     double refusedUtilization_ = 0;

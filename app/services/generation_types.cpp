@@ -66,6 +66,8 @@ EngineTuning EngineTuning::clamped() const {
     if (!is_kv_block_size(t.blockSize))
         t.blockSize = kDefaultKvBlockSize;
     t.numSpeculativeTokens = std::clamp(t.numSpeculativeTokens, 0, int(kMaxSpeculativeTokens));
+    if (t.speculativeMethod != SpeculativeMethod::SelfQ4)
+        t.speculativeMethod = SpeculativeMethod::Ngram; // the methods the app offers
     t.deviceBytes = std::max<qint64>(0, t.deviceBytes);
     return t;
 }

@@ -12,6 +12,7 @@
 #include "engine/runtime/device_types.h"
 #include "engine/runtime/kv_block_size.h"
 #include "engine/serving/request.h"
+#include "engine/serving/speculative.h"
 
 namespace llmwb {
 
@@ -109,7 +110,12 @@ struct EngineTuning {
     int maxNumSeqs = 16;
     int maxNumBatchedTokens = 512;
     int blockSize = kDefaultKvBlockSize; // one of kKvBlockSizes
-    int numSpeculativeTokens = 0;        // ngram drafts per step, 0..kMaxSpeculativeTokens
+    int numSpeculativeTokens = 0;        // drafts per step, 0..kMaxSpeculativeTokens (0: off)
+    // Where drafts come from: Ngram (prompt lookup) or SelfQ4 (the model's own weights at 4 bits,
+    // made when first chosen; its memory is on the Memory panel).
+    SpeculativeMethod speculativeMethod = SpeculativeMethod::Ngram;
+    // k chosen per request and step (numSpeculativeTokens is then the most).
+    bool speculativeAuto = false;
     // 0: the executor's device memory (RAM on the CPU); tests set a fixed size.
     qint64 deviceBytes = 0;
 

@@ -342,6 +342,33 @@ class TestAppEngineTuning : public QObject {
         QCOMPARE(after.snapshot.speculative.num_drafts, st.num_drafts); // no drafts when off
     }
 
+    // self-q4 from the Tuning dock: the 4-bit draft is made when chosen (its memory in the
+    // view), answers stay the greedy ones, drafts are verified; auto keeps them identical too.
+    void selfQ4FromTheTuning() {
+        EngineTuning t;
+        setTuning(t);
+        const auto plain = generateOne(50, 40);
+        QVERIFY(plain.second.completionTokens > 0);
+        t.numSpeculativeTokens = 3;
+        t.speculativeMethod = SpeculativeMethod::SelfQ4;
+        const EngineView made = waitView([](const EngineView& v) { return v.draftWeightBytes > 0; },
+                                         [&] { setTuning(t); }, 10000);
+        QVERIFY(made.draftWeightBytes > 0);
+        QVERIFY(made.speculationError.isEmpty());
+        const qint64 before = made.snapshot.speculative.num_draft_tokens;
+        const auto spec = generateOne(51, 40);
+        QCOMPARE(spec.first, plain.first);
+        const EngineView v = waitView(
+            [&](const EngineView& v) { return v.snapshot.speculative.num_draft_tokens > before; },
+            [&] { setTuning(t); }, 5000);
+        QVERIFY(v.snapshot.speculative.num_draft_tokens > before);
+        t.speculativeAuto = true;
+        setTuning(t);
+        const auto autoK = generateOne(52, 40);
+        QCOMPARE(autoK.first, plain.first);
+        setTuning(EngineTuning{});
+    }
+
     // A block size change when idle rebuilds the engine at once; while busy it waits for idle.
     void blockSizeChangesRebuild() {
         EngineTuning t;
@@ -459,6 +486,8 @@ class TestAppEngineTuning : public QObject {
             t.maxNumBatchedTokens = 1000;
             t.blockSize = 8;
             t.numSpeculativeTokens = 5;
+            t.speculativeMethod = SpeculativeMethod::SelfQ4;
+            t.speculativeAuto = true;
             s.setEngineTuning(t);
             s.sync();
         }
@@ -470,6 +499,10 @@ class TestAppEngineTuning : public QObject {
             QCOMPARE(t.maxNumBatchedTokens, 1000);
             QCOMPARE(t.blockSize, 8);
             QCOMPARE(t.numSpeculativeTokens, 5);
+            QCOMPARE(t.speculativeMethod, SpeculativeMethod::SelfQ4);
+            QVERIFY(t.speculativeAuto);
+            s.raw().setValue("engine/speculative_method", "eagle"); // unknown: prompt lookup
+            QCOMPARE(s.engineTuning().speculativeMethod, SpeculativeMethod::Ngram);
             s.raw().setValue("engine/num_speculative_tokens", 99);
             QCOMPARE(s.engineTuning().numSpeculativeTokens, 16);
             s.raw().setValue("engine/block_size", 12); // not 8/16/32
