@@ -96,6 +96,7 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     limit_ = addField("memoryLimit");
     kvDtype_ = addField("memoryKvDtype");
     dtypes_ = addField("memoryDtypes");
+    draft_ = addField("memoryDraft");
     note_ = new QLabel(this);
     note_->setObjectName(QStringLiteral("memoryNote"));
     note_->setWordWrap(true);
@@ -130,7 +131,8 @@ void MemoryPanel::setView(const EngineView& v) {
                       v.device == viewDevice_ && v.deviceName == deviceName_ &&
                       v.kvDtype == viewKvDtype_ && m.utilization == plan_.utilization &&
                       m.base_bytes == plan_.base_bytes && m.budget_bytes == plan_.budget_bytes &&
-                      m.cap_seqs == plan_.cap_seqs && v.utilizationRefusal == refusal_;
+                      m.cap_seqs == plan_.cap_seqs && v.utilizationRefusal == refusal_ &&
+                      v.draftWeightBytes == draftWeightBytes_ && v.draftKvBytes == draftKvBytes_;
     if (same)
         return;
     plan_ = m;
@@ -140,6 +142,8 @@ void MemoryPanel::setView(const EngineView& v) {
     viewDevice_ = v.device;
     deviceName_ = v.deviceName;
     viewKvDtype_ = v.kvDtype;
+    draftWeightBytes_ = v.draftWeightBytes;
+    draftKvBytes_ = v.draftKvBytes;
     hasView_ = true;
     refreshTexts();
 }
@@ -153,10 +157,10 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
     const char* names[] = {
-        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),       QT_TR_NOOP("Weights"),
-        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),    QT_TR_NOOP("Free"),
-        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),     QT_TR_NOOP("Limited by"),
-        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("Weight dtypes")};
+        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),        QT_TR_NOOP("Weights"),
+        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),     QT_TR_NOOP("Free"),
+        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),      QT_TR_NOOP("Limited by"),
+        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("Weight dtypes"), QT_TR_NOOP("Draft model")};
     for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
         if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
             if (auto* label = qobject_cast<QLabel*>(item->widget()))
@@ -217,6 +221,13 @@ void MemoryPanel::refreshTexts() {
         limit_->setText(MemoryPlanText::limit(plan_, maxNumSeqs_));
         kvDtype_->setText(MemoryPlanText::kvDtype(viewKvDtype_));
     }
+    // The self-q4 draft lives outside the plan: its weights in RAM, its KV pool committed by the
+    // OS only as drafts write it.
+    draft_->setText(draftWeightBytes_ > 0
+                        ? tr("self-q4: %1 of 4-bit weights (RAM) + a KV pool of up to %2, "
+                             "committed as drafts write it")
+                              .arg(size(draftWeightBytes_), size(draftKvBytes_))
+                        : tr("none (prompt lookup needs no memory)"));
     dtypes_->setText(hasModel_ && !model_.dtypeSummary.isEmpty()
                          ? model_.dtypeSummary.join(QLatin1Char('\n'))
                          : QStringLiteral("–"));

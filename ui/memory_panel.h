@@ -67,11 +67,12 @@ class MemoryPanel : public QWidget {
     QLabel* title_;
     MemoryBar* bar_;
     QLabel *device_, *budget_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *limit_,
-        *kvDtype_, *dtypes_, *note_;
+        *kvDtype_, *dtypes_, *draft_, *note_;
     MemoryPlan plan_;
     int maxNumSeqs_ = 0;
     QString refusal_; // the last utilization the engine refused, and why
     QString replanError_, deviceName_;
+    qint64 draftWeightBytes_ = 0, draftKvBytes_ = 0;
     DeviceKind viewDevice_ = DeviceKind::Cpu;
     KvDtype viewKvDtype_ = KvDtype::F32;
     ModelMetadata model_;

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "ui/engine_panel.h"
+#include "ui/memory_panel.h"
 #include "ui/speculation_panel.h"
 
 using namespace llmwb;
@@ -78,6 +79,22 @@ class TestSpeculationPanel : public QObject {
         QCOMPARE(e.tabs()->tabText(EnginePanel::SpeculationTab), QStringLiteral("Speculation"));
         e.setView(view(500, 4, 16, 12, {4, 4, 3, 1}));
         QCOMPARE(e.speculation()->ratePoints().size(), 1);
+    }
+
+    // The Memory panel shows the self-q4 draft's memory (outside the KV plan).
+    void draftMemoryOnTheMemoryPanel() {
+        MemoryPanel m;
+        EngineView v = view(0, 0, 0, 0, {});
+        v.snapshot.memory.num_blocks = 10;
+        v.snapshot.memory.block_size = 16;
+        m.setView(v);
+        QVERIFY(m.fieldText("memoryDraft").contains(QStringLiteral("none")));
+        v.draftWeightBytes = 280 << 20;
+        v.draftKvBytes = 64 << 20;
+        m.setView(v);
+        const QString t = m.fieldText("memoryDraft");
+        QVERIFY2(t.contains(QStringLiteral("self-q4")) && t.contains(QStringLiteral("280")),
+                 qPrintable(t));
     }
 };
 
