@@ -81,6 +81,14 @@ QString BatchTimelineView::stepToolTip(int index) const {
     text += QLatin1Char('\n') + tr("Batch: %1 requests").arg(s.segments.size());
     text += QLatin1Char('\n') +
             tr("Prefill: %1 tokens, decode: %2 tokens").arg(s.prefillTokens).arg(s.decodeTokens);
+    int drafts = 0, accepted = 0;
+    for (const StepSegment& seg : s.segments) {
+        drafts += seg.drafts;
+        accepted += seg.accepted;
+    }
+    if (drafts > 0)
+        text += QLatin1Char('\n') +
+                tr("Speculative drafts: %1 verified, %2 accepted").arg(drafts).arg(accepted);
     if (s.preempted > 0)
         text += QLatin1Char('\n') + tr("Preempted: %1").arg(s.preempted);
     return text;
@@ -113,6 +121,12 @@ void BatchTimelineView::paintEvent(QPaintEvent*) {
             if (!seg.prefill)
                 c = c.lighter(140);
             p.fillRect(QRect(col.left(), y1, w, std::max(1, y0 - y1)), c);
+            // Rejected drafts: the top of the segment, hatched (verified, thrown away).
+            if (seg.drafts > seg.accepted) {
+                const int yr = y1 + int(barH * double(seg.drafts - seg.accepted) / total);
+                p.fillRect(QRect(col.left(), y1, w, std::max(1, yr - y1)),
+                           QBrush(palette().color(QPalette::Text), Qt::BDiagPattern));
+            }
         }
         if (s.preempted > 0)
             p.fillRect(QRect(col.left(), kMargin, std::max(w, 2), kMarkHeight),

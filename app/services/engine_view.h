@@ -18,8 +18,10 @@ namespace llmwb {
 // One request's share of one engine step (for the batch timeline).
 struct StepSegment {
     qint64 requestId = -1; // engine request id
-    int tokens = 0;
+    int tokens = 0;        // scheduled, draft tokens included
     bool prefill = false;
+    int drafts = 0;   // speculative draft tokens verified in this step
+    int accepted = 0; // of them accepted
 };
 
 // One engine step, summarized.

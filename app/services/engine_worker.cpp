@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <QLocale>
 #include <QMutexLocker>
+#include <algorithm>
 #include <cmath>
 
 #include "engine/backend/device_select.h"
@@ -698,8 +699,14 @@ void EngineWorker::runStep() {
         rec.preempted = int(out.preempted.size());
         promptTokensSinceView_ += out.num_prefill_tokens;
         rec.segments.reserve(qsizetype(out.scheduled.size()));
-        for (const ScheduledRequest& s : out.scheduled)
-            rec.segments.push_back({s.id, s.num_scheduled, s.prefill});
+        for (const ScheduledRequest& s : out.scheduled) {
+            StepSegment seg{s.id, s.num_scheduled, s.prefill, s.num_draft, 0};
+            if (s.num_draft > 0) // accepted drafts = tokens out beyond the target's own one
+                for (const RequestOutput& o : out.outputs)
+                    if (o.id == s.id)
+                        seg.accepted = std::clamp(int(o.new_token_ids.size()) - 1, 0, s.num_draft);
+            rec.segments.push_back(seg);
+        }
         view_.steps.push_back(std::move(rec));
         if (view_.steps.size() > 1000) // nobody collects them: keep the newest
             view_.steps.remove(0, view_.steps.size() - 1000);

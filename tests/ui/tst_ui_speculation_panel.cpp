@@ -6,6 +6,7 @@
 #include <QTabWidget>
 #include <QtTest>
 
+#include "ui/batch_timeline_view.h"
 #include "ui/engine_panel.h"
 #include "ui/memory_panel.h"
 #include "ui/speculation_panel.h"
@@ -79,6 +80,21 @@ class TestSpeculationPanel : public QObject {
         QCOMPARE(e.tabs()->tabText(EnginePanel::SpeculationTab), QStringLiteral("Speculation"));
         e.setView(view(500, 4, 16, 12, {4, 4, 3, 1}));
         QCOMPARE(e.speculation()->ratePoints().size(), 1);
+    }
+
+    // The batch timeline tells verified from accepted drafts (tooltip; rejected ones hatched).
+    void timelineShowsDrafts() {
+        BatchTimelineView t;
+        StepRecord r;
+        r.step = 7;
+        r.decodeTokens = 10;
+        r.segments = {{1, 5, false, 4, 1}, {2, 5, false, 4, 4}};
+        t.addSteps({r});
+        const QString tip = t.stepToolTip(0);
+        QVERIFY2(tip.contains(QStringLiteral("8 verified, 5 accepted")), qPrintable(tip));
+        t.resize(300, 120);
+        QImage img(t.size(), QImage::Format_ARGB32);
+        t.render(&img); // paints the hatch without crashing
     }
 
     // The Memory panel shows the self-q4 draft's memory (outside the KV plan).
