@@ -171,6 +171,13 @@ bool ChatView::eventFilter(QObject* watched, QEvent* event) {
     // The message box follows the chat convention: Enter sends, Shift+Enter starts a new line.
     // Ctrl+Enter also sends (the window's Send action has the same shortcut). While an input
     // method is composing, Enter belongs to it and never sends.
+    // Ctrl+Z in an empty-history message box is the window's (undo a deleted message).
+    if (watched == input_ && event->type() == QEvent::ShortcutOverride &&
+        static_cast<QKeyEvent*>(event)->matches(QKeySequence::Undo) &&
+        !input_->document()->isUndoAvailable()) {
+        event->ignore();
+        return true;
+    }
     if (watched == input_ && event->type() == QEvent::KeyPress) {
         auto* ke = static_cast<QKeyEvent*>(event);
         if (ke->key() != Qt::Key_Return && ke->key() != Qt::Key_Enter)
@@ -256,14 +263,41 @@ MessageWidget* ChatView::appendMessage(const ChatMessage& m) {
     if (MessageWidget* existing = widgets_.value(m.id))
         return existing;
     auto* w = new MessageWidget(m, container_);
-    // Before the trailing stretch.
-    messagesLayout_->insertWidget(messagesLayout_->count() - 1, w);
+    // In id order (a restored message goes back to its place), before the trailing stretch.
+    int at = messagesLayout_->count() - 1;
+    for (int i = 0; i < messagesLayout_->count(); ++i) {
+        auto* other = qobject_cast<MessageWidget*>(messagesLayout_->itemAt(i)->widget());
+        if (other && other->messageId() > m.id) {
+            at = i;
+            break;
+        }
+    }
+    messagesLayout_->insertWidget(at, w);
     widgets_.insert(m.id, w);
-    connect(w, &MessageWidget::deleteRequested, &controller_, &ChatController::deleteMessage);
+    connect(w, &MessageWidget::deleteRequested, this, &ChatView::deleteMessage);
     connect(w, &MessageWidget::regenerateRequested, &controller_, &ChatController::regenerate);
     connect(w, &MessageWidget::resendRequested, &controller_, &ChatController::editAndResend);
     updateEmptyState();
     return w;
+}
+
+bool ChatView::deleteMessage(qint64 messageId) {
+    const auto m = controller_.store().message(messageId);
+    if (!m || !controller_.deleteMessage(messageId))
+        return false;
+    emit messageDeleted(*m);
+    return true;
+}
+
+bool ChatView::restoreMessage(const ChatMessage& m) {
+    const auto restored = controller_.store().restoreMessage(m);
+    if (!restored)
+        return false;
+    if (restored->conversationId == conversationId_) {
+        appendMessage(*restored);
+        updateButtons();
+    }
+    return true;
 }
 
 void ChatView::removeMessage(qint64 messageId) {

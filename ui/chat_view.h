@@ -44,8 +44,14 @@ class ChatView : public QWidget {
     void focusInput();
     void scrollToMessage(qint64 messageId);
 
+    // Deletes a message (its Delete button); messageDeleted tells the window, which offers undo.
+    bool deleteMessage(qint64 messageId);
+    // Puts a deleted message back (store and view). False if its conversation is gone.
+    bool restoreMessage(const llmwb::ChatMessage& m);
+
   signals:
     void conversationNeeded(); // Send without a conversation: the window creates one
+    void messageDeleted(const llmwb::ChatMessage& m);
 
   protected:
     void changeEvent(QEvent* e) override;

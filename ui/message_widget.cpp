@@ -7,39 +7,17 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
-#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include "ui/eliding_label.h"
 
 namespace llmwb {
 
 namespace {
-
-// A one-line label that may get narrower than its text: it then shows the text elided ("…").
-// Its size hint stays that of the whole text, so a layout with room shows all of it; its small
-// minimum lets the message (and the chat's scroll content) shrink with the window instead of
-// keeping the header's full width and being clipped on the right.
-class ElidingLabel : public QLabel {
-  public:
-    using QLabel::QLabel;
-
-    QSize minimumSizeHint() const override {
-        return {fontMetrics().horizontalAdvance(QStringLiteral("W\u2026")),
-                QLabel::minimumSizeHint().height()};
-    }
-
-  protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        const QRect r = contentsRect();
-        const QString shown = fontMetrics().elidedText(text(), Qt::ElideRight, r.width());
-        style()->drawItemText(&p, r, int(alignment()), palette(), isEnabled(), shown,
-                              foregroundRole());
-    }
-};
 
 // What the user typed keeps its line breaks (Shift+Enter): outside code fences every line
 // that another line follows ends in a Markdown hard break. Answers are Markdown as written.
@@ -117,8 +95,16 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     layout->addWidget(body_);
     layout->addWidget(footer_);
 
-    connect(copy_, &QToolButton::clicked, this,
-            [this] { QApplication::clipboard()->setText(message_.content); });
+    // Copy says "Copied" for a moment: the click did something.
+    copiedTimer_ = new QTimer(this);
+    copiedTimer_->setSingleShot(true);
+    copiedTimer_->setInterval(kCopiedMs);
+    connect(copiedTimer_, &QTimer::timeout, this, &MessageWidget::retranslate);
+    connect(copy_, &QToolButton::clicked, this, [this] {
+        QApplication::clipboard()->setText(message_.content);
+        copiedTimer_->start();
+        retranslate();
+    });
     connect(delete_, &QToolButton::clicked, this, [this] { emit deleteRequested(message_.id); });
     connect(regenerate_, &QToolButton::clicked, this,
             [this] { emit regenerateRequested(message_.id); });
@@ -129,8 +115,10 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
 }
 
 void MessageWidget::retranslate() {
-    copy_->setText(tr("Copy"));
-    copy_->setToolTip(tr("Copy the text of this message"));
+    const bool copied = copiedTimer_->isActive();
+    copy_->setText(copied ? tr("Copied") : tr("Copy"));
+    copy_->setToolTip(copied ? tr("The text is on the clipboard")
+                             : tr("Copy the text of this message"));
     edit_->setText(tr("Edit"));
     edit_->setToolTip(tr("Edit this message and send it again"));
     regenerate_->setText(tr("Regenerate"));
@@ -161,7 +149,8 @@ void MessageWidget::updateHeader() {
                                                 : tr("Assistant · %1").arg(message_.model));
     else
         role_->setText(tr("System"));
-    role_->setToolTip(role_->text()); // the whole text where it is elided
+    // ElidingLabel shows the whole text in the tooltip where it is elided.
+    role_->setToolTip(QString());
     state_->setText(stateText(message_));
     state_->setToolTip(message_.state == MessageState::Complete &&
                                message_.finishReason == FinishReason::Length

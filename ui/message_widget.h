@@ -12,13 +12,18 @@ class QLabel;
 class QPlainTextEdit;
 class QToolButton;
 class QPushButton;
+class QTimer;
 
 namespace llmwb {
+
+class ElidingLabel;
 
 class MessageWidget : public QFrame {
     Q_OBJECT
 
   public:
+    static constexpr int kCopiedMs = 1500; // how long Copy says "Copied"
+
     explicit MessageWidget(const ChatMessage& message, QWidget* parent = nullptr);
 
     qint64 messageId() const { return message_.id; }
@@ -29,6 +34,8 @@ class MessageWidget : public QFrame {
     bool isEditing() const;
     QString footerText() const;
     QString stateLabelText() const;
+    ElidingLabel* roleLabel() const { return role_; }
+    ElidingLabel* stateLabel() const { return state_; }
     MarkdownBody* body() const { return body_; }
 
     // The state of a message in words ("" for a complete answer that ended normally; "cut off at
@@ -56,14 +63,15 @@ class MessageWidget : public QFrame {
     void resend();
 
     ChatMessage message_;
-    QLabel* role_;
-    QLabel* state_;
+    ElidingLabel* role_;
+    ElidingLabel* state_;
     MarkdownBody* body_;
     QLabel* footer_;
     QToolButton* copy_;
     QToolButton* delete_;
     QToolButton* edit_;
     QToolButton* regenerate_;
+    QTimer* copiedTimer_;
     QPlainTextEdit* editor_ = nullptr;
     QPushButton* resend_ = nullptr;
     QPushButton* cancelEdit_ = nullptr;

@@ -126,8 +126,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     outer->addWidget(scroll);
 
     connect(openFile_, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a GGUF model"), QDir::homePath(), tr("GGUF models (*.gguf)"));
+        const QString path = modelPathForFile(QFileDialog::getOpenFileName(
+            this, tr("Open a model"), QDir::homePath(), openDialogFilter()));
         if (!path.isEmpty())
             emit openRequested(path);
     });
@@ -372,9 +372,27 @@ QString ModelPanel::modelPathFromMime(const QMimeData* mime) {
         return {};
     const QFileInfo info(url.toLocalFile());
     if (info.isDir() ||
-        (info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0))
-        return info.absoluteFilePath();
+        (info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) ||
+        (info.isFile() &&
+         info.fileName().compare(QLatin1String("config.json"), Qt::CaseInsensitive) == 0))
+        return modelPathForFile(info.absoluteFilePath());
     return {};
+}
+
+QString ModelPanel::modelPathForFile(const QString& path) {
+    if (path.isEmpty())
+        return {};
+    const QFileInfo info(path);
+    // A Hugging Face model is its folder: its config.json stands for it.
+    if (!info.isDir() &&
+        info.fileName().compare(QLatin1String("config.json"), Qt::CaseInsensitive) == 0)
+        return info.absolutePath();
+    return info.absoluteFilePath();
+}
+
+QString ModelPanel::openDialogFilter() {
+    return tr("Models: GGUF files or a Hugging Face config.json (*.gguf config.json);;"
+              "GGUF models (*.gguf);;Hugging Face folder (config.json)");
 }
 
 void ModelPanel::dragEnterEvent(QDragEnterEvent* e) {

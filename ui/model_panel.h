@@ -37,6 +37,11 @@ class ModelPanel : public QWidget {
 
     // The model path a drop carries: one local .gguf file or one folder; "" otherwise.
     static QString modelPathFromMime(const QMimeData* mime);
+    // What a chosen path opens: a .gguf file or a folder as it is, a Hugging Face config.json
+    // as its folder ("" for "").
+    static QString modelPathForFile(const QString& path);
+    // The open dialog's filter: GGUF files and config.json together, then each alone.
+    static QString openDialogFilter();
 
   public slots:
     void setLoading(const QString& path);

@@ -321,6 +321,37 @@ bool ConversationStore::deleteMessage(qint64 id) {
     return q.numRowsAffected() == 1 || fail(tr("no message %1").arg(id));
 }
 
+std::optional<ChatMessage> ConversationStore::restoreMessage(const ChatMessage& m) {
+    if (m.id <= 0 || !conversation(m.conversationId)) {
+        fail(tr("cannot restore message %1: its conversation is gone").arg(m.id));
+        return std::nullopt;
+    }
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral(
+        "INSERT INTO messages(id, conversation_id, role, content, model, sampling, "
+        "prompt_tokens, completion_tokens, ttft_ms, tokens_per_s, created_at, state, "
+        "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.addBindValue(m.id);
+    q.addBindValue(m.conversationId);
+    q.addBindValue(text(m.role));
+    q.addBindValue(text(m.content));
+    q.addBindValue(text(m.model));
+    q.addBindValue(toJsonText(m.sampling));
+    q.addBindValue(optionalValue(m.promptTokens));
+    q.addBindValue(optionalValue(m.completionTokens));
+    q.addBindValue(optionalValue(m.ttftMs));
+    q.addBindValue(optionalValue(m.tokensPerSecond));
+    q.addBindValue(m.created.isValid() ? m.created.toMSecsSinceEpoch() : nowMs());
+    q.addBindValue(messageStateName(m.state));
+    q.addBindValue(storedFinishReason(m.finishReason));
+    if (!q.exec()) { // e.g. the id was taken meanwhile
+        fail(q.lastError().text());
+        return std::nullopt;
+    }
+    touchConversation(m.conversationId);
+    return message(m.id);
+}
+
 bool ConversationStore::deleteMessagesFrom(qint64 messageId) {
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("DELETE FROM messages WHERE conversation_id = "

@@ -39,6 +39,9 @@ class ConversationStore {
     bool appendMessageContent(qint64 id, const QString& delta);
     bool finishMessage(qint64 id, MessageState state, const GenerationFigures& figures);
     bool deleteMessage(qint64 id);
+    // Undo of a deletion: inserts the message again as it was (same id, so the same place in
+    // its conversation; same time, state and figures). Fails if its conversation is gone.
+    std::optional<ChatMessage> restoreMessage(const ChatMessage& m);
     // Deletes the message and every later message of its conversation (edit-and-resend,
     // regenerate).
     bool deleteMessagesFrom(qint64 messageId);
