@@ -257,6 +257,10 @@ Updated %2</source>
         <source>no message %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>cannot restore message %1: its conversation is gone</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ConversationsPanel</name>
@@ -274,6 +278,10 @@ Updated %2</source>
     </message>
     <message>
         <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -468,14 +476,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Open a GGUF model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>About LLM Workbench</source>
         <translation type="unfinished"></translation>
     </message>
@@ -596,10 +596,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>No model: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Loading the model…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -661,6 +657,83 @@ Updated %2</source>
     </message>
     <message>
         <source>Cancelled loading %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message deleted.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a GGUF file, or a Hugging Face folder by its config.json</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Hugging Face &amp;folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a folder with config.json and safetensors</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Rename conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Undo delete message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Put the deleted message back (Ctrl+Z)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model: %1 (loading %2 failed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not load %1: %2
+%3 is still loaded and answers.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model: loading failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model: loading %1 failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading %1… (%2 stays until it is ready)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>● load test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>● busy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not restore the message: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message restored.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -923,17 +996,17 @@ Updated %2</source>
         <source>cut off at the token limit</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Copied</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The text is on the clipboard</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>
-    <message>
-        <source>Open a GGUF model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
-    </message>
     <message>
         <source>Open a Hugging Face model folder</source>
         <translation type="unfinished"></translation>
@@ -1118,6 +1191,14 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>CPU (CUDA is unavailable: %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models: GGUF files or a Hugging Face config.json (*.gguf config.json);;GGUF models (*.gguf);;Hugging Face folder (config.json)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
