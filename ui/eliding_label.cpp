@@ -27,8 +27,7 @@ void ElidingLabel::paintEvent(QPaintEvent*) {
     QPainter p(this);
     const QRect r = contentsRect();
     const QString shown = fontMetrics().elidedText(text(), Qt::ElideRight, r.width());
-    style()->drawItemText(&p, r, int(alignment()), palette(), isEnabled(), shown,
-                          foregroundRole());
+    style()->drawItemText(&p, r, int(alignment()), palette(), isEnabled(), shown, foregroundRole());
 }
 
 bool ElidingLabel::event(QEvent* e) {

@@ -21,6 +21,7 @@
 #include <QShortcut>
 #include <QSignalBlocker>
 #include <QStandardItemModel>
+#include <QStyle>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -121,6 +122,11 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setWidget(content);
+    // The content scrolls vertically only: the panel is never narrower than its rows (a
+    // narrow dock clipped them on the right); see eventFilter.
+    content_ = content;
+    scroll_ = scroll;
+    content->installEventFilter(this);
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(scroll);
@@ -362,6 +368,14 @@ void ModelPanel::setLoadFailed(const QString& message) {
             QLatin1Char('\n') + tr("The previous model (%1) is still loaded.").arg(model_.name);
     status_->setText(error_);
     updateRecentItems();
+}
+
+bool ModelPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == content_ && event->type() == QEvent::LayoutRequest) {
+        const int bar = scroll_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, scroll_);
+        scroll_->setMinimumWidth(content_->minimumSizeHint().width() + bar);
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 QString ModelPanel::modelPathFromMime(const QMimeData* mime) {

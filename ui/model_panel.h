@@ -10,6 +10,7 @@
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QScrollArea;
 class QListWidget;
 class QDragEnterEvent;
 class QDropEvent;
@@ -66,11 +67,14 @@ class ModelPanel : public QWidget {
     void deviceChosen(const QString& preference);
 
   protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void changeEvent(QEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
   private:
+    QWidget* content_ = nullptr;
+    QScrollArea* scroll_ = nullptr;
     void retranslate();
     void showMetadata();
     QLabel* addField(const char* objectName);

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QPixmap>
 #include <QPlainTextEdit>
 #include <QTimer>
@@ -21,6 +22,7 @@
 #include "ui/engine_panel.h"
 #include "ui/main_window.h"
 #include "ui/markdown_body.h"
+#include "ui/model_panel.h"
 #include "ui/theme.h"
 #include "ui/tuning_panel.h"
 
@@ -305,8 +307,32 @@ void ScreenshotRunner::memoryAndTuningDocked() {
                 window_.dock(QStringLiteral("tuningDock"))->raise();
                 after(300, [this] {
                     save(QStringLiteral("19-tuning-docked-1280x800-zh_CN"));
-                    QApplication::exit(0);
+                    smallWindow();
                 });
+            });
+        });
+    });
+}
+
+// The default layout in a 1024x640 window (Chinese, then English) with the block map, and Qt's
+// own file dialog in Chinese (qtbase_zh_CN: its labels and buttons).
+void ScreenshotRunner::smallWindow() {
+    window_.enginePanel()->showTab(EnginePanel::BlocksTab);
+    window_.resize(1024, 640);
+    after(400, [this] {
+        save(QStringLiteral("20-default-1024x640-zh_CN"));
+        auto* dialog =
+            new QFileDialog(&window_, QString(), QDir::homePath(), ModelPanel::openDialogFilter());
+        dialog->setOption(QFileDialog::DontUseNativeDialog);
+        dialog->resize(760, 480);
+        dialog->show();
+        after(400, [this, dialog] {
+            grabWidget(dialog, QStringLiteral("22-file-dialog-zh_CN"));
+            dialog->deleteLater();
+            translations_.apply(QStringLiteral("en"));
+            after(400, [this] {
+                save(QStringLiteral("21-default-1024x640"));
+                QApplication::exit(0);
             });
         });
     });
