@@ -1004,6 +1004,18 @@ Updated %2</source>
         <source>The text is on the clipboard</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Earlier answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Later answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Answer %1 of %2: Regenerate keeps the earlier answers</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>

@@ -1010,6 +1010,18 @@ Updated %2</source>
         <source>The text is on the clipboard</source>
         <translation>文本已复制到剪贴板</translation>
     </message>
+    <message>
+        <source>Earlier answer</source>
+        <translation>上一个回答</translation>
+    </message>
+    <message>
+        <source>Later answer</source>
+        <translation>下一个回答</translation>
+    </message>
+    <message>
+        <source>Answer %1 of %2: Regenerate keeps the earlier answers</source>
+        <translation>第 %1 个回答，共 %2 个：重新生成会保留之前的回答</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>

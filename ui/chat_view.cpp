@@ -14,6 +14,7 @@
 #include <QTextLayout>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
@@ -275,7 +276,12 @@ MessageWidget* ChatView::appendMessage(const ChatMessage& m) {
     messagesLayout_->insertWidget(at, w);
     widgets_.insert(m.id, w);
     connect(w, &MessageWidget::deleteRequested, this, &ChatView::deleteMessage);
-    connect(w, &MessageWidget::regenerateRequested, &controller_, &ChatController::regenerate);
+    connect(w, &MessageWidget::regenerateRequested, this, &ChatView::regenerate);
+    // An answer shows the earlier answers to the same message (kept by regenerate).
+    if (m.role == QLatin1String("assistant")) {
+        if (const qint64 parent = parentOf(m.id))
+            w->setOlderVersions(controller_.store().answerVersions(parent));
+    }
     connect(w, &MessageWidget::resendRequested, &controller_, &ChatController::editAndResend);
     updateEmptyState();
     return w;
@@ -355,7 +361,32 @@ void ChatView::stop() {
 void ChatView::regenerateLast() {
     const QList<MessageWidget*> list = messageWidgets();
     if (!list.isEmpty() && list.last()->message().role == QLatin1String("assistant"))
-        controller_.regenerate(list.last()->messageId());
+        regenerate(list.last()->messageId());
+}
+
+qint64 ChatView::parentOf(qint64 messageId) const {
+    qint64 parent = 0;
+    for (MessageWidget* w : messageWidgets()) {
+        if (w->messageId() < messageId)
+            parent = std::max(parent, w->messageId());
+    }
+    return parent;
+}
+
+bool ChatView::regenerate(qint64 assistantMessageId) {
+    // The answer being replaced is kept as a version (flipped through on the new answer).
+    ConversationStore& store = controller_.store();
+    std::optional<qint64> kept;
+    const auto old = store.message(assistantMessageId);
+    const qint64 parent = parentOf(assistantMessageId);
+    if (old && parent != 0 && old->role == QLatin1String("assistant") &&
+        old->state != MessageState::Streaming)
+        kept = store.keepAnswerVersion(*old, parent);
+    if (controller_.regenerate(assistantMessageId))
+        return true;
+    if (kept) // nothing was replaced
+        store.deleteAnswerVersion(*kept);
+    return false;
 }
 
 void ChatView::editSettings() {

@@ -40,6 +40,8 @@ class ChatView : public QWidget {
     void send();
     void stop();
     void regenerateLast();
+    // Generates the answer again; the replaced answer is kept as an earlier version.
+    bool regenerate(qint64 assistantMessageId);
     void editSettings();
     void focusInput();
     void scrollToMessage(qint64 messageId);
@@ -65,7 +67,8 @@ class ChatView : public QWidget {
     void updateButtons();
     void updateEmptyState();
     void scrollToBottomSoon();
-    bool isComposing() const; // an input method has preedit text in the message box
+    qint64 parentOf(qint64 messageId) const; // the message shown before it (0: none)
+    bool isComposing() const;                // an input method has preedit text in the message box
     bool focusIsIdle() const; // nothing the user chose holds the focus (see generatingChanged)
 
     ChatController& controller_;

@@ -71,9 +71,26 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     edit_->setVisible(isUser);
     regenerate_->setVisible(isAssistant);
 
+    // "‹ 2/3 ›": earlier answers to the same message, kept by Regenerate.
+    prevVersion_ = makeButton("previousVersionButton");
+    prevVersion_->setText(QStringLiteral("‹"));
+    nextVersion_ = makeButton("nextVersionButton");
+    nextVersion_->setText(QStringLiteral("›"));
+    versionLabel_ = new QLabel(this);
+    versionLabel_->setObjectName(QStringLiteral("versionLabel"));
+    versionLabel_->setForegroundRole(QPalette::PlaceholderText);
+    for (QWidget* v : {static_cast<QWidget*>(prevVersion_), static_cast<QWidget*>(versionLabel_),
+                       static_cast<QWidget*>(nextVersion_)})
+        v->hide();
+    connect(prevVersion_, &QToolButton::clicked, this, [this] { showVersion(shownVersion() - 1); });
+    connect(nextVersion_, &QToolButton::clicked, this, [this] { showVersion(shownVersion() + 1); });
+
     auto* header = new QHBoxLayout;
     header->addWidget(role_);
     header->addWidget(state_);
+    header->addWidget(prevVersion_);
+    header->addWidget(versionLabel_);
+    header->addWidget(nextVersion_);
     header->addStretch();
     header->addWidget(copy_);
     header->addWidget(edit_);
@@ -101,7 +118,7 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     copiedTimer_->setInterval(kCopiedMs);
     connect(copiedTimer_, &QTimer::timeout, this, &MessageWidget::retranslate);
     connect(copy_, &QToolButton::clicked, this, [this] {
-        QApplication::clipboard()->setText(message_.content);
+        QApplication::clipboard()->setText(shownMessage().content);
         copiedTimer_->start();
         retranslate();
     });
@@ -121,6 +138,8 @@ void MessageWidget::retranslate() {
                              : tr("Copy the text of this message"));
     edit_->setText(tr("Edit"));
     edit_->setToolTip(tr("Edit this message and send it again"));
+    prevVersion_->setToolTip(tr("Earlier answer"));
+    nextVersion_->setToolTip(tr("Later answer"));
     regenerate_->setText(tr("Regenerate"));
     regenerate_->setToolTip(tr("Generate this answer again"));
     delete_->setText(tr("Delete"));
@@ -151,16 +170,48 @@ void MessageWidget::updateHeader() {
         role_->setText(tr("System"));
     // ElidingLabel shows the whole text in the tooltip where it is elided.
     role_->setToolTip(QString());
-    state_->setText(stateText(message_));
-    state_->setToolTip(message_.state == MessageState::Complete &&
-                               message_.finishReason == FinishReason::Length
+    const ChatMessage& shown = shownMessage();
+    state_->setText(stateText(shown));
+    state_->setToolTip(shown.state == MessageState::Complete &&
+                               shown.finishReason == FinishReason::Length
                            ? tr("The answer reached its token limit (max tokens of the "
                                 "conversation, or the model's context) before it ended.")
                            : QString());
     const bool streaming = message_.state == MessageState::Streaming;
     delete_->setEnabled(!streaming);
     edit_->setEnabled(!streaming);
-    footer_->setText(figuresText(message_));
+    footer_->setText(figuresText(shown));
+    const int count = versionCount();
+    for (QWidget* v : {static_cast<QWidget*>(prevVersion_), static_cast<QWidget*>(versionLabel_),
+                       static_cast<QWidget*>(nextVersion_)})
+        v->setVisible(count > 1);
+    versionLabel_->setText(QStringLiteral("%1/%2").arg(shownVersion()).arg(count));
+    versionLabel_->setToolTip(
+        tr("Answer %1 of %2: Regenerate keeps the earlier answers").arg(shownVersion()).arg(count));
+    prevVersion_->setEnabled(shownVersion() > 1);
+    nextVersion_->setEnabled(shownVersion() < count);
+}
+
+void MessageWidget::setOlderVersions(const QList<ChatMessage>& older) {
+    older_ = older;
+    shown_ = -1;
+    updateHeader();
+}
+
+int MessageWidget::shownVersion() const {
+    return shown_ < 0 ? versionCount() : shown_ + 1;
+}
+
+const ChatMessage& MessageWidget::shownMessage() const {
+    return shown_ < 0 ? message_ : older_.at(shown_);
+}
+
+void MessageWidget::showVersion(int version) {
+    if (version < 1 || version > versionCount() || version == shownVersion())
+        return;
+    shown_ = version == versionCount() ? -1 : version - 1;
+    body_->setMarkdownText(displayText());
+    updateHeader();
 }
 
 QString MessageWidget::stateText(const ChatMessage& m) {
@@ -205,18 +256,20 @@ QString MessageWidget::stateLabelText() const {
 
 void MessageWidget::setMessage(const ChatMessage& message) {
     message_ = message;
+    shown_ = -1;
     body_->setMarkdownText(displayText());
     updateHeader();
 }
 
 QString MessageWidget::displayText() const {
     return message_.role == QLatin1String("user") ? withHardLineBreaks(message_.content)
-                                                  : message_.content;
+                                                  : shownMessage().content;
 }
 
 void MessageWidget::setStreamingText(const QString& text) {
     message_.content = text;
-    body_->setMarkdownTextLater(text);
+    if (shown_ < 0)
+        body_->setMarkdownTextLater(text);
 }
 
 void MessageWidget::setRegenerateAllowed(bool allowed) {

@@ -31,6 +31,14 @@ class MessageWidget : public QFrame {
     void setMessage(const ChatMessage& message); // final state and figures
     void setStreamingText(const QString& text);  // while generating
     void setRegenerateAllowed(bool allowed);
+    // Earlier answers to the same message, oldest first: "‹ k/n ›" flips between them and
+    // this one (n). What is shown (and copied) is shownMessage(); the conversation goes on
+    // from the current answer.
+    void setOlderVersions(const QList<ChatMessage>& older);
+    int versionCount() const { return int(older_.size()) + 1; }
+    int shownVersion() const; // 1..versionCount()
+    void showVersion(int version);
+    const ChatMessage& shownMessage() const;
     bool isEditing() const;
     QString footerText() const;
     QString stateLabelText() const;
@@ -72,6 +80,11 @@ class MessageWidget : public QFrame {
     QToolButton* edit_;
     QToolButton* regenerate_;
     QTimer* copiedTimer_;
+    QList<ChatMessage> older_; // earlier versions of this answer
+    int shown_ = -1;           // index in older_, -1: this answer
+    QToolButton* prevVersion_;
+    QToolButton* nextVersion_;
+    QLabel* versionLabel_;
     QPlainTextEdit* editor_ = nullptr;
     QPushButton* resend_ = nullptr;
     QPushButton* cancelEdit_ = nullptr;

@@ -352,6 +352,55 @@ std::optional<ChatMessage> ConversationStore::restoreMessage(const ChatMessage& 
     return message(m.id);
 }
 
+std::optional<qint64> ConversationStore::keepAnswerVersion(const ChatMessage& answer,
+                                                           qint64 parentId) {
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral(
+        "INSERT INTO message_versions(conversation_id, parent_id, role, content, model, "
+        "sampling, prompt_tokens, completion_tokens, ttft_ms, tokens_per_s, created_at, state, "
+        "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.addBindValue(answer.conversationId);
+    q.addBindValue(parentId);
+    q.addBindValue(text(answer.role));
+    q.addBindValue(text(answer.content));
+    q.addBindValue(text(answer.model));
+    q.addBindValue(toJsonText(answer.sampling));
+    q.addBindValue(optionalValue(answer.promptTokens));
+    q.addBindValue(optionalValue(answer.completionTokens));
+    q.addBindValue(optionalValue(answer.ttftMs));
+    q.addBindValue(optionalValue(answer.tokensPerSecond));
+    q.addBindValue(answer.created.isValid() ? answer.created.toMSecsSinceEpoch() : nowMs());
+    q.addBindValue(messageStateName(answer.state));
+    q.addBindValue(storedFinishReason(answer.finishReason));
+    if (!q.exec()) {
+        fail(q.lastError().text());
+        return std::nullopt;
+    }
+    return q.lastInsertId().toLongLong();
+}
+
+QList<ChatMessage> ConversationStore::answerVersions(qint64 parentId) {
+    QList<ChatMessage> out;
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral("SELECT %1 FROM message_versions WHERE parent_id = ? ORDER BY id")
+                  .arg(QLatin1String(kMessageColumns)));
+    q.addBindValue(parentId);
+    if (!q.exec()) {
+        fail(q.lastError().text());
+        return out;
+    }
+    while (q.next())
+        out << readMessage(q);
+    return out;
+}
+
+bool ConversationStore::deleteAnswerVersion(qint64 versionId) {
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral("DELETE FROM message_versions WHERE id = ?"));
+    q.addBindValue(versionId);
+    return q.exec() || fail(q.lastError().text());
+}
+
 bool ConversationStore::deleteMessagesFrom(qint64 messageId) {
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("DELETE FROM messages WHERE conversation_id = "

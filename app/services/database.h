@@ -16,7 +16,7 @@ class Database {
   public:
     // Schema versions: 1 = conversations + messages; 2 = presets, bench_runs, FTS5 search;
     // 3 = messages.finish_reason.
-    static constexpr int kLatestVersion = 3;
+    static constexpr int kLatestVersion = 4; // 4: message_versions
 
     // filePath empty: defaultPath() (QStandardPaths::AppDataLocation/llmwb.sqlite).
     explicit Database(QString filePath = {});

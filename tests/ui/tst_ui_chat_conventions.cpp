@@ -7,9 +7,14 @@
 // the default layout (Engine and Tuning both visible) and Qt's own zh_CN translations.
 #include <QAction>
 #include <QApplication>
+#include <QChart>
 #include <QClipboard>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
+#include <QLabel>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLibraryInfo>
 #include <QLineEdit>
 #include <QListView>
@@ -21,10 +26,6 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QXYSeries>
-#include <QChart>
-#include <QLegend>
-#include <QLegendMarker>
-#include <QFile>
 #include <QtTest>
 
 #include "app/gui/translation_loader.h"
@@ -40,6 +41,7 @@
 #include "ui/eliding_label.h"
 #include "ui/engine_panel.h"
 #include "ui/main_window.h"
+#include "ui/markdown_body.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
 
@@ -119,7 +121,8 @@ class TestUiChatConventions : public QObject {
         QCOMPARE(w.chatView()->conversationId(), a->id); // still the one shown
 
         // A double-click on the other one: it opens and its title is edited; Esc cancels.
-        const QModelIndex bIndex = w.conversationModel()->index(w.conversationModel()->rowOf(b->id));
+        const QModelIndex bIndex =
+            w.conversationModel()->index(w.conversationModel()->rowOf(b->id));
         const QPoint at = list->visualRect(bIndex).center();
         QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, at);
         QTest::mouseDClick(list->viewport(), Qt::LeftButton, {}, at);
@@ -163,7 +166,8 @@ class TestUiChatConventions : public QObject {
         const auto a = controller.newConversation(QStringLiteral("a"));
         const auto b = controller.newConversation(QStringLiteral("b"));
         const auto c = controller.newConversation(QStringLiteral("c"));
-        QVERIFY(store.addMessage(makeMessage(a->id, QStringLiteral("user"), QStringLiteral("in a"))));
+        QVERIFY(
+            store.addMessage(makeMessage(a->id, QStringLiteral("user"), QStringLiteral("in a"))));
         AppSettings settings(newPath("delete.ini"));
         MainWindow w(controller, settings);
         w.resize(1280, 800);
@@ -193,7 +197,8 @@ class TestUiChatConventions : public QObject {
                  QStringLiteral("a_b_ c.md"));
         QCOMPARE(MainWindow::exportFileName(QStringLiteral(" ... "), "md"),
                  QStringLiteral("conversation.md"));
-        QCOMPARE(MainWindow::exportFileName(QString(), "json"), QStringLiteral("conversation.json"));
+        QCOMPARE(MainWindow::exportFileName(QString(), "json"),
+                 QStringLiteral("conversation.json"));
         QCOMPARE(MainWindow::exportFileName(QStringLiteral("v1.2 notes"), "md"),
                  QStringLiteral("v1.2 notes.md"));
         for (const QString& t : {QStringLiteral("x."), QStringLiteral("."), QStringLiteral("a.. ")})
@@ -399,6 +404,87 @@ class TestUiChatConventions : public QObject {
         QCOMPARE(store.messages(c->id).first().id, q->id);
         // Nothing more to undo.
         QVERIFY(!w.undoDelete());
+    }
+
+    // Regenerate keeps the earlier answers as versions ("‹ 2/3 ›"), stored in SQLite: they
+    // can be flipped through and come back when the conversation is opened again.
+    void regenerateKeepsEarlierAnswers() {
+        const QString path = newPath("versions.sqlite");
+        Database db(path);
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        QList<GenerationRequest> requests;
+        connect(&controller, &ChatController::generateRequested, this,
+                [&requests](const GenerationRequest& r) { requests << r; });
+        auto answer = [&controller, &requests](const QString& text) {
+            const GenerationRequest r = requests.last();
+            controller.onToken(r.requestId, r.conversationId, text);
+            GenerationStats st;
+            st.requestId = r.requestId;
+            st.conversationId = r.conversationId;
+            st.completionTokens = 1;
+            st.tokensPerSecond = 10.0 * requests.size();
+            st.finishReason = FinishReason::Stop;
+            controller.onFinished(st);
+        };
+        const auto c = controller.newConversation(QStringLiteral("versions"));
+        ChatView view(controller);
+        view.resize(700, 500);
+        view.show();
+        view.setConversation(c->id);
+        view.input()->setPlainText(QStringLiteral("question"));
+        view.send();
+        answer(QStringLiteral("first"));
+        view.regenerateLast();
+        answer(QStringLiteral("second"));
+        view.regenerateLast();
+        answer(QStringLiteral("third"));
+        QCOMPARE(requests.size(), 3);
+        QCOMPARE(store.messages(c->id).size(), 2); // the versions are not messages
+        const qint64 questionId = store.messages(c->id).first().id;
+        const QList<ChatMessage> kept = store.answerVersions(questionId);
+        QCOMPARE(kept.size(), 2);
+        QCOMPARE(kept[0].content, QStringLiteral("first"));
+        QCOMPARE(kept[1].content, QStringLiteral("second"));
+
+        MessageWidget* last = view.messageWidgets().last();
+        QCOMPARE(last->versionCount(), 3);
+        QCOMPARE(last->shownVersion(), 3);
+        auto* label = last->findChild<QLabel*>(QStringLiteral("versionLabel"));
+        auto* prev = last->findChild<QToolButton*>(QStringLiteral("previousVersionButton"));
+        auto* next = last->findChild<QToolButton*>(QStringLiteral("nextVersionButton"));
+        QVERIFY(label && prev && next);
+        QVERIFY(!label->isHidden());
+        QVERIFY(view.messageWidgets().first()->findChild<QLabel*>("versionLabel")->isHidden());
+        QCOMPARE(label->text(), QStringLiteral("3/3"));
+        QVERIFY(!next->isEnabled());
+        QTest::mouseClick(prev, Qt::LeftButton);
+        QCOMPARE(label->text(), QStringLiteral("2/3"));
+        QCOMPARE(last->shownMessage().content, QStringLiteral("second"));
+        QVERIFY(last->body()->markdownText().contains(QStringLiteral("second")));
+        QVERIFY(last->footerText().contains(QStringLiteral("20")));
+        QTest::mouseClick(last->findChild<QToolButton*>("copyButton"), Qt::LeftButton);
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("second"));
+        QTest::mouseClick(prev, Qt::LeftButton);
+        QCOMPARE(last->shownMessage().content, QStringLiteral("first"));
+        QVERIFY(!prev->isEnabled());
+        QTest::mouseClick(next, Qt::LeftButton);
+        QTest::mouseClick(next, Qt::LeftButton);
+        QCOMPARE(last->shownMessage().content, QStringLiteral("third"));
+
+        // Opened again (and after a restart): the versions are still there.
+        view.setConversation(0);
+        view.setConversation(c->id);
+        QCOMPARE(view.messageWidgets().last()->versionCount(), 3);
+        Database again(path);
+        QVERIFY(again.open());
+        ConversationStore store2(again);
+        QCOMPARE(store2.answerVersions(questionId).size(), 2);
+        // A user message has no versions; deleting the conversation removes them.
+        QCOMPARE(view.messageWidgets().first()->versionCount(), 1);
+        QVERIFY(controller.deleteConversation(c->id));
+        QCOMPARE(store.answerVersions(questionId).size(), 0);
     }
 
     // A line breaks where the engine was idle (no views for more than kGapSeconds).
