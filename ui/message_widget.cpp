@@ -53,9 +53,10 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     role_->setFont(bold);
     state_ = new ElidingLabel(this);
     state_->setForegroundRole(QPalette::PlaceholderText);
-    // The state ("cut off at the token limit") is short and says more than the model's name:
-    // the name is elided first.
-    state_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+    // In a narrow chat the name and the state ("cut off at the token limit") are elided, the
+    // longer name the most, each with its whole text in the tooltip, rather than widening the
+    // message past the chat.
+    state_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
     auto makeButton = [this](const char* name) {
         auto* b = new QToolButton(this);
         b->setObjectName(QLatin1String(name));

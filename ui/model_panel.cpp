@@ -58,6 +58,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     cancel_->hide();
     form_ = new QFormLayout;
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // In a narrow dock a value goes below its label instead of widening the panel.
+    form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
     name_ = addField("modelName");
     arch_ = addField("modelArchitecture");
     deviceInUse_ = addField("modelDevice");

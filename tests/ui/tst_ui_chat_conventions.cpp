@@ -597,6 +597,11 @@ class TestUiChatConventions : public QObject {
             w.resize(size);
             w.show();
             QVERIFY(QTest::qWaitForWindowExposed(&w));
+            // Nothing asks for more than the window has (the docks and the chat would be cut
+            // off on the right).
+            QVERIFY2(w.minimumSizeHint().width() <= size.width(),
+                     qPrintable(QString::number(w.minimumSizeHint().width())));
+            QCOMPARE(w.width(), size.width());
             QDockWidget* engine = w.dock(QStringLiteral("engineDock"));
             QDockWidget* tuning = w.dock(QStringLiteral("tuningDock"));
             QVERIFY(w.tabifiedDockWidgets(engine).isEmpty());
