@@ -19,19 +19,20 @@
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
 #include "ui/conversation_settings_dialog.h"
+#include "ui/eliding_label.h"
 #include "ui/message_widget.h"
 
 namespace llmwb {
 
 ChatView::ChatView(ChatController& controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
-    title_ = new QLabel(this);
+    // A long title is elided in a narrow window, whole in its tooltip (F2 renames it).
+    title_ = new ElidingLabel(this);
     title_->setObjectName(QStringLiteral("chatTitle"));
     QFont tf = title_->font();
     tf.setPointSizeF(tf.pointSizeF() * 1.2);
     tf.setBold(true);
     title_->setFont(tf);
-    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     settings_ = new QPushButton(this);
     settings_->setObjectName(QStringLiteral("conversationSettingsButton"));
     notice_ = new QLabel(this);

@@ -17,6 +17,7 @@ class QVBoxLayout;
 namespace llmwb {
 
 class ChatController;
+class ElidingLabel;
 class MessageWidget;
 
 class ChatView : public QWidget {
@@ -29,6 +30,7 @@ class ChatView : public QWidget {
     QPlainTextEdit* input() const { return input_; }
     QPushButton* sendButton() const { return send_; }
     QPushButton* stopButton() const { return stop_; }
+    ElidingLabel* titleLabel() const { return title_; }
     QList<MessageWidget*> messageWidgets() const;
     MessageWidget* messageWidget(qint64 messageId) const { return widgets_.value(messageId); }
 
@@ -73,7 +75,7 @@ class ChatView : public QWidget {
 
     ChatController& controller_;
     qint64 conversationId_ = 0;
-    QLabel* title_;
+    ElidingLabel* title_;
     QPushButton* settings_;
     QLabel* notice_;
     QScrollArea* scroll_;

@@ -21,6 +21,7 @@
 #include <QScrollArea>
 #include <QShowEvent>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTimer>
 
 #include "app/services/chat_controller.h"
@@ -184,6 +185,10 @@ void MainWindow::createDocks() {
     tuningScroll->setWidgetResizable(true);
     tuningScroll->setFrameShape(QFrame::NoFrame);
     tuningScroll->setWidget(tuning_);
+    // Scrolls vertically only; the dock is never narrower than the controls (see eventFilter).
+    tuningScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    tuningScroll_ = tuningScroll;
+    tuning_->installEventFilter(this);
     tuningDock_ = makeDock("tuningDock", tuningScroll, Qt::RightDockWidgetArea);
     // The default layout shows the Tuning controls and the Engine views at the same time (a
     // slider's effect on the block map is seen while it is dragged): Conversations above the
@@ -407,6 +412,15 @@ void MainWindow::showEvent(QShowEvent* e) {
         shownOnce_ = true;
         chat_->focusInput();
     }
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == tuning_ && event->type() == QEvent::LayoutRequest) {
+        const int bar =
+            tuningScroll_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, tuningScroll_);
+        tuningScroll_->setMinimumWidth(tuning_->minimumSizeHint().width() + bar);
+    }
+    return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::changeEvent(QEvent* e) {

@@ -18,6 +18,7 @@ class QLabel;
 class QMenu;
 class QMimeData;
 class QPushButton;
+class QScrollArea;
 class QTimer;
 
 namespace llmwb {
@@ -95,6 +96,7 @@ class MainWindow : public QMainWindow {
     void closeEvent(QCloseEvent* e) override;
     void showEvent(QShowEvent* e) override;
     void changeEvent(QEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
@@ -116,6 +118,7 @@ class MainWindow : public QMainWindow {
     ModelPanel* model_;
     EnginePanel* engine_;
     TuningPanel* tuning_;
+    QScrollArea* tuningScroll_;
     QDockWidget *conversationsDock_, *modelDock_, *engineDock_, *tuningDock_;
     QMenu *fileMenu_, *editMenu_, *chatMenu_, *viewMenu_, *engineMenu_, *themeMenu_, *settingsMenu_,
         *languageMenu_, *helpMenu_;

@@ -12,6 +12,7 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/eliding_label.h"
 
@@ -93,6 +94,7 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     header->addWidget(versionLabel_);
     header->addWidget(nextVersion_);
     header->addStretch();
+    header_ = header;
     header->addWidget(copy_);
     header->addWidget(edit_);
     header->addWidget(regenerate_);
@@ -191,6 +193,22 @@ void MessageWidget::updateHeader() {
         tr("Answer %1 of %2: Regenerate keeps the earlier answers").arg(shownVersion()).arg(count));
     prevVersion_->setEnabled(shownVersion() > 1);
     nextVersion_->setEnabled(shownVersion() < count);
+    role_->setMaximumWidth(QWIDGETSIZE_MAX);
+    fitHeader();
+}
+
+void MessageWidget::resizeEvent(QResizeEvent* e) {
+    QFrame::resizeEvent(e);
+    fitHeader();
+}
+
+// The name gives way first: it gets what the state, the versions and the buttons leave.
+void MessageWidget::fitHeader() {
+    const QMargins m = layout()->contentsMargins();
+    const int roleHint = std::min(role_->sizeHint().width(), role_->maximumWidth());
+    const int others = header_->sizeHint().width() - roleHint;
+    const int room = width() - m.left() - m.right() - others;
+    role_->setMaximumWidth(std::max(role_->minimumSizeHint().width(), room));
 }
 
 void MessageWidget::setOlderVersions(const QList<ChatMessage>& older) {

@@ -8,6 +8,7 @@
 #include "app/services/chat_types.h"
 #include "ui/markdown_body.h"
 
+class QHBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QToolButton;
@@ -59,6 +60,7 @@ class MessageWidget : public QFrame {
 
   protected:
     void changeEvent(QEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
     // In the editor: Ctrl+Enter resends, Esc cancels.
     bool eventFilter(QObject* watched, QEvent* event) override;
 
@@ -79,6 +81,8 @@ class MessageWidget : public QFrame {
     QToolButton* delete_;
     QToolButton* edit_;
     QToolButton* regenerate_;
+    void fitHeader();
+    QHBoxLayout* header_;
     QTimer* copiedTimer_;
     QList<ChatMessage> older_; // earlier versions of this answer
     int shown_ = -1;           // index in older_, -1: this answer

@@ -578,9 +578,29 @@ class TestUiChatConventions : public QObject {
         QCOMPARE(state->text(), QStringLiteral("interrupted (the app was closed)"));
         // The state's whole text fits or is in the tooltip.
         QVERIFY(!state->isElided() || state->effectiveToolTip().contains(state->text()));
-        w.resize(900, 120);
+        // With some room the name gives way first: the state stays whole.
+        w.resize(560, 120);
+        QTRY_VERIFY(role->isElided());
+        QVERIFY2(!state->isElided(), qPrintable(QString::number(state->width())));
+        w.resize(1000, 120);
         QTRY_VERIFY(!role->isElided());
         QVERIFY(role->effectiveToolTip().isEmpty());
+
+        // The chat's title, too.
+        Database db(newPath("title.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        const QString title = QStringLiteral("A conversation with a title far too long to be "
+                                             "shown whole in a narrow chat panel");
+        const auto c = controller.newConversation(title);
+        ChatView view(controller);
+        view.resize(320, 400);
+        view.show();
+        view.setConversation(c->id);
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.titleLabel()->isElided());
+        QCOMPARE(view.titleLabel()->effectiveToolTip(), title);
     }
 
     // By default the Tuning controls and the Engine views are visible together (not tabbed),
