@@ -204,6 +204,7 @@ void MessageWidget::resizeEvent(QResizeEvent* e) {
 
 // The name gives way first: it gets what the state, the versions and the buttons leave.
 void MessageWidget::fitHeader() {
+    header_->invalidate(); // its cached hint may hold the name's previous maximum
     const QMargins m = layout()->contentsMargins();
     const int roleHint = std::min(role_->sizeHint().width(), role_->maximumWidth());
     const int others = header_->sizeHint().width() - roleHint;

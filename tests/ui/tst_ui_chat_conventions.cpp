@@ -25,6 +25,7 @@
 #include <QPushButton>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QVBoxLayout>
 #include <QXYSeries>
 #include <QtTest>
 
@@ -578,6 +579,22 @@ class TestUiChatConventions : public QObject {
         QCOMPARE(state->text(), QStringLiteral("interrupted (the app was closed)"));
         // The state's whole text fits or is in the tooltip.
         QVERIFY(!state->isElided() || state->effectiveToolTip().contains(state->text()));
+        { // in a layout, after the answer's final state came
+            ChatMessage m2 = makeMessage(1, QStringLiteral("assistant"), QStringLiteral("t"));
+            m2.id = 10;
+            m2.model = QStringLiteral("LLM Workbench demo (random weights)");
+            m2.finishReason = FinishReason::Length;
+            QWidget holder;
+            auto* lay = new QVBoxLayout(&holder);
+            auto* w2 = new MessageWidget(m2);
+            lay->addWidget(w2);
+            holder.resize(590, 200);
+            holder.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&holder));
+            w2->setMessage(m2);
+            QTRY_VERIFY(w2->roleLabel()->isElided());
+            QVERIFY(!w2->stateLabel()->isElided());
+        }
         // With some room the name gives way first: the state stays whole.
         w.resize(560, 120);
         QTRY_VERIFY(role->isElided());
