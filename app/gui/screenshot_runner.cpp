@@ -332,8 +332,50 @@ void ScreenshotRunner::smallWindow() {
             translations_.apply(QStringLiteral("en"));
             after(400, [this] {
                 save(QStringLiteral("21-default-1024x640"));
-                QApplication::exit(0);
+                conventions();
             });
+        });
+    });
+}
+
+// The chat conventions at 1280x800: an answer with an earlier version ("‹ 2/2 ›"), a deleted
+// message's Undo in the status bar, a title being renamed in place, and the status bar after a
+// failed load while the demo model stays loaded.
+void ScreenshotRunner::conventions() {
+    window_.resize(1280, 800);
+    ConversationStore& store = controller_.store();
+    auto c = store.createConversation(QStringLiteral("Conventions sample"));
+    if (!c) {
+        QApplication::exit(1);
+        return;
+    }
+    ChatMessage q;
+    q.conversationId = c->id;
+    q.role = QStringLiteral("user");
+    q.content = QStringLiteral("Name a prime number.");
+    const auto question = store.addMessage(q);
+    ChatMessage a = q;
+    a.role = QStringLiteral("assistant");
+    a.model = QStringLiteral("sample");
+    a.content = QStringLiteral("Seven.");
+    store.addMessage(a);
+    a.content = QStringLiteral("Two, the only even one.");
+    if (question)
+        store.keepAnswerVersion(a, question->id);
+    ChatMessage extra = q;
+    extra.content = QStringLiteral("A message deleted for the screenshot.");
+    const auto deleted = store.addMessage(extra);
+    emit controller_.conversationCreated(*c);
+    window_.openConversation(c->id);
+    after(300, [this, deleted] {
+        if (deleted)
+            window_.chatView()->deleteMessage(deleted->id);
+        window_.onModelLoading(QStringLiteral("/tmp/broken-model.gguf"));
+        window_.onModelLoadFailed(QStringLiteral("not a GGUF file (bad magic)"));
+        window_.action(QStringLiteral("renameConversationAction"))->trigger();
+        after(400, [this] {
+            save(QStringLiteral("23-conventions-1280x800"));
+            QApplication::exit(0);
         });
     });
 }

@@ -4,7 +4,8 @@
 // batch timeline), the charts under load (the pool shrunk through the Tuning dock meanwhile),
 // the memory panel, the Tuning dock, the dark theme, Simplified Chinese, 1280x720, and the
 // Memory tab and the Tuning dock docked at 1280x800 in English and Chinese, the default layout at
-// 1024x640 (Chinese and English) and Qt's file dialog in Chinese. Quits.
+// 1024x640 (Chinese and English), Qt's file dialog in Chinese, and the chat conventions (an
+// answer's versions, Undo, rename in place, the status bar after a failed load). Quits.
 #pragma once
 
 #include <QObject>
@@ -50,6 +51,7 @@ class ScreenshotRunner : public QObject {
     void themesAndLanguages();
     void memoryAndTuningDocked();
     void smallWindow();
+    void conventions();
 
     MainWindow& window_;
     ChatController& controller_;
