@@ -208,7 +208,9 @@ void MessageWidget::fitHeader() {
     const QMargins m = layout()->contentsMargins();
     const int roleHint = std::min(role_->sizeHint().width(), role_->maximumWidth());
     const int others = header_->sizeHint().width() - roleHint;
-    const int room = width() - m.left() - m.right() - others;
+    // contentsRect: without the frame; one spacing to spare for the style's rounding.
+    const int room =
+        contentsRect().width() - m.left() - m.right() - others - std::max(0, header_->spacing());
     role_->setMaximumWidth(std::max(role_->minimumSizeHint().width(), room));
 }
 

@@ -595,6 +595,27 @@ class TestUiChatConventions : public QObject {
             QTRY_VERIFY(w2->roleLabel()->isElided());
             QVERIFY(!w2->stateLabel()->isElided());
         }
+        { // in the chat, as the app shows it
+            Database db2(newPath("header.sqlite"));
+            QVERIFY(db2.open());
+            ConversationStore store2(db2);
+            ChatController controller2(store2);
+            const auto conv = controller2.newConversation(QStringLiteral("h"));
+            ChatMessage m3 =
+                makeMessage(conv->id, QStringLiteral("assistant"), QStringLiteral("t"));
+            m3.model = QStringLiteral("LLM Workbench demo (random weights)");
+            m3.finishReason = FinishReason::Length;
+            QVERIFY(store2.addMessage(m3));
+            ChatView chat(controller2);
+            chat.resize(600, 400);
+            chat.show();
+            chat.setConversation(conv->id);
+            QVERIFY(QTest::qWaitForWindowExposed(&chat));
+            MessageWidget* w3 = chat.messageWidgets().first();
+            QTRY_VERIFY(w3->roleLabel()->isElided());
+            QVERIFY(!w3->stateLabel()->isElided());
+            QVERIFY(w3->stateLabel()->width() >= w3->stateLabel()->sizeHint().width());
+        }
         // With some room the name gives way first: the state stays whole.
         w.resize(560, 120);
         QTRY_VERIFY(role->isElided());
