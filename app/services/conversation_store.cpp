@@ -59,6 +59,12 @@ QVariant storedFinishReason(FinishReason r) {
 
 const char* kConversationColumns =
     "id, title, system_prompt, sampling, model, created_at, updated_at";
+// The columns of message_versions read as a message (readMessage), named here and not through
+// kMessageColumns: columns added to messages later need not exist in message_versions.
+const char* kVersionColumns =
+    "id, conversation_id, role, content, model, sampling, prompt_tokens, completion_tokens, "
+    "ttft_ms, tokens_per_s, created_at, state, finish_reason";
+
 const char* kMessageColumns =
     "id, conversation_id, role, content, model, sampling, prompt_tokens, completion_tokens, "
     "ttft_ms, tokens_per_s, created_at, state, finish_reason";
@@ -383,7 +389,7 @@ QList<ChatMessage> ConversationStore::answerVersions(qint64 parentId) {
     QList<ChatMessage> out;
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("SELECT %1 FROM message_versions WHERE parent_id = ? ORDER BY id")
-                  .arg(QLatin1String(kMessageColumns)));
+                  .arg(QLatin1String(kVersionColumns)));
     q.addBindValue(parentId);
     if (!q.exec()) {
         fail(q.lastError().text());
