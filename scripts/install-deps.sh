@@ -11,6 +11,7 @@ PKGS=(
   nlohmann-json3-dev libpcre2-dev libxxhash-dev
   clang-14 clang-format-14 libclang-rt-14-dev
   xvfb xauth fonts-noto-cjk
+  qt6-translations-l10n
   nodejs npm python3 python3-jinja2
 )
 missing=()

@@ -257,6 +257,10 @@ Updated %2</source>
         <source>no message %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>cannot restore message %1: its conversation is gone</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ConversationsPanel</name>
@@ -274,6 +278,10 @@ Updated %2</source>
     </message>
     <message>
         <source>New chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -520,14 +528,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Open a GGUF model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>About LLM Workbench</source>
         <translation type="unfinished"></translation>
     </message>
@@ -648,10 +648,6 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>No model: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Loading the model…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -713,6 +709,83 @@ Updated %2</source>
     </message>
     <message>
         <source>Cancelled loading %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message deleted.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a GGUF file, or a Hugging Face folder by its config.json</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Hugging Face &amp;folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a folder with config.json and safetensors</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Rename conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Undo delete message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Put the deleted message back (Ctrl+Z)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model: %1 (loading %2 failed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not load %1: %2
+%3 is still loaded and answers.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model: loading failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model: loading %1 failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading %1… (%2 stays until it is ready)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>● load test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>● busy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not restore the message: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message restored.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1043,17 +1116,29 @@ Updated %2</source>
         <source>The conversation filled the whole KV cache pool, which is smaller than the model&apos;s context: raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Copied</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The text is on the clipboard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Earlier answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Later answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Answer %1 of %2: Regenerate keeps the earlier answers</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>
-    <message>
-        <source>Open a GGUF model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
-    </message>
     <message>
         <source>Open a Hugging Face model folder</source>
         <translation type="unfinished"></translation>
@@ -1238,6 +1323,14 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>CPU (CUDA is unavailable: %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models: GGUF files or a Hugging Face config.json (*.gguf config.json);;GGUF models (*.gguf);;Hugging Face folder (config.json)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -262,6 +262,10 @@ Updated %2</source>
         <source>no message %1</source>
         <translation>不存在消息 %1</translation>
     </message>
+    <message>
+        <source>cannot restore message %1: its conversation is gone</source>
+        <translation>无法恢复消息 %1：其所属对话已不存在</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ConversationsPanel</name>
@@ -280,6 +284,10 @@ Updated %2</source>
     <message>
         <source>New chat</source>
         <translation>新对话</translation>
+    </message>
+    <message>
+        <source>Rename</source>
+        <translation>重命名</translation>
     </message>
 </context>
 <context>
@@ -525,14 +533,6 @@ Updated %2</source>
         <translation>删除此对话及其全部消息？</translation>
     </message>
     <message>
-        <source>Open a GGUF model</source>
-        <translation>打开 GGUF 模型</translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation>GGUF 模型 (*.gguf)</translation>
-    </message>
-    <message>
         <source>About LLM Workbench</source>
         <translation>关于 LLM 工作台</translation>
     </message>
@@ -653,10 +653,6 @@ Updated %2</source>
         <translation>模型：%1</translation>
     </message>
     <message>
-        <source>No model: %1</source>
-        <translation>无模型：%1</translation>
-    </message>
-    <message>
         <source>Loading the model…</source>
         <translation>正在加载模型…</translation>
     </message>
@@ -719,6 +715,84 @@ Updated %2</source>
     <message>
         <source>Cancelled loading %1</source>
         <translation>已取消加载 %1</translation>
+    </message>
+    <message>
+        <source>Message deleted.</source>
+        <translation>消息已删除。</translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder</source>
+        <translation>打开 Hugging Face 模型文件夹</translation>
+    </message>
+    <message>
+        <source>Open a GGUF file, or a Hugging Face folder by its config.json</source>
+        <translation>打开 GGUF 文件，或通过 config.json 打开 Hugging Face 文件夹</translation>
+    </message>
+    <message>
+        <source>Open Hugging Face &amp;folder…</source>
+        <translation>打开 Hugging Face 文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Open a folder with config.json and safetensors</source>
+        <translation>打开包含 config.json 和 safetensors 的文件夹</translation>
+    </message>
+    <message>
+        <source>&amp;Rename conversation</source>
+        <translation>重命名对话(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo delete message</source>
+        <translation>撤销删除消息(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <source>Put the deleted message back (Ctrl+Z)</source>
+        <translation>恢复已删除的消息（Ctrl+Z）</translation>
+    </message>
+    <message>
+        <source>Model: %1 (loading %2 failed)</source>
+        <translation>模型：%1（加载 %2 失败）</translation>
+    </message>
+    <message>
+        <source>Could not load %1: %2
+%3 is still loaded and answers.</source>
+        <translation>无法加载 %1：%2
+%3 仍处于加载状态并继续回答。</translation>
+    </message>
+    <message>
+        <source>No model: loading failed</source>
+        <translation>无模型：加载失败</translation>
+    </message>
+    <message>
+        <source>No model: loading %1 failed</source>
+        <translation>无模型：加载 %1 失败</translation>
+    </message>
+    <message>
+        <source>Loading %1… (%2 stays until it is ready)</source>
+        <translation>正在加载 %1…（在其就绪前继续使用 %2）</translation>
+    </message>
+    <message>
+        <source>● load test</source>
+        <translation>● 负载测试</translation>
+    </message>
+    <message>
+        <source>● busy</source>
+        <translation>● 忙碌</translation>
+    </message>
+    <message>
+        <source>Could not restore the message: %1</source>
+        <translation>无法恢复消息：%1</translation>
+    </message>
+    <message>
+        <source>Message restored.</source>
+        <translation>消息已恢复。</translation>
     </message>
 </context>
 <context>
@@ -1048,17 +1122,29 @@ Updated %2</source>
         <source>The conversation filled the whole KV cache pool, which is smaller than the model&apos;s context: raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
         <translation>对话已占满整个 KV 缓存池（它小于模型的上下文）：请在调优面板中调高 GPU 显存利用率，或开始新对话。</translation>
     </message>
+    <message>
+        <source>Copied</source>
+        <translation>已复制</translation>
+    </message>
+    <message>
+        <source>The text is on the clipboard</source>
+        <translation>文本已复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>Earlier answer</source>
+        <translation>上一个回答</translation>
+    </message>
+    <message>
+        <source>Later answer</source>
+        <translation>下一个回答</translation>
+    </message>
+    <message>
+        <source>Answer %1 of %2: Regenerate keeps the earlier answers</source>
+        <translation>第 %1 个回答，共 %2 个：重新生成会保留之前的回答</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>
-    <message>
-        <source>Open a GGUF model</source>
-        <translation>打开 GGUF 模型</translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation>GGUF 模型 (*.gguf)</translation>
-    </message>
     <message>
         <source>Open a Hugging Face model folder</source>
         <translation>打开 Hugging Face 模型文件夹</translation>
@@ -1246,6 +1332,14 @@ CUDA 不可用：%1</translation>
     <message>
         <source>CPU (CUDA is unavailable: %1)</source>
         <translation>CPU（CUDA 不可用：%1）</translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>Models: GGUF files or a Hugging Face config.json (*.gguf config.json);;GGUF models (*.gguf);;Hugging Face folder (config.json)</source>
+        <translation>模型：GGUF 文件或 Hugging Face 的 config.json (*.gguf config.json);;GGUF 模型 (*.gguf);;Hugging Face 文件夹 (config.json)</translation>
     </message>
 </context>
 <context>

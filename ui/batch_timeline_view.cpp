@@ -20,6 +20,10 @@ BatchTimelineView::BatchTimelineView(QWidget* parent) : QWidget(parent) {
 }
 
 void BatchTimelineView::addSteps(const QVector<StepRecord>& steps) {
+    // A step number that does not follow the kept ones comes from a new engine (a model
+    // loaded, the pool rebuilt): its timeline starts afresh.
+    if (!steps.isEmpty() && !steps_.empty() && steps.first().step <= steps_.back().step)
+        steps_.clear();
     for (const StepRecord& s : steps)
         steps_.push_back(s);
     while (steps_.size() > size_t(kMaxSteps))

@@ -19,6 +19,7 @@ class BatchTimelineView : public QWidget {
 
     explicit BatchTimelineView(QWidget* parent = nullptr);
 
+    // Appends; steps numbered at or below the newest kept one (a rebuilt engine) replace them.
     void addSteps(const QVector<StepRecord>& steps);
     void clear();
     int stepCount() const { return int(steps_.size()); }

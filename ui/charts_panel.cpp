@@ -6,6 +6,7 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QScrollArea>
@@ -172,6 +173,8 @@ void ChartsPanel::clear() {
     for (Track& tr : tracks_) {
         tr.points.clear();
         tr.series->clear();
+        for (QXYSeries* xy : std::as_const(tr.older))
+            xy->clear();
     }
     lastT_ = -1;
     dirty_ = false;
@@ -185,13 +188,23 @@ void ChartsPanel::refresh() {
     dirty_ = false;
     std::array<double, ChartCount> maxY{};
     QList<QPointF> shifted;
-    for (Track& tr : tracks_) {
-        shifted.resize(tr.points.size());
+    for (int s = 0; s < SeriesCount; ++s) {
+        Track& tr = tracks_[s];
+        const bool line = !qobject_cast<QScatterSeries*>(tr.series);
+        // Runs of points without an idle gap; the newest goes to the main series.
+        QList<QList<QPointF>> runs(1);
         for (qsizetype i = 0; i < tr.points.size(); ++i) {
-            shifted[i] = QPointF(tr.points[i].x() - lastT_, tr.points[i].y());
-            maxY[tr.chart] = std::max(maxY[tr.chart], tr.points[i].y());
+            const QPointF& p = tr.points[i];
+            if (line && i > 0 && p.x() - tr.points[i - 1].x() > kGapSeconds)
+                runs.append(QList<QPointF>());
+            runs.last().append(QPointF(p.x() - lastT_, p.y()));
+            maxY[tr.chart] = std::max(maxY[tr.chart], p.y());
         }
-        tr.series->replace(shifted);
+        tr.series->replace(runs.last());
+        for (int i = 0; i + 1 < runs.size(); ++i)
+            olderRun(Series(s), i)->replace(runs[i]);
+        for (qsizetype i = runs.size() - 1; i < tr.older.size(); ++i)
+            tr.older[i]->clear();
     }
     for (int c = 0; c < ChartCount; ++c) {
         ChartBox& box = charts_[c];
@@ -234,14 +247,45 @@ void ChartsPanel::applyTheme() {
         }
     }
     for (int s = 0; s < SeriesCount; ++s) {
-        QXYSeries* xy = tracks_[s].series;
-        QPen pen(seriesColor(Series(s)));
-        pen.setWidthF(1.8);
-        xy->setPen(pen);
-        xy->setColor(seriesColor(Series(s)));
-        if (auto* sc = qobject_cast<QScatterSeries*>(xy))
-            sc->setBorderColor(Qt::transparent);
+        styleSeries(Series(s), tracks_[s].series);
+        for (QXYSeries* xy : std::as_const(tracks_[s].older))
+            styleSeries(Series(s), xy);
     }
+}
+
+void ChartsPanel::styleSeries(Series s, QXYSeries* xy) {
+    QPen pen(seriesColor(s));
+    pen.setWidthF(1.8);
+    xy->setPen(pen);
+    xy->setColor(seriesColor(s));
+    if (auto* sc = qobject_cast<QScatterSeries*>(xy))
+        sc->setBorderColor(Qt::transparent);
+}
+
+QXYSeries* ChartsPanel::olderRun(Series s, int i) {
+    Track& tr = tracks_[s];
+    while (tr.older.size() <= i) {
+        ChartBox& box = charts_[tr.chart];
+        auto* xy = new QLineSeries;
+        xy->setUseOpenGL(false);
+        box.chart->addSeries(xy);
+        xy->attachAxis(box.x);
+        xy->attachAxis(box.y);
+        // One legend entry per quantity: the main series has it.
+        for (QLegendMarker* m : box.chart->legend()->markers(xy))
+            m->setVisible(false);
+        styleSeries(s, xy);
+        tr.older.append(xy);
+    }
+    return tr.older[i];
+}
+
+int ChartsPanel::segmentCount(Series s) const {
+    const Track& tr = tracks_[s];
+    int n = tr.series->count() > 0 ? 1 : 0;
+    for (const QXYSeries* xy : tr.older)
+        n += xy->count() > 0 ? 1 : 0;
+    return n;
 }
 
 void ChartsPanel::retranslate() {

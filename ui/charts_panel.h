@@ -2,7 +2,7 @@
 // generation and prompt tokens/s, running / waiting requests, KV usage %, and the time to first
 // token of recent requests. A sliding window (the last kWindowSeconds, one point per
 // kResolutionSeconds) bounds the points; the x axis is "seconds before the latest view"
-// (-window..0). Each
+// (-window..0); a line breaks where no view came for kGapSeconds (the engine was idle). Each
 // update appends to kept point lists and replaces the series' points (no new series or axes),
 // and only while the panel is visible (a hidden panel catches up when shown).
 #pragma once
@@ -30,6 +30,9 @@ class ChartsPanel : public QWidget {
     static constexpr double kWindowSeconds = 60.0;
     static constexpr double kResolutionSeconds = 0.1; // views closer share a point (the max)
     static constexpr int kMaxPoints = 2000;           // per series, whatever the view rate
+    // Views further apart than this (the engine idle: it sends no views) break a line: the
+    // chart shows a gap, not a ramp from the last busy value to the next.
+    static constexpr double kGapSeconds = 2.0;
 
     enum Series { GenerationTps, PromptTps, Running, Waiting, KvUsage, Ttft, SeriesCount };
     enum Chart { Throughput, Requests, Kv, Latency, ChartCount };
@@ -38,7 +41,9 @@ class ChartsPanel : public QWidget {
 
     int pointCount(Series s) const { return int(tracks_[s].points.size()); }
     const QList<QPointF>& points(Series s) const { return tracks_[s].points; }
+    // The newest run of points (a line broken by idle gaps has one series per run).
     QXYSeries* series(Series s) const { return tracks_[s].series; }
+    int segmentCount(Series s) const; // the runs drawn (0 when no points)
     QChart* chart(Chart c) const { return charts_[c].chart; }
     QValueAxis* xAxis(Chart c) const { return charts_[c].x; }
     QValueAxis* yAxis(Chart c) const { return charts_[c].y; }
@@ -55,7 +60,8 @@ class ChartsPanel : public QWidget {
   private:
     struct Track {
         QList<QPointF> points;
-        QXYSeries* series = nullptr;
+        QXYSeries* series = nullptr; // the newest run
+        QList<QXYSeries*> older;     // earlier runs (before idle gaps), reused; no legend entry
         Chart chart = Throughput;
     };
     struct ChartBox {
@@ -70,6 +76,8 @@ class ChartsPanel : public QWidget {
     void trim(Series s, double t);
     void refresh();
     void applyTheme();
+    void styleSeries(Series s, QXYSeries* xy);
+    QXYSeries* olderRun(Series s, int i); // creates it when needed
     void retranslate();
     void arrange();
 

@@ -14,23 +14,25 @@
 #include <QTextLayout>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
 #include "ui/conversation_settings_dialog.h"
+#include "ui/eliding_label.h"
 #include "ui/message_widget.h"
 
 namespace llmwb {
 
 ChatView::ChatView(ChatController& controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
-    title_ = new QLabel(this);
+    // A long title is elided in a narrow window, whole in its tooltip (F2 renames it).
+    title_ = new ElidingLabel(this);
     title_->setObjectName(QStringLiteral("chatTitle"));
     QFont tf = title_->font();
     tf.setPointSizeF(tf.pointSizeF() * 1.2);
     tf.setBold(true);
     title_->setFont(tf);
-    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     settings_ = new QPushButton(this);
     settings_->setObjectName(QStringLiteral("conversationSettingsButton"));
     notice_ = new QLabel(this);
@@ -171,6 +173,13 @@ bool ChatView::eventFilter(QObject* watched, QEvent* event) {
     // The message box follows the chat convention: Enter sends, Shift+Enter starts a new line.
     // Ctrl+Enter also sends (the window's Send action has the same shortcut). While an input
     // method is composing, Enter belongs to it and never sends.
+    // Ctrl+Z in an empty-history message box is the window's (undo a deleted message).
+    if (watched == input_ && event->type() == QEvent::ShortcutOverride &&
+        static_cast<QKeyEvent*>(event)->matches(QKeySequence::Undo) &&
+        !input_->document()->isUndoAvailable()) {
+        event->ignore();
+        return true;
+    }
     if (watched == input_ && event->type() == QEvent::KeyPress) {
         auto* ke = static_cast<QKeyEvent*>(event);
         if (ke->key() != Qt::Key_Return && ke->key() != Qt::Key_Enter)
@@ -256,14 +265,46 @@ MessageWidget* ChatView::appendMessage(const ChatMessage& m) {
     if (MessageWidget* existing = widgets_.value(m.id))
         return existing;
     auto* w = new MessageWidget(m, container_);
-    // Before the trailing stretch.
-    messagesLayout_->insertWidget(messagesLayout_->count() - 1, w);
+    // In id order (a restored message goes back to its place), before the trailing stretch.
+    int at = messagesLayout_->count() - 1;
+    for (int i = 0; i < messagesLayout_->count(); ++i) {
+        auto* other = qobject_cast<MessageWidget*>(messagesLayout_->itemAt(i)->widget());
+        if (other && other->messageId() > m.id) {
+            at = i;
+            break;
+        }
+    }
+    messagesLayout_->insertWidget(at, w);
     widgets_.insert(m.id, w);
-    connect(w, &MessageWidget::deleteRequested, &controller_, &ChatController::deleteMessage);
-    connect(w, &MessageWidget::regenerateRequested, &controller_, &ChatController::regenerate);
+    connect(w, &MessageWidget::deleteRequested, this, &ChatView::deleteMessage);
+    connect(w, &MessageWidget::regenerateRequested, this, &ChatView::regenerate);
+    // An answer shows the earlier answers to the same message (kept by regenerate).
+    if (m.role == QLatin1String("assistant")) {
+        if (const qint64 parent = parentOf(m.id))
+            w->setOlderVersions(controller_.store().answerVersions(parent));
+    }
     connect(w, &MessageWidget::resendRequested, &controller_, &ChatController::editAndResend);
     updateEmptyState();
     return w;
+}
+
+bool ChatView::deleteMessage(qint64 messageId) {
+    const auto m = controller_.store().message(messageId);
+    if (!m || !controller_.deleteMessage(messageId))
+        return false;
+    emit messageDeleted(*m);
+    return true;
+}
+
+bool ChatView::restoreMessage(const ChatMessage& m) {
+    const auto restored = controller_.store().restoreMessage(m);
+    if (!restored)
+        return false;
+    if (restored->conversationId == conversationId_) {
+        appendMessage(*restored);
+        updateButtons();
+    }
+    return true;
 }
 
 void ChatView::removeMessage(qint64 messageId) {
@@ -321,7 +362,32 @@ void ChatView::stop() {
 void ChatView::regenerateLast() {
     const QList<MessageWidget*> list = messageWidgets();
     if (!list.isEmpty() && list.last()->message().role == QLatin1String("assistant"))
-        controller_.regenerate(list.last()->messageId());
+        regenerate(list.last()->messageId());
+}
+
+qint64 ChatView::parentOf(qint64 messageId) const {
+    qint64 parent = 0;
+    for (MessageWidget* w : messageWidgets()) {
+        if (w->messageId() < messageId)
+            parent = std::max(parent, w->messageId());
+    }
+    return parent;
+}
+
+bool ChatView::regenerate(qint64 assistantMessageId) {
+    // The answer being replaced is kept as a version (flipped through on the new answer).
+    ConversationStore& store = controller_.store();
+    std::optional<qint64> kept;
+    const auto old = store.message(assistantMessageId);
+    const qint64 parent = parentOf(assistantMessageId);
+    if (old && parent != 0 && old->role == QLatin1String("assistant") &&
+        old->state != MessageState::Streaming)
+        kept = store.keepAnswerVersion(*old, parent);
+    if (controller_.regenerate(assistantMessageId))
+        return true;
+    if (kept) // nothing was replaced
+        store.deleteAnswerVersion(*kept);
+    return false;
 }
 
 void ChatView::editSettings() {

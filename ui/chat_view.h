@@ -17,6 +17,7 @@ class QVBoxLayout;
 namespace llmwb {
 
 class ChatController;
+class ElidingLabel;
 class MessageWidget;
 
 class ChatView : public QWidget {
@@ -29,6 +30,7 @@ class ChatView : public QWidget {
     QPlainTextEdit* input() const { return input_; }
     QPushButton* sendButton() const { return send_; }
     QPushButton* stopButton() const { return stop_; }
+    ElidingLabel* titleLabel() const { return title_; }
     QList<MessageWidget*> messageWidgets() const;
     MessageWidget* messageWidget(qint64 messageId) const { return widgets_.value(messageId); }
 
@@ -40,12 +42,20 @@ class ChatView : public QWidget {
     void send();
     void stop();
     void regenerateLast();
+    // Generates the answer again; the replaced answer is kept as an earlier version.
+    bool regenerate(qint64 assistantMessageId);
     void editSettings();
     void focusInput();
     void scrollToMessage(qint64 messageId);
 
+    // Deletes a message (its Delete button); messageDeleted tells the window, which offers undo.
+    bool deleteMessage(qint64 messageId);
+    // Puts a deleted message back (store and view). False if its conversation is gone.
+    bool restoreMessage(const llmwb::ChatMessage& m);
+
   signals:
     void conversationNeeded(); // Send without a conversation: the window creates one
+    void messageDeleted(const llmwb::ChatMessage& m);
 
   protected:
     void changeEvent(QEvent* e) override;
@@ -59,12 +69,13 @@ class ChatView : public QWidget {
     void updateButtons();
     void updateEmptyState();
     void scrollToBottomSoon();
-    bool isComposing() const; // an input method has preedit text in the message box
+    qint64 parentOf(qint64 messageId) const; // the message shown before it (0: none)
+    bool isComposing() const;                // an input method has preedit text in the message box
     bool focusIsIdle() const; // nothing the user chose holds the focus (see generatingChanged)
 
     ChatController& controller_;
     qint64 conversationId_ = 0;
-    QLabel* title_;
+    ElidingLabel* title_;
     QPushButton* settings_;
     QLabel* notice_;
     QScrollArea* scroll_;

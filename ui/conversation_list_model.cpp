@@ -26,6 +26,8 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case Qt::DisplayRole:
         return c.title.isEmpty() ? tr("New chat") : c.title;
+    case Qt::EditRole:
+        return c.title;
     case Qt::ToolTipRole: {
         QString tip = tr("%1\nUpdated %2")
                           .arg(c.title.isEmpty() ? tr("New chat") : c.title,
@@ -67,6 +69,25 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     default:
         return {};
     }
+}
+
+Qt::ItemFlags ConversationListModel::flags(const QModelIndex& index) const {
+    Qt::ItemFlags f = QAbstractListModel::flags(index);
+    if (index.isValid())
+        f |= Qt::ItemIsEditable;
+    return f;
+}
+
+bool ConversationListModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (role != Qt::EditRole ||
+        !checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return false;
+    const Conversation& c = rows_.at(index.row());
+    const QString title = value.toString().simplified();
+    if (title.isEmpty() || title == c.title)
+        return false;
+    emit renameRequested(c.id, title);
+    return true;
 }
 
 QHash<int, QByteArray> ConversationListModel::roleNames() const {

@@ -24,6 +24,10 @@ class ConversationListModel : public QAbstractListModel {
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
+    // Titles are edited in place (double-click, F2, the context menu's Rename): setData does not
+    // write; it asks (renameRequested) and the row changes when the store has the new title.
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
 
     int rowOf(qint64 conversationId) const; // -1 when absent
     qint64 idAt(int row) const;
@@ -37,6 +41,9 @@ class ConversationListModel : public QAbstractListModel {
     // Marks a conversation whose answer is being generated (several can be at once): a dot
     // icon, italic title and a tooltip line. Connect to ChatController::generatingChanged.
     void setGenerating(qint64 conversationId, bool generating);
+
+  signals:
+    void renameRequested(qint64 conversationId, const QString& title);
 
   private:
     ConversationStore& store_;

@@ -1,5 +1,6 @@
 #include "ui/conversations_panel.h"
 
+#include <QApplication>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLineEdit>
@@ -23,7 +24,8 @@ ConversationsPanel::ConversationsPanel(ConversationListModel& conversations,
     list_ = new QListView(this);
     list_->setObjectName(QStringLiteral("conversationList"));
     list_->setModel(&conversations_);
-    list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    // Titles are renamed in place: double-click or F2 (and Rename in the context menu).
+    list_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
     list_->setUniformItemSizes(true);
     list_->setContextMenuPolicy(Qt::CustomContextMenu);
     newButton_ = new QPushButton(this);
@@ -62,6 +64,10 @@ ConversationsPanel::ConversationsPanel(ConversationListModel& conversations,
             return;
         const qint64 id = conversations_.idAt(idx.row());
         QMenu menu(this);
+        // Editing starts once the menu has closed (it would take the focus from the editor).
+        const QPersistentModelIndex at(idx);
+        menu.addAction(tr("Rename"), this,
+                       [this, at] { QTimer::singleShot(0, this, [this, at] { renameAt(at); }); });
         menu.addAction(tr("Export…"), this, [this, id] { emit exportConversationRequested(id); });
         menu.addAction(tr("Delete"), this, [this, id] { emit deleteConversationRequested(id); });
         menu.exec(list_->viewport()->mapToGlobal(pos));
@@ -92,7 +98,9 @@ void ConversationsPanel::showSearchResults(bool on) {
 
 void ConversationsPanel::onCurrentChanged() {
     const QModelIndex idx = list_->currentIndex();
-    if (!idx.isValid())
+    // The click that ends a double-click (a rename starting) must not take the keyboard away
+    // from the title editor: the conversation is open since the first click.
+    if (!idx.isValid() || isEditingTitle())
         return;
     if (showingResults_) {
         emit searchHitActivated(idx.data(SearchResultsModel::ConversationIdRole).toLongLong(),
@@ -115,6 +123,23 @@ qint64 ConversationsPanel::selectedConversation() const {
         return 0;
     const QModelIndex idx = list_->currentIndex();
     return idx.isValid() ? conversations_.idAt(idx.row()) : 0;
+}
+
+void ConversationsPanel::renameAt(const QModelIndex& index) {
+    if (showingResults_ || !index.isValid())
+        return;
+    list_->setCurrentIndex(index);
+    list_->edit(index);
+}
+
+bool ConversationsPanel::isEditingTitle() const {
+    // The title editor is a child of the list's viewport and has the keyboard while open.
+    const QWidget* f = QApplication::focusWidget();
+    return f && f != list_->viewport() && list_->viewport()->isAncestorOf(f);
+}
+
+void ConversationsPanel::renameSelected() {
+    renameAt(list_->currentIndex());
 }
 
 void ConversationsPanel::focusSearch() {

@@ -25,9 +25,11 @@ class ConversationsPanel : public QWidget {
     qint64 selectedConversation() const;
     QLineEdit* searchBox() const { return search_; }
     QListView* listView() const { return list_; }
+    bool isEditingTitle() const; // a rename is in progress in the list
 
   public slots:
     void focusSearch();
+    void renameSelected(); // starts editing the selected conversation's title in place
 
   signals:
     void conversationActivated(qint64 conversationId);
@@ -43,6 +45,7 @@ class ConversationsPanel : public QWidget {
     void retranslate();
     void showSearchResults(bool on);
     void onCurrentChanged();
+    void renameAt(const QModelIndex& index);
 
     ConversationListModel& conversations_;
     SearchResultsModel& results_;

@@ -20,10 +20,14 @@ EnginePanel::EnginePanel(QWidget* parent) : QWidget(parent) {
     figures_ = new QLabel(this);
     figures_->setObjectName(QStringLiteral("engineFigures"));
     figures_->setWordWrap(true);
+    // The titles wrap: unwrapped, the timeline's legend alone made the dock ~470 px wide at
+    // least (cut off in a 1024-pixel window).
     mapTitle_ = new QLabel(this);
+    mapTitle_->setWordWrap(true);
     map_ = new KvBlockMapView(this);
     map_->setObjectName(QStringLiteral("kvBlockMap"));
     timelineTitle_ = new QLabel(this);
+    timelineTitle_->setWordWrap(true);
     timeline_ = new BatchTimelineView(this);
     timeline_->setObjectName(QStringLiteral("batchTimeline"));
     layout->addWidget(figures_);

@@ -4,6 +4,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -14,11 +15,13 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSaveFile>
 #include <QScrollArea>
 #include <QShowEvent>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTimer>
 
 #include "app/services/chat_controller.h"
@@ -26,6 +29,7 @@
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
 #include "ui/conversations_panel.h"
+#include "ui/eliding_label.h"
 #include "ui/engine_panel.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
@@ -33,6 +37,10 @@
 #include "ui/tuning_panel.h"
 
 namespace llmwb {
+
+namespace {
+constexpr int kLayoutVersion = 2; // 2: Engine above Tuning, Model below Conversations
+} // namespace
 
 MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidget* parent)
     : QMainWindow(parent), controller_(controller), settings_(settings) {
@@ -49,9 +57,38 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
     createActions();
     createMenus();
 
-    statusModel_ = new QLabel(this);
+    // The model's line is elided (the whole text in its tooltip) so that a long name or error
+    // never pushes into the messages on the left.
+    statusModel_ = new ElidingLabel(this);
+    statusModel_->setObjectName(QStringLiteral("statusModel"));
+    statusModel_->setMaximumWidth(420);
     statusState_ = new QLabel(this);
+    statusState_->setObjectName(QStringLiteral("statusState"));
     // Both permanent (right side): temporary messages (figures, errors) use the left side.
+    // Undo of a deleted message: a button at the left of the permanent part (temporary
+    // messages would hide a normal one) for kUndoSeconds.
+    undoButton_ = new QPushButton(this);
+    undoButton_->setObjectName(QStringLiteral("undoDeleteButton"));
+    undoButton_->setFlat(true);
+    undoButton_->setFocusPolicy(Qt::NoFocus);
+    undoButton_->hide();
+    statusBar()->addPermanentWidget(undoButton_);
+    connect(undoButton_, &QPushButton::clicked, this, &MainWindow::undoDelete);
+    undoTimer_ = new QTimer(this);
+    undoTimer_->setSingleShot(true);
+    undoTimer_->setInterval(kUndoSeconds * 1000);
+    connect(undoTimer_, &QTimer::timeout, this, [this] {
+        deleted_.reset();
+        undoButton_->hide();
+        undoDelete_->setEnabled(false);
+    });
+    connect(chat_, &ChatView::messageDeleted, this, [this](const ChatMessage& m) {
+        deleted_ = m;
+        undoButton_->show();
+        undoDelete_->setEnabled(true);
+        undoTimer_->start();
+        statusBar()->showMessage(tr("Message deleted."), kUndoSeconds * 1000);
+    });
     statusBar()->addPermanentWidget(statusModel_);
     statusBar()->addPermanentWidget(statusState_);
 
@@ -94,8 +131,10 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
                     QMessageBox::question(this, tr("Delete conversation"),
                                           tr("Delete this conversation and all its messages?"));
                 if (answer == QMessageBox::Yes)
-                    controller_.deleteConversation(id);
+                    deleteConversation(id);
             });
+    connect(conversationModel_, &ConversationListModel::renameRequested, this,
+            &MainWindow::renameConversation);
     connect(conversations_, &ConversationsPanel::exportConversationRequested, this,
             [this](qint64 id) {
                 openConversation(id);
@@ -146,10 +185,19 @@ void MainWindow::createDocks() {
     tuningScroll->setWidgetResizable(true);
     tuningScroll->setFrameShape(QFrame::NoFrame);
     tuningScroll->setWidget(tuning_);
+    // Scrolls vertically only; the dock is never narrower than the controls (see eventFilter).
+    tuningScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    tuningScroll_ = tuningScroll;
+    tuning_->installEventFilter(this);
     tuningDock_ = makeDock("tuningDock", tuningScroll, Qt::RightDockWidgetArea);
-    tabifyDockWidget(engineDock_, tuningDock_);
-    engineDock_->raise();
-    resizeDocks({conversationsDock_, modelDock_}, {260, 340}, Qt::Horizontal);
+    // The default layout shows the Tuning controls and the Engine views at the same time (a
+    // slider's effect on the block map is seen while it is dragged): Conversations above the
+    // Model on the left, the Engine above the Tuning on the right, the chat in between.
+    splitDockWidget(conversationsDock_, modelDock_, Qt::Vertical);
+    splitDockWidget(engineDock_, tuningDock_, Qt::Vertical);
+    resizeDocks({conversationsDock_, engineDock_}, {270, 400}, Qt::Horizontal);
+    resizeDocks({conversationsDock_, modelDock_}, {380, 320}, Qt::Vertical);
+    resizeDocks({engineDock_, tuningDock_}, {420, 300}, Qt::Vertical);
 }
 
 void MainWindow::createActions() {
@@ -163,6 +211,10 @@ void MainWindow::createActions() {
     };
     newChat_ = make("newChatAction", QKeySequence(Qt::CTRL | Qt::Key_N));
     openModel_ = make("openModelAction", QKeySequence(Qt::CTRL | Qt::Key_O));
+    openFolder_ = make("openModelFolderAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    rename_ = make("renameConversationAction", QKeySequence(Qt::Key_F2));
+    undoDelete_ = make("undoDeleteAction", QKeySequence::Undo);
+    undoDelete_->setEnabled(false);
     exportMd_ = make("exportMarkdownAction");
     exportJson_ = make("exportJsonAction");
     quit_ = make("quitAction", QKeySequence(Qt::CTRL | Qt::Key_Q));
@@ -218,11 +270,29 @@ void MainWindow::createActions() {
     connect(langZh_, &QAction::triggered, this, [=] { chooseLanguage(QStringLiteral("zh_CN")); });
 
     connect(newChat_, &QAction::triggered, this, &MainWindow::newConversation);
+    // A GGUF file, or a Hugging Face folder given by its config.json (the dialog's filter
+    // offers both) or chosen as a folder (Open model folder).
     connect(openModel_, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open a GGUF model"), QString(),
-                                                          tr("GGUF models (*.gguf)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a model"), QString(),
+                                                          ModelPanel::openDialogFilter());
+        const QString model = ModelPanel::modelPathForFile(path);
+        if (!model.isEmpty())
+            emit openModelRequested(model);
+    });
+    connect(openFolder_, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getExistingDirectory(
+            this, tr("Open a Hugging Face model folder"), QString());
         if (!path.isEmpty())
             emit openModelRequested(path);
+    });
+    connect(undoDelete_, &QAction::triggered, this, &MainWindow::undoDelete);
+    connect(rename_, &QAction::triggered, this, [this] {
+        if (chat_->conversationId() == 0)
+            return;
+        conversationsDock_->show();
+        conversationsDock_->raise();
+        conversations_->selectConversation(chat_->conversationId());
+        conversations_->renameSelected();
     });
     connect(exportMd_, &QAction::triggered, this, [this] { exportCurrent(QStringLiteral("md")); });
     connect(exportJson_, &QAction::triggered, this,
@@ -254,13 +324,17 @@ void MainWindow::createMenus() {
     fileMenu_ = menuBar()->addMenu(QString());
     fileMenu_->addAction(newChat_);
     fileMenu_->addAction(openModel_);
+    fileMenu_->addAction(openFolder_);
     fileMenu_->addSeparator();
     fileMenu_->addAction(exportMd_);
     fileMenu_->addAction(exportJson_);
     fileMenu_->addSeparator();
     fileMenu_->addAction(quit_);
     editMenu_ = menuBar()->addMenu(QString());
+    editMenu_->addAction(undoDelete_);
+    editMenu_->addSeparator();
     editMenu_->addAction(find_);
+    editMenu_->addAction(rename_);
     chatMenu_ = menuBar()->addMenu(QString());
     chatMenu_->addAction(send_);
     chatMenu_->addAction(stop_);
@@ -306,6 +380,13 @@ void MainWindow::retranslate() {
     helpMenu_->setTitle(tr("&Help"));
     newChat_->setText(tr("&New chat"));
     openModel_->setText(tr("&Open model…"));
+    openModel_->setToolTip(tr("Open a GGUF file, or a Hugging Face folder by its config.json"));
+    openFolder_->setText(tr("Open Hugging Face &folder…"));
+    openFolder_->setToolTip(tr("Open a folder with config.json and safetensors"));
+    rename_->setText(tr("&Rename conversation"));
+    undoDelete_->setText(tr("&Undo delete message"));
+    undoButton_->setText(tr("Undo"));
+    undoButton_->setToolTip(tr("Put the deleted message back (Ctrl+Z)"));
     exportMd_->setText(tr("Export conversation as &Markdown…"));
     exportJson_->setText(tr("Export conversation as &JSON…"));
     quit_->setText(tr("&Quit"));
@@ -333,6 +414,15 @@ void MainWindow::showEvent(QShowEvent* e) {
     }
 }
 
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == tuning_ && event->type() == QEvent::LayoutRequest) {
+        const int bar =
+            tuningScroll_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, tuningScroll_);
+        tuningScroll_->setMinimumWidth(tuning_->minimumSizeHint().width() + bar);
+    }
+    return QMainWindow::eventFilter(watched, event);
+}
+
 void MainWindow::changeEvent(QEvent* e) {
     if (e->type() == QEvent::LanguageChange)
         retranslate();
@@ -347,15 +437,41 @@ QAction* MainWindow::action(const QString& objectName) const {
     return findChild<QAction*>(objectName);
 }
 
+QString MainWindow::statusModelText() const {
+    return statusModel_->text();
+}
+
+QString MainWindow::statusStateText() const {
+    return statusState_->text();
+}
+
 void MainWindow::updateStatus() {
-    if (modelLoaded_) {
+    const QString failedName = QFileInfo(loadingPath_).fileName();
+    if (modelLoaded_ && !modelError_.isEmpty()) {
+        // A load failed while the previous model stays loaded and answering.
+        statusModel_->setText(tr("Model: %1 (loading %2 failed)").arg(modelMeta_.name, failedName));
+        statusModel_->setToolTip(
+            tr("Could not load %1: %2\n%3 is still loaded and answers.")
+                .arg(QDir::toNativeSeparators(loadingPath_), modelError_, modelMeta_.name));
+    } else if (modelLoaded_) {
         statusModel_->setText(tr("Model: %1").arg(modelMeta_.name));
+        statusModel_->setToolTip(QDir::toNativeSeparators(modelMeta_.path));
     } else if (!modelError_.isEmpty()) {
-        statusModel_->setText(tr("No model: %1").arg(modelError_));
+        statusModel_->setText(failedName.isEmpty()
+                                  ? tr("No model: loading failed")
+                                  : tr("No model: loading %1 failed").arg(failedName));
+        statusModel_->setToolTip(modelError_);
     } else {
-        statusModel_->setText(tr("Loading the model…"));
+        statusModel_->setText(
+            hasModel_
+                ? tr("Loading %1… (%2 stays until it is ready)").arg(failedName, modelMeta_.name)
+                : tr("Loading the model…"));
+        statusModel_->setToolTip(QDir::toNativeSeparators(loadingPath_));
     }
-    statusState_->setText(controller_.anyGenerating() ? tr("● generating") : tr("idle"));
+    statusState_->setText(controller_.anyGenerating() ? tr("● generating")
+                          : engineLoadTest_           ? tr("● load test")
+                          : engineBusy_               ? tr("● busy")
+                                                      : tr("idle"));
     chat_->setNotice(modelLoaded_ && modelMeta_.randomWeights
                          ? tr("The demo model is a bigram model of this project's own sentences, "
                               "not a trained model: its answers are silly. Open a real model "
@@ -378,6 +494,51 @@ void MainWindow::newConversation() {
     }
 }
 
+bool MainWindow::deleteConversation(qint64 conversationId) {
+    const bool shown = chat_->conversationId() == conversationId;
+    if (!controller_.deleteConversation(conversationId))
+        return false;
+    // The list has moved its selection to a neighbour: the chat shows that one (or, with
+    // nothing selected, the newest), ready to type.
+    if (shown) {
+        qint64 next = conversations_->selectedConversation();
+        if (next == 0 && conversationModel_->rowCount() > 0)
+            next = conversationModel_->idAt(0);
+        if (next != 0) {
+            openConversation(next);
+            chat_->focusInput();
+        }
+    }
+    updateStatus();
+    return true;
+}
+
+bool MainWindow::undoDelete() {
+    if (!deleted_)
+        return false;
+    const ChatMessage m = *deleted_;
+    deleted_.reset();
+    undoTimer_->stop();
+    undoButton_->hide();
+    undoDelete_->setEnabled(false);
+    if (!chat_->restoreMessage(m)) {
+        showError(tr("Could not restore the message: %1").arg(controller_.store().errorString()));
+        return false;
+    }
+    conversationModel_->refreshConversation(m.conversationId);
+    statusBar()->showMessage(tr("Message restored."), 4000);
+    return true;
+}
+
+bool MainWindow::renameConversation(qint64 conversationId, const QString& title) {
+    auto c = controller_.store().conversation(conversationId);
+    const QString t = title.simplified();
+    if (!c || t.isEmpty() || t == c->title)
+        return false;
+    c->title = t;
+    return controller_.updateConversation(*c);
+}
+
 void MainWindow::openConversation(qint64 conversationId) {
     chat_->setConversation(conversationId);
     conversations_->selectConversation(conversationId);
@@ -387,6 +548,7 @@ void MainWindow::openConversation(qint64 conversationId) {
 void MainWindow::onModelLoading(const QString& path) {
     modelLoaded_ = false;
     modelError_.clear();
+    loadingPath_ = path;
     model_->setLoading(path);
     updateStatus();
 }
@@ -407,6 +569,7 @@ void MainWindow::onModelLoaded(const ModelMetadata& m) {
 
 void MainWindow::onModelLoadFailed(const QString& message) {
     modelError_ = message;
+    modelLoaded_ = hasModel_; // the previous model (if any) is still loaded and answering
     model_->setLoadFailed(message);
     updateStatus();
     showError(tr("Could not load the model: %1").arg(message));
@@ -431,17 +594,30 @@ bool MainWindow::exportConversation(qint64 conversationId, const QString& path,
     return true;
 }
 
+QString MainWindow::exportFileName(const QString& title, const QString& format) {
+    QString base = title;
+    base.replace(QRegularExpression(QStringLiteral("[\\\\/:*?\"<>|\\x00-\\x1f]")),
+                 QStringLiteral("_"));
+    // "What is 2+2?" or "Explain this." must not give "Explain this..md": the dots and spaces
+    // at the ends go (a name of only dots would also be hidden or special).
+    static const QRegularExpression ends(QStringLiteral("^[\\s.]+|[\\s.]+$"));
+    base.remove(ends);
+    if (base.size() > 120)
+        base = base.left(120).trimmed();
+    if (base.isEmpty())
+        base = tr("conversation");
+    return base +
+           (format == QLatin1String("json") ? QStringLiteral(".json") : QStringLiteral(".md"));
+}
+
 void MainWindow::exportCurrent(const QString& format) {
     const qint64 id = chat_->conversationId();
     if (id == 0)
         return;
     const auto c = controller_.store().conversation(id);
-    QString base = c && !c->title.isEmpty() ? c->title : tr("conversation");
-    base.replace(QRegularExpression(QStringLiteral("[\\\\/:*?\"<>|]")), QStringLiteral("_"));
     const bool json = format == QLatin1String("json");
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export conversation"),
-        base + (json ? QStringLiteral(".json") : QStringLiteral(".md")),
+        this, tr("Export conversation"), exportFileName(c ? c->title : QString(), format),
         json ? tr("JSON (*.json)") : tr("Markdown (*.md)"));
     if (!path.isEmpty())
         exportConversation(id, path, format);
@@ -451,13 +627,15 @@ void MainWindow::restoreLayout() {
     const QByteArray geometry = settings_.windowGeometry();
     if (geometry.isEmpty() || !restoreGeometry(geometry))
         resize(1280, 800);
+    // A layout saved by an older version (Engine and Tuning tabbed) gives way to the new
+    // default: restoreState refuses a state of another version.
     const QByteArray state = settings_.windowState();
     if (!state.isEmpty())
-        restoreState(state);
+        restoreState(state, kLayoutVersion);
 }
 
 void MainWindow::saveLayout() {
-    settings_.setWindowLayout(saveGeometry(), saveState());
+    settings_.setWindowLayout(saveGeometry(), saveState(kLayoutVersion));
     settings_.sync();
 }
 
@@ -467,16 +645,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 }
 
 QString MainWindow::droppedModelPath(const QMimeData* mime) const {
-    if (!mime || !mime->hasUrls() || mime->urls().size() != 1)
-        return {};
-    const QUrl url = mime->urls().first();
-    if (!url.isLocalFile())
-        return {};
-    const QFileInfo info(url.toLocalFile());
-    if (info.isDir() ||
-        (info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0))
-        return info.absoluteFilePath();
-    return {};
+    return ModelPanel::modelPathFromMime(mime);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
@@ -499,6 +668,14 @@ namespace llmwb {
 void MainWindow::onEngineView(const llmwb::EngineView& view) {
     engine_->setView(view);
     tuning_->setView(view);
+    // Requests that are not the chat's (a load test) keep the engine busy: not "idle".
+    const bool busy = view.snapshot.num_running + view.snapshot.num_waiting > 0;
+    const bool loadTest = busy && !view.loadTestRequests.isEmpty();
+    if (busy != engineBusy_ || loadTest != engineLoadTest_) {
+        engineBusy_ = busy;
+        engineLoadTest_ = loadTest;
+        updateStatus();
+    }
 }
 
 void MainWindow::onLoadProgress(int percent, const QString& stage) {

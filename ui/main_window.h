@@ -5,7 +5,10 @@
 
 #include <QMainWindow>
 
+#include <optional>
+
 #include "app/services/app_settings.h"
+#include "app/services/chat_types.h"
 #include "app/services/engine_view.h"
 #include "app/services/generation_types.h"
 
@@ -14,11 +17,15 @@ class QDockWidget;
 class QLabel;
 class QMenu;
 class QMimeData;
+class QPushButton;
+class QScrollArea;
+class QTimer;
 
 namespace llmwb {
 
 class ChatController;
 class ChatView;
+class ElidingLabel;
 class ConversationListModel;
 class ConversationsPanel;
 class EnginePanel;
@@ -30,6 +37,8 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
   public:
+    static constexpr int kUndoSeconds = 10;
+
     MainWindow(ChatController& controller, AppSettings& settings, QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -41,15 +50,28 @@ class MainWindow : public QMainWindow {
     ConversationListModel* conversationModel() const { return conversationModel_; }
     QDockWidget* dock(const QString& objectName) const;
     QAction* action(const QString& objectName) const;
+    QString statusModelText() const; // the model's part of the status bar
+    QString statusStateText() const; // "idle", "● generating", "● load test", …
 
     void restoreLayout(); // geometry + dock state from the settings (or the default layout)
     void saveLayout();
     // Writes the conversation as Markdown ("md") or JSON ("json"); false + message box on error.
     bool exportConversation(qint64 conversationId, const QString& path, const QString& format);
+    // The suggested file name of an export: the title without characters file systems refuse
+    // and without dots or spaces at its ends ("Why?." -> "Why_.md", never "..md").
+    static QString exportFileName(const QString& title, const QString& format);
 
   public slots:
     void newConversation();
     void openConversation(qint64 conversationId);
+    // Deletes without asking; when it was shown, the chat shows the conversation the list
+    // selects next.
+    bool deleteConversation(qint64 conversationId);
+    // A new title (trimmed; empty or unchanged: nothing happens).
+    bool renameConversation(qint64 conversationId, const QString& title);
+    // Puts the last deleted message back (Edit > Undo, Ctrl+Z, the status bar's Undo) for
+    // kUndoSeconds after the deletion.
+    bool undoDelete();
     void onModelLoading(const QString& path);
     void onModelLoaded(const llmwb::ModelMetadata& m);
     void onModelLoadFailed(const QString& message);
@@ -74,6 +96,7 @@ class MainWindow : public QMainWindow {
     void closeEvent(QCloseEvent* e) override;
     void showEvent(QShowEvent* e) override;
     void changeEvent(QEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
@@ -95,19 +118,26 @@ class MainWindow : public QMainWindow {
     ModelPanel* model_;
     EnginePanel* engine_;
     TuningPanel* tuning_;
+    QScrollArea* tuningScroll_;
     QDockWidget *conversationsDock_, *modelDock_, *engineDock_, *tuningDock_;
     QMenu *fileMenu_, *editMenu_, *chatMenu_, *viewMenu_, *engineMenu_, *themeMenu_, *settingsMenu_,
         *languageMenu_, *helpMenu_;
-    QAction *newChat_, *openModel_, *exportMd_, *exportJson_, *quit_, *find_, *send_, *stop_,
-        *regenerate_, *conversationSettings_, *themeSystem_, *themeLight_, *themeDark_,
-        *langSystem_, *langEn_, *langZh_, *about_, *loadTest_;
-    QLabel* statusModel_;
+    QAction *newChat_, *openModel_, *openFolder_, *rename_, *undoDelete_, *exportMd_, *exportJson_,
+        *quit_, *find_, *send_, *stop_, *regenerate_, *conversationSettings_, *themeSystem_,
+        *themeLight_, *themeDark_, *langSystem_, *langEn_, *langZh_, *about_, *loadTest_;
+    ElidingLabel* statusModel_;
     QLabel* statusState_;
     ModelMetadata modelMeta_;
     bool modelLoaded_ = false;
     bool hasModel_ = false;  // a model is loaded (possibly while another one loads)
     bool shownOnce_ = false; // the first show puts the focus in the message box
     QString modelError_;
+    std::optional<ChatMessage> deleted_; // the last deleted message, while it can be undone
+    QTimer* undoTimer_;
+    QPushButton* undoButton_;
+    QString loadingPath_;         // the model being loaded, or the last one that was
+    bool engineBusy_ = false;     // the engine has requests (the chat's or a load test's)
+    bool engineLoadTest_ = false; // ... of a load test
 };
 
 } // namespace llmwb

@@ -7,39 +7,18 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
-#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
+
+#include "ui/eliding_label.h"
 
 namespace llmwb {
 
 namespace {
-
-// A one-line label that may get narrower than its text: it then shows the text elided ("…").
-// Its size hint stays that of the whole text, so a layout with room shows all of it; its small
-// minimum lets the message (and the chat's scroll content) shrink with the window instead of
-// keeping the header's full width and being clipped on the right.
-class ElidingLabel : public QLabel {
-  public:
-    using QLabel::QLabel;
-
-    QSize minimumSizeHint() const override {
-        return {fontMetrics().horizontalAdvance(QStringLiteral("W\u2026")),
-                QLabel::minimumSizeHint().height()};
-    }
-
-  protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        const QRect r = contentsRect();
-        const QString shown = fontMetrics().elidedText(text(), Qt::ElideRight, r.width());
-        style()->drawItemText(&p, r, int(alignment()), palette(), isEnabled(), shown,
-                              foregroundRole());
-    }
-};
 
 // What the user typed keeps its line breaks (Shift+Enter): outside code fences every line
 // that another line follows ends in a Markdown hard break. Answers are Markdown as written.
@@ -75,9 +54,10 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     role_->setFont(bold);
     state_ = new ElidingLabel(this);
     state_->setForegroundRole(QPalette::PlaceholderText);
-    // The state ("cut off at the token limit") is short and says more than the model's name:
-    // the name is elided first.
-    state_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+    // In a narrow chat the name and the state ("cut off at the token limit") are elided, the
+    // longer name the most, each with its whole text in the tooltip, rather than widening the
+    // message past the chat.
+    state_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
     auto makeButton = [this](const char* name) {
         auto* b = new QToolButton(this);
         b->setObjectName(QLatin1String(name));
@@ -93,10 +73,28 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     edit_->setVisible(isUser);
     regenerate_->setVisible(isAssistant);
 
+    // "‹ 2/3 ›": earlier answers to the same message, kept by Regenerate.
+    prevVersion_ = makeButton("previousVersionButton");
+    prevVersion_->setText(QStringLiteral("‹"));
+    nextVersion_ = makeButton("nextVersionButton");
+    nextVersion_->setText(QStringLiteral("›"));
+    versionLabel_ = new QLabel(this);
+    versionLabel_->setObjectName(QStringLiteral("versionLabel"));
+    versionLabel_->setForegroundRole(QPalette::PlaceholderText);
+    for (QWidget* v : {static_cast<QWidget*>(prevVersion_), static_cast<QWidget*>(versionLabel_),
+                       static_cast<QWidget*>(nextVersion_)})
+        v->hide();
+    connect(prevVersion_, &QToolButton::clicked, this, [this] { showVersion(shownVersion() - 1); });
+    connect(nextVersion_, &QToolButton::clicked, this, [this] { showVersion(shownVersion() + 1); });
+
     auto* header = new QHBoxLayout;
     header->addWidget(role_);
     header->addWidget(state_);
+    header->addWidget(prevVersion_);
+    header->addWidget(versionLabel_);
+    header->addWidget(nextVersion_);
     header->addStretch();
+    header_ = header;
     header->addWidget(copy_);
     header->addWidget(edit_);
     header->addWidget(regenerate_);
@@ -117,8 +115,16 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     layout->addWidget(body_);
     layout->addWidget(footer_);
 
-    connect(copy_, &QToolButton::clicked, this,
-            [this] { QApplication::clipboard()->setText(message_.content); });
+    // Copy says "Copied" for a moment: the click did something.
+    copiedTimer_ = new QTimer(this);
+    copiedTimer_->setSingleShot(true);
+    copiedTimer_->setInterval(kCopiedMs);
+    connect(copiedTimer_, &QTimer::timeout, this, &MessageWidget::retranslate);
+    connect(copy_, &QToolButton::clicked, this, [this] {
+        QApplication::clipboard()->setText(shownMessage().content);
+        copiedTimer_->start();
+        retranslate();
+    });
     connect(delete_, &QToolButton::clicked, this, [this] { emit deleteRequested(message_.id); });
     connect(regenerate_, &QToolButton::clicked, this,
             [this] { emit regenerateRequested(message_.id); });
@@ -129,10 +135,14 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
 }
 
 void MessageWidget::retranslate() {
-    copy_->setText(tr("Copy"));
-    copy_->setToolTip(tr("Copy the text of this message"));
+    const bool copied = copiedTimer_->isActive();
+    copy_->setText(copied ? tr("Copied") : tr("Copy"));
+    copy_->setToolTip(copied ? tr("The text is on the clipboard")
+                             : tr("Copy the text of this message"));
     edit_->setText(tr("Edit"));
     edit_->setToolTip(tr("Edit this message and send it again"));
+    prevVersion_->setToolTip(tr("Earlier answer"));
+    nextVersion_->setToolTip(tr("Later answer"));
     regenerate_->setText(tr("Regenerate"));
     regenerate_->setToolTip(tr("Generate this answer again"));
     delete_->setText(tr("Delete"));
@@ -161,13 +171,65 @@ void MessageWidget::updateHeader() {
                                                 : tr("Assistant · %1").arg(message_.model));
     else
         role_->setText(tr("System"));
-    role_->setToolTip(role_->text()); // the whole text where it is elided
-    state_->setText(stateText(message_));
-    state_->setToolTip(stateToolTip(message_));
+    // ElidingLabel shows the whole text in the tooltip where it is elided.
+    role_->setToolTip(QString());
+    const ChatMessage& shown = shownMessage();
+    state_->setText(stateText(shown));
+    state_->setToolTip(stateToolTip(shown)); // why it ended (below the whole text if elided)
     const bool streaming = message_.state == MessageState::Streaming;
     delete_->setEnabled(!streaming);
     edit_->setEnabled(!streaming);
-    footer_->setText(figuresText(message_));
+    footer_->setText(figuresText(shown));
+    const int count = versionCount();
+    for (QWidget* v : {static_cast<QWidget*>(prevVersion_), static_cast<QWidget*>(versionLabel_),
+                       static_cast<QWidget*>(nextVersion_)})
+        v->setVisible(count > 1);
+    versionLabel_->setText(QStringLiteral("%1/%2").arg(shownVersion()).arg(count));
+    versionLabel_->setToolTip(
+        tr("Answer %1 of %2: Regenerate keeps the earlier answers").arg(shownVersion()).arg(count));
+    prevVersion_->setEnabled(shownVersion() > 1);
+    nextVersion_->setEnabled(shownVersion() < count);
+    role_->setMaximumWidth(QWIDGETSIZE_MAX);
+    fitHeader();
+}
+
+void MessageWidget::resizeEvent(QResizeEvent* e) {
+    QFrame::resizeEvent(e);
+    fitHeader();
+}
+
+// The name gives way first: it gets what the state, the versions and the buttons leave.
+void MessageWidget::fitHeader() {
+    header_->invalidate(); // its cached hint may hold the name's previous maximum
+    const QMargins m = layout()->contentsMargins();
+    const int roleHint = std::min(role_->sizeHint().width(), role_->maximumWidth());
+    const int others = header_->sizeHint().width() - roleHint;
+    // contentsRect: without the frame; one spacing to spare for the style's rounding.
+    const int room =
+        contentsRect().width() - m.left() - m.right() - others - std::max(0, header_->spacing());
+    role_->setMaximumWidth(std::max(role_->minimumSizeHint().width(), room));
+}
+
+void MessageWidget::setOlderVersions(const QList<ChatMessage>& older) {
+    older_ = older;
+    shown_ = -1;
+    updateHeader();
+}
+
+int MessageWidget::shownVersion() const {
+    return shown_ < 0 ? versionCount() : shown_ + 1;
+}
+
+const ChatMessage& MessageWidget::shownMessage() const {
+    return shown_ < 0 ? message_ : older_.at(shown_);
+}
+
+void MessageWidget::showVersion(int version) {
+    if (version < 1 || version > versionCount() || version == shownVersion())
+        return;
+    shown_ = version == versionCount() ? -1 : version - 1;
+    body_->setMarkdownText(displayText());
+    updateHeader();
 }
 
 QString MessageWidget::stateText(const ChatMessage& m) {
@@ -248,18 +310,20 @@ QString MessageWidget::stateLabelText() const {
 
 void MessageWidget::setMessage(const ChatMessage& message) {
     message_ = message;
+    shown_ = -1;
     body_->setMarkdownText(displayText());
     updateHeader();
 }
 
 QString MessageWidget::displayText() const {
     return message_.role == QLatin1String("user") ? withHardLineBreaks(message_.content)
-                                                  : message_.content;
+                                                  : shownMessage().content;
 }
 
 void MessageWidget::setStreamingText(const QString& text) {
     message_.content = text;
-    body_->setMarkdownTextLater(text);
+    if (shown_ < 0)
+        body_->setMarkdownTextLater(text);
 }
 
 void MessageWidget::setRegenerateAllowed(bool allowed) {

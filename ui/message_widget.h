@@ -8,17 +8,23 @@
 #include "app/services/chat_types.h"
 #include "ui/markdown_body.h"
 
+class QHBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QToolButton;
 class QPushButton;
+class QTimer;
 
 namespace llmwb {
+
+class ElidingLabel;
 
 class MessageWidget : public QFrame {
     Q_OBJECT
 
   public:
+    static constexpr int kCopiedMs = 1500; // how long Copy says "Copied"
+
     explicit MessageWidget(const ChatMessage& message, QWidget* parent = nullptr);
 
     qint64 messageId() const { return message_.id; }
@@ -26,9 +32,19 @@ class MessageWidget : public QFrame {
     void setMessage(const ChatMessage& message); // final state and figures
     void setStreamingText(const QString& text);  // while generating
     void setRegenerateAllowed(bool allowed);
+    // Earlier answers to the same message, oldest first: "‹ k/n ›" flips between them and
+    // this one (n). What is shown (and copied) is shownMessage(); the conversation goes on
+    // from the current answer.
+    void setOlderVersions(const QList<ChatMessage>& older);
+    int versionCount() const { return int(older_.size()) + 1; }
+    int shownVersion() const; // 1..versionCount()
+    void showVersion(int version);
+    const ChatMessage& shownMessage() const;
     bool isEditing() const;
     QString footerText() const;
     QString stateLabelText() const;
+    ElidingLabel* roleLabel() const { return role_; }
+    ElidingLabel* stateLabel() const { return state_; }
     MarkdownBody* body() const { return body_; }
 
     // The state of a message in words ("" for a complete answer that ended normally; "cut off at
@@ -46,6 +62,7 @@ class MessageWidget : public QFrame {
 
   protected:
     void changeEvent(QEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
     // In the editor: Ctrl+Enter resends, Esc cancels.
     bool eventFilter(QObject* watched, QEvent* event) override;
 
@@ -58,14 +75,22 @@ class MessageWidget : public QFrame {
     void resend();
 
     ChatMessage message_;
-    QLabel* role_;
-    QLabel* state_;
+    ElidingLabel* role_;
+    ElidingLabel* state_;
     MarkdownBody* body_;
     QLabel* footer_;
     QToolButton* copy_;
     QToolButton* delete_;
     QToolButton* edit_;
     QToolButton* regenerate_;
+    void fitHeader();
+    QHBoxLayout* header_;
+    QTimer* copiedTimer_;
+    QList<ChatMessage> older_; // earlier versions of this answer
+    int shown_ = -1;           // index in older_, -1: this answer
+    QToolButton* prevVersion_;
+    QToolButton* nextVersion_;
+    QLabel* versionLabel_;
     QPlainTextEdit* editor_ = nullptr;
     QPushButton* resend_ = nullptr;
     QPushButton* cancelEdit_ = nullptr;

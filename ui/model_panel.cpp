@@ -21,6 +21,7 @@
 #include <QShortcut>
 #include <QSignalBlocker>
 #include <QStandardItemModel>
+#include <QStyle>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -57,6 +58,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     cancel_->hide();
     form_ = new QFormLayout;
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // In a narrow dock a value goes below its label instead of widening the panel.
+    form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
     name_ = addField("modelName");
     arch_ = addField("modelArchitecture");
     deviceInUse_ = addField("modelDevice");
@@ -121,13 +124,18 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setWidget(content);
+    // The content scrolls vertically only: the panel is never narrower than its rows (a
+    // narrow dock clipped them on the right); see eventFilter.
+    content_ = content;
+    scroll_ = scroll;
+    content->installEventFilter(this);
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(scroll);
 
     connect(openFile_, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a GGUF model"), QDir::homePath(), tr("GGUF models (*.gguf)"));
+        const QString path = modelPathForFile(QFileDialog::getOpenFileName(
+            this, tr("Open a model"), QDir::homePath(), openDialogFilter()));
         if (!path.isEmpty())
             emit openRequested(path);
     });
@@ -364,6 +372,14 @@ void ModelPanel::setLoadFailed(const QString& message) {
     updateRecentItems();
 }
 
+bool ModelPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == content_ && event->type() == QEvent::LayoutRequest) {
+        const int bar = scroll_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, scroll_);
+        scroll_->setMinimumWidth(content_->minimumSizeHint().width() + bar);
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 QString ModelPanel::modelPathFromMime(const QMimeData* mime) {
     if (!mime || !mime->hasUrls() || mime->urls().size() != 1)
         return {};
@@ -372,9 +388,27 @@ QString ModelPanel::modelPathFromMime(const QMimeData* mime) {
         return {};
     const QFileInfo info(url.toLocalFile());
     if (info.isDir() ||
-        (info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0))
-        return info.absoluteFilePath();
+        (info.isFile() && info.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) ||
+        (info.isFile() &&
+         info.fileName().compare(QLatin1String("config.json"), Qt::CaseInsensitive) == 0))
+        return modelPathForFile(info.absoluteFilePath());
     return {};
+}
+
+QString ModelPanel::modelPathForFile(const QString& path) {
+    if (path.isEmpty())
+        return {};
+    const QFileInfo info(path);
+    // A Hugging Face model is its folder: its config.json stands for it.
+    if (!info.isDir() &&
+        info.fileName().compare(QLatin1String("config.json"), Qt::CaseInsensitive) == 0)
+        return info.absolutePath();
+    return info.absoluteFilePath();
+}
+
+QString ModelPanel::openDialogFilter() {
+    return tr("Models: GGUF files or a Hugging Face config.json (*.gguf config.json);;"
+              "GGUF models (*.gguf);;Hugging Face folder (config.json)");
 }
 
 void ModelPanel::dragEnterEvent(QDragEnterEvent* e) {

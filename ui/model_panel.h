@@ -10,6 +10,7 @@
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QScrollArea;
 class QListWidget;
 class QDragEnterEvent;
 class QDropEvent;
@@ -37,6 +38,11 @@ class ModelPanel : public QWidget {
 
     // The model path a drop carries: one local .gguf file or one folder; "" otherwise.
     static QString modelPathFromMime(const QMimeData* mime);
+    // What a chosen path opens: a .gguf file or a folder as it is, a Hugging Face config.json
+    // as its folder ("" for "").
+    static QString modelPathForFile(const QString& path);
+    // The open dialog's filter: GGUF files and config.json together, then each alone.
+    static QString openDialogFilter();
 
   public slots:
     void setLoading(const QString& path);
@@ -61,11 +67,14 @@ class ModelPanel : public QWidget {
     void deviceChosen(const QString& preference);
 
   protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void changeEvent(QEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
   private:
+    QWidget* content_ = nullptr;
+    QScrollArea* scroll_ = nullptr;
     void retranslate();
     void showMetadata();
     QLabel* addField(const char* objectName);

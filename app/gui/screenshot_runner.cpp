@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QPixmap>
 #include <QPlainTextEdit>
 #include <QTimer>
@@ -21,6 +22,7 @@
 #include "ui/engine_panel.h"
 #include "ui/main_window.h"
 #include "ui/markdown_body.h"
+#include "ui/model_panel.h"
 #include "ui/theme.h"
 #include "ui/tuning_panel.h"
 
@@ -305,9 +307,75 @@ void ScreenshotRunner::memoryAndTuningDocked() {
                 window_.dock(QStringLiteral("tuningDock"))->raise();
                 after(300, [this] {
                     save(QStringLiteral("19-tuning-docked-1280x800-zh_CN"));
-                    QApplication::exit(0);
+                    smallWindow();
                 });
             });
+        });
+    });
+}
+
+// The default layout in a 1024x640 window (Chinese, then English) with the block map, and Qt's
+// own file dialog in Chinese (qtbase_zh_CN: its labels and buttons).
+void ScreenshotRunner::smallWindow() {
+    window_.enginePanel()->showTab(EnginePanel::BlocksTab);
+    window_.resize(1024, 640);
+    after(400, [this] {
+        save(QStringLiteral("20-default-1024x640-zh_CN"));
+        auto* dialog =
+            new QFileDialog(&window_, QString(), QDir::homePath(), ModelPanel::openDialogFilter());
+        dialog->setOption(QFileDialog::DontUseNativeDialog);
+        dialog->resize(760, 480);
+        dialog->show();
+        after(400, [this, dialog] {
+            grabWidget(dialog, QStringLiteral("22-file-dialog-zh_CN"));
+            dialog->deleteLater();
+            translations_.apply(QStringLiteral("en"));
+            after(400, [this] {
+                save(QStringLiteral("21-default-1024x640"));
+                conventions();
+            });
+        });
+    });
+}
+
+// The chat conventions at 1280x800: an answer with an earlier version ("‹ 2/2 ›"), a deleted
+// message's Undo in the status bar, a title being renamed in place, and the status bar after a
+// failed load while the demo model stays loaded.
+void ScreenshotRunner::conventions() {
+    window_.resize(1280, 800);
+    ConversationStore& store = controller_.store();
+    auto c = store.createConversation(QStringLiteral("Conventions sample"));
+    if (!c) {
+        QApplication::exit(1);
+        return;
+    }
+    ChatMessage q;
+    q.conversationId = c->id;
+    q.role = QStringLiteral("user");
+    q.content = QStringLiteral("Name a prime number.");
+    const auto question = store.addMessage(q);
+    ChatMessage a = q;
+    a.role = QStringLiteral("assistant");
+    a.model = QStringLiteral("sample");
+    a.content = QStringLiteral("Seven.");
+    store.addMessage(a);
+    a.content = QStringLiteral("Two, the only even one.");
+    if (question)
+        store.keepAnswerVersion(a, question->id);
+    ChatMessage extra = q;
+    extra.content = QStringLiteral("A message deleted for the screenshot.");
+    const auto deleted = store.addMessage(extra);
+    emit controller_.conversationCreated(*c);
+    window_.openConversation(c->id);
+    after(300, [this, deleted] {
+        if (deleted)
+            window_.chatView()->deleteMessage(deleted->id);
+        window_.onModelLoading(QStringLiteral("/tmp/broken-model.gguf"));
+        window_.onModelLoadFailed(QStringLiteral("not a GGUF file (bad magic)"));
+        window_.action(QStringLiteral("renameConversationAction"))->trigger();
+        after(400, [this] {
+            save(QStringLiteral("23-conventions-1280x800"));
+            QApplication::exit(0);
         });
     });
 }

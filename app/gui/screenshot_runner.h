@@ -3,7 +3,9 @@
 // finished answer with its figures, the Engine dock during a load test (KV block map and
 // batch timeline), the charts under load (the pool shrunk through the Tuning dock meanwhile),
 // the memory panel, the Tuning dock, the dark theme, Simplified Chinese, 1280x720, and the
-// Memory tab and the Tuning dock docked at 1280x800 in English and Chinese. Quits.
+// Memory tab and the Tuning dock docked at 1280x800 in English and Chinese, the default layout at
+// 1024x640 (Chinese and English), Qt's file dialog in Chinese, and the chat conventions (an
+// answer's versions, Undo, rename in place, the status bar after a failed load). Quits.
 #pragma once
 
 #include <QObject>
@@ -48,6 +50,8 @@ class ScreenshotRunner : public QObject {
     void floatDock(const QString& name, const QSize& size, std::function<void(QDockWidget*)> then);
     void themesAndLanguages();
     void memoryAndTuningDocked();
+    void smallWindow();
+    void conventions();
 
     MainWindow& window_;
     ChatController& controller_;

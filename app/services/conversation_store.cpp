@@ -64,6 +64,12 @@ QVariant storedError(const QString& error) {
 
 const char* kConversationColumns =
     "id, title, system_prompt, sampling, model, created_at, updated_at";
+// The columns of message_versions read as a message (readMessage), named here and not through
+// kMessageColumns: columns added to messages later need not exist in message_versions.
+const char* kVersionColumns =
+    "id, conversation_id, role, content, model, sampling, prompt_tokens, completion_tokens, "
+    "ttft_ms, tokens_per_s, created_at, state, finish_reason";
+
 const char* kMessageColumns =
     "id, conversation_id, role, content, model, sampling, prompt_tokens, completion_tokens, "
     "ttft_ms, tokens_per_s, created_at, state, finish_reason, error";
@@ -327,6 +333,87 @@ bool ConversationStore::deleteMessage(qint64 id) {
     if (!q.exec())
         return fail(q.lastError().text());
     return q.numRowsAffected() == 1 || fail(tr("no message %1").arg(id));
+}
+
+std::optional<ChatMessage> ConversationStore::restoreMessage(const ChatMessage& m) {
+    if (m.id <= 0 || !conversation(m.conversationId)) {
+        fail(tr("cannot restore message %1: its conversation is gone").arg(m.id));
+        return std::nullopt;
+    }
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral(
+        "INSERT INTO messages(id, conversation_id, role, content, model, sampling, "
+        "prompt_tokens, completion_tokens, ttft_ms, tokens_per_s, created_at, state, "
+        "finish_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.addBindValue(m.id);
+    q.addBindValue(m.conversationId);
+    q.addBindValue(text(m.role));
+    q.addBindValue(text(m.content));
+    q.addBindValue(text(m.model));
+    q.addBindValue(toJsonText(m.sampling));
+    q.addBindValue(optionalValue(m.promptTokens));
+    q.addBindValue(optionalValue(m.completionTokens));
+    q.addBindValue(optionalValue(m.ttftMs));
+    q.addBindValue(optionalValue(m.tokensPerSecond));
+    q.addBindValue(m.created.isValid() ? m.created.toMSecsSinceEpoch() : nowMs());
+    q.addBindValue(messageStateName(m.state));
+    q.addBindValue(storedFinishReason(m.finishReason));
+    q.addBindValue(storedError(m.error));
+    if (!q.exec()) { // e.g. the id was taken meanwhile
+        fail(q.lastError().text());
+        return std::nullopt;
+    }
+    touchConversation(m.conversationId);
+    return message(m.id);
+}
+
+std::optional<qint64> ConversationStore::keepAnswerVersion(const ChatMessage& answer,
+                                                           qint64 parentId) {
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral(
+        "INSERT INTO message_versions(conversation_id, parent_id, role, content, model, "
+        "sampling, prompt_tokens, completion_tokens, ttft_ms, tokens_per_s, created_at, state, "
+        "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.addBindValue(answer.conversationId);
+    q.addBindValue(parentId);
+    q.addBindValue(text(answer.role));
+    q.addBindValue(text(answer.content));
+    q.addBindValue(text(answer.model));
+    q.addBindValue(toJsonText(answer.sampling));
+    q.addBindValue(optionalValue(answer.promptTokens));
+    q.addBindValue(optionalValue(answer.completionTokens));
+    q.addBindValue(optionalValue(answer.ttftMs));
+    q.addBindValue(optionalValue(answer.tokensPerSecond));
+    q.addBindValue(answer.created.isValid() ? answer.created.toMSecsSinceEpoch() : nowMs());
+    q.addBindValue(messageStateName(answer.state));
+    q.addBindValue(storedFinishReason(answer.finishReason));
+    if (!q.exec()) {
+        fail(q.lastError().text());
+        return std::nullopt;
+    }
+    return q.lastInsertId().toLongLong();
+}
+
+QList<ChatMessage> ConversationStore::answerVersions(qint64 parentId) {
+    QList<ChatMessage> out;
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral("SELECT %1 FROM message_versions WHERE parent_id = ? ORDER BY id")
+                  .arg(QLatin1String(kVersionColumns)));
+    q.addBindValue(parentId);
+    if (!q.exec()) {
+        fail(q.lastError().text());
+        return out;
+    }
+    while (q.next())
+        out << readMessage(q);
+    return out;
+}
+
+bool ConversationStore::deleteAnswerVersion(qint64 versionId) {
+    QSqlQuery q(db_.connection());
+    q.prepare(QStringLiteral("DELETE FROM message_versions WHERE id = ?"));
+    q.addBindValue(versionId);
+    return q.exec() || fail(q.lastError().text());
 }
 
 bool ConversationStore::deleteMessagesFrom(qint64 messageId) {

@@ -39,6 +39,15 @@ class ConversationStore {
     bool appendMessageContent(qint64 id, const QString& delta);
     bool finishMessage(qint64 id, MessageState state, const GenerationFigures& figures);
     bool deleteMessage(qint64 id);
+    // Undo of a deletion: inserts the message again as it was (same id, so the same place in
+    // its conversation; same time, state and figures). Fails if its conversation is gone.
+    std::optional<ChatMessage> restoreMessage(const ChatMessage& m);
+    // Versions of an answer: before an answer is regenerated it is kept here, under the
+    // message it replies to (parentId); answerVersions lists them oldest first (each with its
+    // version id as id). Returns the version id.
+    std::optional<qint64> keepAnswerVersion(const ChatMessage& answer, qint64 parentId);
+    QList<ChatMessage> answerVersions(qint64 parentId);
+    bool deleteAnswerVersion(qint64 versionId);
     // Deletes the message and every later message of its conversation (edit-and-resend,
     // regenerate).
     bool deleteMessagesFrom(qint64 messageId);

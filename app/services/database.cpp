@@ -92,11 +92,33 @@ QStringList migrationV4() {
     return {QStringLiteral("ALTER TABLE messages ADD COLUMN error TEXT")};
 }
 
+// Earlier answers kept when an answer is regenerated (flipped through as "< 1/3 >" on the
+// answer): the columns of messages plus parent_id, the message the answers reply to. The
+// versions of a conversation go with it; those of a deleted message stay until then.
+QStringList migrationMessageVersions() {
+    return {QStringLiteral("CREATE TABLE message_versions ("
+                           " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                           " conversation_id INTEGER NOT NULL"
+                           "  REFERENCES conversations(id) ON DELETE CASCADE,"
+                           " parent_id INTEGER NOT NULL,"
+                           " role TEXT NOT NULL,"
+                           " content TEXT NOT NULL DEFAULT '',"
+                           " model TEXT NOT NULL DEFAULT '',"
+                           " sampling TEXT NOT NULL DEFAULT '{}',"
+                           " prompt_tokens INTEGER, completion_tokens INTEGER,"
+                           " ttft_ms REAL, tokens_per_s REAL,"
+                           " created_at INTEGER NOT NULL,"
+                           " state TEXT NOT NULL DEFAULT 'complete',"
+                           " finish_reason TEXT)"),
+            QStringLiteral(
+                "CREATE INDEX message_versions_by_parent ON message_versions(parent_id, id)")};
+}
+
 } // namespace
 
 const QList<QStringList>& databaseMigrations() {
     static const QList<QStringList> migrations = {migrationV1(), migrationV2(), migrationV3(),
-                                                  migrationV4()};
+                                                  migrationV4(), migrationMessageVersions()};
     return migrations;
 }
 

@@ -15,8 +15,8 @@ class Database {
 
   public:
     // Schema versions: 1 = conversations + messages; 2 = presets, bench_runs, FTS5 search;
-    // 3 = messages.finish_reason; 4 = messages.error.
-    static constexpr int kLatestVersion = 4;
+    // 3 = messages.finish_reason; 4 = messages.error; 5 = message_versions.
+    static constexpr int kLatestVersion = 5;
 
     // filePath empty: defaultPath() (QStandardPaths::AppDataLocation/llmwb.sqlite).
     explicit Database(QString filePath = {});

@@ -187,7 +187,7 @@ class TestAppStorage : public QObject {
         }
         Database db(path);
         QVERIFY2(db.open(), qPrintable(db.errorString()));
-        QCOMPARE(db.schemaVersion(), 4);
+        QCOMPARE(db.schemaVersion(), Database::kLatestVersion);
         ConversationStore store(db);
         QCOMPARE(store.message(40)->state, MessageState::Error);
         QVERIFY(store.message(40)->error.isEmpty());
