@@ -42,6 +42,10 @@ Chats of this session will not be saved.</source>
         <source>No steps yet.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Speculative drafts: %1 verified, %2 accepted</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ChartsPanel</name>
@@ -352,6 +356,10 @@ Updated %2</source>
     </message>
     <message>
         <source>Memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculation</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -890,6 +898,18 @@ Updated %2</source>
         <source>%1 (weights, workspace and KV cache as planned)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Draft model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>self-q4: %1 of 4-bit weights (RAM) + a KV pool of up to %2, committed as drafts write it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none (prompt lookup needs no memory)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MemoryPlanText</name>
@@ -1361,6 +1381,49 @@ CUDA is unavailable: %1</source>
     </message>
 </context>
 <context>
+    <name>llmwb::SpeculationPanel</name>
+    <message>
+        <source>No model loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculative decoding is on (up to %1 draft tokens per step); no drafts verified yet. Prompt lookup proposes drafts when the text repeats itself.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculative decoding is off. Set Speculative tokens in the Tuning dock to verify draft tokens inside the batch.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Up to %1 draft tokens per step · %2 drafts · %3 of %4 draft tokens accepted (%5%) · mean acceptance length %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Acceptance over time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>acceptance rate (%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean acceptance length (tokens)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>seconds before the latest update</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Acceptance per draft position (%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>draft position</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::TuningPanel</name>
     <message>
         <source>Pool: applies when a model is loaded.</source>
@@ -1508,6 +1571,38 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later; a value too small for the running requests is refused.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Drafts by the model&apos;s own weights at 4 bits, verified in the batch.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Auto: up to %1 per request and step, none where they do not pay.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speculation is off: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prompt lookup</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>self-q4 draft</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where drafts come from: prompt lookup finds the last few tokens earlier in the conversation (free, helps when text repeats); self-q4 runs the model&apos;s own weights re-quantized to 4 bits (made when first chosen, about a quarter of F16 memory).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the number of drafts per request and step from the measured acceptance and step cost; none where they do not pay.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -46,6 +46,10 @@ Chats of this session will not be saved.</source>
         <source>No steps yet.</source>
         <translation>尚无步骤。</translation>
     </message>
+    <message>
+        <source>Speculative drafts: %1 verified, %2 accepted</source>
+        <translation>推测草稿：验证 %1 个，接受 %2 个</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ChartsPanel</name>
@@ -358,6 +362,10 @@ Updated %2</source>
     <message>
         <source>Memory</source>
         <translation>内存</translation>
+    </message>
+    <message>
+        <source>Speculation</source>
+        <translation>推测解码</translation>
     </message>
 </context>
 <context>
@@ -896,6 +904,18 @@ Updated %2</source>
         <source>%1 (weights, workspace and KV cache as planned)</source>
         <translation>%1（按规划的权重、工作区和 KV 缓存）</translation>
     </message>
+    <message>
+        <source>Draft model</source>
+        <translation>草稿模型</translation>
+    </message>
+    <message>
+        <source>self-q4: %1 of 4-bit weights (RAM) + a KV pool of up to %2, committed as drafts write it</source>
+        <translation>self-q4：%1 的 4 位权重（内存）+ 最多 %2 的 KV 缓存池（草稿写入时才实际占用）</translation>
+    </message>
+    <message>
+        <source>none (prompt lookup needs no memory)</source>
+        <translation>无（提示查找不占内存）</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MemoryPlanText</name>
@@ -1369,6 +1389,49 @@ CUDA 不可用：%1</translation>
     </message>
 </context>
 <context>
+    <name>llmwb::SpeculationPanel</name>
+    <message>
+        <source>No model loaded.</source>
+        <translation>未加载模型。</translation>
+    </message>
+    <message>
+        <source>Speculative decoding is on (up to %1 draft tokens per step); no drafts verified yet. Prompt lookup proposes drafts when the text repeats itself.</source>
+        <translation>推测解码已开启（每步最多 %1 个草稿词元）；尚未验证任何草稿。文本出现重复时，提示查找才会给出草稿。</translation>
+    </message>
+    <message>
+        <source>Speculative decoding is off. Set Speculative tokens in the Tuning dock to verify draft tokens inside the batch.</source>
+        <translation>推测解码已关闭。在调优面板中设置“推测词元数”，即可在批次内验证草稿词元。</translation>
+    </message>
+    <message>
+        <source>Up to %1 draft tokens per step · %2 drafts · %3 of %4 draft tokens accepted (%5%) · mean acceptance length %6</source>
+        <translation>每步最多 %1 个草稿词元 · %2 次草稿 · 已接受 %4 个草稿词元中的 %3 个（%5%）· 平均接受长度 %6</translation>
+    </message>
+    <message>
+        <source>Acceptance over time</source>
+        <translation>接受率随时间变化</translation>
+    </message>
+    <message>
+        <source>acceptance rate (%)</source>
+        <translation>接受率（%）</translation>
+    </message>
+    <message>
+        <source>mean acceptance length (tokens)</source>
+        <translation>平均接受长度（词元）</translation>
+    </message>
+    <message>
+        <source>seconds before the latest update</source>
+        <translation>距最近一次更新的秒数</translation>
+    </message>
+    <message>
+        <source>Acceptance per draft position (%)</source>
+        <translation>各草稿位置的接受率（%）</translation>
+    </message>
+    <message>
+        <source>draft position</source>
+        <translation>草稿位置</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::TuningPanel</name>
     <message>
         <source>Pool: applies when a model is loaded.</source>
@@ -1517,6 +1580,38 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later; a value too small for the running requests is refused.</source>
         <translation>修改后会在请求运行时重新规划 KV 缓存池：放不下的请求会被抢占，稍后继续；对运行中的请求来说过小的值会被拒绝。</translation>
+    </message>
+    <message>
+        <source>Drafts by the model&apos;s own weights at 4 bits, verified in the batch.</source>
+        <translation>草稿由模型自身的 4 位权重生成，在批次内验证。</translation>
+    </message>
+    <message>
+        <source>Auto: up to %1 per request and step, none where they do not pay.</source>
+        <translation>自动：每个请求每步最多 %1 个，不划算时不生成草稿。</translation>
+    </message>
+    <message>
+        <source>Speculation is off: %1</source>
+        <translation>推测解码已关闭：%1</translation>
+    </message>
+    <message>
+        <source>prompt lookup</source>
+        <translation>提示查找</translation>
+    </message>
+    <message>
+        <source>self-q4 draft</source>
+        <translation>self-q4 草稿</translation>
+    </message>
+    <message>
+        <source>Where drafts come from: prompt lookup finds the last few tokens earlier in the conversation (free, helps when text repeats); self-q4 runs the model&apos;s own weights re-quantized to 4 bits (made when first chosen, about a quarter of F16 memory).</source>
+        <translation>草稿的来源：提示查找在对话前文中查找最后几个词元（无额外开销，文本重复时有效）；self-q4 运行重新量化为 4 位的模型自身权重（首次选择时生成，约占 F16 内存的四分之一）。</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Choose the number of drafts per request and step from the measured acceptance and step cost; none where they do not pay.</source>
+        <translation>根据实测的接受率和每步开销，为每个请求每步选择草稿数；不划算时不生成草稿。</translation>
     </message>
 </context>
 </TS>
