@@ -1605,5 +1605,9 @@ CUDA is unavailable: %1</source>
         <source>Choose the number of drafts per request and step from the measured acceptance and step cost; none where they do not pay.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Drafts from</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 </TS>

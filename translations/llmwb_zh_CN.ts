@@ -1434,6 +1434,10 @@ CUDA 不可用：%1</translation>
 <context>
     <name>llmwb::TuningPanel</name>
     <message>
+        <source>Drafts from</source>
+        <translation>草稿来源</translation>
+    </message>
+    <message>
         <source>Pool: applies when a model is loaded.</source>
         <translation>缓存池：加载模型后生效。</translation>
     </message>

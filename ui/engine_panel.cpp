@@ -52,9 +52,14 @@ EnginePanel::EnginePanel(QWidget* parent) : QWidget(parent) {
     tabs_->addTab(blocks, QString());
     tabs_->addTab(charts_, QString());
     tabs_->addTab(memoryScroll, QString());
-    speculation_ = new SpeculationPanel(tabs_);
+    // Scrolls like the memory panel: its charts never raise the dock's minimum height.
+    speculation_ = new SpeculationPanel;
     speculation_->setObjectName(QStringLiteral("speculationPanel"));
-    tabs_->addTab(speculation_, QString());
+    auto* speculationScroll = new QScrollArea(tabs_);
+    speculationScroll->setWidgetResizable(true);
+    speculationScroll->setFrameShape(QFrame::NoFrame);
+    speculationScroll->setWidget(speculation_);
+    tabs_->addTab(speculationScroll, QString());
     layout->addWidget(tabs_, 1);
     retranslate();
 }

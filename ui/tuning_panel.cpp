@@ -105,8 +105,7 @@ void TuningPanel::build() {
     specAuto_ = new QCheckBox(this);
     specAuto_->setObjectName(QStringLiteral("speculativeAuto"));
     auto* specRow = new QHBoxLayout;
-    specRow->addWidget(specTokens_);
-    specRow->addWidget(specMethod_, 1);
+    specRow->addWidget(specTokens_, 1);
     specRow->addWidget(specAuto_);
     specNote_ = new QLabel(this);
     plan_ = new QLabel(this);
@@ -141,6 +140,7 @@ void TuningPanel::build() {
     addRow(4, kvDtype_);
     addRow(-1, kvNote_);
     addRow(5, nullptr, specRow);
+    addRow(6, specMethod_);
     addRow(-1, specNote_);
     engineForm_->addWidget(plan_, row, 0, 1, 2);
     layout->addWidget(engineBox_);
@@ -400,6 +400,7 @@ void TuningPanel::retranslate() {
     engineLabels_[3]->setText(tr("Block size (tokens)"));
     engineLabels_[4]->setText(tr("KV-cache dtype"));
     engineLabels_[5]->setText(tr("Speculative tokens"));
+    engineLabels_[6]->setText(tr("Drafts from"));
     utilSlider_->setToolTip(MemoryPlanText::utilizationMeaning(view_.device) + QLatin1Char(' ') +
                             tr("Changing it re-plans the KV pool while requests run: requests "
                                "that no longer fit are preempted and resume later; a value too "

@@ -93,7 +93,7 @@ class TuningPanel : public QWidget {
 
     QGroupBox *engineBox_, *samplingBox_;
     QGridLayout* engineForm_;
-    QLabel* engineLabels_[6] = {}; // the engine settings' row labels, in row order
+    QLabel* engineLabels_[7] = {}; // the engine settings' row labels, in row order
     QFormLayout* samplingForm_;
     QSlider* utilSlider_;
     QDoubleSpinBox* utilSpin_;
