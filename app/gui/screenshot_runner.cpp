@@ -190,6 +190,9 @@ void ScreenshotRunner::chartsUnderLoad() {
     TuningPanel* tuning = window_.tuningPanel();
     const double utilization = restoreUtilization_;
     panel->showTab(EnginePanel::ChartsTab);
+    // Speculative decoding (prompt lookup, 4 drafts) during these load tests: the Speculation
+    // tab then has acceptance to show.
+    tuning->speculativeSpin()->setValue(4);
     polls_ = 0;
     auto poll = std::make_shared<std::function<void()>>();
     *poll = [this, dock, panel, tuning, poll, utilization] {
@@ -204,22 +207,26 @@ void ScreenshotRunner::chartsUnderLoad() {
         }
         QApplication::processEvents();
         grabWidget(dock, QStringLiteral("09-engine-charts"));
-        panel->showTab(EnginePanel::MemoryTab);
+        panel->showTab(EnginePanel::SpeculationTab);
         after(300, [this, dock, panel, tuning, utilization] {
-            grabWidget(dock, QStringLiteral("10-memory-panel"));
-            tuning->utilizationSpin()->setValue(utilization);
-            panel->showTab(EnginePanel::BlocksTab);
-            dock->setFloating(false);
-            QDockWidget* tuningDock = window_.dock(QStringLiteral("tuningDock"));
-            tuningDock->setFloating(true);
-            tuningDock->resize(460, 760);
-            tuningDock->show();
-            tuningDock->raise();
-            after(400, [this, dock, tuningDock] {
-                grabWidget(tuningDock, QStringLiteral("11-tuning-dock"));
-                tuningDock->setFloating(false);
-                dock->raise();
-                after(300, [this] { themesAndLanguages(); });
+            grabWidget(dock, QStringLiteral("09s-engine-speculation"));
+            panel->showTab(EnginePanel::MemoryTab);
+            after(300, [this, dock, panel, tuning, utilization] {
+                grabWidget(dock, QStringLiteral("10-memory-panel"));
+                tuning->utilizationSpin()->setValue(utilization);
+                panel->showTab(EnginePanel::BlocksTab);
+                dock->setFloating(false);
+                QDockWidget* tuningDock = window_.dock(QStringLiteral("tuningDock"));
+                tuningDock->setFloating(true);
+                tuningDock->resize(460, 760);
+                tuningDock->show();
+                tuningDock->raise();
+                after(400, [this, dock, tuningDock] {
+                    grabWidget(tuningDock, QStringLiteral("11-tuning-dock"));
+                    tuningDock->setFloating(false);
+                    dock->raise();
+                    after(300, [this] { themesAndLanguages(); });
+                });
             });
         });
     };
@@ -307,7 +314,13 @@ void ScreenshotRunner::memoryAndTuningDocked() {
                 window_.dock(QStringLiteral("tuningDock"))->raise();
                 after(300, [this] {
                     save(QStringLiteral("19-tuning-docked-1280x800-zh_CN"));
-                    smallWindow();
+                    window_.dock(QStringLiteral("engineDock"))->raise();
+                    window_.enginePanel()->showTab(EnginePanel::SpeculationTab);
+                    after(400, [this] {
+                        save(QStringLiteral("19s-speculation-docked-1280x800-zh_CN"));
+                        window_.tuningPanel()->speculativeSpin()->setValue(0);
+                        smallWindow();
+                    });
                 });
             });
         });
