@@ -266,7 +266,7 @@ Result<RunResult> run(const Setup& s, const std::vector<BenchRequest>& work,
     r.step_ms = 1000.0 * seconds_between(t0, t1) / std::max<int64_t>(1, steps);
     r.spec = engine.speculative_stats();
     r.tuner_a_ms = engine.speculation_tuner().cost_intercept_ms();
-    r.tuner_b_ms = engine.speculation_tuner().cost_per_token_ms();
+    r.tuner_b_ms = engine.speculation_tuner().cost_per_draft_ms();
     return r;
 }
 
@@ -434,7 +434,7 @@ int main(int argc, char** argv) {
                         100 * r.spec.acceptance_rate(), r.spec.mean_acceptance_length(),
                         identical(r, base) == 1 ? "yes" : "NO");
             if (configs[i].spec.auto_k)
-                std::printf("   (fit: step = %.2f ms + %.3f ms/token)", r.tuner_a_ms, r.tuner_b_ms);
+                std::printf("   (fit: step = %.2f ms + %.3f ms/draft)", r.tuner_a_ms, r.tuner_b_ms);
             std::printf("\n");
         }
 
@@ -502,7 +502,7 @@ int main(int argc, char** argv) {
                             100 * r.spec.acceptance_rate(), r.spec.mean_acceptance_length(),
                             identical(r, lb), o.load);
                 if (lc[i].spec.auto_k)
-                    std::printf("   (fit: step = %.2f ms + %.3f ms/token)", r.tuner_a_ms,
+                    std::printf("   (fit: step = %.2f ms + %.3f ms/draft)", r.tuner_a_ms,
                                 r.tuner_b_ms);
                 std::printf("\n");
             }

@@ -286,7 +286,8 @@ void Engine::step(StepOutputs& out) {
     else
         fail_step(out);
     last_step_ms_ = ms_between(t0, EngineClock::now());
-    tuner_.observe_step(out.num_prefill_tokens + out.num_decode_tokens, last_step_ms_);
+    tuner_.observe_step(out.num_prefill_tokens + out.num_decode_tokens, last_logits_rows_,
+                        last_step_ms_);
     out.step_index = step_index_++;
     out.step_ms = last_step_ms_;
 }
@@ -365,6 +366,7 @@ bool Engine::execute() {
             s.num_computed, kv_mgr_->blocks(s.id), config_.block_size,
             last ? ForwardBatch::Logits::Last : ForwardBatch::Logits::None);
     }
+    last_logits_rows_ = n_logits;
     step_greedy_ = step_is_device_greedy();
     Status st = ok_status();
     if (step_greedy_) {

@@ -211,6 +211,7 @@ class Engine {
     std::vector<SpeculationTuner::Candidate> spec_candidates_;
     std::vector<DraftProposer::Call> spec_calls_;
     bool step_greedy_ = false;
+    int32_t last_logits_rows_ = 0; // of the last step (the speculation tuner's cost fit)
     std::vector<SnapshotScheduled> last_scheduled_; // record_steps only
     std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began
     int64_t step_index_ = 0;

@@ -21,7 +21,7 @@ int32_t SpeculationTuner::drafts_to_ask(SpecTrack& t, int32_t k) const {
     if (t.last_chosen < 0 || k <= 0)
         return std::max(0, k);
     if (t.last_chosen == 0) {
-        if (++t.idle_steps < kProbeEvery)
+        if (++t.idle_steps < t.probe_every)
             return 0;
         t.idle_steps = 0;
         t.probe = true;
@@ -34,6 +34,10 @@ void SpeculationTuner::observe_verify(SpecTrack& t, int32_t drafts, int32_t acce
     if (drafts <= 0)
         return;
     const double trials = accepted < drafts ? accepted + 1 : accepted;
+    // A lone rejected draft (a probe, or a choice of one): wait longer before the next probe.
+    t.probe_every = accepted > 0  ? kProbeEvery
+                    : drafts == 1 ? std::min(kMaxProbeEvery, t.probe_every * 2)
+                                  : t.probe_every;
     t.accepted = t.accepted * kRequestDecay + accepted;
     t.trials = t.trials * kRequestDecay + trials;
     g_accepted_ = g_accepted_ * kGlobalDecay + accepted;
@@ -52,34 +56,55 @@ double SpeculationTuner::alpha(const SpecTrack& t) const {
 void SpeculationTuner::fix_cost(double a_ms, double b_ms) {
     a_ = a_ms;
     b_ = b_ms;
+    c_ = 0;
     fitted_ = fixed_ = true;
 }
 
-void SpeculationTuner::observe_step(int32_t tokens, double ms) {
+void SpeculationTuner::observe_step(int32_t tokens, int32_t logits_rows, double ms) {
     if (fixed_ || tokens <= 0 || !(ms > 0) || !std::isfinite(ms))
         return;
-    const double n = tokens;
-    sw_ = sw_ * kStepDecay + 1;
-    sn_ = sn_ * kStepDecay + n;
-    st_ = st_ * kStepDecay + ms;
-    snn_ = snn_ * kStepDecay + n * n;
-    snt_ = snt_ * kStepDecay + n * ms;
+    const double n = tokens, r = std::max(0, logits_rows);
+    const double d = kStepDecay;
+    sw_ = sw_ * d + 1;
+    sn_ = sn_ * d + n;
+    sr_ = sr_ * d + r;
+    st_ = st_ * d + ms;
+    snn_ = snn_ * d + n * n;
+    srr_ = srr_ * d + r * r;
+    snr_ = snr_ * d + n * r;
+    snt_ = snt_ * d + n * ms;
+    srt_ = srt_ * d + r * ms;
     refit();
 }
 
 void SpeculationTuner::refit() {
-    const double mean_n = sn_ / sw_, mean_t = st_ / sw_;
-    const double var_n = snn_ / sw_ - mean_n * mean_n;
-    const double cov = snt_ / sw_ - mean_n * mean_t;
-    // Until the batch sizes vary, assume an extra token costs 1/32 of a one-token step (the
-    // order of a quantized matrix-vector step on a CPU); the data replaces this prior quickly.
-    const double prior_b = mean_t / (32.0 + mean_n);
+    const double mn = sn_ / sw_, mr = sr_ / sw_, mt = st_ / sw_;
+    const double vnn = std::max(0.0, snn_ / sw_ - mn * mn);
+    const double vrr = std::max(0.0, srr_ / sw_ - mr * mr);
+    const double vnr = snr_ / sw_ - mn * mr;
+    const double cnt = snt_ / sw_ - mn * mt, crt = srt_ / sw_ - mr * mt;
+    // Ridge toward a prior until the steps vary: an extra token (with its row) costs 1/32 of a
+    // one-token step, split evenly (the order of a quantized matrix-vector step on a CPU).
+    const double prior = mt / (32.0 + mn + mr) / 2;
     const double lambda = 0.5;
-    b_ = std::max(0.0, (cov + lambda * prior_b) / (std::max(0.0, var_n) + lambda));
-    a_ = std::max(1e-3, mean_t - b_ * mean_n);
+    const double p11 = vnn + lambda, p22 = vrr + lambda, p12 = vnr;
+    const double q1 = cnt + lambda * prior, q2 = crt + lambda * prior;
+    const double det = p11 * p22 - p12 * p12;
+    b_ = det > 1e-12 ? (q1 * p22 - q2 * p12) / det : prior;
+    c_ = det > 1e-12 ? (p11 * q2 - p12 * q1) / det : prior;
+    if (b_ < 0) { // keep the cost non-negative: refit the other alone
+        b_ = 0;
+        c_ = q2 / p22;
+    }
+    if (c_ < 0) {
+        c_ = 0;
+        b_ = std::max(0.0, q1 / p11);
+    }
+    a_ = std::max(1e-3, mt - b_ * mn - c_ * mr);
     // No token is free: timing noise on a fast step must not make drafts that are almost never
     // accepted look worth verifying.
-    b_ = std::max(b_, kMinTokenCost * a_);
+    if (b_ + c_ < kMinTokenCost * a_)
+        b_ = kMinTokenCost * a_ - c_;
     fitted_ = true;
 }
 
@@ -122,8 +147,9 @@ void SpeculationTuner::choose(std::span<Candidate> candidates, int32_t base_toke
     }
     std::stable_sort(gains.begin(), gains.end(),
                      [](const Gain& x, const Gain& y) { return x.gain > y.gain; });
-    const double b = fitted_ ? b_ : 0.0;
-    double t = fitted_ ? a_ + b_ * std::max(1, base_tokens) : 1.0;
+    // A draft adds a batch token and a logits row; the base step has a row per decode.
+    const double b = fitted_ ? b_ + c_ : 0.0;
+    double t = fitted_ ? a_ + b_ * std::max(1, base_tokens) + c_ * std::max(1, base_decodes) : 1.0;
     double s = std::max(1, base_decodes);
     size_t taken = 0;
     for (const Gain& g : gains) {

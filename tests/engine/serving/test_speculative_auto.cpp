@@ -15,11 +15,11 @@ using namespace llmwb;
 
 namespace {
 
-// Fits a cost of 10 ms + 0.5 ms per token from steps of several sizes.
+// Steps of several sizes costing a + b per token (each with its logits row).
 void train_cost(SpeculationTuner& t, double a, double b) {
     for (int i = 0; i < 200; ++i) {
         const int n = 1 + (i * 7) % 23;
-        t.observe_step(n, a + b * n);
+        t.observe_step(n, n, a + b * n);
     }
 }
 
@@ -32,11 +32,19 @@ int total(const std::vector<SpeculationTuner::Candidate>& c) {
 
 } // namespace
 
-MT_TEST(step_cost_fit_recovers_the_line) {
+// Prefill chunks (tokens without logits rows), decodes and verifies (a row per token): the fit
+// separates the cost of a token from that of a logits row (the lm_head), so a draft's price is
+// their sum.
+MT_TEST(step_cost_fit_separates_tokens_and_logits_rows) {
     SpeculationTuner t;
-    train_cost(t, 10.0, 0.5);
-    MT_CHECK(std::fabs(t.cost_intercept_ms() - 10.0) < 0.05);
-    MT_CHECK(std::fabs(t.cost_per_token_ms() - 0.5) < 0.01);
+    for (int i = 0; i < 300; ++i) {
+        const int tokens = 1 + (i * 37) % 200, rows = 1 + (i * 11) % std::min(tokens, 40);
+        t.observe_step(tokens, rows, 10.0 + 0.2 * tokens + 1.5 * rows);
+    }
+    MT_CHECK(std::fabs(t.cost_intercept_ms() - 10.0) < 0.1);
+    MT_CHECK(std::fabs(t.cost_per_token_ms() - 0.2) < 0.01);
+    MT_CHECK(std::fabs(t.cost_per_logits_row_ms() - 1.5) < 0.02);
+    MT_CHECK(std::fabs(t.cost_per_draft_ms() - 1.7) < 0.02);
 }
 
 MT_TEST(acceptance_estimate_follows_outcomes) {
@@ -85,7 +93,8 @@ MT_TEST(chooses_drafts_where_they_pay) {
         MT_CHECK(half_dear[i] <= 2 + SpeculationTuner::kJitter);
     }
     MT_COMPARE(half_dear[1], 2); // the second choice is not jittered
-    // alpha ~ 0: nothing but probes (and the jitter never adds drafts that do not pay).
+    // alpha ~ 0: nothing but probes (and the jitter never adds drafts that do not pay); without
+    // verify outcomes fed back they come every kProbeEvery steps.
     auto bad = choose_steady(0.5, 0, 64);
     int probes = 0;
     for (int c : bad) {
@@ -94,6 +103,32 @@ MT_TEST(chooses_drafts_where_they_pay) {
     }
     MT_CHECK(probes >= 64 / SpeculationTuner::kProbeEvery - 1);
     MT_CHECK(probes <= 64 / SpeculationTuner::kProbeEvery + 1);
+}
+
+// Rejected probes double the wait for the next one (up to kMaxProbeEvery); an accepted one
+// resets it.
+MT_TEST(rejected_probes_back_off) {
+    SpeculationTuner t;
+    train_cost(t, 10.0, 0.5);
+    SpecTrack tr;
+    for (int i = 0; i < 30; ++i)
+        t.observe_verify(tr, 4, 0);
+    int probes = 0;
+    for (int s = 0; s < 1000; ++s) {
+        const int32_t ask = t.drafts_to_ask(tr, 8);
+        std::vector<SpeculationTuner::Candidate> c{{&tr, ask, 0}};
+        if (ask > 0)
+            t.choose(c, 1, 1);
+        if (c[0].chosen > 0) {
+            ++probes;
+            t.observe_verify(tr, c[0].chosen, 0); // rejected
+        }
+    }
+    // 16 + 32 + 64 + 128 + 256 + 256 + 256 steps: 7 probes in 1,000 (63 without backing off).
+    MT_CHECK(probes >= 5 && probes <= 8);
+    MT_COMPARE(tr.probe_every, SpeculationTuner::kMaxProbeEvery);
+    t.observe_verify(tr, 1, 1);
+    MT_COMPARE(tr.probe_every, SpeculationTuner::kProbeEvery);
 }
 
 // Under load the same per-token cost buys less: one more draft slows 32 requests, not one.
