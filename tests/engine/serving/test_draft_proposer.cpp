@@ -13,6 +13,7 @@
 #include "engine/serving/draft_proposer.h"
 #include "engine/serving/engine.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "greedy_margin_compare.h"
 #include "serving_test_engine.h"
 #include "support/mini_test.h"
 
@@ -26,11 +27,6 @@ test::ServingTestModel& target() {
     return test::shared_serving_model();
 }
 
-struct Out {
-    std::vector<int32_t> ids;
-    std::vector<float> margins;
-};
-
 std::vector<std::vector<int32_t>> prompts(int n) {
     std::mt19937 rng(21);
     std::vector<std::vector<int32_t>> out;
@@ -43,48 +39,14 @@ std::vector<std::vector<int32_t>> prompts(int n) {
     return out;
 }
 
-std::map<RequestId, Out> run(Engine& e, const std::vector<std::vector<int32_t>>& ps, int max_tokens,
-                             bool margins) {
-    for (const auto& p : ps) {
-        SamplingParams sp;
-        sp.temperature = 0;
-        sp.max_tokens = max_tokens;
-        sp.ignore_eos = true;
-        sp.logprobs = margins ? 2 : 0;
-        MT_REQUIRE(e.add_request(p, sp).ok());
-    }
-    std::map<RequestId, Out> out;
-    StepOutputs so;
-    for (int i = 0; e.has_unfinished() && i < 20000; ++i) {
-        e.step(so);
-        for (const RequestOutput& o : so.outputs) {
-            Out& r = out[o.id];
-            r.ids.insert(r.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-            for (const SampledToken& t : o.logprobs)
-                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob : 1.0f);
-        }
-        const Status st = e.check_consistency();
-        MT_REQUIRE_MSG(st.ok(), "%s", st.ok() ? "" : st.message().c_str());
-    }
-    MT_REQUIRE(!e.has_unfinished());
-    return out;
+std::map<RequestId, test::GreedyOut> run(Engine& e, const std::vector<std::vector<int32_t>>& ps,
+                                         int max_tokens, bool margins) {
+    return test::run_greedy(e, ps, max_tokens, margins);
 }
 
-// Compares up to the first near tie of the run without speculation; returns tokens compared.
-int compare(const std::map<RequestId, Out>& got, const std::map<RequestId, Out>& want) {
-    int compared = 0;
-    for (const auto& [id, w] : want) {
-        const Out& g = got.at(id);
-        MT_REQUIRE_COMPARE(g.ids.size(), w.ids.size());
-        for (size_t i = 0; i < w.ids.size() && w.margins[i] >= kMargin; ++i) {
-            MT_CHECK_MSG(g.ids[i] == w.ids[i], "request %lld token %zu", static_cast<long long>(id),
-                         i);
-            ++compared;
-            if (g.ids[i] != w.ids[i])
-                break;
-        }
-    }
-    return compared;
+int compare(const std::map<RequestId, test::GreedyOut>& got,
+            const std::map<RequestId, test::GreedyOut>& want) {
+    return test::compare_up_to_near_tie(got, want, kMargin);
 }
 
 EngineConfig config(SpeculativeMethod m, int32_t blocks, int32_t seqs) {

@@ -15,6 +15,7 @@
 #include "engine/runtime/cpu_transformer.h"
 #include "engine/serving/engine.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "greedy_margin_compare.h"
 #include "kernels/cpu/thread_pool.h"
 #include "support/mini_test.h"
 
@@ -76,38 +77,6 @@ Model write_and_load(const ArchRow& row, const std::string& dir, kernels::Thread
     return m;
 }
 
-struct Out {
-    std::vector<int32_t> ids;
-    std::vector<float> margins;
-};
-
-std::map<RequestId, Out> run(Engine& e, const std::vector<std::vector<int32_t>>& prompts,
-                             bool margins) {
-    for (const auto& p : prompts) {
-        SamplingParams sp;
-        sp.temperature = 0;
-        sp.max_tokens = 64;
-        sp.ignore_eos = true;
-        sp.logprobs = margins ? 2 : 0;
-        MT_REQUIRE(e.add_request(p, sp).ok());
-    }
-    std::map<RequestId, Out> out;
-    StepOutputs so;
-    for (int i = 0; e.has_unfinished() && i < 5000; ++i) {
-        e.step(so);
-        for (const RequestOutput& o : so.outputs) {
-            Out& r = out[o.id];
-            r.ids.insert(r.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-            for (const SampledToken& t : o.logprobs)
-                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob : 1.0f);
-        }
-        const Status st = e.check_consistency();
-        MT_REQUIRE_MSG(st.ok(), "%s", st.ok() ? "" : st.message().c_str());
-    }
-    MT_REQUIRE(!e.has_unfinished());
-    return out;
-}
-
 } // namespace
 
 MT_TEST_TABLE(greedy_equal_up_to_a_near_tie, ArchRow, rows()) {
@@ -128,7 +97,7 @@ MT_TEST_TABLE(greedy_equal_up_to_a_near_tie, ArchRow, rows()) {
     c.memory.num_blocks = 64;
     auto plain = Engine::create(*m.tf, *m.tokenizer, c);
     MT_REQUIRE(plain.ok());
-    const auto want = run(**plain, prompts, true);
+    const auto want = test::run_greedy(**plain, prompts, 64, true);
     c.speculative.method = SpeculativeMethod::Ngram;
     c.speculative.num_speculative_tokens = row.auto_k ? kAutoSpeculativeTokens : 4;
     c.speculative.auto_k = row.auto_k;
@@ -137,21 +106,8 @@ MT_TEST_TABLE(greedy_equal_up_to_a_near_tie, ArchRow, rows()) {
     MT_REQUIRE(spec.ok());
     if (row.auto_k)
         (*spec)->speculation_tuner().fix_cost(10.0, 0.5);
-    const auto got = run(**spec, prompts, false);
-    int compared = 0;
-    for (const auto& [id, w] : want) {
-        const Out& g = got.at(id);
-        MT_REQUIRE_COMPARE(g.ids.size(), w.ids.size());
-        for (size_t i = 0; i < w.ids.size(); ++i) {
-            if (w.margins[i] < kMargin)
-                break; // a near tie: the kernels' rounding may pick either
-            MT_CHECK_MSG(g.ids[i] == w.ids[i], "request %lld token %zu: %d vs %d (margin %.2e)",
-                         static_cast<long long>(id), i, g.ids[i], w.ids[i], w.margins[i]);
-            ++compared;
-            if (g.ids[i] != w.ids[i])
-                break; // reported once; what follows continues from another token
-        }
-    }
+    const auto got = test::run_greedy(**spec, prompts, 64, false);
+    const int compared = test::compare_up_to_near_tie(got, want, kMargin);
     const SpeculativeStats& st = (*spec)->speculative_stats();
     std::printf("  %d tokens compared; %lld/%lld drafts accepted\n", compared,
                 static_cast<long long>(st.num_accepted_tokens),

@@ -78,26 +78,41 @@ RunStats run_workload(ModelExecutor& exec, const Tokenizer& tok, int32_t vocab,
     return out;
 }
 
+// The tiny qwen2 F32 model on the CPU backend and on CUDA (F32 KV). Skips without a device.
+struct Backends {
+    explicit Backends(const char* name)
+        : plugin(plugin_or_skip()),
+          model(write_and_load(tiny_spec(Architecture::Qwen2, WeightType::F32), name)), pool(2),
+          transformer(*model, pool), cpu(transformer) {
+        auto t = Tokenizer::create(model->tokenizer);
+        MT_REQUIRE(t);
+        tok = std::move(t.value());
+        CudaExecutorOptions o;
+        o.kv_dtype = KvDtype::F32;
+        o.max_tokens = 64;
+        o.max_seqs = 8;
+        auto g = CudaExecutor::create(plugin, *model, o);
+        MT_REQUIRE_MSG(g, "%s", g ? "" : g.message().c_str());
+        gpu = std::move(g.value());
+        vocab = cpu.vocab_size();
+    }
+    std::shared_ptr<CudaPlugin> plugin;
+    std::unique_ptr<LoadedModel> model;
+    kernels::ThreadPool pool;
+    CpuTransformer transformer;
+    CpuExecutor cpu;
+    std::unique_ptr<Tokenizer> tok;
+    std::unique_ptr<CudaExecutor> gpu;
+    int32_t vocab = 0;
+};
+
 } // namespace
 
 MT_TEST(greedy_tokens_match_cpu_backend) {
-    auto plugin = plugin_or_skip();
-    auto model = write_and_load(tiny_spec(Architecture::Qwen2, WeightType::F32), "engine");
-    auto tok = Tokenizer::create(model->tokenizer);
-    MT_REQUIRE(tok);
-    kernels::ThreadPool pool(2);
-    CpuTransformer transformer(*model, pool);
-    CpuExecutor cpu(transformer);
-    CudaExecutorOptions o;
-    o.kv_dtype = KvDtype::F32;
-    o.max_tokens = 64;
-    o.max_seqs = 8;
-    auto gpu = CudaExecutor::create(plugin, *model, o);
-    MT_REQUIRE_MSG(gpu, "%s", gpu ? "" : gpu.message().c_str());
-    const int32_t vocab = cpu.vocab_size();
-    RunStats a = run_workload(cpu, **tok, vocab);
-    RunStats b = run_workload(**gpu, **tok, vocab);        // argmax on the device
-    RunStats c = run_workload(**gpu, **tok, vocab, false); // logits copied back
+    Backends be("engine");
+    RunStats a = run_workload(be.cpu, *be.tok, be.vocab);
+    RunStats b = run_workload(*be.gpu, *be.tok, be.vocab);        // argmax on the device
+    RunStats c = run_workload(*be.gpu, *be.tok, be.vocab, false); // logits copied back
     MT_REQUIRE_MSG(a.error.empty(), "cpu: %s", a.error.c_str());
     MT_REQUIRE_MSG(b.error.empty(), "cuda: %s", b.error.c_str());
     MT_REQUIRE_MSG(c.error.empty(), "cuda (host sampling): %s", c.error.c_str());
@@ -120,7 +135,7 @@ MT_TEST(greedy_tokens_match_cpu_backend) {
     }
     MT_CHECK_MSG(mismatched == 0, "%d of 10 requests differ", mismatched);
     int64_t graph_steps = 0, eager_steps = 0;
-    (*gpu)->graph_stats(graph_steps, eager_steps);
+    be.gpu->graph_stats(graph_steps, eager_steps);
     std::printf("cuda: %lld graph steps, %lld eager steps; preemptions %lld (cpu) %lld (cuda)\n",
                 static_cast<long long>(graph_steps), static_cast<long long>(eager_steps),
                 static_cast<long long>(a.preemptions), static_cast<long long>(b.preemptions));
@@ -130,23 +145,10 @@ MT_TEST(greedy_tokens_match_cpu_backend) {
 // request come back from the device (argmax on the device, or logits for host sampling) and the
 // greedy tokens are the CPU backend's without speculation.
 MT_TEST(speculative_greedy_matches_cpu_backend) {
-    auto plugin = plugin_or_skip();
-    auto model = write_and_load(tiny_spec(Architecture::Qwen2, WeightType::F32), "engine_spec");
-    auto tok = Tokenizer::create(model->tokenizer);
-    MT_REQUIRE(tok);
-    kernels::ThreadPool pool(2);
-    CpuTransformer transformer(*model, pool);
-    CpuExecutor cpu(transformer);
-    CudaExecutorOptions o;
-    o.kv_dtype = KvDtype::F32;
-    o.max_tokens = 64;
-    o.max_seqs = 8;
-    auto gpu = CudaExecutor::create(plugin, *model, o);
-    MT_REQUIRE_MSG(gpu, "%s", gpu ? "" : gpu.message().c_str());
-    const int32_t vocab = cpu.vocab_size();
-    RunStats a = run_workload(cpu, **tok, vocab);
-    RunStats b = run_workload(**gpu, **tok, vocab, true, 4);
-    RunStats c = run_workload(**gpu, **tok, vocab, false, 4);
+    Backends be("engine_spec");
+    RunStats a = run_workload(be.cpu, *be.tok, be.vocab);
+    RunStats b = run_workload(*be.gpu, *be.tok, be.vocab, true, 4);
+    RunStats c = run_workload(*be.gpu, *be.tok, be.vocab, false, 4);
     MT_REQUIRE_MSG(a.error.empty(), "cpu: %s", a.error.c_str());
     MT_REQUIRE_MSG(b.error.empty(), "cuda: %s", b.error.c_str());
     MT_REQUIRE_MSG(c.error.empty(), "cuda (host sampling): %s", c.error.c_str());
