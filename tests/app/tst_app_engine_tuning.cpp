@@ -327,7 +327,7 @@ class TestAppEngineTuning : public QObject {
         QCOMPARE(spec.second.finishReason, plain.second.finishReason);
         const EngineView v =
             waitView([](const EngineView& v) { return v.snapshot.speculative.num_drafts > 0; },
-                     [&] { setTuning(t); }, 5000);
+                     [&] { setTuning(t); }, 20000);
         const SpeculativeStats& st = v.snapshot.speculative;
         QVERIFY(st.num_drafts > 0);
         QVERIFY(st.num_accepted_tokens > 0 && st.num_accepted_tokens <= st.num_draft_tokens);
@@ -337,8 +337,11 @@ class TestAppEngineTuning : public QObject {
         setTuning(t);
         const auto off = generateOne(42, 40);
         QCOMPARE(off.first, plain.first);
+        // An idle engine sends no views by itself: ask for one (setTuning while idle sends it).
         const EngineView after =
-            waitView([](const EngineView& v) { return v.snapshot.num_running == 0; }, {}, 5000);
+            waitView([](const EngineView& v) { return v.snapshot.num_running == 0; },
+                     [&] { setTuning(t); }, 20000);
+        QVERIFY(after.snapshot.step_index > 0); // a real view, not the timeout's default
         QCOMPARE(after.snapshot.speculative.num_drafts, st.num_drafts); // no drafts when off
     }
 
@@ -352,7 +355,7 @@ class TestAppEngineTuning : public QObject {
         t.numSpeculativeTokens = 3;
         t.speculativeMethod = SpeculativeMethod::SelfQ4;
         const EngineView made = waitView([](const EngineView& v) { return v.draftWeightBytes > 0; },
-                                         [&] { setTuning(t); }, 10000);
+                                         [&] { setTuning(t); }, 20000);
         QVERIFY(made.draftWeightBytes > 0);
         QVERIFY(made.speculationError.isEmpty());
         const qint64 before = made.snapshot.speculative.num_draft_tokens;
@@ -360,7 +363,7 @@ class TestAppEngineTuning : public QObject {
         QCOMPARE(spec.first, plain.first);
         const EngineView v = waitView(
             [&](const EngineView& v) { return v.snapshot.speculative.num_draft_tokens > before; },
-            [&] { setTuning(t); }, 5000);
+            [&] { setTuning(t); }, 20000);
         QVERIFY(v.snapshot.speculative.num_draft_tokens > before);
         t.speculativeAuto = true;
         setTuning(t);

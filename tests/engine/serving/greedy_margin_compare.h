@@ -37,8 +37,7 @@ inline std::map<RequestId, GreedyOut> run_greedy(Engine& e,
             GreedyOut& r = out[o.id];
             r.ids.insert(r.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
             for (const SampledToken& t : o.logprobs)
-                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob
-                                                      : 1.0f);
+                r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob : 1.0f);
         }
         const Status st = e.check_consistency();
         MT_REQUIRE_MSG(st.ok(), "%s", st.ok() ? "" : st.message().c_str());
