@@ -16,6 +16,9 @@ namespace {
 constexpr int32_t kDraftBlockSize = 16;
 constexpr int32_t kChunkTokens = 256; // catch-up tokens per request and forward
 constexpr int32_t kBatchTokens = 512; // tokens per batched forward
+// Catch-up tokens per request and step: a long prompt is caught up over several steps (no
+// drafts for it meanwhile) instead of stalling one step for the whole prompt.
+constexpr int32_t kMaxCatchUpPerStep = 1024;
 
 // Texts whose token ids must be the same under both tokenizers: prose, code, digits, other
 // scripts, emoji, whitespace runs and the chat markers of common templates.
@@ -268,17 +271,26 @@ void DraftModelProposer::propose_batch(std::span<const Call> calls) {
         rows.clear();
     };
 
-    // 1. Catch-up: long stretches alone in chunks, then every request's last stretch together.
+    // 1. Catch-up: long stretches alone in chunks (at most kMaxCatchUpPerStep tokens a step; a
+    // request still behind after that drafts nothing this step), then every request's last
+    // stretch together.
     batch_.clear();
     std::vector<const Active*> rows;
+    std::vector<Active> ready;
     for (const Active& a : fits) {
         const auto& t = a.call->tokens;
-        while (t.size() - a.seq->held.size() > static_cast<size_t>(kChunkTokens)) {
+        int32_t fed = 0;
+        while (t.size() - a.seq->held.size() > static_cast<size_t>(kChunkTokens) &&
+               fed < kMaxCatchUpPerStep) {
             feed(*a.seq, t.subspan(a.seq->held.size(), kChunkTokens), ForwardBatch::Logits::None);
             tf_->forward(batch_, *kv_, nullptr);
             batch_.clear();
+            fed += kChunkTokens;
         }
+        if (t.size() - a.seq->held.size() <= static_cast<size_t>(kChunkTokens))
+            ready.push_back(a);
     }
+    fits.swap(ready);
     for (const Active& a : fits) {
         const auto& t = a.call->tokens;
         const size_t n = t.size() - a.seq->held.size();

@@ -128,6 +128,34 @@ MT_TEST(draft_model_small_pool_and_preemption) {
     }
 }
 
+// A long prompt is caught up by the draft over several steps (no drafts for it meanwhile), not
+// in one stalled step; the output is the target's.
+MT_TEST(long_prompt_caught_up_over_steps) {
+    std::vector<std::vector<int32_t>> ps = prompts(1);
+    std::mt19937 rng(5);
+    while (ps[0].size() < 2500)
+        ps[0].push_back(static_cast<int32_t>(rng() % target().transformer->vocab_size()));
+    auto plain = test::serving_engine(config(SpeculativeMethod::Off, 256, 2));
+    const auto want = run(*plain, ps, 24, true);
+    auto draft = DraftModelProposer::create_self_q4(*target().model, *target().pool, 256 * 16);
+    MT_REQUIRE(draft.ok());
+    auto e = test::serving_engine(config(SpeculativeMethod::SelfQ4, 256, 2));
+    e->set_draft_proposer(draft->get());
+    // The first proposal after the prefill catches up at most 1,024 tokens: no drafts yet.
+    std::vector<int32_t> out;
+    (*draft)->propose(99, ps[0], int32_t(ps[0].size()), 4, out);
+    MT_CHECK(out.empty());
+    (*draft)->propose(99, ps[0], int32_t(ps[0].size()), 4, out);
+    MT_CHECK(out.empty());
+    (*draft)->propose(99, ps[0], int32_t(ps[0].size()), 4, out); // 2,048 + the rest together
+    MT_COMPARE(out.size(), size_t{4});
+    (*draft)->release(99);
+    const auto got = run(*e, ps, 24, false);
+    MT_CHECK(compare(got, want) >= 1);
+    MT_CHECK(e->speculative_stats().num_drafts > 0);
+    MT_COMPARE((*draft)->num_used_blocks(), 0);
+}
+
 MT_TEST(draft_with_another_vocabulary_is_refused) {
     const char* assets = std::getenv("LLMWB_TEST_ASSETS");
     MT_REQUIRE_MSG(assets, "LLMWB_TEST_ASSETS is not set (run scripts/fetch-test-assets.sh)");
