@@ -257,12 +257,11 @@ std::optional<ChatMessage> ConversationStore::addMessage(const ChatMessage& m) {
     return out;
 }
 
-QList<ChatMessage> ConversationStore::messages(qint64 conversationId) {
+QList<ChatMessage> ConversationStore::messageList(const QString& sql, qint64 key) {
     QList<ChatMessage> out;
     QSqlQuery q(db_.connection());
-    q.prepare(QStringLiteral("SELECT %1 FROM messages WHERE conversation_id = ? ORDER BY id")
-                  .arg(QLatin1String(kMessageColumns)));
-    q.addBindValue(conversationId);
+    q.prepare(sql);
+    q.addBindValue(key);
     if (!q.exec()) {
         fail(q.lastError().text());
         return out;
@@ -270,6 +269,13 @@ QList<ChatMessage> ConversationStore::messages(qint64 conversationId) {
     while (q.next())
         out.append(readMessage(q));
     return out;
+}
+
+QList<ChatMessage> ConversationStore::messages(qint64 conversationId) {
+    return messageList(
+        QStringLiteral("SELECT %1 FROM messages WHERE conversation_id = ? ORDER BY id")
+            .arg(QLatin1String(kMessageColumns)),
+        conversationId);
 }
 
 std::optional<ChatMessage> ConversationStore::message(qint64 id) {
@@ -395,18 +401,10 @@ std::optional<qint64> ConversationStore::keepAnswerVersion(const ChatMessage& an
 }
 
 QList<ChatMessage> ConversationStore::answerVersions(qint64 parentId) {
-    QList<ChatMessage> out;
-    QSqlQuery q(db_.connection());
-    q.prepare(QStringLiteral("SELECT %1 FROM message_versions WHERE parent_id = ? ORDER BY id")
-                  .arg(QLatin1String(kVersionColumns)));
-    q.addBindValue(parentId);
-    if (!q.exec()) {
-        fail(q.lastError().text());
-        return out;
-    }
-    while (q.next())
-        out << readMessage(q);
-    return out;
+    return messageList(
+        QStringLiteral("SELECT %1 FROM message_versions WHERE parent_id = ? ORDER BY id")
+            .arg(QLatin1String(kVersionColumns)),
+        parentId);
 }
 
 bool ConversationStore::deleteAnswerVersion(qint64 versionId) {

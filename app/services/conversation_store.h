@@ -67,6 +67,8 @@ class ConversationStore {
 
   private:
     bool fail(const QString& detail);
+    // The messages a one-parameter SELECT of message columns returns, in its order.
+    QList<ChatMessage> messageList(const QString& sql, qint64 key);
     QList<SearchHit> searchFts(const QStringList& terms, int limit);
     QList<SearchHit> searchLike(const QStringList& terms, int limit);
 

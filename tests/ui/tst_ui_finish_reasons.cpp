@@ -26,13 +26,13 @@
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
+#include "scripted_engine.h"
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
 #include "ui/markdown_body.h"
 #include "ui/markdown_view.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
-#include "scripted_engine.h"
 
 using namespace llmwb;
 using llmwb::test::ScriptedEngine;
