@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/serving/bench_workload.h"
@@ -36,11 +37,24 @@ struct BenchRunOptions {
 
 struct LatencyStats {
     double mean = 0, median = 0, p99 = 0, std = 0;
+    // (q, value) for each percentile asked for (vLLM's --metric-percentiles), in that order.
+    std::vector<std::pair<double, double>> percentiles;
 };
-LatencyStats latency_stats(std::vector<double> values_ms);
+// numpy's "linear" percentiles, as vLLM computes them.
+LatencyStats latency_stats(std::vector<double> values_ms,
+                           const std::vector<double>& percentiles = {99});
 
 struct BenchResult {
     int32_t completed = 0;
+    int32_t failed = 0; // requests that ended with an error or were cancelled
+    // The load asked for (vLLM's request_rate, burstiness, max_concurrency): rate inf = all at
+    // once.
+    double request_rate = 0, burstiness = 1.0;
+    int32_t max_concurrency = 0;
+    // vLLM's peak figures: the most output tokens sampled in one whole second, and the most
+    // requests in flight during one such second.
+    double max_output_tokens_per_s = 0;
+    int32_t max_concurrent_requests = 0;
     double duration_s = 0;
     int64_t total_input_tokens = 0, total_output_tokens = 0;
     double request_throughput = 0;     // requests/s

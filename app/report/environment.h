@@ -1,0 +1,37 @@
+// environment.json: the machine and the model a benchmark ran on, so that a colleague reading a
+// report (or a user comparing two machines) knows what the figures mean.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/util/result.h"
+
+namespace llmwb {
+
+struct EnvironmentInputs {
+    std::string model_path; // file or folder (the name is written; the path is not)
+    std::string model_name;
+    std::string weight_dtype; // "Q8_0", "F16", "Q4_K_M", ...
+    std::string kv_dtype;     // "f32", "f16", ...
+    std::string device;       // the executor's device name ("CPU (AVX-512, 16 threads)")
+    // GPU facts when the model runs on CUDA ("" / 0 when not).
+    std::string gpu_name, gpu_driver, gpu_compute_capability;
+    int64_t gpu_memory_bytes = 0;
+    int32_t threads = 0;                                              // CPU backend threads
+    nlohmann::ordered_json engine_settings = nlohmann::ordered_json::object(); // by vLLM's names
+};
+
+// Probes the machine (CPU model and SIMD level from kernels' runtime dispatch, cores, RAM, OS
+// and kernel, app version and commit) and adds the inputs. Hashes the model file (SHA-256; for
+// a folder, its weight files in name order) unless hash_model is false.
+nlohmann::ordered_json probe_environment(const EnvironmentInputs& in, bool hash_model = true);
+
+// SHA-256 of a file, in lowercase hex, read in bounded chunks. Errors name the file.
+Result<std::string> file_sha256(const std::string& path);
+// SHA-256 of bytes (tests compare against FIPS 180-2's vectors).
+std::string sha256_hex(std::string_view bytes);
+
+} // namespace llmwb
