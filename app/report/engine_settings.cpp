@@ -1,0 +1,38 @@
+#include "app/report/engine_settings.h"
+
+namespace llmwb {
+
+nlohmann::ordered_json engine_settings_json(const EngineConfig& c, const MemoryPlan& plan,
+                                            const std::string& kv_dtype) {
+    nlohmann::ordered_json j;
+    j["scheduling_policy"] = scheduler_policy_name(c.policy);
+    j["max_num_seqs"] = c.max_num_seqs;
+    j["max_num_batched_tokens"] = c.max_num_batched_tokens;
+    j["block_size"] = c.block_size;
+    j["enable_prefix_caching"] = c.enable_prefix_caching;
+    if (c.memory.num_blocks)
+        j["num_gpu_blocks_override"] = *c.memory.num_blocks;
+    else if (c.memory.kv_bytes)
+        j["kv_cache_memory_bytes"] = *c.memory.kv_bytes;
+    else
+        j["gpu_memory_utilization"] = c.memory.utilization;
+    const SpeculativeConfig& s = c.speculative;
+    j["speculative_method"] = speculative_method_name(s.enabled() ? s.method
+                                                                   : SpeculativeMethod::Off);
+    j["num_speculative_tokens"] = s.enabled() ? s.num_speculative_tokens : 0;
+    if (s.enabled()) {
+        j["speculative_auto"] = s.auto_k;
+        if (s.method == SpeculativeMethod::Ngram) {
+            j["prompt_lookup_min"] = s.prompt_lookup_min;
+            j["prompt_lookup_max"] = s.prompt_lookup_max;
+        }
+    }
+    j["kv_cache_dtype"] = kv_dtype;
+    j["num_gpu_blocks"] = plan.num_blocks;
+    j["kv_cache_bytes"] = plan.kv_bytes;
+    j["kv_pool_limit"] = kv_pool_limit_name(plan.limit);
+    j["device"] = device_kind_name(plan.device);
+    return j;
+}
+
+} // namespace llmwb
