@@ -30,6 +30,7 @@
 #include "ui/conversation_list_model.h"
 #include "ui/conversations_panel.h"
 #include "ui/eliding_label.h"
+#include "ui/benchmark_page.h"
 #include "ui/engine_panel.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
@@ -402,6 +403,7 @@ void MainWindow::retranslate() {
     langEn_->setText(QStringLiteral("English"));
     langZh_->setText(QStringLiteral("简体中文"));
     about_->setText(tr("&About LLM Workbench"));
+    retranslateBenchmark();
     updateStatus();
 }
 
@@ -468,7 +470,10 @@ void MainWindow::updateStatus() {
                 : tr("Loading the model…"));
         statusModel_->setToolTip(QDir::toNativeSeparators(loadingPath_));
     }
-    statusState_->setText(controller_.anyGenerating() ? tr("● generating")
+    statusState_->setText(engineBenchmark_ && engineHeldChats_ > 0
+                              ? tr("● benchmark (%n chat(s) wait)", nullptr, engineHeldChats_)
+                          : engineBenchmark_          ? tr("● benchmark")
+                          : controller_.anyGenerating() ? tr("● generating")
                           : engineLoadTest_           ? tr("● load test")
                           : engineBusy_               ? tr("● busy")
                                                       : tr("idle"));
@@ -671,11 +676,16 @@ void MainWindow::onEngineView(const llmwb::EngineView& view) {
     // Requests that are not the chat's (a load test) keep the engine busy: not "idle".
     const bool busy = view.snapshot.num_running + view.snapshot.num_waiting > 0;
     const bool loadTest = busy && !view.loadTestRequests.isEmpty();
-    if (busy != engineBusy_ || loadTest != engineLoadTest_) {
+    if (busy != engineBusy_ || loadTest != engineLoadTest_ ||
+        view.benchmarking != engineBenchmark_ || view.heldChats != engineHeldChats_) {
         engineBusy_ = busy;
         engineLoadTest_ = loadTest;
+        engineBenchmark_ = view.benchmarking;
+        engineHeldChats_ = view.heldChats;
         updateStatus();
     }
+    if (benchPage_)
+        benchPage_->onEngineView(view);
 }
 
 void MainWindow::onLoadProgress(int percent, const QString& stage) {

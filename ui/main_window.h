@@ -19,10 +19,13 @@ class QMenu;
 class QMimeData;
 class QPushButton;
 class QScrollArea;
+class QTabWidget;
 class QTimer;
 
 namespace llmwb {
 
+class BenchController;
+class BenchmarkPage;
 class ChatController;
 class ChatView;
 class ElidingLabel;
@@ -50,6 +53,15 @@ class MainWindow : public QMainWindow {
     ConversationListModel* conversationModel() const { return conversationModel_; }
     QDockWidget* dock(const QString& objectName) const;
     QAction* action(const QString& objectName) const;
+    // The Benchmark page as a tab beside the Chat, File > Import/Export benchmark report, and
+    // Engine > Benchmark; the load test becomes the page's preset (main_window_bench.cpp).
+    void attachBenchmark(BenchController& bench);
+    BenchmarkPage* benchmarkPage() const { return benchPage_; }
+    QTabWidget* centralTabs() const { return centralTabs_; }
+    void showBenchmark();
+    // File dialogs for the page's Export / Import (tests call the page directly).
+    void exportBenchmarkReport();
+    void importBenchmarkReport();
     QString statusModelText() const; // the model's part of the status bar
     QString statusStateText() const; // "idle", "● generating", "● load test", …
 
@@ -138,6 +150,12 @@ class MainWindow : public QMainWindow {
     QString loadingPath_;         // the model being loaded, or the last one that was
     bool engineBusy_ = false;     // the engine has requests (the chat's or a load test's)
     bool engineLoadTest_ = false; // ... of a load test
+    bool engineBenchmark_ = false; // a benchmark run has the engine
+    int engineHeldChats_ = 0;      // chats waiting for it
+    BenchmarkPage* benchPage_ = nullptr;
+    QTabWidget* centralTabs_ = nullptr;
+    QAction *benchmarkAction_ = nullptr, *importReport_ = nullptr, *exportReport_ = nullptr;
+    void retranslateBenchmark();
 };
 
 } // namespace llmwb

@@ -14,6 +14,8 @@
 #include "app/gui/screenshot_runner.h"
 #include "app/gui/translation_loader.h"
 #include "app/services/app_settings.h"
+#include "app/services/bench_controller.h"
+#include "app/services/bench_store.h"
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
@@ -188,10 +190,19 @@ int main(int argc, char** argv) {
     QMetaObject::invokeMethod(worker, "setDevice", Qt::QueuedConnection,
                               Q_ARG(QString, settings.device()));
     QMetaObject::invokeMethod(worker, "probeDevices", Qt::QueuedConnection);
-    QObject::connect(&window, &MainWindow::loadTestRequested, worker, [worker] {
-        QMetaObject::invokeMethod(worker, "runLoadTest", Qt::QueuedConnection,
-                                  Q_ARG(int, EngineWorker::kLoadTestRequests));
-    });
+    // Benchmarks: runs stored in the same database as the chats; the load test is a preset.
+    BenchStore benchStore(*activeDb);
+    BenchController bench(benchStore);
+    window.attachBenchmark(bench);
+    QObject::connect(&bench, &BenchController::startRequested, worker, &EngineWorker::runBenchmark,
+                     Qt::QueuedConnection);
+    QObject::connect(
+        &bench, &BenchController::cancelRequested, worker, [worker] { worker->cancelBenchmark(); },
+        Qt::DirectConnection);
+    QObject::connect(worker, &EngineWorker::benchProgress, &bench, &BenchController::onProgress);
+    QObject::connect(worker, &EngineWorker::benchRunFinished, &bench,
+                     &BenchController::onRunFinished);
+    QObject::connect(worker, &EngineWorker::benchFinished, &bench, &BenchController::onFinished);
     QObject::connect(&window, &MainWindow::openModelRequested, worker,
                      [worker](const QString& path) {
                          QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,

@@ -8,6 +8,9 @@
 #include <QFileDialog>
 #include <QPixmap>
 #include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTabWidget>
 #include <QTimer>
 #include <algorithm>
 #include <cmath>
@@ -19,6 +22,7 @@
 #include "app/services/conversation_store.h"
 #include "ui/batch_timeline_view.h"
 #include "ui/chat_view.h"
+#include "ui/benchmark_page.h"
 #include "ui/engine_panel.h"
 #include "ui/main_window.h"
 #include "ui/markdown_body.h"
@@ -388,7 +392,7 @@ void ScreenshotRunner::conventions() {
         window_.action(QStringLiteral("renameConversationAction"))->trigger();
         after(400, [this] {
             save(QStringLiteral("23-conventions-1280x800"));
-            QApplication::exit(0);
+            benchmark();
         });
     });
 }
@@ -401,6 +405,59 @@ void ScreenshotRunner::floatDock(const QString& name, const QSize& size,
     d->show();
     d->raise();
     after(200, [d, then = std::move(then)] { then(d); });
+}
+
+// The Benchmark page at 1280x800: during a sweep over max_num_seqs (progress, live charts), the
+// comparison it ends with (table and the chart over the swept setting), the runs list with a
+// run's figures, and the comparison in Chinese. Quits.
+void ScreenshotRunner::benchmark() {
+    BenchmarkPage* page = window_.benchmarkPage();
+    if (!page) {
+        QApplication::exit(0);
+        return;
+    }
+    window_.resize(1280, 800);
+    window_.showBenchmark();
+    page->applyPreset(BenchmarkPage::MaxNumSeqsSweep);
+    page->findChild<QDoubleSpinBox*>(QStringLiteral("benchPrice"))->setValue(2.5);
+    if (!page->run().isEmpty()) {
+        save(QStringLiteral("24-benchmark-refused"));
+        QApplication::exit(1);
+        return;
+    }
+    polls_ = 0;
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [this, page, poll] {
+        const int v = page->progressBar()->value();
+        if (v < 450 && ++polls_ < 2400 && page->cancelButton()->isEnabled()) {
+            after(25, *poll);
+            return;
+        }
+        save(QStringLiteral("24-benchmark-sweep-1280x800"));
+        auto wait = std::make_shared<std::function<void()>>();
+        *wait = [this, page, wait] {
+            if (page->cancelButton()->isEnabled()) {
+                after(100, *wait);
+                return;
+            }
+            after(300, [this, page] {
+                save(QStringLiteral("25-benchmark-compare-1280x800"));
+                page->tabs()->setCurrentIndex(BenchmarkPage::RunsTab);
+                after(300, [this] {
+                    save(QStringLiteral("26-benchmark-runs-1280x800"));
+                    translations_.apply(QStringLiteral("zh_CN"));
+                    window_.benchmarkPage()->tabs()->setCurrentIndex(BenchmarkPage::CompareTab);
+                    after(400, [this] {
+                        save(QStringLiteral("27-benchmark-compare-zh_CN"));
+                        translations_.apply(QStringLiteral("en"));
+                        QApplication::exit(0);
+                    });
+                });
+            });
+        };
+        after(100, *wait);
+    };
+    after(25, *poll);
 }
 
 } // namespace llmwb

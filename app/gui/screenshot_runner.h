@@ -5,7 +5,8 @@
 // the memory panel, the Tuning dock, the dark theme, Simplified Chinese, 1280x720, and the
 // Memory tab and the Tuning dock docked at 1280x800 in English and Chinese, the default layout at
 // 1024x640 (Chinese and English), Qt's file dialog in Chinese, and the chat conventions (an
-// answer's versions, Undo, rename in place, the status bar after a failed load). Quits.
+// answer's versions, Undo, rename in place, the status bar after a failed load), and the
+// Benchmark page (a sweep running, its comparison, the runs, in Chinese). Quits.
 #pragma once
 
 #include <QObject>
@@ -52,6 +53,7 @@ class ScreenshotRunner : public QObject {
     void memoryAndTuningDocked();
     void smallWindow();
     void conventions();
+    void benchmark();
 
     MainWindow& window_;
     ChatController& controller_;

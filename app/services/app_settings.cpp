@@ -70,6 +70,22 @@ void AppSettings::setWindowLayout(const QByteArray& geometry, const QByteArray& 
     settings_->setValue(QStringLiteral("window/state"), state);
 }
 
+double AppSettings::benchPricePerHour() const {
+    bool ok = false;
+    const double v = settings_->value(QStringLiteral("bench/price_per_hour")).toDouble(&ok);
+    return ok && v >= 0 && v <= 1e6 ? v : 0;
+}
+
+QString AppSettings::benchCurrency() const {
+    const QString c = settings_->value(QStringLiteral("bench/currency")).toString().trimmed();
+    return c.isEmpty() || c.size() > 8 ? QStringLiteral("$") : c;
+}
+
+void AppSettings::setBenchPrice(double perHour, const QString& currency) {
+    settings_->setValue(QStringLiteral("bench/price_per_hour"), perHour);
+    settings_->setValue(QStringLiteral("bench/currency"), currency.trimmed().left(8));
+}
+
 SamplingSettings AppSettings::defaultSampling() const {
     const QByteArray json = settings_->value(QStringLiteral("sampling/default")).toByteArray();
     return SamplingSettings::fromJson(QJsonDocument::fromJson(json).object());

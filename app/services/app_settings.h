@@ -51,6 +51,12 @@ class AppSettings {
     QString device() const;
     void setDevice(const QString& preference);
 
+    // The Benchmark page's cost figures: a price per GPU- or machine-hour (0: not set) and the
+    // currency's symbol as the user writes it. Values out of range read as 0 / "$".
+    double benchPricePerHour() const;
+    QString benchCurrency() const;
+    void setBenchPrice(double perHour, const QString& currency);
+
     void sync();
     QSettings& raw() { return *settings_; }
 

@@ -64,6 +64,10 @@ struct EngineView {
     QString utilizationRefusal;
     double refusedUtilization = 0;
     bool rebuildPending = false; // a block size change waits for the engine to be idle
+    // A benchmark runs: the snapshot is its engine's; tuning applies when it ends; heldChats
+    // chats wait for it.
+    bool benchmarking = false;
+    int heldChats = 0;
     // The backend.
     DeviceKind device = DeviceKind::Cpu;
     QString deviceName;             // the executor's device, e.g. "NVIDIA H200" or the CPU model

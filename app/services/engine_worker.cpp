@@ -1,4 +1,5 @@
 #include "app/services/engine_worker.h"
+#include "app/services/engine_worker_private.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -55,33 +56,6 @@ QStringList dtypeSummary(const LoadedModel& m) {
 
 } // namespace
 
-struct EngineWorker::Model {
-    std::unique_ptr<LoadedModel> model;
-    std::unique_ptr<Tokenizer> tokenizer;
-    std::optional<ChatTemplate> chatTemplate;
-    Backend backend; // the executor (on the CPU over a CpuTransformer of `model`)
-    // self-q4 speculation: the model's matrices at 4 bits (CPU), made when first chosen.
-    std::unique_ptr<DraftModelProposer> draft;
-    std::unique_ptr<Engine> serving; // last: it refers to the executor, tokenizer and draft
-    QString loadPath;                // what loadModel() was given (for a reload)
-    ModelMetadata metadata;
-    StepOutputs out;
-};
-
-struct EngineWorker::Active {
-    quint64 requestId = 0; // the app's id (0: a load test request)
-    qint64 conversationId = 0;
-    bool loadTest = false;
-    QString pending;
-    QElapsedTimer sinceSignal;
-    SnapshotRequest metrics;
-    bool firstToken = false;
-    // The answer's max tokens as the user asked; the engine's may be lower (clamped to the room
-    // left in the context or the pool), and an end there is not the user's limit.
-    int64_t askedMaxTokens = 0;
-    int64_t contextTokens = 0; // the model's context (0: unknown)
-};
-
 namespace {
 
 // What an engine "length" end was: the user's max tokens, the model's context, or the KV pool
@@ -107,6 +81,9 @@ EngineWorker::EngineWorker(int cpuThreads, QObject* parent)
 
 EngineWorker::~EngineWorker() {
     qDeleteAll(active_);
+    // A benchmark's session refers to the engine: it goes first.
+    if (bench_)
+        bench_->session.reset();
 }
 
 void EngineWorker::stop(quint64 requestId) {
@@ -145,6 +122,10 @@ void EngineWorker::loadDemoModel(const QString& dir) {
 }
 
 void EngineWorker::loadModel(const QString& path) {
+    if (bench_) { // the benchmark ran on the model being replaced
+        benchCancel_ = true;
+        benchStep();
+    }
     loading_ = true;
     emit modelLoading(path);
     doLoad(path);
@@ -181,10 +162,13 @@ SpeculativeConfig EngineWorker::speculativeConfig() const {
 }
 
 void EngineWorker::applySpeculation() {
+    applySpeculationConfig(speculativeConfig());
+}
+
+void EngineWorker::applySpeculationConfig(SpeculativeConfig c) {
     if (!model_ || !model_->serving)
         return;
     Engine& e = *model_->serving;
-    SpeculativeConfig c = speculativeConfig();
     speculationError_.clear();
     if (c.enabled() && c.method == SpeculativeMethod::SelfQ4 && !model_->draft) {
         const MemoryPlan& plan = e.memory_plan();
@@ -375,6 +359,10 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
     tuning_ = t;
     if (!model_ || !model_->serving)
         return;
+    if (bench_ && bench_->session) { // the run's engine keeps its settings; the chats' gets these
+        emitView();
+        return;
+    }
     Engine& e = *model_->serving;
     if (t.maxNumSeqs != old.maxNumSeqs || t.maxNumBatchedTokens != old.maxNumBatchedTokens)
         e.set_limits(t.maxNumSeqs, t.maxNumBatchedTokens);
@@ -515,6 +503,11 @@ void EngineWorker::generate(const GenerationRequest& request) {
         emit failed(request.requestId, request.conversationId, tr("No model is loaded."));
         return;
     }
+    if (bench_) { // starts when the benchmark ends (endBenchmark)
+        heldGenerates_.push_back(request);
+        emitView();
+        return;
+    }
     std::string prompt;
     bool addSpecial = true;
     if (const QString err = buildPrompt(request, &prompt, &addSpecial); !err.isEmpty()) {
@@ -565,7 +558,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
 }
 
 void EngineWorker::runLoadTest(int count) {
-    if (!model_ || !model_->serving || shuttingDown_)
+    if (!model_ || !model_->serving || shuttingDown_ || bench_)
         return;
     const char* questions[] = {"What is paged attention?",
                                "Explain continuous batching.",
@@ -675,8 +668,8 @@ void EngineWorker::cancelEverything() {
 
 void EngineWorker::runStep() {
     stepPosted_ = false;
-    if (!model_ || !model_->serving)
-        return;
+    if (!model_ || !model_->serving || (bench_ && bench_->session))
+        return; // a benchmark run steps its own engine (benchStep)
     Engine& engine = *model_->serving;
     applyCancellations();
     if (!engine.has_unfinished()) {
@@ -770,7 +763,10 @@ void EngineWorker::emitView() {
     }
     view_.timeMs = clock_.elapsed();
     view_.tuning = tuning_;
-    view_.tuning.blockSize = model_->serving->config().block_size;
+    if (!bench_ || !bench_->session)
+        view_.tuning.blockSize = model_->serving->config().block_size;
+    view_.benchmarking = bench_ != nullptr;
+    view_.heldChats = int(heldGenerates_.size());
     view_.replanError = replanError_;
     view_.speculationError = speculationError_;
     view_.draftWeightBytes = model_->draft ? model_->draft->weight_bytes() : 0;

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <memory>
 
+#include "app/services/bench_types.h"
 #include "app/services/engine_view.h"
 #include "app/services/generation_types.h"
 
@@ -59,6 +60,10 @@ class EngineWorker : public QObject {
     // stays loaded; loadCancelled() is emitted). Ignored when no load runs.
     void cancelLoad();
     bool isLoading() const { return loading_; }
+    // Thread-safe. Cancels the benchmark plan in progress: its current run ends now (kept, as
+    // cancelled, with what it measured), later runs do not start, the chat engine comes back.
+    void cancelBenchmark();
+    bool isBenchmarking() const { return benchmarking_; }
     // Minimum time between two token signals (text is coalesced in between); 0 = every token.
     void setTokenSignalIntervalMs(int ms) { tokenIntervalMs_ = ms; }
 
@@ -71,6 +76,13 @@ class EngineWorker : public QObject {
     // Adds `count` synthetic concurrent requests (shared system prompt, different questions and
     // lengths). Their text is not streamed; loadTestFinished() reports when all are done.
     void runLoadTest(int count = kLoadTestRequests);
+    // Runs a benchmark plan on the loaded model, one run after another (bench_types.h). Each
+    // run gets an engine of its own over the model's executor, with the tuning plus the run's
+    // policy and sweep value; the Engine dock shows it live (its snapshots are the worker's
+    // usual views). Chats that are generating finish first; chats sent meanwhile wait and start
+    // when the plan ends or is cancelled. Progress: benchProgress(); each run, however it ended:
+    // benchRunFinished(); the plan: benchFinished().
+    void runBenchmark(const llmwb::BenchPlan& plan);
     // Engine settings from the Tuning dock; also used by the next model load.
     void setTuning(const llmwb::EngineTuning& tuning);
     // The device of the next load: "auto" (CUDA when the plugin loads and a device exists, else
@@ -95,11 +107,17 @@ class EngineWorker : public QObject {
     void failed(quint64 requestId, qint64 conversationId, const QString& message);
     void engineView(const llmwb::EngineView& view);
     void loadTestFinished(int completed);
+    void benchProgress(const llmwb::BenchProgress& progress);
+    void benchRunFinished(const llmwb::BenchRunOutcome& outcome);
+    // The plan ended: message "" when every run completed, else why it stopped (cancelled, no
+    // model, a run that failed: its error).
+    void benchFinished(qint64 planId, const QString& message);
     // reason: why CUDA cannot be used ("" when it can).
     void deviceAvailability(bool cudaAvailable, const QString& reason);
 
   private slots:
     void runStep();
+    void benchStep();
 
   private:
     struct Model;
@@ -127,6 +145,14 @@ class EngineWorker : public QObject {
     // small pool; the plan's note says why).
     MemoryBudget memoryBudget() const;
     void reloadOnNewDevice();
+    // Benchmarks (engine_worker_bench.cpp).
+    struct BenchJob;
+    void postBenchStep(int delayMs);
+    bool startBenchRun(); // false: the run failed to start (recorded as failed)
+    void endBenchRun(BenchRunStatus status, const QString& error);
+    void endBenchmark(const QString& message);
+    void emitBenchProgress(const QString& stage, bool force);
+    void applySpeculationConfig(SpeculativeConfig c);
 
     int cpuThreads_;
     // The CPU backend's threads, shared by the loaded and a loading model (unused on CUDA).
@@ -152,6 +178,10 @@ class EngineWorker : public QObject {
     QHash<qint64, Active*> active_; // engine id -> request (owned)
     bool stepPosted_ = false;
     int loadTestLeft_ = 0, loadTestDone_ = 0;
+    std::unique_ptr<BenchJob> bench_;
+    std::atomic<bool> benchmarking_{false};
+    std::atomic<bool> benchCancel_{false};
+    QVector<GenerationRequest> heldGenerates_; // chats sent during a benchmark
     EngineView view_;
     QElapsedTimer sinceView_;
     qint64 tokensSinceView_ = 0;

@@ -29,6 +29,9 @@ class WorkerRelay : public QObject {
         connect(w, &W::engineView, this, &WorkerRelay::engineView, q);
         connect(w, &W::loadTestFinished, this, &WorkerRelay::loadTestFinished, q);
         connect(w, &W::deviceAvailability, this, &WorkerRelay::deviceAvailability, q);
+        connect(w, &W::benchProgress, this, &WorkerRelay::benchProgress, q);
+        connect(w, &W::benchRunFinished, this, &WorkerRelay::benchRunFinished, q);
+        connect(w, &W::benchFinished, this, &WorkerRelay::benchFinished, q);
     }
 
   signals:
@@ -43,6 +46,9 @@ class WorkerRelay : public QObject {
     void engineView(const llmwb::EngineView& view);
     void loadTestFinished(int completed);
     void deviceAvailability(bool cudaAvailable, const QString& reason);
+    void benchProgress(const llmwb::BenchProgress& progress);
+    void benchRunFinished(const llmwb::BenchRunOutcome& outcome);
+    void benchFinished(qint64 planId, const QString& message);
 };
 
 // Waits until `spy` holds `count` signals (QSignalSpy::wait() waits for one more than it already

@@ -1,0 +1,69 @@
+// The engine worker's private parts, shared by its source files (engine_worker.cpp: loading,
+// chats, tuning; engine_worker_bench.cpp: benchmarks).
+#pragma once
+
+#include <QElapsedTimer>
+#include <optional>
+
+#include "app/services/engine_worker.h"
+#include "engine/backend/device_select.h"
+#include "engine/chat/chat_template.h"
+#include "engine/model/loaded_model.h"
+#include "engine/serving/bench_session.h"
+#include "engine/serving/draft_proposer.h"
+#include "engine/serving/engine.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace llmwb {
+
+struct EngineWorker::Model {
+    std::unique_ptr<LoadedModel> model;
+    std::unique_ptr<Tokenizer> tokenizer;
+    std::optional<ChatTemplate> chatTemplate;
+    Backend backend; // the executor (on the CPU over a CpuTransformer of `model`)
+    // self-q4 speculation: the model's matrices at 4 bits (CPU), made when first chosen.
+    std::unique_ptr<DraftModelProposer> draft;
+    std::unique_ptr<Engine> serving; // last: it refers to the executor, tokenizer and draft
+    QString loadPath;                // what loadModel() was given (for a reload)
+    ModelMetadata metadata;
+    StepOutputs out;
+};
+
+struct EngineWorker::Active {
+    quint64 requestId = 0; // the app's id (0: a load test request)
+    qint64 conversationId = 0;
+    bool loadTest = false;
+    QString pending;
+    QElapsedTimer sinceSignal;
+    SnapshotRequest metrics;
+    bool firstToken = false;
+    // The answer's max tokens as the user asked; the engine's may be lower (clamped to the room
+    // left in the context or the pool), and an end there is not the user's limit.
+    int64_t askedMaxTokens = 0;
+    int64_t contextTokens = 0; // the model's context (0: unknown)
+};
+
+// A benchmark plan in progress: its runs in order, the workload (token ids, made once), the
+// machine it runs on, and the run in progress (its engine is model_->serving meanwhile).
+struct EngineWorker::BenchJob {
+    struct RunSpec {
+        QString name;
+        QString policy;
+        QString sweepSetting;
+        double sweepValue = 0;
+    };
+    BenchPlan plan;
+    std::vector<RunSpec> specs;
+    size_t current = 0;
+    std::vector<BenchRequest> workload;
+    nlohmann::ordered_json environment;
+    std::unique_ptr<BenchSession> session; // the run in progress
+    EngineConfig runConfig;                // its engine's settings
+    std::string runDate;                   // its start, "YYYYmmdd-HHMMSS"
+    QElapsedTimer clock;                   // since the plan started
+    QElapsedTimer sinceProgress;
+    QString failure; // the first run that failed (the plan's message)
+    bool waitingForChats = false;
+};
+
+} // namespace llmwb
