@@ -20,7 +20,7 @@ struct EnvironmentInputs {
     // GPU facts when the model runs on CUDA ("" / 0 when not).
     std::string gpu_name, gpu_driver, gpu_compute_capability;
     int64_t gpu_memory_bytes = 0;
-    int32_t threads = 0;                                              // CPU backend threads
+    int32_t threads = 0; // CPU backend threads
     nlohmann::ordered_json engine_settings = nlohmann::ordered_json::object(); // by vLLM's names
 };
 

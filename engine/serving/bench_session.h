@@ -35,9 +35,9 @@ struct BenchStepRow {
     double time_s = 0; // when the step's tokens were sampled, from the run's start
     double step_ms = 0;
     int32_t prefill_tokens = 0, decode_tokens = 0;
-    int32_t running = 0, waiting = 0; // requests after the step
-    int32_t preempted = 0;            // moved back to waiting before this step ran
-    double kv_usage = 0;              // fraction of KV blocks in use after the step
+    int32_t running = 0, waiting = 0;              // requests after the step
+    int32_t preempted = 0;                         // moved back to waiting before this step ran
+    double kv_usage = 0;                           // fraction of KV blocks in use after the step
     int32_t draft_tokens = 0, accepted_tokens = 0; // speculative tokens verified this step
 };
 
@@ -97,6 +97,7 @@ class BenchSession {
     KvAccounting acc0_;
     int64_t hits0_ = 0, queries0_ = 0, preempt0_ = 0, steps0_ = 0;
     SpeculativeStats spec0_;
+    int64_t spec_drafted_ = 0, spec_accepted_ = 0; // engine totals after the last step
 };
 
 } // namespace llmwb
