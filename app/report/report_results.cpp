@@ -198,10 +198,9 @@ template <class J> Result<BenchRun> parse_line(const J& j, const std::string& wh
         if (!v.is_number_integer())
             return make_error(where + ": key 'llmwb_report_version' is not an integer");
         if (v.template get<int64_t>() != kBenchReportVersion)
-            return make_error(where + ": report format version " +
-                              std::to_string(v.template get<int64_t>()) +
-                              " is not supported (this build reads " +
-                              std::to_string(kBenchReportVersion) + ")");
+            return make_error(
+                where + ": report format version " + std::to_string(v.template get<int64_t>()) +
+                " is not supported (this build reads " + std::to_string(kBenchReportVersion) + ")");
     }
     BenchRun run;
     BenchResult& f = run.figures;
@@ -281,8 +280,7 @@ template <class J> Result<BenchRun> parse_line(const J& j, const std::string& wh
         sp.num_draft_tokens = r.count("spec_decode_draft_tokens");
         sp.num_accepted_tokens = r.integer("spec_decode_accepted_tokens", 0, sp.num_draft_tokens);
         const J* rates = r.array("spec_decode_per_position_acceptance_rates", kMaxSpecPositions);
-        const J* counts =
-            r.array("spec_decode_per_position_accepted_tokens", kMaxSpecPositions);
+        const J* counts = r.array("spec_decode_per_position_accepted_tokens", kMaxSpecPositions);
         if (rates && counts) {
             if (rates->size() != counts->size())
                 r.fail("keys 'spec_decode_per_position_acceptance_rates' and "

@@ -58,8 +58,8 @@ Status check_json_depth(std::string_view text, int max_depth, const std::string&
             in_string = true;
         } else if (c == '[' || c == '{') {
             if (++depth > max_depth)
-                return make_error(where + ": JSON nested deeper than " +
-                                  std::to_string(max_depth) + " levels");
+                return make_error(where + ": JSON nested deeper than " + std::to_string(max_depth) +
+                                  " levels");
         } else if (c == ']' || c == '}') {
             if (depth > 0)
                 --depth; // an unbalanced close is the parser's error to report
@@ -79,7 +79,8 @@ Result<nlohmann::ordered_json> parse_json_text(std::string_view text, const std:
     } catch (const nlohmann::json::exception& e) {
         std::string what = e.what();
         // "[json.exception.parse_error.101] parse error at line 1, ..." -> "parse error at ..."
-        if (const size_t k = what.find("] "); what.rfind("[json.exception", 0) == 0 && k != what.npos)
+        if (const size_t k = what.find("] ");
+            what.rfind("[json.exception", 0) == 0 && k != what.npos)
             what.erase(0, k + 2);
         return make_error(where + ": malformed JSON: " + what);
     }

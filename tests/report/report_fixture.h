@@ -14,10 +14,10 @@ namespace llmwb::report_test {
 inline LatencyStats stats(double base, const std::vector<double>& qs) {
     LatencyStats s;
     s.mean = base / 3.0;
-    s.median = base * 0.1 + 0.2;
     s.std = base / 7.0;
     for (double q : qs)
         s.percentiles.emplace_back(q, base * (1.0 + q / 300.0) + 1.0 / 3.0);
+    s.median = base * (1.0 + 50 / 300.0) + 1.0 / 3.0;
     for (const auto& [q, v] : s.percentiles)
         if (q == 99)
             s.p99 = v;
@@ -51,8 +51,7 @@ inline BenchRun make_run(int k, const std::string& name, int n_requests, int n_s
     f.total_output_tokens = 64LL * f.completed;
     f.request_throughput = f.completed / f.duration_s;
     f.output_throughput = double(f.total_output_tokens) / f.duration_s;
-    f.total_token_throughput =
-        double(f.total_input_tokens + f.total_output_tokens) / f.duration_s;
+    f.total_token_throughput = double(f.total_input_tokens + f.total_output_tokens) / f.duration_s;
     f.ttft_ms = stats(40.0 + k, qs);
     f.tpot_ms = stats(11.0 + k, qs);
     f.itl_ms = stats(10.5 + k, qs);

@@ -216,9 +216,8 @@ MT_TEST(resultsJsonHasVllmKeysInVllmOrder) {
     // Speculation: vLLM's acceptance rate in percent, length 1 + accepted/drafts.
     MT_COMPARE(j["spec_decode_acceptance_rate"].get<double>(), 120.0 / 900.0 * 100.0);
     MT_COMPARE(j["spec_decode_acceptance_length"].get<double>(), 1.0 + 120.0 / 300.0);
-    MT_COMPARE(j["spec_decode_per_position_acceptance_rates"].dump(), oj({0.2, 40.0 / 300.0,
-                                                                          20.0 / 300.0})
-                                                                          .dump());
+    MT_COMPARE(j["spec_decode_per_position_acceptance_rates"].dump(),
+               oj({0.2, 40.0 / 300.0, 20.0 / 300.0}).dump());
     MT_COMPARE(j["llmwb_report_version"].get<int>(), kBenchReportVersion);
     // No speculation, no spec keys; all at once is "inf" (valid JSON).
     const oj j2 = run_results_json(rep.runs[2]);
@@ -332,7 +331,8 @@ std::vector<BadValue> bad_values() {
         {"negativeTokens", "total_output_tokens", "-5", "key 'total_output_tokens' = -5"},
         {"fractionalCount", "failed", "1.5", "key 'failed' is not an integer"},
         {"hugeCount", "completed", "3000000000", "key 'completed' = 3000000000 is out of range"},
-        {"overflowingDuration", "duration", "1e999", "results.json:2: malformed JSON: number overflow"},
+        {"overflowingDuration", "duration", "1e999",
+         "results.json:2: malformed JSON: number overflow"},
         {"negativeDuration", "duration", "-0.5", "key 'duration' = -0.5 is out of range"},
         {"kvUsageAboveOne", "peak_kv_usage", "1.5", "key 'peak_kv_usage' = 1.5"},
         {"hitRate", "prefix_cache_hit_rate", "2", "key 'prefix_cache_hit_rate'"},
@@ -408,7 +408,8 @@ std::vector<BadFile> bad_files() {
          "environment.json: JSON nested deeper than 64 levels"},
         {"resultsDeep", kReportResults, std::string(100000, '['),
          "results.json:1: JSON nested deeper than 64 levels"},
-        {"resultsDeepObjects", kReportResults, [] {
+        {"resultsDeepObjects", kReportResults,
+         [] {
              std::string s;
              for (int i = 0; i < 100000; ++i)
                  s += "{\"a\":";
@@ -425,7 +426,8 @@ std::vector<BadFile> bad_files() {
         {"emptyRequestsCsv", kReportRequests, "", "requests.csv: empty file (no header line)"},
         {"requestsHeader", kReportRequests, "run,index,arrival\n0,1,2\n",
          "requests.csv:1: the header is not 'run,index,arrival_s,"},
-        {"requestsRunNine", kReportRequests, req_header + "0,0,0,0.1,1,5,5,0,0,\n9,1,0,0.1,1,5,5,0,0,\n",
+        {"requestsRunNine", kReportRequests,
+         req_header + "0,0,0,0.1,1,5,5,0,0,\n9,1,0,0.1,1,5,5,0,0,\n",
          "requests.csv:3: run 9 is not in the report (3 runs)"},
         {"requestsRunNegative", kReportRequests, req_header + "-1,0,0,0.1,1,5,5,0,0,\n",
          "requests.csv:2: run -1 is not in the report"},
