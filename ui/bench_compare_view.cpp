@@ -134,7 +134,7 @@ void BenchCompareView::rebuild() {
     for (const StoredBenchRun& r : runs_) {
         model << s(r.run.model_id);
         device << envText(r.environment, {"device"});
-        cpu << envText(r.environment, {"cpu", "model"});
+        cpu << envText(r.environment, {"cpu_model"});
         status << s(bench_run_status_name(r.run.status));
     }
     addRow(tr("Model"), model);

@@ -182,6 +182,8 @@ class EngineWorker : public QObject {
     std::atomic<bool> benchmarking_{false};
     std::atomic<bool> benchCancel_{false};
     QVector<GenerationRequest> heldGenerates_; // chats sent during a benchmark
+    // environment.json's model_sha256 (and model_error) by "path|size|mtime".
+    QHash<QString, nlohmann::ordered_json> modelHashes_;
     EngineView view_;
     QElapsedTimer sinceView_;
     qint64 tokensSinceView_ = 0;

@@ -162,7 +162,24 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
     in.engine_settings =
         engine_settings_json(model_->serving->config(), model_->serving->memory_plan(),
                              in.kv_dtype);
-    bench_->environment = probe_environment(in, true);
+    // The model's SHA-256 once per file version (a 10 GB file takes seconds to hash).
+    const QFileInfo fi(model_->loadPath);
+    const QString key = QStringLiteral("%1|%2|%3")
+                            .arg(fi.absoluteFilePath())
+                            .arg(fi.size())
+                            .arg(fi.lastModified().toMSecsSinceEpoch());
+    const auto cached = modelHashes_.constFind(key);
+    bench_->environment = probe_environment(in, cached == modelHashes_.constEnd());
+    if (cached != modelHashes_.constEnd()) {
+        for (const auto& [k, v] : cached->items())
+            bench_->environment[k] = v;
+    } else {
+        nlohmann::ordered_json keep;
+        for (const char* k : {"model_sha256", "model_sha256_of", "model_error"})
+            if (bench_->environment.contains(k))
+                keep[k] = bench_->environment[k];
+        modelHashes_.insert(key, keep);
+    }
     postBenchStep(0);
 }
 
