@@ -28,6 +28,9 @@ nlohmann::ordered_json run_results_json(const BenchRun& run);
 // Reads a run's figures, names and settings from one results.json line (rows stay empty).
 // `where` names the line in errors ("results.json:3").
 Result<BenchRun> parse_run_results_json(const nlohmann::json& line, const std::string& where);
+// The same over an ordered_json (what parse_report_files reads): `settings` keeps its key order.
+Result<BenchRun> parse_run_results_json(const nlohmann::ordered_json& line,
+                                        const std::string& where);
 
 // The CSV files for these runs (the "run" column: the index in `runs`).
 std::string requests_csv(const std::vector<const BenchRun*>& runs);
