@@ -50,6 +50,11 @@ Result<std::string> read_bounded(const fs::path& path, int64_t limit) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
         return make_error(path.string() + ": not a regular file");
+    auto too_large = [&] {
+        return make_error(path.string() + ": larger than " + std::to_string(limit >> 20) + " MiB");
+    };
+    if (const auto size = fs::file_size(path, ec); !ec && size > static_cast<uintmax_t>(limit))
+        return too_large();
     std::ifstream f(path, std::ios::binary);
     if (!f)
         return make_error(path.string() + ": cannot open");
@@ -58,9 +63,8 @@ Result<std::string> read_bounded(const fs::path& path, int64_t limit) {
     while (f) {
         f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
         out.append(buf.data(), static_cast<size_t>(f.gcount()));
-        if (static_cast<int64_t>(out.size()) > limit)
-            return make_error(path.string() + ": larger than " + std::to_string(limit >> 20) +
-                              " MiB");
+        if (static_cast<int64_t>(out.size()) > limit) // it grew while being read
+            return too_large();
     }
     if (f.bad())
         return make_error(path.string() + ": read error");
