@@ -1,8 +1,9 @@
 // Per-request records of one `llmwb bench` run, collected from the engine's step outputs (the
-// on_step hook of run_bench): what vLLM's --save-detailed writes (input_lens, output_lens, ttfts,
-// itls, generated_texts, errors) plus the output ids. They come from the outputs themselves, not
-// from the session's figures, so the two can be checked against each other. (vLLM's peak
-// figures, max_output_tokens_per_s and max_concurrent_requests, are the session's: BenchResult.)
+// BenchRunOptions::on_step hook of the bench session): what vLLM's --save-detailed writes
+// (input_lens, output_lens, ttfts, itls, generated_texts, errors) plus the output ids. They come
+// from the outputs themselves, not from the session's figures, so the two can be checked against
+// each other. (vLLM's peak figures, max_output_tokens_per_s and max_concurrent_requests, are the
+// session's: BenchResult.)
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,7 @@ class BenchRecorder {
     // out of range is an error).
     explicit BenchRecorder(const std::vector<BenchRequest>& requests);
 
-    // Call after every step (run_bench's on_step).
+    // Call after every step (the session's on_step).
     void on_step(const StepOutputs& so);
     // Ok when every request finished and every output belonged to a known request.
     Status check() const;
