@@ -32,19 +32,25 @@ th, td { border: 1px solid #e5e7eb; padding: 3px 8px; text-align: right; vertica
 th { background: #f3f4f6; }
 td.k, th.k { text-align: left; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas,
   "DejaVu Sans Mono", monospace; white-space: nowrap; }
-td.t { text-align: left; overflow-wrap: anywhere; max-width: 40em; }
+td.t { text-align: left; overflow-wrap: anywhere; max-width: 40em; white-space: pre-line; }
 tr.diff td { background: #fef3c7; }
 span.better { color: #047857; } span.worse { color: #b91c1c; }
 span.bad { color: #b91c1c; font-weight: 600; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(360px, 1fr)); gap: 12px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 460px), 1fr)); gap: 12px; }
 svg.chart { width: 100%; height: auto; display: block; border: 1px solid #e5e7eb; border-radius: 4px;
   background: #fff; }
-svg .ct { font-size: 15px; font-weight: 600; fill: #111827; }
-svg .xt, svg .yt, svg .lg { font-size: 11px; fill: #374151; }
+svg .ct { font-size: 16px; font-weight: 600; fill: #111827; }
+svg .xt, svg .yt, svg .lg { font-size: 12.5px; fill: #374151; }
 svg .xt { text-anchor: middle; } svg .yt { text-anchor: end; }
-svg .xl, svg .yl { font-size: 12px; fill: #374151; text-anchor: middle; }
+svg .xl, svg .yl { font-size: 13px; fill: #374151; text-anchor: middle; }
 svg .grid { stroke: #eef0f3; stroke-width: 1; } svg .axis { stroke: #6b7280; stroke-width: 1; }
 p.none { color: #6b7280; font-style: italic; }
+@media (max-width: 900px) {
+  body { padding: 12px 10px 32px; }
+  table { font-size: 0.8em; }
+  th, td { padding: 3px 5px; }
+  td.k, th.k { white-space: normal; overflow-wrap: anywhere; min-width: 8em; }
+}
 @media print { .charts { grid-template-columns: 1fr 1fr; } }
 )";
 
@@ -228,6 +234,27 @@ std::vector<std::pair<double, double>> throughput_series(const BenchRun& r) {
     return pts;
 }
 
+// Per-step values averaged over `buckets` equal slices of time (a run has thousands of steps;
+// drawn one by one, a value that alternates between steps fills the chart solid).
+std::vector<std::pair<double, double>>
+bucket_means(const std::vector<std::pair<double, double>>& pts, size_t buckets) {
+    if (pts.size() <= buckets)
+        return pts;
+    const double t0 = pts.front().first, t1 = pts.back().first;
+    const double width = t1 > t0 ? (t1 - t0) / double(buckets) : 1.0;
+    std::vector<double> sum(buckets, 0.0), n(buckets, 0.0);
+    for (const auto& [t, v] : pts) {
+        const auto b = std::min(buckets - 1, static_cast<size_t>(std::max(0.0, (t - t0) / width)));
+        sum[b] += v;
+        n[b] += 1;
+    }
+    std::vector<std::pair<double, double>> out;
+    for (size_t b = 0; b < buckets; ++b)
+        if (n[b] > 0)
+            out.emplace_back(t0 + (double(b) + 0.5) * width, sum[b] / n[b]);
+    return out;
+}
+
 std::string run_charts(const BenchRun& r, size_t k) {
     std::string s = "<h3>" + html_escape(run_label(r, k)) + "</h3>\n<div class=\"charts\">\n";
     const std::string name = run_label(r, k);
@@ -247,9 +274,11 @@ std::string run_charts(const BenchRun& r, size_t k) {
             waiting.points.emplace_back(st.time_s, st.waiting);
         }
         s += svg_line_chart({"KV cache usage", "time (s)", "blocks in use (%)", {std::move(kv)}});
+        running.points = bucket_means(running.points, 200);
+        waiting.points = bucket_means(waiting.points, 200);
         s += svg_line_chart({"Batch size per step",
                              "time (s)",
-                             "requests",
+                             r.steps.size() > 200 ? "requests (mean of the steps)" : "requests",
                              {std::move(running), std::move(waiting)}});
     } else {
         s += none("KV cache usage") + none("Batch size per step");

@@ -12,8 +12,8 @@ namespace {
 
 using report_detail::html_escape;
 
-constexpr double kW = 640, kH = 340;
-constexpr double kLeft = 64, kRight = 16, kTop = 52, kBottom = 48;
+constexpr double kW = 560, kH = 330;
+constexpr double kLeft = 66, kRight = 18, kTop = 56, kBottom = 50;
 const char* const kColors[] = {"#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"};
 
 std::string num(double v) {
@@ -89,14 +89,14 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
         const double y = f.py(v);
         s += "<line x1=\"" + num(x0) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x1) + "\" y2=\"" +
              num(y) + "\" class=\"grid\"/>\n";
-        s += "<text x=\"" + num(x0 - 6) + "\" y=\"" + num(y + 4) + "\" class=\"yt\">" +
+        s += "<text x=\"" + num(x0 - 6) + "\" y=\"" + num(y + 4.5) + "\" class=\"yt\">" +
              html_escape(tick_label(v, f.y.step)) + "</text>\n";
     }
     for (double v = f.x.lo; v <= f.x.hi + f.x.step * 1e-9; v += f.x.step) {
         const double x = f.px(v);
         s += "<line x1=\"" + num(x) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(x) + "\" y2=\"" +
              num(y0 + 5) + "\" class=\"axis\"/>\n";
-        s += "<text x=\"" + num(x) + "\" y=\"" + num(y0 + 18) + "\" class=\"xt\">" +
+        s += "<text x=\"" + num(x) + "\" y=\"" + num(y0 + 19) + "\" class=\"xt\">" +
              html_escape(tick_label(v, f.x.step)) + "</text>\n";
     }
     s += "<line x1=\"" + num(x0) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(x1) + "\" y2=\"" +
@@ -105,7 +105,7 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
          num(y1) + "\" class=\"axis\"/>\n";
     s += "<text x=\"" + num((x0 + x1) / 2) + "\" y=\"" + num(kH - 8) + "\" class=\"xl\">" +
          html_escape(x_label) + "</text>\n";
-    s += "<text x=\"14\" y=\"" + num((y0 + y1) / 2) + "\" class=\"yl\" transform=\"rotate(-90 14 " +
+    s += "<text x=\"16\" y=\"" + num((y0 + y1) / 2) + "\" class=\"yl\" transform=\"rotate(-90 16 " +
          num((y0 + y1) / 2) + ")\">" + html_escape(y_label) + "</text>\n";
     return s;
 }
@@ -115,11 +115,11 @@ std::string legend(const std::vector<std::string>& names) {
     double x = kLeft;
     for (size_t i = 0; i < names.size(); ++i) {
         const char* c = kColors[i % std::size(kColors)];
-        s += "<rect x=\"" + num(x) + "\" y=\"31\" width=\"12\" height=\"4\" fill=\"" + c +
-             "\"/>\n<text x=\"" + num(x + 16) + "\" y=\"37\" class=\"lg\">" +
+        s += "<rect x=\"" + num(x) + "\" y=\"33\" width=\"14\" height=\"5\" fill=\"" + c +
+             "\"/>\n<text x=\"" + num(x + 18) + "\" y=\"40\" class=\"lg\">" +
              html_escape(names[i]) + "</text>\n";
-        // About 6.5 units per character at the legend's size; names are short.
-        x += 30 + 6.5 * static_cast<double>(std::min<size_t>(names[i].size(), 40));
+        // About 7.5 units per character at the legend's size; names are short.
+        x += 34 + 7.5 * static_cast<double>(std::min<size_t>(names[i].size(), 40));
     }
     return s;
 }
@@ -203,9 +203,10 @@ std::string svg_histogram(const Histogram& hist) {
     const int bins = std::clamp(hist.bins, 1, 200);
     double lo = v.empty() ? 0 : *std::min_element(v.begin(), v.end());
     double hi = v.empty() ? 1 : *std::max_element(v.begin(), v.end());
-    lo = std::min(lo, 0.0);
-    if (hi <= lo)
-        hi = lo + 1;
+    if (hi <= lo) { // one value (or all equal): a bin around it
+        lo -= 0.5;
+        hi += 0.5;
+    }
     const double width = (hi - lo) / bins;
     std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
     for (double x : v) {
