@@ -160,6 +160,18 @@ class TestReportZip : public QObject {
         QCOMPARE(readAll(again), readAll(path));
     }
 
+    // A report always has files: writing none is refused; an archive with no entries (which
+    // minizip cannot open) is refused by name.
+    void emptyArchivesAreRefused() {
+        const QString path = dir_.filePath(QStringLiteral("empty.zip"));
+        const Status s = write_report_zip(str(path), {});
+        QVERIFY(!s.ok());
+        QVERIFY2(QString::fromStdString(s.message()).contains(QStringLiteral("no files")),
+                 s.message().c_str());
+        QVERIFY(!QFile::exists(path));
+        expectRefused(ZipBuilder().bytes(), {QStringLiteral("an empty zip archive")});
+    }
+
     void refusesUnsafeNamesWhenWriting() {
         const QString path = dir_.filePath(QStringLiteral("bad-names.zip"));
         for (const char* name : {"../x", "/abs", "a\\b", ""}) {
