@@ -48,6 +48,37 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::BenchStore</name>
+    <message>
+        <source>Benchmark runs: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark runs: cannot store the run &quot;%1&quot;: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark runs: the report holds no runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark runs: there is no run %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark run %1 is damaged: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark runs: a run needs a name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark runs: no runs chosen</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChartsPanel</name>
     <message>
         <source>Throughput (tokens/s)</source>

@@ -52,6 +52,37 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::BenchStore</name>
+    <message>
+        <source>Benchmark runs: %1</source>
+        <translation>基准测试运行：%1</translation>
+    </message>
+    <message>
+        <source>Benchmark runs: cannot store the run &quot;%1&quot;: %2</source>
+        <translation>基准测试运行：无法保存运行“%1”：%2</translation>
+    </message>
+    <message>
+        <source>Benchmark runs: the report holds no runs</source>
+        <translation>基准测试运行：该报告不包含任何运行</translation>
+    </message>
+    <message>
+        <source>Benchmark runs: there is no run %1</source>
+        <translation>基准测试运行：不存在运行 %1</translation>
+    </message>
+    <message>
+        <source>Benchmark run %1 is damaged: %2</source>
+        <translation>基准测试运行 %1 已损坏：%2</translation>
+    </message>
+    <message>
+        <source>Benchmark runs: a run needs a name</source>
+        <translation>基准测试运行：运行需要一个名称</translation>
+    </message>
+    <message>
+        <source>Benchmark runs: no runs chosen</source>
+        <translation>基准测试运行：未选择任何运行</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChartsPanel</name>
     <message>
         <source>Throughput (tokens/s)</source>

@@ -1,5 +1,7 @@
 #include "app/cli/bench_options.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -24,7 +26,8 @@ constexpr std::string_view kGreedy =
 constexpr std::string_view kDatasets =
     "llmwb bench has the random dataset (--dataset-name random) and --dataset FILE.jsonl";
 constexpr std::string_view kFigures =
-    "llmwb bench reports the mean, median, std and p99 of TTFT, TPOT, ITL and E2EL";
+    "llmwb bench reports no goodput; it reports the mean, median, std and the percentiles "
+    "(--metric-percentiles) of TTFT, TPOT, ITL and E2EL";
 
 constexpr Unsupported kUnsupported[] = {
     {"backend", kInProcess},
@@ -65,8 +68,6 @@ constexpr Unsupported kUnsupported[] = {
     {"no-oversample", kDatasets},
     {"skip-chat-template", kDatasets},
     {"disable-shuffle", kDatasets},
-    {"percentile-metrics", kFigures},
-    {"metric-percentiles", kFigures},
     {"goodput", kFigures},
     {"append-result", "each run writes its own result file"},
     {"metadata", "the result file holds llmwb's own fields only"},
@@ -172,9 +173,15 @@ const char* kBenchHelp =
     "./llmwb-<rate>qps-<model>-<date>.json;\n"
     "                            either implies --save-result)\n"
     "  --label L                 the result's label (default llmwb)\n"
+    "  --percentile-metrics L    latencies given percentiles, of ttft,tpot,itl,e2el (default\n"
+    "                            all four): the printed lines and the p<q>_<metric>_ms keys\n"
+    "  --metric-percentiles L    the percentiles, e.g. 50,90,99 (default 99)\n"
+    "  --report OUT              the benchmark report of every policy: OUT.zip (report.html,\n"
+    "                            results.json, requests.csv, steps.csv, environment.json) or a\n"
+    "                            folder OUT of the same files (`llmwb report show OUT`)\n"
     "  --quiet | --disable-tqdm  no progress line (drawn only when stderr is a terminal)\n"
     "Other `vllm bench serve` options (--backend, --base-url, --tokenizer, --temperature,\n"
-    "--percentile-metrics ...) are refused with the reason.\n";
+    "--goodput ...) are refused with the reason.\n";
 
 const OptionNames& bench_option_names() {
     static const OptionNames n = [] {
@@ -199,7 +206,10 @@ const OptionNames& bench_option_names() {
                        "random-prefix-len",
                        "result-dir",
                        "result-filename",
-                       "label"},
+                       "label",
+                       "percentile-metrics",
+                       "metric-percentiles",
+                       "report"},
                       {"help", "quiet", "disable-tqdm", "static-no-padding", "ignore-eos",
                        "save-result", "save-detailed"}};
         return o.add(device_option_names()).add(engine_option_names());
@@ -215,6 +225,66 @@ std::optional<std::string> unsupported_vllm_option(std::string_view name) {
         name.rfind("spec-bench-", 0) == 0)
         return std::string(kDatasets);
     return std::nullopt;
+}
+
+std::string vllm_percentile_name(double q) {
+    if (std::isfinite(q) && q == std::floor(q) && std::fabs(q) < 1e15)
+        return std::to_string(static_cast<int64_t>(q));
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, q); // shortest, as Python's repr
+    return ec == std::errc() ? std::string(buf, end) : std::to_string(q);
+}
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& list) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (true) {
+        const size_t comma = list.find(',', pos);
+        out.push_back(
+            list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+        if (comma == std::string::npos)
+            return out;
+        pos = comma + 1;
+    }
+}
+
+} // namespace
+
+Result<std::vector<std::string>> parse_percentile_metrics(const std::string& list) {
+    std::vector<std::string> out;
+    for (const std::string& m : split_commas(list)) {
+        if (m != "ttft" && m != "tpot" && m != "itl" && m != "e2el")
+            return make_error("--percentile-metrics: unknown metric '" + m +
+                              "' (ttft, tpot, itl, e2el)");
+        if (std::find(out.begin(), out.end(), m) != out.end())
+            return make_error("--percentile-metrics: '" + m + "' given twice");
+        out.push_back(m);
+    }
+    return out;
+}
+
+Result<std::vector<double>> parse_metric_percentiles(const std::string& list) {
+    constexpr size_t kMax = 32;
+    std::vector<double> out;
+    for (const std::string& item : split_commas(list)) {
+        double q = 0;
+        const char* b = item.data();
+        const char* e = b + item.size();
+        auto [end, ec] = std::from_chars(b, e, q);
+        if (item.empty() || ec != std::errc() || end != e || !std::isfinite(q))
+            return make_error("--metric-percentiles: '" + item + "' is not a number");
+        if (q < 0 || q > 100)
+            return make_error("--metric-percentiles: " + item + " is outside [0, 100]");
+        if (std::find(out.begin(), out.end(), q) != out.end())
+            return make_error("--metric-percentiles: " + item + " given twice");
+        if (out.size() == kMax)
+            return make_error("--metric-percentiles: more than " + std::to_string(kMax) +
+                              " percentiles");
+        out.push_back(q);
+    }
+    return out;
 }
 
 Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv) {
@@ -292,6 +362,21 @@ Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv) {
     o.save_result =
         a.has("save-result") || o.save_detailed || a.has("result-dir") || a.has("result-filename");
     o.label = a.get_or("label", "llmwb");
+    if (auto pm = a.get("percentile-metrics")) {
+        auto m = parse_percentile_metrics(*pm);
+        if (!m)
+            return m.error();
+        o.percentile_metrics = std::move(m.value());
+    }
+    if (auto mp = a.get("metric-percentiles")) {
+        auto q = parse_metric_percentiles(*mp);
+        if (!q)
+            return q.error();
+        o.metric_percentiles = std::move(q.value());
+    }
+    o.report = a.get("report");
+    if (o.report && o.report->empty())
+        return make_error("--report: give a file name ending in .zip or a folder");
     if (o.save_result && o.policies.size() != 1)
         return make_error("--save-result writes the result of one run: give one --policy");
     if (Status st = parse_serving_options(a, o); !st)

@@ -2,8 +2,9 @@
 // vLLM's `vllm bench serve` where they mean the same thing here (--random-input-len,
 // --random-output-len, --random-range-ratio, --random-prefix-len, --dataset-name random,
 // --request-rate, --burstiness, --max-concurrency, --num-prompts, --seed, --ignore-eos,
-// --disable-tqdm, --label, --save-result, --save-detailed, --result-dir, --result-filename), and
-// refuses every other `vllm bench serve` option by name, with the reason (never ignored).
+// --disable-tqdm, --label, --save-result, --save-detailed, --result-dir, --result-filename,
+// --percentile-metrics, --metric-percentiles), and refuses every other `vllm bench serve` option
+// by name, with the reason (never ignored).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,13 @@ struct BenchOptions {
     // vLLM's result file: --save-result [--result-dir D] [--result-filename F] [--save-detailed]
     bool save_result = false, save_detailed = false;
     std::string result_dir, result_filename, label;
+    // vLLM's --percentile-metrics (which latencies get percentiles, in vLLM's order of the
+    // list given) and --metric-percentiles (which percentiles): they choose the printed lines and
+    // the p{q}_{metric}_ms keys of --save-result and of the report.
+    std::vector<std::string> percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
+    std::vector<double> metric_percentiles = {99};
+    // --report OUT: the benchmark report, a zip when OUT ends in .zip, else a folder.
+    std::optional<std::string> report;
     DeviceOptions device;
     EngineOptions engine;
 };
@@ -48,6 +56,14 @@ extern const char* kBenchHelp;
 // `vllm bench serve` options llmwb bench does not support: the reason, or nullopt when `name`
 // (without "--") is not one of them.
 std::optional<std::string> unsupported_vllm_option(std::string_view name);
+
+// A percentile as vLLM writes it in keys and labels: "99", "99.9", "50" (Python's
+// str(int(q)) when q is whole, else str(q)).
+std::string vllm_percentile_name(double q);
+// "ttft,tpot" -> {"ttft", "tpot"}; errors name the option and the bad item.
+Result<std::vector<std::string>> parse_percentile_metrics(const std::string& list);
+// "50,90,99" -> {50, 90, 99}: numbers in [0, 100], no duplicates, at most 32.
+Result<std::vector<double>> parse_metric_percentiles(const std::string& list);
 
 // Parses bench's arguments (without --help). Errors name the option.
 Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv);

@@ -1,7 +1,6 @@
 #include "app/cli/bench_records.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace llmwb::cli {
 
@@ -59,51 +58,6 @@ std::vector<double> BenchRecorder::itls_s(size_t i) const {
     for (size_t k = 1; k < t.size(); ++k)
         out.push_back(seconds(t[k] - t[k - 1]));
     return out;
-}
-
-double BenchRecorder::max_output_tokens_per_s() const {
-    EngineClock::time_point start = EngineClock::time_point::max();
-    for (const BenchRequestRecord& r : records_)
-        if (!r.token_times.empty())
-            start = std::min(start, r.token_times.front() -
-                                        std::chrono::duration_cast<EngineClock::duration>(
-                                            std::chrono::duration<double>(r.ttft_s)));
-    std::vector<double> per_second;
-    for (const BenchRequestRecord& r : records_)
-        for (EngineClock::time_point t : r.token_times) {
-            const auto s = static_cast<size_t>(std::max(0.0, std::floor(seconds(t - start))));
-            if (per_second.size() <= s)
-                per_second.resize(s + 1, 0);
-            per_second[s] += 1;
-        }
-    return per_second.empty() ? 0 : *std::max_element(per_second.begin(), per_second.end());
-}
-
-int32_t BenchRecorder::max_concurrent_requests() const {
-    std::vector<std::pair<double, double>> spans; // [arrival, last token] in seconds
-    EngineClock::time_point start = EngineClock::time_point::max();
-    for (const BenchRequestRecord& r : records_)
-        if (!r.token_times.empty())
-            start = std::min(start, r.token_times.front());
-    if (start == EngineClock::time_point::max())
-        return 0;
-    double origin = 0;
-    for (const BenchRequestRecord& r : records_)
-        if (!r.token_times.empty()) {
-            const double first = seconds(r.token_times.front() - start);
-            spans.emplace_back(first - r.ttft_s, seconds(r.token_times.back() - start));
-            origin = std::min(origin, first - r.ttft_s);
-        }
-    std::vector<int32_t> per_second;
-    for (const auto& [a, b] : spans) {
-        const auto s0 = static_cast<size_t>(std::floor(a - origin));
-        const auto s1 = static_cast<size_t>(std::floor(b - origin));
-        if (per_second.size() <= s1)
-            per_second.resize(s1 + 1, 0);
-        for (size_t s = s0; s <= s1; ++s)
-            ++per_second[s];
-    }
-    return per_second.empty() ? 0 : *std::max_element(per_second.begin(), per_second.end());
 }
 
 } // namespace llmwb::cli

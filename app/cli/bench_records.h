@@ -1,8 +1,9 @@
 // Per-request records of one `llmwb bench` run, collected from the engine's step outputs (the
-// on_step hook of run_bench): what vLLM's --save-detailed writes (input_lens, output_lens, ttfts,
-// itls, generated_texts, errors) plus the output ids, and the peak figures vLLM derives from them
-// (max_output_tokens_per_s, max_concurrent_requests). They come from the outputs themselves, not
-// from run_bench's totals, so the two can be checked against each other.
+// BenchRunOptions::on_step hook of the bench session): what vLLM's --save-detailed writes
+// (input_lens, output_lens, ttfts, itls, generated_texts, errors) plus the output ids. They come
+// from the outputs themselves, not from the session's figures, so the two can be checked against
+// each other. (vLLM's peak figures, max_output_tokens_per_s and max_concurrent_requests, are the
+// session's: BenchResult.)
 #pragma once
 
 #include <cstdint>
@@ -26,11 +27,12 @@ struct BenchRequestRecord {
 
 class BenchRecorder {
   public:
-    // `requests` in submission order: run_bench submits request k as the engine's k-th request
-    // of a fresh engine, so its id is k (checked: an id out of range is an error).
+    // `requests` in submission order: on a fresh engine (llmwb bench makes one per policy) the
+    // session submits request k as the engine's k-th request, so its id is k (checked: an id
+    // out of range is an error).
     explicit BenchRecorder(const std::vector<BenchRequest>& requests);
 
-    // Call after every step (run_bench's on_step).
+    // Call after every step (the session's on_step).
     void on_step(const StepOutputs& so);
     // Ok when every request finished and every output belonged to a known request.
     Status check() const;
@@ -38,10 +40,6 @@ class BenchRecorder {
     const std::vector<BenchRequestRecord>& records() const { return records_; }
     // Inter-token latencies of request i, in seconds (vLLM's itls).
     std::vector<double> itls_s(size_t i) const;
-    // vLLM's peak figures: the most output tokens sampled in one whole second since the first
-    // arrival, and the most requests in flight during one such second.
-    double max_output_tokens_per_s() const;
-    int32_t max_concurrent_requests() const;
 
   private:
     std::vector<BenchRequestRecord> records_;

@@ -16,9 +16,36 @@ template <class Json> void put_latency(Json& j, const std::string& name, const L
     j["p99_" + name + "_ms"] = s.p99;
 }
 
+const LatencyStats& latency_of(const BenchResult& r, const std::string& metric) {
+    if (metric == "ttft")
+        return r.ttft_ms;
+    if (metric == "tpot")
+        return r.tpot_ms;
+    if (metric == "itl")
+        return r.itl_ms;
+    return r.e2el_ms;
+}
+
+// vLLM's keys for the chosen latencies: mean_/median_/std_<m>_ms and p<q>_<m>_ms for each
+// percentile the figures hold (p99 when they hold none).
+template <class Json>
+void put_chosen_latencies(Json& j, const std::vector<std::string>& metrics, const BenchResult& r) {
+    for (const std::string& m : metrics) {
+        const LatencyStats& s = latency_of(r, m);
+        j["mean_" + m + "_ms"] = s.mean;
+        j["median_" + m + "_ms"] = s.median;
+        j["std_" + m + "_ms"] = s.std;
+        if (s.percentiles.empty())
+            j["p99_" + m + "_ms"] = s.p99;
+        for (const auto& [q, v] : s.percentiles)
+            j["p" + vllm_percentile_name(q) + "_" + m + "_ms"] = v;
+    }
+}
+
 } // namespace
 
-void print_bench_result(const std::string& title, const BenchResult& r) {
+void print_bench_result(const std::string& title, const BenchResult& r,
+                        const std::vector<std::string>& metrics) {
     auto line = [](const char* k, double v, int prec = 2) {
         std::printf("%-40s %.*f\n", k, prec, v);
     };
@@ -39,13 +66,25 @@ void print_bench_result(const std::string& title, const BenchResult& r) {
         line(k, s.mean);
         std::snprintf(k, sizeof k, "Median %s (ms):", abbr);
         line(k, s.median);
-        std::snprintf(k, sizeof k, "P99 %s (ms):", abbr);
-        line(k, s.p99);
+        if (s.percentiles.empty()) {
+            std::snprintf(k, sizeof k, "P99 %s (ms):", abbr);
+            line(k, s.p99);
+        }
+        for (const auto& [q, v] : s.percentiles) {
+            std::snprintf(k, sizeof k, "P%s %s (ms):", vllm_percentile_name(q).c_str(), abbr);
+            line(k, v);
+        }
     };
-    section("---------------Time to First Token----------------", "TTFT", r.ttft_ms);
-    section("-----Time per Output Token (excl. 1st token)------", "TPOT", r.tpot_ms);
-    section("---------------Inter-token Latency----------------", "ITL", r.itl_ms);
-    section("----------------End-to-end Latency----------------", "E2EL", r.e2el_ms);
+    for (const std::string& m : metrics) {
+        if (m == "ttft")
+            section("---------------Time to First Token----------------", "TTFT", r.ttft_ms);
+        else if (m == "tpot")
+            section("-----Time per Output Token (excl. 1st token)------", "TPOT", r.tpot_ms);
+        else if (m == "itl")
+            section("---------------Inter-token Latency----------------", "ITL", r.itl_ms);
+        else if (m == "e2el")
+            section("----------------End-to-end Latency----------------", "E2EL", r.e2el_ms);
+    }
     std::printf("----------------------KV cache--------------------\n");
     std::printf("%-40s %d x %d tokens\n", "Blocks:", r.num_blocks, r.block_size);
     line("Mean KV cache usage (%):", 100 * r.mean_kv_usage);
@@ -161,10 +200,7 @@ nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string
         j["max_concurrency"] = nullptr;
     j["duration"] = r.duration_s;
     j["completed"] = r.completed;
-    int32_t failed = 0;
-    for (const BenchRequestRecord& rec : records.records())
-        failed += rec.error.empty() ? 0 : 1;
-    j["failed"] = failed;
+    j["failed"] = r.failed;
     j["total_input_tokens"] = r.total_input_tokens;
     j["total_output_tokens"] = r.total_output_tokens;
     j["request_throughput"] = r.request_throughput;
@@ -193,11 +229,9 @@ nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string
         j["errors"] = std::move(errors);
         j["output_ids"] = std::move(output_ids);
     }
-    j["max_output_tokens_per_s"] = records.max_output_tokens_per_s();
-    j["max_concurrent_requests"] = records.max_concurrent_requests();
-    put_latency(j, "ttft", r.ttft_ms);
-    put_latency(j, "tpot", r.tpot_ms);
-    put_latency(j, "itl", r.itl_ms);
+    j["max_output_tokens_per_s"] = r.max_output_tokens_per_s;
+    j["max_concurrent_requests"] = r.max_concurrent_requests;
+    put_chosen_latencies(j, o.percentile_metrics, r);
     return j;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +15,10 @@
 
 namespace llmwb::cli {
 
-void print_bench_result(const std::string& title, const BenchResult& r);
+// vLLM's block: for each latency of `metrics` (ttft, tpot, itl, e2el) its mean, median and the
+// percentiles of its LatencyStats ("P99 TTFT (ms):", "P99.9 TTFT (ms):").
+void print_bench_result(const std::string& title, const BenchResult& r,
+                        const std::vector<std::string>& metrics = {"ttft", "tpot", "itl", "e2el"});
 
 // One policy's figures in llmwb's report (vLLM's names where vLLM has the figure).
 nlohmann::json bench_result_json(const BenchResult& r);
@@ -22,9 +26,9 @@ nlohmann::json bench_result_json(const BenchResult& r);
 // vLLM's result file for one run: its keys (date, backend, model_id, num_prompts,
 // request_rate, burstiness, max_concurrency, duration, completed, failed, total_input_tokens,
 // total_output_tokens, *_throughput, max_output_tokens_per_s, max_concurrent_requests, mean/
-// median/std/p99 of ttft/tpot/itl in ms); detailed: input_lens, output_lens, ttfts and itls (in
-// seconds, as vLLM), generated_texts, errors, and output_ids (llmwb's: runs can be compared
-// token for token).
+// median/std and p{q} (o.metric_percentiles) of every latency in o.percentile_metrics, in ms);
+// detailed: input_lens, output_lens, ttfts and itls (in seconds, as vLLM), generated_texts,
+// errors, and output_ids (llmwb's: runs can be compared token for token).
 nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string& model_id,
                                         const BenchResult& r, const BenchRecorder& records,
                                         const Tokenizer& tokenizer, bool detailed);

@@ -2,12 +2,18 @@
 // random dataset: lengths drawn with a range ratio, optional shared prefix) or a JSONL file;
 // all at once or Poisson arrivals; a concurrency cap. Prints vLLM's benchmark figures under the
 // same names, plus KV usage and the prefix-cache hit rate; writes llmwb's report (--json FILE)
-// and vLLM's result file (--save-result). Several policies (--policy continuous,static,
-// sequential) run the same workload in one run, and the throughput ratios against the first are
-// printed.
+// and vLLM's result file (--save-result), and the benchmark report (--report OUT.zip or a
+// folder: report.html, results.json, requests.csv, steps.csv, environment.json). Several
+// policies (--policy continuous,static,sequential) run the same workload in one run, and the
+// throughput ratios against the first are printed.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
+#include <map>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +24,11 @@
 #include "app/cli/commands.h"
 #include "app/cli/progress_line.h"
 #include "app/cli/prompts_jsonl.h"
-#include "engine/serving/bench_runner.h"
+#include "app/cli/report_io.h"
+#include "app/report/environment.h"
+#include "engine/backend/cuda_plugin.h"
+#include "engine/model/model_info.h"
+#include "engine/serving/bench_session.h"
 
 namespace llmwb::cli {
 
@@ -44,6 +54,89 @@ int64_t kv_need(const std::vector<BenchRequest>& reqs, bool padded_batches, int3
         need = std::max(need, static_cast<int64_t>(e - b) * static_cast<int64_t>(mp + mo));
     }
     return need;
+}
+
+std::string now_stamp() { // vLLM's "%Y%m%d-%H%M%S", local time
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+    return buf;
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& s : v)
+        out += (out.empty() ? "" : ",") + s;
+    return out;
+}
+
+// The weights' type as a user names it: the types of the attention and FFN tensors, the most
+// common first ("Q8_0", "Q4_K/Q6_K").
+std::string weight_dtype(const LoadedModel& m) {
+    std::map<std::string, int> counts;
+    for (const TensorGroupTypes& g : tensor_group_types(m))
+        if (g.group == "attention" || g.group == "ffn")
+            for (const auto& [t, n] : g.dtype_counts)
+                counts[t] += n;
+    std::vector<std::pair<int, std::string>> order;
+    for (const auto& [t, n] : counts)
+        order.emplace_back(-n, t);
+    std::sort(order.begin(), order.end());
+    std::string out;
+    for (const auto& [n, t] : order)
+        out += (out.empty() ? "" : "/") + t;
+    return out.empty() ? "unknown" : out;
+}
+
+// The engine settings of a run under vLLM's names (llmwb's where vLLM has none).
+nlohmann::ordered_json engine_settings(const Engine& e, const BenchRunOptions& ro,
+                                       const ModelExecutor& exec, bool memory_given) {
+    const EngineConfig& c = e.config();
+    nlohmann::ordered_json j;
+    j["scheduling_policy"] = scheduler_policy_name(c.policy);
+    j["block_size"] = c.block_size;
+    j["max_num_seqs"] = c.max_num_seqs;
+    j["max_num_batched_tokens"] = c.max_num_batched_tokens;
+    j["enable_prefix_caching"] = c.enable_prefix_caching;
+    j["num_gpu_blocks"] = e.memory_plan().num_blocks;
+    j["kv_pool_limit"] = kv_pool_limit_name(e.memory_plan().limit);
+    if (memory_given && c.memory.kv_bytes)
+        j["kv_cache_memory_bytes"] = *c.memory.kv_bytes;
+    else
+        j["gpu_memory_utilization"] = c.memory.utilization;
+    j["kv_cache_dtype"] = kv_dtype_name(exec.kv_dtype());
+    j["speculative_method"] = speculative_method_name(c.speculative.method);
+    j["num_speculative_tokens"] = c.speculative.num_speculative_tokens;
+    if (c.speculative.enabled()) {
+        j["speculative_auto_k"] = c.speculative.auto_k;
+        j["prompt_lookup_min"] = c.speculative.prompt_lookup_min;
+        j["prompt_lookup_max"] = c.speculative.prompt_lookup_max;
+    }
+    j["device_greedy"] = c.device_greedy;
+    if (ro.static_batches) {
+        j["static_batch_size"] = ro.batch_size;
+        j["static_padding"] = ro.static_padding;
+    }
+    return j;
+}
+
+// The first line of /proc/driver/nvidia/version's driver number ("" when there is none).
+std::string nvidia_driver_version() {
+    std::ifstream f("/proc/driver/nvidia/version");
+    std::string line;
+    if (!f || !std::getline(f, line))
+        return {};
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  560.35.03  ..."
+    const auto k = line.find("Kernel Module");
+    if (k == std::string::npos)
+        return {};
+    size_t b = line.find_first_not_of(' ', k + 13);
+    if (b == std::string::npos)
+        return {};
+    const size_t e = line.find(' ', b);
+    return line.substr(b, e == std::string::npos ? std::string::npos : e - b);
 }
 
 Status write_json(const std::string& path, const std::string& text) {
@@ -111,6 +204,10 @@ int cmd_bench(const Args& argv) {
                        {"dataset", opt->dataset.value_or("")}};
     out["threads"] = m.threads();
     out["device"] = (*exec)->device_name();
+    if (opt->report)
+        if (Status st = check_report_target(*opt->report); !st)
+            return fail(cmd, st.message());
+    BenchReport report;
     std::vector<BenchResult> results;
     for (const BenchPolicy& p : opt->policies) {
         std::vector<BenchRequest> reqs = workload;
@@ -151,10 +248,19 @@ int cmd_bench(const Args& argv) {
                                 std::to_string(total) + " requests done",
                             done == total);
         };
-        auto r = run_bench(**engine, reqs, ro);
+        const std::string date = now_stamp();
+        BenchSession session(**engine, reqs, ro);
+        while (!session.done()) {
+            auto wait = session.advance();
+            if (!wait) {
+                progress.finish();
+                return fail(cmd, wait.message());
+            }
+            if (*wait > 0)
+                std::this_thread::sleep_for(std::chrono::duration<double>(std::min(*wait, 0.05)));
+        }
         progress.finish();
-        if (!r)
-            return fail(cmd, r.message());
+        Result<BenchResult> r = session.result(opt->metric_percentiles);
         if (Status st = recorder.check(); !st)
             return fail(cmd, st.message());
         std::string label = p.name;
@@ -163,7 +269,7 @@ int cmd_bench(const Args& argv) {
                      std::to_string(ro.batch_size);
         if (reqs.size() < workload.size())
             label += ", first " + std::to_string(reqs.size()) + " requests";
-        print_bench_result(label, *r);
+        print_bench_result(label, *r, opt->percentile_metrics);
         nlohmann::json rj = bench_result_json(*r);
         rj["max_num_seqs"] = ec.max_num_seqs;
         if (is_static)
@@ -180,6 +286,22 @@ int cmd_bench(const Args& argv) {
                     path, vj.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
                 !st)
                 return fail(cmd, st.message());
+        }
+        if (opt->report) {
+            BenchRun run;
+            run.name = p.name;
+            run.policy = p.name;
+            run.date = date;
+            run.model_id = m.model->name;
+            run.percentile_metrics = join(opt->percentile_metrics);
+            run.settings["workload"] = out["workload"];
+            run.settings["workload"]["num_prompts"] = reqs.size();
+            run.settings["engine"] =
+                engine_settings(**engine, ro, **exec, opt->engine.memory_given);
+            run.figures = *r;
+            run.requests = session.request_rows();
+            run.steps = session.step_rows();
+            report.runs.push_back(std::move(run));
         }
         results.push_back(std::move(r.value()));
     }
@@ -199,6 +321,34 @@ int cmd_bench(const Args& argv) {
     if (opt->json_path)
         if (Status st = write_json(*opt->json_path, out.dump(2)); !st)
             return fail(cmd, st.message());
+    if (opt->report) {
+        std::vector<std::string> names;
+        for (const BenchPolicy& p : opt->policies)
+            names.push_back(p.name);
+        report.title = "llmwb bench: " + m.model->name + ", " + join(names);
+        EnvironmentInputs in;
+        in.model_path = m.model->path;
+        in.model_name = m.model->name;
+        in.weight_dtype = weight_dtype(*m.model);
+        in.kv_dtype = kv_dtype_name((*exec)->kv_dtype());
+        in.device = (*exec)->device_name();
+        in.threads = (*exec)->kind() == DeviceKind::Cpu ? m.threads() : 0;
+        if ((*exec)->kind() == DeviceKind::Cuda)
+            if (auto plugin = CudaPlugin::load())
+                if (auto devices = (*plugin)->devices(); devices && !devices->empty()) {
+                    const CudaDeviceInfo& d = devices->front();
+                    in.gpu_name = d.name;
+                    in.gpu_memory_bytes = d.total_bytes;
+                    in.gpu_compute_capability =
+                        std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+                    in.gpu_driver = nvidia_driver_version();
+                }
+        if (!report.runs.empty())
+            in.engine_settings = report.runs.front().settings["engine"];
+        report.environment = probe_environment(in);
+        if (Status st = write_report(*opt->report, report); !st)
+            return fail(cmd, st.message());
+    }
     return 0;
 }
 

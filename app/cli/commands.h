@@ -17,6 +17,7 @@ int cmd_generate(const Args& args);
 int cmd_perplexity(const Args& args);
 int cmd_make_model(const Args& args);
 int cmd_bench(const Args& args);
+int cmd_report(const Args& args); // show | compare benchmark reports
 
 // generate --prompts FILE.jsonl: many prompts at once through the serving engine.
 bool generate_routes_to_batch(const Args& args);

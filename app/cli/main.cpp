@@ -23,6 +23,8 @@ const char* kUsage =
     "               many prompts at once           (--model M --prompts FILE.jsonl)\n"
     "  perplexity   log-probabilities of a text    (--model M (--text T | --file F | --ids L))\n"
     "  bench        serving benchmark: throughput, TTFT/TPOT/ITL/E2EL, KV usage, prefix cache\n"
+    "               (--report OUT.zip: the report to send or to compare)\n"
+    "  report       benchmark reports: show REPORT | compare REPORT [REPORT ...]\n"
     "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
     "\n"
     "M is a .gguf file or a Hugging Face folder; without --model the demo model (a bigram model "
@@ -57,6 +59,8 @@ int main(int argc, char** argv) {
         return cmd_make_model(args);
     if (command == "bench")
         return cmd_bench(args);
+    if (command == "report")
+        return cmd_report(args);
     std::fprintf(stderr, "llmwb: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
 }

@@ -38,9 +38,9 @@ struct BenchRun {
     std::string name;   // "continuous", "max_num_seqs=8", a user's label
     std::string policy; // continuous | static | sequential
     BenchRunStatus status = BenchRunStatus::Completed;
-    std::string error;      // why it failed or was cancelled ("" when completed)
-    std::string date;       // local start time, vLLM's format "YYYYmmdd-HHMMSS"
-    std::string model_id;   // the model's name as the user knows it (file or folder name)
+    std::string error;    // why it failed or was cancelled ("" when completed)
+    std::string date;     // local start time, vLLM's format "YYYYmmdd-HHMMSS"
+    std::string model_id; // the model's name as the user knows it (file or folder name)
     std::string backend = "llmwb";
     // A sweep point: the swept setting (vLLM's name: "max_num_seqs", "gpu_memory_utilization",
     // "max_num_batched_tokens", "block_size", "num_speculative_tokens", "kv_cache_dtype") and

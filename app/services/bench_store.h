@@ -60,6 +60,10 @@ class BenchStore {
     QString lastError() const { return error_; }
 
   private:
+    // One INSERT (and the group's id when it starts one), inside the caller's transaction.
+    std::optional<qint64> insertRun(const BenchRun& run, const nlohmann::ordered_json& environment,
+                                    qint64 groupId, const QString& importedFrom);
+
     Database& db_;
     QString error_;
 };

@@ -114,11 +114,38 @@ QStringList migrationMessageVersions() {
                 "CREATE INDEX message_versions_by_parent ON message_versions(parent_id, id)")};
 }
 
+// Benchmark runs as BenchStore keeps them (version 2 made the table; nothing wrote it before 6):
+// `config` holds the run's settings, `results` its results.json line; what a report has beside
+// it, per run: the group of runs made together (a sweep, a policy comparison, one imported report;
+// the id of its first run, NULL for older rows: the run alone), the status and its error, the
+// swept setting, environment.json's object, the run's rows of requests.csv and steps.csv, and the
+// report file it was imported from ('' = run here). Older rows read as completed runs.
+QStringList migrationBenchRuns() {
+    return {
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN group_id INTEGER"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN policy TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral(
+            "ALTER TABLE bench_runs ADD COLUMN status TEXT NOT NULL DEFAULT 'completed'"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN error TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN sweep_setting TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN sweep_value REAL NOT NULL DEFAULT 0"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN environment TEXT NOT NULL DEFAULT '{}'"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN requests_csv TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN steps_csv TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE bench_runs ADD COLUMN imported_from TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("CREATE INDEX bench_runs_by_group ON bench_runs(group_id)"),
+    };
+}
+
 } // namespace
 
 const QList<QStringList>& databaseMigrations() {
-    static const QList<QStringList> migrations = {migrationV1(), migrationV2(), migrationV3(),
-                                                  migrationV4(), migrationMessageVersions()};
+    static const QList<QStringList> migrations = {migrationV1(),
+                                                  migrationV2(),
+                                                  migrationV3(),
+                                                  migrationV4(),
+                                                  migrationMessageVersions(),
+                                                  migrationBenchRuns()};
     return migrations;
 }
 

@@ -225,10 +225,8 @@ Result<double> BenchSession::advance() {
 void BenchSession::cancel(const std::string& reason) {
     if (done())
         return;
-    if (!started_) {
-        started_ = true;
-        t0_ = EngineClock::now();
-    }
+    // Not started: nothing was submitted; the run stays without a start (duration 0, no
+    // engine figures).
     for (size_t i = 0; i < track_.size(); ++i) {
         Track& t = track_[i];
         if (t.finished)
@@ -244,7 +242,8 @@ void BenchSession::cancel(const std::string& reason) {
     }
     next_ = total();
     cancelled_ = true;
-    t_end_ = EngineClock::now();
+    if (started_)
+        t_end_ = EngineClock::now();
 }
 
 BenchResult BenchSession::result(const std::vector<double>& percentiles) const {

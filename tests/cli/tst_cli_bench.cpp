@@ -267,10 +267,6 @@ class TstCliBench : public QObject {
             << QStringList{"--dataset-path", "x.json"} << "--dataset-path";
         QTest::newRow("sharegpt-output-len")
             << QStringList{"--sharegpt-output-len", "5"} << "--sharegpt-output-len";
-        QTest::newRow("percentile-metrics")
-            << QStringList{"--percentile-metrics", "ttft"} << "--percentile-metrics";
-        QTest::newRow("metric-percentiles")
-            << QStringList{"--metric-percentiles", "50,99"} << "--metric-percentiles";
         QTest::newRow("goodput") << QStringList{"--goodput", "ttft:10"} << "--goodput";
         QTest::newRow("profile") << QStringList{"--profile"} << "--profile";
     }

@@ -96,8 +96,6 @@ MT_TEST(unsupported_vllm_options_are_refused_by_name) {
                            "temperature",
                            "top-p",
                            "sharegpt-output-len",
-                           "percentile-metrics",
-                           "metric-percentiles",
                            "goodput",
                            "profile",
                            "num-warmups",
@@ -124,9 +122,10 @@ MT_TEST(unsupported_vllm_options_are_refused_by_name) {
         }
     }
     // Names llmwb bench has are not in the list; an unknown name is an unknown option.
-    for (const char* n : {"input-len", "random-input-len", "request-rate", "burstiness", "seed",
-                          "num-prompts", "max-concurrency", "model", "dataset-name", "save-result",
-                          "save-detailed", "result-filename", "ignore-eos"})
+    for (const char* n :
+         {"input-len", "random-input-len", "request-rate", "burstiness", "seed", "num-prompts",
+          "max-concurrency", "model", "dataset-name", "save-result", "save-detailed",
+          "result-filename", "ignore-eos", "percentile-metrics", "metric-percentiles", "report"})
         MT_CHECK_MSG(!unsupported_vllm_option(n).has_value(), "%s", n);
     auto unknown = parse({"--frobnicate", "1"});
     MT_REQUIRE(!unknown.ok());
@@ -173,6 +172,55 @@ MT_TEST(save_result) {
     auto several = parse({"--save-result", "--policy", "continuous,static"});
     MT_REQUIRE(!several.ok());
     MT_CHECK(contains(several.message(), "one --policy"));
+}
+
+// vLLM's --percentile-metrics and --metric-percentiles: validated lists; vLLM's percentile
+// names in keys ("99", "99.9").
+MT_TEST(percentile_options) {
+    auto d = parse({});
+    MT_REQUIRE(d.ok());
+    MT_CHECK(d->percentile_metrics == (std::vector<std::string>{"ttft", "tpot", "itl", "e2el"}));
+    MT_CHECK(d->metric_percentiles == std::vector<double>{99});
+    MT_CHECK(!d->report.has_value());
+    auto r = parse({"--percentile-metrics", "e2el,ttft", "--metric-percentiles=50,90,99.9",
+                    "--report", "out.zip"});
+    MT_REQUIRE_MSG(r.ok(), "%s", r.ok() ? "" : r.message().c_str());
+    MT_CHECK(r->percentile_metrics == (std::vector<std::string>{"e2el", "ttft"}));
+    MT_CHECK(r->metric_percentiles == (std::vector<double>{50, 90, 99.9}));
+    MT_CHECK(r->report == std::string("out.zip"));
+    struct Bad {
+        std::vector<std::string> argv;
+        const char* part;
+    };
+    const Bad bad[] = {
+        {{"--metric-percentiles", "abc"}, "--metric-percentiles: 'abc' is not a number"},
+        {{"--metric-percentiles", "50,,99"}, "--metric-percentiles: '' is not a number"},
+        {{"--metric-percentiles", "101"}, "--metric-percentiles: 101 is outside [0, 100]"},
+        {{"--metric-percentiles", "-1"}, "outside [0, 100]"},
+        {{"--metric-percentiles", "nan"}, "is not a number"},
+        {{"--metric-percentiles", "99x"}, "'99x' is not a number"},
+        {{"--metric-percentiles", "99,99.0"}, "given twice"},
+        {{"--percentile-metrics", "ttft,latency"}, "unknown metric 'latency'"},
+        {{"--percentile-metrics", ""}, "unknown metric ''"},
+        {{"--percentile-metrics", "itl,itl"}, "'itl' given twice"},
+        {{"--report", ""}, "--report"},
+    };
+    for (const Bad& b : bad) {
+        MT_SCOPE("%s %s", b.argv[0].c_str(), b.argv[1].c_str());
+        auto e = parse(b.argv);
+        MT_REQUIRE(!e.ok());
+        MT_CHECK_MSG(contains(e.message(), b.part), "%s", e.message().c_str());
+    }
+    std::string many;
+    for (int i = 1; i <= 33; ++i)
+        many += (i > 1 ? "," : "") + std::to_string(i);
+    MT_CHECK(!parse({"--metric-percentiles", many}).ok());
+    MT_CHECK(vllm_percentile_name(99) == "99");
+    MT_CHECK(vllm_percentile_name(99.9) == "99.9");
+    MT_CHECK(vllm_percentile_name(50.0) == "50");
+    MT_CHECK(vllm_percentile_name(0) == "0");
+    MT_CHECK(vllm_percentile_name(99.99) == "99.99");
+    MT_CHECK(vllm_percentile_name(12.5) == "12.5");
 }
 
 MT_TEST(policies_and_block_size) {

@@ -49,7 +49,7 @@ std::string noise(size_t n, uint64_t seed) {
 
 ReportFiles sampleFiles() {
     std::string csv = "run,id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens\n";
-    for (int i = 0; csv.size() < (2u << 20); ++i)
+    for (int64_t i = 0; csv.size() < (2u << 20); ++i)
         csv += "0," + std::to_string(i) + ",0." + std::to_string(i * 7919 % 1000) + ",1." +
                std::to_string(i * 104729 % 997) + ",2.5," + std::to_string(100 + i % 37) + "," +
                std::to_string(i % 255) + "\n";
@@ -158,6 +158,18 @@ class TestReportZip : public QObject {
         const QString again = dir_.filePath(QStringLiteral("round-again.zip"));
         QVERIFY(write_report_zip(str(again), files).ok());
         QCOMPARE(readAll(again), readAll(path));
+    }
+
+    // A report always has files: writing none is refused; an archive with no entries (which
+    // minizip cannot open) is refused by name.
+    void emptyArchivesAreRefused() {
+        const QString path = dir_.filePath(QStringLiteral("empty.zip"));
+        const Status s = write_report_zip(str(path), {});
+        QVERIFY(!s.ok());
+        QVERIFY2(QString::fromStdString(s.message()).contains(QStringLiteral("no files")),
+                 s.message().c_str());
+        QVERIFY(!QFile::exists(path));
+        expectRefused(ZipBuilder().bytes(), {QStringLiteral("an empty zip archive")});
     }
 
     void refusesUnsafeNamesWhenWriting() {
@@ -485,6 +497,40 @@ class TestReportZip : public QObject {
         shortStream.csize = static_cast<uint32_t>(shortStream.payload.size());
         expectRefused(ZipBuilder().add(shortStream).bytes(),
                       {QStringLiteral("entry 'results.json'")});
+    }
+
+    // Archives damaged at random (bytes changed, cut, or both; a fixed seed): each is read or
+    // refused, never a crash, and reading writes nothing.
+    void randomlyDamagedArchivesNeverCrash() {
+        const ReportFiles files = {{"results.json", std::string(3000, 'r') + "{}\n"},
+                                   {"steps.csv", noise(2000, 11)},
+                                   {"requests.csv", "run,index\n0,1\n"}};
+        const QString good = dir_.filePath(QStringLiteral("fuzz-seed.zip"));
+        QVERIFY(write_report_zip(str(good), files).ok());
+        const QByteArray seed = readAll(good);
+        const QString path = dir_.filePath(QStringLiteral("fuzz.zip"));
+        uint64_t state = 0x9e3779b97f4a7c15ull;
+        const auto next = [&state] {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            return state;
+        };
+        int refused = 0, read = 0;
+        for (int i = 0; i < 1500; ++i) {
+            QByteArray b = seed;
+            const int edits = 1 + int(next() % 8);
+            for (int e = 0; e < edits; ++e)
+                b[qsizetype(next() % uint64_t(b.size()))] = char(next());
+            if (i % 4 == 0)
+                b.truncate(qsizetype(next() % uint64_t(b.size())));
+            QVERIFY(writeBytes(path, b));
+            const auto r = read_report_zip(str(path));
+            r.ok() ? ++read : ++refused;
+        }
+        qInfo("1500 damaged archives: %d read, %d refused", read, refused);
+        QVERIFY(refused > 0);
+        QCOMPARE(entriesOf(work_), QStringList());
     }
 
     void refusesWhatIsNotAZip() {

@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QSet>
@@ -212,6 +213,8 @@ Status write_report_zip(const std::string& path, const ReportFiles& files) {
         if (bytes.size() > 0xffffffffull)
             return entry_error(path, qname, "larger than 4 GiB");
     }
+    if (files.empty())
+        return make_error(native(path) + ": cannot write: no files to write");
     const QFileInfo info(target);
     if (!info.dir().exists())
         return make_error(native(path) + ": cannot write: the folder " +
@@ -295,9 +298,15 @@ Result<ReportFiles> read_report_zip(const std::string& path, const ZipLimits& li
     const int64_t archive_bytes = info.size();
 
     QuaZip zip(source);
-    if (!zip.open(QuaZip::mdUnzip))
+    if (!zip.open(QuaZip::mdUnzip)) {
+        // minizip does not open an archive of no entries: the end record alone (and a comment).
+        QFile f(source);
+        if (archive_bytes >= 22 && archive_bytes <= 22 + 0xffff && f.open(QIODevice::ReadOnly) &&
+            f.read(4) == QByteArray("PK\x05\x06", 4))
+            return archive_error(path, "an empty zip archive (no files)");
         return archive_error(path, "not a zip archive, or its central directory is damaged (" +
                                        zip_status(zip.getZipError()) + ")");
+    }
     // The count the archive claims, before reading any entry.
     // (64 bits: QuaZip's int count would wrap a zip64 claim of 2^32 + n entries to n.)
     unz_global_info64 global{};

@@ -22,6 +22,7 @@ struct ZipLimits {
     double max_ratio = 200.0;              // inflated / compressed, per entry (above 1 MiB)
 };
 
+// No files is an error (a report always has some; minizip cannot read an archive of none).
 Status write_report_zip(const std::string& path, const ReportFiles& files);
 // The archive's regular files (every one that passes the checks; unknown names are kept so that
 // the caller can ignore them).

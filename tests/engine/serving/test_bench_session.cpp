@@ -290,6 +290,32 @@ MT_TEST(cancel_mid_run_leaves_the_engine_usable) {
     MT_REQUIRE_COMPARE(got, 5);
 }
 
+MT_TEST(cancel_before_the_first_advance) {
+    auto e = test::serving_engine(small_config());
+    auto w = workload(3, 0, 23);
+    BenchRunOptions o;
+    {
+        BenchSession warm(*e, w, o); // the engine has served a run: its counters are not 0
+        MT_REQUIRE(run(warm));
+    }
+    BenchSession s(*e, w, o);
+    s.cancel("never mind");
+    MT_REQUIRE(s.done() && s.cancelled());
+    MT_REQUIRE_COMPARE(s.elapsed_s(), 0.0);
+    const BenchResult r = s.result();
+    MT_REQUIRE_COMPARE(r.completed, 0);
+    MT_REQUIRE_COMPARE(r.failed, 3);
+    MT_REQUIRE_COMPARE(r.steps, int64_t(0));
+    MT_REQUIRE_COMPARE(r.prefix_cache_queries, int64_t(0));
+    MT_REQUIRE_COMPARE(r.total_output_tokens, int64_t(0));
+    for (const BenchRequestRow& row : s.request_rows()) {
+        MT_REQUIRE_COMPARE(row.error, std::string("never mind"));
+        MT_REQUIRE_COMPARE(row.arrival_s, -1.0);
+    }
+    MT_REQUIRE(s.step_rows().empty());
+    MT_REQUIRE_COMPARE(e->num_unfinished(), 0);
+}
+
 MT_TEST(percentiles_match_a_direct_computation) {
     auto w = workload(12, 0, 13);
     auto e = test::serving_engine(small_config());
