@@ -9,6 +9,7 @@
 #include <QLineSeries>
 #include <QLocale>
 #include <QMap>
+#include <QPen>
 #include <QScatterSeries>
 #include <QSplitter>
 #include <QTableWidget>
@@ -26,19 +27,19 @@ QString s(const std::string& v) {
     return QString::fromStdString(v);
 }
 
-// A value of the environment by a dotted path ("cpu.model"); "" when absent.
+// A value of the environment by its path of keys; "—" when absent.
 QString envText(const nlohmann::ordered_json& env, std::initializer_list<const char*> path) {
     const nlohmann::ordered_json* j = &env;
     for (const char* k : path) {
         if (!j->is_object() || !j->contains(k))
-            return {};
+            return QStringLiteral("—");
         j = &(*j)[k];
     }
     if (j->is_string())
         return s(j->get<std::string>());
     if (j->is_number() || j->is_boolean())
         return s(j->dump());
-    return {};
+    return QStringLiteral("—");
 }
 
 } // namespace
@@ -54,17 +55,20 @@ BenchCompareView::BenchCompareView(QWidget* parent) : QWidget(parent) {
     table_->setObjectName(QStringLiteral("benchCompareTable"));
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->verticalHeader()->setVisible(false);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
     table_->horizontalHeader()->setStretchLastSection(true);
+    table_->setWordWrap(false);
+    table_->setTextElideMode(Qt::ElideRight);
     chart_ = new QChart;
     chart_->setAnimationOptions(QChart::NoAnimation);
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chartView_ = new QChartView(chart_, split);
     chartView_->setRenderHint(QPainter::Antialiasing);
-    chartView_->setMinimumHeight(180);
+    chartView_->setMinimumHeight(260);
     split->addWidget(table_);
     split->addWidget(chartView_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
     layout->addWidget(split, 1);
     rebuild();
 }
@@ -89,6 +93,7 @@ void BenchCompareView::changeEvent(QEvent* e) {
 void BenchCompareView::rebuild() {
     const QLocale loc;
     table_->clear();
+    table_->setRowCount(0);
     chart_->removeAllSeries();
     for (QAbstractAxis* a : chart_->axes())
         chart_->removeAxis(a);
@@ -115,33 +120,21 @@ void BenchCompareView::rebuild() {
                         : tr("%1 (%2)").arg(s(r.run.name), r.entry.importedFrom));
     table_->setHorizontalHeaderLabels(headers);
 
-    auto addRow = [&](const QString& label, const QStringList& cells,
-                      const QList<int>& signs = {}) {
-        const int row = table_->rowCount();
+    auto addRow = [&](const QString& label, const QStringList& cells, const QList<int>& signs = {},
+                      bool text = false, int at = -1) {
+        const int row = at >= 0 ? at : table_->rowCount();
         table_->insertRow(row);
         table_->setItem(row, 0, new QTableWidgetItem(label));
         for (int c = 0; c < n && c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            item->setTextAlignment((text ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
+            item->setToolTip(cells[c]);
             if (c < signs.size() && signs[c] != 0)
                 item->setForeground(signs[c] > 0 ? QColor(0x1b, 0x8a, 0x3a)
                                                  : QColor(0xc6, 0x28, 0x28));
             table_->setItem(row, c + 1, item);
         }
     };
-    // What each run ran on.
-    QStringList model, device, cpu, status;
-    for (const StoredBenchRun& r : runs_) {
-        model << s(r.run.model_id);
-        device << envText(r.environment, {"device"});
-        cpu << envText(r.environment, {"cpu_model"});
-        status << s(bench_run_status_name(r.run.status));
-    }
-    addRow(tr("Model"), model);
-    addRow(tr("Device"), device);
-    addRow(tr("CPU"), cpu);
-    addRow(tr("Status"), status);
-
     auto cellOf = [&](const std::optional<double>& v, const std::optional<double>& d, int c,
                       bool higherBetter, int* sign, int decimals) {
         *sign = 0;
@@ -203,7 +196,21 @@ void BenchCompareView::rebuild() {
                    cells, signs);
         }
     }
+    // What each run ran on.
+    QStringList model, device, cpu, status;
+    for (const StoredBenchRun& r : runs_) {
+        model << s(r.run.model_id);
+        device << envText(r.environment, {"device"});
+        cpu << envText(r.environment, {"cpu_model"});
+        status << s(bench_run_status_name(r.run.status));
+    }
+    // Sized by the figures; the text rows go on top afterwards (elided, tooltips hold them).
     table_->resizeColumnsToContents();
+    addRow(tr("Model"), model, {}, true, 0);
+    addRow(tr("Device"), device, {}, true, 1);
+    addRow(tr("CPU"), cpu, {}, true, 2);
+    addRow(tr("Status"), status, {}, true, 3);
+
 
     // The chart.
     bool oneSweep = !runs.front()->sweep_setting.empty();
@@ -215,37 +222,59 @@ void BenchCompareView::rebuild() {
     chart_->addAxis(y, Qt::AlignLeft);
     double xmax = 0, ymax = 0, xmin = 0;
     if (oneSweep) {
+        // Throughput (solid, left axis) and mean TTFT (dashed, right axis) against the setting,
+        // one pair of lines per policy (and per report a run came from).
         sweepChart_ = true;
-        chart_->setTitle(tr("Output throughput against %1").arg(s(runs.front()->sweep_setting)));
-        x->setTitleText(s(runs.front()->sweep_setting));
+        const QString setting = s(runs.front()->sweep_setting);
+        chart_->setTitle(tr("Throughput and latency against %1").arg(setting));
+        x->setTitleText(setting);
         y->setTitleText(tr("output tok/s"));
-        QMap<QString, QLineSeries*> byPolicy; // one line per policy (and source)
+        auto* yt = new QValueAxis;
+        yt->setTitleText(tr("TTFT (ms)"));
+        chart_->addAxis(yt, Qt::AlignRight);
+        double ttftMax = 0;
+        QMap<QString, std::pair<QLineSeries*, QLineSeries*>> byPolicy;
         xmin = runs.front()->sweep_value;
         for (int c = 0; c < n; ++c) {
             const QString key = s(runs[c]->policy) + (runs_[c].entry.importedFrom.isEmpty()
                                                           ? QString()
                                                           : QStringLiteral(" · ") +
                                                                 runs_[c].entry.importedFrom);
-            QLineSeries*& line = byPolicy[key];
-            if (!line) {
-                line = new QLineSeries;
-                line->setName(key);
-                line->setPointsVisible(true);
-                chart_->addSeries(line);
-                line->attachAxis(x);
-                line->attachAxis(y);
+            auto& lines = byPolicy[key];
+            if (!lines.first) {
+                lines.first = new QLineSeries;
+                lines.first->setName(tr("%1: output tok/s").arg(key));
+                lines.second = new QLineSeries;
+                lines.second->setName(tr("%1: mean TTFT").arg(key));
+                for (QLineSeries* l : {lines.first, lines.second}) {
+                    l->setPointsVisible(true);
+                    chart_->addSeries(l);
+                    l->attachAxis(x);
+                }
+                lines.first->attachAxis(y);
+                lines.second->attachAxis(yt);
+                QPen dashed = lines.second->pen();
+                dashed.setStyle(Qt::DashLine);
+                dashed.setColor(lines.first->color());
+                lines.second->setPen(dashed);
             }
-            line->append(runs[c]->sweep_value, runs[c]->figures.output_throughput);
+            lines.first->append(runs[c]->sweep_value, runs[c]->figures.output_throughput);
+            lines.second->append(runs[c]->sweep_value, runs[c]->figures.ttft_ms.mean);
             xmin = std::min(xmin, runs[c]->sweep_value);
             xmax = std::max(xmax, runs[c]->sweep_value);
             ymax = std::max(ymax, runs[c]->figures.output_throughput);
+            ttftMax = std::max(ttftMax, runs[c]->figures.ttft_ms.mean);
         }
-        for (QLineSeries* line : byPolicy) { // in x order
-            QList<QPointF> pts = line->points();
-            std::sort(pts.begin(), pts.end(),
-                      [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
-            line->replace(pts);
-        }
+        for (const auto& lines : byPolicy) // in x order
+            for (QLineSeries* line : {lines.first, lines.second}) {
+                QList<QPointF> pts = line->points();
+                std::sort(pts.begin(), pts.end(),
+                          [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+                line->replace(pts);
+            }
+        yt->setRange(0, ttftMax > 0 ? ttftMax * 1.1 : 1);
+        yt->applyNiceNumbers();
+        yt->setLabelFormat(QStringLiteral("%.0f"));
     } else {
         chart_->setTitle(tr("Output tokens/s over time"));
         x->setTitleText(tr("seconds"));
@@ -278,6 +307,10 @@ void BenchCompareView::rebuild() {
     y->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
     x->applyNiceNumbers();
     y->applyNiceNumbers();
+    y->setLabelFormat(QStringLiteral("%.0f"));
+    x->setLabelFormat(sweepChart_ && runs.front()->sweep_setting != "gpu_memory_utilization"
+                          ? QStringLiteral("%.0f")
+                          : QStringLiteral("%.2g"));
 }
 
 } // namespace llmwb

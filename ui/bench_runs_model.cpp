@@ -64,8 +64,8 @@ QVariant BenchRunsModel::data(const QModelIndex& index, int role) const {
         return e.id;
     if (role == Qt::CheckStateRole && index.column() == Name)
         return checked_.contains(e.id) ? Qt::Checked : Qt::Unchecked;
-    if (role == Qt::TextAlignmentRole && index.column() >= Requests &&
-        index.column() <= CostPerMillion)
+    if (role == Qt::TextAlignmentRole && index.column() >= OutputTps &&
+        index.column() <= Requests)
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole) {
         if (!e.error.isEmpty())

@@ -1,7 +1,7 @@
 // The Benchmark page's list of stored runs (newest first): name (checkable: the runs to compare
-// or export), model, status, policy, sweep point, requests, throughputs, mean TTFT/TPOT, the
-// cost of 1M output tokens at the user's price per hour, and where the run came from (this
-// machine, or the report it was imported from).
+// or export), status, sweep point, throughputs, mean TTFT/TPOT, the cost of 1M output tokens at
+// the user's price per hour, requests, policy, model, and where the run came from (this
+// machine, or the report it was imported from). The figures come first: they are what is read.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -18,16 +18,16 @@ class BenchRunsModel : public QAbstractTableModel {
   public:
     enum Column {
         Name,
-        Model,
         Status,
-        Policy,
         Sweep,
-        Requests,
         OutputTps,
         RequestTps,
         MeanTtft,
         MeanTpot,
         CostPerMillion,
+        Requests,
+        Policy,
+        Model,
         Source,
         Date,
         ColumnCount

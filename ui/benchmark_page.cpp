@@ -67,54 +67,21 @@ QString duration(double s) {
 
 BenchmarkPage::BenchmarkPage(BenchController& controller, AppSettings& settings, QWidget* parent)
     : QWidget(parent), controller_(controller), settings_(settings) {
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    auto* layout = new QHBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(split);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    tabs_ = new QTabWidget(this);
+    tabs_->setObjectName(QStringLiteral("benchTabs"));
+    layout->addWidget(tabs_, 1);
 
-    // Left: the form, scrolling; Run / Cancel and the progress below it, always visible.
-    auto* left = new QWidget(split);
-    auto* leftLayout = new QVBoxLayout(left);
-    leftLayout->setContentsMargins(6, 6, 6, 6);
-    auto* scroll = new QScrollArea(left);
+    // Setup: the form, in two columns, scrolling vertically.
+    auto* scroll = new QScrollArea(tabs_);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* form = new QWidget(scroll);
     buildForm(form);
     scroll->setWidget(form);
-    leftLayout->addWidget(scroll, 1);
-    hint_ = new QLabel(left);
-    hint_->setObjectName(QStringLiteral("benchHint"));
-    hint_->setWordWrap(true);
-    hint_->setVisible(false);
-    leftLayout->addWidget(hint_);
-    auto* buttons = new QHBoxLayout;
-    runButton_ = new QPushButton(left);
-    runButton_->setObjectName(QStringLiteral("benchRunButton"));
-    runButton_->setDefault(true);
-    cancelButton_ = new QPushButton(left);
-    cancelButton_->setObjectName(QStringLiteral("benchCancelButton"));
-    cancelButton_->setEnabled(false);
-    buttons->addWidget(runButton_);
-    buttons->addWidget(cancelButton_);
-    leftLayout->addLayout(buttons);
-    progress_ = new QProgressBar(left);
-    progress_->setObjectName(QStringLiteral("benchProgress"));
-    progress_->setRange(0, 1000);
-    progress_->setValue(0);
-    progress_->setTextVisible(false);
-    leftLayout->addWidget(progress_);
-    status_ = new QLabel(left);
-    status_->setObjectName(QStringLiteral("benchStatus"));
-    status_->setWordWrap(true);
-    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    leftLayout->addWidget(status_);
-    left->setMinimumWidth(300);
+    tabs_->addTab(scroll, QString());
 
-    // Right: live charts, runs, comparison.
-    tabs_ = new QTabWidget(split);
-    tabs_->setObjectName(QStringLiteral("benchTabs"));
     live_ = new ChartsPanel(tabs_);
     live_->setObjectName(QStringLiteral("benchLiveCharts"));
     tabs_->addTab(live_, QString());
@@ -135,11 +102,12 @@ BenchmarkPage::BenchmarkPage(BenchController& controller, AppSettings& settings,
     summary_ = new QPlainTextEdit(runsSplit);
     summary_->setObjectName(QStringLiteral("benchSummary"));
     summary_->setReadOnly(true);
+    summary_->setLineWrapMode(QPlainTextEdit::NoWrap);
     summary_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     runsSplit->addWidget(runsView_);
     runsSplit->addWidget(summary_);
-    runsSplit->setStretchFactor(0, 3);
-    runsSplit->setStretchFactor(1, 2);
+    runsSplit->setStretchFactor(0, 2);
+    runsSplit->setStretchFactor(1, 3);
     runsLayout->addWidget(runsSplit, 1);
     auto* runButtons = new QHBoxLayout;
     compareButton_ = new QPushButton(runsPage);
@@ -160,11 +128,34 @@ BenchmarkPage::BenchmarkPage(BenchController& controller, AppSettings& settings,
     compareView_->setObjectName(QStringLiteral("benchCompareView"));
     tabs_->addTab(compareView_, QString());
 
-    split->addWidget(left);
-    split->addWidget(tabs_);
-    split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 1);
-    split->setSizes({340, 900});
+    // The run bar: why a plan was refused, Run / Cancel, progress, the current run.
+    hint_ = new QLabel(this);
+    hint_->setObjectName(QStringLiteral("benchHint"));
+    hint_->setWordWrap(true);
+    hint_->setVisible(false);
+    hint_->setStyleSheet(QStringLiteral("color: #c62828;"));
+    layout->addWidget(hint_);
+    auto* bar = new QHBoxLayout;
+    runButton_ = new QPushButton(this);
+    runButton_->setObjectName(QStringLiteral("benchRunButton"));
+    runButton_->setDefault(true);
+    cancelButton_ = new QPushButton(this);
+    cancelButton_->setObjectName(QStringLiteral("benchCancelButton"));
+    cancelButton_->setEnabled(false);
+    progress_ = new QProgressBar(this);
+    progress_->setObjectName(QStringLiteral("benchProgress"));
+    progress_->setRange(0, 1000);
+    progress_->setValue(0);
+    progress_->setTextVisible(false);
+    bar->addWidget(runButton_);
+    bar->addWidget(cancelButton_);
+    bar->addWidget(progress_, 1);
+    layout->addLayout(bar);
+    status_ = new QLabel(this);
+    status_->setObjectName(QStringLiteral("benchStatus"));
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(status_);
 
     connect(runButton_, &QPushButton::clicked, this, [this] { run(); });
     connect(cancelButton_, &QPushButton::clicked, this, &BenchmarkPage::cancel);
@@ -200,8 +191,11 @@ BenchmarkPage::BenchmarkPage(BenchController& controller, AppSettings& settings,
 }
 
 void BenchmarkPage::buildForm(QWidget* form) {
-    auto* v = new QVBoxLayout(form);
-    v->setContentsMargins(0, 0, 0, 0);
+    auto* columns = new QHBoxLayout(form);
+    auto* v = new QVBoxLayout;
+    auto* v2 = new QVBoxLayout;
+    columns->addLayout(v, 1);
+    columns->addLayout(v2, 1);
     auto label = [this](QWidget* parent) {
         auto* l = new QLabel(parent);
         labels_ << l;
@@ -210,6 +204,8 @@ void BenchmarkPage::buildForm(QWidget* form) {
     auto* top = new QFormLayout;
     preset_ = new QComboBox(form);
     preset_->setObjectName(QStringLiteral("benchPreset"));
+    preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    preset_->setMinimumContentsLength(14);
     for (int i = 0; i < 4; ++i)
         preset_->addItem(QString());
     name_ = new QLineEdit(form);
@@ -222,6 +218,8 @@ void BenchmarkPage::buildForm(QWidget* form) {
     auto* w = new QFormLayout(workloadBox_);
     source_ = new QComboBox(workloadBox_);
     source_->setObjectName(QStringLiteral("benchSource"));
+    source_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    source_->setMinimumContentsLength(14);
     for (int i = 0; i < 3; ++i)
         source_->addItem(QString());
     datasetPath_ = new QLineEdit(workloadBox_);
@@ -280,7 +278,7 @@ void BenchmarkPage::buildForm(QWidget* form) {
     sequential_->setObjectName(QStringLiteral("benchSequential"));
     for (QCheckBox* c : {continuous_, static_, sequential_})
         p->addWidget(c);
-    v->addWidget(policyBox_);
+    v2->addWidget(policyBox_);
 
     sweepBox_ = new QGroupBox(form);
     auto* s = new QFormLayout(sweepBox_);
@@ -296,7 +294,7 @@ void BenchmarkPage::buildForm(QWidget* form) {
     s->addRow(label(sweepBox_), sweepSetting_);
     s->addRow(label(sweepBox_), sweepValues_);
     s->addRow(label(sweepBox_), percentiles_);
-    v->addWidget(sweepBox_);
+    v2->addWidget(sweepBox_);
 
     costBox_ = new QGroupBox(form);
     auto* c = new QFormLayout(costBox_);
@@ -309,8 +307,9 @@ void BenchmarkPage::buildForm(QWidget* form) {
     currency_->setMaxLength(8);
     c->addRow(label(costBox_), price_);
     c->addRow(label(costBox_), currency_);
-    v->addWidget(costBox_);
+    v2->addWidget(costBox_);
     v->addStretch(1);
+    v2->addStretch(1);
 
     connect(preset_, &QComboBox::activated, this,
             [this](int i) { applyPreset(static_cast<Preset>(i)); });
@@ -401,6 +400,7 @@ void BenchmarkPage::retranslate() {
                           "would): the cost of 1M tokens is price ÷ (tokens/s × 3,600) × 1M."));
     runButton_->setText(tr("Run"));
     cancelButton_->setText(tr("Cancel"));
+    tabs_->setTabText(SetupTab, tr("Setup"));
     tabs_->setTabText(LiveTab, tr("Live"));
     tabs_->setTabText(RunsTab, tr("Runs"));
     tabs_->setTabText(CompareTab, tr("Compare"));
@@ -409,8 +409,9 @@ void BenchmarkPage::retranslate() {
     importButton_->setText(tr("Import report…"));
     deleteButton_->setText(tr("Delete checked"));
     if (!running_ && status_->text().isEmpty())
-        status_->setText(tr("Runs use the loaded model with the Tuning dock's settings; chats "
-                            "wait while a run is in progress."));
+        status_->setText(tr("Runs use the loaded model with the Tuning dock's settings (and the "
+                            "run's policy and sweep value); chats wait while a run is in "
+                            "progress."));
     runsModel_->retranslate();
 }
 
@@ -597,6 +598,8 @@ void BenchmarkPage::refreshRuns() {
                                : 0;
     runsModel_->setRuns(controller_.store().runs());
     runsView_->resizeColumnsToContents();
+    for (int c : {int(BenchRunsModel::Name), int(BenchRunsModel::Model)}) // long names elide
+        runsView_->setColumnWidth(c, std::min(runsView_->columnWidth(c), 220));
     if (const int row = runsModel_->rowOf(current); row >= 0)
         runsView_->selectRow(row);
 }

@@ -1,9 +1,11 @@
-// The Benchmark page (a tab beside the Chat): a workload (synthetic prompts as vLLM's random
+// The Benchmark page (a tab beside the Chat). Four tabs over a run bar (Run, Cancel, progress,
+// the current run and the time left): Setup — a workload (synthetic prompts as vLLM's random
 // dataset, a JSONL file, or the user's own messages), the policies to compare, an optional sweep
 // over one engine setting, percentiles and a price per hour; Run / Cancel with a progress bar,
 // the current run and the time left; live charts while it runs (the Engine dock's charts, fed by
 // the same views); the stored runs (Runs tab: check runs to compare, export or delete; Import a
-// report), the selected run's figures, and a side-by-side comparison (Compare tab).
+// report), the selected run's figures, and a side-by-side comparison (Compare tab). Each tab
+// gets the page's whole width (at 1280x800 with the docks open it is about 680 px).
 #pragma once
 
 #include <QList>
@@ -38,7 +40,7 @@ class BenchmarkPage : public QWidget {
 
   public:
     enum Preset { Custom, LoadTest, PolicyComparison, MaxNumSeqsSweep };
-    enum Tab { LiveTab, RunsTab, CompareTab };
+    enum Tab { SetupTab, LiveTab, RunsTab, CompareTab };
 
     BenchmarkPage(BenchController& controller, AppSettings& settings, QWidget* parent = nullptr);
 

@@ -676,46 +676,14 @@ void EngineWorker::runStep() {
         emitView();
         return;
     }
-    if (!busy_) { // the first step after idle: rates count from now, not from the last view
-        busy_ = true;
-        sinceView_.restart();
-        tokensSinceView_ = promptTokensSinceView_ = 0;
-    }
     StepOutputs& out = model_->out;
     engine.step(out);
-    if (out.step_index >= 0) {
-        StepRecord rec;
-        rec.step = out.step_index;
-        rec.ms = out.step_ms;
-        rec.prefillTokens = out.num_prefill_tokens;
-        rec.decodeTokens = out.num_decode_tokens;
-        rec.preempted = int(out.preempted.size());
-        promptTokensSinceView_ += out.num_prefill_tokens;
-        rec.segments.reserve(qsizetype(out.scheduled.size()));
-        for (const ScheduledRequest& s : out.scheduled) {
-            StepSegment seg{s.id, s.num_scheduled, s.prefill, s.num_draft, 0};
-            if (s.num_draft > 0) // accepted drafts = tokens out beyond the target's own one
-                for (const RequestOutput& o : out.outputs)
-                    if (o.id == s.id)
-                        seg.accepted = std::clamp(int(o.new_token_ids.size()) - 1, 0, s.num_draft);
-            rec.segments.push_back(seg);
-        }
-        view_.steps.push_back(std::move(rec));
-        if (view_.steps.size() > 1000) // nobody collects them: keep the newest
-            view_.steps.remove(0, view_.steps.size() - 1000);
-    }
+    recordStep(out);
     for (RequestOutput& o : out.outputs) {
-        tokensSinceView_ += qint64(o.new_token_ids.size());
         Active* a = active_.value(o.id);
         if (!a)
             continue;
         a->metrics = o.metrics;
-        if (!a->firstToken && o.metrics.ttft_ms > 0) {
-            a->firstToken = true;
-            view_.ttfts.push_back({o.id, o.metrics.ttft_ms});
-            if (view_.ttfts.size() > 1000)
-                view_.ttfts.remove(0, view_.ttfts.size() - 1000);
-        }
         if (!a->loadTest) {
             a->pending += q(o.text);
             if (!a->pending.isEmpty() && !o.finished &&
@@ -748,6 +716,47 @@ void EngineWorker::runStep() {
         emitView();
     if (model_->serving->has_unfinished())
         postStep();
+}
+
+// The step for the next view: its record (batch timeline), its tokens (rates), and the first
+// tokens it sampled (TTFT samples).
+void EngineWorker::recordStep(const StepOutputs& out) {
+    if (!busy_) { // the first step after idle: rates count from now, not from the last view
+        busy_ = true;
+        sinceView_.restart();
+        tokensSinceView_ = promptTokensSinceView_ = 0;
+    }
+    if (out.step_index >= 0) {
+        StepRecord rec;
+        rec.step = out.step_index;
+        rec.ms = out.step_ms;
+        rec.prefillTokens = out.num_prefill_tokens;
+        rec.decodeTokens = out.num_decode_tokens;
+        rec.preempted = int(out.preempted.size());
+        promptTokensSinceView_ += out.num_prefill_tokens;
+        rec.segments.reserve(qsizetype(out.scheduled.size()));
+        for (const ScheduledRequest& s : out.scheduled) {
+            StepSegment seg{s.id, s.num_scheduled, s.prefill, s.num_draft, 0};
+            if (s.num_draft > 0) // accepted drafts = tokens out beyond the target's own one
+                for (const RequestOutput& o : out.outputs)
+                    if (o.id == s.id)
+                        seg.accepted = std::clamp(int(o.new_token_ids.size()) - 1, 0, s.num_draft);
+            rec.segments.push_back(seg);
+        }
+        view_.steps.push_back(std::move(rec));
+        if (view_.steps.size() > 1000) // nobody collects them: keep the newest
+            view_.steps.remove(0, view_.steps.size() - 1000);
+    }
+    for (const RequestOutput& o : out.outputs) {
+        tokensSinceView_ += qint64(o.new_token_ids.size());
+        // Its first tokens came in this step.
+        if (!o.new_token_ids.empty() && o.metrics.ttft_ms > 0 &&
+            o.metrics.output_tokens == int32_t(o.new_token_ids.size())) {
+            view_.ttfts.push_back({o.id, o.metrics.ttft_ms});
+            if (view_.ttfts.size() > 1000)
+                view_.ttfts.remove(0, view_.ttfts.size() - 1000);
+        }
+    }
 }
 
 void EngineWorker::emitView() {

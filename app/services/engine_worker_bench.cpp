@@ -254,6 +254,7 @@ bool EngineWorker::startBenchRun() {
         return false;
     }
     job.session = std::make_unique<BenchSession>(*model_->serving, job.workload, ro);
+    job.lastStep = -1;
     emitBenchProgress(tr("Running"), true);
     return true;
 }
@@ -306,6 +307,10 @@ void EngineWorker::benchStep() {
         }
     }
     auto wait = job.session->advance();
+    if (const StepOutputs& so = job.session->last_outputs(); so.step_index > job.lastStep) {
+        job.lastStep = so.step_index; // a step ran (advance() may only have waited)
+        recordStep(so);
+    }
     if (!wait) {
         endBenchRun(BenchRunStatus::Failed, q(wait.message()));
     } else if (job.session->done()) {

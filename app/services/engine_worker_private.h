@@ -36,7 +36,6 @@ struct EngineWorker::Active {
     QString pending;
     QElapsedTimer sinceSignal;
     SnapshotRequest metrics;
-    bool firstToken = false;
     // The answer's max tokens as the user asked; the engine's may be lower (clamped to the room
     // left in the context or the pool), and an end there is not the user's limit.
     int64_t askedMaxTokens = 0;
@@ -64,6 +63,7 @@ struct EngineWorker::BenchJob {
     QElapsedTimer sinceProgress;
     QString failure; // the first run that failed (the plan's message)
     bool waitingForChats = false;
+    int64_t lastStep = -1; // the last engine step shown (the run's engine counts from 0)
 };
 
 } // namespace llmwb

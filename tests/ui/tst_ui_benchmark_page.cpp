@@ -226,6 +226,13 @@ class TestBenchmarkPage : public QObject {
                          qPrintable(t->item(r, 3)->text()));
             }
         QVERIFY(found);
+        // A language change rebuilds the table: the same rows, none left empty.
+        const int rows = t->rowCount();
+        QEvent change(QEvent::LanguageChange);
+        QApplication::sendEvent(page.compareView(), &change);
+        QCOMPARE(t->rowCount(), rows);
+        for (int r = 0; r < t->rowCount(); ++r)
+            QVERIFY2(t->item(r, 1) && !t->item(r, 1)->text().isEmpty(), qPrintable(QString::number(r)));
         QVERIFY(!page.compareView()->isSweepChart());
         QCOMPARE(page.compareView()->chart()->series().size(), 3); // tok/s over time, overlaid
     }
@@ -250,7 +257,7 @@ class TestBenchmarkPage : public QObject {
         QCOMPARE(plans_[0].sweepValues, (QVector<double>{1, 2, 4, 8, 16}));
         QCOMPARE(page.runsModel()->rowCount(), 5);
         QVERIFY(page.compareView()->isSweepChart());
-        QCOMPARE(page.compareView()->chart()->series().size(), 1); // one policy
+        QCOMPARE(page.compareView()->chart()->series().size(), 2); // one policy: tok/s and TTFT
     }
 
     void cancelledRunIsKept() {
