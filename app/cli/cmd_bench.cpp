@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -88,6 +89,34 @@ std::string weight_dtype(const LoadedModel& m) {
     for (const auto& [n, t] : order)
         out += (out.empty() ? "" : "/") + t;
     return out.empty() ? "unknown" : out;
+}
+
+// The workload of a run under vLLM's names: request_rate "inf" and max_concurrency null as
+// vLLM writes them; the dataset by its file name (a path would tell where the user keeps it).
+nlohmann::ordered_json workload_settings(const BenchOptions& o, size_t num_prompts) {
+    nlohmann::ordered_json j;
+    j["num_prompts"] = num_prompts;
+    j["dataset"] =
+        o.dataset ? std::filesystem::path(*o.dataset).filename().string() : std::string("random");
+    if (!o.dataset) {
+        j["input_len"] = o.spec.input_len;
+        j["output_len"] = o.spec.output_len;
+        j["range_ratio"] = o.spec.range_ratio;
+        j["prefix_len"] = o.spec.prefix_len;
+    } else {
+        j["output_len"] = o.spec.output_len; // the default max_tokens of its lines
+    }
+    j["seed"] = o.spec.seed;
+    if (std::isinf(o.request_rate))
+        j["request_rate"] = "inf";
+    else
+        j["request_rate"] = o.request_rate;
+    j["burstiness"] = o.burstiness;
+    if (o.max_concurrency > 0)
+        j["max_concurrency"] = o.max_concurrency;
+    else
+        j["max_concurrency"] = nullptr;
+    return j;
 }
 
 // The engine settings of a run under vLLM's names (llmwb's where vLLM has none).
@@ -294,8 +323,7 @@ int cmd_bench(const Args& argv) {
             run.date = date;
             run.model_id = m.model->name;
             run.percentile_metrics = join(opt->percentile_metrics);
-            run.settings["workload"] = out["workload"];
-            run.settings["workload"]["num_prompts"] = reqs.size();
+            run.settings["workload"] = workload_settings(*opt, reqs.size());
             run.settings["engine"] =
                 engine_settings(**engine, ro, **exec, opt->engine.memory_given);
             run.figures = *r;

@@ -38,8 +38,9 @@ int show(const std::string& path) {
     auto report = read_report(path);
     if (!report)
         return fail(cmd, report.message());
+    make_terminal_safe(*report);
     const BenchReport& r = *report;
-    std::printf("Report: %s%s%s (%zu run%s)\n", base_name(path).c_str(),
+    std::printf("Report: %s%s%s (%zu run%s)\n", terminal_safe(base_name(path)).c_str(),
                 r.title.empty() ? "" : " — ", r.title.c_str(), r.runs.size(),
                 r.runs.size() == 1 ? "" : "s");
     for (const BenchRun& run : r.runs) {
@@ -62,6 +63,7 @@ int compare(const std::vector<std::string>& paths) {
         auto report = read_report(paths[k]);
         if (!report)
             return fail(cmd, report.message());
+        make_terminal_safe(*report);
         for (BenchRun& run : report->runs) {
             runs.push_back(std::move(run));
             source.push_back(k);
@@ -84,7 +86,7 @@ int compare(const std::vector<std::string>& paths) {
     std::vector<bool> dup = duplicated();
     for (size_t i = 0; i < runs.size(); ++i)
         if (dup[i])
-            runs[i].name = base_name(paths[source[i]]) + ":" + runs[i].name;
+            runs[i].name = terminal_safe(base_name(paths[source[i]])) + ":" + runs[i].name;
     dup = duplicated();
     for (size_t i = 0; i < runs.size(); ++i)
         if (dup[i])

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -73,7 +74,8 @@ Result<std::string> read_bounded(const fs::path& path, int64_t limit) {
 
 std::string str_of(const nlohmann::ordered_json& env, const char* key) {
     auto it = env.find(key);
-    return it != env.end() && it->is_string() ? it->get<std::string>() : std::string();
+    return it != env.end() && it->is_string() ? terminal_safe(it->get<std::string>())
+                                              : std::string();
 }
 
 double num_of(const nlohmann::ordered_json& env, const char* key) {
@@ -82,6 +84,50 @@ double num_of(const nlohmann::ordered_json& env, const char* key) {
 }
 
 } // namespace
+
+std::string terminal_safe(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    size_t i = 0;
+    while (i < text.size()) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            out += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        // A well-formed UTF-8 sequence (no overlong forms, no surrogates, <= U+10FFFF).
+        const size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+        bool ok = n > 0 && c <= 0xf4 && i + n <= text.size();
+        uint32_t cp = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+        for (size_t k = 1; ok && k < n; ++k) {
+            const auto cc = static_cast<unsigned char>(text[i + k]);
+            ok = (cc & 0xc0) == 0x80;
+            cp = (cp << 6) | (cc & 0x3f);
+        }
+        ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
+             !(n == 4 && (cp < 0x10000 || cp > 0x10ffff));
+        if (!ok) {
+            out += '?';
+            ++i;
+            continue;
+        }
+        if (cp >= 0x80 && cp <= 0x9f) // C1 controls (0x9b is a CSI)
+            out += '?';
+        else
+            out.append(text.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+void make_terminal_safe(BenchReport& report) {
+    report.title = terminal_safe(report.title);
+    for (BenchRun& run : report.runs)
+        for (std::string* s : {&run.name, &run.policy, &run.error, &run.date, &run.model_id,
+                               &run.backend, &run.sweep_setting, &run.percentile_metrics})
+            *s = terminal_safe(*s);
+}
 
 bool report_is_zip(const std::string& path) {
     if (path.size() < 4)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -30,8 +31,14 @@ Status write_report(const std::string& out, const BenchReport& report);
 // Reads a report from a zip or a folder. Errors name the path and the reason.
 Result<BenchReport> read_report(const std::string& path);
 
+// Text from a report (a stranger's file) made safe to print on a terminal: C0 and C1 control
+// characters (ESC, CSI, ...; newlines and tabs included) become '?', invalid UTF-8 bytes too.
+std::string terminal_safe(std::string_view text);
+// The report's strings (title, run names, policies, errors, ...) through terminal_safe.
+void make_terminal_safe(BenchReport& report);
+
 // A few lines about the machine and the model of environment.json (what `report show` prints
-// under the runs); keys missing or of the wrong type are left out.
+// under the runs); keys missing or of the wrong type are left out, values are terminal_safe.
 std::string environment_summary(const nlohmann::ordered_json& env);
 
 } // namespace llmwb::cli

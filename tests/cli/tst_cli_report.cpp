@@ -199,6 +199,15 @@ class TstCliReport : public QObject {
             QVERIFY(j.value("p50_ttft_ms").toDouble() <= j.value("p99_ttft_ms").toDouble());
             QVERIFY(j.value("median_ttft_ms").toDouble() == j.value("p50_ttft_ms").toDouble());
             QVERIFY(!j.contains("p90_ttft_ms"));
+            // The settings: the workload as vLLM names it, the engine's.
+            const QJsonObject w = j.value("settings").toObject().value("workload").toObject();
+            QCOMPARE(w.value("request_rate").toString(), QString("inf"));
+            QVERIFY(w.value("max_concurrency").isNull());
+            QCOMPARE(w.value("dataset").toString(), QString("random"));
+            QCOMPARE(w.value("num_prompts").toInt(), 6);
+            const QJsonObject e = j.value("settings").toObject().value("engine").toObject();
+            QCOMPARE(e.value("scheduling_policy").toString(), j.value("policy").toString());
+            QVERIFY(e.value("block_size").toInt() > 0 && e.value("num_gpu_blocks").toInt() > 0);
         }
         QCOMPARE(lines[0].value("total_output_tokens").toInteger(),
                  printed(benchOut_, "Total generated tokens:").toLongLong());

@@ -163,4 +163,26 @@ MT_TEST(environment_summary_tolerates_strangers_values) {
     MT_CHECK(environment_summary(nlohmann::ordered_json::array()).empty());
 }
 
+MT_TEST(terminal_safe_text) {
+    MT_COMPARE(terminal_safe("plain text, 中文 ok"), std::string("plain text, 中文 ok"));
+    MT_COMPARE(terminal_safe("red\x1b[31mX\x1b[0m"), std::string("red?[31mX?[0m"));
+    MT_COMPARE(terminal_safe("a\nb\tc\rd\x7f"), std::string("a?b?c?d?"));
+    MT_COMPARE(terminal_safe("csi \xc2\x9b"
+                             "2J"),
+               std::string("csi ?2J"));                                            // U+009B
+    MT_COMPARE(terminal_safe("bad \xff\xc0\xaf end"), std::string("bad ??? end")); // invalid
+    MT_COMPARE(terminal_safe("cut \xe4\xb8"), std::string("cut ??"));              // truncated
+    MT_COMPARE(terminal_safe("sur \xed\xa0\x80"), std::string("sur ???"));         // surrogate
+    MT_COMPARE(terminal_safe("emoji \xf0\x9f\x98\x80"), std::string("emoji \xf0\x9f\x98\x80"));
+    BenchReport r = report_test::make_report();
+    r.title = "t\x1b]0;owned\x07";
+    r.runs[0].name = "run\x1b[2J";
+    make_terminal_safe(r);
+    MT_COMPARE(r.title, std::string("t?]0;owned?"));
+    MT_COMPARE(r.runs[0].name, std::string("run?[2J"));
+    MT_CHECK(r.runs[2].error.find('\n') == std::string::npos);
+    nlohmann::ordered_json env = {{"cpu_model", "evil\x1b[31m"}, {"logical_cores", 1}};
+    MT_CHECK(contains(environment_summary(env), "evil?[31m"));
+}
+
 MINI_TEST_MAIN()

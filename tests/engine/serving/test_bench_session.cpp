@@ -290,6 +290,62 @@ MT_TEST(cancel_mid_run_leaves_the_engine_usable) {
     MT_REQUIRE_COMPARE(got, 5);
 }
 
+MT_TEST(preemptions_in_rows_and_steps) {
+    // A pool too small for every request at once: the newest running ones are preempted.
+    auto w = workload(8, 0, 29);
+    for (BenchRequest& r : w)
+        r.output_len = 30;
+    EngineConfig c = small_config();
+    c.memory.num_blocks = 24; // 192 token slots for 8 x (~24 + 30)
+    auto e = test::serving_engine(c);
+    BenchSession s(*e, w, BenchRunOptions{});
+    MT_REQUIRE(run(s));
+    const BenchResult r = s.result();
+    MT_REQUIRE_COMPARE(r.completed, 8);
+    MT_REQUIRE(r.preemptions > 0);
+    int64_t in_rows = 0, in_steps = 0, out = 0;
+    for (const BenchRequestRow& row : s.request_rows()) {
+        in_rows += row.preemptions;
+        out += row.output_tokens;
+        MT_REQUIRE_COMPARE(row.output_tokens, 30);
+    }
+    for (const BenchStepRow& st : s.step_rows())
+        in_steps += st.preempted;
+    MT_REQUIRE_COMPARE(in_rows, r.preemptions);
+    MT_REQUIRE_COMPARE(in_steps, r.preemptions);
+    MT_REQUIRE_COMPARE(r.total_output_tokens, out);
+    MT_REQUIRE(r.peak_kv_usage > 0.9);
+}
+
+MT_TEST(speculative_tokens_per_step_sum_to_the_run) {
+    // Repetitive prompts give prompt lookup (ngram) drafts to verify.
+    std::vector<BenchRequest> w(4);
+    for (size_t i = 0; i < w.size(); ++i) {
+        for (int rep = 0; rep < 6; ++rep)
+            for (int32_t t = 0; t < 5; ++t)
+                w[i].prompt.push_back(10 + t + static_cast<int32_t>(i));
+        w[i].output_len = 24;
+    }
+    EngineConfig c = small_config();
+    c.speculative.method = SpeculativeMethod::Ngram;
+    c.speculative.num_speculative_tokens = 3;
+    auto e = test::serving_engine(c);
+    BenchSession s(*e, w, BenchRunOptions{});
+    MT_REQUIRE(run(s));
+    const BenchResult r = s.result();
+    MT_REQUIRE_COMPARE(r.completed, 4);
+    MT_REQUIRE(r.speculative.num_draft_tokens > 0);
+    int64_t drafts = 0, accepted = 0;
+    for (const BenchStepRow& st : s.step_rows()) {
+        MT_REQUIRE(st.accepted_tokens <= st.draft_tokens);
+        drafts += st.draft_tokens;
+        accepted += st.accepted_tokens;
+    }
+    MT_REQUIRE_COMPARE(drafts, r.speculative.num_draft_tokens);
+    MT_REQUIRE_COMPARE(accepted, r.speculative.num_accepted_tokens);
+    MT_REQUIRE_COMPARE(r.total_output_tokens, int64_t(4 * 24));
+}
+
 MT_TEST(cancel_before_the_first_advance) {
     auto e = test::serving_engine(small_config());
     auto w = workload(3, 0, 23);
