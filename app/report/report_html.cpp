@@ -204,28 +204,51 @@ std::string none(const std::string& what) {
 
 // Output tokens per 1 s bin: from the steps' decode tokens (accepted drafts included), or
 // from the requests (each one's tokens spread evenly between its first token and its finish).
+// Times past kMaxSeconds are left out (the report may come from a stranger); the work is one
+// pass over the rows plus one over the bins.
 std::vector<std::pair<double, double>> throughput_series(const BenchRun& r) {
+    constexpr double kMaxSeconds = 1e6;
     std::vector<double> bins;
-    auto add = [&](double t, double tokens) {
-        if (!(t >= 0) || !std::isfinite(t) || t > 1e7)
-            return;
+    auto grow = [&](double t) {
         const auto b = static_cast<size_t>(t);
         if (b >= bins.size())
             bins.resize(b + 1, 0.0);
-        bins[b] += tokens;
+        return b;
     };
     if (!r.steps.empty()) {
         for (const BenchStepRow& st : r.steps)
-            add(st.time_s, double(st.decode_tokens) + double(st.accepted_tokens));
+            if (st.time_s >= 0 && st.time_s < kMaxSeconds)
+                bins[grow(st.time_s)] += double(st.decode_tokens) + double(st.accepted_tokens);
     } else {
+        // A request producing n tokens over [a, b] adds n/(b-a) tokens/s over that interval:
+        // its partial first and last bins directly, the bins in between through a difference
+        // array of rates.
+        std::vector<double> rate_diff;
         for (const BenchRequestRow& q : r.requests) {
-            if (q.first_token_s < 0 || q.output_tokens <= 0)
+            const double a = q.first_token_s, b = q.finish_s;
+            if (q.output_tokens <= 0 || !(a >= 0) || !(a < kMaxSeconds))
                 continue;
-            const double end = q.finish_s >= q.first_token_s ? q.finish_s : q.first_token_s;
-            const int n = std::min(q.output_tokens, 100000);
-            for (int i = 0; i < n; ++i)
-                add(q.first_token_s + (end - q.first_token_s) * i / std::max(1, n - 1),
-                    double(q.output_tokens) / n);
+            if (!(b > a) || !(b < kMaxSeconds)) {
+                bins[grow(a)] += q.output_tokens;
+                continue;
+            }
+            const double rate = q.output_tokens / (b - a);
+            const size_t ba = grow(a), bb = grow(b);
+            if (ba == bb) {
+                bins[ba] += q.output_tokens;
+                continue;
+            }
+            bins[ba] += rate * (double(ba + 1) - a);
+            bins[bb] += rate * (b - double(bb));
+            if (rate_diff.size() < bins.size() + 1)
+                rate_diff.resize(bins.size() + 1, 0.0);
+            rate_diff[ba + 1] += rate;
+            rate_diff[bb] -= rate;
+        }
+        double rate = 0;
+        for (size_t i = 0; i < bins.size() && i < rate_diff.size(); ++i) {
+            rate += rate_diff[i];
+            bins[i] += rate;
         }
     }
     std::vector<std::pair<double, double>> pts;

@@ -1,5 +1,6 @@
 #include "app/report/report_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -88,7 +89,10 @@ Result<nlohmann::ordered_json> parse_json_text(std::string_view text, const std:
 
 std::string printable(std::string_view s, size_t max_bytes) {
     std::string out;
-    for (size_t i = 0; i < s.size() && i < max_bytes; ++i) {
+    size_t n = std::min(s.size(), max_bytes);
+    while (n < s.size() && n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
+        --n; // not inside a UTF-8 sequence
+    for (size_t i = 0; i < n; ++i) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x20 || c == 0x7F) {
             char buf[8];
@@ -98,7 +102,7 @@ std::string printable(std::string_view s, size_t max_bytes) {
             out += static_cast<char>(c);
         }
     }
-    if (s.size() > max_bytes)
+    if (n < s.size())
         out += "...";
     return out;
 }

@@ -486,6 +486,27 @@ MT_TEST(nonFiniteValuesInAJsonValueAreRefused) {
     MT_CHECK(ok.ok());
 }
 
+MT_TEST(errorsQuoteCellsShortenedOnACharacterBoundary) {
+    ReportFiles files = report_files(make_report());
+    std::string cell = "x" + std::string(13, '\0') + "用户取消了运行用户取消了运行";
+    for (char& c : cell)
+        if (c == '\0')
+            c = '\x01';
+    file_of(files, kReportSteps) = "run,time_s,step_ms,prefill_tokens,decode_tokens,running,"
+                                   "waiting,preempted,kv_usage,draft_tokens,accepted_tokens\n"
+                                   "0,0.5,7,0,1,1,0,0," +
+                                   cell + ",0,0\n";
+    const std::string err = parse_error(files);
+    // 1 + 13 control bytes + 8 CJK characters of 3 bytes = 38 bytes; the 9th would pass 40.
+    MT_COMPARE(
+        err, "steps.csv:2: column kv_usage: 'x" + [] {
+            std::string s;
+            for (int i = 0; i < 13; ++i)
+                s += "\\x01";
+            return s;
+        }() + "用户取消了运行用...' is not a number");
+}
+
 MT_TEST(aFileTwiceIsRefused) {
     ReportFiles files = report_files(make_report());
     files.push_back(files[1]);

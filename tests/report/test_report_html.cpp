@@ -104,4 +104,28 @@ MT_TEST(chartsHandleDegenerateData) {
     }
 }
 
+MT_TEST(hostileTimesStayBounded) {
+    // An imported report's rows are a stranger's: times far out, many long requests. The page
+    // stays small and is made quickly (no per-token or per-second work beyond the caps).
+    BenchReport rep = make_report();
+    rep.runs.resize(1);
+    BenchRun& r = rep.runs[0];
+    r.steps.clear();
+    r.requests.clear();
+    for (int i = 0; i < 20000; ++i) {
+        BenchRequestRow q;
+        q.arrival_s = 0;
+        q.first_token_s = i % 2 ? 1e300 : 0.5;
+        q.finish_s = i % 3 ? 9e5 : 1e300;
+        q.output_tokens = 2000000000;
+        r.requests.push_back(q);
+    }
+    r.steps.push_back(BenchStepRow{1e300, 1, 0, 1, 1, 0, 0, 0.5, 0, 0});
+    r.steps.push_back(BenchStepRow{-5, 1, 0, 1, 1, 0, 0, 0.5, 0, 0});
+    const std::string html = report_html(rep);
+    MT_CHECK(html.size() < 2000000);
+    MT_CHECK(html.find("nan") == std::string::npos);
+    MT_COMPARE(count(html, "</svg>"), count(html, "<svg"));
+}
+
 MINI_TEST_MAIN()
