@@ -420,6 +420,14 @@ void ScreenshotRunner::benchmark() {
     window_.showBenchmark();
     page->applyPreset(BenchmarkPage::MaxNumSeqsSweep);
     page->findChild<QDoubleSpinBox*>(QStringLiteral("benchPrice"))->setValue(2.5);
+    page->tabs()->setCurrentIndex(BenchmarkPage::SetupTab);
+    after(300, [this, page] {
+        save(QStringLiteral("24a-benchmark-setup-1280x800"));
+        benchmarkSweep(page);
+    });
+}
+
+void ScreenshotRunner::benchmarkSweep(BenchmarkPage* page) {
     if (!page->run().isEmpty()) {
         save(QStringLiteral("24-benchmark-refused"));
         QApplication::exit(1);

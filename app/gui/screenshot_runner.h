@@ -21,6 +21,7 @@ class QWidget;
 
 namespace llmwb {
 
+class BenchmarkPage;
 class ChatController;
 class MainWindow;
 class ThemeController;
@@ -54,6 +55,7 @@ class ScreenshotRunner : public QObject {
     void smallWindow();
     void conventions();
     void benchmark();
+    void benchmarkSweep(BenchmarkPage* page);
 
     MainWindow& window_;
     ChatController& controller_;
