@@ -48,6 +48,274 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::BenchCompareView</name>
+    <message>
+        <source>Check two or more runs in the Runs tab and press Compare.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Differences are against the first run. Green: better; red: worse.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Figure</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cost / 1M output tokens at %1%2/h</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cost / 1M total tokens at %1%2/h</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Throughput and latency against %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>output tok/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TTFT (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: output tok/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: mean TTFT</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output tokens/s over time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>seconds</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tok/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchController</name>
+    <message>
+        <source>A benchmark is already running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The benchmark run &quot;%1&quot; could not be stored: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the runs to export.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the report has no runs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchPlan</name>
+    <message>
+        <source>Choose at least one policy.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unknown policy &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The number of requests must be between 1 and %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The input length must be at least 1 token.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The output length must be at least 1 token.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The range ratio must be at least 0 and below 1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The shared prefix cannot be negative.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The request rate must be 0 (all at once) or a number of requests per second.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Burstiness must be above 0.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max concurrency cannot be negative.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; cannot be swept.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Give the values of %1 to sweep over.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>At most 64 sweep values.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization values must be in (0, 1].</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 values must be whole numbers.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>block_size values must be 8, 16 or 32.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 values must be at least 1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>num_speculative_tokens values must be 0 to 16.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose at least one percentile metric.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unknown percentile metric &quot;%1&quot; (ttft, tpot, itl, e2el).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Percentiles must be above 0 and below 100.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchRunsModel</name>
+    <message>
+        <source>Price per hour ÷ (output tokens/s × 3,600) × 1,000,000</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set a price per hour to see the cost.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this machine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>imported: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Policy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sweep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output tok/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Req/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean TTFT (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean TPOT (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cost / 1M output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::BenchStore</name>
     <message>
         <source>Benchmark runs: %1</source>
@@ -75,6 +343,291 @@ Chats of this session will not be saved.</source>
     </message>
     <message>
         <source>Benchmark runs: no runs chosen</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchmarkPage</name>
+    <message>
+        <source>Prompts (JSON Lines)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>JSON Lines (*.jsonl);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Custom</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load test: 16 requests at once</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Continuous vs static vs sequential</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Throughput against max_num_seqs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>optional</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Workload</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Random prompts (vLLM&apos;s random dataset)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prompts from a JSONL file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>My conversations&apos; messages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prompts.jsonl</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all at once</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no cap</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Policies (each runs the same workload)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Continuous batching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Static batches (padded)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sequential (one request at a time)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sweep and percentiles</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no sweep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>values, e.g. 1, 2, 4, 8</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not set</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preset:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prompts:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input tokens:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output tokens:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Range ratio:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shared prefix:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Request rate (/s):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Burstiness:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max concurrency:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sweep over:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Values:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Percentiles:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Price per hour:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Currency:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What an hour of this GPU or machine costs you (or a hosted one would): the cost of 1M tokens is price ÷ (tokens/s × 3,600) × 1M.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Setup</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Live</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compare checked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete checked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs use the loaded model with the Tuning dock&apos;s settings (and the run&apos;s policy and sweep value); chats wait while a run is in progress.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a JSONL file of prompts.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Your conversations have no messages yet.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The sweep values must be numbers separated by commas.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The percentiles must be numbers separated by commas, e.g. 50, 90, 99.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run %1 of %2: %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 of %2 requests done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Elapsed %1 · about %2 left</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Done: %n run(s) stored.</source>
+        <translation>
+            <numerusform>Done: %n run stored.</numerusform>
+            <numerusform>Done: %n runs stored.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped: %1 (%n run(s) stored).</source>
+        <translation>
+            <numerusform>Stopped: %1 (%n run stored).</numerusform>
+            <numerusform>Stopped: %1 (%n runs stored).</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark report</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -484,6 +1037,42 @@ Updated %2</source>
         <source>The conversation (%1 tokens) no longer fits the KV cache pool (%2 tokens; the model&apos;s context is %3): raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>A benchmark is already running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The benchmark has no prompts.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading the machine and hashing the model file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled by the user.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Waiting for the chats that are generating to finish</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run &quot;%1&quot; failed: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -825,6 +1414,82 @@ Updated %2</source>
     </message>
     <message>
         <source>Message restored.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>● benchmark (%n chat(s) wait)</source>
+        <translation>
+            <numerusform>● benchmark (%n chat waits)</numerusform>
+            <numerusform>● benchmark (%n chats wait)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>● benchmark</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Benchmark…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Import benchmark report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>E&amp;xport benchmark report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run a &amp;load test (%1 requests at once)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A benchmark preset: 16 synthetic requests at once, with progress, figures, and the run kept in the Benchmark page.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export benchmark report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Check the runs to export in the Benchmark page&apos;s Runs tab.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Benchmark reports (*.zip)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The report could not be written:
+%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Exported %n run(s) to %1</source>
+        <translation>
+            <numerusform>Exported %n run to %1</numerusform>
+            <numerusform>Exported %n runs to %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Import benchmark report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The report could not be imported:
+%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

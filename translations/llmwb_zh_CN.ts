@@ -52,6 +52,274 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::BenchCompareView</name>
+    <message>
+        <source>Check two or more runs in the Runs tab and press Compare.</source>
+        <translation>在“运行记录”页勾选两个或更多运行，再点“比较”。</translation>
+    </message>
+    <message>
+        <source>Differences are against the first run. Green: better; red: worse.</source>
+        <translation>差异以第一个运行为基准。绿色：更好；红色：更差。</translation>
+    </message>
+    <message>
+        <source>Figure</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Cost / 1M output tokens at %1%2/h</source>
+        <translation>每百万输出词元成本（按 %1%2/小时）</translation>
+    </message>
+    <message>
+        <source>Cost / 1M total tokens at %1%2/h</source>
+        <translation>每百万总词元成本（按 %1%2/小时）</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Throughput and latency against %1</source>
+        <translation>吞吐量与延迟随 %1 的变化</translation>
+    </message>
+    <message>
+        <source>output tok/s</source>
+        <translation>输出词元/秒</translation>
+    </message>
+    <message>
+        <source>TTFT (ms)</source>
+        <translation>TTFT（毫秒）</translation>
+    </message>
+    <message>
+        <source>%1: output tok/s</source>
+        <translation>%1：输出词元/秒</translation>
+    </message>
+    <message>
+        <source>%1: mean TTFT</source>
+        <translation>%1：平均 TTFT</translation>
+    </message>
+    <message>
+        <source>Output tokens/s over time</source>
+        <translation>输出词元/秒随时间变化</translation>
+    </message>
+    <message>
+        <source>seconds</source>
+        <translation>秒</translation>
+    </message>
+    <message>
+        <source>tok/s</source>
+        <translation>词元/秒</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchController</name>
+    <message>
+        <source>A benchmark is already running.</source>
+        <translation>已有基准测试在运行。</translation>
+    </message>
+    <message>
+        <source>The benchmark run &quot;%1&quot; could not be stored: %2</source>
+        <translation>无法保存基准测试运行“%1”：%2</translation>
+    </message>
+    <message>
+        <source>Choose the runs to export.</source>
+        <translation>请选择要导出的运行。</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>%1: the report has no runs.</source>
+        <translation>%1：报告中没有运行。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchPlan</name>
+    <message>
+        <source>Choose at least one policy.</source>
+        <translation>请至少选择一种调度策略。</translation>
+    </message>
+    <message>
+        <source>Unknown policy &quot;%1&quot;.</source>
+        <translation>未知策略“%1”。</translation>
+    </message>
+    <message>
+        <source>The number of requests must be between 1 and %1.</source>
+        <translation>请求数必须在 1 到 %1 之间。</translation>
+    </message>
+    <message>
+        <source>The input length must be at least 1 token.</source>
+        <translation>输入长度至少为 1 个词元。</translation>
+    </message>
+    <message>
+        <source>The output length must be at least 1 token.</source>
+        <translation>输出长度至少为 1 个词元。</translation>
+    </message>
+    <message>
+        <source>The range ratio must be at least 0 and below 1.</source>
+        <translation>长度浮动比例必须不小于 0 且小于 1。</translation>
+    </message>
+    <message>
+        <source>The shared prefix cannot be negative.</source>
+        <translation>共享前缀不能为负数。</translation>
+    </message>
+    <message>
+        <source>The request rate must be 0 (all at once) or a number of requests per second.</source>
+        <translation>请求速率必须为 0（一次全部发出）或每秒请求数。</translation>
+    </message>
+    <message>
+        <source>Burstiness must be above 0.</source>
+        <translation>突发度必须大于 0。</translation>
+    </message>
+    <message>
+        <source>Max concurrency cannot be negative.</source>
+        <translation>最大并发数不能为负数。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; cannot be swept.</source>
+        <translation>“%1”不能扫描。</translation>
+    </message>
+    <message>
+        <source>Give the values of %1 to sweep over.</source>
+        <translation>请给出要扫描的 %1 取值。</translation>
+    </message>
+    <message>
+        <source>At most 64 sweep values.</source>
+        <translation>最多 64 个扫描取值。</translation>
+    </message>
+    <message>
+        <source>gpu_memory_utilization values must be in (0, 1].</source>
+        <translation>gpu_memory_utilization 的取值必须在 (0, 1] 内。</translation>
+    </message>
+    <message>
+        <source>%1 values must be whole numbers.</source>
+        <translation>%1 的取值必须是整数。</translation>
+    </message>
+    <message>
+        <source>block_size values must be 8, 16 or 32.</source>
+        <translation>block_size 的取值必须是 8、16 或 32。</translation>
+    </message>
+    <message>
+        <source>%1 values must be at least 1.</source>
+        <translation>%1 的取值至少为 1。</translation>
+    </message>
+    <message>
+        <source>num_speculative_tokens values must be 0 to 16.</source>
+        <translation>num_speculative_tokens 的取值必须在 0 到 16 之间。</translation>
+    </message>
+    <message>
+        <source>Choose at least one percentile metric.</source>
+        <translation>请至少选择一个百分位指标。</translation>
+    </message>
+    <message>
+        <source>Unknown percentile metric &quot;%1&quot; (ttft, tpot, itl, e2el).</source>
+        <translation>未知的百分位指标“%1”（可选 ttft、tpot、itl、e2el）。</translation>
+    </message>
+    <message>
+        <source>Percentiles must be above 0 and below 100.</source>
+        <translation>百分位必须大于 0 且小于 100。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchRunsModel</name>
+    <message>
+        <source>Price per hour ÷ (output tokens/s × 3,600) × 1,000,000</source>
+        <translation>每小时价格 ÷（输出词元/秒 × 3,600）× 1,000,000</translation>
+    </message>
+    <message>
+        <source>Set a price per hour to see the cost.</source>
+        <translation>设置每小时价格即可看到成本。</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>this machine</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <source>imported: %1</source>
+        <translation>导入自：%1</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Policy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Sweep</source>
+        <translation>扫描</translation>
+    </message>
+    <message>
+        <source>Requests</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <source>Output tok/s</source>
+        <translation>输出词元/秒</translation>
+    </message>
+    <message>
+        <source>Req/s</source>
+        <translation>请求/秒</translation>
+    </message>
+    <message>
+        <source>Mean TTFT (ms)</source>
+        <translation>平均 TTFT（毫秒）</translation>
+    </message>
+    <message>
+        <source>Mean TPOT (ms)</source>
+        <translation>平均 TPOT（毫秒）</translation>
+    </message>
+    <message>
+        <source>Cost / 1M output</source>
+        <translation>每百万输出成本</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation>日期</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::BenchStore</name>
     <message>
         <source>Benchmark runs: %1</source>
@@ -80,6 +348,289 @@ Chats of this session will not be saved.</source>
     <message>
         <source>Benchmark runs: no runs chosen</source>
         <translation>基准测试运行：未选择任何运行</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::BenchmarkPage</name>
+    <message>
+        <source>Prompts (JSON Lines)</source>
+        <translation>提示词（JSON Lines）</translation>
+    </message>
+    <message>
+        <source>JSON Lines (*.jsonl);;All files (*)</source>
+        <translation>JSON Lines (*.jsonl);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Custom</source>
+        <translation>自定义</translation>
+    </message>
+    <message>
+        <source>Load test: 16 requests at once</source>
+        <translation>负载测试：一次 16 个请求</translation>
+    </message>
+    <message>
+        <source>Continuous vs static vs sequential</source>
+        <translation>连续批处理 vs 静态批处理 vs 顺序执行</translation>
+    </message>
+    <message>
+        <source>Throughput against max_num_seqs</source>
+        <translation>吞吐量随 max_num_seqs 的变化</translation>
+    </message>
+    <message>
+        <source>optional</source>
+        <translation>可选</translation>
+    </message>
+    <message>
+        <source>Workload</source>
+        <translation>负载</translation>
+    </message>
+    <message>
+        <source>Random prompts (vLLM&apos;s random dataset)</source>
+        <translation>随机提示词（vLLM 的 random 数据集）</translation>
+    </message>
+    <message>
+        <source>Prompts from a JSONL file</source>
+        <translation>来自 JSONL 文件的提示词</translation>
+    </message>
+    <message>
+        <source>My conversations&apos; messages</source>
+        <translation>我的对话中的消息</translation>
+    </message>
+    <message>
+        <source>prompts.jsonl</source>
+        <translation>prompts.jsonl</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>all at once</source>
+        <translation>一次全部发出</translation>
+    </message>
+    <message>
+        <source>no cap</source>
+        <translation>不限</translation>
+    </message>
+    <message>
+        <source>Policies (each runs the same workload)</source>
+        <translation>调度策略（各自运行相同负载）</translation>
+    </message>
+    <message>
+        <source>Continuous batching</source>
+        <translation>连续批处理</translation>
+    </message>
+    <message>
+        <source>Static batches (padded)</source>
+        <translation>静态批处理（填充）</translation>
+    </message>
+    <message>
+        <source>Sequential (one request at a time)</source>
+        <translation>顺序执行（一次一个请求）</translation>
+    </message>
+    <message>
+        <source>Sweep and percentiles</source>
+        <translation>扫描与百分位</translation>
+    </message>
+    <message>
+        <source>no sweep</source>
+        <translation>不扫描</translation>
+    </message>
+    <message>
+        <source>values, e.g. 1, 2, 4, 8</source>
+        <translation>取值，例如 1, 2, 4, 8</translation>
+    </message>
+    <message>
+        <source>Cost</source>
+        <translation>成本</translation>
+    </message>
+    <message>
+        <source>not set</source>
+        <translation>未设置</translation>
+    </message>
+    <message>
+        <source>Preset:</source>
+        <translation>预设：</translation>
+    </message>
+    <message>
+        <source>Name:</source>
+        <translation>名称：</translation>
+    </message>
+    <message>
+        <source>Prompts:</source>
+        <translation>提示词：</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>Requests:</source>
+        <translation>请求数：</translation>
+    </message>
+    <message>
+        <source>Input tokens:</source>
+        <translation>输入词元数：</translation>
+    </message>
+    <message>
+        <source>Output tokens:</source>
+        <translation>输出词元数：</translation>
+    </message>
+    <message>
+        <source>Range ratio:</source>
+        <translation>长度浮动比例：</translation>
+    </message>
+    <message>
+        <source>Shared prefix:</source>
+        <translation>共享前缀：</translation>
+    </message>
+    <message>
+        <source>Request rate (/s):</source>
+        <translation>请求速率（/秒）：</translation>
+    </message>
+    <message>
+        <source>Burstiness:</source>
+        <translation>突发度：</translation>
+    </message>
+    <message>
+        <source>Max concurrency:</source>
+        <translation>最大并发数：</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>随机种子：</translation>
+    </message>
+    <message>
+        <source>Sweep over:</source>
+        <translation>扫描设置：</translation>
+    </message>
+    <message>
+        <source>Values:</source>
+        <translation>取值：</translation>
+    </message>
+    <message>
+        <source>Percentiles:</source>
+        <translation>百分位：</translation>
+    </message>
+    <message>
+        <source>Price per hour:</source>
+        <translation>每小时价格：</translation>
+    </message>
+    <message>
+        <source>Currency:</source>
+        <translation>货币符号：</translation>
+    </message>
+    <message>
+        <source>What an hour of this GPU or machine costs you (or a hosted one would): the cost of 1M tokens is price ÷ (tokens/s × 3,600) × 1M.</source>
+        <translation>这块 GPU 或这台机器每小时的花费（或托管服务的价格）：每百万词元成本 = 价格 ÷（词元/秒 × 3,600）× 1M。</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Setup</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Live</source>
+        <translation>实时</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行记录</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>比较</translation>
+    </message>
+    <message>
+        <source>Compare checked</source>
+        <translation>比较已勾选</translation>
+    </message>
+    <message>
+        <source>Export report…</source>
+        <translation>导出报告…</translation>
+    </message>
+    <message>
+        <source>Import report…</source>
+        <translation>导入报告…</translation>
+    </message>
+    <message>
+        <source>Delete checked</source>
+        <translation>删除已勾选</translation>
+    </message>
+    <message>
+        <source>Runs use the loaded model with the Tuning dock&apos;s settings (and the run&apos;s policy and sweep value); chats wait while a run is in progress.</source>
+        <translation>运行使用已加载的模型和调优面板的设置（加上该运行的策略和扫描取值）；运行期间对话会排队等待。</translation>
+    </message>
+    <message>
+        <source>Load test</source>
+        <translation>负载测试</translation>
+    </message>
+    <message>
+        <source>Choose a JSONL file of prompts.</source>
+        <translation>请选择提示词 JSONL 文件。</translation>
+    </message>
+    <message>
+        <source>Your conversations have no messages yet.</source>
+        <translation>你的对话中还没有消息。</translation>
+    </message>
+    <message>
+        <source>The sweep values must be numbers separated by commas.</source>
+        <translation>扫描取值必须是用逗号分隔的数字。</translation>
+    </message>
+    <message>
+        <source>The percentiles must be numbers separated by commas, e.g. 50, 90, 99.</source>
+        <translation>百分位必须是用逗号分隔的数字，例如 50, 90, 99。</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>正在开始…</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Run %1 of %2: %3</source>
+        <translation>第 %1/%2 个运行：%3</translation>
+    </message>
+    <message>
+        <source>%1 of %2 requests done</source>
+        <translation>已完成 %1/%2 个请求</translation>
+    </message>
+    <message>
+        <source>Elapsed %1 · about %2 left</source>
+        <translation>已用 %1 · 约剩 %2</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>运行中</translation>
+    </message>
+    <message numerus="yes">
+        <source>Done: %n run(s) stored.</source>
+        <translation>
+            <numerusform>完成：已保存 %n 个运行。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped: %1 (%n run(s) stored).</source>
+        <translation>
+            <numerusform>已停止：%1（已保存 %n 个运行）。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>Benchmark report</source>
+        <translation>基准测试报告</translation>
     </message>
 </context>
 <context>
@@ -489,6 +1040,42 @@ Updated %2</source>
         <source>The conversation (%1 tokens) no longer fits the KV cache pool (%2 tokens; the model&apos;s context is %3): raise GPU memory utilization in the Tuning dock, or start a new chat.</source>
         <translation>对话（%1 个词元）已放不进 KV 缓存池（%2 个词元；模型的上下文长度为 %3）：请在调优面板中调高 GPU 显存利用率，或开始新对话。</translation>
     </message>
+    <message>
+        <source>A benchmark is already running.</source>
+        <translation>已有基准测试在运行。</translation>
+    </message>
+    <message>
+        <source>The benchmark has no prompts.</source>
+        <translation>基准测试没有提示词。</translation>
+    </message>
+    <message>
+        <source>Reading the machine and hashing the model file</source>
+        <translation>正在读取机器信息并计算模型文件哈希</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Cancelled by the user.</source>
+        <translation>已被用户取消。</translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>Waiting for the chats that are generating to finish</source>
+        <translation>正在等待生成中的对话结束</translation>
+    </message>
+    <message>
+        <source>Run &quot;%1&quot; failed: %2</source>
+        <translation>运行“%1”失败：%2</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::KvBlockMapView</name>
@@ -832,6 +1419,82 @@ Updated %2</source>
     <message>
         <source>Message restored.</source>
         <translation>消息已恢复。</translation>
+    </message>
+    <message numerus="yes">
+        <source>● benchmark (%n chat(s) wait)</source>
+        <translation>
+            <numerusform>● 基准测试（%n 个对话等待中）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>● benchmark</source>
+        <translation>● 基准测试</translation>
+    </message>
+    <message>
+        <source>Chat</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>Benchmark</source>
+        <translation>基准测试</translation>
+    </message>
+    <message>
+        <source>&amp;Benchmark…</source>
+        <translation>基准测试(&amp;B)…</translation>
+    </message>
+    <message>
+        <source>&amp;Import benchmark report…</source>
+        <translation>导入基准测试报告(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>E&amp;xport benchmark report…</source>
+        <translation>导出基准测试报告(&amp;X)…</translation>
+    </message>
+    <message>
+        <source>Run a &amp;load test (%1 requests at once)</source>
+        <translation>运行负载测试(&amp;L)（一次 %1 个请求）</translation>
+    </message>
+    <message>
+        <source>A benchmark preset: 16 synthetic requests at once, with progress, figures, and the run kept in the Benchmark page.</source>
+        <translation>一个基准测试预设：一次发出 16 个合成请求，显示进度和指标，运行记录保存在基准测试页。</translation>
+    </message>
+    <message>
+        <source>Export benchmark report</source>
+        <translation>导出基准测试报告</translation>
+    </message>
+    <message>
+        <source>Check the runs to export in the Benchmark page&apos;s Runs tab.</source>
+        <translation>请在基准测试页的“运行记录”中勾选要导出的运行。</translation>
+    </message>
+    <message>
+        <source>Benchmark reports (*.zip)</source>
+        <translation>基准测试报告 (*.zip)</translation>
+    </message>
+    <message>
+        <source>The report could not be written:
+%1</source>
+        <translation>无法写入报告：
+%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Exported %n run(s) to %1</source>
+        <translation>
+            <numerusform>已将 %n 个运行导出到 %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Import benchmark report</source>
+        <translation>导入基准测试报告</translation>
+    </message>
+    <message>
+        <source>The report could not be imported:
+%1</source>
+        <translation>无法导入报告：
+%1</translation>
+    </message>
+    <message>
+        <source>Imported %1</source>
+        <translation>已导入 %1</translation>
     </message>
 </context>
 <context>

@@ -13,8 +13,8 @@
 #include <QScatterSeries>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <cmath>
 
 #include "app/report/report_compare.h"
@@ -161,7 +161,8 @@ void BenchCompareView::rebuild() {
             cells << cellOf(v, d, c, row.higher_is_better, &sign, whole ? 0 : 2);
             signs << sign;
         }
-        addRow(row.unit.empty() ? s(row.key) : QStringLiteral("%1 (%2)").arg(s(row.key), s(row.unit)),
+        addRow(row.unit.empty() ? s(row.key)
+                                : QStringLiteral("%1 (%2)").arg(s(row.key), s(row.unit)),
                cells, signs);
     }
     // Cost at the user's price.
@@ -176,7 +177,8 @@ void BenchCompareView::rebuild() {
                 const double cost = cost_per_million_tokens(price_, tps);
                 if (c == 0)
                     first = cost;
-                QString text = cost > 0 ? currency_ + loc.toString(cost, 'f', 3) : QStringLiteral("—");
+                QString text =
+                    cost > 0 ? currency_ + loc.toString(cost, 'f', 3) : QStringLiteral("—");
                 int sign = 0;
                 if (c > 0 && first > 0 && cost > 0) {
                     const double d = (cost - first) / first * 100.0;
@@ -211,7 +213,6 @@ void BenchCompareView::rebuild() {
     addRow(tr("CPU"), cpu, {}, true, 2);
     addRow(tr("Status"), status, {}, true, 3);
 
-
     // The chart.
     bool oneSweep = !runs.front()->sweep_setting.empty();
     for (const BenchRun* r : runs)
@@ -236,10 +237,10 @@ void BenchCompareView::rebuild() {
         QMap<QString, std::pair<QLineSeries*, QLineSeries*>> byPolicy;
         xmin = runs.front()->sweep_value;
         for (int c = 0; c < n; ++c) {
-            const QString key = s(runs[c]->policy) + (runs_[c].entry.importedFrom.isEmpty()
-                                                          ? QString()
-                                                          : QStringLiteral(" · ") +
-                                                                runs_[c].entry.importedFrom);
+            const QString key =
+                s(runs[c]->policy) + (runs_[c].entry.importedFrom.isEmpty()
+                                          ? QString()
+                                          : QStringLiteral(" · ") + runs_[c].entry.importedFrom);
             auto& lines = byPolicy[key];
             if (!lines.first) {
                 lines.first = new QLineSeries;

@@ -64,8 +64,7 @@ QVariant BenchRunsModel::data(const QModelIndex& index, int role) const {
         return e.id;
     if (role == Qt::CheckStateRole && index.column() == Name)
         return checked_.contains(e.id) ? Qt::Checked : Qt::Unchecked;
-    if (role == Qt::TextAlignmentRole && index.column() >= OutputTps &&
-        index.column() <= Requests)
+    if (role == Qt::TextAlignmentRole && index.column() >= OutputTps && index.column() <= Requests)
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole) {
         if (!e.error.isEmpty())
@@ -108,7 +107,8 @@ QVariant BenchRunsModel::data(const QModelIndex& index, int role) const {
         return price_ > 0 && c > 0 ? currency_ + loc.toString(c, 'f', c < 10 ? 3 : 2) : QString();
     }
     case Source:
-        return e.importedFrom.isEmpty() ? tr("this machine") : tr("imported: %1").arg(e.importedFrom);
+        return e.importedFrom.isEmpty() ? tr("this machine")
+                                        : tr("imported: %1").arg(e.importedFrom);
     case Date:
         return loc.toString(e.createdAt, QLocale::ShortFormat);
     }

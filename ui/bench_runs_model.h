@@ -39,7 +39,7 @@ class BenchRunsModel : public QAbstractTableModel {
     void setRuns(const QList<BenchRunEntry>& runs); // keeps the checks of runs still there
     void setPrice(double perHour, const QString& currency);
     const BenchRunEntry& entry(int row) const { return runs_.at(row); }
-    int rowOf(qint64 id) const; // -1: not listed
+    int rowOf(qint64 id) const;       // -1: not listed
     QList<qint64> checkedIds() const; // in list order
     void setChecked(const QList<qint64>& ids);
 

@@ -16,8 +16,8 @@
 #include <QLocale>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QRegularExpression>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -41,8 +41,8 @@ namespace {
 std::optional<QVector<double>> parseNumbers(const QString& text) {
     QVector<double> out;
     const QLocale c = QLocale::c();
-    for (QString part : text.split(QRegularExpression(QStringLiteral("[,;\\s]+")),
-                                   Qt::SkipEmptyParts)) {
+    for (QString part :
+         text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts)) {
         bool ok = false;
         const double v = c.toDouble(part.trimmed(), &ok);
         if (!ok)
@@ -376,24 +376,15 @@ void BenchmarkPage::retranslate() {
     sweepValues_->setPlaceholderText(tr("values, e.g. 1, 2, 4, 8"));
     costBox_->setTitle(tr("Cost"));
     price_->setSpecialValueText(tr("not set"));
-    const QStringList texts{tr("Preset:"),
-                            tr("Name:"),
-                            tr("Prompts:"),
-                            tr("File:"),
-                            tr("Requests:"),
-                            tr("Input tokens:"),
-                            tr("Output tokens:"),
-                            tr("Range ratio:"),
-                            tr("Shared prefix:"),
-                            tr("Request rate (/s):"),
-                            tr("Burstiness:"),
-                            tr("Max concurrency:"),
-                            tr("Seed:"),
-                            tr("Sweep over:"),
-                            tr("Values:"),
-                            tr("Percentiles:"),
-                            tr("Price per hour:"),
-                            tr("Currency:")};
+    const QStringList texts{tr("Preset:"),         tr("Name:"),
+                            tr("Prompts:"),        tr("File:"),
+                            tr("Requests:"),       tr("Input tokens:"),
+                            tr("Output tokens:"),  tr("Range ratio:"),
+                            tr("Shared prefix:"),  tr("Request rate (/s):"),
+                            tr("Burstiness:"),     tr("Max concurrency:"),
+                            tr("Seed:"),           tr("Sweep over:"),
+                            tr("Values:"),         tr("Percentiles:"),
+                            tr("Price per hour:"), tr("Currency:")};
     for (int i = 0; i < labels_.size() && i < texts.size(); ++i)
         labels_[i]->setText(texts[i]);
     price_->setToolTip(tr("What an hour of this GPU or machine costs you (or a hosted one "
@@ -459,9 +450,8 @@ void BenchmarkPage::applyPreset(Preset preset) {
         numPrompts_->setValue(32);
         inputLen_->setValue(64);
         outputLen_->setValue(64);
-        sweepSetting_->setCurrentIndex(int(BenchPlan::sweepableSettings().indexOf(
-                                           QStringLiteral("max_num_seqs"))) +
-                                       1);
+        sweepSetting_->setCurrentIndex(
+            int(BenchPlan::sweepableSettings().indexOf(QStringLiteral("max_num_seqs"))) + 1);
         sweepValues_->setText(QStringLiteral("1, 2, 4, 8, 16"));
         break;
     case Custom:
@@ -557,8 +547,8 @@ void BenchmarkPage::onProgress(const BenchProgress& p) {
     const QLocale loc;
     QString text = tr("Run %1 of %2: %3").arg(p.run + 1).arg(p.runs).arg(p.runName);
     if (p.total > 0)
-        text += QLatin1Char('\n') + tr("%1 of %2 requests done").arg(loc.toString(p.completed),
-                                                                    loc.toString(p.total));
+        text += QLatin1Char('\n') +
+                tr("%1 of %2 requests done").arg(loc.toString(p.completed), loc.toString(p.total));
     text += QLatin1Char('\n') +
             tr("Elapsed %1 · about %2 left").arg(duration(p.elapsedS), duration(p.etaS));
     if (!p.stage.isEmpty() && p.stage != tr("Running"))
@@ -581,8 +571,8 @@ void BenchmarkPage::onFinished(const QString& message) {
         progress_->setValue(1000);
         status_->setText(tr("Done: %n run(s) stored.", nullptr, int(ids.size())));
     } else {
-        status_->setText(tr("Stopped: %1 (%n run(s) stored).", nullptr, int(ids.size()))
-                             .arg(message));
+        status_->setText(
+            tr("Stopped: %1 (%n run(s) stored).", nullptr, int(ids.size())).arg(message));
     }
     if (ids.size() >= 2) {
         runsModel_->setChecked(ids);
@@ -612,9 +602,10 @@ void BenchmarkPage::showSummary(qint64 id) {
     }
     QString text = QString::fromStdString(run_summary_text(stored->run));
     if (!stored->run.error.empty())
-        text.prepend(tr("%1: %2").arg(QString::fromStdString(bench_run_status_name(stored->run.status)),
-                                      QString::fromStdString(stored->run.error)) +
-                     QStringLiteral("\n\n"));
+        text.prepend(
+            tr("%1: %2").arg(QString::fromStdString(bench_run_status_name(stored->run.status)),
+                             QString::fromStdString(stored->run.error)) +
+            QStringLiteral("\n\n"));
     summary_->setPlainText(text);
 }
 
@@ -628,8 +619,8 @@ void BenchmarkPage::compare(const QList<qint64>& ids) {
 }
 
 QString BenchmarkPage::exportRuns(const QList<qint64>& ids, const QString& path) {
-    const QString title = name_->text().trimmed().isEmpty() ? tr("Benchmark report")
-                                                            : name_->text().trimmed();
+    const QString title =
+        name_->text().trimmed().isEmpty() ? tr("Benchmark report") : name_->text().trimmed();
     return controller_.exportReport(ids, path, title);
 }
 

@@ -26,11 +26,11 @@
 
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
+#include "ui/benchmark_page.h"
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
 #include "ui/conversations_panel.h"
 #include "ui/eliding_label.h"
-#include "ui/benchmark_page.h"
 #include "ui/engine_panel.h"
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
@@ -472,11 +472,11 @@ void MainWindow::updateStatus() {
     }
     statusState_->setText(engineBenchmark_ && engineHeldChats_ > 0
                               ? tr("● benchmark (%n chat(s) wait)", nullptr, engineHeldChats_)
-                          : engineBenchmark_          ? tr("● benchmark")
+                          : engineBenchmark_            ? tr("● benchmark")
                           : controller_.anyGenerating() ? tr("● generating")
-                          : engineLoadTest_           ? tr("● load test")
-                          : engineBusy_               ? tr("● busy")
-                                                      : tr("idle"));
+                          : engineLoadTest_             ? tr("● load test")
+                          : engineBusy_                 ? tr("● busy")
+                                                        : tr("idle"));
     chat_->setNotice(modelLoaded_ && modelMeta_.randomWeights
                          ? tr("The demo model is a bigram model of this project's own sentences, "
                               "not a trained model: its answers are silly. Open a real model "

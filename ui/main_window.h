@@ -147,9 +147,9 @@ class MainWindow : public QMainWindow {
     std::optional<ChatMessage> deleted_; // the last deleted message, while it can be undone
     QTimer* undoTimer_;
     QPushButton* undoButton_;
-    QString loadingPath_;         // the model being loaded, or the last one that was
-    bool engineBusy_ = false;     // the engine has requests (the chat's or a load test's)
-    bool engineLoadTest_ = false; // ... of a load test
+    QString loadingPath_;          // the model being loaded, or the last one that was
+    bool engineBusy_ = false;      // the engine has requests (the chat's or a load test's)
+    bool engineLoadTest_ = false;  // ... of a load test
     bool engineBenchmark_ = false; // a benchmark run has the engine
     int engineHeldChats_ = 0;      // chats waiting for it
     BenchmarkPage* benchPage_ = nullptr;

@@ -119,9 +119,9 @@ void MainWindow::exportBenchmarkReport() {
                              tr("The report could not be written:\n%1").arg(error));
         return;
     }
-    statusBar()->showMessage(
-        tr("Exported %n run(s) to %1", nullptr, int(ids.size())).arg(QDir::toNativeSeparators(path)),
-        8000);
+    statusBar()->showMessage(tr("Exported %n run(s) to %1", nullptr, int(ids.size()))
+                                 .arg(QDir::toNativeSeparators(path)),
+                             8000);
 }
 
 void MainWindow::importBenchmarkReport() {

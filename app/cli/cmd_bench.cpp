@@ -26,6 +26,7 @@
 #include "app/cli/progress_line.h"
 #include "app/cli/prompts_jsonl.h"
 #include "app/cli/report_io.h"
+#include "app/report/engine_settings.h"
 #include "app/report/environment.h"
 #include "engine/backend/cuda_plugin.h"
 #include "engine/model/model_info.h"
@@ -116,38 +117,6 @@ nlohmann::ordered_json workload_settings(const BenchOptions& o, size_t num_promp
         j["max_concurrency"] = o.max_concurrency;
     else
         j["max_concurrency"] = nullptr;
-    return j;
-}
-
-// The engine settings of a run under vLLM's names (llmwb's where vLLM has none).
-nlohmann::ordered_json engine_settings(const Engine& e, const BenchRunOptions& ro,
-                                       const ModelExecutor& exec, bool memory_given) {
-    const EngineConfig& c = e.config();
-    nlohmann::ordered_json j;
-    j["scheduling_policy"] = scheduler_policy_name(c.policy);
-    j["block_size"] = c.block_size;
-    j["max_num_seqs"] = c.max_num_seqs;
-    j["max_num_batched_tokens"] = c.max_num_batched_tokens;
-    j["enable_prefix_caching"] = c.enable_prefix_caching;
-    j["num_gpu_blocks"] = e.memory_plan().num_blocks;
-    j["kv_pool_limit"] = kv_pool_limit_name(e.memory_plan().limit);
-    if (memory_given && c.memory.kv_bytes)
-        j["kv_cache_memory_bytes"] = *c.memory.kv_bytes;
-    else
-        j["gpu_memory_utilization"] = c.memory.utilization;
-    j["kv_cache_dtype"] = kv_dtype_name(exec.kv_dtype());
-    j["speculative_method"] = speculative_method_name(c.speculative.method);
-    j["num_speculative_tokens"] = c.speculative.num_speculative_tokens;
-    if (c.speculative.enabled()) {
-        j["speculative_auto_k"] = c.speculative.auto_k;
-        j["prompt_lookup_min"] = c.speculative.prompt_lookup_min;
-        j["prompt_lookup_max"] = c.speculative.prompt_lookup_max;
-    }
-    j["device_greedy"] = c.device_greedy;
-    if (ro.static_batches) {
-        j["static_batch_size"] = ro.batch_size;
-        j["static_padding"] = ro.static_padding;
-    }
     return j;
 }
 
@@ -325,7 +294,8 @@ int cmd_bench(const Args& argv) {
             run.percentile_metrics = join(opt->percentile_metrics);
             run.settings["workload"] = workload_settings(*opt, reqs.size());
             run.settings["engine"] =
-                engine_settings(**engine, ro, **exec, opt->engine.memory_given);
+                engine_settings_json((*engine)->config(), (*engine)->memory_plan(),
+                                     kv_dtype_name((*exec)->kv_dtype()), &ro);
             run.figures = *r;
             run.requests = session.request_rows();
             run.steps = session.step_rows();

@@ -202,14 +202,30 @@ std::string none(const std::string& what) {
     return "<p class=\"none\">" + html_escape(what) + ": no data.</p>\n";
 }
 
-// Output tokens per 1 s bin: from the steps' decode tokens (accepted drafts included), or
-// from the requests (each one's tokens spread evenly between its first token and its finish).
-// Times past kMaxSeconds are left out (the report may come from a stranger); the work is one
-// pass over the rows plus one over the bins.
-std::vector<std::pair<double, double>> throughput_series(const BenchRun& r) {
+// The bin width of the throughput chart: 1 s (vLLM's peak figure counts whole seconds) for
+// runs of 20 s or more, else the largest of 0.5, 0.2, 0.1, 0.05, 0.02, 0.01 s giving at least 20
+// bins (a demo-model run lasts a fraction of a second).
+double throughput_bin_seconds(const BenchRun& r) {
+    double duration = r.figures.duration_s;
+    if (!r.steps.empty())
+        duration = std::max(duration, r.steps.back().time_s);
+    if (!(duration < 20.0))
+        return 1.0;
+    for (double w : {0.5, 0.2, 0.1, 0.05, 0.02})
+        if (duration / w >= 20.0)
+            return w;
+    return 0.01;
+}
+
+// Output tokens/s per bin (throughput_bin_seconds): from the steps' decode tokens (accepted
+// drafts included), or from the requests (each one's tokens spread evenly between its first
+// token and its finish). Times past kMaxSeconds are left out (the report may come from a
+// stranger); the work is one pass over the rows plus one over the bins.
+std::vector<std::pair<double, double>> throughput_series(const BenchRun& r, double width) {
     constexpr double kMaxSeconds = 1e6;
+    const double kMaxBins = kMaxSeconds / width;
     std::vector<double> bins;
-    auto grow = [&](double t) {
+    auto grow = [&](double t) { // t in bins
         const auto b = static_cast<size_t>(t);
         if (b >= bins.size())
             bins.resize(b + 1, 0.0);
@@ -218,17 +234,18 @@ std::vector<std::pair<double, double>> throughput_series(const BenchRun& r) {
     if (!r.steps.empty()) {
         for (const BenchStepRow& st : r.steps)
             if (st.time_s >= 0 && st.time_s < kMaxSeconds)
-                bins[grow(st.time_s)] += double(st.decode_tokens) + double(st.accepted_tokens);
+                bins[grow(st.time_s / width)] +=
+                    double(st.decode_tokens) + double(st.accepted_tokens);
     } else {
         // A request producing n tokens over [a, b] adds n/(b-a) tokens/s over that interval:
         // its partial first and last bins directly, the bins in between through a difference
         // array of rates.
         std::vector<double> rate_diff;
         for (const BenchRequestRow& q : r.requests) {
-            const double a = q.first_token_s, b = q.finish_s;
-            if (q.output_tokens <= 0 || !(a >= 0) || !(a < kMaxSeconds))
+            const double a = q.first_token_s / width, b = q.finish_s / width;
+            if (q.output_tokens <= 0 || !(a >= 0) || !(a < kMaxBins))
                 continue;
-            if (!(b > a) || !(b < kMaxSeconds)) {
+            if (!(b > a) || !(b < kMaxBins)) {
                 bins[grow(a)] += q.output_tokens;
                 continue;
             }
@@ -253,7 +270,7 @@ std::vector<std::pair<double, double>> throughput_series(const BenchRun& r) {
     }
     std::vector<std::pair<double, double>> pts;
     for (size_t b = 0; b < bins.size(); ++b)
-        pts.emplace_back(double(b) + 0.5, bins[b]);
+        pts.emplace_back((double(b) + 0.5) * width, bins[b] / width);
     return pts;
 }
 
@@ -281,12 +298,13 @@ bucket_means(const std::vector<std::pair<double, double>>& pts, size_t buckets) 
 std::string run_charts(const BenchRun& r, size_t k) {
     std::string s = "<h3>" + html_escape(run_label(r, k)) + "</h3>\n<div class=\"charts\">\n";
     const std::string name = run_label(r, k);
-    if (auto tp = throughput_series(r); !tp.empty())
-        s += svg_line_chart({"Output throughput",
-                             "time (s)",
-                             "tokens/s (1 s bins)",
-                             {{"output tokens/s", std::move(tp), false}}});
-    else
+    const double width = throughput_bin_seconds(r);
+    if (auto tp = throughput_series(r, width); !tp.empty()) {
+        char unit[48];
+        std::snprintf(unit, sizeof unit, "tokens/s (%g s bins)", width);
+        s += svg_line_chart(
+            {"Output throughput", "time (s)", unit, {{"output tokens/s", std::move(tp), false}}});
+    } else
         s += none("Output throughput");
     if (!r.steps.empty()) {
         ChartSeries kv{"KV usage", {}, false}, running{"running", {}, false},

@@ -78,8 +78,8 @@ QList<qint64> BenchController::importReport(const QString& path, QString* error)
     }
     auto report = parse_report_files(*files);
     if (!report) {
-        *error = tr("%1: %2").arg(QFileInfo(path).fileName(),
-                                  QString::fromStdString(report.message()));
+        *error =
+            tr("%1: %2").arg(QFileInfo(path).fileName(), QString::fromStdString(report.message()));
         return {};
     }
     if (report->runs.empty()) {

@@ -61,7 +61,8 @@ QString BenchPlan::validate() const {
             return tr("At most 64 sweep values.");
         for (double v : sweepValues) {
             const bool fraction = sweepSetting == QLatin1String("gpu_memory_utilization");
-            if (!std::isfinite(v) || (fraction ? !(v > 0 && v <= 1) : (v < 0 || v != std::floor(v))))
+            if (!std::isfinite(v) ||
+                (fraction ? !(v > 0 && v <= 1) : (v < 0 || v != std::floor(v))))
                 return fraction ? tr("gpu_memory_utilization values must be in (0, 1].")
                                 : tr("%1 values must be whole numbers.").arg(sweepSetting);
             if (sweepSetting == QLatin1String("block_size") && v != 8 && v != 16 && v != 32)

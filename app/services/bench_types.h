@@ -21,8 +21,8 @@ struct BenchWorkload {
     int numPrompts = 32;
     int inputLen = 128;
     int outputLen = 128;
-    double rangeRatio = 0; // [0, 1): lengths uniform in len x [1 - r, 1 + r]
-    int prefixLen = 0;     // a shared prefix before every prompt (prefix caching)
+    double rangeRatio = 0;  // [0, 1): lengths uniform in len x [1 - r, 1 + r]
+    int prefixLen = 0;      // a shared prefix before every prompt (prefix caching)
     double requestRate = 0; // requests/s (Poisson when burstiness 1); 0: all at once
     double burstiness = 1.0;
     int maxConcurrency = 0; // 0: no cap

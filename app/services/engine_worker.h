@@ -132,7 +132,7 @@ class EngineWorker : public QObject {
     void failActive(qint64 engineId, Active& a, const QString& message);
     void cancelEverything();
     void emitView();
-    void recordStep(const StepOutputs& out); // for the next view (timeline, rates, TTFTs)
+    void recordStep(const StepOutputs& out);           // for the next view (timeline, rates, TTFTs)
     bool loadStage(int percent, const QString& stage); // false: cancelled
     void doLoad(const QString& path);
     bool rebuildEngine();

@@ -50,8 +50,8 @@ void applySweep(EngineConfig& ec, const QString& setting, double v, SpeculativeM
     else if (setting == QLatin1String("num_speculative_tokens")) {
         ec.speculative.num_speculative_tokens = int32_t(v);
         if (ec.speculative.method == SpeculativeMethod::Off)
-            ec.speculative.method = method == SpeculativeMethod::Off ? SpeculativeMethod::Ngram
-                                                                     : method;
+            ec.speculative.method =
+                method == SpeculativeMethod::Off ? SpeculativeMethod::Ngram : method;
     }
 }
 
@@ -79,8 +79,8 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
     job->clock.start();
     job->sinceProgress.start();
     // The runs: every sweep value (or none) x every policy.
-    const QVector<double> values = plan.sweepSetting.isEmpty() ? QVector<double>{0}
-                                                               : plan.sweepValues;
+    const QVector<double> values =
+        plan.sweepSetting.isEmpty() ? QVector<double>{0} : plan.sweepValues;
     for (double v : values)
         for (const QString& p : plan.policies) {
             BenchJob::RunSpec r;
@@ -119,10 +119,9 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
         }
         for (const cli::PromptLine& pl : *lines) {
             if (!pl.ok()) {
-                emit benchFinished(plan.id, QStringLiteral("%1:%2: %3")
-                                                .arg(w.dataset)
-                                                .arg(pl.line)
-                                                .arg(q(pl.error)));
+                emit benchFinished(
+                    plan.id,
+                    QStringLiteral("%1:%2: %3").arg(w.dataset).arg(pl.line).arg(q(pl.error)));
                 return;
             }
             BenchRequest r;
@@ -159,9 +158,8 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
     in.kv_dtype = kv_dtype_name(exec.kv_dtype());
     in.device = exec.device_name();
     in.threads = cpuThreads_;
-    in.engine_settings =
-        engine_settings_json(model_->serving->config(), model_->serving->memory_plan(),
-                             in.kv_dtype);
+    in.engine_settings = engine_settings_json(model_->serving->config(),
+                                              model_->serving->memory_plan(), in.kv_dtype);
     // The model's SHA-256 once per file version (a 10 GB file takes seconds to hash).
     const QFileInfo fi(model_->loadPath);
     const QString key = QStringLiteral("%1|%2|%3")
@@ -206,9 +204,9 @@ void EngineWorker::emitBenchProgress(const QString& stage, bool force) {
         p.total = bench_->session->total();
     }
     // Done so far as a fraction of the plan: whole runs plus the current run's requests.
-    const double done = (double(bench_->current) +
-                         (p.total > 0 ? double(p.completed) / double(p.total) : 0.0)) /
-                        double(p.runs);
+    const double done =
+        (double(bench_->current) + (p.total > 0 ? double(p.completed) / double(p.total) : 0.0)) /
+        double(p.runs);
     if (done > 0.02 && p.elapsedS > 0.5)
         p.etaS = p.elapsedS * (1.0 - done) / done;
     emit benchProgress(p);
@@ -236,8 +234,9 @@ bool EngineWorker::startBenchRun() {
         ec.max_num_seqs = std::max(ec.max_num_seqs, ro.batch_size);
     }
     job.runConfig = ec;
-    job.runDate = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))
-                      .toStdString();
+    job.runOptions = ro;
+    job.runDate =
+        QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")).toStdString();
     // The executor's KV pool belongs to one engine at a time: the chat engine goes (it comes
     // back in endBenchmark, with the tuning).
     ModelExecutor& exec = *model_->backend.executor;
@@ -340,10 +339,10 @@ void EngineWorker::endBenchRun(BenchRunStatus status, const QString& error) {
     run.policy = spec.policy.toStdString();
     run.status = status;
     run.error = error.toStdString();
-    run.date = job.runDate.empty()
-                   ? QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))
-                         .toStdString()
-                   : job.runDate;
+    run.date =
+        job.runDate.empty()
+            ? QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")).toStdString()
+            : job.runDate;
     run.model_id = model_->metadata.name.toStdString();
     run.sweep_setting = spec.sweepSetting.toStdString();
     run.sweep_value = spec.sweepValue;
@@ -360,17 +359,16 @@ void EngineWorker::endBenchRun(BenchRunStatus status, const QString& error) {
     } else {
         workload["output_len"] = w.outputLen;
     }
-    workload["request_rate"] = w.requestRate > 0 ? nlohmann::ordered_json(w.requestRate)
-                                                 : nlohmann::ordered_json("inf");
+    workload["request_rate"] =
+        w.requestRate > 0 ? nlohmann::ordered_json(w.requestRate) : nlohmann::ordered_json("inf");
     workload["burstiness"] = w.burstiness;
     workload["max_concurrency"] = w.maxConcurrency;
     workload["seed"] = w.seed;
     run.settings["workload"] = workload;
     const ModelExecutor& exec = *model_->backend.executor;
-    run.settings["engine"] =
-        engine_settings_json(job.runConfig,
-                             model_->serving ? model_->serving->memory_plan() : MemoryPlan{},
-                             kv_dtype_name(exec.kv_dtype()));
+    run.settings["engine"] = engine_settings_json(
+        job.runConfig, model_->serving ? model_->serving->memory_plan() : MemoryPlan{},
+        kv_dtype_name(exec.kv_dtype()), &job.runOptions);
     if (job.session) {
         std::vector<double> qs(job.plan.metricPercentiles.begin(),
                                job.plan.metricPercentiles.end());

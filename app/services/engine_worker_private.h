@@ -58,6 +58,7 @@ struct EngineWorker::BenchJob {
     nlohmann::ordered_json environment;
     std::unique_ptr<BenchSession> session; // the run in progress
     EngineConfig runConfig;                // its engine's settings
+    BenchRunOptions runOptions;            // its load (rate, static batches)
     std::string runDate;                   // its start, "YYYYmmdd-HHMMSS"
     QElapsedTimer clock;                   // since the plan started
     QElapsedTimer sinceProgress;

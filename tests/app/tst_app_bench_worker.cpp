@@ -39,7 +39,8 @@ class TestAppBenchWorker : public QObject {
     }
 
     // Runs a plan to its end; returns its outcomes.
-    QList<BenchRunOutcome> runPlan(const BenchPlan& plan, QString* message, int timeoutMs = 120000) {
+    QList<BenchRunOutcome> runPlan(const BenchPlan& plan, QString* message,
+                                   int timeoutMs = 120000) {
         QSignalSpy runs(&relay_, &WorkerRelay::benchRunFinished);
         QSignalSpy done(&relay_, &WorkerRelay::benchFinished);
         QMetaObject::invokeMethod(worker_, "runBenchmark", Qt::QueuedConnection,
@@ -81,7 +82,8 @@ class TestAppBenchWorker : public QObject {
         QMetaObject::invokeMethod(worker_, "setTuning", Qt::QueuedConnection,
                                   Q_ARG(llmwb::EngineTuning, t));
         QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
-        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(QString, model));
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, model));
         QVERIFY(waitFor(loaded, 1, 30000));
     }
 
@@ -192,7 +194,7 @@ class TestAppBenchWorker : public QObject {
         worker_->cancelBenchmark();
         QVERIFY(waitFor(done, 1, 30000));
         QVERIFY(!done.first().at(1).toString().isEmpty()); // says it was cancelled
-        QCOMPARE(runs.size(), 1);                           // the second run never started
+        QCOMPARE(runs.size(), 1);                          // the second run never started
         const auto out = runs.first().first().value<BenchRunOutcome>();
         QCOMPARE(out.run.status, BenchRunStatus::Cancelled);
         QVERIFY(!out.run.error.empty());

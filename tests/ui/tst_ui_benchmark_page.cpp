@@ -107,16 +107,17 @@ class TestBenchmarkPage : public QObject {
         pr.etaS = 65;
         controller_->onProgress(pr);
         int index = 0;
-        const QVector<double> values = p.sweepSetting.isEmpty() ? QVector<double>{0} : p.sweepValues;
+        const QVector<double> values =
+            p.sweepSetting.isEmpty() ? QVector<double>{0} : p.sweepValues;
         for (double v : values)
             for (const QString& policy : p.policies) {
                 BenchRunOutcome o;
                 o.planId = p.id;
                 o.index = index++;
-                const std::string name = p.sweepSetting.isEmpty()
-                                             ? policy.toStdString()
-                                             : p.sweepSetting.toStdString() + "=" +
-                                                   std::to_string(int(v));
+                const std::string name =
+                    p.sweepSetting.isEmpty()
+                        ? policy.toStdString()
+                        : p.sweepSetting.toStdString() + "=" + std::to_string(int(v));
                 o.run = madeRun(name, policy.toStdString(), 100.0 * (index), 50.0 * index,
                                 p.sweepSetting.toStdString(), v);
                 o.environment = {{"llmwb_report_version", 1}, {"device", "CPU test"}};
@@ -232,7 +233,8 @@ class TestBenchmarkPage : public QObject {
         QApplication::sendEvent(page.compareView(), &change);
         QCOMPARE(t->rowCount(), rows);
         for (int r = 0; r < t->rowCount(); ++r)
-            QVERIFY2(t->item(r, 1) && !t->item(r, 1)->text().isEmpty(), qPrintable(QString::number(r)));
+            QVERIFY2(t->item(r, 1) && !t->item(r, 1)->text().isEmpty(),
+                     qPrintable(QString::number(r)));
         QVERIFY(!page.compareView()->isSweepChart());
         QCOMPARE(page.compareView()->chart()->series().size(), 3); // tok/s over time, overlaid
     }

@@ -443,7 +443,9 @@ class TestUiMainWindow : public QObject {
                 ++messages;
                 const bool unfinished =
                     xml.attributes().value("type") == QLatin1String("unfinished");
-                const QString text = xml.readElementText();
+                // Plural messages hold their forms in <numerusform> children.
+                const QString text =
+                    xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
                 if (!unfinished && !text.isEmpty())
                     ++translated;
                 else
