@@ -107,31 +107,4 @@ std::string printable(std::string_view s, size_t max_bytes) {
     return out;
 }
 
-std::string html_escape(std::string_view s) {
-    std::string out;
-    out.reserve(s.size() + s.size() / 8);
-    for (const char c : s) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&#39;";
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
-}
-
 } // namespace llmwb::report_detail

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/util/html_escape.h"
 #include "engine/util/result.h"
 
 namespace llmwb::report_detail {
@@ -34,7 +35,7 @@ Result<nlohmann::ordered_json> parse_json_text(std::string_view text, const std:
 // A value from a report, shortened and with control characters shown as \xNN, for errors.
 std::string printable(std::string_view s, size_t max_bytes = 40);
 
-// &, <, >, " and ' as entities (text and attribute values alike).
-std::string html_escape(std::string_view s);
+// &, <, >, " and ' as entities (text and attribute values alike): engine/util/html_escape.h.
+using llmwb::html_escape;
 
 } // namespace llmwb::report_detail

@@ -7,6 +7,7 @@
 #include "engine/chat/builtins.h"
 #include "engine/chat/json_dump.h"
 #include "engine/chat/unicode_text.h"
+#include "engine/util/html_escape.h"
 
 namespace llmwb::jinja {
 
@@ -415,29 +416,7 @@ Result<Value> filter_round(const Value& x, const CallArgs& a) {
 }
 
 Result<Value> filter_escape(const Value& x, const CallArgs&) {
-    std::string out;
-    for (char c : to_str(x)) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&#34;";
-            break;
-        case '\'':
-            out += "&#39;";
-            break;
-        default:
-            out += c;
-        }
-    }
-    return Value(std::move(out));
+    return Value(html_escape(to_str(x)));
 }
 
 Result<Value> filter_indent(const Value& x, const CallArgs& a) {

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "cli/cli_runner.h"
+#include "support/vllm_result_keys.h"
 
 using namespace clitest;
 
@@ -76,38 +77,12 @@ class TstCliBench : public QObject {
         QVERIFY2(!r.err.contains('\r'), "a progress line went to a stderr that is no terminal");
         const QJsonObject j = readJson(result);
         QVERIFY2(!j.isEmpty(), qPrintable("no result file " + result));
-        for (const char* key : {"date",
-                                "backend",
-                                "model_id",
-                                "num_prompts",
-                                "request_rate",
-                                "burstiness",
-                                "max_concurrency",
-                                "duration",
-                                "completed",
-                                "failed",
-                                "total_input_tokens",
-                                "total_output_tokens",
-                                "request_throughput",
-                                "output_throughput",
-                                "total_token_throughput",
-                                "max_output_tokens_per_s",
-                                "max_concurrent_requests",
-                                "mean_ttft_ms",
-                                "median_ttft_ms",
-                                "std_ttft_ms",
-                                "p99_ttft_ms",
-                                "mean_tpot_ms",
-                                "p99_tpot_ms",
-                                "mean_itl_ms",
-                                "p99_itl_ms",
-                                "input_lens",
-                                "output_lens",
-                                "ttfts",
-                                "itls",
-                                "generated_texts",
-                                "errors",
-                                "output_ids"})
+        for (const char* key : llmwb::test::kVllmResultHeadKeys)
+            QVERIFY2(j.contains(key), key);
+        for (const char* key :
+             {"mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
+              "p99_tpot_ms", "mean_itl_ms", "p99_itl_ms", "input_lens", "output_lens", "ttfts",
+              "itls", "generated_texts", "errors", "output_ids"})
             QVERIFY2(j.contains(key), key);
         QCOMPARE(j.value("num_prompts").toInt(), 6);
         QCOMPARE(j.value("completed").toInt(), 6);

@@ -13,6 +13,7 @@
 
 #include "app/report/zip/report_zip.h"
 #include "cli/cli_runner.h"
+#include "support/vllm_result_keys.h"
 
 using namespace clitest;
 
@@ -162,37 +163,12 @@ class TstCliReport : public QObject {
         const QList<QJsonObject> lines = resultsOfZip(zip_);
         QCOMPARE(lines.size(), 2);
         for (const QJsonObject& j : lines) {
-            for (const char* key : {"date",
-                                    "backend",
-                                    "model_id",
-                                    "num_prompts",
-                                    "request_rate",
-                                    "burstiness",
-                                    "max_concurrency",
-                                    "duration",
-                                    "completed",
-                                    "failed",
-                                    "total_input_tokens",
-                                    "total_output_tokens",
-                                    "request_throughput",
-                                    "output_throughput",
-                                    "total_token_throughput",
-                                    "max_output_tokens_per_s",
-                                    "max_concurrent_requests",
-                                    "mean_ttft_ms",
-                                    "median_ttft_ms",
-                                    "std_ttft_ms",
-                                    "p50_ttft_ms",
-                                    "p99_ttft_ms",
-                                    "mean_tpot_ms",
-                                    "p50_tpot_ms",
-                                    "p99_tpot_ms",
-                                    "mean_itl_ms",
-                                    "p50_itl_ms",
-                                    "p99_itl_ms",
-                                    "mean_e2el_ms",
-                                    "p50_e2el_ms",
-                                    "p99_e2el_ms"})
+            for (const char* key : llmwb::test::kVllmResultHeadKeys)
+                QVERIFY2(j.contains(key), key);
+            for (const char* key :
+                 {"mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p50_ttft_ms", "p99_ttft_ms",
+                  "mean_tpot_ms", "p50_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "p50_itl_ms",
+                  "p99_itl_ms", "mean_e2el_ms", "p50_e2el_ms", "p99_e2el_ms"})
                 QVERIFY2(j.contains(key), key);
             QCOMPARE(j.value("completed").toInt(), 6);
             QCOMPARE(j.value("failed").toInt(), 0);

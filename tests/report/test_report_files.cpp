@@ -7,6 +7,7 @@
 #include "app/report/report_text.h"
 #include "report/report_fixture.h"
 #include "support/mini_test.h"
+#include "support/vllm_result_keys.h"
 
 using namespace llmwb;
 using llmwb::report_test::make_report;
@@ -184,31 +185,11 @@ MT_TEST(resultsJsonHasVllmKeysInVllmOrder) {
     std::vector<std::string> keys;
     for (const auto& [k, v] : j.items())
         keys.push_back(k);
-    const std::vector<std::string> head = {"date",
-                                           "backend",
-                                           "model_id",
-                                           "num_prompts",
-                                           "request_rate",
-                                           "burstiness",
-                                           "max_concurrency",
-                                           "duration",
-                                           "completed",
-                                           "failed",
-                                           "total_input_tokens",
-                                           "total_output_tokens",
-                                           "request_throughput",
-                                           "output_throughput",
-                                           "total_token_throughput",
-                                           "max_output_tokens_per_s",
-                                           "max_concurrent_requests",
-                                           "mean_ttft_ms",
-                                           "median_ttft_ms",
-                                           "std_ttft_ms",
-                                           "p50_ttft_ms",
-                                           "p90_ttft_ms",
-                                           "p99_ttft_ms",
-                                           "p99.9_ttft_ms",
-                                           "mean_tpot_ms"};
+    std::vector<std::string> head(std::begin(llmwb::test::kVllmResultHeadKeys),
+                                  std::end(llmwb::test::kVllmResultHeadKeys));
+    for (const char* k : {"mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p50_ttft_ms",
+                          "p90_ttft_ms", "p99_ttft_ms", "p99.9_ttft_ms", "mean_tpot_ms"})
+        head.push_back(k);
     MT_REQUIRE(keys.size() > head.size());
     MT_COMPARE(std::vector<std::string>(keys.begin(), keys.begin() + long(head.size())), head);
     MT_COMPARE(j["num_prompts"].get<int>(), 12);
