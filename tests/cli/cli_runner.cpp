@@ -112,4 +112,12 @@ bool writeFile(const QString& path, const QByteArray& bytes) {
     return f.write(bytes) == bytes.size();
 }
 
+CliResult makeSmallModel(const QString& path, const QString& arch, int seed,
+                         const QString& xdgDataHome) {
+    return runCli({"make-model", "--out", path, "--arch", arch, "--layers", "2", "--hidden", "64",
+                   "--heads", "4", "--kv-heads", "2", "--intermediate", "128", "--context", "256",
+                   "--seed", QString::number(seed)},
+                  xdgDataHome);
+}
+
 } // namespace clitest

@@ -38,6 +38,11 @@ QString tokenizerDir(const QString& name);
 // stdin closed; kills it after timeoutMs.
 CliResult runCli(const QStringList& args, const QString& xdgDataHome, int timeoutMs = 60000);
 
+// `llmwb make-model` of a small model (2 layers, hidden 64, 4 heads / 2 KV heads, FFN 128,
+// context 256) at `path`.
+CliResult makeSmallModel(const QString& path, const QString& arch, int seed,
+                         const QString& xdgDataHome);
+
 // The single JSON object the CLI prints with --json; *ok is false when stdout is not exactly
 // one JSON object followed by a newline.
 QJsonObject parseJsonLine(const QByteArray& out, bool* ok);

@@ -53,10 +53,7 @@ class TstCliBench : public QObject {
         xdg_ = tmp_.filePath("xdg");
         QVERIFY(QDir().mkpath(xdg_));
         model_ = tmp_.filePath("m.gguf");
-        CliResult r = runCli({"make-model", "--out", model_, "--arch", "llama", "--layers", "2",
-                              "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--intermediate",
-                              "128", "--context", "256", "--seed", "3"},
-                             xdg_);
+        CliResult r = makeSmallModel(model_, "llama", 3, xdg_);
         CLI_VERIFY_OK(r);
     }
 

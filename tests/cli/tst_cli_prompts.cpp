@@ -70,10 +70,7 @@ class TstCliPrompts : public QObject {
         xdg_ = tmp_.filePath("xdg");
         QVERIFY(QDir().mkpath(xdg_));
         model_ = tmp_.filePath("m.gguf");
-        CliResult r = runCli({"make-model", "--out", model_, "--arch", "qwen2", "--layers", "2",
-                              "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--intermediate",
-                              "128", "--context", "256", "--seed", "7"},
-                             xdg_);
+        CliResult r = makeSmallModel(model_, "qwen2", 7, xdg_);
         CLI_VERIFY_OK(r);
         r = runCli({"info", "--model", model_, "--json"}, xdg_);
         CLI_VERIFY_OK(r);
