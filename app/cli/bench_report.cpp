@@ -178,6 +178,18 @@ std::string rate_text(double rate) {
 
 } // namespace
 
+void put_load_keys(nlohmann::ordered_json& j, const BenchOptions& o) {
+    if (std::isinf(o.request_rate))
+        j["request_rate"] = "inf";
+    else
+        j["request_rate"] = o.request_rate;
+    j["burstiness"] = o.burstiness;
+    if (o.max_concurrency > 0)
+        j["max_concurrency"] = o.max_concurrency;
+    else
+        j["max_concurrency"] = nullptr;
+}
+
 nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string& model_id,
                                         const BenchResult& r, const BenchRecorder& records,
                                         const Tokenizer& tokenizer, bool detailed) {
@@ -189,15 +201,7 @@ nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string
     j["model_id"] = model_id;
     j["tokenizer_id"] = model_id;
     j["num_prompts"] = records.records().size();
-    if (std::isinf(o.request_rate))
-        j["request_rate"] = "inf";
-    else
-        j["request_rate"] = o.request_rate;
-    j["burstiness"] = o.burstiness;
-    if (o.max_concurrency > 0)
-        j["max_concurrency"] = o.max_concurrency;
-    else
-        j["max_concurrency"] = nullptr;
+    put_load_keys(j, o);
     j["duration"] = r.duration_s;
     j["completed"] = r.completed;
     j["failed"] = r.failed;

@@ -23,6 +23,10 @@ void print_bench_result(const std::string& title, const BenchResult& r,
 // One policy's figures in llmwb's report (vLLM's names where vLLM has the figure).
 nlohmann::json bench_result_json(const BenchResult& r);
 
+// The load keys as vLLM writes them: request_rate ("inf" for all at once), burstiness,
+// max_concurrency (null without a cap).
+void put_load_keys(nlohmann::ordered_json& j, const BenchOptions& o);
+
 // vLLM's result file for one run: its keys (date, backend, model_id, num_prompts,
 // request_rate, burstiness, max_concurrency, duration, completed, failed, total_input_tokens,
 // total_output_tokens, *_throughput, max_output_tokens_per_s, max_concurrent_requests, mean/

@@ -108,15 +108,7 @@ nlohmann::ordered_json workload_settings(const BenchOptions& o, size_t num_promp
         j["output_len"] = o.spec.output_len; // the default max_tokens of its lines
     }
     j["seed"] = o.spec.seed;
-    if (std::isinf(o.request_rate))
-        j["request_rate"] = "inf";
-    else
-        j["request_rate"] = o.request_rate;
-    j["burstiness"] = o.burstiness;
-    if (o.max_concurrency > 0)
-        j["max_concurrency"] = o.max_concurrency;
-    else
-        j["max_concurrency"] = nullptr;
+    put_load_keys(j, o);
     return j;
 }
 
