@@ -336,6 +336,14 @@ void BenchmarkPage::buildForm(QWidget* form) {
     connect(currency_, &QLineEdit::editingFinished, this, &BenchmarkPage::savePrice);
     sweepValues_->setEnabled(false);
     updateSourceWidgets();
+    // Fields may shrink below their size hints (a spin box's hint fits its largest value): the
+    // two columns then fit the page at 1280x800 with the docks open.
+    for (QWidget* w : form->findChildren<QWidget*>())
+        if (qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QComboBox*>(w) ||
+            qobject_cast<QLineEdit*>(w))
+            w->setMinimumWidth(std::min(w->minimumSizeHint().width(), 70));
+    sweepSetting_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    sweepSetting_->setMinimumContentsLength(10);
 }
 
 void BenchmarkPage::savePrice() {
@@ -592,6 +600,8 @@ void BenchmarkPage::refreshRuns() {
         runsView_->setColumnWidth(c, std::min(runsView_->columnWidth(c), 220));
     if (const int row = runsModel_->rowOf(current); row >= 0)
         runsView_->selectRow(row);
+    else if (runsModel_->rowCount() > 0) // the newest run's figures, not an empty pane
+        runsView_->selectRow(0);
 }
 
 void BenchmarkPage::showSummary(qint64 id) {
