@@ -112,23 +112,6 @@ nlohmann::ordered_json workload_settings(const BenchOptions& o, size_t num_promp
     return j;
 }
 
-// The first line of /proc/driver/nvidia/version's driver number ("" when there is none).
-std::string nvidia_driver_version() {
-    std::ifstream f("/proc/driver/nvidia/version");
-    std::string line;
-    if (!f || !std::getline(f, line))
-        return {};
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  560.35.03  ..."
-    const auto k = line.find("Kernel Module");
-    if (k == std::string::npos)
-        return {};
-    size_t b = line.find_first_not_of(' ', k + 13);
-    if (b == std::string::npos)
-        return {};
-    const size_t e = line.find(' ', b);
-    return line.substr(b, e == std::string::npos ? std::string::npos : e - b);
-}
-
 Status write_json(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     f << text << "\n";
@@ -325,14 +308,7 @@ int cmd_bench(const Args& argv) {
         in.threads = (*exec)->kind() == DeviceKind::Cpu ? m.threads() : 0;
         if ((*exec)->kind() == DeviceKind::Cuda)
             if (auto plugin = CudaPlugin::load())
-                if (auto devices = (*plugin)->devices(); devices && !devices->empty()) {
-                    const CudaDeviceInfo& d = devices->front();
-                    in.gpu_name = d.name;
-                    in.gpu_memory_bytes = d.total_bytes;
-                    in.gpu_compute_capability =
-                        std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
-                    in.gpu_driver = nvidia_driver_version();
-                }
+                describe_cuda_device(in, **plugin);
         if (!report.runs.empty())
             in.engine_settings = report.runs.front().settings["engine"];
         report.environment = probe_environment(in);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "app/report/git_commit.h" // generated: LLMWB_GIT_COMMIT
+#include "engine/backend/cuda_plugin.h"
 #include "kernels/cpu/simd.h"
 
 #ifndef LLMWB_APP_VERSION
@@ -346,6 +347,38 @@ nlohmann::ordered_json probe_environment(const EnvironmentInputs& in, bool hash_
     j["engine"] =
         in.engine_settings.is_object() ? in.engine_settings : nlohmann::ordered_json::object();
     return j;
+}
+
+namespace {
+
+// The driver number of /proc/driver/nvidia/version's first line ("" when there is none).
+std::string nvidia_driver_version() {
+    std::ifstream f("/proc/driver/nvidia/version");
+    std::string line;
+    if (!f || !std::getline(f, line))
+        return {};
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  560.35.03  ..."
+    const auto k = line.find("Kernel Module");
+    if (k == std::string::npos)
+        return {};
+    size_t b = line.find_first_not_of(' ', k + 13);
+    if (b == std::string::npos)
+        return {};
+    const size_t e = line.find(' ', b);
+    return line.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+} // namespace
+
+void describe_cuda_device(EnvironmentInputs& in, const CudaPlugin& plugin) {
+    auto devices = plugin.devices();
+    if (!devices || devices->empty())
+        return;
+    const CudaDeviceInfo& d = devices->front();
+    in.gpu_name = d.name;
+    in.gpu_memory_bytes = d.total_bytes;
+    in.gpu_compute_capability = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+    in.gpu_driver = nvidia_driver_version();
 }
 
 } // namespace llmwb

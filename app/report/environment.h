@@ -11,6 +11,8 @@
 
 namespace llmwb {
 
+class CudaPlugin;
+
 struct EnvironmentInputs {
     std::string model_path; // file or folder (the name is written; the path is not)
     std::string model_name;
@@ -23,6 +25,10 @@ struct EnvironmentInputs {
     int32_t threads = 0; // CPU backend threads
     nlohmann::ordered_json engine_settings = nlohmann::ordered_json::object(); // by vLLM's names
 };
+
+// The GPU facts of the plugin's first device (name, memory, compute capability) and the
+// driver's version (/proc/driver/nvidia/version); nothing when it lists no device.
+void describe_cuda_device(EnvironmentInputs& in, const CudaPlugin& plugin);
 
 // Probes the machine (CPU model and SIMD level from kernels' runtime dispatch, cores, RAM, OS
 // and kernel, app version and commit) and adds the inputs. Hashes the model file (SHA-256; for

@@ -158,6 +158,8 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
     in.kv_dtype = kv_dtype_name(exec.kv_dtype());
     in.device = exec.device_name();
     in.threads = cpuThreads_;
+    if (model_->backend.on_cuda() && model_->backend.plugin)
+        describe_cuda_device(in, *model_->backend.plugin);
     in.engine_settings = engine_settings_json(model_->serving->config(),
                                               model_->serving->memory_plan(), in.kv_dtype);
     // The model's SHA-256 once per file version (a 10 GB file takes seconds to hash).
