@@ -102,9 +102,17 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
     const BenchWorkload& w = plan.workload;
     const Tokenizer& tok = *model_->tokenizer;
     if (!w.prompts.isEmpty()) {
+        // Each message as the chat sends it: one user turn through the model's chat template.
         for (const QString& text : w.prompts) {
             BenchRequest r;
-            r.prompt = tok.encode(text.toStdString(), true);
+            GenerationRequest turn;
+            turn.messages = {{QStringLiteral("user"), text}};
+            std::string prompt;
+            bool addSpecial = true;
+            if (buildPrompt(turn, &prompt, &addSpecial).isEmpty())
+                r.prompt = tok.encode(prompt, addSpecial);
+            else // the template failed on it: the plain text
+                r.prompt = tok.encode(text.toStdString(), true);
             r.output_len = w.outputLen;
             if (!r.prompt.empty())
                 job->workload.push_back(std::move(r));

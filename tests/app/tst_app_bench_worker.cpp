@@ -163,6 +163,28 @@ class TestAppBenchWorker : public QObject {
         QVERIFY(most1 > 1 && most1 <= 4);
     }
 
+    // The user's own messages run as the chat sends them: through the chat template.
+    void conversationPromptsUseTheChatTemplate() {
+        QSignalSpy finished(&relay_, &WorkerRelay::finished);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, chat(5)));
+        QVERIFY(waitFor(finished, 1, 30000));
+        const qint64 chatPromptTokens =
+            finished.first().first().value<GenerationStats>().promptTokens;
+        BenchPlan plan = smallPlan(1, 4);
+        plan.workload.prompts = {QStringLiteral("Hello there"), QStringLiteral("Hello there")};
+        QCOMPARE(plan.workload.datasetName(), QStringLiteral("conversations"));
+        QString message;
+        const QList<BenchRunOutcome> runs = runPlan(plan, &message);
+        QCOMPARE(message, QString());
+        QCOMPARE(runs.size(), 1);
+        QCOMPARE(int(runs[0].run.requests.size()), 2);
+        for (const BenchRequestRow& r : runs[0].run.requests)
+            QCOMPARE(qint64(r.input_tokens), chatPromptTokens);
+        QCOMPARE(runs[0].run.settings["workload"]["dataset_name"].get<std::string>(),
+                 std::string("conversations"));
+    }
+
     void cancelKeepsTheRunAndTheEngineServes() {
         BenchPlan plan = smallPlan(2000, 64);
         plan.policies = {QStringLiteral("continuous"), QStringLiteral("static")};
