@@ -8,6 +8,7 @@
 #include "app/cli/cli_output.h"
 #include "app/cli/commands.h"
 #include "engine/chat/chat_template.h"
+#include "engine/util/json_depth.h"
 
 namespace llmwb::cli {
 
@@ -95,6 +96,8 @@ Result<std::string> render_chat_file(const CliModel& m, const std::string& path,
     auto content = read_text_file(path);
     if (!content)
         return content.error();
+    if (Status st = check_json_depth(*content, kMaxJsonDepth, path); !st)
+        return st.error();
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(*content, nullptr, false);
     if (doc.is_discarded())
         return make_error(path + ": not valid JSON");

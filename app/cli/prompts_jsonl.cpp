@@ -6,37 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_args.h"
+#include "engine/util/json_depth.h"
 
 namespace llmwb::cli {
 
 namespace {
 
 constexpr int kMaxLineNesting = 16; // a prompt line needs 2 ({"ids": [...]})
-
-// Whether `text` opens more than `max` arrays/objects at once (strings skipped), in one pass
-// without recursion.
-bool nesting_exceeds(std::string_view text, int max) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (char c : text) {
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > max)
-                return true;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return false;
-}
 
 using nlohmann::json;
 using T = SamplingFieldType;
@@ -155,8 +131,8 @@ Result<std::vector<PromptLine>> parse_prompts_jsonl(std::string_view text,
         PromptLine pl;
         pl.line = number;
         pl.params = defaults;
-        // nlohmann's parser recurses once per nesting level: refuse deep lines before parsing.
-        const bool too_deep = nesting_exceeds(line, kMaxLineNesting);
+        // Deep JSON is refused before parsing (engine/util/json_depth.h).
+        const bool too_deep = !check_json_depth(line, kMaxLineNesting, "line").ok();
         json j = too_deep ? json(json::value_t::discarded)
                           : json::parse(line, nullptr, /*allow_exceptions=*/false);
         if (too_deep) {

@@ -43,37 +43,11 @@ bool parse_int64(std::string_view s, int64_t* out) {
     return true;
 }
 
-Status check_json_depth(std::string_view text, int max_depth, const std::string& where) {
-    int depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (c == '\\')
-                ++i; // the escaped character cannot end the string
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > max_depth)
-                return make_error(where + ": JSON nested deeper than " + std::to_string(max_depth) +
-                                  " levels");
-        } else if (c == ']' || c == '}') {
-            if (depth > 0)
-                --depth; // an unbalanced close is the parser's error to report
-        }
-    }
-    return ok_status();
-}
-
 Result<nlohmann::ordered_json> parse_json_text(std::string_view text, const std::string& where) {
     if (text.size() > kMaxReportFileBytes)
         return make_error(where + ": larger than " + std::to_string(kMaxReportFileBytes >> 20) +
                           " MiB");
-    if (Status st = check_json_depth(text, kMaxJsonDepth, where); !st)
+    if (Status st = check_json_depth(text, kMaxReportJsonDepth, where); !st)
         return st.error();
     try {
         return nlohmann::ordered_json::parse(text.begin(), text.end());

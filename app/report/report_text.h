@@ -11,14 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/util/html_escape.h"
+#include "engine/util/json_depth.h"
 #include "engine/util/result.h"
 
 namespace llmwb::report_detail {
 
 // No report file is read above this size (results.json, a CSV, environment.json).
 inline constexpr size_t kMaxReportFileBytes = size_t{256} << 20;
-// Deepest nesting of arrays and objects accepted in a report's JSON.
-inline constexpr int kMaxJsonDepth = 64;
+// Deepest nesting of arrays and objects accepted in a report's JSON (engine/util/json_depth.h).
+inline constexpr int kMaxReportJsonDepth = 64;
 
 // The shortest text that reads back as exactly `v` (std::to_chars); finite values only.
 std::string format_double(double v);
@@ -26,9 +27,7 @@ std::string format_double(double v);
 bool parse_double(std::string_view s, double* out);
 bool parse_int64(std::string_view s, int64_t* out);
 
-// Refuses text whose arrays/objects nest deeper than max_depth, without recursion.
-// `where` names the file in the error.
-Status check_json_depth(std::string_view text, int max_depth, const std::string& where);
+using llmwb::check_json_depth;
 // Parses one JSON value (depth checked first); errors name `where` and nlohmann's reason.
 Result<nlohmann::ordered_json> parse_json_text(std::string_view text, const std::string& where);
 

@@ -9,6 +9,7 @@
 #include "engine/model/safetensors_file.h"
 #include "engine/model/weight_binding.h"
 #include "engine/tokenizer/tokenizer_files.h"
+#include "engine/util/json_depth.h"
 
 namespace llmwb {
 
@@ -76,6 +77,11 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
     if (!mf)
         return mf.error();
     auto bytes = mf.value()->bytes();
+    if (Status st = check_json_depth(
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+            kMaxJsonDepth, file);
+        !st)
+        return st;
     json j;
     try {
         j = json::parse(bytes.begin(), bytes.end());

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model/byte_reader.h"
+#include "engine/util/json_depth.h"
 
 namespace llmwb {
 
@@ -73,6 +74,8 @@ Result<SafetensorsFile> SafetensorsFile::parse(std::span<const uint8_t> bytes,
     const uint8_t* data = bytes.data() + r.offset();
     const int64_t data_size = int64_t(r.remaining());
 
+    if (Status st = check_json_depth(header, kMaxJsonDepth, "JSON header"); !st)
+        return err(st.message());
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(header.begin(), header.end());
@@ -192,6 +195,11 @@ Result<SafetensorsSet> SafetensorsSet::open_folder(const std::string& dir) {
     if (!m)
         return m.error();
     auto bytes = m.value()->bytes();
+    if (Status st = check_json_depth(
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+            kMaxJsonDepth, iname);
+        !st)
+        return st.error();
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(bytes.begin(), bytes.end());

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "engine/tokenizer/pre_tokenizer.h"
+#include "engine/util/json_depth.h"
 
 namespace llmwb {
 
@@ -45,6 +46,8 @@ Result<json> parse_json(const std::string& path, std::uintmax_t max_bytes) {
     auto text = read_file(path, max_bytes);
     if (!text)
         return text.error();
+    if (Status st = check_json_depth(text.value(), kMaxJsonDepth, path); !st)
+        return st.error();
     json j = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded())
         return make_error(path + ": invalid JSON");

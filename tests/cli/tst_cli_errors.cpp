@@ -107,6 +107,9 @@ class TstCliErrors : public QObject {
         QVERIFY(
             writeFile(path("messages-malformed.json"), R"([{"role": "user", "content": "hi"})"));
         QVERIFY(writeFile(path("messages-no-role.json"), R"([{"content": "hi"}])"));
+        // Valid JSON a million levels deep (it crashed the process before the depth check).
+        QVERIFY(writeFile(path("messages-deep.json"),
+                          QByteArray(1000000, '[') + QByteArray(1000000, ']')));
         QVERIFY(writeFile(path("messages-object.json"), R"({"role": "user"})"));
         QVERIFY(writeFile(path("messages-role-number.json"), R"([{"role": 3, "content": "x"}])"));
         QVERIFY(writeFile(path("text.txt"), "hello"));
@@ -158,6 +161,9 @@ class TstCliErrors : public QObject {
         row("messages-no-role",
             {"render-chat", "--model", "{model}", "--messages", "{tmp}/messages-no-role.json"},
             "role");
+        row("messages-deep",
+            {"render-chat", "--model", "{model}", "--messages", "{tmp}/messages-deep.json"},
+            "nested deeper than 128 levels");
         row("messages-object",
             {"render-chat", "--model", "{model}", "--messages", "{tmp}/messages-object.json"},
             "messages");

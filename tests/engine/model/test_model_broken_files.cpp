@@ -347,6 +347,22 @@ const std::vector<FolderCase>& folder_cases() {
         {"bad config JSON",
          [](const std::string& d) { write_file(d + "/config.json", "{\"model_type\": "); },
          "bad JSON"},
+        // Valid JSON a million levels deep: refused before parsing (destroying or reading the
+        // parsed value would recurse once per level and overflow the stack).
+        {"config JSON nested a million levels",
+         [](const std::string& d) {
+             write_file(d + "/config.json", std::string(1000000, '[') + std::string(1000000, ']'));
+         },
+         "nested deeper than 128 levels"},
+        {"safetensors header nested a million levels",
+         [](const std::string& d) {
+             const std::string h = std::string(1000000, '[') + std::string(1000000, ']');
+             uint64_t n = h.size();
+             std::string b(8, '\0');
+             std::memcpy(b.data(), &n, 8);
+             write_file(d + "/model.safetensors", b + h);
+         },
+         "nested deeper than 128 levels"},
         {"unsupported model_type",
          [](const std::string& d) {
              edit_config(d, [](nlohmann::json& j) { j["model_type"] = "bert"; });

@@ -111,6 +111,8 @@ std::vector<BrokenFileRow> broken_file_rows() {
         R"(, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}})";
     return {
         {"not json", "{", "invalid JSON"},
+        {"a million levels deep", std::string(1000000, '[') + std::string(1000000, ']'),
+         "nested deeper than 128 levels"},
         {"array", "[]", "not a JSON object"},
         {"no model", "{}", "model"},
         {"wordpiece", R"({"model": {"type": "WordPiece", "vocab": {}}})", "model.type"},
