@@ -565,7 +565,7 @@ void BenchmarkPage::onProgress(const BenchProgress& p) {
 }
 
 void BenchmarkPage::onRunStored(qint64 id) {
-    refreshRuns();
+    // runsChanged (emitted first) refreshed the list.
     const int row = runsModel_->rowOf(id);
     if (row >= 0)
         runsView_->selectRow(row);

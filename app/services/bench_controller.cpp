@@ -47,8 +47,8 @@ void BenchController::onRunFinished(const BenchRunOutcome& o) {
     if (groupId_ == 0)
         groupId_ = *id;
     planRuns_ << *id;
+    emit runsChanged(); // the list first: runStored's listeners find the run in it
     emit runStored(*id);
-    emit runsChanged();
 }
 
 void BenchController::onFinished(qint64 planId, const QString& message) {
