@@ -105,6 +105,15 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
     if (c.num_heads % c.num_kv_heads != 0) {
         return make_error(file + ": head_count is not a multiple of head_count_kv");
     }
+    // Partial rotary embeddings are not supported: the rotated dimensions are the whole head.
+    if (const GgufValue* rd = k.find("rope.dimension_count")) {
+        auto n = rd->as_int();
+        if (!n || *n != c.head_dim)
+            return make_error(file + ": " + c.arch_name +
+                              ".rope.dimension_count must equal the head dimension (" +
+                              std::to_string(c.head_dim) + "), got " +
+                              (n ? std::to_string(*n) : std::string("a non-integer")));
+    }
     if (!(s = k.get_int("context_length", c.max_position, 2048)))
         return s;
     if (!(s = k.get_float("rope.freq_base", c.rope_theta, 10000.0f)))
@@ -155,8 +164,19 @@ Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
         return make_error(path + ": token_embd.weight must be a 2-D [vocab, hidden] tensor");
     }
     c.vocab_size = int(embd->rows());
+    // An optional <arch>.vocab_size must agree with the embedding rows.
+    if (const GgufValue* vs = f.find(c.arch_name + ".vocab_size")) {
+        auto n = vs->as_int();
+        if (!n || *n != c.vocab_size)
+            return make_error(path + ": " + c.arch_name + ".vocab_size must equal the rows of " +
+                              "token_embd.weight (" + std::to_string(c.vocab_size) + "), got " +
+                              (n ? std::to_string(*n) : std::string("a non-integer")));
+    }
     c.tie_word_embeddings = f.find_tensor("output.weight") == nullptr;
-    c.attention_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+    // qwen2 always has q/k/v biases (as Hugging Face's Qwen2 config): a qwen2 file without them
+    // is broken, not a bias-free model (binding then names the missing tensor).
+    c.attention_bias =
+        c.arch == Architecture::Qwen2 || f.find_tensor("blk.0.attn_q.bias") != nullptr;
     c.qk_norm = f.find_tensor("blk.0.attn_q_norm.weight") != nullptr;
     if (c.arch == Architecture::Qwen3 && !c.qk_norm) {
         return make_error(path + ": missing tensor blk.0.attn_q_norm.weight (qwen3 q/k norm)");

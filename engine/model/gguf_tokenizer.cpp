@@ -1,4 +1,6 @@
 // tokenizer.ggml.* metadata -> TokenizerData.
+#include <string_view>
+
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 
@@ -94,8 +96,10 @@ Result<TokenizerData> tokenizer_from_gguf(const GgufFile& f, const std::string& 
         if (!id)
             return err(std::string(key) + " must be an integer");
         if (*id < 0 || uint64_t(*id) >= n) {
-            // llama.cpp writes -1 (as uint32 0xFFFFFFFF) for "none" in some files.
-            if (*id == 0xFFFFFFFFll || *id == -1)
+            // llama.cpp writes -1 (as uint32 0xFFFFFFFF) for "none" in some files; a model
+            // without an end-of-sequence token never stops by itself, so eos must be real.
+            if ((*id == 0xFFFFFFFFll || *id == -1) &&
+                std::string_view(key) != "tokenizer.ggml.eos_token_id")
                 return ok_status();
             return err(std::string(key) + " " + std::to_string(*id) + " is out of range (" +
                        std::to_string(n) + " tokens)");

@@ -114,6 +114,19 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
     Status s = ok_status();
     if (!(s = r.get_int("vocab_size", c.vocab_size)))
         return s;
+    // Special token ids (an integer or a list of them) must lie inside the vocabulary.
+    for (const char* key : {"bos_token_id", "eos_token_id"}) {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null())
+            continue;
+        const json one = json::array({*it});
+        for (const json& id : it->is_array() ? *it : one)
+            if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+                id.get<int64_t>() >= c.vocab_size)
+                return make_error(file + ": '" + key + "' must be token ids in 0.." +
+                                  std::to_string(c.vocab_size - 1) + " (vocab_size), got " +
+                                  printable(id.dump()));
+    }
     if (!(s = r.get_int("hidden_size", c.hidden_size)))
         return s;
     if (!(s = r.get_int("intermediate_size", c.intermediate_size)))

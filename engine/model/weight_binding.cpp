@@ -176,9 +176,19 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
         !(s = b.bind(w.rope_freqs, TensorRole::RopeFreqs, 0, 1, c.head_dim / 2, true, false))) {
         return s;
     }
-    w.layers.assign(size_t(c.num_layers), LayerWeights{});
+    // The layer count is the file's claim: before anything per layer is built, the file must
+    // hold the last layer's first tensor (a 170 KB file claiming 16,777,216 layers fails here,
+    // not after 14 GB of layer records), and the records grow only as layers are bound.
+    if (c.num_layers < 1)
+        return make_error(file + ": the layer count must be >= 1");
+    if (!lookup(naming(TensorRole::AttnNorm, c.num_layers - 1)))
+        return make_error(file + ": the config claims " + std::to_string(c.num_layers) +
+                          " layers but the file has no tensor " +
+                          naming(TensorRole::AttnNorm, c.num_layers - 1) +
+                          " (missing tensor; layer count beyond what the file holds)");
+    w.layers.clear();
     for (int l = 0; l < c.num_layers; ++l) {
-        LayerWeights& L = w.layers[size_t(l)];
+        LayerWeights& L = w.layers.emplace_back();
         struct Item {
             TensorView* v;
             TensorRole role;

@@ -194,6 +194,34 @@ const std::vector<GgufCase>& gguf_cases() {
              kv->encoded = GgufImage::u32(5) + GgufImage::u64(1) + GgufImage::u32(1);
          },
          nullptr, "token_type"},
+        // Issue 14: counts the file cannot back, and keys the runtime would misuse.
+        {"16,777,216 layers in a small file",
+         [](GgufImage& i) { i.kv("qwen2.block_count")->encoded = GgufImage::u32(1u << 24); },
+         nullptr, "claims 16777216 layers"},
+        {"rope.dimension_count 0",
+         [](GgufImage& i) { i.kv("qwen2.rope.dimension_count")->encoded = GgufImage::u32(0); },
+         nullptr, "qwen2.rope.dimension_count must equal the head dimension (16), got 0"},
+        {"rope.dimension_count 1e9",
+         [](GgufImage& i) {
+             i.kv("qwen2.rope.dimension_count")->encoded = GgufImage::u32(1000000000);
+         },
+         nullptr, "qwen2.rope.dimension_count must equal the head dimension (16), got 1000000000"},
+        {"vocab_size 0",
+         [](GgufImage& i) { i.kv("qwen2.vocab_size")->encoded = GgufImage::u32(0); }, nullptr,
+         "qwen2.vocab_size must equal the rows of token_embd.weight"},
+        {"vocab_size 2^40",
+         [](GgufImage& i) {
+             *i.kv("qwen2.vocab_size") = {"qwen2.vocab_size", 10,
+                                          GgufImage::u64(uint64_t(1) << 40)};
+         },
+         nullptr, "qwen2.vocab_size must equal the rows of token_embd.weight"},
+        {"eos_token_id 2^32-1",
+         [](GgufImage& i) {
+             i.kv("tokenizer.ggml.eos_token_id")->encoded = GgufImage::u32(0xFFFFFFFFu);
+         },
+         nullptr, "tokenizer.ggml.eos_token_id 4294967295 is out of range"},
+        {"qwen2 without q bias", [](GgufImage& i) { i.remove_tensor("blk.0.attn_q.bias"); },
+         nullptr, "missing tensor blk.0.attn_q.bias"},
         {"key type mismatch",
          [](GgufImage& i) {
              auto* kv = i.kv("qwen2.block_count");
@@ -363,6 +391,43 @@ const std::vector<FolderCase>& folder_cases() {
              write_file(d + "/model.safetensors", b + h);
          },
          "nested deeper than 128 levels"},
+        // Issue 14: counts the file cannot back, and keys the runtime would misuse.
+        {"16,777,216 layers in a small folder",
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["num_hidden_layers"] = 1 << 24; });
+         },
+         "claims 16777216 layers"},
+        {"vocab_size 0",
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["vocab_size"] = 0; });
+         },
+         "'vocab_size' must be an integer"},
+        {"vocab_size 2^40",
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["vocab_size"] = int64_t(1) << 40; });
+         },
+         "'vocab_size' must be an integer"},
+        {"vocab_size beyond the embedding rows",
+         [](const std::string& d) {
+             edit_config(
+                 d, [](nlohmann::json& j) { j["vocab_size"] = j["vocab_size"].get<int>() + 1; });
+         },
+         "model.embed_tokens.weight: shape"},
+        {"eos_token_id 2^32-1",
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["eos_token_id"] = 4294967295u; });
+         },
+         "'eos_token_id' must be token ids in"},
+        {"eos_token_id list with a bad id",
+         [](const std::string& d) {
+             edit_config(d, [](nlohmann::json& j) { j["eos_token_id"] = {1, -1}; });
+         },
+         "'eos_token_id' must be token ids in"},
+        {"qwen2 without q bias",
+         [](const std::string& d) {
+             edit_st(d, [](StFile& f) { f.header.erase("model.layers.0.self_attn.q_proj.bias"); });
+         },
+         "missing tensor model.layers.0.self_attn.q_proj.bias"},
         {"unsupported model_type",
          [](const std::string& d) {
              edit_config(d, [](nlohmann::json& j) { j["model_type"] = "bert"; });
