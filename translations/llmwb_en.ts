@@ -1010,6 +1010,10 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>%1. Reload the model to go on.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>unknown error</source>
         <translation type="unfinished"></translation>
     </message>

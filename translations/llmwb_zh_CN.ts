@@ -1013,6 +1013,10 @@ Updated %2</source>
         <translation>后端出错：%1</translation>
     </message>
     <message>
+        <source>%1. Reload the model to go on.</source>
+        <translation>%1。请重新加载模型后继续。</translation>
+    </message>
+    <message>
         <source>unknown error</source>
         <translation>未知错误</translation>
     </message>

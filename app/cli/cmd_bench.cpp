@@ -141,7 +141,9 @@ int cmd_bench(const Args& argv) {
     CliModel& m = **mo;
     const RandomWorkloadSpec& spec = opt->spec;
     std::vector<BenchRequest> workload;
+    std::optional<std::vector<int>> lines_of_dataset; // the file line of each request
     if (opt->dataset) {
+        lines_of_dataset.emplace();
         SamplingParams d;
         d.max_tokens = spec.output_len;
         auto lines = read_prompts_jsonl(*opt->dataset, d);
@@ -154,9 +156,24 @@ int cmd_bench(const Args& argv) {
             r.prompt = pl.ids ? *pl.ids : m.tokenizer->encode(*pl.prompt, true);
             r.output_len = pl.params.max_tokens;
             workload.push_back(std::move(r));
+            lines_of_dataset->push_back(pl.line);
         }
     } else {
         workload = make_random_workload(spec, m.model->config.vocab_size);
+    }
+    // The length rule (resolve_max_tokens) for every request before anything runs: a bench
+    // measures the lengths it was asked for, or refuses.
+    for (size_t i = 0; i < workload.size(); ++i) {
+        SamplingParams p;
+        p.max_tokens = workload[i].output_len;
+        p.max_tokens_set = true;
+        auto ok = resolve_max_tokens(p, static_cast<int64_t>(workload[i].prompt.size()),
+                                     m.model->config.max_position);
+        if (!ok)
+            return fail(cmd, (opt->dataset ? *opt->dataset + ":" +
+                                                 std::to_string((*lines_of_dataset)[i]) + ": "
+                                           : "request " + std::to_string(i) + ": ") +
+                                 ok.message());
     }
     const EngineConfig& base = opt->engine.config;
     auto exec = m.open_executor(opt->device, base.max_num_batched_tokens, base.max_num_seqs);

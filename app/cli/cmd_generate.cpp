@@ -32,6 +32,8 @@ const char* kGenerateHelp =
     "  --enable-thinking B       passed to the chat template with --chat\n"
     "  --json                    one JSON object: ids, text, timings, finish_reason\n"
     "llmwb generate --prompts FILE.jsonl ...   many prompts at once (see --prompts F --help)\n"
+    "  Length rule (vLLM's): prompt + --max-tokens beyond the model's context is refused;\n"
+    "  without --max-tokens up to 256 tokens are generated, fewer where the context ends.\n"
     "sampling:\n";
 
 // Everything `llmwb generate` (one prompt) reads from its command line.
@@ -161,13 +163,18 @@ int cmd_generate(const Args& argv) {
             return fail(cmd, text.message());
         prompt = m.tokenizer->encode(*text, false);
     }
+    // The length rule before anything is sized (the engine applies the same rule again).
+    auto max_tokens = resolve_max_tokens(opt->sampling, static_cast<int64_t>(prompt.size()),
+                                         m.model->config.max_position);
+    if (!max_tokens)
+        return fail(cmd, max_tokens.message());
     // One request: one sequence, prefill in steps of 512 tokens, a pool sized to what the
     // request can use (within the utilization plan).
     EngineOptions eo;
     eo.config.max_num_seqs = 1;
     eo.config.memory.fallback_when_short = true;
     eo.config.speculative = opt->speculative;
-    eo.size_to_need(static_cast<int64_t>(prompt.size()) + opt->sampling.max_tokens, 1);
+    eo.size_to_need(static_cast<int64_t>(prompt.size()) + *max_tokens, 1);
     auto exec = m.open_executor(opt->device, eo.config.max_num_batched_tokens, 1);
     if (!exec)
         return fail(cmd, exec.message());

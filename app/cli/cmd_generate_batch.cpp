@@ -30,7 +30,9 @@ const char* kHelp =
     "  cached_tokens, preemptions, ttft_ms, tpot_ms, e2e_ms. A line that is invalid (bad JSON,\n"
     "  an unknown key, a value out of range, a prompt the engine refuses) gets\n"
     "  {\"index\", \"line\", \"error\"} in its place and a line on stderr; the others still run\n"
-    "  and the exit code is 1.\n"
+    "  and the exit code is 1. Length rule (vLLM's): a line's max_tokens (or --max-tokens)\n"
+    "  with its prompt beyond the model's context is refused; left out, a line generates up to\n"
+    "  256 tokens within the context.\n"
     "  --stats                   engine totals on stderr at the end\n"
     "sampling (defaults for every line):\n";
 
@@ -85,6 +87,10 @@ nlohmann::json record_json(size_t index, int line, const Record& o) {
     if (!o.error.empty()) {
         j["line"] = line;
         j["error"] = o.error;
+        if (!o.ids.empty()) { // a run that failed part way: what it generated
+            j["ids"] = o.ids;
+            j["text"] = o.text;
+        }
         return j;
     }
     const SnapshotRequest& mtr = o.last.metrics;
@@ -150,7 +156,15 @@ int cmd_generate_batch(const Args& argv) {
         if (!pl.ok())
             continue;
         prompts[i] = pl.ids ? *pl.ids : m.tokenizer->encode(*pl.prompt, true);
-        need += static_cast<int64_t>(prompts[i].size()) + pl.params.max_tokens;
+        // The length rule before the pool is sized: a refused line costs no KV slots.
+        auto max_tokens = resolve_max_tokens(pl.params, static_cast<int64_t>(prompts[i].size()),
+                                             m.model->config.max_position);
+        if (!max_tokens) {
+            pl.error = max_tokens.message();
+            prompts[i] = {};
+            continue;
+        }
+        need += static_cast<int64_t>(prompts[i].size()) + *max_tokens;
         ++valid;
     }
     EngineOptions& eo = opt->engine;
@@ -208,6 +222,12 @@ int cmd_generate_batch(const Args& argv) {
             r.text += o.text;
             if (o.finished) {
                 r.done = true;
+                if (o.finish == FinishReason::Error) { // the model file changed under the run
+                    r.error = engine.last_error();
+                    ++failed;
+                    std::fprintf(stderr, "llmwb generate: %s:%d: %s\n", opt->prompts.c_str(),
+                                 (*lines)[index.at(o.id)].line, r.error.c_str());
+                }
                 r.last = std::move(o);
             }
         }
@@ -228,7 +248,7 @@ int cmd_generate_batch(const Args& argv) {
     }
     if (failed > 0)
         return fail(cmd, std::to_string(failed) + " of " + std::to_string(n) +
-                             " prompts were invalid (error records in their places)");
+                             " prompts failed (error records in their places)");
     return 0;
 }
 

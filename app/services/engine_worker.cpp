@@ -700,6 +700,8 @@ void EngineWorker::runStep() {
                        tr("The backend failed: %1")
                            .arg(engine.last_error().empty() ? tr("unknown error")
                                                             : q(engine.last_error())));
+        else if (o.finished && o.finish == FinishReason::Error) // the model file changed
+            failActive(o.id, *a, tr("%1. Reload the model to go on.").arg(q(engine.last_error())));
         else if (o.finished)
             finishActive(o.id, *a, o.finish);
     }

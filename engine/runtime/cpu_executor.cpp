@@ -1,5 +1,7 @@
 #include "engine/runtime/cpu_executor.h"
 
+#include "engine/model/loaded_model.h"
+#include "engine/model/mapped_file.h"
 #include "engine/runtime/host_memory.h"
 
 #include <unistd.h>
@@ -62,6 +64,13 @@ void CpuExecutor::copy_block(int32_t src, int32_t dst) {
 Status CpuExecutor::forward(const ForwardBatch& batch, float* logits) {
     assert(kv_);
     model_.forward(batch, *kv_, logits);
+    return ok_status();
+}
+
+Status CpuExecutor::check_weights() const {
+    for (const auto& m : model_.model().mappings)
+        if (Status st = m->check_unchanged(); !st)
+            return st;
     return ok_status();
 }
 

@@ -32,6 +32,7 @@ class CpuExecutor final : public ModelExecutor {
                      std::span<const BlockCopy> keep) override;
     void copy_block(int32_t src, int32_t dst) override;
     Status forward(const ForwardBatch& batch, float* logits) override;
+    Status check_weights() const override; // every mapping of the model unchanged
 
     CpuTransformer& transformer() { return model_; }
     const KvCacheStorage* kv() const { return kv_; }

@@ -66,6 +66,12 @@ class ModelExecutor {
     // token ids < vocab_size(). Errors: device failures (CUDA), never bad input.
     virtual Status forward(const ForwardBatch& batch, float* logits) = 0;
 
+    // Whether the weights the forwards read are still the ones loaded. The CPU reads weights
+    // from the model file's mapping: when the file shrank under it (mapped_file.h), forwards
+    // since then computed with zeros and this names the file. Backends that copied the weights
+    // at load (CUDA) no longer read the file: Ok. The engine checks after every forward.
+    virtual Status check_weights() const { return ok_status(); }
+
     // Greedy decoding on the device (CUDA): ids[i] = argmax of logits row i (lowest id on
     // ties), without copying the logits back. Only when device_greedy() is true.
     virtual bool device_greedy() const { return false; }

@@ -1,5 +1,6 @@
 #include "engine/runtime/sampling_params.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -30,7 +31,7 @@ constexpr std::array<SamplingField, 13> kFields{{
     {"frequency_penalty", T::Real, "[-2, 2]", "subtracted per output occurrence", -2, 2},
     {"seed", T::Integer, "[0, 9223372036854775807]", "same seed, same output",
      0, 0, false, false, 0, kInt64Max},
-    {"max_tokens", T::Integer, "[1, 2147483647]", "tokens to generate (default 256)",
+    {"max_tokens", T::Integer, "[1, 2147483647]", "tokens to generate (default: up to 256, within the context)",
      0, 0, false, false, 1, kIntMax},
     {"stop", T::Strings, "non-empty strings", "stop string (repeatable)"},
     {"stop_token_ids", T::TokenIds, "token ids >= 0", "stop token ids, e.g. 1,2,3"},
@@ -109,9 +110,10 @@ int64_t get_integer(const SamplingParams& p, std::string_view n) {
 void put_integer(SamplingParams& p, std::string_view n, int64_t v) {
     if (n == "top_k")
         p.top_k = static_cast<int>(v);
-    else if (n == "max_tokens")
+    else if (n == "max_tokens") {
         p.max_tokens = static_cast<int>(v);
-    else if (n == "logprobs")
+        p.max_tokens_set = true; // a request's own limit: the length rule is strict
+    } else if (n == "logprobs")
         p.logprobs = static_cast<int>(v);
     else
         p.seed = static_cast<uint64_t>(v);
@@ -274,6 +276,25 @@ Status SamplingParams::validate(int32_t vocab_size) const {
         }
     }
     return ok_status();
+}
+
+Result<int32_t> resolve_max_tokens(const SamplingParams& p, int64_t prompt_tokens,
+                                   int64_t context_tokens) {
+    if (context_tokens <= 0) // no context length known: max_tokens as given
+        return p.max_tokens;
+    const std::string ctx = std::to_string(context_tokens);
+    if (prompt_tokens >= context_tokens)
+        return make_error("prompt (" + std::to_string(prompt_tokens) +
+                          " tokens) leaves no room in the model's context of " + ctx + " tokens");
+    const int64_t room = context_tokens - prompt_tokens;
+    if (!p.max_tokens_set)
+        return static_cast<int32_t>(std::min<int64_t>(p.max_tokens, room));
+    if (p.max_tokens > room)
+        return make_error("prompt (" + std::to_string(prompt_tokens) + " tokens) + max_tokens (" +
+                          std::to_string(p.max_tokens) +
+                          ") = " + std::to_string(prompt_tokens + p.max_tokens) +
+                          " exceeds the model's context of " + ctx + " tokens");
+    return p.max_tokens;
 }
 
 } // namespace llmwb

@@ -25,7 +25,13 @@ struct SamplingParams {
     float presence_penalty = 0.0f;   // [-2, 2]
     float frequency_penalty = 0.0f;  // [-2, 2]
     std::optional<uint64_t> seed;
-    int max_tokens = 256;          // >= 1
+    int max_tokens = 256; // >= 1
+    // The length rule (resolve_max_tokens, vLLM's): a max_tokens the request gave (a CLI flag, a
+    // JSONL key, the app's per-chat value; every setter of the field table sets this) is strict:
+    // prompt + max_tokens beyond the model's context is refused. Left unset, max_tokens is a
+    // default cap, lowered to the room the prompt leaves ("up to 256, within the context");
+    // unset with max_tokens = INT_MAX is vLLM's absent max_tokens: up to the context.
+    bool max_tokens_set = false;
     std::vector<std::string> stop; // stop strings (non-empty)
     std::vector<int32_t> stop_token_ids;
     bool ignore_eos = false;
@@ -44,6 +50,15 @@ struct SamplingParams {
                frequency_penalty == 0.0f && logprobs == 0;
     }
 };
+
+// The one length rule of a request, applied by Engine::add_request and checked early by its
+// callers (the CLI sizes its pool only for requests that pass): the number of tokens the
+// request may generate, or an error giving both numbers:
+//   "prompt (12 tokens) + max_tokens (1000000) = 1000012 exceeds the model's context of 32768
+//   tokens", or "prompt (40000 tokens) leaves no room in the model's context of 32768 tokens".
+// context_tokens: the model's context (max_position); <= 0: unknown (max_tokens as given).
+Result<int32_t> resolve_max_tokens(const SamplingParams& p, int64_t prompt_tokens,
+                                   int64_t context_tokens);
 
 enum class SamplingFieldType : uint8_t {
     Real,     // a number within [min, max] (open ends where said)

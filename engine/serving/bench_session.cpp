@@ -60,6 +60,7 @@ Status BenchSession::submit(int32_t i, size_t pad_prompt_to, int32_t pad_output_
     p.temperature = 0;
     p.ignore_eos = true;
     p.max_tokens = std::max(t.wanted, pad_output_to);
+    p.max_tokens_set = true; // the length asked for, or the engine's length-rule error
     std::vector<int32_t> prompt;
     if (pad_prompt_to > req.prompt.size())
         prompt.assign(pad_prompt_to - req.prompt.size(), opt_.pad_token_id);

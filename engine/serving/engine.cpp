@@ -123,6 +123,8 @@ Result<RequestId> Engine::add_request(std::string_view prompt, const SamplingPar
 
 Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
                                       const SamplingParams& params) {
+    if (weights_lost_)
+        return make_error("add_request: " + last_error_);
     if (Status st = params.validate(exec_.vocab_size()); !st)
         return st.error();
     if (prompt_ids.empty())
@@ -132,13 +134,21 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
         if (id < 0 || id >= vocab)
             return make_error("add_request: prompt token id " + std::to_string(id) +
                               " is outside the vocabulary (size " + std::to_string(vocab) + ")");
+    // The length rule against the model's context (sampling_params.h), then room in the pool:
+    // a request longer than the pool's token slots stops there (finish "context").
+    const auto prompt_tokens = static_cast<int64_t>(prompt_ids.size());
+    auto max_tokens = resolve_max_tokens(params, prompt_tokens, exec_.config().max_position);
+    if (!max_tokens)
+        return make_error("add_request: " + max_tokens.message());
     const int64_t limit = context_limit();
-    if (static_cast<int64_t>(prompt_ids.size()) >= limit)
-        return make_error("add_request: prompt of " + std::to_string(prompt_ids.size()) +
-                          " tokens leaves no room in a context of " + std::to_string(limit) +
-                          " tokens");
+    if (prompt_tokens >= limit)
+        return make_error("add_request: prompt (" + std::to_string(prompt_tokens) +
+                          " tokens) leaves no room in the KV cache's " + std::to_string(limit) +
+                          " token slots");
+    SamplingParams resolved = params;
+    resolved.max_tokens = *max_tokens;
     const RequestId id = next_id_++;
-    auto r = std::make_unique<Request>(id, std::move(prompt_ids), params);
+    auto r = std::make_unique<Request>(id, std::move(prompt_ids), resolved);
     r->arrival = EngineClock::now();
     outputs_.add(*r);
     scheduler_->add(r.get());
@@ -381,6 +391,12 @@ bool Engine::execute() {
         last_error_ = st.message();
         return false;
     }
+    // The model file shrank under its mapping (mapped_file.h): this forward read zeros.
+    if (Status w = exec_.check_weights(); !w) {
+        last_error_ = w.message();
+        weights_lost_ = true;
+        return false;
+    }
     return true;
 }
 
@@ -548,16 +564,25 @@ void Engine::propose_drafts() {
 
 void Engine::fail_step(StepOutputs& out) {
     // A device failure: finish what was scheduled (nothing sampled) rather than retrying a step
-    // that may fail forever.
-    for (const ScheduledRequest& s : step_plan_.scheduled) {
-        Request* r = find(s.id);
+    // that may fail forever. Weights lost (the model file changed): every request fails with
+    // the error, and the engine takes no more (add_request refuses) until it is rebuilt.
+    std::vector<RequestId> ids;
+    for (const ScheduledRequest& s : step_plan_.scheduled)
+        ids.push_back(s.id);
+    if (weights_lost_)
+        for (const auto& [id, r] : requests_)
+            if (std::find(ids.begin(), ids.end(), id) == ids.end())
+                ids.push_back(id);
+    const FinishReason why = weights_lost_ ? FinishReason::Error : FinishReason::Aborted;
+    for (RequestId id : ids) {
+        Request* r = find(id);
         if (!r)
             continue;
         RequestOutput& o = out.outputs.emplace_back();
-        o.id = s.id;
+        o.id = id;
         o.finished = true;
-        o.finish = FinishReason::Aborted;
-        finish_request(*r, FinishReason::Aborted);
+        o.finish = why;
+        finish_request(*r, why);
         o.metrics = finished_.back();
     }
     last_scheduled_.clear();

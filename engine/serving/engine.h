@@ -96,7 +96,10 @@ class Engine {
     Engine& operator=(const Engine&) = delete;
 
     // The one validation of a request: invalid params, an empty prompt, ids outside the
-    // vocabulary, a prompt that leaves no room in the context (min(max_position, KV slots)).
+    // vocabulary, the length rule (resolve_max_tokens: prompt + a given max_tokens beyond the
+    // model's context is refused, a default max_tokens is lowered to the room left), a prompt
+    // that leaves no room in the KV pool's token slots. The request keeps the resolved
+    // max_tokens.
     Result<RequestId> add_request(std::vector<int32_t> prompt_ids, const SamplingParams& params);
     // Tokenizes with the model's special tokens (BOS) as Hugging Face does.
     Result<RequestId> add_request(std::string_view prompt, const SamplingParams& params);
@@ -145,6 +148,11 @@ class Engine {
     // The last backend failure (CUDA errors; empty: none). A step whose forward fails samples
     // nothing and finishes every request it scheduled with FinishReason::Aborted.
     const std::string& last_error() const { return last_error_; }
+    // The model file changed or was truncated under the engine (ModelExecutor::check_weights):
+    // the step that found it finished every request with FinishReason::Error, last_error()
+    // says "model file changed or was truncated while in use: PATH", and add_request refuses
+    // from then on. Reload the model (a new executor and engine) to go on.
+    bool weights_lost() const { return weights_lost_; }
     int64_t context_limit() const;
     const EngineConfig& config() const { return config_; }
     const KvCacheManager& kv_manager() const { return *kv_mgr_; }
@@ -189,6 +197,7 @@ class Engine {
     MemoryPlan memory_plan_;
     std::optional<MemoryPlan> pending_memory_plan_;
     std::string last_error_;
+    bool weights_lost_ = false;
     std::unique_ptr<KvCacheManager> kv_mgr_;
     std::unique_ptr<Scheduler> scheduler_;
     OutputProcessor outputs_;
