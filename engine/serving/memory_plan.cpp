@@ -103,8 +103,23 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
     } else if (budget.kv_bytes) {
         if (*budget.kv_bytes <= 0)
             return make_error("memory plan: the KV budget must be > 0");
+        // An explicit budget the machine cannot give is refused, not trimmed: the user asked
+        // for that much (the engine's current pool is given back first).
+        if (shape.available_bytes > 0) {
+            const int64_t avail =
+                shape.available_bytes + shape.reusable_bytes - shape.workspace_bytes;
+            if (*budget.kv_bytes > avail)
+                return make_error("memory plan: a KV budget of " + mib(*budget.kv_bytes) +
+                                  " MiB is more than the " + mib(std::max<int64_t>(0, avail)) +
+                                  " MiB available (free memory now, less the workspace of " +
+                                  mib(shape.workspace_bytes) + " MiB)");
+        }
         blocks = *budget.kv_bytes / p.bytes_per_block;
         p.limit = KvPoolLimit::KvBytes;
+        // Never more blocks than can be used: max_num_seqs sequences of the full context.
+        const int64_t usable = per_seq * std::max(1, shape.max_num_seqs);
+        if (blocks > usable && usable >= min_blocks)
+            blocks = usable;
     } else {
         if (!(budget.utilization > 0.0 && budget.utilization <= 1.0))
             return make_error("memory plan: gpu_memory_utilization must be in (0, 1], got " +

@@ -1,6 +1,7 @@
 // MemoryPlan: how many KV blocks the engine's pool has, decided in one place for the CLI, the
 // benchmarks, the app and the tests (DESIGN.md "KV cache"). The budget is one of
-//   - an explicit pool size (num_blocks) or KV byte budget (kv_bytes), or
+//   - an explicit pool size (num_blocks) or KV byte budget (kv_bytes; refused when more than
+//     the memory available, and never more blocks than max_num_seqs full contexts can use), or
 //   - gpu_memory_utilization x a memory base, minus the weights and the activation workspace,
 // divided by the bytes of one block (2 x layers x kv_heads x head_dim x block_size x the
 // executor's real KV element size).

@@ -45,9 +45,9 @@ class TstCliLimits : public QObject {
     }
 
     void askedMaxTokensBeyondContextIsRefused() {
-        CliResult r = runCli({"generate", "--model", model_, "--ids", ids(12), "--max-tokens",
-                              "1000000", "--json"},
-                             xdg_);
+        CliResult r = runCli(
+            {"generate", "--model", model_, "--ids", ids(12), "--max-tokens", "1000000", "--json"},
+            xdg_);
         QVERIFY2(r.started && !r.crashed && r.exitCode == 1, qPrintable(r.describe()));
         QVERIFY(r.out.isEmpty());
         QCOMPARE(QString::fromUtf8(r.err),

@@ -62,6 +62,33 @@ MT_TEST(block_bytes_follow_the_executor_element_size) {
     MT_CHECK(f16->kv_bytes + f16->weight_bytes + f16->workspace_bytes <= budget);
 }
 
+// Issue 14: --kv-budget-mb 100000 on a 24 GB machine is refused with the figures; a budget
+// larger than max_num_seqs full contexts can use is trimmed to them.
+MT_TEST(explicit_kv_budget_is_bounded_by_the_machine_and_the_context) {
+    const ModelConfig c = qwen7b();
+    MemoryBudget b;
+    b.kv_bytes = 100000 * MiB;
+    KvPoolShape s = shape(c, 2, 24 * GiB, 20 * GiB);
+    auto p = plan_memory(s, b);
+    MT_REQUIRE(!p.ok());
+    MT_CHECK_MSG(p.message().find("a KV budget of 100000 MiB is more than the ") == 0 ||
+                     p.message().find("memory plan: a KV budget of 100000 MiB is more than the ") ==
+                         0,
+                 "%s", p.message().c_str());
+    MT_CHECK(p.message().find(" MiB available") != std::string::npos);
+    // Within what is available: accepted, but never more than the sequences can use.
+    s.max_num_seqs = 1;
+    b.kv_bytes = 4 * GiB;
+    p = plan_memory(s, b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->limit, KvPoolLimit::KvBytes);
+    MT_COMPARE(p->num_blocks, int32_t(32768 / 16)); // one full context
+    s.max_num_seqs = 64;
+    p = plan_memory(s, b);
+    MT_REQUIRE(p.ok());
+    MT_COMPARE(p->num_blocks, int32_t(4 * GiB / kv_bytes_per_block(c, 16, 2)));
+}
+
 MT_TEST(explicit_pools_win) {
     const ModelConfig c = qwen7b();
     MemoryBudget b;
