@@ -5,6 +5,7 @@
 // worker thread and leaves the partial answer in the database, which reopens cleanly.
 #include <QCoreApplication>
 #include <QEventLoop>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QMutex>
@@ -61,7 +62,7 @@ class TestAppChatEngine : public QObject {
     QString modelPath_;
 
     // A worker in a started thread with the tiny model loaded.
-    EngineWorker* startWorker(QThread& thread) {
+    EngineWorker* startWorker(QThread& thread, const QString& modelPath = {}) {
         auto* worker = new EngineWorker(1);
         worker->setTokenSignalIntervalMs(0); // one signal per token
         worker->moveToThread(&thread);
@@ -80,7 +81,7 @@ class TestAppChatEngine : public QObject {
             Qt::QueuedConnection);
         QTimer::singleShot(30000, &loop, &QEventLoop::quit);
         QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,
-                                  Q_ARG(QString, modelPath_));
+                                  Q_ARG(QString, modelPath.isEmpty() ? modelPath_ : modelPath));
         loop.exec();
         if (!loaded)
             return nullptr;
@@ -248,6 +249,55 @@ class TestAppChatEngine : public QObject {
         QCOMPARE(msgs[1]["state"].toString(), QStringLiteral("truncated"));
         QCOMPARE(msgs[3]["finish_reason"].toString(), QStringLiteral("error"));
         QCOMPARE(msgs[3]["error"].toString(), failed.error);
+    }
+
+    // Issue 14: the model file truncated while an answer streams from its mapping (it was
+    // SIGBUS, the app gone and the answer left "streaming"): the answer keeps its partial text
+    // and is stored as an error naming the file; the worker stays up and refuses the next
+    // message with the same error until the model is reloaded.
+    void truncatedModelFileFailsTheAnswer() {
+        const QString path = dir_.filePath("truncated.gguf");
+        QVERIFY(QFile::copy(modelPath_, path));
+        QThread thread;
+        EngineWorker* worker = startWorker(thread, path);
+        QVERIFY(worker);
+        ThreadStopper stopper{worker, thread};
+        Database db(dir_.filePath("truncated.sqlite"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        wire(controller, worker);
+        const auto conv = store.createConversation(
+            "t", {}, QJsonObject{{"temperature", 0.0}, {"max_tokens", 3000}});
+        QVERIFY(conv);
+        QString streamed;
+        bool truncated = false;
+        connect(&controller, &ChatController::messageTextChanged, this,
+                [&](qint64, qint64, const QString& text) {
+                    streamed = text;
+                    if (!truncated)
+                        truncated = QFile::resize(path, 1024); // the weights go mid-answer
+                });
+        QList<ChatMessage> finished;
+        connect(&controller, &ChatController::messageFinished, this,
+                [&](const ChatMessage& m) { finished << m; });
+        QVERIFY(controller.send(conv->id, "Hello there"));
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 30000);
+        QVERIFY(truncated);
+        const QString want = "model file changed or was truncated while in use: " + path;
+        ChatMessage answer = store.messages(conv->id).at(1);
+        QCOMPARE(answer.state, MessageState::Error);
+        QCOMPARE(answer.finishReason, FinishReason::Error);
+        QVERIFY2(answer.error.contains(want), qPrintable(answer.error));
+        QVERIFY(!answer.content.isEmpty()); // the partial reply is kept
+        QVERIFY(answer.content.startsWith(streamed));
+        QVERIFY(thread.isRunning());
+        // The next message is refused with the same error (the engine needs a reload).
+        QVERIFY(controller.send(conv->id, "Still there?"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 30000);
+        const ChatMessage refused = store.messages(conv->id).last();
+        QCOMPARE(refused.state, MessageState::Error);
+        QVERIFY2(refused.error.contains(want), qPrintable(refused.error));
     }
 
     // Last: it runs the application's event loop and quits it.
