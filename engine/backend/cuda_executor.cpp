@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "engine/model/loaded_model.h"
+#include "engine/model/mapped_file.h"
 #include "engine/runtime/rope.h"
 #include "kernels/cpu/quant.h"
 
@@ -109,6 +111,12 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     e->device_name_ = (*devices)[options.device].name;
     e->vocab_ = m.vocab_size;
     e->weight_bytes_ = e->plugin_->api().weight_bytes(runner);
+    // The upload read the weights through the file's mapping: a file truncated meanwhile was
+    // read as zeros (mapped_file.h). From here on the runner uses only its device copy, so a
+    // later change of the file does not matter on this backend (check_weights stays Ok).
+    for (const auto& mf : model.mappings)
+        if (Status st = mf->check_unchanged(); !st)
+            return make_error("CUDA backend: " + st.message()); // e frees the runner
     return e;
 }
 
