@@ -27,6 +27,7 @@ struct GuardSlot {
 
 GuardSlot g_slots[MappedFile::kMaxGuarded];
 struct sigaction g_previous {};
+uintptr_t g_page_size = 4096; // set before the handler is installed (sysconf is not signal-safe)
 
 static_assert(std::atomic<uintptr_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
@@ -40,8 +41,7 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
         const uintptr_t end = s.end.load(std::memory_order_acquire);
         if (addr >= end)
             continue;
-        const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-        const uintptr_t from = addr & ~(page - 1);
+        const uintptr_t from = addr & ~(g_page_size - 1);
         // Zero pages over the rest of the mapping: the read is retried and sees zeros; so do
         // later reads past the new end, without another fault each.
         void* p = mmap(reinterpret_cast<void*>(from), end - from, PROT_READ,
@@ -71,6 +71,8 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
 void install_handler() {
     static std::once_flag once;
     std::call_once(once, [] {
+        if (const long page = sysconf(_SC_PAGESIZE); page > 0)
+            g_page_size = static_cast<uintptr_t>(page);
         struct sigaction sa {};
         sa.sa_sigaction = &on_sigbus;
         sa.sa_flags = SA_SIGINFO;
