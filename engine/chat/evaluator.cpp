@@ -28,8 +28,9 @@ class Renderer {
   public:
     Renderer(const GlobalsOptions& g, const RenderLimits& l) : limits_(l), budget_(l) {
         add_globals(globals_, g);
-        // Record every namespace() so that render() can break reference cycles through them
-        // (`{% set ns.me = ns %}`) when it ends.
+        // Keep every namespace() alive until the render ends, then break the cycles through them
+        // (`{% set ns.me = ns %}`). Held strongly: a chain of them (ns1.next = ns2 ...) dropped in
+        // the middle of a render would otherwise be freed by a recursion one frame per link.
         if (Value* ns_fn = globals_.find("namespace")) {
             CallablePtr make_ns = std::get<CallablePtr>(ns_fn->v);
             auto* registry = &namespaces_;
@@ -42,6 +43,11 @@ class Renderer {
                          }})));
         }
     }
+
+    ~Renderer() { release_namespaces(); } // also when an exception left render()
+
+    Renderer(const Renderer&) = delete;
+    Renderer& operator=(const Renderer&) = delete;
 
     Result<std::string> render(const Template& tpl, const Value& context) {
         ActiveBudgetScope active(&budget_);
@@ -60,20 +66,15 @@ class Renderer {
 
     // Namespaces can hold each other in cycles (`{% set ns.me = ns %}`) and in chains as long as
     // the loop limit allows (ns1.next = ns2, ns2.next = ns3 ...), whose destructors would recurse
-    // once per link. Hold every one, empty them all, then let them go: each dies empty.
+    // once per link. All are still held here: empty them all, then let them go, each empty.
     void release_namespaces() {
-        std::vector<NamespacePtr> alive;
-        alive.reserve(namespaces_.size());
-        for (const auto& weak : namespaces_)
-            if (auto ns = weak.lock())
-                alive.push_back(std::move(ns));
-        namespaces_.clear();
         std::vector<std::pair<std::string, Value>> doomed;
-        for (const auto& ns : alive) {
+        for (const auto& ns : namespaces_) {
             doomed = std::move(ns->attrs.items);
             ns->attrs.items.clear();
             doomed.clear();
         }
+        namespaces_.clear();
     }
 
   private:
@@ -637,7 +638,7 @@ class Renderer {
     RenderLimits limits_;
     RenderBudget budget_;
     std::vector<ScopePtr> macro_scopes_;
-    std::vector<std::weak_ptr<NamespaceData>> namespaces_;
+    std::vector<NamespacePtr> namespaces_;
     int call_depth_ = 0;
     int eval_depth_ = 0;
 };

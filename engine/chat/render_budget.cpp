@@ -27,8 +27,8 @@ std::string seconds_text(double s) {
 } // namespace
 
 RenderBudget::RenderBudget(const RenderLimits& limits) : limits_(limits) {
-    double s = std::isfinite(limits.max_seconds) && limits.max_seconds > 0 ? limits.max_seconds
-                                                                            : 1e9;
+    double s =
+        std::isfinite(limits.max_seconds) && limits.max_seconds > 0 ? limits.max_seconds : 1e9;
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(std::min(s, 1e9)));
@@ -41,8 +41,8 @@ bool RenderBudget::fail(std::string message) {
 }
 
 bool RenderBudget::fits(uint64_t bytes) const {
-    return !failed() && bytes <= limits_.max_alloc_bytes - std::min(allocated_,
-                                                                     limits_.max_alloc_bytes);
+    return !failed() &&
+           bytes <= limits_.max_alloc_bytes - std::min(allocated_, limits_.max_alloc_bytes);
 }
 
 uint64_t RenderBudget::remaining_bytes() const {
@@ -94,8 +94,7 @@ bool RenderBudget::check_output(size_t bytes) {
     if (failed())
         return false;
     if (bytes > limits_.max_output_bytes)
-        return fail("exceeded the limit of " + bytes_text(limits_.max_output_bytes) +
-                    " of output");
+        return fail("exceeded the limit of " + bytes_text(limits_.max_output_bytes) + " of output");
     return true;
 }
 

@@ -23,11 +23,12 @@ struct RenderLimits {
     // big ones are made. Cumulative: a loop that makes a 60 MB string 100,000 times is refused
     // on the second one. Real templates allocate a few times their output.
     uint64_t max_alloc_bytes = uint64_t(64) << 20;
-    int max_call_depth = 64;                 // macro recursion
-    int64_t max_loop_iterations = 1'000'000; // all loops together; real templates loop over messages
-    int64_t max_steps = 20'000'000;          // statements + expressions evaluated
-    int max_eval_depth = 400;                // nested evaluation (expressions inside macros)
-    double max_seconds = 2.0;                // wall time, checked every few hundred steps
+    int max_call_depth = 64; // macro recursion
+    int64_t max_loop_iterations =
+        1'000'000;                  // all loops together; real templates loop over messages
+    int64_t max_steps = 20'000'000; // statements + expressions evaluated
+    int max_eval_depth = 400;       // nested evaluation (expressions inside macros)
+    double max_seconds = 2.0;       // wall time, checked every few hundred steps
     // When set and true, the render stops with "rendering was cancelled" (checked with the
     // wall clock). Not owned.
     const std::atomic<bool>* cancel = nullptr;
