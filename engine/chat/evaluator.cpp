@@ -15,6 +15,8 @@ using ScopePtr = std::shared_ptr<Scope>;
 enum class Flow { Normal, Break, Continue };
 
 constexpr size_t kMaxValueDepth = 512;
+// What one namespace() costs the budget besides its attributes (object, control block, entry).
+constexpr uint64_t kNamespaceBytes = 128;
 
 const char* kErrorPrefix = "chat template error at line ";
 
@@ -33,12 +35,20 @@ class Renderer {
         // the middle of a render would otherwise be freed by a recursion one frame per link.
         if (Value* ns_fn = globals_.find("namespace")) {
             CallablePtr make_ns = std::get<CallablePtr>(ns_fn->v);
-            auto* registry = &namespaces_;
+            Renderer* self = this;
             *ns_fn = Value(CallablePtr(std::make_shared<Callable>(
-                Callable{"namespace", [make_ns, registry](const CallArgs& a) -> Result<Value> {
+                Callable{"namespace", [make_ns, self](const CallArgs& a) -> Result<Value> {
+                             // Each one lives until the end: counted against the budget.
+                             uint64_t bytes = kNamespaceBytes;
+                             for (const auto& kv : a.kwargs)
+                                 bytes += kv.first.size() + shallow_bytes(kv.second);
+                             for (const auto& v : a.positional)
+                                 bytes += shallow_bytes(v);
+                             if (!self->budget_.charge(bytes))
+                                 return make_error(self->budget_.error());
                              auto r = make_ns->fn(a);
                              if (r && r->is_namespace())
-                                 registry->push_back(std::get<NamespacePtr>(r->v));
+                                 self->namespaces_.push_back(std::get<NamespacePtr>(r->v));
                              return r;
                          }})));
         }
@@ -422,7 +432,8 @@ class Renderer {
     // Expressions whose string result is newly made (charged to the budget); a name, a literal
     // or an item lookup returns a string that exists already.
     static bool produces_new_string(const Expr& e) {
-        return e.kind == ExprKind::Binary || e.kind == ExprKind::Filter || e.kind == ExprKind::Call;
+        return (e.kind == ExprKind::Binary && e.name != "and" && e.name != "or") ||
+               e.kind == ExprKind::Filter || e.kind == ExprKind::Call;
     }
 
     Result<Value> eval_inner(const Expr& e, const ScopePtr& scope) {

@@ -138,8 +138,19 @@ static std::string string_repr(const std::string& s) {
     bool has_double = s.find('"') != std::string::npos;
     char quote = (has_single && !has_double) ? '"' : '\'';
     std::string out(1, quote);
+    out.reserve(s.size() + 2);
     size_t i = 0;
     while (i < s.size()) {
+        // A run of printable ASCII other than the quote and the backslash is copied as it is.
+        size_t run = i;
+        while (run < s.size() && s[run] >= 0x20 && s[run] < 0x7f && s[run] != quote &&
+               s[run] != '\\')
+            ++run;
+        if (run > i) {
+            out.append(s, i, run - i);
+            i = run;
+            continue;
+        }
         size_t start = i;
         char32_t cp = utf8_next(s, i);
         if (cp == U'\\')

@@ -49,8 +49,7 @@ class TestAppHostileTemplate : public QObject {
     EngineWorker* startWorker(QThread& thread, WorkerRelay& relay) {
         EngineWorker* w = startRelayedWorker(thread, relay, 1);
         QSignalSpy loaded(&relay, &WorkerRelay::modelLoaded);
-        QMetaObject::invokeMethod(w, "loadModel", Qt::QueuedConnection,
-                                  Q_ARG(QString, modelPath_));
+        QMetaObject::invokeMethod(w, "loadModel", Qt::QueuedConnection, Q_ARG(QString, modelPath_));
         if (!waitFor(loaded, 1, 30000))
             return nullptr;
         if (!loaded.first().first().value<ModelMetadata>().hasChatTemplate)

@@ -77,10 +77,15 @@ std::vector<HostileRow> hostile_rows() {
         {"indent_amplification", "{{ ('a\\n' * 100000) | indent('x' * 1000) }}", kAllocLimit},
         {"split_into_many_pieces", "{{ ('a,' * 10000000).split(',') | length }}", kAllocLimit},
         {"iterate_a_long_string", "{% for c in 'x' * 10000000 %}{% endfor %}", kAllocLimit},
-        {"printf_of_copies",
-         "{% set x = 'x' * 20000000 %}{{ '%s%s%s%s' % (x, x, x, x) }}", kAllocLimit},
-        {"nested_loops", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
-                         "{% endfor %}",
+        {"printf_of_copies", "{% set x = 'x' * 20000000 %}{{ '%s%s%s%s' % (x, x, x, x) }}",
+         kAllocLimit},
+        {"many_namespaces",
+         "{% for i in range(1000) %}{% for j in range(1000) %}{% set t = namespace(a=i) %}"
+         "{% endfor %}{% endfor %}",
+         kAllocLimit},
+        {"nested_loops",
+         "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
+         "{% endfor %}",
          "loop iterations"},
         {"output", "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}",
          "exceeded the limit of 16 MiB of output"},
@@ -194,8 +199,7 @@ MT_TEST(limitsAreErrorsNamingThem) {
     steps.max_steps = 1000;
     r = jinja::render_template(*slow, ctx, {}, steps);
     MT_REQUIRE(!r.ok());
-    MT_CHECK_MSG(contains(r.message(), "exceeded the limit of 1000 evaluation steps"),
-                 r.message());
+    MT_CHECK_MSG(contains(r.message(), "exceeded the limit of 1000 evaluation steps"), r.message());
 
     jinja::RenderLimits bytes;
     bytes.max_alloc_bytes = 1000;
