@@ -87,6 +87,9 @@ std::vector<HostileRow> hostile_rows() {
          "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
          "{% endfor %}",
          "loop iterations"},
+        {"empty_loop_body_sees_the_clock",
+         "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+         "exceeded the limit of 0.2 s of rendering time"},
         {"output", "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}",
          "exceeded the limit of 16 MiB of output"},
         {"deep_list_value",
@@ -110,8 +113,12 @@ const char* kSlow = "{% set a = range(100000) | list %}{% set b = range(100000) 
 MT_TEST_TABLE(hostileTemplates, HostileRow, hostile_rows()) {
     auto t = ChatTemplate::parse(row.source);
     MT_REQUIRE_MSG(t.ok(), t.ok() ? "" : t.message());
+    // The wall-time limit is raised so that the limit each row is about is the one hit, even on a
+    // slow or sanitized build; the times printed are with the default limits otherwise.
+    llmwb::TemplateRenderOptions o;
+    o.max_seconds = contains(row.needle, "rendering time") ? 0.2 : 120;
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = t->render(json::object());
+    auto r = t->render(json::object(), o);
     const double s = seconds_since(t0);
     MT_REQUIRE_MSG(!r.ok(), "render should fail");
     MT_REQUIRE_MSG(contains(r.message(), row.needle), r.message());
