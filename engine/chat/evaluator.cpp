@@ -99,7 +99,25 @@ class Renderer {
     }
 
     // ---- statements --------------------------------------------------------------------
+    // Nested bodies share the evaluation depth with expressions: a macro that calls itself from
+    // inside 190 nested blocks recursed ~12,000 frames deep within the macro-call limit.
     Result<Flow> render_body(const Body& body, const ScopePtr& scope, std::string& out) {
+        if (body.empty())
+            return Flow::Normal;
+        if (eval_depth_ >= limits_.max_eval_depth)
+            return at_line(body.front()->line, nested_too_deeply());
+        ++eval_depth_;
+        auto f = render_statements(body, scope, out);
+        --eval_depth_;
+        return f;
+    }
+
+    Error nested_too_deeply() const {
+        return make_error("evaluation nested too deeply: exceeded the limit of " +
+                          std::to_string(limits_.max_eval_depth) + " levels");
+    }
+
+    Result<Flow> render_statements(const Body& body, const ScopePtr& scope, std::string& out) {
         for (const auto& st : body) {
             auto f = render_stmt(*st, scope, out);
             if (!f)
@@ -409,10 +427,7 @@ class Renderer {
         if (!budget_.step())
             return at_line(e.line, make_error(budget_.error()));
         if (eval_depth_ >= limits_.max_eval_depth)
-            return at_line(e.line,
-                           make_error("expression evaluation nested too deeply: exceeded the "
-                                      "limit of " +
-                                      std::to_string(limits_.max_eval_depth) + " levels"));
+            return at_line(e.line, nested_too_deeply());
         ++eval_depth_;
         auto r = eval_inner(e, scope);
         --eval_depth_;
