@@ -966,6 +966,10 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The chat template failed: out of memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>No model is loaded.</source>
         <translation type="unfinished"></translation>
     </message>

@@ -969,6 +969,10 @@ Updated %2</source>
         <translation>对话模板出错：%1</translation>
     </message>
     <message>
+        <source>The chat template failed: out of memory</source>
+        <translation>对话模板出错：内存不足</translation>
+    </message>
+    <message>
         <source>No model is loaded.</source>
         <translation>尚未加载模型。</translation>
     </message>

@@ -90,6 +90,8 @@ void EngineWorker::stop(quint64 requestId) {
     QMutexLocker lock(&mutex_);
     cancelled_.insert(requestId);
     anyCancelled_ = true;
+    if (renderingRequest_ == requestId)
+        renderCancel_ = true; // its chat template is running now
 }
 
 void EngineWorker::cancelLoad() {
@@ -100,6 +102,7 @@ void EngineWorker::cancelLoad() {
 void EngineWorker::stopAll() {
     shuttingDown_ = true;
     anyCancelled_ = true;
+    renderCancel_ = true;
 }
 
 bool EngineWorker::takeCancelled(quint64 requestId) {
@@ -227,7 +230,11 @@ void EngineWorker::doLoad(const QString& path) {
     }
     std::optional<ChatTemplate> tpl;
     if ((*loaded)->chat_template) {
-        auto parsed = ChatTemplate::parse(*(*loaded)->chat_template);
+        Result<ChatTemplate> parsed = make_error("not parsed");
+        try {
+            parsed = ChatTemplate::parse(*(*loaded)->chat_template);
+        } catch (const std::exception&) { // bad_alloc: the model stays usable without it
+        }
         if (parsed)
             tpl = std::move(*parsed);
         // An unsupported template leaves the model usable with a plain prompt.
@@ -459,8 +466,21 @@ bool EngineWorker::rebuildEngine() {
     return true;
 }
 
+QString EngineWorker::renderChatPrompt(const GenerationRequest& request, std::string* prompt,
+                                       bool* addSpecialTokens) {
+    {
+        QMutexLocker lock(&mutex_);
+        renderingRequest_ = request.requestId;
+        renderCancel_ = shuttingDown_ || cancelled_.contains(request.requestId);
+    }
+    QString err = buildPrompt(request, prompt, addSpecialTokens, &renderCancel_);
+    QMutexLocker lock(&mutex_);
+    renderingRequest_ = 0;
+    return err;
+}
+
 QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string* prompt,
-                                  bool* addSpecialTokens) const {
+                                  bool* addSpecialTokens, const std::atomic<bool>* cancel) const {
     const Tokenizer& tok = *model_->tokenizer;
     if (model_->chatTemplate) {
         nlohmann::ordered_json messages = nlohmann::ordered_json::array();
@@ -473,7 +493,16 @@ QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string*
             opts.bos_token = tok.token_text(tok.bos_id());
         if (tok.valid_id(tok.eos_id()))
             opts.eos_token = tok.token_text(tok.eos_id());
-        auto text = render_chat(*model_->chatTemplate, messages, opts);
+        opts.cancel = cancel;
+        opts.max_seconds = templateSeconds_;
+        Result<std::string> text = make_error("not rendered");
+        try {
+            text = render_chat(*model_->chatTemplate, messages, opts);
+        } catch (const std::bad_alloc&) {
+            return tr("The chat template failed: out of memory");
+        } catch (const std::exception& e) {
+            return tr("The chat template failed: %1").arg(QString::fromUtf8(e.what()));
+        }
         if (!text)
             return tr("The chat template failed: %1").arg(q(text.message()));
         *prompt = std::move(*text);
@@ -510,7 +539,12 @@ void EngineWorker::generate(const GenerationRequest& request) {
     }
     std::string prompt;
     bool addSpecial = true;
-    if (const QString err = buildPrompt(request, &prompt, &addSpecial); !err.isEmpty()) {
+    if (const QString err = renderChatPrompt(request, &prompt, &addSpecial); !err.isEmpty()) {
+        if (shuttingDown_ || takeCancelled(request.requestId)) { // Stop during the render
+            stats.finishReason = FinishReason::Aborted;
+            emit finished(stats);
+            return;
+        }
         emit failed(request.requestId, request.conversationId, err);
         return;
     }

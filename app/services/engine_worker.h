@@ -67,6 +67,9 @@ class EngineWorker : public QObject {
     bool isBenchmarking() const { return benchmarking_; }
     // Minimum time between two token signals (text is coalesced in between); 0 = every token.
     void setTokenSignalIntervalMs(int ms) { tokenIntervalMs_ = ms; }
+    // Wall-time limit of one chat template render (default jinja::RenderLimits' 2 s); tests
+    // raise it to show that Stop, not the limit, ends a runaway template.
+    void setTemplateTimeLimit(double seconds) { templateSeconds_ = seconds; }
 
   public slots:
     void loadModel(const QString& path);
@@ -124,8 +127,13 @@ class EngineWorker : public QObject {
     struct Model;
     struct Active;
     bool takeCancelled(quint64 requestId);
+    // The chat template (an untrusted program) renders under its limits and stops when `cancel`
+    // becomes true; a failure, including an exception from the template, is the returned text.
     QString buildPrompt(const GenerationRequest& request, std::string* prompt,
-                        bool* addSpecialTokens) const;
+                        bool* addSpecialTokens, const std::atomic<bool>* cancel = nullptr) const;
+    // buildPrompt for a chat request: stop(requestId) and stopAll() cancel its render.
+    QString renderChatPrompt(const GenerationRequest& request, std::string* prompt,
+                             bool* addSpecialTokens);
     void postStep();
     void applyCancellations();
     void finishActive(qint64 engineId, Active& a, FinishReason reason);
@@ -191,6 +199,9 @@ class EngineWorker : public QObject {
     qint64 tokensSinceView_ = 0;
     QMutex mutex_;
     QSet<quint64> cancelled_;
+    quint64 renderingRequest_ = 0;          // whose template renders now (0 = none); mutex_
+    std::atomic<bool> renderCancel_{false}; // stops that render (stop(), stopAll())
+    std::atomic<double> templateSeconds_{2.0};
     std::atomic<bool> anyCancelled_{false};
     std::atomic<bool> shuttingDown_{false};
 };

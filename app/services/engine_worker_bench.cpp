@@ -109,7 +109,7 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
             turn.messages = {{QStringLiteral("user"), text}};
             std::string prompt;
             bool addSpecial = true;
-            if (buildPrompt(turn, &prompt, &addSpecial).isEmpty())
+            if (buildPrompt(turn, &prompt, &addSpecial, &shuttingDown_).isEmpty())
                 r.prompt = tok.encode(prompt, addSpecial);
             else // the template failed on it: the plain text
                 r.prompt = tok.encode(text.toStdString(), true);

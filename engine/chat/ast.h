@@ -32,7 +32,14 @@ enum class ExprKind {
     Condition, // b if a else c   (a = condition, b = then, c = else or null)
 };
 
+// Trees are as deep as the template makes them (300,000 chained `+` parse iteratively into a
+// left-deep chain): the destructor frees them with an explicit stack, never by recursion.
 struct Expr {
+    Expr() = default;
+    ~Expr();
+    Expr(const Expr&) = delete;
+    Expr& operator=(const Expr&) = delete;
+
     ExprKind kind;
     int line = 0;
     Value value;                // Literal
@@ -86,5 +93,8 @@ struct Stmt {
 struct Template {
     Body body;
 };
+
+// Height of an expression tree (a leaf is 1), computed without recursion.
+size_t expr_height(const Expr& e);
 
 } // namespace llmwb::jinja

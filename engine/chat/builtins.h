@@ -22,6 +22,10 @@ bool has_test(const std::string& name);
 // ImmutableSandboxedEnvironment refuses them (returned as an Undefined with that message).
 std::optional<Value> get_method(const Value& obj, const std::string& name);
 
+// Python str.replace(old, new[, count]) on `s`; refuses a result past the render budget before
+// making it (the `replace` filter shares it).
+Result<Value> str_replace(const std::string& s, const CallArgs& args);
+
 // Global functions: range, dict, namespace, raise_exception, strftime_now.
 struct GlobalsOptions {
     std::optional<std::tm> now; // fixed clock for strftime_now (tests); nullopt = local time

@@ -1,5 +1,6 @@
 // Python container access: `in`, obj[i], obj[a:b:c], iteration, and argument helpers.
 #include "engine/chat/builtins.h"
+#include "engine/chat/render_budget.h"
 #include "engine/chat/unicode_text.h"
 
 namespace llmwb::jinja {
@@ -164,6 +165,12 @@ Result<std::vector<Value>> iterate(const Value& v) {
     if (v.is_string()) {
         std::vector<Value> chars;
         const std::string& s = v.as_string();
+        // One Value per character: refuse before making them when that does not fit.
+        uint64_t n = 0;
+        for (unsigned char c : s)
+            n += (c & 0xC0) != 0x80;
+        if (!budget_require(n * sizeof(Value)))
+            return make_error(budget_error_text());
         size_t i = 0;
         while (i < s.size()) {
             size_t b = i;

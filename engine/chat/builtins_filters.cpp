@@ -6,6 +6,7 @@
 
 #include "engine/chat/builtins.h"
 #include "engine/chat/json_dump.h"
+#include "engine/chat/render_budget.h"
 #include "engine/chat/unicode_text.h"
 #include "engine/util/html_escape.h"
 
@@ -155,7 +156,11 @@ Result<Value> filter_join(const Value& x, const CallArgs& a) {
                      : Result<Value>((*items)[i]);
         if (!v)
             return v.error();
-        out += to_str(*v);
+        // Check before appending: the items can be many references to one big string.
+        std::string piece = to_str(*v);
+        if (!budget_require(uint64_t(out.size()) + sep.size() + piece.size()))
+            return make_error(budget_error_text());
+        out += piece;
     }
     return Value(std::move(out));
 }
@@ -440,6 +445,9 @@ Result<Value> filter_indent(const Value& x, const CallArgs& a) {
         lines.push_back(s.substr(pos, nl - pos));
         pos = nl + 1;
     }
+    // The indent can be the template's own long string: size the result before making it.
+    if (!budget_require(uint64_t(s.size()) + uint64_t(lines.size() + 1) * ind.size()))
+        return make_error(budget_error_text());
     std::string rv;
     for (size_t i = 0; i < lines.size(); ++i) {
         if (i)
@@ -616,8 +624,9 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"replace",
          [](const Value& x, const CallArgs& a) -> Result<Value> {
-             auto m = get_method(Value(to_str(x)), "replace");
-             return m->as_callable().fn(a);
+             if (x.is_string())
+                 return str_replace(x.as_string(), a);
+             return str_replace(to_str(x), a);
          }},
     };
     return f;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "engine/chat/builtins.h"
+#include "engine/chat/render_budget.h"
 #include "engine/chat/unicode_text.h"
 
 namespace llmwb::jinja {
@@ -63,6 +64,61 @@ Result<Value> starts_or_ends(const std::string& s, const CallArgs& a, bool start
             return Value(true);
     }
     return Value(false);
+}
+
+// Size of replace_all's result, computed without making it (the budget refuses big ones first).
+// Counting stops once the size passes `limit`: the caller only needs to know that it does.
+uint64_t replaced_size(const std::string& s, const std::string& from, const std::string& to,
+                       int64_t count, uint64_t limit) {
+    if (!from.empty() && to.size() <= from.size())
+        return s.size(); // never grows
+    const uint64_t growth = from.empty() ? to.size() : to.size() - from.size();
+    uint64_t size = s.size();
+    int64_t n = 0;
+    auto add = [&]() {
+        ++n;
+        size += growth;
+        return size <= limit && (count < 0 || n < count);
+    };
+    if (from.empty()) {
+        uint64_t n = 1; // before every code point and at the end
+        for (unsigned char c : s)
+            n += (c & 0xC0) != 0x80;
+        if (count >= 0)
+            n = std::min(n, uint64_t(count));
+        uint64_t extra = 0;
+        if (__builtin_mul_overflow(n, growth, &extra) || __builtin_add_overflow(size, extra, &size))
+            return UINT64_MAX;
+        return size;
+    }
+    if (count == 0)
+        return size;
+    for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos)) {
+        if (!add())
+            break;
+        pos += from.size();
+    }
+    return size;
+}
+
+// At most how many pieces py_split makes (whitespace runs or separators, plus one).
+size_t split_count(const std::string& s, const std::string* sep) {
+    size_t n = 1;
+    if (sep) {
+        for (size_t pos = s.find(*sep); pos != std::string::npos; pos = s.find(*sep, pos)) {
+            ++n;
+            pos += sep->size();
+        }
+        return n;
+    }
+    size_t i = 0;
+    bool in_space = true;
+    while (i < s.size()) {
+        bool space = is_space(utf8_next(s, i));
+        n += in_space && !space;
+        in_space = space;
+    }
+    return n;
 }
 
 std::string replace_all(const std::string& s, const std::string& from, const std::string& to,
@@ -129,6 +185,11 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
                     return mi.error();
                 maxsplit = *mi;
             }
+            // Many short pieces take far more memory than the text: count them first.
+            if (!budget_require(uint64_t(s.size()) +
+                                uint64_t(split_count(s, *sep ? &**sep : nullptr)) *
+                                    (sizeof(Value) + sizeof(std::string))))
+                return make_error(budget_error_text());
             std::vector<Value> out;
             for (auto& p : py_split(s, *sep ? &**sep : nullptr, long(maxsplit), right))
                 out.emplace_back(std::move(p));
@@ -144,24 +205,8 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
     if (name == "capitalize")
         return bound(name,
                      [s](const CallArgs&) -> Result<Value> { return Value(py_capitalize(s)); });
-    if (name == "replace") {
-        return bound(name, [s](const CallArgs& a) -> Result<Value> {
-            auto from = str_arg(a, 0, "replace");
-            if (!from)
-                return from.error();
-            auto to = str_arg(a, 1, "replace");
-            if (!to)
-                return to.error();
-            int64_t count = -1;
-            if (const Value* c = arg_at(a, 2, "count")) {
-                auto ci = to_int_arg(*c, "count");
-                if (!ci)
-                    return ci.error();
-                count = *ci;
-            }
-            return Value(replace_all(s, *from, *to, count));
-        });
-    }
+    if (name == "replace")
+        return bound(name, [s](const CallArgs& a) { return str_replace(s, a); });
     if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
         return bound(name, [s, name](const CallArgs& a) -> Result<Value> {
             auto sub = str_arg(a, 0, name.c_str());
@@ -203,6 +248,9 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
                     return make_error("sequence item " + std::to_string(i) +
                                       ": expected str instance, " + type_name((*items)[i]) +
                                       " found");
+                if (!budget_require(uint64_t(out.size()) + s.size() +
+                                    (*items)[i].as_string().size()))
+                    return make_error(budget_error_text());
                 if (i)
                     out += s;
                 out += (*items)[i].as_string();
@@ -306,6 +354,27 @@ std::optional<Value> list_method(const Value& obj, const std::string& name) {
 }
 
 } // namespace
+
+Result<Value> str_replace(const std::string& s, const CallArgs& a) {
+    auto from = str_arg(a, 0, "replace");
+    if (!from)
+        return from.error();
+    auto to = str_arg(a, 1, "replace");
+    if (!to)
+        return to.error();
+    int64_t count = -1;
+    if (const Value* c = arg_at(a, 2, "count")) {
+        auto ci = to_int_arg(*c, "count");
+        if (!ci)
+            return ci.error();
+        count = *ci;
+    }
+    RenderBudget* budget = active_budget();
+    const uint64_t limit = budget ? budget->remaining_bytes() : UINT64_MAX;
+    if (!budget_require(replaced_size(s, *from, *to, count, limit)))
+        return make_error(budget_error_text());
+    return Value(replace_all(s, *from, *to, count));
+}
 
 std::optional<Value> get_method(const Value& obj, const std::string& name) {
     if (obj.is_string())

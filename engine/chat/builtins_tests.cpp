@@ -32,7 +32,7 @@ Result<bool> cmp_test(const Value& x, const CallArgs& a, const char* name, bool 
 
 // Python `x % n == want` (odd, even, divisibleby work on floats too).
 Result<bool> mod_equals(const Value& x, const Value& n, int64_t want) {
-    auto r = binary_op("%", x, n, 1 << 20);
+    auto r = binary_op("%", x, n);
     if (!r)
         return r.error();
     return equals(*r, Value(want));

@@ -9,6 +9,11 @@
 namespace llmwb {
 
 Result<ChatTemplate> ChatTemplate::parse(std::string source) {
+    // Real templates are a few KiB; the token list of a huge one would cost tens of times its size.
+    if (source.size() > kMaxSourceBytes)
+        return make_error("chat template: the template is " + std::to_string(source.size()) +
+                          " bytes, over the limit of " + std::to_string(kMaxSourceBytes >> 20) +
+                          " MiB");
     auto tpl = jinja::parse_template(source);
     if (!tpl)
         return tpl.error();
@@ -54,7 +59,10 @@ Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context,
         return make_error("chat template: the render context is nested too deeply");
     jinja::GlobalsOptions g;
     g.now = options.now;
-    return jinja::render_template(*tpl_, jinja::from_json(context), g);
+    jinja::RenderLimits limits;
+    limits.cancel = options.cancel;
+    limits.max_seconds = options.max_seconds;
+    return jinja::render_template(*tpl_, jinja::from_json(context), g, limits);
 }
 
 Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered_json& messages,
@@ -63,6 +71,10 @@ Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered
         return make_error("render_chat: messages must be a JSON array");
     if (!options.extra.is_null() && !options.extra.is_object())
         return make_error("render_chat: extra variables must be a JSON object");
+    // Checked before the copies below (nlohmann's copy recurses once per level).
+    for (const auto* j : {&messages, &options.tools, &options.extra})
+        if (json_depth(*j) > kMaxContextDepth - 1)
+            return make_error("chat template: the render context is nested too deeply");
     nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
     ctx["messages"] = messages;
     ctx["add_generation_prompt"] = options.add_generation_prompt;
@@ -79,6 +91,8 @@ Result<std::string> render_chat(const ChatTemplate& tpl, const nlohmann::ordered
             ctx[it.key()] = it.value();
     TemplateRenderOptions ro;
     ro.now = options.now;
+    ro.cancel = options.cancel;
+    ro.max_seconds = options.max_seconds;
     return tpl.render(ctx, ro);
 }
 

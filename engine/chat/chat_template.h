@@ -5,6 +5,7 @@
 // interpreter does not support is an Error naming it and its line, never a silent fallback.
 #pragma once
 
+#include <atomic>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -23,11 +24,17 @@ struct Template;
 struct TemplateRenderOptions {
     // Fixed clock for strftime_now (reproducible tests); nullopt = current local time.
     std::optional<std::tm> now;
+    // Stops the render with "rendering was cancelled" once true (checked every few hundred
+    // steps). Not owned; null = not cancellable.
+    const std::atomic<bool>* cancel = nullptr;
+    // Wall-time limit of one render (the other limits are jinja::RenderLimits' defaults).
+    double max_seconds = 2.0;
 };
 
 class ChatTemplate {
   public:
-    // Syntax errors name the line and the construct.
+    // Syntax errors name the line and the construct. Sources over kMaxSourceBytes are refused.
+    static constexpr size_t kMaxSourceBytes = size_t(1) << 20;
     static Result<ChatTemplate> parse(std::string source);
 
     // `context` must be a JSON object; its keys become the template's variables.
@@ -46,9 +53,11 @@ struct ChatRenderOptions {
     bool add_generation_prompt = false;
     std::optional<bool> enable_thinking; // passed only when set (templates test `is defined`)
     std::string bos_token, eos_token;
-    nlohmann::ordered_json tools; // null = absent
-    nlohmann::ordered_json extra; // more variables (object), e.g. date_string
-    std::optional<std::tm> now;   // fixed clock for strftime_now
+    nlohmann::ordered_json tools;              // null = absent
+    nlohmann::ordered_json extra;              // more variables (object), e.g. date_string
+    std::optional<std::tm> now;                // fixed clock for strftime_now
+    const std::atomic<bool>* cancel = nullptr; // as TemplateRenderOptions
+    double max_seconds = 2.0;                  // as TemplateRenderOptions
 };
 
 // Builds the context like HF apply_chat_template (messages, add_generation_prompt, bos_token,

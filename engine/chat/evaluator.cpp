@@ -15,6 +15,8 @@ using ScopePtr = std::shared_ptr<Scope>;
 enum class Flow { Normal, Break, Continue };
 
 constexpr size_t kMaxValueDepth = 512;
+// What one namespace() costs the budget besides its attributes (object, control block, entry).
+constexpr uint64_t kNamespaceBytes = 128;
 
 const char* kErrorPrefix = "chat template error at line ";
 
@@ -26,24 +28,39 @@ Error at_line(int line, const Error& e) {
 
 class Renderer {
   public:
-    Renderer(const GlobalsOptions& g, const RenderLimits& l) : limits_(l) {
+    Renderer(const GlobalsOptions& g, const RenderLimits& l) : limits_(l), budget_(l) {
         add_globals(globals_, g);
-        // Record every namespace() so that render() can break reference cycles through them
-        // (`{% set ns.me = ns %}`) when it ends.
+        // Keep every namespace() alive until the render ends, then break the cycles through them
+        // (`{% set ns.me = ns %}`). Held strongly: a chain of them (ns1.next = ns2 ...) dropped in
+        // the middle of a render would otherwise be freed by a recursion one frame per link.
         if (Value* ns_fn = globals_.find("namespace")) {
             CallablePtr make_ns = std::get<CallablePtr>(ns_fn->v);
-            auto* registry = &namespaces_;
+            Renderer* self = this;
             *ns_fn = Value(CallablePtr(std::make_shared<Callable>(
-                Callable{"namespace", [make_ns, registry](const CallArgs& a) -> Result<Value> {
+                Callable{"namespace", [make_ns, self](const CallArgs& a) -> Result<Value> {
+                             // Each one lives until the end: counted against the budget.
+                             uint64_t bytes = kNamespaceBytes;
+                             for (const auto& kv : a.kwargs)
+                                 bytes += kv.first.size() + shallow_bytes(kv.second);
+                             for (const auto& v : a.positional)
+                                 bytes += shallow_bytes(v);
+                             if (!self->budget_.charge(bytes))
+                                 return make_error(self->budget_.error());
                              auto r = make_ns->fn(a);
                              if (r && r->is_namespace())
-                                 registry->push_back(std::get<NamespacePtr>(r->v));
+                                 self->namespaces_.push_back(std::get<NamespacePtr>(r->v));
                              return r;
                          }})));
         }
     }
 
+    ~Renderer() { release_namespaces(); } // also when an exception left render()
+
+    Renderer(const Renderer&) = delete;
+    Renderer& operator=(const Renderer&) = delete;
+
     Result<std::string> render(const Template& tpl, const Value& context) {
+        ActiveBudgetScope active(&budget_);
         auto base = std::make_shared<Scope>();
         if (context.is_dict())
             base->vars = context.as_dict();
@@ -51,12 +68,23 @@ class Renderer {
         top->parent = base;
         std::string out;
         auto f = render_body(tpl.body, top, out);
-        for (const auto& weak : namespaces_)
-            if (auto ns = weak.lock())
-                ns->attrs.items.clear();
+        release_namespaces();
         if (!f)
             return f.error();
         return out;
+    }
+
+    // Namespaces can hold each other in cycles (`{% set ns.me = ns %}`) and in chains as long as
+    // the loop limit allows (ns1.next = ns2, ns2.next = ns3 ...), whose destructors would recurse
+    // once per link. All are still held here: empty them all, then let them go, each empty.
+    void release_namespaces() {
+        std::vector<std::pair<std::string, Value>> doomed;
+        for (const auto& ns : namespaces_) {
+            doomed = std::move(ns->attrs.items);
+            ns->attrs.items.clear();
+            doomed.clear();
+        }
+        namespaces_.clear();
     }
 
   private:
@@ -71,15 +99,33 @@ class Renderer {
     }
 
     // ---- statements --------------------------------------------------------------------
+    // Nested bodies share the evaluation depth with expressions: a macro that calls itself from
+    // inside 190 nested blocks recursed ~12,000 frames deep within the macro-call limit.
     Result<Flow> render_body(const Body& body, const ScopePtr& scope, std::string& out) {
+        if (body.empty())
+            return Flow::Normal;
+        if (eval_depth_ >= limits_.max_eval_depth)
+            return at_line(body.front()->line, nested_too_deeply());
+        ++eval_depth_;
+        auto f = render_statements(body, scope, out);
+        --eval_depth_;
+        return f;
+    }
+
+    Error nested_too_deeply() const {
+        return make_error("evaluation nested too deeply: exceeded the limit of " +
+                          std::to_string(limits_.max_eval_depth) + " levels");
+    }
+
+    Result<Flow> render_statements(const Body& body, const ScopePtr& scope, std::string& out) {
         for (const auto& st : body) {
             auto f = render_stmt(*st, scope, out);
             if (!f)
                 return f.error();
             if (*f != Flow::Normal)
                 return *f;
-            if (out.size() > limits_.max_output_bytes)
-                return at_line(st->line, make_error("rendered output exceeds the size limit"));
+            if (!budget_.check_output(out.size()))
+                return at_line(st->line, make_error(budget_.error()));
         }
         return Flow::Normal;
     }
@@ -110,6 +156,8 @@ class Renderer {
     }
 
     Result<Flow> render_stmt(const Stmt& s, const ScopePtr& scope, std::string& out) {
+        if (!budget_.step())
+            return at_line(s.line, make_error(budget_.error()));
         switch (s.kind) {
         case StmtKind::Data:
             out += s.text;
@@ -146,6 +194,8 @@ class Renderer {
             auto f = render_body(s.body, scope, captured);
             if (!f)
                 return f.error();
+            if (!budget_.charge(captured.size()))
+                return at_line(s.line, make_error(budget_.error()));
             Value v(std::move(captured));
             if (s.expr) {
                 auto inner = std::make_shared<Scope>();
@@ -165,6 +215,8 @@ class Renderer {
             auto f = render_body(s.body, scope, captured);
             if (!f)
                 return f.error();
+            if (!budget_.charge(captured.size()))
+                return at_line(s.line, make_error(budget_.error()));
             auto inner = std::make_shared<Scope>();
             inner->parent = scope;
             inner->vars.set("\x01block", Value(std::move(captured)));
@@ -216,8 +268,8 @@ class Renderer {
             return render_body(s.else_body, scope, out);
         const int64_t n = int64_t(items.size());
         for (int64_t i = 0; i < n; ++i) {
-            if (++iterations_ > limits_.max_loop_iterations)
-                return at_line(s.line, make_error("too many loop iterations"));
+            if (!budget_.loop_iteration())
+                return at_line(s.line, make_error(budget_.error()));
             auto sc = std::make_shared<Scope>();
             sc->parent = scope;
             DictData loop;
@@ -282,7 +334,9 @@ class Renderer {
                 if (!defining)
                     return make_error("macro '" + stmt->name + "' called after its scope ended");
                 if (self->call_depth_ >= self->limits_.max_call_depth)
-                    return make_error("macro '" + stmt->name + "' nested too deeply");
+                    return make_error(
+                        "macro '" + stmt->name + "' nested too deeply: exceeded the limit of " +
+                        std::to_string(self->limits_.max_call_depth) + " nested macro calls");
                 if (a.positional.size() > stmt->params.size())
                     return make_error("macro '" + stmt->name + "' takes not more than " +
                                       std::to_string(stmt->params.size()) + " argument(s)");
@@ -318,23 +372,37 @@ class Renderer {
                 --self->call_depth_;
                 if (!f)
                     return f.error();
-                return Value(std::move(out));
+                return Value(std::move(out)); // charged by eval() (a Call's new string)
             }})));
     }
 
     // ---- expressions -------------------------------------------------------------------
+    // Arguments and literal items are copies (a string's text included): many references to
+    // one big string must not add up past the budget before anything is recorded.
+    Status copies_fit(uint64_t& bytes, const Value& v) {
+        bytes += shallow_bytes(v);
+        if (!budget_.require(bytes))
+            return make_error(budget_.error());
+        return ok_status();
+    }
+
     Result<CallArgs> eval_args(const Expr& e, const ScopePtr& scope) {
         CallArgs a;
+        uint64_t bytes = 0;
         for (const auto& it : e.items) {
             auto v = eval(*it, scope);
             if (!v)
                 return v.error();
+            if (auto st = copies_fit(bytes, *v); !st)
+                return st.error();
             a.positional.push_back(std::move(*v));
         }
         for (const auto& [k, it] : e.kwargs) {
             auto v = eval(*it, scope);
             if (!v)
                 return v.error();
+            if (auto st = copies_fit(bytes, *v); !st)
+                return st.error();
             a.kwargs.emplace_back(k, std::move(*v));
         }
         return a;
@@ -356,17 +424,31 @@ class Renderer {
     }
 
     Result<Value> eval(const Expr& e, const ScopePtr& scope) {
-        if (++eval_depth_ > 400) {
-            --eval_depth_;
-            return at_line(e.line, make_error("expression evaluation nested too deeply"));
-        }
+        if (!budget_.step())
+            return at_line(e.line, make_error(budget_.error()));
+        if (eval_depth_ >= limits_.max_eval_depth)
+            return at_line(e.line, nested_too_deeply());
+        ++eval_depth_;
         auto r = eval_inner(e, scope);
         --eval_depth_;
         if (!r)
             return at_line(e.line, r.error());
+        // A built-in that cannot return an error (repr, list building) stopped at the budget.
+        if (budget_.failed())
+            return at_line(e.line, make_error(budget_.error()));
         if (nesting_depth(*r) > kMaxValueDepth)
-            return at_line(e.line, make_error("value nested too deeply"));
+            return at_line(e.line, make_error("value nested too deeply: exceeded the limit of " +
+                                              std::to_string(kMaxValueDepth) + " levels"));
+        if (r->is_string() && produces_new_string(e) && !budget_.charge(r->as_string().size()))
+            return at_line(e.line, make_error(budget_.error()));
         return r;
+    }
+
+    // Expressions whose string result is newly made (charged to the budget); a name, a literal
+    // or an item lookup returns a string that exists already.
+    static bool produces_new_string(const Expr& e) {
+        return (e.kind == ExprKind::Binary && e.name != "and" && e.name != "or") ||
+               e.kind == ExprKind::Filter || e.kind == ExprKind::Call;
     }
 
     Result<Value> eval_inner(const Expr& e, const ScopePtr& scope) {
@@ -378,16 +460,20 @@ class Renderer {
         case ExprKind::List:
         case ExprKind::Tuple: {
             std::vector<Value> items;
+            uint64_t bytes = 0;
             for (const auto& it : e.items) {
                 auto v = eval(*it, scope);
                 if (!v)
                     return v;
+                if (auto st = copies_fit(bytes, *v); !st)
+                    return st.error();
                 items.push_back(std::move(*v));
             }
             return Value::list(std::move(items), e.kind == ExprKind::Tuple);
         }
         case ExprKind::Dict: {
             DictData d;
+            uint64_t bytes = 0;
             for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
                 auto k = eval(*e.items[i], scope);
                 if (!k)
@@ -397,8 +483,13 @@ class Renderer {
                 auto v = eval(*e.items[i + 1], scope);
                 if (!v)
                     return v;
+                if (auto st = copies_fit(bytes, *k); !st)
+                    return st.error();
+                if (auto st = copies_fit(bytes, *v); !st)
+                    return st.error();
                 d.set(k->as_string(), std::move(*v));
             }
+            budget_.charge(bytes);
             return Value::dict(std::move(d));
         }
         case ExprKind::GetAttr: {
@@ -504,7 +595,7 @@ class Renderer {
             auto r = eval(*e.b, scope);
             if (!r)
                 return r;
-            return binary_op(e.name, *l, *r, limits_.max_output_bytes);
+            return binary_op(e.name, *l, *r);
         }
         case ExprKind::Compare: {
             auto left = eval(*e.a, scope);
@@ -571,11 +662,11 @@ class Renderer {
 
     DictData globals_;
     RenderLimits limits_;
+    RenderBudget budget_;
     std::vector<ScopePtr> macro_scopes_;
-    std::vector<std::weak_ptr<NamespaceData>> namespaces_;
+    std::vector<NamespacePtr> namespaces_;
     int call_depth_ = 0;
     int eval_depth_ = 0;
-    int64_t iterations_ = 0;
 };
 
 } // namespace

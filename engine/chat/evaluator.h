@@ -7,17 +7,13 @@
 
 #include "engine/chat/ast.h"
 #include "engine/chat/builtins.h"
+#include "engine/chat/render_budget.h"
 #include "engine/chat/value.h"
 
 namespace llmwb::jinja {
 
-struct RenderLimits {
-    size_t max_output_bytes = size_t(64) << 20; // untrusted templates must not exhaust memory
-    int max_call_depth = 64;                    // macro recursion
-    int64_t max_loop_iterations = 1'000'000;    // real templates loop over messages
-};
-
-// `context` must be a dict (its keys become template variables).
+// `context` must be a dict (its keys become template variables). Every limit in `limits` is an
+// error naming it; nothing here keeps state between calls.
 Result<std::string> render_template(const Template& tpl, const Value& context,
                                     const GlobalsOptions& globals = {},
                                     const RenderLimits& limits = {});

@@ -91,7 +91,10 @@ Result<ExprPtr> ExpressionParser::binary_chain(Result<ExprPtr> (ExpressionParser
     if (!l)
         return l;
     ExprPtr node = std::move(*l);
-    for (;;) {
+    for (size_t links = 1;; ++links) {
+        if (links > kMaxExprHeight)
+            return fail("expression nested too deeply (over the limit of " +
+                        std::to_string(kMaxExprHeight) + " levels)");
         std::string op;
         for (const char* o : ops)
             if (names ? is_name(o) : is_op(o))
@@ -336,7 +339,10 @@ Result<ExprPtr> ExpressionParser::parse_primary() {
 }
 
 Result<ExprPtr> ExpressionParser::parse_postfix(ExprPtr node) {
-    for (;;) {
+    for (size_t links = 1;; ++links) {
+        if (links > kMaxExprHeight)
+            return fail("expression nested too deeply (over the limit of " +
+                        std::to_string(kMaxExprHeight) + " levels)");
         int line = cur().line;
         if (is_op(".")) {
             next();
@@ -494,7 +500,10 @@ Result<ExprPtr> ExpressionParser::parse_filter(ExprPtr node) {
 }
 
 Result<ExprPtr> ExpressionParser::parse_filter_expr(ExprPtr node) {
-    for (;;) {
+    for (size_t links = 1;; ++links) {
+        if (links > kMaxExprHeight)
+            return fail("expression nested too deeply (over the limit of " +
+                        std::to_string(kMaxExprHeight) + " levels)");
         if (is_op("|")) {
             next();
             auto f = parse_filter(std::move(node));

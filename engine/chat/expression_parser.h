@@ -18,8 +18,11 @@ class ExpressionParser {
     explicit ExpressionParser(std::vector<Token> t) : toks_(std::move(t)) {}
 
   protected:
-    static constexpr int kMaxDepth =
-        200; // nesting limit for expressions and blocks (untrusted input)
+    // Nesting limit of the recursive descent (expressions and blocks: untrusted input).
+    static constexpr int kMaxDepth = 200;
+    // Height limit of one expression tree: chains (`a + b + ...`, `x | f | g ...`) are parsed in
+    // loops, so they are counted apart from the recursion.
+    static constexpr size_t kMaxExprHeight = 256;
 
     const Token& cur() const { return toks_[i_]; }
     const Token& peek(size_t n = 1) const { return toks_[std::min(i_ + n, toks_.size() - 1)]; }

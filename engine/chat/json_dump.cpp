@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/chat/render_budget.h"
 #include "engine/chat/unicode_text.h"
 
 namespace llmwb::jinja {
@@ -75,6 +76,9 @@ class Dumper {
     Status dump(std::string& out, const Value& v, int level) {
         if (level > kMaxJsonDepth)
             return make_error("tojson: value nested too deeply");
+        // Shared sub-lists can make the text far larger than the value: stop at the budget.
+        if (!budget_require(out.size()) || !budget_step())
+            return make_error(budget_error_text());
         switch (v.v.index()) {
         case 1:
             out += "null";
@@ -96,6 +100,8 @@ class Dumper {
             return ok_status();
         }
         case 5:
+            if (!budget_require(out.size() + v.as_string().size()))
+                return make_error(budget_error_text());
             dump_string(out, v.as_string(), o_.ensure_ascii);
             return ok_status();
         case 6: {
@@ -108,11 +114,13 @@ class Dumper {
             for (size_t i = 0; i < items.size(); ++i) {
                 if (i)
                     out += item_sep_;
-                newline(out, level + 1);
+                if (auto st = newline(out, level + 1); !st)
+                    return st;
                 if (auto st = dump(out, items[i], level + 1); !st)
                     return st;
             }
-            newline(out, level);
+            if (auto st = newline(out, level); !st)
+                return st;
             out += ']';
             return ok_status();
         }
@@ -135,13 +143,15 @@ class Dumper {
                 if (!first)
                     out += item_sep_;
                 first = false;
-                newline(out, level + 1);
+                if (auto st = newline(out, level + 1); !st)
+                    return st;
                 dump_string(out, items[idx].first, o_.ensure_ascii);
                 out += key_sep_;
                 if (auto st = dump(out, items[idx].second, level + 1); !st)
                     return st;
             }
-            newline(out, level);
+            if (auto st = newline(out, level); !st)
+                return st;
             out += '}';
             return ok_status();
         }
@@ -151,12 +161,16 @@ class Dumper {
     }
 
   private:
-    void newline(std::string& out, int level) const {
+    Status newline(std::string& out, int level) const {
         if (!o_.indent)
-            return;
+            return ok_status();
+        // The indent is the template's string: check before writing `level` copies of it.
+        if (!budget_require(out.size() + 1 + uint64_t(level) * o_.indent->size()))
+            return make_error(budget_error_text());
         out += '\n';
         for (int i = 0; i < level; ++i)
             out += *o_.indent;
+        return ok_status();
     }
 
     const JsonDumpOptions& o_;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "engine/chat/render_budget.h"
+
 namespace llmwb::jinja {
 
 namespace {
@@ -15,13 +17,19 @@ Error overflow() {
     return make_error("integer overflow");
 }
 
-Result<Value> repeat(const Value& seq, int64_t n, size_t max_bytes) {
+// The result's size is computed (with overflow checks) and refused by the render budget before
+// anything is made.
+Result<Value> repeat(const Value& seq, int64_t n) {
     if (n < 0)
         n = 0;
     if (seq.is_string()) {
         const std::string& s = seq.as_string();
-        if (!s.empty() && uint64_t(n) > max_bytes / s.size())
-            return make_error("string repetition result too large");
+        uint64_t bytes = 0;
+        if (__builtin_mul_overflow(uint64_t(s.size()), uint64_t(n), &bytes) ||
+            !budget_require(bytes))
+            return make_error(budget_error_text());
+        if (s.size() == 1)
+            return Value(std::string(size_t(n), s[0]));
         std::string out;
         out.reserve(s.size() * size_t(n));
         for (int64_t i = 0; i < n; ++i)
@@ -29,8 +37,12 @@ Result<Value> repeat(const Value& seq, int64_t n, size_t max_bytes) {
         return Value(std::move(out));
     }
     const auto& items = seq.as_list().items;
-    if (!items.empty() && uint64_t(n) > (max_bytes / 16) / items.size())
-        return make_error("list repetition result too large");
+    uint64_t item_bytes = 0;
+    for (const auto& e : items)
+        item_bytes += shallow_bytes(e);
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(item_bytes, uint64_t(n), &bytes) || !budget_require(bytes))
+        return make_error(budget_error_text());
     std::vector<Value> out;
     for (int64_t i = 0; i < n; ++i)
         out.insert(out.end(), items.begin(), items.end());
@@ -80,6 +92,8 @@ Result<Value> printf_format(const std::string& fmt, const Value& args) {
                               "' in % formatting");
         if (mapping || next >= list.size())
             return make_error("not enough arguments for format string");
+        if (!budget_require(out.size()))
+            return make_error(budget_error_text());
         const Value& v = list[next++];
         if (c == 's')
             out += to_str(v);
@@ -99,9 +113,14 @@ Result<Value> printf_format(const std::string& fmt, const Value& args) {
 
 } // namespace
 
-Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, size_t max_bytes) {
-    if (op == "~")
-        return Value(to_str(a) + to_str(b));
+Result<Value> binary_op(const std::string& op, const Value& a, const Value& b) {
+    if (op == "~") {
+        std::string l = to_str(a);
+        std::string r = to_str(b);
+        if (!budget_require(uint64_t(l.size()) + r.size()))
+            return make_error(budget_error_text());
+        return Value(l + r);
+    }
     if (op == "%" && a.is_string() && b.is_undefined())
         return printf_format(a.as_string(), b); // a mapping
     if (a.is_undefined())
@@ -120,11 +139,17 @@ Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, s
         if (nums)
             return Value(a.number_value() + b.number_value());
         if (a.is_string() && b.is_string()) {
-            if (a.as_string().size() + b.as_string().size() > max_bytes)
-                return make_error("string result too large");
+            if (!budget_require(uint64_t(a.as_string().size()) + b.as_string().size()))
+                return make_error(budget_error_text());
             return Value(a.as_string() + b.as_string());
         }
         if (a.is_list() && b.is_list() && a.as_list().is_tuple == b.as_list().is_tuple) {
+            uint64_t bytes = 0;
+            for (const auto* l : {&a.as_list(), &b.as_list()})
+                for (const auto& e : l->items)
+                    bytes += shallow_bytes(e);
+            if (!budget_require(bytes))
+                return make_error(budget_error_text());
             std::vector<Value> items = a.as_list().items;
             items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
             return Value::list(std::move(items), a.as_list().is_tuple);
@@ -157,9 +182,9 @@ Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, s
         if (nums)
             return Value(a.number_value() * b.number_value());
         if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool()))
-            return repeat(a, b.int_value(), max_bytes);
+            return repeat(a, b.int_value());
         if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool()))
-            return repeat(b, a.int_value(), max_bytes);
+            return repeat(b, a.int_value());
         return unsupported(op, a, b);
     }
     if (op == "/") {

@@ -7,8 +7,9 @@
 
 namespace llmwb::jinja {
 
-// op is one of "+", "-", "*", "/", "//", "%", "**", "~". `max_bytes` caps string/list growth.
-Result<Value> binary_op(const std::string& op, const Value& a, const Value& b, size_t max_bytes);
+// op is one of "+", "-", "*", "/", "//", "%", "**", "~". Strings and lists that grow are checked
+// against the active render budget (render_budget.h) before they are made.
+Result<Value> binary_op(const std::string& op, const Value& a, const Value& b);
 // op is "-" or "+".
 Result<Value> unary_op(const std::string& op, const Value& a);
 

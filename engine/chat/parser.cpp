@@ -19,7 +19,37 @@ class Parser : public ExpressionParser {
         if (!body)
             return body.error();
         tpl.body = std::move(*body);
+        if (auto st = check_heights(tpl.body); !st)
+            return st.error();
         return tpl;
+    }
+
+    // Every expression tree at most kMaxExprHeight deep, so that evaluating it stays within the
+    // evaluator's depth limit for any template that parses. Statements nest at most kMaxDepth
+    // (subparse), but the walk keeps its own stack anyway.
+    Status check_heights(const Body& top) {
+        std::vector<const Body*> bodies{&top};
+        while (!bodies.empty()) {
+            const Body* b = bodies.back();
+            bodies.pop_back();
+            for (const auto& st : *b) {
+                std::vector<const Expr*> roots{st->expr.get(), st->cond.get()};
+                for (const auto& c : st->conds)
+                    roots.push_back(c.get());
+                for (const auto& p : st->params)
+                    roots.push_back(p.default_value.get());
+                for (const Expr* r : roots)
+                    if (r && expr_height(*r) > kMaxExprHeight)
+                        return fail("expression nested too deeply (over the limit of " +
+                                        std::to_string(kMaxExprHeight) + " levels)",
+                                    st->line);
+                bodies.push_back(&st->body);
+                bodies.push_back(&st->else_body);
+                for (const auto& br : st->bodies)
+                    bodies.push_back(&br);
+            }
+        }
+        return ok_status();
     }
 
   private:

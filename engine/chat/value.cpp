@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/chat/render_budget.h"
 #include "engine/chat/unicode_text.h"
 
 namespace llmwb::jinja {
@@ -47,6 +48,12 @@ size_t nesting_depth(const Value& v) {
 }
 
 Value Value::list(std::vector<Value> items, bool tuple) {
+    // Counted against the active render budget (the caller made the vector already: built-ins
+    // that can make big lists check before making them).
+    uint64_t bytes = 0;
+    for (const auto& e : items)
+        bytes += shallow_bytes(e);
+    budget_charge(bytes);
     auto d = std::make_shared<ListData>();
     d->items = std::move(items);
     d->is_tuple = tuple;
@@ -131,8 +138,19 @@ static std::string string_repr(const std::string& s) {
     bool has_double = s.find('"') != std::string::npos;
     char quote = (has_single && !has_double) ? '"' : '\'';
     std::string out(1, quote);
+    out.reserve(s.size() + 2);
     size_t i = 0;
     while (i < s.size()) {
+        // A run of printable ASCII other than the quote and the backslash is copied as it is.
+        size_t run = i;
+        while (run < s.size() && s[run] >= 0x20 && s[run] < 0x7f && s[run] != quote &&
+               s[run] != '\\')
+            ++run;
+        if (run > i) {
+            out.append(s, i, run - i);
+            i = run;
+            continue;
+        }
         size_t start = i;
         char32_t cp = utf8_next(s, i);
         if (cp == U'\\')
@@ -163,66 +181,102 @@ static std::string string_repr(const std::string& s) {
     return out;
 }
 
-std::string to_repr(const Value& v) {
+namespace {
+
+// Appends repr(v). Lists can share sub-lists, so the text can be far larger than the value:
+// stop once it no longer fits the active render budget (which then holds the error).
+void repr_into(std::string& out, const Value& v) {
     switch (v.v.index()) {
     case 0:
-        return "Undefined";
+        out += "Undefined";
+        return;
     case 1:
-        return "None";
+        out += "None";
+        return;
     case 2:
-        return v.as_bool() ? "True" : "False";
+        out += v.as_bool() ? "True" : "False";
+        return;
     case 3:
-        return std::to_string(v.as_int());
+        out += std::to_string(v.as_int());
+        return;
     case 4:
-        return float_repr(v.as_float());
+        out += float_repr(v.as_float());
+        return;
     case 5:
-        return string_repr(v.as_string());
+        if (budget_require(out.size() + v.as_string().size()))
+            out += string_repr(v.as_string());
+        return;
     case 6: {
         const ListData& l = v.as_list();
-        std::string out = l.is_tuple ? "(" : "[";
+        out += l.is_tuple ? "(" : "[";
         for (size_t i = 0; i < l.items.size(); ++i) {
+            if (!budget_require(out.size()) || !budget_step())
+                return;
             if (i)
                 out += ", ";
-            out += to_repr(l.items[i]);
+            repr_into(out, l.items[i]);
         }
         if (l.is_tuple && l.items.size() == 1)
             out += ",";
         out += l.is_tuple ? ")" : "]";
-        return out;
+        return;
     }
     case 7: {
-        std::string out = "{";
+        out += "{";
         bool first = true;
         for (const auto& [k, val] : v.as_dict().items) {
+            if (!budget_require(out.size() + k.size()) || !budget_step())
+                return;
             if (!first)
                 out += ", ";
             first = false;
-            out += string_repr(k) + ": " + to_repr(val);
+            out += string_repr(k) + ": ";
+            repr_into(out, val);
         }
-        return out + "}";
+        out += "}";
+        return;
     }
     case 8: {
         // A namespace can hold itself: print nested namespaces without their attributes.
         static thread_local int namespace_repr_depth = 0;
-        if (namespace_repr_depth > 0)
-            return "<Namespace {...}>";
+        if (namespace_repr_depth > 0) {
+            out += "<Namespace {...}>";
+            return;
+        }
         struct Guard {
             Guard() { ++namespace_repr_depth; }
             ~Guard() { --namespace_repr_depth; }
         } guard;
-        std::string out = "<Namespace {";
+        out += "<Namespace {";
         bool first = true;
         for (const auto& [k, val] : v.as_namespace().attrs.items) {
+            if (!budget_require(out.size() + k.size()) || !budget_step())
+                return;
             if (!first)
                 out += ", ";
             first = false;
-            out += string_repr(k) + ": " + to_repr(val);
+            out += string_repr(k) + ": ";
+            repr_into(out, val);
         }
-        return out + "}>";
+        out += "}>";
+        return;
     }
     default:
-        return "<function " + v.as_callable().name + ">";
+        out += "<function " + v.as_callable().name + ">";
+        return;
     }
+}
+
+} // namespace
+
+std::string to_repr(const Value& v) {
+    std::string out;
+    repr_into(out, v);
+    return out;
+}
+
+size_t shallow_bytes(const Value& v) {
+    return sizeof(Value) + (v.is_string() ? v.as_string().size() : 0);
 }
 
 std::string to_str(const Value& v) {

@@ -117,6 +117,9 @@ struct Value {
 // evaluator bounds this so that printing, comparing and freeing values cannot exhaust the stack.
 size_t nesting_depth(const Value& v);
 
+// Bytes a copy of `v` makes (a Value, plus a string's text; lists and dicts are shared).
+size_t shallow_bytes(const Value& v);
+
 // Python truthiness.
 bool truthy(const Value& v);
 // str(v) as Jinja2 prints it in {{ }} (Undefined -> "").
