@@ -1,0 +1,42 @@
+// A bar above the chat's messages that stays while the chat database has a problem the user must
+// know about: answers not saved yet (disk full: "Retry saving"), or a database opened read-only
+// on purpose (sending disabled, and why). Hidden when there is nothing to say.
+#pragma once
+
+#include <QFrame>
+
+class QLabel;
+class QPushButton;
+
+namespace llmwb {
+
+class StorageBanner : public QFrame {
+    Q_OBJECT
+
+  public:
+    explicit StorageBanner(QWidget* parent = nullptr);
+
+    // unsaved > 0: "N answers are not saved yet: ERROR" with Retry saving; 0 hides that part.
+    void setSaveStatus(int unsaved, const QString& error);
+    // Non-empty: the database is open read-only, and why.
+    void setReadOnlyReason(const QString& reason);
+    QString text() const;
+    QPushButton* retryButton() const { return retry_; }
+
+  signals:
+    void retryRequested();
+
+  protected:
+    void changeEvent(QEvent* e) override;
+
+  private:
+    void refresh();
+
+    QLabel* label_;
+    QPushButton* retry_;
+    int unsaved_ = 0;
+    QString error_;
+    QString readOnly_;
+};
+
+} // namespace llmwb
