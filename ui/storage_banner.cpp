@@ -12,8 +12,9 @@ StorageBanner::StorageBanner(QWidget* parent) : QFrame(parent) {
     setObjectName(QStringLiteral("storageBanner"));
     setFrameShape(QFrame::StyledPanel);
     // Warning colours that read in the light and the dark theme.
-    setStyleSheet(QStringLiteral("#storageBanner { background: #fff3cd; border: 1px solid #e0a800;"
-                                 " border-radius: 4px; } #storageBanner QLabel { color: #533f03; }"));
+    setStyleSheet(
+        QStringLiteral("#storageBanner { background: #fff3cd; border: 1px solid #e0a800;"
+                       " border-radius: 4px; } #storageBanner QLabel { color: #533f03; }"));
     label_ = new QLabel(this);
     label_->setObjectName(QStringLiteral("storageBannerText"));
     label_->setWordWrap(true);

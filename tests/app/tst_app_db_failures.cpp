@@ -1,13 +1,22 @@
 // The chat database when things go wrong: a full disk while an answer streams (SQLite's
-// max_page_count makes writes fail with SQLITE_FULL, as a full disk does).
+// max_page_count makes writes fail with SQLITE_FULL, as a full disk does), a damaged file
+// (quick check, salvage), a read-only file, two instances on one data folder.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QSqlQuery>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <unistd.h>
 
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
+#include "app/services/db_salvage.h"
+#include "app/services/instance_lock.h"
 #include "app/services/streaming_message_writer.h"
 
 using namespace llmwb;
@@ -31,6 +40,41 @@ void fillDisk(Database& db) {
 void freeDisk(Database& db) {
     QSqlQuery q(db.connection());
     QVERIFY(q.exec(QStringLiteral("PRAGMA max_page_count = 1000000")));
+}
+
+// A chat database as the app writes it: conversations of user/assistant turns (about 1 KB per
+// message, so the file has tens of pages). Returns the number of messages.
+int buildChats(const QString& path, int conversations, int turns) {
+    Database db(path);
+    if (!db.open())
+        return -1;
+    ConversationStore store(db);
+    int messages = 0;
+    for (int c = 0; c < conversations; ++c) {
+        const auto conv = store.createConversation(QStringLiteral("Chat %1").arg(c));
+        for (int t = 0; t < turns; ++t) {
+            ChatMessage m;
+            m.conversationId = conv->id;
+            m.role = t % 2 ? QStringLiteral("assistant") : QStringLiteral("user");
+            m.content = QStringLiteral("message %1.%2 ").arg(c).arg(t).repeated(60);
+            if (!store.addMessage(m))
+                return -1;
+            ++messages;
+        }
+    }
+    return messages;
+}
+
+// Overwrites bytes at offset with garbage (the 8 KB at page 7).
+bool corrupt(const QString& path, qint64 offset, int bytes) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadWrite) || !f.seek(offset))
+        return false;
+    QByteArray junk(bytes, '\0');
+    QRandomGenerator rng(quint32(offset) ^ 0x5eed);
+    for (int i = 0; i < bytes; ++i)
+        junk[i] = char(rng.bounded(256));
+    return f.write(junk) == bytes;
 }
 
 } // namespace
@@ -180,6 +224,220 @@ class TestAppDbFailures : public QObject {
         QCOMPARE(errors.first().at(0).toString(), QStringLiteral("the chat database is read-only"));
         QVERIFY(store.messages(c->id).isEmpty());
         QVERIFY(store.conversation(c->id));
+    }
+
+    // ---- damaged files
+
+    void quickCheckFindsMidFileDamage() {
+        const QString path = dbPath(QStringLiteral("check.sqlite"));
+        QVERIFY(buildChats(path, 4, 10) > 0);
+        {
+            Database db(path);
+            QVERIFY(db.open());
+            QCOMPARE(db.quickCheck(), QStringLiteral("ok"));
+        }
+        QVERIFY(corrupt(path, 4096 * 6, 8192));
+        Database db(path);
+        // The header and schema pages are intact: it opens, and only the check tells.
+        QVERIFY2(db.open(), qPrintable(db.errorString()));
+        QVERIFY(db.quickCheck() != QLatin1String("ok"));
+    }
+
+    // Salvage of the case and a few other positions: the figures are printed (the
+    // report quotes them); every message on a readable page is recovered, the damaged file is
+    // kept, the new file is sound and the app's store reads it.
+    void salvageRecoversReadableRows_data() {
+        QTest::addColumn<int>("conversations");
+        QTest::addColumn<int>("turns");
+        QTest::addColumn<qint64>("offset");
+        QTest::addColumn<int>("bytes");
+        QTest::addColumn<int>("atLeast"); // messages that must come back
+        // The file: one conversation of four messages, 8 KB of garbage at page 7.
+        QTest::newRow("4 msgs, 8 KB at page 7") << 1 << 4 << qint64(4096 * 6) << 8192 << 4;
+        QTest::newRow("200 msgs, 8 KB at page 7") << 10 << 20 << qint64(4096 * 6) << 8192 << 150;
+        QTest::newRow("200 msgs, 4 KB at page 3") << 10 << 20 << qint64(4096 * 2) << 4096 << 150;
+        QTest::newRow("200 msgs, 16 KB at page 20")
+            << 10 << 20 << qint64(4096 * 19) << 16384 << 150;
+        QTest::newRow("200 msgs, 4 KB at page 40") << 10 << 20 << qint64(4096 * 39) << 4096 << 150;
+        QTest::newRow("200 msgs, 32 KB at page 60")
+            << 10 << 20 << qint64(4096 * 59) << 32768 << 150;
+    }
+    void salvageRecoversReadableRows() {
+        QFETCH(int, conversations);
+        QFETCH(int, turns);
+        QFETCH(qint64, offset);
+        QFETCH(int, bytes);
+        QFETCH(int, atLeast);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("llmwb.sqlite"));
+        const int total = buildChats(path, conversations, turns);
+        QCOMPARE(total, conversations * turns);
+        const qint64 size = QFileInfo(path).size();
+        QVERIFY2(offset + bytes <= size, qPrintable(QString::number(size)));
+        QFile orig(path);
+        QVERIFY(orig.open(QIODevice::ReadOnly));
+        QVERIFY(corrupt(path, offset, bytes));
+        QVERIFY(orig.seek(0));
+        const QByteArray damagedBytes = orig.readAll();
+        orig.close();
+
+        const SalvageReport r = DbSalvage::salvage(path);
+        QVERIFY2(r.ok, qPrintable(r.error));
+        qInfo("%s (file %lld bytes): recovered %lld/%d conversations, %lld/%d messages, %lld "
+              "unreadable, %lld placeholders, %lld range reads",
+              QTest::currentDataTag(), size, r.copied(QStringLiteral("conversations")),
+              conversations, r.copied(QStringLiteral("messages")), total,
+              r.unreadable(QStringLiteral("messages")), r.placeholderConversations, r.queries);
+        // The damaged file is kept, byte for byte, under a timestamped name.
+        QVERIFY(r.damagedPath.startsWith(path + QStringLiteral(".damaged-")));
+        QFile kept(r.damagedPath);
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QCOMPARE(kept.readAll(), damagedBytes);
+        // Most messages sit on pages the garbage did not touch (4-32 KB of ~470 KB).
+        QVERIFY2(r.copied(QStringLiteral("messages")) >= atLeast, qPrintable(r.summary()));
+        QVERIFY(r.copied(QStringLiteral("messages")) <= total);
+
+        Database db(path);
+        QVERIFY2(db.open(), qPrintable(db.errorString()));
+        QCOMPARE(db.quickCheck(), QStringLiteral("ok"));
+        ConversationStore store(db);
+        const QList<Conversation> convs = store.conversations();
+        QVERIFY(!convs.isEmpty());
+        qint64 messages = 0;
+        for (const Conversation& c : convs) {
+            for (const ChatMessage& m : store.messages(c.id)) {
+                QVERIFY(m.content.startsWith(QStringLiteral("message ")));
+                ++messages;
+            }
+        }
+        QCOMPARE(messages, r.copied(QStringLiteral("messages")));
+        // Search works on the rebuilt index.
+        QVERIFY(!store.search(QStringLiteral("message")).isEmpty());
+    }
+
+    void salvageOfAnUndamagedFileCopiesEverything() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("llmwb.sqlite"));
+        QCOMPARE(buildChats(path, 3, 4), 12);
+        const SalvageReport r = DbSalvage::salvage(path);
+        QVERIFY2(r.ok, qPrintable(r.error));
+        QCOMPARE(r.copied(QStringLiteral("conversations")), 3);
+        QCOMPARE(r.copied(QStringLiteral("messages")), 12);
+        QCOMPARE(r.unreadable(QStringLiteral("messages")), 0);
+        QVERIFY(QFileInfo::exists(r.damagedPath));
+        QVERIFY(r.summary().contains(QStringLiteral("12")));
+    }
+
+    void salvageOfGarbageKeepsTheFile() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("llmwb.sqlite"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(8192, 'z'));
+        f.close();
+        const SalvageReport r = DbSalvage::salvage(path);
+        QVERIFY(!r.ok);
+        QVERIFY(!r.error.isEmpty());
+        // Nothing changed: the file is back under its name, no debris.
+        QFile back(path);
+        QVERIFY(back.open(QIODevice::ReadOnly));
+        QCOMPARE(back.readAll(), QByteArray(8192, 'z'));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 1);
+    }
+
+    // ---- read-only
+
+    void readOnlyFileIsDetectedAtOpen() {
+        if (::geteuid() == 0)
+            QSKIP("root writes read-only files; run as a user (see the read-only file system "
+                  "repro in the report)");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("llmwb.sqlite"));
+        QVERIFY(buildChats(path, 1, 2) == 2);
+        QVERIFY(QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::ReadGroup));
+        Database db(path);
+        QVERIFY(!db.open());
+        QCOMPARE(db.problem(), Database::Problem::ReadOnly);
+        QVERIFY2(db.errorString().contains(QStringLiteral("read-only")) &&
+                     db.errorString().contains(path),
+                 qPrintable(db.errorString()));
+        QVERIFY(!Database::writeProblem(path).isEmpty());
+        QVERIFY2(db.openReadOnly(), qPrintable(db.errorString()));
+        ConversationStore store(db);
+        QCOMPARE(store.conversations().size(), 1);
+    }
+
+    // Browsing on purpose: reads work, every write fails, the file is not changed.
+    void openReadOnlyReadsAndNeverWrites() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("llmwb.sqlite"));
+        QCOMPARE(buildChats(path, 2, 3), 6);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray before = f.readAll();
+        f.close();
+        Database db(path);
+        QVERIFY2(db.openReadOnly(), qPrintable(db.errorString()));
+        QVERIFY(db.isReadOnly());
+        ConversationStore store(db);
+        const auto convs = store.conversations();
+        QCOMPARE(convs.size(), 2);
+        QCOMPARE(store.messages(convs.first().id).size(), 3);
+        QVERIFY(!store.createConversation(QStringLiteral("x")));
+        QVERIFY2(store.errorString().contains(QStringLiteral("readonly"), Qt::CaseInsensitive),
+                 qPrintable(store.errorString()));
+        db.close();
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), before);
+    }
+
+    // ---- one instance per data folder
+
+    void secondInstanceIsRefused() {
+        QTemporaryDir dir;
+        InstanceLock first(dir.path());
+        QCOMPARE(first.tryAcquire(), InstanceLock::Result::Acquired);
+        QVERIFY(QFileInfo::exists(first.lockFilePath()));
+        InstanceLock second(dir.path());
+        QCOMPARE(second.tryAcquire(), InstanceLock::Result::HeldByOther);
+        QCOMPARE(second.ownerPid(), QCoreApplication::applicationPid());
+        QVERIFY2(
+            second.errorString().contains(QDir::toNativeSeparators(dir.path())) &&
+                second.errorString().contains(QString::number(QCoreApplication::applicationPid())),
+            qPrintable(second.errorString()));
+        first.release();
+        QCOMPARE(second.tryAcquire(), InstanceLock::Result::Acquired);
+    }
+
+    // A lock left by a process that died (kill -9, a crash) is taken over at once.
+    void staleLockOfADeadProcessIsTakenOver() {
+        QTemporaryDir dir;
+        QProcess p;
+        p.start(QStringLiteral("/bin/true"), {});
+        QVERIFY(p.waitForFinished(10000));
+        const qint64 deadPid = p.processId() > 0 ? p.processId() : 999999;
+        QFile lock(QDir(dir.path()).filePath(QLatin1String(InstanceLock::kFileName)));
+        QVERIFY(lock.open(QIODevice::WriteOnly));
+        lock.write(QByteArray::number(deadPid) + '\n' +
+                   QCoreApplication::applicationName().toUtf8() + '\n' +
+                   QSysInfo::machineHostName().toUtf8() + '\n');
+        lock.close();
+        InstanceLock l(dir.path());
+        QCOMPARE(l.tryAcquire(), InstanceLock::Result::Acquired);
+    }
+
+    // A lock of a running process is never stale by age (QLockFile's default is 30 s).
+    void liveLockIsNotStaleByAge() {
+        QTemporaryDir dir;
+        InstanceLock first(dir.path());
+        QCOMPARE(first.tryAcquire(), InstanceLock::Result::Acquired);
+        const QDateTime old = QDateTime::currentDateTime().addSecs(-3600);
+        QFile f(first.lockFilePath());
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.setFileTime(old, QFileDevice::FileModificationTime));
+        f.close();
+        InstanceLock second(dir.path());
+        QCOMPARE(second.tryAcquire(), InstanceLock::Result::HeldByOther);
     }
 };
 
