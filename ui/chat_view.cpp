@@ -261,6 +261,7 @@ void ChatView::setConversation(qint64 conversationId) {
     conversationId_ = conversationId;
     if (!same || conversationId == 0) {
         clearMessages();
+        const quint64 failures = controller_.store().failureCount();
         if (conversationId != 0) {
             for (ChatMessage m : controller_.store().messages(conversationId)) {
                 if (m.state == MessageState::Streaming && controller_.isGenerating(conversationId))
@@ -271,6 +272,10 @@ void ChatView::setConversation(qint64 conversationId) {
                 w->setSaveError(controller_.messageSaveError(m.id));
             }
         }
+        banner_->setReadError(QStringLiteral("messages"),
+                              controller_.store().failureCount() != failures
+                                  ? controller_.store().errorString()
+                                  : QString());
         followBottom_ = true;
         scrollToBottomSoon();
     }

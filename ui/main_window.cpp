@@ -35,6 +35,7 @@
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
 #include "ui/search_results_model.h"
+#include "ui/storage_banner.h"
 #include "ui/tuning_panel.h"
 
 namespace llmwb {
@@ -54,6 +55,12 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
     searchModel_ = new SearchResultsModel(controller_.store(), this);
     chat_ = new ChatView(controller_, this);
     setCentralWidget(chat_);
+    // The conversation list could not be read (a damaged database): said above the chat.
+    chat_->storageBanner()->setReadError(QStringLiteral("list"), conversationModel_->loadError());
+    connect(conversationModel_, &ConversationListModel::loadErrorChanged, chat_->storageBanner(),
+            [this](const QString& e) {
+                chat_->storageBanner()->setReadError(QStringLiteral("list"), e);
+            });
     createDocks();
     createActions();
     createMenus();

@@ -35,6 +35,14 @@ void StorageBanner::setSaveStatus(int unsaved, const QString& error) {
     refresh();
 }
 
+void StorageBanner::setReadError(const QString& key, const QString& error) {
+    if (error.isEmpty())
+        readErrors_.remove(key);
+    else
+        readErrors_.insert(key, error);
+    refresh();
+}
+
 void StorageBanner::setReadOnlyReason(const QString& reason) {
     readOnly_ = reason;
     refresh();
@@ -58,6 +66,10 @@ void StorageBanner::refresh() {
                     nullptr, unsaved_)
                      .arg(error_.toHtmlEscaped());
     }
+    for (const QString& e : std::as_const(readErrors_))
+        parts << tr("Could not read the chat database: %1. Start the app again to check it and "
+                    "salvage what is readable.")
+                     .arg(e.toHtmlEscaped());
     if (!readOnly_.isEmpty())
         parts << tr("Read-only: %1 Sending is disabled.").arg(readOnly_.toHtmlEscaped());
     label_->setText(parts.join(QStringLiteral("<br>")));

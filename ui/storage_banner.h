@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QFrame>
+#include <QMap>
 
 class QLabel;
 class QPushButton;
@@ -20,6 +21,9 @@ class StorageBanner : public QFrame {
     void setSaveStatus(int unsaved, const QString& error);
     // Non-empty: the database is open read-only, and why.
     void setReadOnlyReason(const QString& reason);
+    // A read that failed (the conversation list, a conversation's messages: key), and why; ""
+    // clears it. A damaged database is not shown as an empty chat without a word.
+    void setReadError(const QString& key, const QString& error);
     QString text() const;
     QPushButton* retryButton() const { return retry_; }
 
@@ -37,6 +41,7 @@ class StorageBanner : public QFrame {
     int unsaved_ = 0;
     QString error_;
     QString readOnly_;
+    QMap<QString, QString> readErrors_;
 };
 
 } // namespace llmwb

@@ -136,6 +136,7 @@ ConversationStore::ConversationStore(Database& db) : db_(db) {}
 
 bool ConversationStore::fail(const QString& detail) {
     error_ = tr("Chat storage: %1").arg(detail.simplified());
+    ++failures_;
     return false;
 }
 

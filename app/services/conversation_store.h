@@ -64,6 +64,9 @@ class ConversationStore {
     QByteArray exportJson(qint64 conversationId);
 
     QString errorString() const { return error_; }
+    // Grows by one with every failed operation: a caller compares it before and after a read to
+    // tell "no rows" from "the read failed" (a damaged file).
+    quint64 failureCount() const { return failures_; }
 
   private:
     bool fail(const QString& detail);
@@ -74,6 +77,7 @@ class ConversationStore {
 
     Database& db_;
     QString error_;
+    quint64 failures_ = 0;
 };
 
 } // namespace llmwb

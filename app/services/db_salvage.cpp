@@ -176,8 +176,8 @@ QString SalvageReport::summary() const {
                  .arg(placeholderConversations);
     for (const SalvageTable& t : tables) {
         if (!t.complete)
-            s += QLatin1Char(' ') + DbSalvage::tr("The table %1 could not be read to its end.")
-                                        .arg(t.name);
+            s += QLatin1Char(' ') +
+                 DbSalvage::tr("The table %1 could not be read to its end.").arg(t.name);
     }
     if (!damagedPath.isEmpty())
         s += QLatin1Char(' ') + DbSalvage::tr("The damaged file is kept as %1.")
@@ -186,9 +186,8 @@ QString SalvageReport::summary() const {
 }
 
 QString DbSalvage::damagedName(const QString& path) {
-    const QString base =
-        path + QStringLiteral(".damaged-") +
-        QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    const QString base = path + QStringLiteral(".damaged-") +
+                         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     QString name = base;
     for (int i = 2; QFileInfo::exists(name) || QFileInfo::exists(name + QStringLiteral("-wal"));
          ++i)
@@ -204,7 +203,8 @@ SalvageReport DbSalvage::copy(const QString& sourcePath, const QString& destPath
     }
     SourceConnection src(sourcePath);
     if (!src.ok()) {
-        report.error = tr("the damaged file cannot be read at all (%1)").arg(src.error().simplified());
+        report.error =
+            tr("the damaged file cannot be read at all (%1)").arg(src.error().simplified());
         return report;
     }
     Database dest(destPath);
@@ -287,8 +287,8 @@ SalvageReport DbSalvage::copy(const QString& sourcePath, const QString& destPath
                 if (needsConversation) {
                     const qint64 cid = r.values.at(convCol).toLongLong();
                     if (!conversations.contains(cid)) {
-                        const QVariant created = createdCol >= 0 ? r.values.at(createdCol)
-                                                                 : QVariant(qint64(0));
+                        const QVariant created =
+                            createdCol >= 0 ? r.values.at(createdCol) : QVariant(qint64(0));
                         placeholder.addBindValue(cid);
                         placeholder.addBindValue(tr("Recovered conversation %1").arg(cid));
                         placeholder.addBindValue(created);
@@ -354,6 +354,13 @@ SalvageReport DbSalvage::salvage(const QString& path) {
         for (const QString& m : std::as_const(moved))
             QFile::rename(damaged + m, path + m);
         return report;
+    }
+    // Reading the damaged file made an empty WAL and its index beside it: not part of it.
+    if (!moved.contains(QStringLiteral("-wal")) &&
+        QFileInfo(damaged + QStringLiteral("-wal")).size() == 0) {
+        QFile::remove(damaged + QStringLiteral("-wal"));
+        if (!moved.contains(QStringLiteral("-shm")))
+            QFile::remove(damaged + QStringLiteral("-shm"));
     }
     report.damagedPath = damaged;
     return report;

@@ -36,13 +36,14 @@ InstanceLock::Result InstanceLock::tryAcquire() {
             ownerPid_ = 0;
             ownerHost_.clear();
         }
-        error_ = ownerPid_ > 0
-                     ? tr("The data folder %1 is in use by another LLM Workbench (process %2 on %3).")
-                           .arg(QDir::toNativeSeparators(dir_))
-                           .arg(ownerPid_)
-                           .arg(ownerHost_.isEmpty() ? tr("this computer") : ownerHost_)
-                     : tr("The data folder %1 is in use by another LLM Workbench.")
-                           .arg(QDir::toNativeSeparators(dir_));
+        error_ =
+            ownerPid_ > 0
+                ? tr("The data folder %1 is in use by another LLM Workbench (process %2 on %3).")
+                      .arg(QDir::toNativeSeparators(dir_))
+                      .arg(ownerPid_)
+                      .arg(ownerHost_.isEmpty() ? tr("this computer") : ownerHost_)
+                : tr("The data folder %1 is in use by another LLM Workbench.")
+                      .arg(QDir::toNativeSeparators(dir_));
         lock_.reset();
         return Result::HeldByOther;
     }

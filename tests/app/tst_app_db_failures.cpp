@@ -326,6 +326,10 @@ class TestAppDbFailures : public QObject {
         QCOMPARE(r.unreadable(QStringLiteral("messages")), 0);
         QVERIFY(QFileInfo::exists(r.damagedPath));
         QVERIFY(r.summary().contains(QStringLiteral("12")));
+        // The folder holds the new database and the kept file, no debris of the salvage.
+        QStringList files = QDir(dir.path()).entryList(QDir::Files);
+        files.removeAll(QStringLiteral("llmwb.sqlite"));
+        QCOMPARE(files, QStringList{QFileInfo(r.damagedPath).fileName()});
     }
 
     void salvageOfGarbageKeepsTheFile() {
