@@ -375,8 +375,13 @@ void ChatView::send() {
         emit conversationNeeded(); // the window creates one and calls setConversation()
     if (conversationId_ == 0)
         return;
-    if (controller_.send(conversationId_, text))
+    const quint64 failures = controller_.store().failureCount();
+    if (controller_.send(conversationId_, text)) {
         input_->clear();
+        banner_->setSendError({});
+    } else if (controller_.store().failureCount() != failures) {
+        banner_->setSendError(controller_.store().errorString());
+    }
 }
 
 void ChatView::editAndResend(qint64 messageId, const QString& text) {

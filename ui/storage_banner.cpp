@@ -43,6 +43,11 @@ void StorageBanner::setReadError(const QString& key, const QString& error) {
     refresh();
 }
 
+void StorageBanner::setSendError(const QString& error) {
+    sendError_ = error;
+    refresh();
+}
+
 void StorageBanner::setReadOnlyReason(const QString& reason) {
     readOnly_ = reason;
     refresh();
@@ -66,6 +71,10 @@ void StorageBanner::refresh() {
                     nullptr, unsaved_)
                      .arg(error_.toHtmlEscaped());
     }
+    if (!sendError_.isEmpty())
+        parts << tr("Your message could not be saved, so it was not sent: %1. It is kept in the "
+                    "message box: send it again once there is room.")
+                     .arg(sendError_.toHtmlEscaped());
     for (const QString& e : std::as_const(readErrors_))
         parts << tr("Could not read the chat database: %1. Start the app again to check it and "
                     "salvage what is readable.")

@@ -24,6 +24,9 @@ class StorageBanner : public QFrame {
     // A read that failed (the conversation list, a conversation's messages: key), and why; ""
     // clears it. A damaged database is not shown as an empty chat without a word.
     void setReadError(const QString& key, const QString& error);
+    // The user's message could not be stored, so it was not sent (it stays in the message
+    // box); "" clears it.
+    void setSendError(const QString& error);
     QString text() const;
     QPushButton* retryButton() const { return retry_; }
 
@@ -41,6 +44,7 @@ class StorageBanner : public QFrame {
     int unsaved_ = 0;
     QString error_;
     QString readOnly_;
+    QString sendError_;
     QMap<QString, QString> readErrors_;
 };
 

@@ -89,8 +89,8 @@ ChatDatabaseStartup ChatDatabaseStartup::open(const QString& dataDir) {
                             .arg(QDir::toNativeSeparators(path)));
         box.setDetailedText(damage);
         QPushButton* salvage = box.addButton(tr("Salvage"), QMessageBox::AcceptRole);
-        QPushButton* asIs = opened ? box.addButton(tr("Open as it is"), QMessageBox::ActionRole)
-                                   : nullptr;
+        QPushButton* asIs =
+            opened ? box.addButton(tr("Open as it is"), QMessageBox::ActionRole) : nullptr;
         box.addButton(tr("Quit"), QMessageBox::RejectRole);
         box.setDefaultButton(salvage);
         box.exec();

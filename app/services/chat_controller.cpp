@@ -64,17 +64,15 @@ bool ChatController::send(qint64 conversationId, const QString& text) {
     m.conversationId = conversationId;
     m.role = QStringLiteral("user");
     m.content = trimmed;
-    auto added = store_.addMessage(m);
-    if (!added)
-        return report(store_.errorString());
-    emit messageAdded(*added);
+    if (!startGeneration(conversationId, &m))
+        return false;
     // The first message names a conversation that has no title yet.
     if (conv->title.isEmpty()) {
         conv->title = trimmed.simplified().left(60);
         if (store_.updateConversation(*conv))
             emit conversationChanged(conversationId);
     }
-    return startGeneration(conversationId);
+    return true;
 }
 
 bool ChatController::regenerate(qint64 assistantMessageId) {
@@ -173,10 +171,21 @@ QString ChatController::streamingText(qint64 conversationId) const {
     return it == active_.end() ? QString() : (*it)->writer->text();
 }
 
-bool ChatController::startGeneration(qint64 conversationId) {
+bool ChatController::startGeneration(qint64 conversationId, const ChatMessage* userMessage) {
     const auto conv = store_.conversation(conversationId);
     if (!conv)
         return report(tr("The conversation no longer exists."));
+    std::optional<ChatMessage> user;
+    if (userMessage) {
+        if (!store_.beginTransaction())
+            return report(store_.errorString());
+        user = store_.addMessage(*userMessage);
+        if (!user) {
+            const QString error = store_.errorString();
+            store_.rollbackTransaction();
+            return report(error);
+        }
+    }
     GenerationRequest req;
     req.requestId = nextRequestId_++;
     req.conversationId = conversationId;
@@ -196,8 +205,14 @@ bool ChatController::startGeneration(qint64 conversationId) {
     answer.sampling = req.sampling.toJson();
     answer.state = MessageState::Streaming;
     auto added = store_.addMessage(answer);
-    if (!added)
-        return report(store_.errorString());
+    if (!added || (user && !store_.commitTransaction())) {
+        const QString error = store_.errorString();
+        if (user)
+            store_.rollbackTransaction();
+        return report(error);
+    }
+    if (user)
+        emit messageAdded(*user);
 
     auto active = std::make_shared<Active>();
     active->requestId = req.requestId;

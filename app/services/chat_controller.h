@@ -104,7 +104,9 @@ class ChatController : public QObject {
     void dropUnsaved(qint64 conversationId, qint64 fromMessageId); // the messages were deleted
     void updateSaveStatus();
     bool refuseReadOnly();
-    bool startGeneration(qint64 conversationId);
+    // Adds the answer's row (and first the user's message, when given: both or neither are
+    // stored, so a refused write leaves nothing half-sent) and starts generating.
+    bool startGeneration(qint64 conversationId, const ChatMessage* userMessage = nullptr);
     void finishActive(qint64 conversationId, MessageState state, const GenerationFigures& f);
     bool report(const QString& message);
 

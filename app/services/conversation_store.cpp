@@ -140,6 +140,24 @@ bool ConversationStore::fail(const QString& detail) {
     return false;
 }
 
+bool ConversationStore::beginTransaction() {
+    QSqlDatabase db = db_.connection();
+    return db.transaction() || fail(db.lastError().text());
+}
+
+bool ConversationStore::commitTransaction() {
+    QSqlDatabase db = db_.connection();
+    if (db.commit())
+        return true;
+    fail(db.lastError().text());
+    db.rollback();
+    return false;
+}
+
+void ConversationStore::rollbackTransaction() {
+    db_.connection().rollback();
+}
+
 std::optional<Conversation> ConversationStore::createConversation(const QString& title,
                                                                   const QString& systemPrompt,
                                                                   const QJsonObject& sampling,

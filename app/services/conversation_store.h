@@ -63,6 +63,11 @@ class ConversationStore {
     QString exportMarkdown(qint64 conversationId);
     QByteArray exportJson(qint64 conversationId);
 
+    // Several writes that stand or fall together (a user's message and its answer's row).
+    bool beginTransaction();
+    bool commitTransaction(); // on failure the transaction is rolled back
+    void rollbackTransaction();
+
     QString errorString() const { return error_; }
     // Grows by one with every failed operation: a caller compares it before and after a read to
     // tell "no rows" from "the read failed" (a damaged file).

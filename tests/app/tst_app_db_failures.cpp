@@ -209,6 +209,36 @@ class TestAppDbFailures : public QObject {
         QVERIFY(store.messages(c->id).isEmpty());
     }
 
+    // The user's message and its answer's row are stored together or not at all: when the
+    // answer's row is refused, the user's message is not left behind (the message box keeps
+    // it, and sending again does not store it twice).
+    void userMessageAndAnswerRowAreAtomic() {
+        Database db(dbPath(QStringLiteral("atomic.sqlite")));
+        QVERIFY2(db.open(), qPrintable(db.errorString()));
+        ConversationStore store(db);
+        ChatController controller(store);
+        QSignalSpy added(&controller, &ChatController::messageAdded);
+        QSignalSpy requests(&controller, &ChatController::generateRequested);
+        const auto c = controller.newConversation(QStringLiteral("t"));
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral(
+            "CREATE TEMP TRIGGER refuse_answer BEFORE INSERT ON main.messages "
+            "WHEN new.role = 'assistant' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); "
+            "END")));
+        QVERIFY(!controller.send(c->id, QStringLiteral("kept")));
+        QVERIFY(store.messages(c->id).isEmpty());
+        QVERIFY(added.isEmpty());
+        QVERIFY(requests.isEmpty());
+        QVERIFY(store.errorString().contains(QStringLiteral("full")));
+        QVERIFY(q.exec(QStringLiteral("DROP TRIGGER temp.refuse_answer")));
+        QVERIFY(controller.send(c->id, QStringLiteral("kept")));
+        const auto stored = store.messages(c->id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored.at(0).content, QStringLiteral("kept"));
+        QCOMPARE(added.size(), 2);
+        QCOMPARE(requests.size(), 1);
+    }
+
     void readOnlyControllerRefusesWrites() {
         Database db(dbPath(QStringLiteral("ro-controller.sqlite")));
         QVERIFY2(db.open(), qPrintable(db.errorString()));
