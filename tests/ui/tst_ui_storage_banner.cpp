@@ -157,7 +157,7 @@ class TestUiStorageBanner : public QObject {
         QVERIFY2(banner.text().contains(QStringLiteral("尚未保存")), qPrintable(banner.text()));
         QCOMPARE(banner.retryButton()->text(), QStringLiteral("重试保存"));
         QApplication::removeTranslator(&zh);
-        QVERIFY(banner.text().contains(QStringLiteral("2 answer")));
+        QTRY_VERIFY(banner.text().contains(QStringLiteral("2 answer")));
     }
 };
 
