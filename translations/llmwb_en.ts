@@ -1643,6 +1643,27 @@ Updated %2</source>
         <source>Imported %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message numerus="yes">
+        <source>%n answer(s) could not be saved in the chat database: %1
+
+If you quit now, their text is lost. Make room (or copy the text) and choose Retry saving.</source>
+        <translation>
+            <numerusform>%n answer could not be saved in the chat database: %1
+
+If you quit now, its text is lost. Make room (or copy the text) and choose Retry saving.</numerusform>
+            <numerusform>%n answers could not be saved in the chat database: %1
+
+If you quit now, their text is lost. Make room (or copy the text) and choose Retry saving.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Retry saving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quit and lose them</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MarkdownView</name>

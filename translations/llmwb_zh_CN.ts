@@ -1657,6 +1657,24 @@ Updated %2</source>
         <source>Imported %1</source>
         <translation>已导入 %1</translation>
     </message>
+    <message numerus="yes">
+        <source>%n answer(s) could not be saved in the chat database: %1
+
+If you quit now, their text is lost. Make room (or copy the text) and choose Retry saving.</source>
+        <translation>
+            <numerusform>%n 条回答无法保存到聊天数据库：%1
+
+如果现在退出，这些文本将丢失。请腾出空间（或先复制文本），然后选择“重试保存”。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Retry saving</source>
+        <translation>重试保存</translation>
+    </message>
+    <message>
+        <source>Quit and lose them</source>
+        <translation>退出并丢弃</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MarkdownView</name>

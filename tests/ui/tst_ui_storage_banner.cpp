@@ -4,6 +4,7 @@
 // message box; a database opened read-only disables Send and says why; the bar in Chinese.
 #include <QApplication>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSqlQuery>
@@ -11,12 +12,14 @@
 #include <QTranslator>
 #include <QtTest>
 
+#include "app/services/app_settings.h"
 #include "app/services/chat_controller.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "scripted_engine.h"
 #include "ui/chat_view.h"
 #include "ui/eliding_label.h"
+#include "ui/main_window.h"
 #include "ui/message_widget.h"
 #include "ui/storage_banner.h"
 
@@ -146,6 +149,39 @@ class TestUiStorageBanner : public QObject {
         QVERIFY(view.storageBanner()->isVisible());
         QVERIFY(view.storageBanner()->text().contains(reason));
         QVERIFY(!view.storageBanner()->retryButton()->isVisible());
+    }
+
+    // Quitting with an answer that is only in memory asks first (Cancel keeps the window);
+    // once it can be stored, quitting stores it and asks nothing.
+    void quittingWithUnsavedAnswersAsks() {
+        Database db(newPath());
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        ScriptedEngine engine(controller);
+        AppSettings settings(dir_.filePath(QStringLiteral("quit.ini")));
+        MainWindow w(controller, settings);
+        w.show();
+        const auto c = controller.newConversation(QStringLiteral("t"));
+        QVERIFY(controller.send(c->id, QStringLiteral("hello")));
+        fillDisk(db);
+        engine.answer(engine.requests_.first(), {QString(60000, QLatin1Char('z'))});
+        QCOMPARE(controller.unsavedCount(), 1);
+        QString asked;
+        QTimer::singleShot(0, this, [&asked] {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            if (!box)
+                return;
+            asked = box->text();
+            box->button(QMessageBox::Cancel)->click();
+        });
+        QVERIFY(!w.close());
+        QVERIFY2(asked.contains(QStringLiteral("lost")), qPrintable(asked));
+        QVERIFY(w.isVisible());
+        setPageLimit(db, QStringLiteral("1000000"));
+        QVERIFY(w.close());
+        QCOMPARE(controller.unsavedCount(), 0);
+        QCOMPARE(store.messages(c->id).last().content.size(), 60000);
     }
 
     void barInChinese() {
