@@ -460,6 +460,25 @@ class TestAppDbFailures : public QObject {
         QCOMPARE(l.tryAcquire(), InstanceLock::Result::Acquired);
     }
 
+    // Another process holds the folder: refused, naming its PID; killed with SIGKILL (no
+    // cleanup), its lock is taken over.
+    void lockOfAnotherProcess() {
+        QTemporaryDir dir;
+        QProcess other;
+        other.start(QStringLiteral(LLMWB_STREAM_WRITER_HELPER),
+                    {QStringLiteral("--hold-lock"), dir.path()});
+        QVERIFY(other.waitForStarted(10000));
+        QVERIFY(other.waitForReadyRead(10000));
+        QCOMPARE(other.readLine().trimmed(), QByteArray("locked"));
+        InstanceLock l(dir.path());
+        QCOMPARE(l.tryAcquire(), InstanceLock::Result::HeldByOther);
+        QCOMPARE(l.ownerPid(), other.processId());
+        QVERIFY(l.errorString().contains(QString::number(other.processId())));
+        other.kill();
+        QVERIFY(other.waitForFinished(10000));
+        QCOMPARE(l.tryAcquire(), InstanceLock::Result::Acquired);
+    }
+
     // A lock of a running process is never stale by age (QLockFile's default is 30 s).
     void liveLockIsNotStaleByAge() {
         QTemporaryDir dir;
