@@ -1,7 +1,11 @@
 #include "app/gui/database_startup.h"
 
 #include <QApplication>
+#include <QCryptographicHash>
 #include <QDir>
+#include <QFileInfo>
+#include <QLocalServer>
+#include <QLocalSocket>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QTemporaryDir>
@@ -25,6 +29,38 @@ ChatDatabaseStartup::~ChatDatabaseStartup() = default;
 ChatDatabaseStartup::ChatDatabaseStartup(ChatDatabaseStartup&&) noexcept = default;
 ChatDatabaseStartup& ChatDatabaseStartup::operator=(ChatDatabaseStartup&&) noexcept = default;
 
+QString ChatDatabaseStartup::activationName(const QString& dataDir) {
+    const QString canonical = QFileInfo(dataDir).canonicalFilePath();
+    const QByteArray key = (canonical.isEmpty() ? dataDir : canonical).toUtf8();
+    return QStringLiteral("llmwb-") +
+           QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha1).toHex());
+}
+
+void ChatDatabaseStartup::listenForActivation(QWidget* window) {
+    if (!lock || !lock->isLocked())
+        return;
+    const QString name = activationName(lock->dataDir());
+    // We hold the folder's lock: a socket file left by a crashed instance is nobody's.
+    QLocalServer::removeServer(name);
+    activation = std::make_unique<QLocalServer>();
+    activation->setSocketOptions(QLocalServer::UserAccessOption);
+    if (!activation->listen(name)) {
+        activation.reset();
+        return;
+    }
+    QObject::connect(activation.get(), &QLocalServer::newConnection, window, [this, window] {
+        while (QLocalSocket* socket = activation->nextPendingConnection()) {
+            QObject::connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
+            socket->disconnectFromServer();
+            window->setWindowState((window->windowState() & ~Qt::WindowMinimized) |
+                                   Qt::WindowActive);
+            window->show();
+            window->raise();
+            window->activateWindow();
+        }
+    });
+}
+
 ChatDatabaseStartup ChatDatabaseStartup::open(const QString& dataDir) {
     ChatDatabaseStartup s;
     const QString path = QDir(dataDir).filePath(QStringLiteral("llmwb.sqlite"));
@@ -33,6 +69,10 @@ ChatDatabaseStartup ChatDatabaseStartup::open(const QString& dataDir) {
     s.lock = std::make_unique<InstanceLock>(dataDir);
     const InstanceLock::Result locked = s.lock->tryAcquire();
     if (locked == InstanceLock::Result::HeldByOther) {
+        // Bring the running one to the front, then say why this one does not start.
+        QLocalSocket socket;
+        socket.connectToServer(activationName(dataDir));
+        socket.waitForConnected(1000);
         QMessageBox::critical(
             nullptr, appTitle(),
             tr("%1\n\nOnly one LLM Workbench can use a data folder at a time (two would mix "

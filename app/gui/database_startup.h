@@ -9,7 +9,9 @@
 #include <QString>
 #include <memory>
 
+class QLocalServer;
 class QTemporaryDir;
+class QWidget;
 
 namespace llmwb {
 
@@ -27,8 +29,13 @@ struct ChatDatabaseStartup {
 
     // Shows the message boxes; the result holds what the app runs on.
     static ChatDatabaseStartup open(const QString& dataDir);
+    // The running instance brings window to the front when a second start on its data folder
+    // asks it to (a local socket named after the folder).
+    void listenForActivation(QWidget* window);
+    static QString activationName(const QString& dataDir);
 
     std::unique_ptr<InstanceLock> lock;
+    std::unique_ptr<QLocalServer> activation;
     std::unique_ptr<QTemporaryDir> tempDir; // the session's temporary database, if used
     std::unique_ptr<Database> db;           // open (read-only when readOnlyReason is set)
     QString readOnlyReason;                 // non-empty: opened read-only on purpose

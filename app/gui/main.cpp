@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
 
     MainWindow window(controller, settings);
     window.chatView()->setReadOnlyReason(chatDb.readOnlyReason);
+    chatDb.listenForActivation(&window);
     QObject::connect(&controller, &ChatController::generateRequested, worker,
                      &EngineWorker::generate, Qt::QueuedConnection);
     QObject::connect(
