@@ -401,6 +401,25 @@ class TestAppDbFailures : public QObject {
         QCOMPARE(store.conversations().size(), 1);
     }
 
+    // The file is writable but its folder is not: WAL cannot make its journal files there.
+    void readOnlyFolderIsDetectedAtOpen() {
+        if (::geteuid() == 0)
+            QSKIP("root writes read-only folders; run as a user");
+        QTemporaryDir dir;
+        const QString sub = dir.filePath(QStringLiteral("data"));
+        QVERIFY(QDir().mkpath(sub));
+        const QString path = sub + QStringLiteral("/llmwb.sqlite");
+        QVERIFY(buildChats(path, 1, 2) == 2);
+        QVERIFY(QFile::setPermissions(sub, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+        Database db(path);
+        const bool opened = db.open();
+        QVERIFY(QFile::setPermissions(sub, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                               QFileDevice::ExeOwner));
+        QVERIFY(!opened);
+        QCOMPARE(db.problem(), Database::Problem::ReadOnly);
+        QVERIFY2(db.errorString().contains(QStringLiteral("folder")), qPrintable(db.errorString()));
+    }
+
     // Browsing on purpose: reads work, every write fails, the file is not changed.
     void openReadOnlyReadsAndNeverWrites() {
         QTemporaryDir dir;
