@@ -702,6 +702,59 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::ChatDatabaseStartup</name>
+    <message>
+        <source>LLM Workbench</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1
+
+Only one LLM Workbench can use a data folder at a time (two would mix their messages in the same conversations). Switch to the one that is running, or start this one with another folder: --data-dir DIR.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1
+
+You can open it read-only to read your chats: sending, editing and deleting are disabled. Or quit, make the file and its folder writable, and start again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open read-only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat database %1 is damaged: SQLite cannot read all of it.
+
+Salvage copies every conversation and message that can still be read into a new database; the damaged file is kept, renamed with the date and time. You can also open it as it is (some chats may be missing, and changes may fail) or quit and restore a backup.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Salvage</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open as it is</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1
+
+Chats of this session will not be saved.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChatView</name>
     <message>
         <source>System prompt &amp;&amp; sampling…</source>
@@ -745,6 +798,10 @@ Chats of this session will not be saved.</source>
     </message>
     <message>
         <source>Type a message below to start.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sending is disabled: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -909,6 +966,77 @@ Updated %2</source>
     </message>
     <message>
         <source>%1 [migration to %2]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the file cannot be written (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>its folder %1 cannot be written (%2), and SQLite keeps its journal files there</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat database %1 is read-only: %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no such file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>written by another version of the app; it cannot be upgraded while read-only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>read-only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::DbSalvage</name>
+    <message>
+        <source>Nothing was salvaged: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recovered %1 conversation(s) and %2 message(s); %3 message(s) could not be read.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 conversation(s) whose title was lost are named &quot;Recovered conversation&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The table %1 could not be read to its end.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The damaged file is kept as %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 exists already</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the damaged file cannot be read at all (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recovered conversation %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot rename %1 to %2</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1079,6 +1207,29 @@ Updated %2</source>
     </message>
     <message>
         <source>Run &quot;%1&quot; failed: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::InstanceLock</name>
+    <message>
+        <source>The data folder %1 is in use by another LLM Workbench (process %2 on %3).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this computer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data folder %1 is in use by another LLM Workbench.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot create the lock file %1: permission denied or a read-only folder.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot create the lock file %1.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1500,6 +1651,27 @@ Updated %2</source>
         <source>Imported %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message numerus="yes">
+        <source>%n answer(s) could not be saved in the chat database: %1
+
+If you quit now, their text is lost. Make room (or copy the text) and choose Retry saving.</source>
+        <translation>
+            <numerusform>%n answer could not be saved in the chat database: %1
+
+If you quit now, its text is lost. Make room (or copy the text) and choose Retry saving.</numerusform>
+            <numerusform>%n answers could not be saved in the chat database: %1
+
+If you quit now, their text is lost. Make room (or copy the text) and choose Retry saving.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Retry saving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quit and lose them</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MarkdownView</name>
@@ -1860,6 +2032,18 @@ Updated %2</source>
         <source>Answer %1 of %2: Regenerate keeps the earlier answers</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>not saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · not saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not saved in the chat database yet (retrying): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>
@@ -2124,6 +2308,32 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>draft position</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::StorageBanner</name>
+    <message numerus="yes">
+        <source>%n answer(s) not saved in the chat database yet; the text is kept here and saving is retried. %1</source>
+        <translation>
+            <numerusform>%n answer is not saved in the chat database yet; the text is kept here and saving is retried. %1</numerusform>
+            <numerusform>%n answers are not saved in the chat database yet; the text is kept here and saving is retried. %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Your message could not be saved, so it was not sent: %1. It is kept in the message box: send it again once there is room.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not read the chat database: %1. Start the app again to check it and salvage what is readable.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Read-only: %1 Sending is disabled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Retry saving</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -704,6 +704,69 @@ Chats of this session will not be saved.</source>
     </message>
 </context>
 <context>
+    <name>llmwb::ChatDatabaseStartup</name>
+    <message>
+        <source>LLM Workbench</source>
+        <translation>LLM 工作台</translation>
+    </message>
+    <message>
+        <source>%1
+
+Only one LLM Workbench can use a data folder at a time (two would mix their messages in the same conversations). Switch to the one that is running, or start this one with another folder: --data-dir DIR.</source>
+        <translation>%1
+
+同一数据文件夹一次只能由一个 LLM 工作台使用（两个实例会把各自的消息混进同一对话）。请切换到正在运行的那个，或用另一个文件夹启动本实例：--data-dir 目录。</translation>
+    </message>
+    <message>
+        <source>%1
+
+You can open it read-only to read your chats: sending, editing and deleting are disabled. Or quit, make the file and its folder writable, and start again.</source>
+        <translation>%1
+
+可以以只读方式打开以浏览聊天记录：发送、编辑和删除将被禁用。也可以退出，使文件及其所在文件夹可写后再启动。</translation>
+    </message>
+    <message>
+        <source>Open read-only</source>
+        <translation>以只读方式打开</translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <source>The chat database %1 is damaged: SQLite cannot read all of it.
+
+Salvage copies every conversation and message that can still be read into a new database; the damaged file is kept, renamed with the date and time. You can also open it as it is (some chats may be missing, and changes may fail) or quit and restore a backup.</source>
+        <translation>聊天数据库 %1 已损坏：SQLite 无法读取其全部内容。
+
+“抢救”会把仍可读取的所有对话和消息复制到一个新数据库；损坏的文件会保留，并以日期和时间重命名。也可以按原样打开（部分聊天可能缺失，修改可能失败），或退出并恢复备份。</translation>
+    </message>
+    <message>
+        <source>Salvage</source>
+        <translation>抢救</translation>
+    </message>
+    <message>
+        <source>Open as it is</source>
+        <translation>按原样打开</translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1</source>
+        <translation>无法打开聊天数据库：
+%1</translation>
+    </message>
+    <message>
+        <source>The chat database cannot be opened:
+%1
+
+Chats of this session will not be saved.</source>
+        <translation>无法打开聊天数据库：
+%1
+
+本次会话的聊天不会被保存。</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::ChatView</name>
     <message>
         <source>System prompt &amp;&amp; sampling…</source>
@@ -748,6 +811,10 @@ Chats of this session will not be saved.</source>
     <message>
         <source>Type a message below to start.</source>
         <translation>在下方输入消息即可开始。</translation>
+    </message>
+    <message>
+        <source>Sending is disabled: %1</source>
+        <translation>发送已禁用：%1</translation>
     </message>
 </context>
 <context>
@@ -913,6 +980,77 @@ Updated %2</source>
     <message>
         <source>%1 [migration to %2]</source>
         <translation>%1［迁移到版本 %2］</translation>
+    </message>
+    <message>
+        <source>the file cannot be written (%1)</source>
+        <translation>文件无法写入（%1）</translation>
+    </message>
+    <message>
+        <source>its folder %1 cannot be written (%2), and SQLite keeps its journal files there</source>
+        <translation>其所在文件夹 %1 无法写入（%2），而 SQLite 需要在那里保存日志文件</translation>
+    </message>
+    <message>
+        <source>The chat database %1 is read-only: %2.</source>
+        <translation>聊天数据库 %1 是只读的：%2。</translation>
+    </message>
+    <message>
+        <source>no such file</source>
+        <translation>文件不存在</translation>
+    </message>
+    <message>
+        <source>cannot read</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <source>written by another version of the app; it cannot be upgraded while read-only</source>
+        <translation>由其他版本的应用写入；只读时无法升级</translation>
+    </message>
+    <message>
+        <source>read-only</source>
+        <translation>只读</translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation>无结果</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::DbSalvage</name>
+    <message>
+        <source>Nothing was salvaged: %1</source>
+        <translation>未能抢救任何内容：%1</translation>
+    </message>
+    <message>
+        <source>Recovered %1 conversation(s) and %2 message(s); %3 message(s) could not be read.</source>
+        <translation>已恢复 %1 个对话和 %2 条消息；%3 条消息无法读取。</translation>
+    </message>
+    <message>
+        <source>%1 conversation(s) whose title was lost are named &quot;Recovered conversation&quot;.</source>
+        <translation>%1 个丢失标题的对话被命名为“恢复的对话”。</translation>
+    </message>
+    <message>
+        <source>The table %1 could not be read to its end.</source>
+        <translation>表 %1 未能完整读取。</translation>
+    </message>
+    <message>
+        <source>The damaged file is kept as %1.</source>
+        <translation>损坏的文件已保留为 %1。</translation>
+    </message>
+    <message>
+        <source>%1 exists already</source>
+        <translation>%1 已存在</translation>
+    </message>
+    <message>
+        <source>the damaged file cannot be read at all (%1)</source>
+        <translation>损坏的文件完全无法读取（%1）</translation>
+    </message>
+    <message>
+        <source>Recovered conversation %1</source>
+        <translation>恢复的对话 %1</translation>
+    </message>
+    <message>
+        <source>cannot rename %1 to %2</source>
+        <translation>无法将 %1 重命名为 %2</translation>
     </message>
 </context>
 <context>
@@ -1083,6 +1221,29 @@ Updated %2</source>
     <message>
         <source>Run &quot;%1&quot; failed: %2</source>
         <translation>运行“%1”失败：%2</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::InstanceLock</name>
+    <message>
+        <source>The data folder %1 is in use by another LLM Workbench (process %2 on %3).</source>
+        <translation>数据文件夹 %1 正被另一个 LLM 工作台使用（%3 上的进程 %2）。</translation>
+    </message>
+    <message>
+        <source>this computer</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <source>The data folder %1 is in use by another LLM Workbench.</source>
+        <translation>数据文件夹 %1 正被另一个 LLM 工作台使用。</translation>
+    </message>
+    <message>
+        <source>Cannot create the lock file %1: permission denied or a read-only folder.</source>
+        <translation>无法创建锁文件 %1：权限不足或文件夹只读。</translation>
+    </message>
+    <message>
+        <source>Cannot create the lock file %1.</source>
+        <translation>无法创建锁文件 %1。</translation>
     </message>
 </context>
 <context>
@@ -1504,6 +1665,24 @@ Updated %2</source>
         <source>Imported %1</source>
         <translation>已导入 %1</translation>
     </message>
+    <message numerus="yes">
+        <source>%n answer(s) could not be saved in the chat database: %1
+
+If you quit now, their text is lost. Make room (or copy the text) and choose Retry saving.</source>
+        <translation>
+            <numerusform>%n 条回答无法保存到聊天数据库：%1
+
+如果现在退出，这些文本将丢失。请腾出空间（或先复制文本），然后选择“重试保存”。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Retry saving</source>
+        <translation>重试保存</translation>
+    </message>
+    <message>
+        <source>Quit and lose them</source>
+        <translation>退出并丢弃</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MarkdownView</name>
@@ -1864,6 +2043,18 @@ Updated %2</source>
         <source>Answer %1 of %2: Regenerate keeps the earlier answers</source>
         <translation>第 %1 个回答，共 %2 个：重新生成会保留之前的回答</translation>
     </message>
+    <message>
+        <source>not saved</source>
+        <translation>未保存</translation>
+    </message>
+    <message>
+        <source>%1 · not saved</source>
+        <translation>%1 · 未保存</translation>
+    </message>
+    <message>
+        <source>Not saved in the chat database yet (retrying): %1</source>
+        <translation>尚未保存到聊天数据库（正在重试）：%1</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ModelPanel</name>
@@ -2131,6 +2322,31 @@ CUDA 不可用：%1</translation>
     <message>
         <source>draft position</source>
         <translation>草稿位置</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::StorageBanner</name>
+    <message numerus="yes">
+        <source>%n answer(s) not saved in the chat database yet; the text is kept here and saving is retried. %1</source>
+        <translation>
+            <numerusform>%n 条回答尚未保存到聊天数据库；文本保留在此处，并会重试保存。%1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Your message could not be saved, so it was not sent: %1. It is kept in the message box: send it again once there is room.</source>
+        <translation>你的消息无法保存，因此没有发送：%1。消息仍保留在输入框中：有空间后请再次发送。</translation>
+    </message>
+    <message>
+        <source>Could not read the chat database: %1. Start the app again to check it and salvage what is readable.</source>
+        <translation>无法读取聊天数据库：%1。请重新启动应用以检查数据库并抢救可读取的内容。</translation>
+    </message>
+    <message>
+        <source>Read-only: %1 Sending is disabled.</source>
+        <translation>只读：%1 发送已禁用。</translation>
+    </message>
+    <message>
+        <source>Retry saving</source>
+        <translation>重试保存</translation>
     </message>
 </context>
 <context>

@@ -21,6 +21,7 @@
 #include "ui/conversation_settings_dialog.h"
 #include "ui/eliding_label.h"
 #include "ui/message_widget.h"
+#include "ui/storage_banner.h"
 
 namespace llmwb {
 
@@ -40,6 +41,7 @@ ChatView::ChatView(ChatController& controller, QWidget* parent)
     notice_->setWordWrap(true);
     notice_->setVisible(false);
     notice_->setForegroundRole(QPalette::PlaceholderText);
+    banner_ = new StorageBanner(this);
 
     container_ = new QWidget;
     messagesLayout_ = new QVBoxLayout(container_);
@@ -87,6 +89,7 @@ ChatView::ChatView(ChatController& controller, QWidget* parent)
     layout->setContentsMargins(6, 6, 6, 6);
     layout->addLayout(top);
     layout->addWidget(notice_);
+    layout->addWidget(banner_);
     layout->addWidget(scroll_, 1);
     layout->addLayout(bottom);
 
@@ -126,6 +129,15 @@ ChatView::ChatView(ChatController& controller, QWidget* parent)
             w->setMessage(m);
         updateButtons();
     });
+    connect(&controller_, &ChatController::saveStatusChanged, banner_,
+            &StorageBanner::setSaveStatus);
+    connect(banner_, &StorageBanner::retryRequested, &controller_,
+            [this] { controller_.retrySaving(); });
+    connect(&controller_, &ChatController::messageSaveChanged, this,
+            [this](qint64, qint64 messageId, const QString& error) {
+                if (MessageWidget* w = widgets_.value(messageId))
+                    w->setSaveError(error);
+            });
     connect(&controller_, &ChatController::generatingChanged, this,
             [this](qint64 conversationId, bool generating) {
                 if (conversationId != conversationId_)
@@ -164,8 +176,10 @@ void ChatView::retranslate() {
 }
 
 void ChatView::changeEvent(QEvent* e) {
-    if (e->type() == QEvent::LanguageChange)
+    if (e->type() == QEvent::LanguageChange) {
         retranslate();
+        updateButtons();
+    }
     QWidget::changeEvent(e);
 }
 
@@ -247,13 +261,21 @@ void ChatView::setConversation(qint64 conversationId) {
     conversationId_ = conversationId;
     if (!same || conversationId == 0) {
         clearMessages();
+        const quint64 failures = controller_.store().failureCount();
         if (conversationId != 0) {
             for (ChatMessage m : controller_.store().messages(conversationId)) {
                 if (m.state == MessageState::Streaming && controller_.isGenerating(conversationId))
                     m.content = controller_.streamingText(conversationId);
-                appendMessage(m);
+                if (const auto unsaved = controller_.unsavedMessage(m.id))
+                    m = *unsaved; // what the database does not have yet
+                MessageWidget* w = appendMessage(m);
+                w->setSaveError(controller_.messageSaveError(m.id));
             }
         }
+        banner_->setReadError(QStringLiteral("messages"),
+                              controller_.store().failureCount() != failures
+                                  ? controller_.store().errorString()
+                                  : QString());
         followBottom_ = true;
         scrollToBottomSoon();
     }
@@ -283,7 +305,7 @@ MessageWidget* ChatView::appendMessage(const ChatMessage& m) {
         if (const qint64 parent = parentOf(m.id))
             w->setOlderVersions(controller_.store().answerVersions(parent));
     }
-    connect(w, &MessageWidget::resendRequested, &controller_, &ChatController::editAndResend);
+    connect(w, &MessageWidget::resendRequested, this, &ChatView::editAndResend);
     updateEmptyState();
     return w;
 }
@@ -333,7 +355,10 @@ void ChatView::updateButtons() {
     QWidget* focused = window()->focusWidget();
     if ((focused == send_ && generating) || (focused == stop_ && !generating))
         input_->setFocus(Qt::OtherFocusReason);
-    send_->setEnabled(!generating);
+    send_->setEnabled(!generating && readOnlyReason_.isEmpty());
+    send_->setToolTip(readOnlyReason_.isEmpty()
+                          ? tr("Send the message (Enter)")
+                          : tr("Sending is disabled: %1").arg(readOnlyReason_));
     stop_->setEnabled(generating);
     settings_->setEnabled(conversationId_ != 0);
     // Only the last answer can be regenerated.
@@ -350,8 +375,31 @@ void ChatView::send() {
         emit conversationNeeded(); // the window creates one and calls setConversation()
     if (conversationId_ == 0)
         return;
-    if (controller_.send(conversationId_, text))
+    const quint64 failures = controller_.store().failureCount();
+    if (controller_.send(conversationId_, text)) {
         input_->clear();
+        banner_->setSendError({});
+    } else if (controller_.store().failureCount() != failures) {
+        banner_->setSendError(controller_.store().errorString());
+    }
+}
+
+void ChatView::editAndResend(qint64 messageId, const QString& text) {
+    if (controller_.editAndResend(messageId, text))
+        return;
+    // Not sent (the database refused it, or the conversation is busy): the edited text is not
+    // lost, it waits in the message box.
+    const QString current = input_->toPlainText();
+    if (current.trimmed() != text.trimmed())
+        input_->setPlainText(current.trimmed().isEmpty() ? text
+                                                         : current + QLatin1Char('\n') + text);
+    focusInput();
+}
+
+void ChatView::setReadOnlyReason(const QString& reason) {
+    readOnlyReason_ = reason;
+    banner_->setReadOnlyReason(reason);
+    updateButtons();
 }
 
 void ChatView::stop() {

@@ -19,6 +19,7 @@ namespace llmwb {
 class ChatController;
 class ElidingLabel;
 class MessageWidget;
+class StorageBanner;
 
 class ChatView : public QWidget {
     Q_OBJECT
@@ -36,6 +37,10 @@ class ChatView : public QWidget {
 
     // A line above the messages, e.g. that the demo model is not a trained model.
     void setNotice(const QString& text);
+    // The bar that stays while answers are not saved or the database is read-only.
+    StorageBanner* storageBanner() const { return banner_; }
+    // The database is open read-only on purpose: the bar says why, Send is disabled.
+    void setReadOnlyReason(const QString& reason);
 
   public slots:
     void setConversation(qint64 conversationId); // 0 = none
@@ -66,6 +71,7 @@ class ChatView : public QWidget {
     void clearMessages();
     MessageWidget* appendMessage(const ChatMessage& m);
     void removeMessage(qint64 messageId);
+    void editAndResend(qint64 messageId, const QString& text);
     void updateButtons();
     void updateEmptyState();
     void scrollToBottomSoon();
@@ -78,6 +84,8 @@ class ChatView : public QWidget {
     ElidingLabel* title_;
     QPushButton* settings_;
     QLabel* notice_;
+    StorageBanner* banner_;
+    QString readOnlyReason_;
     QScrollArea* scroll_;
     QWidget* container_;
     QVBoxLayout* messagesLayout_;

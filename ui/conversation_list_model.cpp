@@ -113,8 +113,14 @@ qint64 ConversationListModel::idAt(int row) const {
 
 void ConversationListModel::reload() {
     beginResetModel();
+    const quint64 failures = store_.failureCount();
     rows_ = store_.conversations();
+    const QString error = store_.failureCount() != failures ? store_.errorString() : QString();
     endResetModel();
+    if (error != loadError_) {
+        loadError_ = error;
+        emit loadErrorChanged(error);
+    }
 }
 
 void ConversationListModel::addConversation(const Conversation& c) {

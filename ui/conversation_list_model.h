@@ -30,6 +30,9 @@ class ConversationListModel : public QAbstractListModel {
     bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
 
     int rowOf(qint64 conversationId) const; // -1 when absent
+    // Why the last reload read nothing ("" when it succeeded): a damaged database is not an
+    // empty list.
+    QString loadError() const { return loadError_; }
     qint64 idAt(int row) const;
 
   public slots:
@@ -44,11 +47,13 @@ class ConversationListModel : public QAbstractListModel {
 
   signals:
     void renameRequested(qint64 conversationId, const QString& title);
+    void loadErrorChanged(const QString& error);
 
   private:
     ConversationStore& store_;
     QList<Conversation> rows_;
     QSet<qint64> generating_;
+    QString loadError_;
     mutable QIcon generatingIcon_;
 };
 

@@ -35,6 +35,7 @@
 #include "ui/message_widget.h"
 #include "ui/model_panel.h"
 #include "ui/search_results_model.h"
+#include "ui/storage_banner.h"
 #include "ui/tuning_panel.h"
 
 namespace llmwb {
@@ -54,6 +55,12 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
     searchModel_ = new SearchResultsModel(controller_.store(), this);
     chat_ = new ChatView(controller_, this);
     setCentralWidget(chat_);
+    // The conversation list could not be read (a damaged database): said above the chat.
+    chat_->storageBanner()->setReadError(QStringLiteral("list"), conversationModel_->loadError());
+    connect(conversationModel_, &ConversationListModel::loadErrorChanged, chat_->storageBanner(),
+            [this](const QString& e) {
+                chat_->storageBanner()->setReadError(QStringLiteral("list"), e);
+            });
     createDocks();
     createActions();
     createMenus();
@@ -645,6 +652,27 @@ void MainWindow::saveLayout() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+    // Answers that could not be saved (a full disk) exist only in memory: quitting loses them,
+    // so ask (after one more try).
+    while (controller_.unsavedCount() > 0 && !controller_.retrySaving()) {
+        QMessageBox box(QMessageBox::Warning, windowTitle(),
+                        tr("%n answer(s) could not be saved in the chat database: %1\n\nIf you "
+                           "quit now, their text is lost. Make room (or copy the text) and choose "
+                           "Retry saving.",
+                           nullptr, controller_.unsavedCount())
+                            .arg(controller_.saveError()));
+        QPushButton* retry = box.addButton(tr("Retry saving"), QMessageBox::AcceptRole);
+        QPushButton* quit = box.addButton(tr("Quit and lose them"), QMessageBox::DestructiveRole);
+        box.addButton(QMessageBox::Cancel);
+        box.setDefaultButton(retry);
+        box.exec();
+        if (box.clickedButton() == quit)
+            break;
+        if (box.clickedButton() != retry) {
+            e->ignore();
+            return;
+        }
+    }
     saveLayout();
     QMainWindow::closeEvent(e);
 }

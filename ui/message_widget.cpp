@@ -176,6 +176,11 @@ void MessageWidget::updateHeader() {
     const ChatMessage& shown = shownMessage();
     state_->setText(stateText(shown));
     state_->setToolTip(stateToolTip(shown)); // why it ended (below the whole text if elided)
+    if (!saveError_.isEmpty() && shown_ < 0) {
+        const QString st = stateText(shown);
+        state_->setText(st.isEmpty() ? tr("not saved") : tr("%1 · not saved").arg(st));
+        state_->setToolTip(tr("Not saved in the chat database yet (retrying): %1").arg(saveError_));
+    }
     const bool streaming = message_.state == MessageState::Streaming;
     delete_->setEnabled(!streaming);
     edit_->setEnabled(!streaming);
@@ -302,6 +307,13 @@ QString MessageWidget::figuresText(const ChatMessage& m) {
 
 QString MessageWidget::footerText() const {
     return footer_->text();
+}
+
+void MessageWidget::setSaveError(const QString& error) {
+    if (error == saveError_)
+        return;
+    saveError_ = error;
+    updateHeader();
 }
 
 QString MessageWidget::stateLabelText() const {

@@ -31,6 +31,10 @@ class MessageWidget : public QFrame {
     const ChatMessage& message() const { return message_; }
     void setMessage(const ChatMessage& message); // final state and figures
     void setStreamingText(const QString& text);  // while generating
+    // The message's text is not (all) in the chat database yet: the header says "not saved",
+    // its tooltip why. Empty: saved.
+    void setSaveError(const QString& error);
+    QString saveError() const { return saveError_; }
     void setRegenerateAllowed(bool allowed);
     // Earlier answers to the same message, oldest first: "‹ k/n ›" flips between them and
     // this one (n). What is shown (and copied) is shownMessage(); the conversation goes on
@@ -95,6 +99,7 @@ class MessageWidget : public QFrame {
     QPushButton* resend_ = nullptr;
     QPushButton* cancelEdit_ = nullptr;
     QWidget* editRow_ = nullptr;
+    QString saveError_;
 };
 
 } // namespace llmwb

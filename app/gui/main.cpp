@@ -5,12 +5,12 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
-#include <QMessageBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QThread>
 #include <memory>
 
+#include "app/gui/database_startup.h"
 #include "app/gui/screenshot_runner.h"
 #include "app/gui/translation_loader.h"
 #include "app/services/app_settings.h"
@@ -20,6 +20,7 @@
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
+#include "ui/chat_view.h"
 #include "ui/main_window.h"
 #include "ui/theme.h"
 
@@ -121,34 +122,18 @@ int main(int argc, char** argv) {
     ThemeController theme(app);
     theme.apply(screenshots ? ThemeChoice::Light : settings.theme());
 
-    // The chat database. If it cannot be opened the app still runs, on a temporary database,
-    // and says so: the user keeps working and the broken file is left untouched.
-    Database db(QDir(dataDir).filePath(QStringLiteral("llmwb.sqlite")));
-    std::unique_ptr<QTemporaryDir> fallbackDir;
-    std::unique_ptr<Database> fallbackDb;
-    Database* activeDb = &db;
-    if (!db.open()) {
-        const QString error = db.errorString();
-        fallbackDir = std::make_unique<QTemporaryDir>();
-        fallbackDb =
-            std::make_unique<Database>(fallbackDir->filePath(QStringLiteral("chat.sqlite")));
-        if (!fallbackDir->isValid() || !fallbackDb->open()) {
-            QMessageBox::critical(
-                nullptr, QObject::tr("LLM Workbench"),
-                QObject::tr("The chat database cannot be opened:\n%1").arg(error));
-            return 1;
-        }
-        activeDb = fallbackDb.get();
-        QMessageBox::warning(nullptr, QObject::tr("LLM Workbench"),
-                             QObject::tr("The chat database cannot be opened:\n%1\n\nChats of "
-                                         "this session will not be saved.")
-                                 .arg(error));
-    }
+    // The chat database: one instance per data folder; a read-only, damaged or unusable file
+    // is explained and the user chooses (see ChatDatabaseStartup).
+    ChatDatabaseStartup chatDb = ChatDatabaseStartup::open(dataDir);
+    if (chatDb.quit)
+        return chatDb.exitCode;
+    Database* activeDb = chatDb.db.get();
     ConversationStore store(*activeDb);
     store.recoverInterruptedMessages();
 
     ChatController controller(store);
     controller.setDefaultSampling(settings.defaultSampling());
+    controller.setReadOnlyReason(chatDb.readOnlyReason);
 
     QThread engineThread;
     engineThread.setObjectName(QStringLiteral("engine"));
@@ -158,6 +143,8 @@ int main(int argc, char** argv) {
     engineThread.start();
 
     MainWindow window(controller, settings);
+    window.chatView()->setReadOnlyReason(chatDb.readOnlyReason);
+    chatDb.listenForActivation(&window);
     QObject::connect(&controller, &ChatController::generateRequested, worker,
                      &EngineWorker::generate, Qt::QueuedConnection);
     QObject::connect(

@@ -49,6 +49,22 @@ class ChatController : public QObject {
     // The text streamed so far for a generating conversation's assistant message.
     QString streamingText(qint64 conversationId) const;
 
+    // Answers whose text or final state could not be stored (disk full, a read-only file) stay
+    // in memory and are retried (StreamingMessageWriter); saveError() is the last failure, ""
+    // once everything is stored.
+    int unsavedCount() const;
+    QString saveError() const { return saveError_; }
+    bool retrySaving(); // tries every unsaved answer now; true when all is stored
+    // A finished answer not stored yet, as it is in memory; the write error of a message ("":
+    // none).
+    std::optional<ChatMessage> unsavedMessage(qint64 messageId) const;
+    QString messageSaveError(qint64 messageId) const { return failing_.value(messageId); }
+
+    // A database opened read-only on purpose: everything that would write is refused with this
+    // reason (empty: writable).
+    void setReadOnlyReason(const QString& reason) { readOnlyReason_ = reason; }
+    QString readOnlyReason() const { return readOnlyReason_; }
+
     // Quitting (after the engine thread has stopped): delivers what the engine had queued
     // for this controller, then saves each streamed answer as 'stopped'.
     void shutdown();
@@ -68,6 +84,10 @@ class ChatController : public QObject {
     void messageFinished(const llmwb::ChatMessage& m); // state + figures final
     void generatingChanged(qint64 conversationId, bool generating);
     void errorOccurred(const QString& message);
+    // A message's text could not be stored (error) or is stored again (error empty).
+    void messageSaveChanged(qint64 conversationId, qint64 messageId, const QString& error);
+    // unsavedCount() or saveError() changed.
+    void saveStatusChanged(int unsavedMessages, const QString& error);
 
   public slots:
     // From the engine worker.
@@ -77,7 +97,16 @@ class ChatController : public QObject {
 
   private:
     struct Active;
-    bool startGeneration(qint64 conversationId);
+    struct Unsaved;
+    void watchWriter(StreamingMessageWriter* writer, qint64 conversationId);
+    void onWriteFailed(qint64 conversationId, qint64 messageId, const QString& error);
+    void onWriteSaved(qint64 conversationId, qint64 messageId);
+    void dropUnsaved(qint64 conversationId, qint64 fromMessageId); // the messages were deleted
+    void updateSaveStatus();
+    bool refuseReadOnly();
+    // Adds the answer's row (and first the user's message, when given: both or neither are
+    // stored, so a refused write leaves nothing half-sent) and starts generating.
+    bool startGeneration(qint64 conversationId, const ChatMessage* userMessage = nullptr);
     void finishActive(qint64 conversationId, MessageState state, const GenerationFigures& f);
     bool report(const QString& message);
 
@@ -85,7 +114,11 @@ class ChatController : public QObject {
     QString modelName_;
     SamplingSettings defaultSampling_;
     quint64 nextRequestId_ = 1;
-    QHash<qint64, std::shared_ptr<Active>> active_; // by conversation id
+    QHash<qint64, std::shared_ptr<Active>> active_;   // by conversation id
+    QHash<qint64, std::shared_ptr<Unsaved>> unsaved_; // finished but not stored, by message id
+    QHash<qint64, QString> failing_; // message id -> the write error, while one is failing
+    QString saveError_;
+    QString readOnlyReason_;
 };
 
 } // namespace llmwb

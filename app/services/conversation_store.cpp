@@ -136,7 +136,26 @@ ConversationStore::ConversationStore(Database& db) : db_(db) {}
 
 bool ConversationStore::fail(const QString& detail) {
     error_ = tr("Chat storage: %1").arg(detail.simplified());
+    ++failures_;
     return false;
+}
+
+bool ConversationStore::beginTransaction() {
+    QSqlDatabase db = db_.connection();
+    return db.transaction() || fail(db.lastError().text());
+}
+
+bool ConversationStore::commitTransaction() {
+    QSqlDatabase db = db_.connection();
+    if (db.commit())
+        return true;
+    fail(db.lastError().text());
+    db.rollback();
+    return false;
+}
+
+void ConversationStore::rollbackTransaction() {
+    db_.connection().rollback();
 }
 
 std::optional<Conversation> ConversationStore::createConversation(const QString& title,

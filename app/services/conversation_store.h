@@ -63,7 +63,15 @@ class ConversationStore {
     QString exportMarkdown(qint64 conversationId);
     QByteArray exportJson(qint64 conversationId);
 
+    // Several writes that stand or fall together (a user's message and its answer's row).
+    bool beginTransaction();
+    bool commitTransaction(); // on failure the transaction is rolled back
+    void rollbackTransaction();
+
     QString errorString() const { return error_; }
+    // Grows by one with every failed operation: a caller compares it before and after a read to
+    // tell "no rows" from "the read failed" (a damaged file).
+    quint64 failureCount() const { return failures_; }
 
   private:
     bool fail(const QString& detail);
@@ -74,6 +82,7 @@ class ConversationStore {
 
     Database& db_;
     QString error_;
+    quint64 failures_ = 0;
 };
 
 } // namespace llmwb

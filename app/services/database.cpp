@@ -7,6 +7,10 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QUrl>
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
 
 namespace llmwb {
 
@@ -171,19 +175,61 @@ QSqlDatabase Database::connection() const {
 bool Database::fail(const QString& what, const QString& detail) {
     error_ = tr("Chat database %1: %2 (%3)")
                  .arg(QDir::toNativeSeparators(path_), what, detail.simplified());
+    if (problem_ == Problem::None)
+        problem_ = Problem::Other;
     return false;
+}
+
+void Database::classify(const QString& sqliteError) {
+    const QString e = sqliteError.toLower();
+    if (e.contains(QLatin1String("readonly")) || e.contains(QLatin1String("read-only")))
+        problem_ = Problem::ReadOnly;
+    else if (e.contains(QLatin1String("malformed")) || e.contains(QLatin1String("not a database")))
+        problem_ = Problem::Damaged;
+}
+
+QString Database::writeProblem(const QString& filePath) {
+    const QFileInfo info(filePath);
+    const QByteArray file = QFile::encodeName(info.absoluteFilePath());
+    const QByteArray dir = QFile::encodeName(info.absolutePath());
+    if (info.exists() && ::access(file.constData(), W_OK) != 0)
+        return tr("the file cannot be written (%1)").arg(QString::fromLocal8Bit(strerror(errno)));
+    if (::access(dir.constData(), W_OK) != 0)
+        return tr("its folder %1 cannot be written (%2), and SQLite keeps its journal files "
+                  "there")
+            .arg(QDir::toNativeSeparators(info.absolutePath()),
+                 QString::fromLocal8Bit(strerror(errno)));
+    return {};
+}
+
+bool Database::openConnection(const QString& name, const QString& options) {
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connectionName_);
+    db.setDatabaseName(name);
+    db.setConnectOptions(options);
+    if (!db.open()) {
+        const QString detail = db.lastError().text();
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(connectionName_);
+        classify(detail);
+        return fail(tr("cannot open"), detail);
+    }
+    open_ = true;
+    return true;
 }
 
 bool Database::exec(const QString& sql) {
     QSqlQuery q(connection());
-    if (!q.exec(sql))
+    if (!q.exec(sql)) {
+        classify(q.lastError().text());
         return fail(tr("a statement failed"), q.lastError().text());
+    }
     return true;
 }
 
 bool Database::open(int targetVersion) {
     close();
     error_.clear();
+    problem_ = Problem::None;
     if (targetVersion < 1 || targetVersion > kLatestVersion)
         return fail(QStringLiteral("invalid schema version"), QString::number(targetVersion));
     const QFileInfo info(path_);
@@ -191,25 +237,62 @@ bool Database::open(int targetVersion) {
         return fail(tr("cannot create the folder"), info.absolutePath());
     if (info.exists() && !info.isFile())
         return fail(tr("not a file"), path_);
-
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connectionName_);
-        db.setDatabaseName(path_);
-        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
-        if (!db.open()) {
-            const QString detail = db.lastError().text();
-            db = QSqlDatabase();
-            QSqlDatabase::removeDatabase(connectionName_);
-            return fail(tr("cannot open"), detail);
-        }
-    }
-    open_ = true;
-    if (!applyPragmas() || !migrate(targetVersion)) {
-        const QString err = error_;
-        close();
-        error_ = err;
+    // A read-only file or file system would open and fail only at the first write.
+    if (const QString why = writeProblem(path_); !why.isEmpty()) {
+        problem_ = Problem::ReadOnly;
+        error_ =
+            tr("The chat database %1 is read-only: %2.").arg(QDir::toNativeSeparators(path_), why);
         return false;
     }
+    if (!openConnection(path_, QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000")))
+        return false;
+    if (!applyPragmas() || !migrate(targetVersion)) {
+        const QString err = error_;
+        const Problem problem = problem_;
+        close();
+        error_ = err;
+        problem_ = problem;
+        return false;
+    }
+    return true;
+}
+
+bool Database::openReadOnly() {
+    close();
+    error_.clear();
+    problem_ = Problem::None;
+    if (!QFileInfo(path_).isFile())
+        return fail(tr("cannot open"), tr("no such file"));
+    // mode=ro reads the WAL too, but needs its index (-shm) in the folder; immutable=1 reads
+    // the main file alone (a cleanly closed database has everything there).
+    for (const char* mode : {"mode=ro", "immutable=1"}) {
+        QUrl url = QUrl::fromLocalFile(QFileInfo(path_).absoluteFilePath());
+        url.setQuery(QLatin1String(mode));
+        if (!openConnection(url.toString(QUrl::FullyEncoded),
+                            QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY;"
+                                           "QSQLITE_BUSY_TIMEOUT=5000")))
+            continue;
+        QSqlQuery q(connection());
+        if (q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) && q.next())
+            break;
+        const QString detail = q.lastError().text();
+        q = QSqlQuery();
+        close();
+        classify(detail);
+        fail(tr("cannot read"), detail);
+    }
+    if (!open_)
+        return false;
+    readOnly_ = true;
+    error_.clear();
+    problem_ = Problem::None;
+    if (const int v = schemaVersion(); v != kLatestVersion) {
+        close();
+        return fail(tr("written by another version of the app; it cannot be upgraded while "
+                       "read-only"),
+                    QStringLiteral("schema %1, app %2").arg(v).arg(kLatestVersion));
+    }
+    QSqlQuery(connection()).exec(QStringLiteral("PRAGMA foreign_keys=ON"));
     return true;
 }
 
@@ -223,13 +306,19 @@ void Database::close() {
     }
     QSqlDatabase::removeDatabase(connectionName_);
     open_ = false;
+    readOnly_ = false;
 }
 
 bool Database::applyPragmas() {
     // The first statement that touches the file: a corrupt or foreign file fails here.
     QSqlQuery q(connection());
-    if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next())
-        return fail(tr("not a usable SQLite database"), q.lastError().text());
+    if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next()) {
+        const QString detail = q.lastError().text();
+        classify(detail);
+        if (problem_ == Problem::ReadOnly)
+            return fail(tr("read-only"), detail);
+        return fail(tr("not a usable SQLite database"), detail);
+    }
     const QString mode = q.value(0).toString().toLower();
     if (mode != QLatin1String("wal"))
         return fail(tr("cannot enable WAL"), mode);
@@ -284,6 +373,18 @@ bool Database::migrate(int targetVersion) {
             return fail(QStringLiteral("COMMIT"), db.lastError().text());
     }
     return true;
+}
+
+QString Database::quickCheck(int maxLines) {
+    QSqlQuery q(connection());
+    if (!q.exec(QStringLiteral("PRAGMA quick_check(%1)").arg(std::max(1, maxLines))))
+        return q.lastError().text();
+    QStringList lines;
+    while (q.next())
+        lines << q.value(0).toString();
+    if (lines.isEmpty())
+        return q.lastError().text().isEmpty() ? tr("no answer") : q.lastError().text();
+    return lines.join(QLatin1Char('\n'));
 }
 
 QString Database::integrityCheck() {

@@ -1,5 +1,7 @@
 #include "app/services/streaming_message_writer.h"
 
+#include <algorithm>
+
 #include "app/services/conversation_store.h"
 
 namespace llmwb {
@@ -9,12 +11,14 @@ StreamingMessageWriter::StreamingMessageWriter(ConversationStore& store, qint64 
     : QObject(parent), store_(store), messageId_(messageId), intervalMs_(flushIntervalMs) {
     timer_.setSingleShot(true);
     connect(&timer_, &QTimer::timeout, this, [this] { flush(); });
+    retryTimer_.setSingleShot(true);
+    connect(&retryTimer_, &QTimer::timeout, this, [this] { retry(); });
     sinceFlush_.start();
 }
 
 StreamingMessageWriter::~StreamingMessageWriter() {
-    if (!finished_)
-        flush();
+    if (hasUnsaved())
+        retry();
 }
 
 void StreamingMessageWriter::append(const QString& delta) {
@@ -30,30 +34,69 @@ void StreamingMessageWriter::append(const QString& delta) {
     }
 }
 
+void StreamingMessageWriter::failed(const QString& message) {
+    lastError_ = message;
+    failing_ = true;
+    // Retry by itself, each time later (a full disk rarely frees up within a second).
+    if (!retryTimer_.isActive()) {
+        retryTimer_.start(retryDelayMs_);
+        retryDelayMs_ = std::min(retryDelayMs_ * 2, kMaxRetryDelayMs);
+    }
+    emit writeFailed(message);
+}
+
+void StreamingMessageWriter::succeeded() {
+    if (hasUnsaved() || !failing_)
+        return;
+    failing_ = false;
+    lastError_.clear();
+    retryTimer_.stop();
+    retryDelayMs_ = firstRetryDelayMs_;
+    emit saved();
+}
+
 bool StreamingMessageWriter::flush() {
     timer_.stop();
     sinceFlush_.restart();
     if (pending_.isEmpty())
         return true;
     if (!store_.appendMessageContent(messageId_, pending_)) {
-        emit writeFailed(store_.errorString());
+        failed(store_.errorString());
         return false; // keep the text pending; the next flush retries
     }
     pending_.clear();
     ++flushes_;
+    if (!finished_)
+        succeeded();
+    return true;
+}
+
+bool StreamingMessageWriter::storeFinal() {
+    if (finalStored_)
+        return true;
+    if (!store_.finishMessage(messageId_, finalState_, finalFigures_)) {
+        failed(store_.errorString());
+        return false;
+    }
+    finalStored_ = true;
     return true;
 }
 
 bool StreamingMessageWriter::finish(MessageState state, const GenerationFigures& figures) {
     if (finished_)
-        return true;
-    const bool flushed = flush();
+        return !hasUnsaved();
     finished_ = true;
-    if (!store_.finishMessage(messageId_, state, figures)) {
-        emit writeFailed(store_.errorString());
-        return false;
-    }
-    return flushed;
+    finalState_ = state;
+    finalFigures_ = figures;
+    return retry();
+}
+
+bool StreamingMessageWriter::retry() {
+    // The final state goes in only after the whole text: never "complete" with text missing.
+    const bool ok = flush() && (!finished_ || storeFinal());
+    if (ok)
+        succeeded();
+    return ok;
 }
 
 } // namespace llmwb
