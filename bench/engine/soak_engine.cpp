@@ -3,12 +3,14 @@
 // the prefix cache has hits), aborts random requests at random moments and re-plans the engine
 // live as the app's Tuning dock does (max_num_seqs / max_num_batched_tokens, a
 // gpu_memory_utilization budget, an explicit block count, speculative k). Prints RSS and
-// counters at every interval and, at the end, after draining the queue:
+// counters at every interval and at the end, each in one reference state (the queue drained,
+// the initial plan, a fresh lazily committed KV pool), and at the end:
 //   RSS after warm-up vs at the end (flat within 5%?), every block back in the pool (free ==
 //   total), the engine's consistency checks, requests completed / aborted / refused.
 // Exit status 1 when a check fails. scripts/soak.sh runs it (not part of CI).
 //   llmwb-soak [--minutes M | --seconds S] [--model PATH] [--threads N] [--seed S]
 //              [--concurrency N] [--interval-s S] [--warmup-s S]
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +55,11 @@ double rss_mb() {
         resident = 0;
     std::fclose(f);
     return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+// Bytes malloc has handed out and not had back (a leak grows this; fragmentation only RSS).
+double heap_mb() {
+    return double(mallinfo2().uordblks) / (1024.0 * 1024.0);
 }
 
 bool parse(int argc, char** argv, Options& o) {
@@ -172,19 +179,20 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
     double next_report = o.interval_s;
-    double rss_warm = -1, rss_peak = 0;
+    double rss_warm = -1, rss_peak = 0, heap_warm = 0;
     int64_t next_replan = uniform(20, 400), next_check = 1000;
 
     auto report = [&](const char* what) {
         const double rss = rss_mb();
         rss_peak = std::max(rss_peak, rss);
         const BlockPool& bp = engine.kv_manager().pool();
-        std::printf("%-8s t=%6.0fs rss=%7.1f MB  steps=%lld tokens=%lld completed=%lld "
-                    "aborted=%lld refused=%lld replans=%lld live=%zu blocks free/total=%d/%d\n",
-                    what, elapsed(), rss, static_cast<long long>(c.steps),
-                    static_cast<long long>(c.tokens), static_cast<long long>(c.completed),
-                    static_cast<long long>(c.aborted), static_cast<long long>(c.refused),
-                    static_cast<long long>(c.replans), live.size(), bp.num_free(), bp.num_blocks());
+        std::printf(
+            "%-8s t=%6.0fs rss=%7.1f MB heap=%7.1f MB  steps=%lld tokens=%lld completed=%lld "
+            "aborted=%lld refused=%lld replans=%lld live=%zu blocks free/total=%d/%d\n",
+            what, elapsed(), rss, heap_mb(), static_cast<long long>(c.steps),
+            static_cast<long long>(c.tokens), static_cast<long long>(c.completed),
+            static_cast<long long>(c.aborted), static_cast<long long>(c.refused),
+            static_cast<long long>(c.replans), live.size(), bp.num_free(), bp.num_blocks());
         std::fflush(stdout);
         return rss;
     };
@@ -211,9 +219,14 @@ int main(int argc, char** argv) {
         }
         engine.set_limits(cfg.max_num_seqs, cfg.max_num_batched_tokens);
         (void)engine.set_speculative(SpeculativeConfig{});
-        if (Status st = engine.set_num_blocks(ref_blocks); !st)
-            std::printf("reference plan: %s\n", st.message().c_str());
-        engine.step(out); // applies the plan (nothing to run)
+        // The KV storage is committed lazily (a block costs RAM once written): a fresh pool
+        // (one block fewer, then the reference size again) leaves the blocks the run happened
+        // to touch out of the comparison, which then measures everything else.
+        for (int32_t n : {ref_blocks - 1, ref_blocks}) {
+            if (Status st = engine.set_num_blocks(n); !st)
+                std::printf("reference plan: %s\n", st.message().c_str());
+            engine.step(out); // applies the plan (nothing to run)
+        }
         return report(what);
     };
 
@@ -308,16 +321,17 @@ int main(int argc, char** argv) {
             }
         }
         if (rss_warm < 0 && elapsed() >= o.warmup_s)
-            rss_warm = reference("warm-up");
+            rss_warm = reference("warm-up"), heap_warm = heap_mb();
         if (elapsed() >= next_report) {
             next_report += o.interval_s;
-            report("minute");
+            reference("minute");
         }
     }
 
     const double rss_end = reference("end");
+    const double heap_end = heap_mb();
     if (rss_warm < 0)
-        rss_warm = rss_end;
+        rss_warm = rss_end, heap_warm = heap_end;
     const BlockPool& bp = engine.kv_manager().pool();
     const Status consistent = engine.check_consistency();
     const double growth = rss_warm > 0 ? (rss_end - rss_warm) / rss_warm * 100.0 : 0;
@@ -338,6 +352,8 @@ int main(int argc, char** argv) {
     std::printf("RSS                  after warm-up %.1f MB, end %.1f MB, peak %.1f MB: %+.2f%% "
                 "(%s)\n",
                 rss_warm, rss_end, rss_peak, growth, rss_ok ? "flat within 5%" : "GREW > 5%");
+    std::printf("malloc heap in use   after warm-up %.1f MB, end %.1f MB: %+.2f%%\n", heap_warm,
+                heap_end, heap_warm > 0 ? (heap_end - heap_warm) / heap_warm * 100.0 : 0.0);
     std::printf("KV pool at the end   %d free of %d blocks (%s)\n", bp.num_free(), bp.num_blocks(),
                 pool_ok ? "every block back" : "BLOCKS MISSING");
     std::printf("consistency checks   %lld failures during the run; at the end: %s\n",
