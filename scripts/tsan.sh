@@ -45,5 +45,4 @@ if [ "$races" -gt 0 ]; then
   cat "$LOGDIR"/tsan.* | awk '/^WARNING: ThreadSanitizer/{w=$0; getline; getline; print w " | " $0}' |
     sed 's/(.*)//' | sort | uniq -c | sort -rn | head -20
 fi
-suppressed=$(cat "$LOGDIR"/tsan.* 2>/dev/null | grep -c 'ThreadSanitizer: Matched' || true)
 [ "$ctest_rc" -eq 0 ] && [ "$races" -eq 0 ]

@@ -5,11 +5,11 @@
 //
 //   llmwb-kill9-driver run DB DATA_DIR EXPORT_DIR SEED
 //     Opens DB as the app does (crash recovery included), loads DATA_DIR/kill9-alt.gguf (a
-//     small written model, long answers) and switches between it and the demo model, then every 20-250 ms one random
-//     action: send, stop, regenerate, edit and resend, delete a message, delete a conversation,
-//     new conversation, switch model, export a conversation (QSaveFile into EXPORT_DIR).
-//     stdout, one flushed line per fact, each line only after the fact was read back from the
-//     database (or the export file was committed):
+//     small written model, long answers) and switches between it and the demo model, then every
+//     20-250 ms one random action: send, stop, regenerate, edit and resend, delete a message,
+//     delete a conversation, new conversation, switch model, export a conversation (QSaveFile into
+//     EXPORT_DIR). stdout, one flushed line per fact, each line only after the fact was read back
+//     from the database (or the export file was committed):
 //       M <id> <conv> <role> <state> <len> <hash>  message <id> is stored with this content
 //                                                  (len UTF-16 units, hash of its UTF-8)
 //       D <id>                                     message <id> is no longer stored
@@ -125,8 +125,8 @@ class Driver : public QObject {
     }
 
     QString text() {
-        static const char* words[] = {"hello", "你好", "tell", "me", "about", "the", "sea",
-                                      "and", "🙂", "why", "blocks", "cache", "a", "story"};
+        static const char* words[] = {"hello", "你好", "tell", "me",     "about", "the", "sea",
+                                      "and",   "🙂", "why",  "blocks", "cache", "a",   "story"};
         QString t;
         const int n = 1 + pick(8);
         for (int i = 0; i < n; ++i)
@@ -217,8 +217,7 @@ class Driver : public QObject {
         }
         // Export, as File > Export conversation does (QSaveFile: all or nothing).
         const bool json = pick(2) == 0;
-        const QByteArray bytes =
-            json ? store_.exportJson(c) : store_.exportMarkdown(c).toUtf8();
+        const QByteArray bytes = json ? store_.exportJson(c) : store_.exportMarkdown(c).toUtf8();
         const QString name = QStringLiteral("conv-%1.%2").arg(c).arg(json ? "json" : "md");
         begin("export", c, 0);
         QSaveFile f(QDir(exportDir_).filePath(name));
@@ -250,7 +249,7 @@ int run(const QStringList& args) {
     if (!QFile::exists(alt)) {
         ModelWriterSpec spec; // qwen2, demo tokenizer + ChatML
         spec.seed = 5;
-        spec.hidden_size = 512; // a few hundred tokens/s on one thread: answers stream for
+        spec.hidden_size = 512;        // a few hundred tokens/s on one thread: answers stream for
         spec.intermediate_size = 1024; // seconds, across several flushes
         spec.num_layers = 4;
         spec.num_heads = 8;
@@ -295,15 +294,14 @@ int run(const QStringList& args) {
 
     Driver driver(store, controller, worker, dataDir, args[4], args[5].toULongLong());
     bool started = false;
-    QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
-                     [&](const ModelMetadata& m) {
-                         controller.setModelName(m.name);
-                         if (!started) {
-                             started = true;
-                             line(QStringLiteral("READY"));
-                             driver.start();
-                         }
-                     });
+    QObject::connect(worker, &EngineWorker::modelLoaded, &controller, [&](const ModelMetadata& m) {
+        controller.setModelName(m.name);
+        if (!started) {
+            started = true;
+            line(QStringLiteral("READY"));
+            driver.start();
+        }
+    });
     QObject::connect(worker, &EngineWorker::loadFailed, &controller, [](const QString& why) {
         line(QStringLiteral("# load failed: ") + QString(why).replace('\n', ' '));
     });
@@ -409,10 +407,9 @@ int check(const QStringList& args) {
             continue;
         }
         // The action in flight at the kill may have changed or removed it.
-        const bool removes = action == QLatin1String("delete_conv") ||
-                             action == QLatin1String("regenerate") ||
-                             action == QLatin1String("edit") ||
-                             action == QLatin1String("delete_msg");
+        const bool removes =
+            action == QLatin1String("delete_conv") || action == QLatin1String("regenerate") ||
+            action == QLatin1String("edit") || action == QLatin1String("delete_msg");
         if (removes && l.conv == actionConv &&
             (action != QLatin1String("delete_msg") || it.key() == actionMsg)) {
             ++exempt;
@@ -434,11 +431,12 @@ int check(const QStringList& args) {
             std::printf("  export %s differs or is missing\n", qPrintable(it.key()));
         }
     }
-    std::printf("CHECK integrity=%s messages=%d lost=%d exempt=%d partial_expected=%d "
-                "partial_found=%d deleted=%d resurrected=%d exports=%d exports_bad=%d inflight=%s\n",
-                integrity ? "ok" : qPrintable("FAILED:" + findings.join(';').left(200)), checked,
-                lost, exempt, partialExpected, partialFound, deleted, resurrected,
-                int(exports.size()), exportsBad, action.isEmpty() ? "-" : qPrintable(action));
+    std::printf(
+        "CHECK integrity=%s messages=%d lost=%d exempt=%d partial_expected=%d "
+        "partial_found=%d deleted=%d resurrected=%d exports=%d exports_bad=%d inflight=%s\n",
+        integrity ? "ok" : qPrintable("FAILED:" + findings.join(';').left(200)), checked, lost,
+        exempt, partialExpected, partialFound, deleted, resurrected, int(exports.size()),
+        exportsBad, action.isEmpty() ? "-" : qPrintable(action));
     return integrity && lost == 0 && resurrected == 0 && exportsBad == 0 ? 0 : 1;
 }
 
