@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 MINUTES=${1:-1}
 shift || true
+SECONDS_PER_TARGET=$(awk -v m="$MINUTES" 'BEGIN { s = int(m * 60); if (s < 1) exit 1; print s }') ||
+  { echo "fuzz.sh: MINUTES_PER_TARGET must be a positive number" >&2; exit 2; }
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
 JOBS=${JOBS:-2}
 TOKENIZERS=${LLMWB_TEST_ASSETS:-$HOME/.cache/llmwb/test-assets}/tokenizers
@@ -83,13 +85,13 @@ for t in "${TARGETS[@]}"; do
     fi
   fi
   before=$(ls "$findings" | wc -l)
-  timeout $((MINUTES * 60 + 120)) "$exe" "${opts[@]}" -max_total_time=$((MINUTES * 60)) \
+  timeout $((SECONDS_PER_TARGET + 120)) "$exe" "${opts[@]}" -max_total_time=$SECONDS_PER_TARGET \
     "$corpus" "$seed_dir" >"$log" 2>&1
   rc=$?
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | tail -1 | awk '{print $2}')
-  newu=$(grep -o 'stat::new_units_added: [0-9]*' "$log" | tail -1 | awk '{print $2}')
-  rss=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  execs=$(awk '/^stat::number_of_executed_units:/ { v = $2 } END { print v }' "$log")
+  rate=$(awk '/^stat::average_exec_per_sec:/ { v = $2 } END { print v }' "$log")
+  newu=$(awk '/^stat::new_units_added:/ { v = $2 } END { print v }' "$log")
+  rss=$(awk '/^stat::peak_rss_mb:/ { v = $2 } END { print v }' "$log")
   size=$(ls "$corpus" | wc -l)
   after=$(ls "$findings" | wc -l)
   found=$((after - before))
