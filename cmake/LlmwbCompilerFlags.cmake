@@ -8,6 +8,13 @@ if(LLMWB_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# libFuzzer builds (fuzz/, scripts/fuzz.sh): every library is instrumented for coverage and
+# checked by ASan + UBSan; only the fuzz targets link libFuzzer's main (-fsanitize=fuzzer).
+if(LLMWB_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
