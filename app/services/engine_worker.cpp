@@ -578,7 +578,10 @@ void EngineWorker::generate(const GenerationRequest& request) {
     params.max_tokens = int(std::min<int64_t>(params.max_tokens, room));
     auto id = model_->serving->add_request(std::move(ids), params);
     if (!id) {
-        emit failed(request.requestId, request.conversationId, q(id.message()));
+        emit failed(request.requestId, request.conversationId,
+                    model_->serving->weights_lost() // the model file changed: say what to do
+                        ? tr("%1. Reload the model to go on.").arg(q(model_->serving->last_error()))
+                        : q(id.message()));
         return;
     }
     auto* a = new Active;

@@ -143,8 +143,8 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
     const int64_t limit = context_limit();
     if (prompt_tokens >= limit)
         return make_error("add_request: prompt (" + std::to_string(prompt_tokens) +
-                          " tokens) leaves no room in the KV cache's " + std::to_string(limit) +
-                          " token slots");
+                          " tokens) leaves no room in the KV cache's context of " +
+                          std::to_string(limit) + " tokens");
     SamplingParams resolved = params;
     resolved.max_tokens = *max_tokens;
     const RequestId id = next_id_++;
