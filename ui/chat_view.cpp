@@ -364,7 +364,8 @@ void ChatView::updateButtons() {
     // Only the last answer can be regenerated.
     const QList<MessageWidget*> list = messageWidgets();
     for (int i = 0; i < list.size(); ++i)
-        list[i]->setRegenerateAllowed(!generating && i == list.size() - 1);
+        list[i]->setRegenerateAllowed(!generating && readOnlyReason_.isEmpty() &&
+                                      i == list.size() - 1);
 }
 
 void ChatView::send() {

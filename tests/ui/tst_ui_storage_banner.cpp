@@ -9,6 +9,7 @@
 #include <QPushButton>
 #include <QSqlQuery>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QTranslator>
 #include <QtTest>
 
@@ -136,10 +137,16 @@ class TestUiStorageBanner : public QObject {
         QVERIFY(db.open());
         ConversationStore store(db);
         ChatController controller(store);
+        ScriptedEngine engine(controller);
         ChatView view(controller);
         view.show();
         const auto c = controller.newConversation(QStringLiteral("t"));
         view.setConversation(c->id);
+        QVERIFY(controller.send(c->id, QStringLiteral("hi")));
+        engine.answer(engine.requests_.first(), {QStringLiteral("hello")});
+        auto* regenerate = view.messageWidgets().last()->findChild<QToolButton*>(
+            QStringLiteral("regenerateButton"));
+        QVERIFY(regenerate && regenerate->isEnabled());
         QVERIFY(view.sendButton()->isEnabled());
         const QString reason = QStringLiteral("The chat database /x/llmwb.sqlite is read-only.");
         controller.setReadOnlyReason(reason);
@@ -149,6 +156,7 @@ class TestUiStorageBanner : public QObject {
         QVERIFY(view.storageBanner()->isVisible());
         QVERIFY(view.storageBanner()->text().contains(reason));
         QVERIFY(!view.storageBanner()->retryButton()->isVisible());
+        QVERIFY(!regenerate->isEnabled());
     }
 
     // Quitting with an answer that is only in memory asks first (Cancel keeps the window);
