@@ -31,7 +31,7 @@ LOGDIR=$ROOT/$BUILD_DIR/tsan-logs
 rm -rf "$LOGDIR"
 mkdir -p "$LOGDIR"
 # log_path: one file per process (the crash-recovery test starts helper processes).
-export TSAN_OPTIONS="suppressions=$ROOT/tests/tsan/suppressions.txt second_deadlock_stack=1 history_size=4 halt_on_error=0 exitcode=66 log_path=$LOGDIR/tsan"
+export TSAN_OPTIONS="suppressions=$ROOT/tests/tsan/suppressions.txt second_deadlock_stack=1 print_suppressions=1 history_size=4 halt_on_error=0 exitcode=66 log_path=$LOGDIR/tsan"
 (cd "$BUILD_DIR" && ctest -R "$REGEX" -j"$JOBS" --timeout 1800 --output-on-failure) >"$LOGDIR/ctest.log" 2>&1
 ctest_rc=$?
 grep -E '^ *[0-9]+/[0-9]+ Test' "$LOGDIR/ctest.log"

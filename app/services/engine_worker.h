@@ -160,7 +160,8 @@ class EngineWorker : public QObject {
     void postBenchStep(int delayMs);
     bool startBenchRun(); // false: the run failed to start (recorded as failed)
     void endBenchRun(BenchRunStatus status, const QString& error);
-    void endBenchmark(const QString& message);
+    // By value: callers pass members of *bench_, which this resets before it emits the message.
+    void endBenchmark(QString message);
     void emitBenchProgress(const QString& stage, bool force);
     void applySpeculationConfig(SpeculativeConfig c);
 

@@ -395,7 +395,7 @@ void EngineWorker::endBenchRun(BenchRunStatus status, const QString& error) {
     emit benchRunFinished(out);
 }
 
-void EngineWorker::endBenchmark(const QString& message) {
+void EngineWorker::endBenchmark(QString message) {
     const qint64 planId = bench_->plan.id;
     bench_->session.reset();
     bench_.reset();

@@ -43,7 +43,7 @@ struct Options {
     uint64_t seed = 1;
     int concurrency = 24;
     double interval_s = 60;
-    double warmup_s = -1; // -1: min(60 s, a fifth of the run)
+    double warmup_s = -1; // -1: max(60 s, a tenth of the run), at most a fifth of it
 };
 
 double rss_mb() {
@@ -103,8 +103,8 @@ bool parse(int argc, char** argv, Options& o) {
             return false;
         }
     }
-    if (o.warmup_s < 0)
-        o.warmup_s = std::min(60.0, o.seconds / 5);
+    if (o.warmup_s < 0) // a minute, a tenth of a long run, a fifth of a short one
+        o.warmup_s = std::min(std::max(60.0, o.seconds / 10), o.seconds / 5);
     return true;
 }
 
@@ -180,6 +180,10 @@ int main(int argc, char** argv) {
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
     double next_report = o.interval_s;
     double rss_warm = -1, rss_peak = 0, heap_warm = 0;
+    // The last reference reading at or before the middle of the run after warm-up: a leak grows
+    // in the second half as in the first; a buffer reaching its high-water mark does not.
+    double rss_mid = -1, heap_mid = 0;
+    const double mid_s = o.warmup_s + (o.seconds - o.warmup_s) / 2;
     int64_t next_replan = uniform(20, 400), next_check = 1000;
 
     auto report = [&](const char* what) {
@@ -324,7 +328,9 @@ int main(int argc, char** argv) {
             rss_warm = reference("warm-up"), heap_warm = heap_mb();
         if (elapsed() >= next_report) {
             next_report += o.interval_s;
-            reference("minute");
+            const double rss = reference("minute");
+            if (rss_warm >= 0 && elapsed() <= mid_s + o.interval_s / 2)
+                rss_mid = rss, heap_mid = heap_mb();
         }
     }
 
@@ -352,6 +358,9 @@ int main(int argc, char** argv) {
     std::printf("RSS                  after warm-up %.1f MB, end %.1f MB, peak %.1f MB: %+.2f%% "
                 "(%s)\n",
                 rss_warm, rss_end, rss_peak, growth, rss_ok ? "flat within 5%" : "GREW > 5%");
+    if (rss_mid >= 0)
+        std::printf("second half          RSS %.1f -> %.1f MB (%+.2f%%), heap %.1f -> %.1f MB\n",
+                    rss_mid, rss_end, (rss_end - rss_mid) / rss_mid * 100.0, heap_mid, heap_end);
     std::printf("malloc heap in use   after warm-up %.1f MB, end %.1f MB: %+.2f%%\n", heap_warm,
                 heap_end, heap_warm > 0 ? (heap_end - heap_warm) / heap_warm * 100.0 : 0.0);
     std::printf("KV pool at the end   %d free of %d blocks (%s)\n", bp.num_free(), bp.num_blocks(),
