@@ -17,6 +17,7 @@
 #include "app/services/bench_controller.h"
 #include "app/services/bench_store.h"
 #include "app/services/chat_controller.h"
+#include "app/services/chat_wiring.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
@@ -145,14 +146,7 @@ int main(int argc, char** argv) {
     MainWindow window(controller, settings);
     window.chatView()->setReadOnlyReason(chatDb.readOnlyReason);
     chatDb.listenForActivation(&window);
-    QObject::connect(&controller, &ChatController::generateRequested, worker,
-                     &EngineWorker::generate, Qt::QueuedConnection);
-    QObject::connect(
-        &controller, &ChatController::stopRequested, worker,
-        [worker](quint64 id) { worker->stop(id); }, Qt::DirectConnection);
-    QObject::connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
-    QObject::connect(worker, &EngineWorker::finished, &controller, &ChatController::onFinished);
-    QObject::connect(worker, &EngineWorker::failed, &controller, &ChatController::onFailed);
+    connectChatToWorker(controller, worker);
     QObject::connect(worker, &EngineWorker::modelLoading, &window, &MainWindow::onModelLoading);
     QObject::connect(worker, &EngineWorker::modelLoaded, &window, &MainWindow::onModelLoaded);
     QObject::connect(worker, &EngineWorker::modelLoaded, &controller,

@@ -27,6 +27,7 @@
 
 #include "app/services/app_settings.h"
 #include "app/services/chat_controller.h"
+#include "app/services/chat_wiring.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
@@ -149,14 +150,7 @@ int main(int argc, char** argv) {
     engineThread.start();
 
     MainWindow window(controller, settings);
-    QObject::connect(&controller, &ChatController::generateRequested, worker,
-                     &EngineWorker::generate, Qt::QueuedConnection);
-    QObject::connect(
-        &controller, &ChatController::stopRequested, worker,
-        [worker](quint64 id) { worker->stop(id); }, Qt::DirectConnection);
-    QObject::connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
-    QObject::connect(worker, &EngineWorker::finished, &controller, &ChatController::onFinished);
-    QObject::connect(worker, &EngineWorker::failed, &controller, &ChatController::onFailed);
+    connectChatToWorker(controller, worker);
     QObject::connect(worker, &EngineWorker::modelLoaded, &window, &MainWindow::onModelLoaded);
     QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
                      [&controller](const ModelMetadata& m) { controller.setModelName(m.name); });

@@ -17,6 +17,7 @@
 #include <QtTest>
 
 #include "app/services/chat_controller.h"
+#include "app/services/chat_wiring.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_view.h"
@@ -26,18 +27,6 @@
 using namespace llmwb;
 
 namespace {
-
-// main()'s wiring between the controller and the worker.
-void wire(ChatController& controller, EngineWorker* worker) {
-    QObject::connect(&controller, &ChatController::generateRequested, worker,
-                     &EngineWorker::generate, Qt::QueuedConnection);
-    QObject::connect(
-        &controller, &ChatController::stopRequested, worker,
-        [worker](quint64 id) { worker->stop(id); }, Qt::DirectConnection);
-    QObject::connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
-    QObject::connect(worker, &EngineWorker::finished, &controller, &ChatController::onFinished);
-    QObject::connect(worker, &EngineWorker::failed, &controller, &ChatController::onFailed);
-}
 
 // Stops and joins the engine thread when a test returns early.
 struct ThreadStopper {
@@ -109,7 +98,7 @@ class TestAppChatEngine : public QObject {
         ConversationStore store(db);
         ChatController controller(store);
         controller.setModelName("tiny");
-        wire(controller, worker);
+        connectChatToWorker(controller, worker);
 
         // A is long; B starts once A streams, so B joins A's running batch.
         const auto a = store.createConversation(
@@ -200,7 +189,7 @@ class TestAppChatEngine : public QObject {
         ConversationStore store(db);
         ChatController controller(store);
         controller.setModelName("tiny");
-        wire(controller, worker);
+        connectChatToWorker(controller, worker);
         QStringList reported;
         connect(&controller, &ChatController::errorOccurred, this,
                 [&](const QString& e) { reported << e; });
@@ -266,7 +255,7 @@ class TestAppChatEngine : public QObject {
         QVERIFY(db.open());
         ConversationStore store(db);
         ChatController controller(store);
-        wire(controller, worker);
+        connectChatToWorker(controller, worker);
         const auto conv = store.createConversation(
             "t", {}, QJsonObject{{"temperature", 0.0}, {"max_tokens", 3000}});
         QVERIFY(conv);
@@ -315,7 +304,7 @@ class TestAppChatEngine : public QObject {
             QVERIFY(db.open());
             ConversationStore store(db);
             ChatController controller(store);
-            wire(controller, worker);
+            connectChatToWorker(controller, worker);
             // main()'s quit sequence.
             bool quitHandled = false;
             auto quitConn = connect(qApp, &QCoreApplication::aboutToQuit, this, [&] {

@@ -44,6 +44,7 @@
 #include <cstdio>
 
 #include "app/services/chat_controller.h"
+#include "app/services/chat_wiring.h"
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_view.h"
@@ -283,14 +284,7 @@ int run(const QStringList& args) {
     worker->moveToThread(&engineThread);
     QObject::connect(&engineThread, &QThread::finished, worker, &QObject::deleteLater);
     engineThread.start();
-    QObject::connect(&controller, &ChatController::generateRequested, worker,
-                     &EngineWorker::generate, Qt::QueuedConnection);
-    QObject::connect(
-        &controller, &ChatController::stopRequested, worker,
-        [worker](quint64 id) { worker->stop(id); }, Qt::DirectConnection);
-    QObject::connect(worker, &EngineWorker::token, &controller, &ChatController::onToken);
-    QObject::connect(worker, &EngineWorker::finished, &controller, &ChatController::onFinished);
-    QObject::connect(worker, &EngineWorker::failed, &controller, &ChatController::onFailed);
+    connectChatToWorker(controller, worker);
 
     Driver driver(store, controller, worker, dataDir, args[4], args[5].toULongLong());
     bool started = false;
