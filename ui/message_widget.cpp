@@ -102,6 +102,14 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
 
     body_ = new MarkdownBody(this);
     body_->setObjectName(QStringLiteral("messageBody"));
+    // A failure's whole message, where the user reads the answer: the header keeps only its
+    // start, and the status bar's copy is replaced by the next status.
+    error_ = new QLabel(this);
+    error_->setObjectName(QStringLiteral("messageError"));
+    error_->setWordWrap(true);
+    error_->setTextFormat(Qt::PlainText);
+    error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    error_->hide();
     footer_ = new QLabel(this);
     footer_->setObjectName(QStringLiteral("messageFooter"));
     footer_->setForegroundRole(QPalette::PlaceholderText);
@@ -113,6 +121,7 @@ MessageWidget::MessageWidget(const ChatMessage& message, QWidget* parent)
     layout->setSpacing(2);
     layout->addLayout(header);
     layout->addWidget(body_);
+    layout->addWidget(error_);
     layout->addWidget(footer_);
 
     // Copy says "Copied" for a moment: the click did something.
@@ -185,6 +194,9 @@ void MessageWidget::updateHeader() {
     delete_->setEnabled(!streaming);
     edit_->setEnabled(!streaming);
     footer_->setText(figuresText(shown));
+    const bool failed = shown.state == MessageState::Error && !shown.error.isEmpty();
+    error_->setText(failed ? stateToolTip(shown) : QString());
+    error_->setVisible(failed);
     const int count = versionCount();
     for (QWidget* v : {static_cast<QWidget*>(prevVersion_), static_cast<QWidget*>(versionLabel_),
                        static_cast<QWidget*>(nextVersion_)})

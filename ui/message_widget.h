@@ -82,6 +82,7 @@ class MessageWidget : public QFrame {
     ElidingLabel* role_;
     ElidingLabel* state_;
     MarkdownBody* body_;
+    QLabel* error_;
     QLabel* footer_;
     QToolButton* copy_;
     QToolButton* delete_;

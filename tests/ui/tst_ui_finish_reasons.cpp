@@ -138,6 +138,12 @@ class TestUiFinishReasons : public QObject {
             QVERIFY2(widgets[5]->stateLabelText().startsWith(QStringLiteral("failed: The conv")),
                      qPrintable(widgets[5]->stateLabelText()));
             QVERIFY(widgets[5]->stateLabelText().size() < 70); // the tooltip has the rest
+            // ... and the message itself shows the whole error, wrapped; no other message does.
+            auto* errorLabel = widgets[5]->findChild<QLabel*>(QStringLiteral("messageError"));
+            QVERIFY(errorLabel);
+            QCOMPARE(errorLabel->text(), QStringLiteral("The generation failed: ") + error);
+            QVERIFY(!errorLabel->isHidden());
+            QVERIFY(widgets[1]->findChild<QLabel*>(QStringLiteral("messageError"))->isHidden());
             QCOMPARE(MessageWidget::stateToolTip(widgets[5]->message()),
                      QStringLiteral("The generation failed: ") + error);
         };
