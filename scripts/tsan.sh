@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ThreadSanitizer run of the threaded code: the engine worker, chat and benchmark services,
-# storage (with the crash-recovery helper), the serving engine and the kernels' thread pool.
+# storage, the serving engine and the kernels' thread pool.
 # Builds with clang-14 -fsanitize=thread in $BUILD_DIR (default build-tsan), runs those tests
 # under ctest with TSAN_OPTIONS (suppressions: tests/tsan/suppressions.txt — Qt is not
 # instrumented; each entry says why), prints per test passed / races, and a summary.
@@ -12,8 +12,10 @@ ROOT=$(pwd)
 BUILD_DIR=${BUILD_DIR:-build-tsan}
 JOBS=${JOBS:-2}
 TESTS=(tst_kernels_thread_pool test_serving_engine test_serving_bench_session
-  tst_app_storage tst_app_crash_recovery tst_app_engine_worker tst_app_engine_tuning
+  tst_app_storage tst_app_engine_worker tst_app_engine_tuning
   tst_app_chat_engine tst_app_chat_presets tst_app_bench_worker tst_app_bench_store)
+# tst_app_crash_recovery is left out: clang-14's TSan runtime fails an internal check
+# (tsan_rtl.cpp:234, SlotAttachAndLock after fork) when the test forks its helper process.
 REGEX=${1:-^($(IFS='|'; echo "${TESTS[*]}"))\$}
 command -v clang++-14 >/dev/null || { echo "tsan.sh: clang++-14 not found (apt-get install -y clang-14)" >&2; exit 2; }
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/llmwb/ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT} CCACHE_NOHASHDIR=1
