@@ -24,9 +24,12 @@ QString TranslationLoader::apply(const QString& code) {
     qtTranslator_ = std::make_unique<QTranslator>();
     const QLocale locale = code.isEmpty() ? QLocale::system() : QLocale(code);
     QLocale::setDefault(locale);
-    // English is the source language; llmwb_en.qm exists for completeness.
+    // English is the source language; llmwb_en.qm holds its plural forms ("%n answer(s)" ->
+    // "1 answer" / "2 answers"), so a language without a translation (and the C locale) falls
+    // back to it rather than to the source text.
     if (!appTranslator_->load(locale, QStringLiteral("llmwb"), QStringLiteral("_"),
-                              QStringLiteral(":/i18n"))) {
+                              QStringLiteral(":/i18n")) &&
+        !appTranslator_->load(QStringLiteral("llmwb_en"), QStringLiteral(":/i18n"))) {
         appTranslator_.reset();
     } else {
         QCoreApplication::installTranslator(appTranslator_.get());

@@ -690,6 +690,28 @@ class TestUiChatConventions : public QObject {
         loader.apply(QStringLiteral("en"));
         QCOMPARE(QCoreApplication::translate("QPlatformTheme", "Cancel"), QStringLiteral("Cancel"));
     }
+
+    // A language the app has no translation for (and the C locale) gets English with its plural
+    // forms from llmwb_en.qm, not the source text's "(s)".
+    void untranslatedLanguagesGetEnglishPlurals() {
+        TranslationLoader loader(*qApp);
+        for (const char* code : {"fr_FR", "C", "en"}) {
+            loader.apply(QString::fromLatin1(code));
+            const QString one = QCoreApplication::translate(
+                "llmwb::StorageBanner",
+                "%n answer(s) not saved in the chat database yet; the text is kept here and "
+                "saving is retried. %1",
+                nullptr, 1);
+            const QString two = QCoreApplication::translate(
+                "llmwb::StorageBanner",
+                "%n answer(s) not saved in the chat database yet; the text is kept here and "
+                "saving is retried. %1",
+                nullptr, 2);
+            QVERIFY2(one.startsWith(QStringLiteral("1 answer is not saved")), qPrintable(one));
+            QVERIFY2(two.startsWith(QStringLiteral("2 answers are not saved")), qPrintable(two));
+        }
+        loader.apply(QStringLiteral("en"));
+    }
 };
 
 QTEST_MAIN(TestUiChatConventions)
