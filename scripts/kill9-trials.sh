@@ -48,7 +48,14 @@ for i in $(seq 1 "$N"); do
   recovered=$((recovered + ${r:-0}))
   out=$("$DRIVER" check "$DB" "$log" "$WORK/export" 2>&1)
   rc=$?
+  printf '%s\n' "$out" >"$WORK/logs/check-$i.txt"
   line=$(grep '^CHECK' <<<"$out")
+  if [ -z "$line" ]; then
+    # The checker said nothing we can count (it failed to open or crashed): a failed trial,
+    # with its output, never a silent gap in the figures.
+    [ "$rc" -eq 0 ] && rc=1
+    line="CHECK integrity=unchecked messages=0 lost=0 exempt=0 partial_expected=0 partial_found=0 deleted=0 resurrected=0 exports=0 exports_bad=0 inflight=-"
+  fi
   trials=$((trials + 1))
   [ "$(field integrity "$line")" = ok ] && integrity_ok=$((integrity_ok + 1))
   checked=$((checked + $(field messages "$line")))
