@@ -201,25 +201,29 @@ int main(int argc, char** argv) {
         return rss;
     };
 
+    // One engine step and its outputs counted (tokens, completions, other ends).
+    auto step_and_count = [&] {
+        engine.step(out);
+        ++c.steps;
+        for (const RequestOutput& r : out.outputs) {
+            c.tokens += int64_t(r.new_token_ids.size());
+            if (!r.finished)
+                continue;
+            live.erase(r.id);
+            if (r.finish == FinishReason::Stop || r.finish == FinishReason::Length)
+                ++c.completed;
+            else
+                ++c.finished_other;
+        }
+    };
     // RSS is compared in one reference state: the engine drained (nothing new; every live
     // request runs to its end) and re-planned to the initial pool and limits, speculation off.
     int64_t drain_steps = 0;
     const int32_t ref_blocks = engine.kv_manager().pool().num_blocks();
     auto reference = [&](const char* what) {
         while (engine.has_unfinished() && drain_steps < 10000000) {
-            engine.step(out);
+            step_and_count();
             ++drain_steps;
-            ++c.steps;
-            for (const RequestOutput& r : out.outputs) {
-                c.tokens += int64_t(r.new_token_ids.size());
-                if (!r.finished)
-                    continue;
-                live.erase(r.id);
-                if (r.finish == FinishReason::Stop || r.finish == FinishReason::Length)
-                    ++c.completed;
-                else
-                    ++c.finished_other;
-            }
         }
         engine.set_limits(cfg.max_num_seqs, cfg.max_num_batched_tokens);
         (void)engine.set_speculative(SpeculativeConfig{});
@@ -263,18 +267,7 @@ int main(int argc, char** argv) {
             }
             live.insert(*id);
         }
-        engine.step(out);
-        ++c.steps;
-        for (const RequestOutput& r : out.outputs) {
-            c.tokens += int64_t(r.new_token_ids.size());
-            if (!r.finished)
-                continue;
-            live.erase(r.id);
-            if (r.finish == FinishReason::Stop || r.finish == FinishReason::Length)
-                ++c.completed;
-            else
-                ++c.finished_other;
-        }
+        step_and_count();
         // Random aborts (a user pressing Stop, a client going away).
         if (!live.empty() && chance(0.05)) {
             auto it = live.begin();
