@@ -396,6 +396,8 @@ const MatmulKernel* avx512_matmul_kernel(DType t) {
         return &kQ4_K;
     case DType::Q6_K:
         return &kQ6_K;
+    default: // no kernel at this level: the caller falls back
+        break;
     }
     return nullptr;
 }

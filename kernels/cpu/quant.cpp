@@ -158,10 +158,34 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
     case DType::Q6_K:
         dequantize_row_q6_k(static_cast<const BlockQ6_K*>(src), dst, n);
         return;
+    case DType::Q4_1:
+        dequantize_row_q4_1(static_cast<const BlockQ4_1*>(src), dst, n);
+        return;
+    case DType::Q5_0:
+        dequantize_row_q5_0(static_cast<const BlockQ5_0*>(src), dst, n);
+        return;
+    case DType::Q5_1:
+        dequantize_row_q5_1(static_cast<const BlockQ5_1*>(src), dst, n);
+        return;
+    case DType::IQ4_NL:
+        dequantize_row_iq4_nl(static_cast<const BlockIQ4_NL*>(src), dst, n);
+        return;
+    case DType::Q2_K:
+        dequantize_row_q2_k(static_cast<const BlockQ2_K*>(src), dst, n);
+        return;
+    case DType::Q3_K:
+        dequantize_row_q3_k(static_cast<const BlockQ3_K*>(src), dst, n);
+        return;
+    case DType::Q5_K:
+        dequantize_row_q5_k(static_cast<const BlockQ5_K*>(src), dst, n);
+        return;
+    case DType::IQ4_XS:
+        dequantize_row_iq4_xs(static_cast<const BlockIQ4_XS*>(src), dst, n);
+        return;
     }
 }
 
-void quantize_row(DType t, const float* src, void* dst, int64_t n) {
+void quantize_row(DType t, const float* src, void* dst, int64_t n, const float* w) {
     assert(n % dtype_block_elems(t) == 0);
     switch (t) {
     case DType::F32:
@@ -190,6 +214,30 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
         return;
     case DType::Q6_K:
         quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n);
+        return;
+    case DType::Q4_1:
+        quantize_row_q4_1(src, static_cast<BlockQ4_1*>(dst), n, w);
+        return;
+    case DType::Q5_0:
+        quantize_row_q5_0(src, static_cast<BlockQ5_0*>(dst), n, w);
+        return;
+    case DType::Q5_1:
+        quantize_row_q5_1(src, static_cast<BlockQ5_1*>(dst), n, w);
+        return;
+    case DType::IQ4_NL:
+        quantize_row_iq4_nl(src, static_cast<BlockIQ4_NL*>(dst), n, w);
+        return;
+    case DType::Q2_K:
+        quantize_row_q2_k(src, static_cast<BlockQ2_K*>(dst), n, w);
+        return;
+    case DType::Q3_K:
+        quantize_row_q3_k(src, static_cast<BlockQ3_K*>(dst), n, w);
+        return;
+    case DType::Q5_K:
+        quantize_row_q5_k(src, static_cast<BlockQ5_K*>(dst), n, w);
+        return;
+    case DType::IQ4_XS:
+        quantize_row_iq4_xs(src, static_cast<BlockIQ4_XS*>(dst), n, w);
         return;
     }
 }

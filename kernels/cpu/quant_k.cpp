@@ -1,4 +1,5 @@
-// Q4_K and Q6_K: dequantization (GGML layouts) and simple deterministic quantizers.
+// K-quants (Q2_K .. Q6_K) and IQ4_XS: dequantization (GGML layouts) and simple deterministic
+// quantizers.
 // The quantizers search a few candidate scales per sub-block, refit each by least squares and
 // keep the one with the smallest squared error; the sub-block scales are then quantized against
 // a super-block scale and the values requantized with the scales actually stored.
@@ -8,6 +9,7 @@
 
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/quant_fit.h"
 
 namespace llmwb::kernels {
 
@@ -212,6 +214,224 @@ void quantize_row_q6_k(const float* x, BlockQ6_K* b, int64_t n) {
                 ql[l + 32] = static_cast<uint8_t>((qq[l + 32] & 0xF) | ((qq[l + 96] & 0xF) << 4));
                 qh[l] = static_cast<uint8_t>((qq[l] >> 4) | ((qq[l + 32] >> 4) << 2) |
                                              ((qq[l + 64] >> 4) << 4) | ((qq[l + 96] >> 4) << 6));
+            }
+        }
+    }
+}
+
+} // namespace llmwb::kernels
+
+// ---- Q2_K, Q3_K, Q5_K, IQ4_XS ----------------------------------------------------------------
+
+namespace llmwb::kernels {
+
+namespace {
+
+const float* sub_w(const float* w, int64_t off) {
+    return w ? w + off : nullptr;
+}
+
+// Packs 8 scales and 8 mins (6 bits each) as Q4_K / Q5_K store them.
+void pack_k4_scales(const uint8_t* sc, const uint8_t* mn, uint8_t* s) {
+    for (int j = 0; j < 4; ++j) {
+        s[j] = static_cast<uint8_t>((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+        s[j + 4] = static_cast<uint8_t>((mn[j] & 63) | ((mn[j + 4] >> 4) << 6));
+        s[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | ((mn[j + 4] & 0xF) << 4));
+    }
+}
+
+} // namespace
+
+void dequantize_row_q2_k(const BlockQ2_K* b, float* y, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
+        for (int h = 0; h < 2; ++h) {
+            const uint8_t* q = b[i].qs + 32 * h;
+            for (int k = 0; k < 4; ++k) {
+                for (int l = 0; l < 32; ++l) {
+                    const uint8_t sc = b[i].scales[8 * h + 2 * k + l / 16];
+                    *y++ = d * static_cast<float>(sc & 0xF) *
+                               static_cast<float>((q[l] >> (2 * k)) & 3) -
+                           dmin * static_cast<float>(sc >> 4);
+                }
+            }
+        }
+    }
+}
+
+void dequantize_row_q3_k(const BlockQ3_K* b, float* y, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int h = 0; h < 2; ++h) {
+            const uint8_t* q = b[i].qs + 32 * h;
+            for (int k = 0; k < 4; ++k) {
+                const int bit = 4 * h + k;
+                for (int l = 0; l < 32; ++l) {
+                    const int sc = q3k_scale(b[i].scales, 8 * h + 2 * k + l / 16) - 32;
+                    const int code =
+                        ((q[l] >> (2 * k)) & 3) - (((b[i].hmask[l] >> bit) & 1) ? 0 : 4);
+                    *y++ = d * static_cast<float>(sc * code);
+                }
+            }
+        }
+    }
+}
+
+void dequantize_row_q5_k(const BlockQ5_K* b, float* y, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
+        for (int c = 0; c < 4; ++c, y += 64) {
+            uint8_t sc0, m0, sc1, m1;
+            q4k_scale_min(b[i].scales, 2 * c, &sc0, &m0);
+            q4k_scale_min(b[i].scales, 2 * c + 1, &sc1, &m1);
+            const uint8_t* q = b[i].qs + 32 * c;
+            for (int l = 0; l < 32; ++l) {
+                const int lo = (q[l] & 0xF) | (((b[i].qh[l] >> (2 * c)) & 1) << 4);
+                const int hi = (q[l] >> 4) | (((b[i].qh[l] >> (2 * c + 1)) & 1) << 4);
+                y[l] = d * sc0 * static_cast<float>(lo) - dmin * m0;
+                y[l + 32] = d * sc1 * static_cast<float>(hi) - dmin * m1;
+            }
+        }
+    }
+}
+
+void dequantize_row_iq4_xs(const BlockIQ4_XS* b, float* y, int64_t n) {
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int j = 0; j < 8; ++j, y += 32) {
+            const float dl = d * static_cast<float>(iq4xs_scale(b[i], j) - 32);
+            const uint8_t* q = b[i].qs + 16 * j;
+            for (int l = 0; l < 16; ++l) {
+                y[l] = dl * static_cast<float>(kIQ4Values[q[l] & 0xF]);
+                y[l + 16] = dl * static_cast<float>(kIQ4Values[q[l] >> 4]);
+            }
+        }
+    }
+}
+
+void quantize_row_q2_k(const float* x, BlockQ2_K* b, int64_t n, const float* w) {
+    using detail::round_clamp;
+    for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        float s[16], m[16], smax = 0.0f, mmax = 0.0f;
+        for (int j = 0; j < 16; ++j) {
+            detail::fit_scale_min(x + 16 * j, sub_w(w, i * kQKK + 16 * j), 16, 3, &s[j], &m[j]);
+            smax = std::max(smax, s[j]);
+            mmax = std::max(mmax, m[j]);
+        }
+        BlockQ2_K& blk = b[i];
+        blk.d = fp32_to_fp16(smax / 15.0f);
+        blk.dmin = fp32_to_fp16(mmax / 15.0f);
+        const float d = fp16_to_fp32(blk.d), dmin = fp16_to_fp32(blk.dmin);
+        for (int j = 0; j < 16; ++j) {
+            const int sc = d > 0 ? round_clamp(s[j] / d, 0, 15) : 0;
+            const int mn = dmin > 0 ? round_clamp(m[j] / dmin, 0, 15) : 0;
+            blk.scales[j] = static_cast<uint8_t>(sc | (mn << 4));
+        }
+        std::memset(blk.qs, 0, sizeof blk.qs);
+        for (int e = 0; e < kQKK; ++e) {
+            const int j = e / 16;
+            const float ds = d * static_cast<float>(blk.scales[j] & 0xF);
+            const float dm = dmin * static_cast<float>(blk.scales[j] >> 4);
+            const int q = ds > 0 ? round_clamp((x[e] + dm) / ds, 0, 3) : 0;
+            const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+            blk.qs[32 * h + l] |= static_cast<uint8_t>(q << (2 * k));
+        }
+    }
+}
+
+void quantize_row_q3_k(const float* x, BlockQ3_K* b, int64_t n, const float* w) {
+    using detail::round_clamp;
+    for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        float s[16];
+        for (int j = 0; j < 16; ++j)
+            s[j] = detail::fit_scale_sym(x + 16 * j, sub_w(w, i * kQKK + 16 * j), 16, -4, 3);
+        BlockQ3_K& blk = b[i];
+        const float smax = detail::signed_absmax(s, 16);
+        blk.d = fp32_to_fp16(smax / -32.0f);
+        const float d = fp16_to_fp32(blk.d);
+        int ls[16];
+        for (int j = 0; j < 16; ++j)
+            ls[j] = d != 0 ? round_clamp(s[j] / d, -32, 31) + 32 : 32;
+        std::memset(blk.scales, 0, sizeof blk.scales);
+        for (int j = 0; j < 16; ++j) {
+            const int l = ls[j];
+            if (j < 8)
+                blk.scales[j] = static_cast<uint8_t>(l & 0xF);
+            else
+                blk.scales[j - 8] |= static_cast<uint8_t>((l & 0xF) << 4);
+            blk.scales[8 + j % 4] |= static_cast<uint8_t>((l >> 4) << (2 * (j / 4)));
+        }
+        std::memset(blk.qs, 0, sizeof blk.qs);
+        std::memset(blk.hmask, 0, sizeof blk.hmask);
+        for (int e = 0; e < kQKK; ++e) {
+            const float ds = d * static_cast<float>(ls[e / 16] - 32);
+            const int q = (ds != 0 ? round_clamp(x[e] / ds, -4, 3) : 0) + 4;
+            const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+            blk.qs[32 * h + l] |= static_cast<uint8_t>((q & 3) << (2 * k));
+            if (q > 3)
+                blk.hmask[l] |= static_cast<uint8_t>(1 << (4 * h + k));
+        }
+    }
+}
+
+void quantize_row_q5_k(const float* x, BlockQ5_K* b, int64_t n, const float* w) {
+    using detail::round_clamp;
+    for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        float s[8], m[8], smax = 0.0f, mmax = 0.0f;
+        for (int j = 0; j < 8; ++j) {
+            detail::fit_scale_min(x + 32 * j, sub_w(w, i * kQKK + 32 * j), 32, 31, &s[j], &m[j]);
+            smax = std::max(smax, s[j]);
+            mmax = std::max(mmax, m[j]);
+        }
+        BlockQ5_K& blk = b[i];
+        blk.d = fp32_to_fp16(smax / 63.0f);
+        blk.dmin = fp32_to_fp16(mmax / 63.0f);
+        const float d = fp16_to_fp32(blk.d), dmin = fp16_to_fp32(blk.dmin);
+        uint8_t sc[8], mn[8];
+        for (int j = 0; j < 8; ++j) {
+            sc[j] = static_cast<uint8_t>(d > 0 ? round_clamp(s[j] / d, 0, 63) : 0);
+            mn[j] = static_cast<uint8_t>(dmin > 0 ? round_clamp(m[j] / dmin, 0, 63) : 0);
+        }
+        pack_k4_scales(sc, mn, blk.scales);
+        std::memset(blk.qh, 0, sizeof blk.qh);
+        for (int j = 0; j < 8; ++j) {
+            const float ds = d * sc[j], dm = dmin * mn[j];
+            for (int l = 0; l < 32; ++l) {
+                const int q = ds > 0 ? round_clamp((x[32 * j + l] + dm) / ds, 0, 31) : 0;
+                const int c = j / 2;
+                if (j % 2 == 0)
+                    blk.qs[32 * c + l] = static_cast<uint8_t>(q & 0xF);
+                else
+                    blk.qs[32 * c + l] |= static_cast<uint8_t>((q & 0xF) << 4);
+                blk.qh[l] |= static_cast<uint8_t>((q >> 4) << j);
+            }
+        }
+    }
+}
+
+void quantize_row_iq4_xs(const float* x, BlockIQ4_XS* b, int64_t n, const float* w) {
+    using detail::round_clamp;
+    for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        float s[8];
+        for (int j = 0; j < 8; ++j)
+            s[j] = detail::fit_scale_iq4(x + 32 * j, sub_w(w, i * kQKK + 32 * j), 32);
+        BlockIQ4_XS& blk = b[i];
+        const float smax = detail::signed_absmax(s, 8);
+        blk.d = fp32_to_fp16(smax / -32.0f);
+        const float d = fp16_to_fp32(blk.d);
+        blk.scales_h = 0;
+        std::memset(blk.scales_l, 0, sizeof blk.scales_l);
+        for (int j = 0; j < 8; ++j) {
+            const int ls = d != 0 ? round_clamp(s[j] / d, -32, 31) + 32 : 32;
+            blk.scales_l[j / 2] |= static_cast<uint8_t>((ls & 0xF) << (4 * (j % 2)));
+            blk.scales_h = static_cast<uint16_t>(blk.scales_h | ((ls >> 4) << (2 * j)));
+            const float dl = d * static_cast<float>(ls - 32);
+            const float id = dl != 0 ? 1.0f / dl : 0.0f;
+            uint8_t* q = blk.qs + 16 * j;
+            for (int l = 0; l < 16; ++l) {
+                const int q0 = detail::nearest_iq4(x[32 * j + l] * id);
+                const int q1 = detail::nearest_iq4(x[32 * j + l + 16] * id);
+                q[l] = static_cast<uint8_t>(q0 | (q1 << 4));
             }
         }
     }
