@@ -82,8 +82,7 @@ struct MmResult {
     double speedup_cpu; // vs looped mv, both in CPU time
 };
 
-constexpr DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
-                            DType::Q4_0, DType::Q4_K, DType::Q6_K};
+constexpr auto& kTypes = kAllDTypes;
 
 std::vector<float> random_row(int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);

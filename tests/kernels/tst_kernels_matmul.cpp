@@ -99,8 +99,7 @@ struct MatmulRow {
 std::vector<MatmulRow> matmul_rows() {
     std::printf("CPU SIMD level: %s\n", simd_level_name(cpu_simd_level()));
     std::vector<MatmulRow> out;
-    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
-                    DType::Q6_K}) {
+    for (DType t : kAllDTypes) {
         const int be = static_cast<int>(dtype_block_elems(t));
         std::vector<std::pair<int, int>> shapes;
         if (be == 1)
