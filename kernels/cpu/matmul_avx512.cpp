@@ -392,6 +392,11 @@ const MatmulKernel* avx512_matmul_kernel(DType t) {
     case DType::Q8_0:
     case DType::Q4_0:
         return avx512_q32_matmul_kernel(t);
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL:
+        return avx512_q32x_matmul_kernel(t);
     case DType::Q4_K:
         return &kQ4_K;
     case DType::Q6_K:

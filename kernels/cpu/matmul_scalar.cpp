@@ -244,10 +244,6 @@ const MatmulKernel kQ8_0{a32_bytes, prep_a32, tile_quant<BlockQ8_0, A32Layout, 3
 const MatmulKernel kQ4_0{a32_bytes, prep_a32, tile_quant<BlockQ4_0, A32Layout, 32, dot_q4_0>};
 const MatmulKernel kQ4_K{ak_bytes, prepare_act_ak, tile_quant<BlockQ4_K, AKLayout, 256, dot_q4_k>};
 const MatmulKernel kQ6_K{ak_bytes, prepare_act_ak, tile_quant<BlockQ6_K, AKLayout, 256, dot_q6_k>};
-const MatmulKernel kQ4_1{nullptr, nullptr, tile_dequant_t<DType::Q4_1>};
-const MatmulKernel kQ5_0{nullptr, nullptr, tile_dequant_t<DType::Q5_0>};
-const MatmulKernel kQ5_1{nullptr, nullptr, tile_dequant_t<DType::Q5_1>};
-const MatmulKernel kIQ4_NL{nullptr, nullptr, tile_dequant_t<DType::IQ4_NL>};
 const MatmulKernel kQ2_K{nullptr, nullptr, tile_dequant_t<DType::Q2_K>};
 const MatmulKernel kQ3_K{nullptr, nullptr, tile_dequant_t<DType::Q3_K>};
 const MatmulKernel kQ5_K{nullptr, nullptr, tile_dequant_t<DType::Q5_K>};
@@ -272,13 +268,10 @@ const MatmulKernel* scalar_matmul_kernel(DType t) {
     case DType::Q6_K:
         return &kQ6_K;
     case DType::Q4_1:
-        return &kQ4_1;
     case DType::Q5_0:
-        return &kQ5_0;
     case DType::Q5_1:
-        return &kQ5_1;
     case DType::IQ4_NL:
-        return &kIQ4_NL;
+        return scalar_q32x_matmul_kernel(t);
     case DType::Q2_K:
         return &kQ2_K;
     case DType::Q3_K:
