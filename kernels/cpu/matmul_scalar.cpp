@@ -248,10 +248,6 @@ const MatmulKernel kQ4_1{nullptr, nullptr, tile_dequant_t<DType::Q4_1>};
 const MatmulKernel kQ5_0{nullptr, nullptr, tile_dequant_t<DType::Q5_0>};
 const MatmulKernel kQ5_1{nullptr, nullptr, tile_dequant_t<DType::Q5_1>};
 const MatmulKernel kIQ4_NL{nullptr, nullptr, tile_dequant_t<DType::IQ4_NL>};
-const MatmulKernel kQ2_K{nullptr, nullptr, tile_dequant_t<DType::Q2_K>};
-const MatmulKernel kQ3_K{nullptr, nullptr, tile_dequant_t<DType::Q3_K>};
-const MatmulKernel kQ5_K{nullptr, nullptr, tile_dequant_t<DType::Q5_K>};
-const MatmulKernel kIQ4_XS{nullptr, nullptr, tile_dequant_t<DType::IQ4_XS>};
 
 } // namespace
 
@@ -280,13 +276,10 @@ const MatmulKernel* scalar_matmul_kernel(DType t) {
     case DType::IQ4_NL:
         return &kIQ4_NL;
     case DType::Q2_K:
-        return &kQ2_K;
     case DType::Q3_K:
-        return &kQ3_K;
     case DType::Q5_K:
-        return &kQ5_K;
     case DType::IQ4_XS:
-        return &kIQ4_XS;
+        return scalar_kx_matmul_kernel(t);
     }
     return nullptr;
 }
