@@ -61,7 +61,8 @@ float dot_q3_k(const BlockQ3_K* w, const uint8_t* a, const AKLayout& L, int64_t 
                     int acc = 0;
                     for (int l = 0; l < 16; ++l) {
                         const int i = 16 * half + l;
-                        const int u = ((qs[i] >> (2 * k)) & 3) | (((w[b].hmask[i] >> bit) & 1) << 2);
+                        const int u =
+                            ((qs[i] >> (2 * k)) & 3) | (((w[b].hmask[i] >> bit) & 1) << 2);
                         acc += u * xj[l]; // code u - 4: the 4 through the sums
                     }
                     acc_all += (q3k_scale(w[b].scales, j) - 32) * (acc - 4 * x.bsum[16 * b + j]);

@@ -66,8 +66,8 @@ inline __m256i dot8(const __m256i q[8], const __m256i sc[8], const uint8_t* x) {
 }
 
 // y = sum over tokens of d * dx * dot - dmin * dx * (mins . bsum)  (Q2_K, Q5_K)
-template <int NT, class Decode> void tile_with_mins(const TileArgs& p, size_t block_bytes,
-                                                    Decode decode) {
+template <int NT, class Decode>
+void tile_with_mins(const TileArgs& p, size_t block_bytes, Decode decode) {
     const Acts<NT> A(p);
     const int64_t nb = p.cols / 256;
     for (int r = 0; r < p.nr; ++r) {
@@ -83,7 +83,8 @@ template <int NT, class Decode> void tile_with_mins(const TileArgs& p, size_t bl
                 const float dx = A.d[t][b];
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_set1_ps(d * dx), acc[t]);
                 const __m256i mi = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), mins16);
-                macc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
+                macc[t] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
             }
         }
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - hsum(macc[t]);
@@ -94,40 +95,36 @@ template <int NT, class Decode> void tile_with_mins(const TileArgs& p, size_t bl
 
 template <int NT> struct Q5_KTile {
     static void run(const TileArgs& p) {
-        tile_with_mins<NT>(p, sizeof(BlockQ5_K),
-                           [](const uint8_t* wb, __m256i* q, __m256i* s, __m256i* mins16, float* d,
-                              float* dmin) {
-                               const auto& B = *reinterpret_cast<const BlockQ5_K*>(wb);
-                               const __m256i low4 = _mm256_set1_epi8(0x0F);
-                               const __m256i b4 = _mm256_set1_epi8(0x10);
-                               uint8_t sc[8], mn[8];
-                               LLMWB_UNROLL for (int j = 0; j < 8; ++j)
-                                   q4k_scale_min(B.scales, j, &sc[j], &mn[j]);
-                               const __m256i qh = load256(B.qh);
-                               LLMWB_UNROLL for (int c = 0; c < 4; ++c) {
-                                   const __m256i raw = load256(B.qs + 32 * c);
-                                   // fifth bit of element 32j + l: bit j of qh[l], moved to bit 4
-                                   const int j0 = 2 * c, j1 = 2 * c + 1;
-                                   const __m256i h0 = j0 <= 4 ? _mm256_slli_epi16(qh, 4 - j0)
-                                                              : _mm256_srli_epi16(qh, j0 - 4);
-                                   const __m256i h1 = j1 <= 4 ? _mm256_slli_epi16(qh, 4 - j1)
-                                                              : _mm256_srli_epi16(qh, j1 - 4);
-                                   q[j0] = _mm256_or_si256(_mm256_and_si256(raw, low4),
-                                                           _mm256_and_si256(h0, b4));
-                                   q[j1] = _mm256_or_si256(
-                                       _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                       _mm256_and_si256(h1, b4));
-                               }
-                               LLMWB_UNROLL for (int j = 0; j < 8; ++j) s[j] =
-                                   _mm256_set1_epi16(sc[j]);
-                               const __m128i m8 = _mm_cvtepu8_epi16(
-                                   _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
-                               *mins16 = _mm256_inserti128_si256(
-                                   _mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
-                                   _mm_unpackhi_epi16(m8, m8), 1);
-                               *d = h2f(B.d);
-                               *dmin = h2f(B.dmin);
-                           });
+        tile_with_mins<NT>(
+            p, sizeof(BlockQ5_K),
+            [](const uint8_t* wb, __m256i* q, __m256i* s, __m256i* mins16, float* d, float* dmin) {
+                const auto& B = *reinterpret_cast<const BlockQ5_K*>(wb);
+                const __m256i low4 = _mm256_set1_epi8(0x0F);
+                const __m256i b4 = _mm256_set1_epi8(0x10);
+                uint8_t sc[8], mn[8];
+                LLMWB_UNROLL for (int j = 0; j < 8; ++j) q4k_scale_min(B.scales, j, &sc[j], &mn[j]);
+                const __m256i qh = load256(B.qh);
+                LLMWB_UNROLL for (int c = 0; c < 4; ++c) {
+                    const __m256i raw = load256(B.qs + 32 * c);
+                    // fifth bit of element 32j + l: bit j of qh[l], moved to bit 4
+                    const int j0 = 2 * c, j1 = 2 * c + 1;
+                    const __m256i h0 =
+                        j0 <= 4 ? _mm256_slli_epi16(qh, 4 - j0) : _mm256_srli_epi16(qh, j0 - 4);
+                    const __m256i h1 =
+                        j1 <= 4 ? _mm256_slli_epi16(qh, 4 - j1) : _mm256_srli_epi16(qh, j1 - 4);
+                    q[j0] = _mm256_or_si256(_mm256_and_si256(raw, low4), _mm256_and_si256(h0, b4));
+                    q[j1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                            _mm256_and_si256(h1, b4));
+                }
+                LLMWB_UNROLL for (int j = 0; j < 8; ++j) s[j] = _mm256_set1_epi16(sc[j]);
+                const __m128i m8 =
+                    _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+                *mins16 =
+                    _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
+                                            _mm_unpackhi_epi16(m8, m8), 1);
+                *d = h2f(B.d);
+                *dmin = h2f(B.dmin);
+            });
     }
 };
 
@@ -147,20 +144,19 @@ inline void q2_codes(const uint8_t* qs, __m256i q[8]) {
 
 template <int NT> struct Q2_KTile {
     static void run(const TileArgs& p) {
-        tile_with_mins<NT>(p, sizeof(BlockQ2_K),
-                           [](const uint8_t* wb, __m256i* q, __m256i* s, __m256i* mins16, float* d,
-                              float* dmin) {
-                               const auto& B = *reinterpret_cast<const BlockQ2_K*>(wb);
-                               q2_codes(B.qs, q);
-                               LLMWB_UNROLL for (int i = 0; i < 8; ++i) s[i] =
-                                   pair16(B.scales[2 * i] & 0xF, B.scales[2 * i + 1] & 0xF);
-                               const __m128i sc8 =
-                                   _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales));
-                               *mins16 = _mm256_cvtepu8_epi16(
-                                   _mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0F)));
-                               *d = h2f(B.d);
-                               *dmin = h2f(B.dmin);
-                           });
+        tile_with_mins<NT>(
+            p, sizeof(BlockQ2_K),
+            [](const uint8_t* wb, __m256i* q, __m256i* s, __m256i* mins16, float* d, float* dmin) {
+                const auto& B = *reinterpret_cast<const BlockQ2_K*>(wb);
+                q2_codes(B.qs, q);
+                LLMWB_UNROLL for (int i = 0; i < 8; ++i) s[i] =
+                    pair16(B.scales[2 * i] & 0xF, B.scales[2 * i + 1] & 0xF);
+                const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales));
+                *mins16 = _mm256_cvtepu8_epi16(
+                    _mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0F)));
+                *d = h2f(B.d);
+                *dmin = h2f(B.dmin);
+            });
     }
 };
 
@@ -184,8 +180,8 @@ template <int NT> struct Q3_KTile {
                 const __m256i hm = load256(B.hmask);
                 LLMWB_UNROLL for (int i = 0; i < 8; ++i) {
                     // high bit of element 32i + l: bit i of hmask[l], moved to bit 2
-                    const __m256i hb = i <= 2 ? _mm256_slli_epi16(hm, 2 - i)
-                                              : _mm256_srli_epi16(hm, i - 2);
+                    const __m256i hb =
+                        i <= 2 ? _mm256_slli_epi16(hm, 2 - i) : _mm256_srli_epi16(hm, i - 2);
                     q[i] = _mm256_or_si256(q[i], _mm256_and_si256(hb, b2));
                     s[i] = pair16(sc[2 * i], sc[2 * i + 1]);
                 }
@@ -225,9 +221,9 @@ template <int NT> struct IQ4_XSTile {
                 LLMWB_UNROLL for (int j = 0; j < 8; ++j) {
                     const __m128i raw =
                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs + 16 * j));
-                    const __m256i codes = _mm256_inserti128_si256(
-                        _mm256_castsi128_si256(_mm_and_si128(raw, low4)),
-                        _mm_and_si128(_mm_srli_epi16(raw, 4), low4), 1);
+                    const __m256i codes =
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_and_si128(raw, low4)),
+                                                _mm_and_si128(_mm_srli_epi16(raw, 4), low4), 1);
                     v[j] = _mm256_shuffle_epi8(table, codes);
                     q[j] = _mm256_abs_epi8(v[j]);
                     s[j] = _mm256_set1_epi16(static_cast<int16_t>(iq4xs_scale(B, j) - 32));

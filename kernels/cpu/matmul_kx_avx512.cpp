@@ -147,7 +147,8 @@ template <int NT> struct Q5_KTile {
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m512i si = dot4(q, s, A.q[t] + 256 * b);
                     const float dx = A.d[t][b];
-                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * dx), acc[t]);
+                    acc[t] =
+                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * dx), acc[t]);
                     const __m256i mi = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), mins16);
                     macc[t] =
                         _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
@@ -196,12 +197,14 @@ template <int NT> struct Q2_KTile {
                     _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), low4));
                 __m512i q[4], s[4];
                 q2_codes(B.qs, q);
-                LLMWB_UNROLL for (int i = 0; i < 4; ++i) s[i] = _mm512_permutexvar_epi16(idx[i], scv);
+                LLMWB_UNROLL for (int i = 0; i < 4; ++i) s[i] =
+                    _mm512_permutexvar_epi16(idx[i], scv);
                 const float d = h2f(B.d), dmin = h2f(B.dmin);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const __m512i si = dot4(q, s, A.q[t] + 256 * b);
                     const float dx = A.d[t][b];
-                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * dx), acc[t]);
+                    acc[t] =
+                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * dx), acc[t]);
                     const __m256i mi = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), mins16);
                     macc[t] =
                         _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
@@ -252,7 +255,8 @@ template <int NT> struct Q3_KTile {
                 __m512i q[4], s[4];
                 q2_codes(B.qs, q);
                 LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
-                    q[i] = _mm512_mask_add_epi8(q[i], _mm512_test_epi8_mask(hm, hsel[i]), q[i], four);
+                    q[i] =
+                        _mm512_mask_add_epi8(q[i], _mm512_test_epi8_mask(hm, hsel[i]), q[i], four);
                     s[i] = _mm512_permutexvar_epi16(idx[i], scv);
                 }
                 const float d = h2f(B.d);
@@ -280,9 +284,10 @@ inline __m128i iq4xs_scales(const BlockIQ4_XS& B) {
     const __m128i low4 = _mm_set1_epi8(0x0F);
     const __m128i lo = _mm_unpacklo_epi8(_mm_and_si128(v, low4),
                                          _mm_and_si128(_mm_srli_epi16(v, 4), low4)); // j order
-    const __m128i hi = _mm_and_si128(_mm_srlv_epi16(_mm_set1_epi16(static_cast<int16_t>(B.scales_h)),
-                                                    _mm_setr_epi16(0, 2, 4, 6, 8, 10, 12, 14)),
-                                     _mm_set1_epi16(3));
+    const __m128i hi =
+        _mm_and_si128(_mm_srlv_epi16(_mm_set1_epi16(static_cast<int16_t>(B.scales_h)),
+                                     _mm_setr_epi16(0, 2, 4, 6, 8, 10, 12, 14)),
+                      _mm_set1_epi16(3));
     return _mm_sub_epi16(_mm_or_si128(_mm_cvtepu8_epi16(lo), _mm_slli_epi16(hi, 4)),
                          _mm_set1_epi16(32));
 }
