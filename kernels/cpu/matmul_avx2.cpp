@@ -366,6 +366,11 @@ const MatmulKernel* avx2_matmul_kernel(DType t) {
         return &kQ4_K;
     case DType::Q6_K:
         return &kQ6_K;
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q5_K:
+    case DType::IQ4_XS:
+        return avx2_kx_matmul_kernel(t);
     default: // no kernel at this level: the caller falls back
         break;
     }

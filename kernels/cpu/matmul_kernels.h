@@ -137,6 +137,10 @@ const MatmulKernel* avx512_q32_matmul_kernel(DType t); // Q8_0, Q4_0 (matmul_q32
 const MatmulKernel* scalar_q32x_matmul_kernel(DType t);
 const MatmulKernel* avx2_q32x_matmul_kernel(DType t);
 const MatmulKernel* avx512_q32x_matmul_kernel(DType t);
+// Q2_K, Q3_K, Q5_K, IQ4_XS (AK activations): matmul_kx.cpp, matmul_kx_avx2.cpp, _avx512.cpp.
+const MatmulKernel* scalar_kx_matmul_kernel(DType t);
+const MatmulKernel* avx2_kx_matmul_kernel(DType t);
+const MatmulKernel* avx512_kx_matmul_kernel(DType t);
 
 // Scalar activation quantizers (shared by the levels that keep the plain signed format).
 void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased);
