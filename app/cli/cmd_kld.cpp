@@ -149,8 +149,8 @@ int cmd_kld(const Args& argv) {
     ModelExecutor* exec[2] = {nullptr, nullptr};
     CliModel* m[2] = {base.value().get(), model.value().get()};
     for (int i = 0; i < 2; ++i) {
-        auto e = m[i]->open_executor(*device, std::min<int32_t>(chunk, static_cast<int32_t>(ctx)),
-                                     1);
+        auto e =
+            m[i]->open_executor(*device, std::min<int32_t>(chunk, static_cast<int32_t>(ctx)), 1);
         if (!e)
             return fail(cmd, std::string(i ? "--model: " : "--base: ") + e.message());
         if (Status st = (*e)->resize_kv(blocks, kDefaultKvBlockSize, {}); !st)
