@@ -50,8 +50,11 @@ int cmd_info(const Args& argv) {
         return fail(cmd, args.message());
     if (args->has("help")) {
         std::puts("llmwb info --model M [--context N] [--json]\n"
-                  "  Architecture, parameters, tensor types, context length, KV bytes per token\n"
-                  "  and the estimated memory for N tokens of context (default: the model's).");
+                  "  Architecture, parameters, tensor types per group, the type histogram\n"
+                  "  (tensors, parameters and bytes per type), the average bits per weight (over\n"
+                  "  the weight matrices and over all tensors), context length, KV bytes per\n"
+                  "  token and the estimated memory for N tokens of context (default: the\n"
+                  "  model's).");
         return 0;
     }
     auto mo = open_cli_model(*args);
@@ -66,6 +69,7 @@ int cmd_info(const Args& argv) {
     int64_t kv_tok = kv_bytes_per_token(c);
     int64_t kv_total = kv_tok * context;
     auto groups = tensor_group_types(m);
+    const TypeHistogram hist = type_histogram(m);
 
     if (args->has("json")) {
         nlohmann::ordered_json j;
@@ -96,10 +100,28 @@ int cmd_info(const Args& argv) {
         nlohmann::ordered_json types = nlohmann::ordered_json::object();
         for (const auto& g : groups) {
             types[g.group]["bytes"] = g.bytes;
+            types[g.group]["parameters"] = g.parameters;
+            types[g.group]["bits_per_weight"] = g.bits_per_weight();
             for (const auto& [t, n] : g.dtype_counts)
                 types[g.group]["types"][t] = n;
         }
         j["tensor_types"] = types;
+        nlohmann::ordered_json histogram = nlohmann::ordered_json::array();
+        for (const DTypeCount& e : hist.types) {
+            nlohmann::ordered_json row;
+            row["type"] = dtype_name(e.type);
+            row["tensors"] = e.tensors;
+            row["parameters"] = e.parameters;
+            row["bytes"] = e.bytes;
+            row["bits_per_weight"] = e.bits_per_weight();
+            histogram.push_back(row);
+        }
+        j["type_histogram"] = histogram;
+        j["bits_per_weight"] = {{"weight_matrices", hist.matrix_bits_per_weight()},
+                                {"all_tensors", hist.bits_per_weight()}};
+        j["weight_matrices"] = {{"tensors", hist.matrix_tensors},
+                                {"parameters", hist.matrix_parameters},
+                                {"bytes", hist.matrix_bytes}};
         j["devices"] = describe_cuda_devices();
         std::cout << dump_json(j) << "\n";
         return 0;
@@ -126,9 +148,19 @@ int cmd_info(const Args& argv) {
         std::string types;
         for (const auto& [t, n] : g.dtype_counts)
             types += (types.empty() ? "" : ", ") + t + " x" + std::to_string(n);
-        std::printf("  %-12s %-28s %s\n", g.group.c_str(), types.c_str(),
-                    human_bytes(static_cast<double>(g.bytes)).c_str());
+        std::printf("  %-12s %-34s %10s  %6.2f bpw\n", g.group.c_str(), types.c_str(),
+                    human_bytes(static_cast<double>(g.bytes)).c_str(), g.bits_per_weight());
     }
+    std::printf("type histogram\n  %-8s %8s %14s %12s %8s\n", "type", "tensors", "parameters",
+                "bytes", "bpw");
+    for (const DTypeCount& e : hist.types)
+        std::printf("  %-8s %8d %14lld %12s %8.3f\n", dtype_name(e.type), e.tensors,
+                    static_cast<long long>(e.parameters),
+                    human_bytes(static_cast<double>(e.bytes)).c_str(), e.bits_per_weight());
+    std::printf("bits per weight %.3f over the weight matrices (%d tensors), %.3f over all %d "
+                "tensors\n",
+                hist.matrix_bits_per_weight(), hist.matrix_tensors, hist.bits_per_weight(),
+                hist.tensors);
     std::printf("KV cache       %s per token (fp32)\n",
                 human_bytes(static_cast<double>(kv_tok)).c_str());
     for (const std::string& d : describe_cuda_devices())

@@ -22,6 +22,8 @@ const char* kUsage =
     "...)\n"
     "               many prompts at once           (--model M --prompts FILE.jsonl)\n"
     "  perplexity   log-probabilities of a text    (--model M (--text T | --file F | --ids L))\n"
+    "  kld          KL divergence, top-1 agreement, PPL ratio of M vs a base model\n"
+    "               (--base B --model M (--file TEXT | --ids L | --text T))\n"
     "  bench        serving benchmark: throughput, TTFT/TPOT/ITL/E2EL, KV usage, prefix cache\n"
     "               (--report OUT.zip: the report to send or to compare)\n"
     "  report       benchmark reports: show REPORT | compare REPORT [REPORT ...]\n"
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
         return cmd_generate(args);
     if (command == "perplexity")
         return cmd_perplexity(args);
+    if (command == "kld")
+        return cmd_kld(args);
     if (command == "make-model")
         return cmd_make_model(args);
     if (command == "bench")

@@ -1,46 +1,98 @@
 #include "engine/model/model_info.h"
 
+#include <algorithm>
+#include <functional>
+
 namespace llmwb {
+
+double bits_per_weight(int64_t bytes, int64_t parameters) {
+    return parameters > 0 ? static_cast<double>(bytes) * 8.0 / static_cast<double>(parameters)
+                          : 0.0;
+}
 
 namespace {
 
-void count(std::vector<TensorGroupTypes>& groups, const std::string& group, const TensorView& t) {
-    if (!t.present())
-        return;
-    TensorGroupTypes* g = nullptr;
-    for (auto& x : groups) {
-        if (x.group == group)
-            g = &x;
+// Calls f(group, tensor, is_matrix) for every tensor of the model once (a tied output matrix
+// is the embedding and is not visited again).
+void for_each_tensor(const LoadedModel& m,
+                     const std::function<void(const char*, const TensorView&, bool)>& f) {
+    auto visit = [&](const char* group, const TensorView& t, bool matrix) {
+        if (t.present())
+            f(group, t, matrix);
+    };
+    const ModelWeights& w = m.weights;
+    visit("embedding", w.tok_embd, true);
+    for (const auto& L : w.layers) {
+        for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo})
+            visit("attention", *t, true);
+        for (const TensorView* t : {&L.bq, &L.bk, &L.bv})
+            visit("attention", *t, false);
+        for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_down})
+            visit("ffn", *t, true);
+        for (const TensorView* t : {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm})
+            visit("norm", *t, false);
     }
-    if (!g) {
-        groups.push_back({group, {}, 0});
-        g = &groups.back();
+    visit("norm", w.output_norm, false);
+    if (!m.config.tie_word_embeddings)
+        visit("output", w.output, true);
+    visit("rope_freqs", w.rope_freqs, false);
+}
+
+int dtype_order(DType t) {
+    int i = 0;
+    for (DType d : kAllDTypes) {
+        if (d == t)
+            return i;
+        ++i;
     }
-    ++g->dtype_counts[dtype_name(t.type)];
-    g->bytes += t.rows * t.row_bytes();
+    return i;
 }
 
 } // namespace
 
 std::vector<TensorGroupTypes> tensor_group_types(const LoadedModel& m) {
-    std::vector<TensorGroupTypes> g;
-    const ModelWeights& w = m.weights;
-    count(g, "embedding", w.tok_embd);
-    for (const auto& L : w.layers) {
-        for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv}) {
-            count(g, "attention", *t);
+    std::vector<TensorGroupTypes> groups;
+    for_each_tensor(m, [&](const char* group, const TensorView& t, bool) {
+        auto g = std::find_if(groups.begin(), groups.end(),
+                              [&](const TensorGroupTypes& x) { return x.group == group; });
+        if (g == groups.end()) {
+            groups.push_back({group, {}, 0, 0});
+            g = groups.end() - 1;
         }
-        for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_down})
-            count(g, "ffn", *t);
-        for (const TensorView* t : {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm}) {
-            count(g, "norm", *t);
+        ++g->dtype_counts[dtype_name(t.type)];
+        g->bytes += t.rows * t.row_bytes();
+        g->parameters += t.rows * t.cols;
+    });
+    return groups;
+}
+
+TypeHistogram type_histogram(const LoadedModel& m) {
+    TypeHistogram h;
+    for_each_tensor(m, [&](const char*, const TensorView& t, bool matrix) {
+        auto e = std::find_if(h.types.begin(), h.types.end(),
+                              [&](const DTypeCount& x) { return x.type == t.type; });
+        if (e == h.types.end()) {
+            h.types.push_back({t.type, 0, 0, 0});
+            e = h.types.end() - 1;
         }
-    }
-    count(g, "norm", w.output_norm);
-    if (!m.config.tie_word_embeddings)
-        count(g, "output", w.output);
-    count(g, "rope_freqs", w.rope_freqs);
-    return g;
+        const int64_t params = t.rows * t.cols;
+        const int64_t bytes = t.rows * t.row_bytes();
+        ++e->tensors;
+        e->parameters += params;
+        e->bytes += bytes;
+        ++h.tensors;
+        h.parameters += params;
+        h.bytes += bytes;
+        if (matrix) {
+            ++h.matrix_tensors;
+            h.matrix_parameters += params;
+            h.matrix_bytes += bytes;
+        }
+    });
+    std::sort(h.types.begin(), h.types.end(), [](const DTypeCount& a, const DTypeCount& b) {
+        return a.bytes != b.bytes ? a.bytes > b.bytes : dtype_order(a.type) < dtype_order(b.type);
+    });
+    return h;
 }
 
 int64_t kv_bytes_per_token(const ModelConfig& c) {

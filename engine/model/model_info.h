@@ -10,14 +10,42 @@
 
 namespace llmwb {
 
+// Bits per weight of `bytes` holding `parameters` values (0 for no parameters).
+double bits_per_weight(int64_t bytes, int64_t parameters);
+
 // How many tensors of each dtype a group holds. Groups: "embedding", "attention", "ffn",
 // "norm", "output" (absent when tied), "rope_freqs".
 struct TensorGroupTypes {
     std::string group;
     std::map<std::string, int> dtype_counts; // dtype_name -> number of tensors
     int64_t bytes = 0;                       // as stored
+    int64_t parameters = 0;                  // values (rows x cols)
+    double bits_per_weight() const { return llmwb::bits_per_weight(bytes, parameters); }
 };
 std::vector<TensorGroupTypes> tensor_group_types(const LoadedModel& model);
+
+// The file's tensors by storage type. "Weight matrices" are the 2-D tensors (token embedding,
+// attention and FFN projections, the output matrix); norms, biases and rope_freqs are the rest.
+// A tied output matrix is the token embedding, counted once.
+struct DTypeCount {
+    DType type = DType::F32;
+    int tensors = 0;
+    int64_t parameters = 0;
+    int64_t bytes = 0;
+    double bits_per_weight() const { return llmwb::bits_per_weight(bytes, parameters); }
+};
+struct TypeHistogram {
+    std::vector<DTypeCount> types; // most bytes first (ties: kAllDTypes order)
+    int tensors = 0;
+    int64_t parameters = 0, bytes = 0;               // all tensors
+    int matrix_tensors = 0;                          // weight matrices only
+    int64_t matrix_parameters = 0, matrix_bytes = 0; // weight matrices only
+    double bits_per_weight() const { return llmwb::bits_per_weight(bytes, parameters); }
+    double matrix_bits_per_weight() const {
+        return llmwb::bits_per_weight(matrix_bytes, matrix_parameters);
+    }
+};
+TypeHistogram type_histogram(const LoadedModel& model);
 
 // K and V for one token across all layers in fp32: 2 * layers * kv_heads * head_dim * 4.
 int64_t kv_bytes_per_token(const ModelConfig& config);
