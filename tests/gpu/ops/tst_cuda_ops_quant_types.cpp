@@ -93,7 +93,7 @@ std::vector<uint8_t> make_weights(DType t, int64_t rows, int64_t cols, Data data
 }
 
 double tolerance(int64_t n) {
-    return n <= 8 ? 2e-5   // fp32 GEMV
+    return n <= 8 ? 2e-5    // fp32 GEMV
                   : 1.5e-2; // bf16 operands, fp32 accumulation
 }
 
@@ -205,7 +205,7 @@ void test_type(DType t) {
         run_matmul(t, 1, be, 2, data);
         run_matmul(t, 129, c2, 1, data);
         run_matmul(t, 129, c2, 5, data);
-        run_matmul(t, 45, c1, 20, data, 16);   // cuBLAS in tiles of 16 rows (16, 16, 13)
+        run_matmul(t, 45, c1, 20, data, 16);    // cuBLAS in tiles of 16 rows (16, 16, 13)
         run_matmul(t, 300, 256, 10, data, 200); // tile rounded down to 128
         run_matmul(t, 45, c1, 3, data, 0, true);
         run_matmul(t, 45, c1, 12, data, 0, true);
