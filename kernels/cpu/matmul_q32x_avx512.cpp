@@ -1,6 +1,7 @@
 // AVX-512 VNNI kernels for the other 32-element block types: Q4_1, Q5_0, Q5_1 and IQ4_NL, with
-// the weights used in place. A pair of weight blocks is decoded into 64 unsigned codes (one zmm)
-// that match 64 bytes of activations, multiplied with vpdpbusd (u8 x s8 -> s32):
+// the weights used in place. A pair of weight blocks is decoded into 64 unsigned codes (one zmm:
+// the two blocks' 16 code bytes, then the same shifted right by 4) that match 64 bytes of
+// activations, multiplied with vpdpbusd (u8 x s8 -> s32):
 //   Q4_1, Q5_1: the 4- or 5-bit codes (value = d * code + m); the offset m enters in float as
 //               m * d_x * sum(q_x), with the block sums prepared with the activations;
 //   Q5_0:       the 5-bit codes (value = d * (code - 16)), high bits from qh through a mask
@@ -10,11 +11,13 @@
 // The fp16 scales are widened where they lie: vcvtph2ps of the pair's first 16 words puts d0
 // (m0) in lane 0 (1) and d1 (m1) in lane B/2 (B/2 + 1), B the block bytes; one masked multiply
 // by an activation vector with d_x (and d_x * sum(q_x)) in the same lanes gives every product
-// the pair needs, and one vpermps spreads d_w * d_x over the 8 lanes of each block.
+// the pair needs, and one vpermps spreads d_w * d_x over the int32 lanes of each block.
 //
 // Activation rows (prepared once per matmul, 64-byte aligned sections):
-//   q     [align64(cols)]  int8 codes, natural order
-//   corr  [pairs][16] int32  lane 0: -K * sum(q) of block 2p, lane 8: of block 2p + 1 (K types)
+//   q     [align64(cols)]  int8 codes; per pair: elements 0..15 of block 2p, 0..15 of block
+//                          2p + 1, 16..31 of block 2p, 16..31 of block 2p + 1 (the int32 lanes
+//                          0-3 and 8-11 belong to block 2p, 4-7 and 12-15 to block 2p + 1)
+//   corr  [pairs][16] int32  lane 0: -K * sum(q) of block 2p, lane 4: of block 2p + 1 (K types)
 //   av    [pairs][16] float  d_x (and d_x * sum(q)) in the weight scales' lanes, 0 elsewhere
 //   pk    [pairs][4]  float  d(2p), d(2p+1), then c(2p), c(2p+1): the corr values (int32 bits)
 //                             or d_x * sum(q) (kMins)
