@@ -1,6 +1,6 @@
 // AVX-512 (F, BW, VL, VNNI) matmul kernels for Q2_K, Q3_K, Q5_K and IQ4_XS, reading the weights
-// in place and the AK activations (natural element order; matmul_kernels.h). Each tile decodes a
-// weight super-block once into four registers of 64 codes (elements 64i .. 64i + 63) plus the
+// in place and the AK activations (matmul_kernels.h; natural element order, except for IQ4_XS: see
+// its tile). Each tile decodes a weight super-block once into four registers of 64 codes plus the
 // matching sub-block scales as 16-bit words, then multiplies it with up to kMaxTileTokens
 // activation rows: vpmaddubsw (u8 code x s8 activation, pair sums fit int16) and vpdpwssd with
 // the scales. Code offsets (Q2_K/Q5_K mins, Q3_K's 4) go through the activation sums per 16.
