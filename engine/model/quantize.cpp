@@ -272,6 +272,7 @@ Result<QuantizeReport> quantize_model(const QuantizeOptions& o, const QuantizePr
         imatrix = std::move(im.value());
         imatrix.datasets = {fs::path(o.calibration_path).filename().string()};
         have_imatrix = true;
+        rep.calibration_seconds = seconds();
         rep.notes.push_back("importance gathered from " + o.calibration_path + " (" +
                             std::to_string(imatrix.chunk_count) + " chunks of at most " +
                             std::to_string(imatrix.chunk_size) + " tokens)");
@@ -282,6 +283,11 @@ Result<QuantizeReport> quantize_model(const QuantizeOptions& o, const QuantizePr
         }
     }
 
+    if (have_imatrix) {
+        rep.notes.push_back("importances are used by the Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, "
+                            "Q5_K and IQ4_XS quantizers (Q4_0, Q4_K, Q6_K and Q8_0 round to "
+                            "nearest with their scale search)");
+    }
     // Types.
     std::vector<RecipeTensor> rt;
     for (const auto& t : src.tensors)

@@ -73,8 +73,9 @@ struct QuantizeReport {
     std::vector<QuantizedTensor> tensors;
     int fallback_tensors = 0;
     int64_t bytes_in = 0, bytes_out = 0;
-    double bits_per_weight = 0; // over the quantized matrices
-    double seconds = 0;
+    double bits_per_weight = 0;     // over the quantized matrices
+    double seconds = 0;             // all of it (calibration included)
+    double calibration_seconds = 0; // of which running the model over the calibration text
     std::vector<std::string> notes; // fallbacks, importance source, anything the user should read
 };
 
