@@ -52,6 +52,7 @@ struct QuantizeOptions {
 inline constexpr int kDefaultCalibrationTokens = 8192;
 inline constexpr int kCalibrationChunk = 512;
 
+// Stage "calibrating": tensors_done / tensors_total count calibration tokens instead.
 struct QuantizeProgress {
     int tensors_done = 0;
     int tensors_total = 0;
