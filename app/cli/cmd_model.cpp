@@ -10,6 +10,7 @@
 #include "engine/model/model_info.h"
 #include "engine/model/model_shapes.h"
 #include "engine/model/model_writer.h"
+#include "engine/model/quantize.h"
 
 namespace llmwb::cli {
 
@@ -184,10 +185,12 @@ int cmd_make_model(const Args& argv) {
         std::string shapes;
         for (const auto& s : known_model_shapes())
             shapes += " " + s;
+        std::string types;
+        for (WeightType t : all_weight_types())
+            types += std::string(" ") + weight_type_name(t);
         std::printf(
             "llmwb make-model --out PATH [--shape NAME] [--arch llama|qwen2|qwen3]\n"
-            "                 [--format gguf|safetensors] [--type "
-            "f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]\n"
+            "                 [--format gguf|safetensors] [--type T]\n"
             "                 [--tokenizer DIR] [--seed S] [--hidden N] [--intermediate N]\n"
             "                 [--layers N] [--heads N] [--kv-heads N] [--head-dim N] [--vocab N]\n"
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
@@ -196,8 +199,11 @@ int cmd_make_model(const Args& argv) {
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
             "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
             "tokenizer_config.json).\n"
-            "  shapes:%s (default tiny)\n",
-            shapes.c_str());
+            "  shapes:%s (default tiny)\n"
+            "  types (default f32; safetensors: f32, f16, bf16):%s\n"
+            "  A preset mix gives each tensor the type the recipes of %s choose,\n"
+            "  with its fallbacks for row lengths a type cannot hold.\n",
+            shapes.c_str(), types.c_str(), quantize_recipe_version());
         return 0;
     }
     auto out = args->get("out");

@@ -12,6 +12,7 @@
 
 #include "engine/model/demo_tokenizer.h"
 #include "engine/model/gguf_writer.h"
+#include "engine/model/quantize.h"
 #include "engine/model/rope_factors.h"
 #include "engine/model/safetensors_writer.h"
 #include "engine/model/weight_plan.h"
@@ -28,9 +29,14 @@ struct WeightTypeName {
     const char* name;
 };
 constexpr WeightTypeName kWeightTypes[] = {
-    {WeightType::F32, "f32"},   {WeightType::F16, "f16"},       {WeightType::BF16, "bf16"},
-    {WeightType::Q8_0, "q8_0"}, {WeightType::Q4_0, "q4_0"},     {WeightType::Q4_K, "q4_k"},
-    {WeightType::Q6_K, "q6_k"}, {WeightType::Q4_K_M, "q4_k_m"},
+    {WeightType::F32, "f32"},       {WeightType::F16, "f16"},       {WeightType::BF16, "bf16"},
+    {WeightType::Q8_0, "q8_0"},     {WeightType::Q4_0, "q4_0"},     {WeightType::Q4_K, "q4_k"},
+    {WeightType::Q6_K, "q6_k"},     {WeightType::Q4_K_M, "q4_k_m"}, {WeightType::Q4_1, "q4_1"},
+    {WeightType::Q5_0, "q5_0"},     {WeightType::Q5_1, "q5_1"},     {WeightType::Q2_K, "q2_k"},
+    {WeightType::Q3_K, "q3_k"},     {WeightType::Q5_K, "q5_k"},     {WeightType::IQ4_NL, "iq4_nl"},
+    {WeightType::IQ4_XS, "iq4_xs"}, {WeightType::Q5_K_M, "q5_k_m"}, {WeightType::Q5_K_S, "q5_k_s"},
+    {WeightType::Q4_K_S, "q4_k_s"}, {WeightType::Q3_K_M, "q3_k_m"}, {WeightType::Q3_K_S, "q3_k_s"},
+    {WeightType::Q3_K_L, "q3_k_l"},
 };
 
 Result<TokenizerFiles> resolve_tokenizer(const ModelWriterSpec& spec) {
@@ -127,25 +133,8 @@ void gguf_vocab(const TokenizerData& d, int vocab_size, std::vector<std::string>
 }
 
 uint32_t gguf_file_type(WeightType wt) {
-    switch (wt) {
-    case WeightType::F32:
-        return 0;
-    case WeightType::F16:
-        return 1;
-    case WeightType::Q4_0:
-        return 2;
-    case WeightType::Q8_0:
-        return 7;
-    case WeightType::Q4_K:
-        return 14;
-    case WeightType::Q4_K_M:
-        return 15;
-    case WeightType::Q6_K:
-        return 18;
-    case WeightType::BF16:
-        return 32;
-    }
-    return 0;
+    auto t = parse_quant_target(weight_type_name(wt));
+    return t ? t->file_type : 0;
 }
 
 void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelConfig& c,
@@ -296,11 +285,12 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
     const std::string name =
         spec.name.empty() ? std::string("llmwb random ") + c.arch_name : spec.name;
     add_gguf_metadata(w, spec, c, tf, name);
-    std::vector<DType> types;
-    for (const auto& t : plan) {
-        bool fb = false;
-        DType ty = gguf_storage_type(t, spec.weight_type, c.num_layers, c.tie_word_embeddings, &fb);
-        types.push_back(ty);
+    std::vector<bool> fallback;
+    const std::vector<DType> types = gguf_storage_types(plan, spec.weight_type, c, &fallback);
+    for (size_t i = 0; i < plan.size(); ++i) {
+        const PlannedTensor& t = plan[i];
+        const DType ty = types[i];
+        const bool fb = fallback[i];
         w.add_tensor(t.gguf_name, ty, t.rows, t.cols, t.vector);
         rep.tensors.push_back({t.hf_name, t.gguf_name, t.rows, t.cols, ty, fb});
         rep.fallback_tensors += fb ? 1 : 0;
@@ -460,8 +450,20 @@ Result<WeightType> parse_weight_type(const std::string& name) {
         if (lower == e.name)
             return e.type;
     }
-    return make_error("unknown weight type '" + name +
-                      "' (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m)");
+    std::string names;
+    for (const auto& e : kWeightTypes)
+        names += (names.empty() ? "" : ", ") + std::string(e.name);
+    return make_error("unknown weight type '" + name + "' (" + names + ")");
+}
+
+const std::vector<WeightType>& all_weight_types() {
+    static const std::vector<WeightType> all = [] {
+        std::vector<WeightType> v;
+        for (const auto& e : kWeightTypes)
+            v.push_back(e.type);
+        return v;
+    }();
+    return all;
 }
 
 std::vector<float> generate_hf_tensor(const ModelWriterSpec& spec, const std::string& hf_name,

@@ -18,12 +18,39 @@ namespace llmwb {
 
 enum class ModelFileFormat { Gguf, Safetensors };
 
-// Storage type of the weight matrices. Norms (and biases) are F32 in GGUF and the float type
-// of the matrices in safetensors. Quantized types are GGUF only.
-enum class WeightType { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_K_M };
+// Storage type of the weight matrices: a single type or a preset mix, each the target of the
+// same name of `llmwb quantize` (engine/model/quant_recipe.h decides the type of every tensor,
+// with the common quantizer's fallbacks). Norms (and biases) are F32 in GGUF and the float
+// type of the matrices in safetensors. Quantized types are GGUF only.
+enum class WeightType {
+    F32,
+    F16,
+    BF16,
+    Q8_0,
+    Q4_0,
+    Q4_K, // every matrix Q4_K
+    Q6_K,
+    Q4_K_M,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q2_K,
+    Q3_K, // every matrix Q3_K
+    Q5_K, // every matrix Q5_K
+    IQ4_NL,
+    IQ4_XS,
+    Q5_K_M,
+    Q5_K_S,
+    Q4_K_S,
+    Q3_K_M,
+    Q3_K_S,
+    Q3_K_L,
+};
 
 const char* weight_type_name(WeightType t);                    // "f32", ..., "q4_k_m"
 Result<WeightType> parse_weight_type(const std::string& name); // case-insensitive
+// Every weight type, in declaration order (for help texts and tests).
+const std::vector<WeightType>& all_weight_types();
 
 struct ModelWriterSpec {
     Architecture arch = Architecture::Qwen2;

@@ -25,6 +25,8 @@ struct QuantTarget {
     bool preset = false;     // a mix (several types chosen per tensor) rather than one type
     DType base = DType::F32; // the type most tensors get
     std::string description; // one line for menus and --help, e.g. "4.8 bpw, Q4_K + Q6_K"
+    uint32_t file_type = 0;  // llama.cpp's LLAMA_FTYPE value, written as general.file_type
+    bool pure = false;       // a single type: every weight matrix gets `base` (then fallbacks)
 };
 
 // Every target `quantize` accepts, in the order menus show them.
@@ -36,13 +38,19 @@ Result<QuantTarget> parse_quant_target(const std::string& name);
 const char* quantize_recipe_version();
 
 struct QuantizeOptions {
-    std::string input;  // GGUF file or Hugging Face folder
-    std::string output; // GGUF file; must differ from input
-    std::string target; // a name parse_quant_target accepts
-    std::string imatrix_path;     // optional: an importance matrix in the common GGUF imatrix format
-    std::string calibration_path; // optional: a text file to gather importances from
-    int threads = 0;              // 0: the machine's default
+    std::string input;        // GGUF file or Hugging Face folder
+    std::string output;       // GGUF file; must differ from input
+    std::string target;       // a name parse_quant_target accepts
+    std::string imatrix_path; // optional: an importance matrix in the common GGUF imatrix format
+    std::string calibration_path;   // optional: a text file to gather importances from
+    int threads = 0;                // 0: the machine's default
+    std::string imatrix_out_path;   // optional: write the gathered importances (GGUF imatrix)
+    int calibration_max_tokens = 0; // 0: kDefaultCalibrationTokens
 };
+
+// Calibration reads at most this many tokens of the text (chunks of kCalibrationChunk).
+inline constexpr int kDefaultCalibrationTokens = 8192;
+inline constexpr int kCalibrationChunk = 512;
 
 struct QuantizeProgress {
     int tensors_done = 0;

@@ -1,6 +1,9 @@
 #include "engine/model/weight_plan.h"
 
+#include <cassert>
 #include <cmath>
+
+#include "engine/model/quant_recipe.h"
 
 namespace llmwb {
 
@@ -49,62 +52,23 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
     return out;
 }
 
-namespace {
-
-// llama.cpp's Q4_K_M rule: more bits for the first and last eighth of the layers and every
-// third layer in between.
-bool use_more_bits(int layer, int n_layers) {
-    return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
-}
-
-} // namespace
-
-DType gguf_storage_type(const PlannedTensor& t, WeightType wt, int num_layers, bool tied,
-                        bool* fallback) {
-    *fallback = false;
-    if (t.vector)
-        return DType::F32;
-    DType want = DType::F32;
-    switch (wt) {
-    case WeightType::F32:
-        want = DType::F32;
-        break;
-    case WeightType::F16:
-        want = DType::F16;
-        break;
-    case WeightType::BF16:
-        want = DType::BF16;
-        break;
-    case WeightType::Q8_0:
-        want = DType::Q8_0;
-        break;
-    case WeightType::Q4_0:
-        want = DType::Q4_0;
-        break;
-    case WeightType::Q4_K:
-        want = DType::Q4_K;
-        break;
-    case WeightType::Q6_K:
-        want = DType::Q6_K;
-        break;
-    case WeightType::Q4_K_M: {
-        want = DType::Q4_K;
-        if (t.role == TensorRole::Output || (tied && t.role == TensorRole::TokEmbd)) {
-            want = DType::Q6_K;
-        } else if ((t.role == TensorRole::Wv || t.role == TensorRole::WDown) &&
-                   use_more_bits(t.layer, num_layers)) {
-            want = DType::Q6_K;
-        }
-        break;
+std::vector<DType> gguf_storage_types(const std::vector<PlannedTensor>& plan, WeightType wt,
+                                      const ModelConfig& c, std::vector<bool>* fallback) {
+    auto target = parse_quant_target(weight_type_name(wt));
+    assert(target.ok()); // every WeightType names a target
+    std::vector<RecipeTensor> tensors;
+    tensors.reserve(plan.size());
+    for (const auto& t : plan)
+        tensors.push_back({t.gguf_name, t.vector ? 1 : 2, t.cols});
+    const auto choices = recipe_plan(target.value(), tensors, c.num_heads, c.num_kv_heads, false);
+    std::vector<DType> types;
+    fallback->assign(plan.size(), false);
+    for (size_t i = 0; i < choices.size(); ++i) {
+        const RecipeChoice& ch = choices[i];
+        types.push_back(ch.unsupported ? DType::F16 : ch.type);
+        (*fallback)[i] = ch.fallback || ch.unsupported;
     }
-    }
-    if (t.cols % dtype_block_elems(want) == 0)
-        return want;
-    *fallback = true;
-    const bool four_bit = want == DType::Q4_K || want == DType::Q4_0;
-    if (t.cols % 32 == 0)
-        return four_bit ? DType::Q4_0 : DType::Q8_0;
-    return DType::F16;
+    return types;
 }
 
 namespace {

@@ -23,10 +23,12 @@ struct PlannedTensor {
 // Tensors in writing order. rope_freqs is included only when with_rope_freqs.
 std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_freqs);
 
-// GGUF storage type of a tensor for a weight type, with the fallback for row lengths that do
-// not fit the block size (sets *fallback).
-DType gguf_storage_type(const PlannedTensor& t, WeightType wt, int num_layers, bool tied,
-                        bool* fallback);
+// GGUF storage type of every planned tensor for a weight type: the recipe of the `llmwb
+// quantize` target of the same name (engine/model/quant_recipe.h), with its fallbacks for row
+// lengths that do not fit the block size (fallback[i] set), and F16 where the common quantizer
+// defines no fallback (a random test model is written anyway; `quantize` refuses such a row).
+std::vector<DType> gguf_storage_types(const std::vector<PlannedTensor>& plan, WeightType wt,
+                                      const ModelConfig& c, std::vector<bool>* fallback);
 
 // Rows [row_begin, row_end) of the HF-layout tensor named hf_name, [rows][cols] row-major.
 void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin, int64_t row_end,

@@ -357,10 +357,20 @@ const MatmulKernel* avx2_matmul_kernel(DType t) {
         return &kQ8_0;
     case DType::Q4_0:
         return &kQ4_0;
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL:
+        return avx2_q32x_matmul_kernel(t);
     case DType::Q4_K:
         return &kQ4_K;
     case DType::Q6_K:
         return &kQ6_K;
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q5_K:
+    case DType::IQ4_XS:
+        return avx2_kx_matmul_kernel(t);
     default: // no kernel at this level: the caller falls back
         break;
     }

@@ -392,10 +392,20 @@ const MatmulKernel* avx512_matmul_kernel(DType t) {
     case DType::Q8_0:
     case DType::Q4_0:
         return avx512_q32_matmul_kernel(t);
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL:
+        return avx512_q32x_matmul_kernel(t);
     case DType::Q4_K:
         return &kQ4_K;
     case DType::Q6_K:
         return &kQ6_K;
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q5_K:
+    case DType::IQ4_XS:
+        return avx512_kx_matmul_kernel(t);
     default: // no kernel at this level: the caller falls back
         break;
     }

@@ -133,6 +133,14 @@ const MatmulKernel* scalar_matmul_kernel(DType t);
 const MatmulKernel* avx2_matmul_kernel(DType t);
 const MatmulKernel* avx512_matmul_kernel(DType t);
 const MatmulKernel* avx512_q32_matmul_kernel(DType t); // Q8_0, Q4_0 (matmul_q32_avx512.cpp)
+// Q4_1, Q5_0, Q5_1, IQ4_NL (matmul_q32x.cpp, matmul_q32x_avx2.cpp, matmul_q32x_avx512.cpp)
+const MatmulKernel* scalar_q32x_matmul_kernel(DType t);
+const MatmulKernel* avx2_q32x_matmul_kernel(DType t);
+const MatmulKernel* avx512_q32x_matmul_kernel(DType t);
+// Q2_K, Q3_K, Q5_K, IQ4_XS (AK activations): matmul_kx.cpp, matmul_kx_avx2.cpp, _avx512.cpp.
+const MatmulKernel* scalar_kx_matmul_kernel(DType t);
+const MatmulKernel* avx2_kx_matmul_kernel(DType t);
+const MatmulKernel* avx512_kx_matmul_kernel(DType t);
 
 // Scalar activation quantizers (shared by the levels that keep the plain signed format).
 void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased);

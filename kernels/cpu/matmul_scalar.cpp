@@ -199,34 +199,6 @@ void tile_quant(const TileArgs& p) {
     }
 }
 
-// Any type without an integer kernel at this level: each weight row is dequantized once per
-// tile into fp32 and multiplied with the fp32 activations.
-void tile_dequant(const TileArgs& p, DType type) {
-    thread_local AlignedBuffer row_buf;
-    auto* row = reinterpret_cast<float*>(row_buf.get(static_cast<size_t>(p.cols) * sizeof(float)));
-    for (int r = 0; r < p.nr; ++r) {
-        dequantize_row(type, p.w + r * p.w_stride, row, p.cols);
-        for (int t = 0; t < p.nt; ++t) {
-            const auto* x = reinterpret_cast<const float*>(p.a + t * p.a_stride);
-            float acc[8] = {};
-            int64_t c = 0;
-            for (; c + 8 <= p.cols; c += 8)
-                for (int k = 0; k < 8; ++k)
-                    acc[k] += row[c + k] * x[c + k];
-            float s = 0.0f;
-            for (; c < p.cols; ++c)
-                s += row[c] * x[c];
-            for (int k = 0; k < 8; ++k)
-                s += acc[k];
-            p.y[t * p.ldy + r] = s;
-        }
-    }
-}
-
-template <DType T> void tile_dequant_t(const TileArgs& p) {
-    tile_dequant(p, T);
-}
-
 size_t a32_bytes(int64_t cols) {
     return A32Layout(cols).row_bytes;
 }
@@ -244,14 +216,6 @@ const MatmulKernel kQ8_0{a32_bytes, prep_a32, tile_quant<BlockQ8_0, A32Layout, 3
 const MatmulKernel kQ4_0{a32_bytes, prep_a32, tile_quant<BlockQ4_0, A32Layout, 32, dot_q4_0>};
 const MatmulKernel kQ4_K{ak_bytes, prepare_act_ak, tile_quant<BlockQ4_K, AKLayout, 256, dot_q4_k>};
 const MatmulKernel kQ6_K{ak_bytes, prepare_act_ak, tile_quant<BlockQ6_K, AKLayout, 256, dot_q6_k>};
-const MatmulKernel kQ4_1{nullptr, nullptr, tile_dequant_t<DType::Q4_1>};
-const MatmulKernel kQ5_0{nullptr, nullptr, tile_dequant_t<DType::Q5_0>};
-const MatmulKernel kQ5_1{nullptr, nullptr, tile_dequant_t<DType::Q5_1>};
-const MatmulKernel kIQ4_NL{nullptr, nullptr, tile_dequant_t<DType::IQ4_NL>};
-const MatmulKernel kQ2_K{nullptr, nullptr, tile_dequant_t<DType::Q2_K>};
-const MatmulKernel kQ3_K{nullptr, nullptr, tile_dequant_t<DType::Q3_K>};
-const MatmulKernel kQ5_K{nullptr, nullptr, tile_dequant_t<DType::Q5_K>};
-const MatmulKernel kIQ4_XS{nullptr, nullptr, tile_dequant_t<DType::IQ4_XS>};
 
 } // namespace
 
@@ -272,21 +236,15 @@ const MatmulKernel* scalar_matmul_kernel(DType t) {
     case DType::Q6_K:
         return &kQ6_K;
     case DType::Q4_1:
-        return &kQ4_1;
     case DType::Q5_0:
-        return &kQ5_0;
     case DType::Q5_1:
-        return &kQ5_1;
     case DType::IQ4_NL:
-        return &kIQ4_NL;
+        return scalar_q32x_matmul_kernel(t);
     case DType::Q2_K:
-        return &kQ2_K;
     case DType::Q3_K:
-        return &kQ3_K;
     case DType::Q5_K:
-        return &kQ5_K;
     case DType::IQ4_XS:
-        return &kIQ4_XS;
+        return scalar_kx_matmul_kernel(t);
     }
     return nullptr;
 }

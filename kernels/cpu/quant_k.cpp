@@ -309,52 +309,293 @@ void dequantize_row_iq4_xs(const BlockIQ4_XS* b, float* y, int64_t n) {
     }
 }
 
+namespace {
+
+float wt(const float* w, int i) {
+    return w ? w[i] : 1.0f;
+}
+
+// fp32 -> fp16 -> fp32 with the magnitude clamped to fp16's largest finite value, so that huge
+// inputs give a saturated block scale rather than an infinite one (inf * 0 = NaN on decode).
+uint16_t half_sat(double v) {
+    if (!(v == v))
+        return 0;
+    return fp32_to_fp16(static_cast<float>(std::clamp(v, -65504.0, 65504.0)));
+}
+
+// ---- scale-and-min super-blocks (Q2_K, Q5_K) -------------------------------------------------
+//
+// value = d * sc_j * q - dmin * mn_j, sc/mn integers in [0, smax], q in [0, qmax], sub-blocks of
+// len elements. The sub-block fits (s_j, m_j) give starting integers; a search over the integers
+// next to them picks, per sub-block, the pair with the smallest weighted error (codes rounded to
+// nearest); then d and dmin are refit jointly by least squares over the super-block and the
+// integers searched again while the error drops.
+struct ScaleMinFit {
+    int n_sub, len, qmax, smax;
+    const float* x;
+    const float* w;
+    const float* s;
+    const float* m;
+    uint8_t sc[16], mn[16], q[kQKK];
+
+    double sub_error(int j, float d, float dmin, int scj, int mnj, uint8_t* qj) const {
+        const float ds = d * static_cast<float>(scj), dm = dmin * static_cast<float>(mnj);
+        const float id = ds > 0 ? 1.0f / ds : 0.0f;
+        double err = 0;
+        for (int l = 0; l < len; ++l) {
+            const int i = j * len + l;
+            const int qi = ds > 0 ? detail::round_clamp((x[i] + dm) * id, 0, qmax) : 0;
+            qj[l] = static_cast<uint8_t>(qi);
+            const double e = static_cast<double>(ds) * qi - dm - x[i];
+            err += wt(w, i) * e * e;
+        }
+        return err;
+    }
+
+    // Best (sc, mn) per sub-block within +-win of the fits; fills sc, mn, q; returns the error.
+    double assign(float d, float dmin, int win) {
+        double total = 0;
+        uint8_t qt[32];
+        for (int j = 0; j < n_sub; ++j) {
+            const int s0 = d > 0 ? detail::round_clamp(s[j] / d, 0, smax) : 0;
+            const int m0 = dmin > 0 ? detail::round_clamp(m[j] / dmin, 0, smax) : 0;
+            double best = INFINITY;
+            for (int a = std::max(0, s0 - win); a <= std::min(smax, s0 + win); ++a)
+                for (int b = std::max(0, m0 - win); b <= std::min(smax, m0 + win); ++b) {
+                    const double e = sub_error(j, d, dmin, a, b, qt);
+                    if (e < best) {
+                        best = e;
+                        sc[j] = static_cast<uint8_t>(a);
+                        mn[j] = static_cast<uint8_t>(b);
+                        std::memcpy(q + j * len, qt, static_cast<size_t>(len));
+                    }
+                }
+            total += best;
+        }
+        return total;
+    }
+
+    // Least-squares d, dmin for the current integers and codes (x ~ d * A - dmin * B).
+    bool refit(double* d, double* dmin) const {
+        double saa = 0, sab = 0, sbb = 0, sax = 0, sbx = 0;
+        for (int i = 0; i < n_sub * len; ++i) {
+            const double wi = wt(w, i);
+            const double a = static_cast<double>(sc[i / len]) * q[i], b = mn[i / len];
+            saa += wi * a * a;
+            sab += wi * a * b;
+            sbb += wi * b * b;
+            sax += wi * a * x[i];
+            sbx += wi * b * x[i];
+        }
+        const double det = saa * sbb - sab * sab;
+        if (saa <= 0)
+            return false;
+        if (sbb <= 0 || det <= 1e-12 * saa * sbb) {
+            *d = sax / saa;
+            return *d > 0;
+        }
+        *d = (sax * sbb - sbx * sab) / det;
+        *dmin = (sax * sab - sbx * saa) / det; // x ~ d A - dmin B
+        return *d > 0;
+    }
+
+    // Runs the search; returns the stored fp16 d and dmin (sc, mn, q hold the result).
+    void run(int win, uint16_t* d_out, uint16_t* dmin_out) {
+        float smx = 0.0f, mmx = 0.0f;
+        for (int j = 0; j < n_sub; ++j) {
+            smx = std::max(smx, s[j]);
+            mmx = std::max(mmx, m[j]);
+        }
+        uint16_t dh = half_sat(smx / smax), mh = half_sat(mmx / smax);
+        double best = assign(fp16_to_fp32(dh), fp16_to_fp32(mh), win);
+        uint8_t bsc[16], bmn[16], bq[kQKK];
+        auto save = [&] {
+            std::memcpy(bsc, sc, sizeof sc);
+            std::memcpy(bmn, mn, sizeof mn);
+            std::memcpy(bq, q, sizeof q);
+        };
+        save();
+        for (int it = 0; it < 3; ++it) {
+            double d = fp16_to_fp32(dh), dm = fp16_to_fp32(mh);
+            if (!refit(&d, &dm))
+                break;
+            const uint16_t dh2 = half_sat(d), mh2 = half_sat(std::max(dm, 0.0));
+            if (dh2 == dh && mh2 == mh)
+                break;
+            const double e = assign(fp16_to_fp32(dh2), fp16_to_fp32(mh2), win);
+            if (!(e < best))
+                break;
+            best = e;
+            dh = dh2;
+            mh = mh2;
+            save();
+        }
+        std::memcpy(sc, bsc, sizeof sc);
+        std::memcpy(mn, bmn, sizeof mn);
+        std::memcpy(q, bq, sizeof q);
+        *d_out = dh;
+        *dmin_out = mh;
+    }
+};
+
+// ---- signed-scale super-blocks (Q3_K, IQ4_XS) ------------------------------------------------
+//
+// value = d * ls_j * v(code), ls integers in [-32, 31]; v: the Q3_K levels q - 4 (q in 0..7) or
+// the IQ4 code book. Same search: integers next to the fits per sub-block, then d refit by least
+// squares while the error drops.
+template <bool kIQ4> struct SymFit {
+    int n_sub, len;
+    const float* x;
+    const float* w;
+    const float* s;
+    int8_t ls[16];
+    uint8_t q[kQKK]; // Q3_K: q in 0..7 (value q - 4); IQ4: code 0..15
+
+    static float level(int code) { return kIQ4 ? kIQ4Values[code] : static_cast<float>(code - 4); }
+
+    // Nearest code to v (in level units).
+    static int nearest(float v) {
+        if constexpr (kIQ4) {
+            // midpoints between consecutive code-book values
+            static constexpr float kMid[15] = {-115.5f, -93.5f, -74.0f, -57.0f, -42.0f,
+                                               -28.5f,  -16.0f, -4.5f,  7.0f,   19.0f,
+                                               31.5f,   45.5f,  61.0f,  79.0f,  101.0f};
+            int lo = 0, hi = 15; // answer in [lo, hi]
+            while (lo < hi) {
+                const int mid = (lo + hi) / 2;
+                if (v > kMid[mid])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            return lo;
+        } else {
+            return detail::round_clamp(v, -4, 3) + 4;
+        }
+    }
+
+    double sub_error(int j, float d, int l, uint8_t* qj) const {
+        const float dl = d * static_cast<float>(l);
+        const float id = dl != 0 ? 1.0f / dl : 0.0f;
+        double err = 0;
+        for (int k = 0; k < len; ++k) {
+            const int i = j * len + k;
+            const int c = dl != 0 ? nearest(x[i] * id) : nearest(0.0f);
+            qj[k] = static_cast<uint8_t>(c);
+            const double e = static_cast<double>(dl) * level(c) - x[i];
+            err += wt(w, i) * e * e;
+        }
+        return err;
+    }
+
+    double assign(float d, int win) {
+        double total = 0;
+        uint8_t qt[32];
+        for (int j = 0; j < n_sub; ++j) {
+            const int l0 = d != 0 ? detail::round_clamp(s[j] / d, -32, 31) : 0;
+            double best = INFINITY;
+            for (int l = std::max(-32, l0 - win); l <= std::min(31, l0 + win); ++l) {
+                const double e = sub_error(j, d, l, qt);
+                if (e < best) {
+                    best = e;
+                    ls[j] = static_cast<int8_t>(l);
+                    std::memcpy(q + j * len, qt, static_cast<size_t>(len));
+                }
+            }
+            total += best;
+        }
+        return total;
+    }
+
+    bool refit(double* d) const {
+        double saa = 0, sax = 0;
+        for (int i = 0; i < n_sub * len; ++i) {
+            const double a = static_cast<double>(ls[i / len]) * level(q[i]);
+            saa += wt(w, i) * a * a;
+            sax += wt(w, i) * a * x[i];
+        }
+        if (saa <= 0)
+            return false;
+        *d = sax / saa;
+        return true;
+    }
+
+    uint16_t run(int win) {
+        const float smx = detail::signed_absmax(s, n_sub);
+        uint16_t dh = half_sat(smx / -32.0f);
+        double best = assign(fp16_to_fp32(dh), win);
+        int8_t bls[16];
+        uint8_t bq[kQKK];
+        auto save = [&] {
+            std::memcpy(bls, ls, sizeof ls);
+            std::memcpy(bq, q, sizeof q);
+        };
+        save();
+        // The super-block scale: a few candidates around the largest fit, then refits.
+        for (float f : {0.9f, 1.1f}) {
+            const uint16_t dh2 = half_sat(smx / -32.0f * f);
+            const double e = assign(fp16_to_fp32(dh2), win);
+            if (e < best) {
+                best = e;
+                dh = dh2;
+                save();
+            }
+        }
+        std::memcpy(ls, bls, sizeof ls);
+        std::memcpy(q, bq, sizeof q);
+        for (int it = 0; it < 3; ++it) {
+            double d = fp16_to_fp32(dh);
+            if (!refit(&d))
+                break;
+            const uint16_t dh2 = half_sat(d);
+            if (dh2 == dh)
+                break;
+            const double e = assign(fp16_to_fp32(dh2), win);
+            if (!(e < best))
+                break;
+            best = e;
+            dh = dh2;
+            save();
+        }
+        std::memcpy(ls, bls, sizeof ls);
+        std::memcpy(q, bq, sizeof q);
+        return dh;
+    }
+};
+
+} // namespace
+
 void quantize_row_q2_k(const float* x, BlockQ2_K* b, int64_t n, const float* w) {
-    using detail::round_clamp;
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-        float s[16], m[16], smax = 0.0f, mmax = 0.0f;
-        for (int j = 0; j < 16; ++j) {
-            detail::fit_scale_min(x + 16 * j, sub_w(w, i * kQKK + 16 * j), 16, 3, &s[j], &m[j]);
-            smax = std::max(smax, s[j]);
-            mmax = std::max(mmax, m[j]);
-        }
+        const float* wb = sub_w(w, i * kQKK);
+        float s[16], m[16];
+        for (int j = 0; j < 16; ++j)
+            detail::fit_scale_min(x + 16 * j, sub_w(wb, 16 * j), 16, 3, &s[j], &m[j]);
+        ScaleMinFit f{16, 16, 3, 15, x, wb, s, m, {}, {}, {}};
         BlockQ2_K& blk = b[i];
-        blk.d = fp32_to_fp16(smax / 15.0f);
-        blk.dmin = fp32_to_fp16(mmax / 15.0f);
-        const float d = fp16_to_fp32(blk.d), dmin = fp16_to_fp32(blk.dmin);
-        for (int j = 0; j < 16; ++j) {
-            const int sc = d > 0 ? round_clamp(s[j] / d, 0, 15) : 0;
-            const int mn = dmin > 0 ? round_clamp(m[j] / dmin, 0, 15) : 0;
-            blk.scales[j] = static_cast<uint8_t>(sc | (mn << 4));
-        }
+        f.run(2, &blk.d, &blk.dmin);
+        for (int j = 0; j < 16; ++j)
+            blk.scales[j] = static_cast<uint8_t>(f.sc[j] | (f.mn[j] << 4));
         std::memset(blk.qs, 0, sizeof blk.qs);
         for (int e = 0; e < kQKK; ++e) {
-            const int j = e / 16;
-            const float ds = d * static_cast<float>(blk.scales[j] & 0xF);
-            const float dm = dmin * static_cast<float>(blk.scales[j] >> 4);
-            const int q = ds > 0 ? round_clamp((x[e] + dm) / ds, 0, 3) : 0;
             const int h = e / 128, k = (e % 128) / 32, l = e % 32;
-            blk.qs[32 * h + l] |= static_cast<uint8_t>(q << (2 * k));
+            blk.qs[32 * h + l] |= static_cast<uint8_t>(f.q[e] << (2 * k));
         }
     }
 }
 
 void quantize_row_q3_k(const float* x, BlockQ3_K* b, int64_t n, const float* w) {
-    using detail::round_clamp;
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        const float* wb = sub_w(w, i * kQKK);
         float s[16];
         for (int j = 0; j < 16; ++j)
-            s[j] = detail::fit_scale_sym(x + 16 * j, sub_w(w, i * kQKK + 16 * j), 16, -4, 3);
+            s[j] = detail::fit_scale_sym(x + 16 * j, sub_w(wb, 16 * j), 16, -4, 3);
+        SymFit<false> f{16, 16, x, wb, s, {}, {}};
         BlockQ3_K& blk = b[i];
-        const float smax = detail::signed_absmax(s, 16);
-        blk.d = fp32_to_fp16(smax / -32.0f);
-        const float d = fp16_to_fp32(blk.d);
-        int ls[16];
-        for (int j = 0; j < 16; ++j)
-            ls[j] = d != 0 ? round_clamp(s[j] / d, -32, 31) + 32 : 32;
+        blk.d = f.run(3);
         std::memset(blk.scales, 0, sizeof blk.scales);
         for (int j = 0; j < 16; ++j) {
-            const int l = ls[j];
+            const int l = f.ls[j] + 32;
             if (j < 8)
                 blk.scales[j] = static_cast<uint8_t>(l & 0xF);
             else
@@ -364,8 +605,7 @@ void quantize_row_q3_k(const float* x, BlockQ3_K* b, int64_t n, const float* w) 
         std::memset(blk.qs, 0, sizeof blk.qs);
         std::memset(blk.hmask, 0, sizeof blk.hmask);
         for (int e = 0; e < kQKK; ++e) {
-            const float ds = d * static_cast<float>(ls[e / 16] - 32);
-            const int q = (ds != 0 ? round_clamp(x[e] / ds, -4, 3) : 0) + 4;
+            const int q = f.q[e];
             const int h = e / 128, k = (e % 128) / 32, l = e % 32;
             blk.qs[32 * h + l] |= static_cast<uint8_t>((q & 3) << (2 * k));
             if (q > 3)
@@ -375,30 +615,20 @@ void quantize_row_q3_k(const float* x, BlockQ3_K* b, int64_t n, const float* w) 
 }
 
 void quantize_row_q5_k(const float* x, BlockQ5_K* b, int64_t n, const float* w) {
-    using detail::round_clamp;
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-        float s[8], m[8], smax = 0.0f, mmax = 0.0f;
-        for (int j = 0; j < 8; ++j) {
-            detail::fit_scale_min(x + 32 * j, sub_w(w, i * kQKK + 32 * j), 32, 31, &s[j], &m[j]);
-            smax = std::max(smax, s[j]);
-            mmax = std::max(mmax, m[j]);
-        }
+        const float* wb = sub_w(w, i * kQKK);
+        float s[8], m[8];
+        for (int j = 0; j < 8; ++j)
+            detail::fit_scale_min(x + 32 * j, sub_w(wb, 32 * j), 32, 31, &s[j], &m[j]);
+        ScaleMinFit f{8, 32, 31, 63, x, wb, s, m, {}, {}, {}};
         BlockQ5_K& blk = b[i];
-        blk.d = fp32_to_fp16(smax / 63.0f);
-        blk.dmin = fp32_to_fp16(mmax / 63.0f);
-        const float d = fp16_to_fp32(blk.d), dmin = fp16_to_fp32(blk.dmin);
-        uint8_t sc[8], mn[8];
-        for (int j = 0; j < 8; ++j) {
-            sc[j] = static_cast<uint8_t>(d > 0 ? round_clamp(s[j] / d, 0, 63) : 0);
-            mn[j] = static_cast<uint8_t>(dmin > 0 ? round_clamp(m[j] / dmin, 0, 63) : 0);
-        }
-        pack_k4_scales(sc, mn, blk.scales);
+        f.run(1, &blk.d, &blk.dmin);
+        pack_k4_scales(f.sc, f.mn, blk.scales);
         std::memset(blk.qh, 0, sizeof blk.qh);
         for (int j = 0; j < 8; ++j) {
-            const float ds = d * sc[j], dm = dmin * mn[j];
+            const int c = j / 2;
             for (int l = 0; l < 32; ++l) {
-                const int q = ds > 0 ? round_clamp((x[32 * j + l] + dm) / ds, 0, 31) : 0;
-                const int c = j / 2;
+                const int q = f.q[32 * j + l];
                 if (j % 2 == 0)
                     blk.qs[32 * c + l] = static_cast<uint8_t>(q & 0xF);
                 else
@@ -410,29 +640,23 @@ void quantize_row_q5_k(const float* x, BlockQ5_K* b, int64_t n, const float* w) 
 }
 
 void quantize_row_iq4_xs(const float* x, BlockIQ4_XS* b, int64_t n, const float* w) {
-    using detail::round_clamp;
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        const float* wb = sub_w(w, i * kQKK);
         float s[8];
         for (int j = 0; j < 8; ++j)
-            s[j] = detail::fit_scale_iq4(x + 32 * j, sub_w(w, i * kQKK + 32 * j), 32);
+            s[j] = detail::fit_scale_iq4(x + 32 * j, sub_w(wb, 32 * j), 32);
+        SymFit<true> f{8, 32, x, wb, s, {}, {}};
         BlockIQ4_XS& blk = b[i];
-        const float smax = detail::signed_absmax(s, 8);
-        blk.d = fp32_to_fp16(smax / -32.0f);
-        const float d = fp16_to_fp32(blk.d);
+        blk.d = f.run(2);
         blk.scales_h = 0;
         std::memset(blk.scales_l, 0, sizeof blk.scales_l);
         for (int j = 0; j < 8; ++j) {
-            const int ls = d != 0 ? round_clamp(s[j] / d, -32, 31) + 32 : 32;
+            const int ls = f.ls[j] + 32;
             blk.scales_l[j / 2] |= static_cast<uint8_t>((ls & 0xF) << (4 * (j % 2)));
             blk.scales_h = static_cast<uint16_t>(blk.scales_h | ((ls >> 4) << (2 * j)));
-            const float dl = d * static_cast<float>(ls - 32);
-            const float id = dl != 0 ? 1.0f / dl : 0.0f;
             uint8_t* q = blk.qs + 16 * j;
-            for (int l = 0; l < 16; ++l) {
-                const int q0 = detail::nearest_iq4(x[32 * j + l] * id);
-                const int q1 = detail::nearest_iq4(x[32 * j + l + 16] * id);
-                q[l] = static_cast<uint8_t>(q0 | (q1 << 4));
-            }
+            for (int l = 0; l < 16; ++l)
+                q[l] = static_cast<uint8_t>(f.q[32 * j + l] | (f.q[32 * j + l + 16] << 4));
         }
     }
 }

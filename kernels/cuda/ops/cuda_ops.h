@@ -49,7 +49,9 @@ void blas_destroy(BlasContext* ctx); // null is fine; synchronises the device fi
 
 // ---------------------------------------------------------------------------------------------
 // Weight matrix in device memory, same meaning as kernels::WeightMatrix: [rows][cols] in `type`
-// (cols a multiple of dtype_block_elems(type)); data must be 16-byte aligned.
+// (cols a multiple of dtype_block_elems(type)); data must be 16-byte aligned (matmul and
+// dequantize_to_bf16 refuse a base with less alignment than the type's blocks get inside a
+// 16-byte aligned matrix: 16 for Q4_K/Q5_K, 8 for Q5_1/IQ4_XS, 4 for F32/Q4_1/Q2_K, else 2).
 struct DeviceMatrix {
     DType type = DType::F32;
     const void* data = nullptr;
@@ -70,8 +72,8 @@ size_t matmul_workspace_bytes(int64_t rows, int64_t cols, int64_t max_n, DType t
 OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const float* x, int64_t n,
                 void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
-// out [w.rows][w.cols] bf16 (raw 16-bit values) = the quantized matrix w (Q8_0, Q4_0, Q4_K,
-// Q6_K) dequantized, e.g. once at load time so that large-batch products of a quantized model
+// out [w.rows][w.cols] bf16 (raw 16-bit values) = the quantized matrix w (any quantized type of
+// kAllDTypes) dequantized, e.g. once at load time so that large-batch products of a quantized model
 // can use the bf16 GEMM without dequantizing per call (memory permitting). out 16-byte aligned.
 OpStatus dequantize_to_bf16(void* out, const DeviceMatrix& w, cudaStream_t stream);
 

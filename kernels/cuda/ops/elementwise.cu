@@ -295,29 +295,28 @@ OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* 
 #define LLMWB_EMB(T)                                                                               \
     LLMWB_LAUNCH(grid, kThreads, 0, stream, embedding_kernel<T>)                                   \
     (out, data, rb, table.rows, ids, n, table.cols)
-    switch (table.type) {
-    case DType::F32:
-        LLMWB_EMB(DType::F32);
-        break;
-    case DType::F16:
-        LLMWB_EMB(DType::F16);
-        break;
-    case DType::BF16:
-        LLMWB_EMB(DType::BF16);
-        break;
-    case DType::Q8_0:
-        LLMWB_EMB(DType::Q8_0);
-        break;
-    case DType::Q4_0:
-        LLMWB_EMB(DType::Q4_0);
-        break;
-    case DType::Q4_K:
-        LLMWB_EMB(DType::Q4_K);
-        break;
-    case DType::Q6_K:
-        LLMWB_EMB(DType::Q6_K);
-        break;
+#define LLMWB_EMB_CASE(T)                                                                          \
+    case T:                                                                                        \
+        LLMWB_EMB(T);                                                                              \
+        break
+    switch (table.type) { // every dtype a GGUF token_embd can have
+        LLMWB_EMB_CASE(DType::F32);
+        LLMWB_EMB_CASE(DType::F16);
+        LLMWB_EMB_CASE(DType::BF16);
+        LLMWB_EMB_CASE(DType::Q4_0);
+        LLMWB_EMB_CASE(DType::Q4_1);
+        LLMWB_EMB_CASE(DType::Q5_0);
+        LLMWB_EMB_CASE(DType::Q5_1);
+        LLMWB_EMB_CASE(DType::Q8_0);
+        LLMWB_EMB_CASE(DType::Q2_K);
+        LLMWB_EMB_CASE(DType::Q3_K);
+        LLMWB_EMB_CASE(DType::Q4_K);
+        LLMWB_EMB_CASE(DType::Q5_K);
+        LLMWB_EMB_CASE(DType::Q6_K);
+        LLMWB_EMB_CASE(DType::IQ4_NL);
+        LLMWB_EMB_CASE(DType::IQ4_XS);
     }
+#undef LLMWB_EMB_CASE
 #undef LLMWB_EMB
     return check_launch("embedding_gather");
 }

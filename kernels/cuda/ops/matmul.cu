@@ -31,6 +31,12 @@ bool is_quantized(DType t) {
     return dtype_block_elems(t) > 1;
 }
 
+// The decoders load each block with the widest words its size allows once the matrix starts
+// 16-byte aligned (detail::dtype_load_align); a base with less alignment would fault.
+bool weights_aligned(const DeviceMatrix& w) {
+    return reinterpret_cast<uintptr_t>(w.data) % detail::dtype_load_align(w.type) == 0;
+}
+
 // One warp per weight row; each lane decodes chunks of 32 weights and applies them to all N
 // tokens, so the row is read from memory once per call.
 template <DType T, int N>
@@ -194,22 +200,27 @@ OpStatus launch_gemv(float* out, const DeviceMatrix& w, const float* x, int64_t 
     const bool w_aligned = (reinterpret_cast<uintptr_t>(w.data) % 16) == 0;
     const bool vec_w = w_aligned && w.cols % 32 == 0;
     const bool vec_x = (reinterpret_cast<uintptr_t>(x) % 16) == 0 && w.cols % 4 == 0;
-    switch (w.type) {
-    case DType::F32:
-        return launch_gemv_t<DType::F32>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::F16:
-        return launch_gemv_t<DType::F16>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::BF16:
-        return launch_gemv_t<DType::BF16>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q8_0:
-        return launch_gemv_t<DType::Q8_0>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q4_0:
-        return launch_gemv_t<DType::Q4_0>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q4_K:
-        return launch_gemv_t<DType::Q4_K>(out, w, x, n, vec_w, vec_x, stream);
-    case DType::Q6_K:
-        return launch_gemv_t<DType::Q6_K>(out, w, x, n, vec_w, vec_x, stream);
+#define LLMWB_GEMV_T(T)                                                                            \
+    case T:                                                                                        \
+        return launch_gemv_t<T>(out, w, x, n, vec_w, vec_x, stream)
+    switch (w.type) { // every dtype: GEMV reads each weight type in place
+        LLMWB_GEMV_T(DType::F32);
+        LLMWB_GEMV_T(DType::F16);
+        LLMWB_GEMV_T(DType::BF16);
+        LLMWB_GEMV_T(DType::Q4_0);
+        LLMWB_GEMV_T(DType::Q4_1);
+        LLMWB_GEMV_T(DType::Q5_0);
+        LLMWB_GEMV_T(DType::Q5_1);
+        LLMWB_GEMV_T(DType::Q8_0);
+        LLMWB_GEMV_T(DType::Q2_K);
+        LLMWB_GEMV_T(DType::Q3_K);
+        LLMWB_GEMV_T(DType::Q4_K);
+        LLMWB_GEMV_T(DType::Q5_K);
+        LLMWB_GEMV_T(DType::Q6_K);
+        LLMWB_GEMV_T(DType::IQ4_NL);
+        LLMWB_GEMV_T(DType::IQ4_XS);
     }
+#undef LLMWB_GEMV_T
     return invalid("matmul", "unknown dtype");
 }
 
@@ -263,22 +274,29 @@ OpStatus launch_dequant_tile(__nv_bfloat16* tile, const DeviceMatrix& w, int64_t
 #define LLMWB_DQ(T)                                                                                \
     LLMWB_LAUNCH(grid, kThreads, 0, stream, dequant_tile_kernel<T>)                                \
     (tile, wp, rb, r0, tile_rows, w.cols)
+#define LLMWB_DQ_CASE(T)                                                                           \
+    case T:                                                                                        \
+        LLMWB_DQ(T);                                                                               \
+        break
     switch (w.type) {
-    case DType::Q8_0:
-        LLMWB_DQ(DType::Q8_0);
-        break;
-    case DType::Q4_0:
-        LLMWB_DQ(DType::Q4_0);
-        break;
-    case DType::Q4_K:
-        LLMWB_DQ(DType::Q4_K);
-        break;
-    case DType::Q6_K:
-        LLMWB_DQ(DType::Q6_K);
-        break;
-    default:
+        LLMWB_DQ_CASE(DType::Q4_0);
+        LLMWB_DQ_CASE(DType::Q4_1);
+        LLMWB_DQ_CASE(DType::Q5_0);
+        LLMWB_DQ_CASE(DType::Q5_1);
+        LLMWB_DQ_CASE(DType::Q8_0);
+        LLMWB_DQ_CASE(DType::Q2_K);
+        LLMWB_DQ_CASE(DType::Q3_K);
+        LLMWB_DQ_CASE(DType::Q4_K);
+        LLMWB_DQ_CASE(DType::Q5_K);
+        LLMWB_DQ_CASE(DType::Q6_K);
+        LLMWB_DQ_CASE(DType::IQ4_NL);
+        LLMWB_DQ_CASE(DType::IQ4_XS);
+    case DType::F32: // float types go to cuBLAS directly (matmul) and are not "dequantized"
+    case DType::F16:
+    case DType::BF16:
         return invalid("matmul", "dequantize: not a quantized dtype");
     }
+#undef LLMWB_DQ_CASE
 #undef LLMWB_DQ
     return check_launch("matmul (dequantize tile)");
 }
@@ -319,8 +337,7 @@ OpStatus dequantize_to_bf16(void* out, const DeviceMatrix& w, cudaStream_t strea
     const int64_t be = dtype_block_elems(w.type);
     if (!is_quantized(w.type) || w.rows <= 0 || w.cols <= 0 || w.cols % be != 0 || !w.data)
         return invalid("dequantize_to_bf16", "not a quantized matrix of whole blocks");
-    if (reinterpret_cast<uintptr_t>(out) % 16 != 0 ||
-        (w.type == DType::Q4_K && reinterpret_cast<uintptr_t>(w.data) % 16 != 0))
+    if (reinterpret_cast<uintptr_t>(out) % 16 != 0 || !weights_aligned(w))
         return invalid("dequantize_to_bf16", "pointers must be 16-byte aligned");
     return launch_dequant_tile(static_cast<__nv_bfloat16*>(out), w, 0, w.rows, stream);
 }
@@ -332,8 +349,8 @@ OpStatus matmul(BlasContext& blas, float* out, const DeviceMatrix& w, const floa
         return invalid("matmul", "bad weight shape or dtype");
     if (w.rows > INT_MAX || w.cols > INT_MAX || n > INT_MAX)
         return invalid("matmul", "dimension beyond cuBLAS' int range");
-    if (w.type == DType::Q4_K && reinterpret_cast<uintptr_t>(w.data) % 16 != 0)
-        return invalid("matmul", "Q4_K weights must be 16-byte aligned");
+    if (!weights_aligned(w))
+        return invalid("matmul", "weights not aligned as their blocks need (16 bytes suffice)");
     if (n == 0)
         return OpStatus::Ok;
     if (n <= kGemvMaxN)

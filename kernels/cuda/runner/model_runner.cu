@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "kernels/cuda/ops/launch.cuh"
@@ -176,16 +178,31 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
     eps_ = m.rms_norm_eps;
 
     std::unordered_map<const void*, const void*> uploaded; // host -> device (tied embeddings)
-    auto matrix = [&](const LlmwbTensor& t, int64_t rows, int64_t cols, const char* name,
+    auto matrix = [&](const LlmwbTensor& t, int64_t rows, int64_t cols, const std::string& name,
                       DeviceMatrix& out) -> bool {
         if (!t.data || t.rows != rows || t.cols != cols || t.bytes <= 0) {
-            err = std::string("weight ") + name + " is missing or has the wrong shape";
+            err = "weight " + name + " is missing or has the wrong shape";
             return false;
         }
-        const DType type = static_cast<DType>(t.dtype);
-        if (dtype_block_elems(type) == 0 || cols % dtype_block_elems(type) != 0 ||
-            t.bytes != rows * dtype_row_bytes(type, cols)) {
-            err = std::string("weight ") + name + " has an unsupported dtype or size";
+        // Every type of kAllDTypes has device decoders (GEMV, GEMM, embedding gather); any other
+        // id is refused here, by name, before anything is uploaded.
+        const std::optional<DType> known = dtype_from_ggml(t.dtype);
+        if (!known) {
+            err = "weight " + name + ": tensor type id " + std::to_string(t.dtype) +
+                  " is not supported by the CUDA backend";
+            return false;
+        }
+        const DType type = *known;
+        const int64_t be = dtype_block_elems(type);
+        if (cols % be != 0) {
+            err = "weight " + name + " (" + dtype_name(type) + "): rows of " +
+                  std::to_string(cols) + " elements are not whole blocks of " + std::to_string(be);
+            return false;
+        }
+        if (t.bytes != rows * dtype_row_bytes(type, cols)) {
+            err = "weight " + name + " (" + dtype_name(type) + ", " + std::to_string(rows) + " x " +
+                  std::to_string(cols) + "): " + std::to_string(t.bytes) + " bytes, expected " +
+                  std::to_string(rows * dtype_row_bytes(type, cols));
             return false;
         }
         const void* d = nullptr;
@@ -224,14 +241,16 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
             err = "layer " + std::to_string(l) + " has no norm weights";
             return false;
         }
-        if (!matrix(s.wq, qw, H, "attn_q", d.wq) || !matrix(s.wk, kvw, H, "attn_k", d.wk) ||
-            !matrix(s.wv, kvw, H, "attn_v", d.wv) || !matrix(s.wo, H, qw, "attn_output", d.wo) ||
-            !matrix(s.w_gate, I, H, "ffn_gate", d.w_gate) ||
-            !matrix(s.w_up, I, H, "ffn_up", d.w_up) ||
-            !matrix(s.w_down, H, I, "ffn_down", d.w_down) || !vec(s.attn_norm, H, d.attn_norm) ||
-            !vec(s.ffn_norm, H, d.ffn_norm) || !vec(s.q_norm, head_dim_, d.q_norm) ||
-            !vec(s.k_norm, head_dim_, d.k_norm) || !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) ||
-            !vec(s.bv, kvw, d.bv))
+        const std::string p = "blk." + std::to_string(l) + ".";
+        if (!matrix(s.wq, qw, H, p + "attn_q", d.wq) || !matrix(s.wk, kvw, H, p + "attn_k", d.wk) ||
+            !matrix(s.wv, kvw, H, p + "attn_v", d.wv) ||
+            !matrix(s.wo, H, qw, p + "attn_output", d.wo) ||
+            !matrix(s.w_gate, I, H, p + "ffn_gate", d.w_gate) ||
+            !matrix(s.w_up, I, H, p + "ffn_up", d.w_up) ||
+            !matrix(s.w_down, H, I, p + "ffn_down", d.w_down) ||
+            !vec(s.attn_norm, H, d.attn_norm) || !vec(s.ffn_norm, H, d.ffn_norm) ||
+            !vec(s.q_norm, head_dim_, d.q_norm) || !vec(s.k_norm, head_dim_, d.k_norm) ||
+            !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv))
             return false;
     }
     return true;

@@ -370,7 +370,7 @@ MT_TEST(quantFallbackIsRecorded) {
     auto m = load_model(path);
     MT_REQUIRE_MSG(m.ok(), m.ok() ? "" : m.message());
     const LayerWeights& L = m.value()->weights.layers[0];
-    MT_COMPARE(L.wq.type, DType::Q4_0);    // 96 columns: 4-bit fallback Q4_0
+    MT_COMPARE(L.wq.type, DType::Q5_0);    // 96 columns: Q4_K falls back to Q5_0
     MT_COMPARE(L.w_down.type, DType::F16); // 200 columns: no block fits
     for (const auto& t : rep.tensors) {
         if (t.file_name == "blk.0.attn_q.weight")
@@ -466,7 +466,7 @@ MT_TEST(modelInfo) {
 MT_TEST(writerRejectsBadSpecs) {
     MT_COMPARE(parse_weight_type("Q4_K_M").value(), WeightType::Q4_K_M);
     MT_COMPARE(parse_weight_type("bf16").value(), WeightType::BF16);
-    MT_CHECK(!parse_weight_type("q5_k").ok());
+    MT_CHECK(!parse_weight_type("q7_k").ok());
     mini_test::TempDir dir;
     MT_REQUIRE(dir.valid());
     ModelWriterSpec spec = small_spec(Architecture::Llama, false);

@@ -13,26 +13,6 @@ using namespace llmwb::gputest;
 
 namespace {
 
-// The step sequence: (seq A tokens, seq B tokens) per step, A on blocks 0..3, B on 4..7.
-struct Step {
-    int32_t a_first, a_len, b_first, b_len;
-};
-constexpr Step kSteps[] = {
-    {0, 37, 0, 5}, {37, 1, 5, 3}, {38, 1, 8, 1}, {39, 1, 9, 1}, {40, 1, 10, 1}};
-
-ForwardBatch make_batch(const Step& s, int32_t vocab) {
-    ForwardBatch b;
-    std::vector<int32_t> a_tokens, b_tokens;
-    for (int32_t i = 0; i < s.a_len; ++i)
-        a_tokens.push_back((7 * (s.a_first + i) + 3) % vocab);
-    for (int32_t i = 0; i < s.b_len; ++i)
-        b_tokens.push_back((11 * (s.b_first + i) + 5) % vocab);
-    const int32_t a_blocks[] = {0, 1, 2, 3}, b_blocks[] = {4, 5, 6, 7};
-    b.add_sequence(a_tokens, s.a_first, a_blocks, 16, ForwardBatch::Logits::Last);
-    b.add_sequence(b_tokens, s.b_first, b_blocks, 16, ForwardBatch::Logits::Last);
-    return b;
-}
-
 double tolerance(WeightType t, KvDtype kv) {
     double tol = 2e-3; // fp32 weights: fp32 GEMMs in another order
     if (t == WeightType::F16 || t == WeightType::BF16)

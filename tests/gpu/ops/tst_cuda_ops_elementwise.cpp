@@ -1,6 +1,7 @@
 // CUDA row/element-wise ops against the CPU reference: rmsnorm (+ fused add, qk-norm shapes),
 // silu_mul, add, bias_add, rope (both pairings), kv_write (F32/F16), embedding_gather (every
-// dtype), argmax_rows (ties, NaN).
+// dtype of kAllDTypes, quantized data; random blocks: tst_cuda_ops_quant_types), argmax_rows
+// (ties, NaN).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -240,13 +241,11 @@ int main() {
             test_rope(inter, with_k);
     test_kv_write(DType::F32);
     test_kv_write(DType::F16);
-    test_embedding(DType::F32, 50, 67);
-    test_embedding(DType::F16, 50, 67);
-    test_embedding(DType::BF16, 50, 67);
-    test_embedding(DType::Q8_0, 50, 96);
-    test_embedding(DType::Q4_0, 50, 96);
-    test_embedding(DType::Q4_K, 30, 512);
-    test_embedding(DType::Q6_K, 30, 512);
+    for (DType t : kAllDTypes) { // every type a GGUF token_embd can have
+        const int64_t be = dtype_block_elems(t);
+        test_embedding(t, be == 1 ? 50 : (be == 32 ? 50 : 30),
+                       be == 1 ? 67 : (be == 32 ? 96 : 512));
+    }
     test_argmax();
     test_invalid_arguments();
     return finish("tst_cuda_ops_elementwise");

@@ -1,0 +1,403 @@
+// AVX-512 (F, BW, VL, VNNI) matmul kernels for Q2_K, Q3_K, Q5_K and IQ4_XS, reading the weights
+// in place and the AK activations (natural element order; matmul_kernels.h). Each tile decodes a
+// weight super-block once into four registers of 64 codes (elements 64i .. 64i + 63) plus the
+// matching sub-block scales as 16-bit words, then multiplies it with up to kMaxTileTokens
+// activation rows: vpmaddubsw (u8 code x s8 activation, pair sums fit int16) and vpdpwssd with
+// the scales. Code offsets (Q2_K/Q5_K mins, Q3_K's 4) go through the activation sums per 16.
+// IQ4_XS codes are looked up (vpshufb) as signed int8 values; |value| <= 127 times a sign-adjusted
+// activation keeps vpmaddubsw exact. Every token's result is computed by the same instructions
+// whatever the tile's token count.
+#include "kernels/cpu/avx512_util.h"
+#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/quant_blocks.h"
+
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
+namespace llmwb::kernels::detail {
+
+namespace {
+
+inline float h2f(uint16_t h) {
+    return _cvtsh_ss(h);
+}
+
+// ---- activations (same values as the scalar prepare_act_ak) --------------------------------
+
+void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
+    const AKLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* bsum = reinterpret_cast<int16_t*>(dst + L.bsum_off);
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m512 m = _mm512_setzero_ps();
+        LLMWB_UNROLL for (int i = 0; i < 16; ++i) m =
+            _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + 16 * i)));
+        const float amax = _mm512_reduce_max_ps(m);
+        const __m512 vid = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        for (int g = 0; g < 16; ++g) {
+            const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 16 * g), vid));
+            bsum[16 * b + g] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + 16 * g),
+                             _mm512_cvtsepi32_epi8(q));
+        }
+    }
+}
+
+size_t ak_bytes(int64_t cols) {
+    return AKLayout(cols).row_bytes;
+}
+
+template <int NT> struct Acts {
+    const uint8_t* q[NT];
+    const float* d[NT];
+    const int16_t* sum[NT];
+    Acts(const TileArgs& p) {
+        const AKLayout L(p.cols);
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+            q[t] = p.a + static_cast<size_t>(t) * p.a_stride;
+            d[t] = reinterpret_cast<const float*>(q[t] + L.d_off);
+            sum[t] = reinterpret_cast<const int16_t*>(q[t] + L.bsum_off);
+        }
+    }
+};
+
+// Word-index vectors for vpermw: per-32 scales (word j in the low half, j + 1 in the high half)
+// and per-16 scales (words k .. k + 3, each over 8 words).
+inline __m512i idx_per32(int j) {
+    return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(j)),
+                              _mm256_set1_epi16(static_cast<int16_t>(j + 1)), 1);
+}
+inline __m512i idx_per16(int k) {
+    return _mm512_set_epi16(k + 3, k + 3, k + 3, k + 3, k + 3, k + 3, k + 3, k + 3, k + 2, k + 2,
+                            k + 2, k + 2, k + 2, k + 2, k + 2, k + 2, k + 1, k + 1, k + 1, k + 1,
+                            k + 1, k + 1, k + 1, k + 1, k, k, k, k, k, k, k, k);
+}
+// Byte vector: a in the low 256 bits, b in the high 256 bits.
+inline __m512i halves_epi8(int a, int b) {
+    return _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(a)),
+                              _mm256_set1_epi8(static_cast<char>(b)), 1);
+}
+inline __m512i halves_epi16(int a, int b) {
+    return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(a)),
+                              _mm256_set1_epi16(static_cast<int16_t>(b)), 1);
+}
+
+// Sum over the block of scale(i) * maddubs(q[i], x[64 i ..]) as int32 lanes.
+inline __m512i dot4(const __m512i q[4], const __m512i sc[4], const uint8_t* x) {
+    __m512i s = _mm512_madd_epi16(_mm512_maddubs_epi16(q[0], _mm512_load_si512(x)), sc[0]);
+    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(q[1], _mm512_load_si512(x + 64)), sc[1]);
+    s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(q[2], _mm512_load_si512(x + 128)), sc[2]);
+    return _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(q[3], _mm512_load_si512(x + 192)), sc[3]);
+}
+
+inline __m256i load256(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// ---- Q5_K ------------------------------------------------------------------------------------
+
+template <int NT> struct Q5_KTile {
+    static void run(const TileArgs& p) {
+        const Acts<NT> A(p);
+        const int64_t nb = p.cols / 256;
+        const __m512i low4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
+        const __m512i cnt = halves_epi16(0, 4);
+        __m512i idx[4], hsel[4];
+        LLMWB_UNROLL for (int c = 0; c < 4; ++c) {
+            idx[c] = idx_per32(2 * c);
+            hsel[c] = halves_epi8(1 << (2 * c), 1 << (2 * c + 1));
+        }
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w =
+                reinterpret_cast<const BlockQ5_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            __m256 macc[NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                acc[t] = _mm512_setzero_ps();
+                macc[t] = _mm256_setzero_ps();
+            }
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockQ5_K& B = w[b];
+                uint32_t u[3];
+                __builtin_memcpy(u, B.scales, 12);
+                const uint64_t sc =
+                    (u[0] & 0x3F3F3F3Fu) |
+                    static_cast<uint64_t>((u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4))
+                        << 32;
+                const uint64_t mn =
+                    (u[1] & 0x3F3F3F3Fu) | static_cast<uint64_t>(((u[2] >> 4) & 0x0F0F0F0Fu) |
+                                                                 (((u[1] >> 6) & 0x03030303u) << 4))
+                                               << 32;
+                const __m512i scv = _mm512_cvtepu8_epi16(
+                    _mm256_zextsi128_si256(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+                const __m128i m8 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn)));
+                const __m256i mins16 =
+                    _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
+                                            _mm_unpackhi_epi16(m8, m8), 1);
+                const __m512i qh = _mm512_broadcast_i64x4(load256(B.qh));
+                __m512i q[4], s[4];
+                LLMWB_UNROLL for (int c = 0; c < 4; ++c) {
+                    const __m512i raw = _mm512_broadcast_i64x4(load256(B.qs + 32 * c));
+                    const __m512i lo = _mm512_and_si512(_mm512_srlv_epi16(raw, cnt), low4);
+                    q[c] = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(qh, hsel[c]), lo, b4);
+                    s[c] = _mm512_permutexvar_epi16(idx[c], scv);
+                }
+                const float d = h2f(B.d), dmin = h2f(B.dmin);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m512i si = dot4(q, s, A.q[t] + 256 * b);
+                    const float dx = A.d[t][b];
+                    acc[t] =
+                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * dx), acc[t]);
+                    const __m256i mi = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), mins16);
+                    macc[t] =
+                        _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
+                }
+            }
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
+                hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
+        }
+    }
+};
+
+// ---- Q2_K / Q3_K: 2-bit codes (+ Q3_K's high bit) ---------------------------------------------
+
+// Codes of half h: q[2h + p] = elements 128h + 64p .. + 63 (shifts 4p and 4p + 2).
+inline void q2_codes(const uint8_t* qs, __m512i q[4]) {
+    const __m512i three = _mm512_set1_epi8(3);
+    LLMWB_UNROLL for (int h = 0; h < 2; ++h) {
+        const __m512i raw = _mm512_broadcast_i64x4(load256(qs + 32 * h));
+        q[2 * h] = _mm512_and_si512(_mm512_srlv_epi16(raw, halves_epi16(0, 2)), three);
+        q[2 * h + 1] = _mm512_and_si512(_mm512_srlv_epi16(raw, halves_epi16(4, 6)), three);
+    }
+}
+
+template <int NT> struct Q2_KTile {
+    static void run(const TileArgs& p) {
+        const Acts<NT> A(p);
+        const int64_t nb = p.cols / 256;
+        const __m128i low4 = _mm_set1_epi8(0x0F);
+        __m512i idx[4];
+        LLMWB_UNROLL for (int i = 0; i < 4; ++i) idx[i] = idx_per16(4 * i);
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w =
+                reinterpret_cast<const BlockQ2_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            __m256 macc[NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                acc[t] = _mm512_setzero_ps();
+                macc[t] = _mm256_setzero_ps();
+            }
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockQ2_K& B = w[b];
+                const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales));
+                const __m512i scv =
+                    _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_and_si128(sc8, low4)));
+                const __m256i mins16 =
+                    _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), low4));
+                __m512i q[4], s[4];
+                q2_codes(B.qs, q);
+                LLMWB_UNROLL for (int i = 0; i < 4; ++i) s[i] =
+                    _mm512_permutexvar_epi16(idx[i], scv);
+                const float d = h2f(B.d), dmin = h2f(B.dmin);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m512i si = dot4(q, s, A.q[t] + 256 * b);
+                    const float dx = A.d[t][b];
+                    acc[t] =
+                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * dx), acc[t]);
+                    const __m256i mi = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), mins16);
+                    macc[t] =
+                        _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
+                }
+            }
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
+                hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
+        }
+    }
+};
+
+// The 16 signed sub-block scales of a Q3_K block (sc - 32) as int8.
+inline __m128i q3k_scales(const uint8_t* s) {
+    uint32_t a[3];
+    __builtin_memcpy(a, s, 12);
+    const uint32_t m2 = 0x0F0F0F0Fu, m1 = 0x03030303u;
+    const uint32_t w0 = (a[0] & m2) | ((a[2] & m1) << 4);
+    const uint32_t w1 = (a[1] & m2) | (((a[2] >> 2) & m1) << 4);
+    const uint32_t w2 = ((a[0] >> 4) & m2) | (((a[2] >> 4) & m1) << 4);
+    const uint32_t w3 = ((a[1] >> 4) & m2) | (((a[2] >> 6) & m1) << 4);
+    return _mm_sub_epi8(_mm_setr_epi32(static_cast<int>(w0), static_cast<int>(w1),
+                                       static_cast<int>(w2), static_cast<int>(w3)),
+                        _mm_set1_epi8(32));
+}
+
+template <int NT> struct Q3_KTile {
+    static void run(const TileArgs& p) {
+        const Acts<NT> A(p);
+        const int64_t nb = p.cols / 256;
+        const __m512i four = _mm512_set1_epi8(4);
+        __m512i idx[4], hsel[4];
+        LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
+            idx[i] = idx_per16(4 * i);
+            // register i = 2h + p holds k = 2p (low half) and 2p + 1 (high half): hmask bit 4h + k
+            const int bit = 4 * (i / 2) + 2 * (i % 2);
+            hsel[i] = halves_epi8(1 << bit, 1 << (bit + 1));
+        }
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w =
+                reinterpret_cast<const BlockQ3_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockQ3_K& B = w[b];
+                const __m256i sc16 = _mm256_cvtepi8_epi16(q3k_scales(B.scales));
+                const __m512i scv = _mm512_castsi256_si512(sc16);
+                const __m512i hm = _mm512_broadcast_i64x4(load256(B.hmask));
+                __m512i q[4], s[4];
+                q2_codes(B.qs, q);
+                LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
+                    q[i] =
+                        _mm512_mask_add_epi8(q[i], _mm512_test_epi8_mask(hm, hsel[i]), q[i], four);
+                    s[i] = _mm512_permutexvar_epi16(idx[i], scv);
+                }
+                const float d = h2f(B.d);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    __m512i si = dot4(q, s, A.q[t] + 256 * b);
+                    // codes are u - 4: subtract 4 * sum(sc * bsum)
+                    const __m256i corr = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), sc16);
+                    si = _mm512_sub_epi32(si, _mm512_zextsi256_si512(_mm256_slli_epi32(corr, 2)));
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * A.d[t][b]),
+                                             acc[t]);
+                }
+            }
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]);
+        }
+    }
+};
+
+// ---- IQ4_XS ------------------------------------------------------------------------------------
+
+// The 8 signed sub-block scales (ls - 32) of an IQ4_XS block as 16-bit words.
+inline __m128i iq4xs_scales(const BlockIQ4_XS& B) {
+    uint32_t sl;
+    __builtin_memcpy(&sl, B.scales_l, 4);
+    const __m128i v = _mm_cvtsi32_si128(static_cast<int>(sl));
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    const __m128i lo = _mm_unpacklo_epi8(_mm_and_si128(v, low4),
+                                         _mm_and_si128(_mm_srli_epi16(v, 4), low4)); // j order
+    const __m128i hi =
+        _mm_and_si128(_mm_srlv_epi16(_mm_set1_epi16(static_cast<int16_t>(B.scales_h)),
+                                     _mm_setr_epi16(0, 2, 4, 6, 8, 10, 12, 14)),
+                      _mm_set1_epi16(3));
+    return _mm_sub_epi16(_mm_or_si128(_mm_cvtepu8_epi16(lo), _mm_slli_epi16(hi, 4)),
+                         _mm_set1_epi16(32));
+}
+
+template <int NT> struct IQ4_XSTile {
+    static void run(const TileArgs& p) {
+        const Acts<NT> A(p);
+        const int64_t nb = p.cols / 256;
+        const __m512i low4 = _mm512_set1_epi8(0x0F);
+        const __m512i table =
+            _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
+        // per 128-bit lane: low nibbles, high nibbles, low, high
+        const __m512i cnt = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_setzero_si128()), _mm_set1_epi16(4), 1)),
+            _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_setzero_si128()), _mm_set1_epi16(4),
+                                    1),
+            1);
+        __m512i idx[4];
+        LLMWB_UNROLL for (int i = 0; i < 4; ++i) idx[i] = idx_per32(2 * i);
+        const __m512i zero = _mm512_setzero_si512();
+        for (int r = 0; r < p.nr; ++r) {
+            const auto* w =
+                reinterpret_cast<const BlockIQ4_XS*>(p.w + static_cast<size_t>(r) * p.w_stride);
+            __m512 acc[NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockIQ4_XS& B = w[b];
+                const __m512i scv = _mm512_castsi128_si512(iq4xs_scales(B));
+                __m512i q[4], s[4];
+                __mmask64 neg[4];
+                LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
+                    // sub-blocks 2i, 2i + 1: 128-bit lanes [A, A, B, B] of qs[32i .. 32i + 32)
+                    const __m512i raw = _mm512_castsi256_si512(load256(B.qs + 32 * i));
+                    const __m512i ab = _mm512_shuffle_i64x2(raw, raw, _MM_SHUFFLE(1, 1, 0, 0));
+                    const __m512i v = _mm512_shuffle_epi8(
+                        table, _mm512_and_si512(_mm512_srlv_epi16(ab, cnt), low4));
+                    neg[i] = _mm512_movepi8_mask(v);
+                    q[i] = _mm512_abs_epi8(v);
+                    s[i] = _mm512_permutexvar_epi16(idx[i], scv);
+                }
+                const float d = h2f(B.d);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const uint8_t* x = A.q[t] + 256 * b;
+                    __m512i si = zero;
+                    LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
+                        const __m512i xv = _mm512_load_si512(x + 64 * i);
+                        const __m512i sx = _mm512_mask_sub_epi8(xv, neg[i], zero, xv);
+                        si = _mm512_dpwssd_epi32(si, _mm512_maddubs_epi16(q[i], sx), s[i]);
+                    }
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * A.d[t][b]),
+                                             acc[t]);
+                }
+            }
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps_512(acc[t]);
+        }
+    }
+};
+
+template <template <int> class Tile> void by_nt(const TileArgs& p) {
+    switch (p.nt) {
+    case 1:
+        Tile<1>::run(p);
+        break;
+    case 2:
+        Tile<2>::run(p);
+        break;
+    case 3:
+        Tile<3>::run(p);
+        break;
+    case 4:
+        Tile<4>::run(p);
+        break;
+    case 5:
+        Tile<5>::run(p);
+        break;
+    case 6:
+        Tile<6>::run(p);
+        break;
+    case 7:
+        Tile<7>::run(p);
+        break;
+    default:
+        Tile<8>::run(p);
+        break;
+    }
+    static_assert(kMaxTileTokens == 8);
+}
+
+const MatmulKernel kQ2_K{ak_bytes, prep_ak, by_nt<Q2_KTile>};
+const MatmulKernel kQ3_K{ak_bytes, prep_ak, by_nt<Q3_KTile>};
+const MatmulKernel kQ5_K{ak_bytes, prep_ak, by_nt<Q5_KTile>};
+const MatmulKernel kIQ4_XS{ak_bytes, prep_ak, by_nt<IQ4_XSTile>};
+
+} // namespace
+
+const MatmulKernel* avx512_kx_matmul_kernel(DType t) {
+    switch (t) {
+    case DType::Q2_K:
+        return &kQ2_K;
+    case DType::Q3_K:
+        return &kQ3_K;
+    case DType::Q5_K:
+        return &kQ5_K;
+    case DType::IQ4_XS:
+        return &kIQ4_XS;
+    default:
+        break;
+    }
+    return nullptr;
+}
+
+} // namespace llmwb::kernels::detail

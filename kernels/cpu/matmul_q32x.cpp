@@ -1,0 +1,134 @@
+// Portable integer kernels (the Scalar SIMD level) for Q4_1, Q5_0, Q5_1 and IQ4_NL weights, used
+// in place, with the activations in the A32 format (matmul_kernels.h: per 32-block int8 codes q,
+// scale d and ds = d * sum(q)). Per block b of a row and a token, with S = sum(code * q):
+//   Q4_1, Q5_1: d_w * d_x * S + m * ds        (value = d_w * code + m)
+//   Q5_0:       d_w * (d_x * S - 16 * ds)     (value = d_w * (code - 16))
+//   IQ4_NL:     d_w * d_x * S, code -> kIQ4Values[code]
+// The SIMD levels compute the same integer sums; only their float summation order differs.
+#include <cstring>
+
+#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/quant_blocks.h"
+
+namespace llmwb::kernels::detail {
+
+namespace {
+
+// The 32 codes of a block with 4-bit nibbles qs and, when qh is given, a fifth bit from it.
+inline void unpack_codes(const uint8_t* qs, const uint8_t* qh, int* code) {
+    uint32_t h = 0;
+    if (qh)
+        std::memcpy(&h, qh, 4);
+    for (int j = 0; j < 16; ++j) {
+        code[j] = (qs[j] & 0xF) | static_cast<int>(((h >> j) & 1) << 4);
+        code[j + 16] = (qs[j] >> 4) | static_cast<int>(((h >> (j + 16)) & 1) << 4);
+    }
+}
+
+inline int dot32(const int* code, const int8_t* q) {
+    int acc = 0;
+    for (int j = 0; j < 32; ++j)
+        acc += code[j] * q[j];
+    return acc;
+}
+
+struct ActRow {
+    const int8_t* q;
+    const float* d;
+    const float* ds;
+    ActRow(const uint8_t* a, const A32Layout& L)
+        : q(reinterpret_cast<const int8_t*>(a)), d(reinterpret_cast<const float*>(a + L.d_off)),
+          ds(reinterpret_cast<const float*>(a + L.ds_off)) {}
+};
+
+float dot_q4_1(const uint8_t* row, const ActRow& x, int64_t nb) {
+    const auto* w = reinterpret_cast<const BlockQ4_1*>(row);
+    float s = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int code[32];
+        unpack_codes(w[b].qs, nullptr, code);
+        const float S = static_cast<float>(dot32(code, x.q + 32 * b));
+        s += fp16_to_fp32(w[b].d) * x.d[b] * S + fp16_to_fp32(w[b].m) * x.ds[b];
+    }
+    return s;
+}
+
+float dot_q5_1(const uint8_t* row, const ActRow& x, int64_t nb) {
+    const auto* w = reinterpret_cast<const BlockQ5_1*>(row);
+    float s = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int code[32];
+        unpack_codes(w[b].qs, w[b].qh, code);
+        const float S = static_cast<float>(dot32(code, x.q + 32 * b));
+        s += fp16_to_fp32(w[b].d) * x.d[b] * S + fp16_to_fp32(w[b].m) * x.ds[b];
+    }
+    return s;
+}
+
+float dot_q5_0(const uint8_t* row, const ActRow& x, int64_t nb) {
+    const auto* w = reinterpret_cast<const BlockQ5_0*>(row);
+    float s = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int code[32];
+        unpack_codes(w[b].qs, w[b].qh, code);
+        const float S = static_cast<float>(dot32(code, x.q + 32 * b));
+        s += fp16_to_fp32(w[b].d) * (x.d[b] * S - 16.0f * x.ds[b]);
+    }
+    return s;
+}
+
+float dot_iq4_nl(const uint8_t* row, const ActRow& x, int64_t nb) {
+    const auto* w = reinterpret_cast<const BlockIQ4_NL*>(row);
+    float s = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int code[32];
+        unpack_codes(w[b].qs, nullptr, code);
+        for (int& c : code)
+            c = kIQ4Values[c];
+        const float S = static_cast<float>(dot32(code, x.q + 32 * b));
+        s += fp16_to_fp32(w[b].d) * x.d[b] * S;
+    }
+    return s;
+}
+
+template <float (*Dot)(const uint8_t*, const ActRow&, int64_t)> void tile(const TileArgs& p) {
+    const A32Layout L(p.cols);
+    const int64_t nb = p.cols / 32;
+    for (int r = 0; r < p.nr; ++r) {
+        const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
+        for (int t = 0; t < p.nt; ++t)
+            p.y[t * p.ldy + r] = Dot(w, ActRow(p.a + static_cast<size_t>(t) * p.a_stride, L), nb);
+    }
+}
+
+size_t a32_bytes(int64_t cols) {
+    return A32Layout(cols).row_bytes;
+}
+void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
+    prepare_act_a32(x, cols, dst, false);
+}
+
+const MatmulKernel kQ4_1{a32_bytes, prep_a32, tile<dot_q4_1>};
+const MatmulKernel kQ5_0{a32_bytes, prep_a32, tile<dot_q5_0>};
+const MatmulKernel kQ5_1{a32_bytes, prep_a32, tile<dot_q5_1>};
+const MatmulKernel kIQ4_NL{a32_bytes, prep_a32, tile<dot_iq4_nl>};
+
+} // namespace
+
+const MatmulKernel* scalar_q32x_matmul_kernel(DType t) {
+    switch (t) {
+    case DType::Q4_1:
+        return &kQ4_1;
+    case DType::Q5_0:
+        return &kQ5_0;
+    case DType::Q5_1:
+        return &kQ5_1;
+    case DType::IQ4_NL:
+        return &kIQ4_NL;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace llmwb::kernels::detail
