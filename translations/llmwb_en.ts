@@ -2241,6 +2241,46 @@ CUDA is unavailable: %1</source>
         <source>Models: GGUF files or a Hugging Face config.json (*.gguf config.json);;GGUF models (*.gguf);;Hugging Face folder (config.json)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Bits per weight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 over the weight matrices, %2 over all tensors</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Embedding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Feed-forward</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Norms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>RoPE frequencies</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 bpw</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::PresetStore</name>

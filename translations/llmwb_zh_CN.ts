@@ -2254,6 +2254,46 @@ CUDA 不可用：%1</translation>
         <source>Models: GGUF files or a Hugging Face config.json (*.gguf config.json);;GGUF models (*.gguf);;Hugging Face folder (config.json)</source>
         <translation>模型：GGUF 文件或 Hugging Face 的 config.json (*.gguf config.json);;GGUF 模型 (*.gguf);;Hugging Face 文件夹 (config.json)</translation>
     </message>
+    <message>
+        <source>Bits per weight</source>
+        <translation>每权重位数</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>%1 over the weight matrices, %2 over all tensors</source>
+        <translation>权重矩阵平均 %1，全部张量平均 %2</translation>
+    </message>
+    <message>
+        <source>Embedding</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>Feed-forward</source>
+        <translation>前馈网络</translation>
+    </message>
+    <message>
+        <source>Norms</source>
+        <translation>归一化</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>RoPE frequencies</source>
+        <translation>RoPE 频率</translation>
+    </message>
+    <message>
+        <source>%1 bpw</source>
+        <translation>%1 位/权重</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::PresetStore</name>

@@ -44,6 +44,39 @@ QString formatBytes(qint64 bytes) {
     return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeIecFormat);
 }
 
+QString tensorGroupName(const QString& group) {
+    static const struct {
+        const char* key;
+        const char* name;
+    } kNames[] = {
+        {"embedding", QT_TRANSLATE_NOOP("llmwb::ModelPanel", "Embedding")},
+        {"attention", QT_TRANSLATE_NOOP("llmwb::ModelPanel", "Attention")},
+        {"ffn", QT_TRANSLATE_NOOP("llmwb::ModelPanel", "Feed-forward")},
+        {"norm", QT_TRANSLATE_NOOP("llmwb::ModelPanel", "Norms")},
+        {"output", QT_TRANSLATE_NOOP("llmwb::ModelPanel", "Output")},
+        {"rope_freqs", QT_TRANSLATE_NOOP("llmwb::ModelPanel", "RoPE frequencies")},
+    };
+    for (const auto& n : kNames)
+        if (group == QLatin1String(n.key))
+            return ModelPanel::tr(n.name);
+    return group;
+}
+
+QString tensorGroupsHtml(const QList<TensorGroupInfo>& groups) {
+    const QLocale loc;
+    QString html = QStringLiteral("<table cellspacing=\"0\" cellpadding=\"1\">");
+    for (const TensorGroupInfo& g : groups) {
+        QStringList types;
+        for (auto it = g.typeCounts.cbegin(); it != g.typeCounts.cend(); ++it)
+            types << QStringLiteral("%1&nbsp;×%2").arg(it.key().toHtmlEscaped()).arg(it.value());
+        html += QStringLiteral("<tr><td>%1&nbsp;&nbsp;</td><td>%2&nbsp;&nbsp;</td>"
+                               "<td align=\"right\">%3</td></tr>")
+                    .arg(tensorGroupName(g.group).toHtmlEscaped(), types.join(QStringLiteral(", ")),
+                         ModelPanel::tr("%1 bpw").arg(loc.toString(g.bitsPerWeight(), 'f', 2)));
+    }
+    return html + QStringLiteral("</table>");
+}
+
 ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     status_ = new QLabel(this);
     status_->setObjectName(QStringLiteral("modelStatus"));
@@ -66,6 +99,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     params_ = addField("modelParameters");
     dtypes_ = addField("modelDtypes");
     dtypes_->setWordWrap(false); // one short line per tensor group (wrapping clipped them)
+    dtypes_->setTextFormat(Qt::RichText);
+    bpw_ = addField("modelBitsPerWeight");
     context_ = addField("modelContext");
     shape_ = addField("modelShape");
     tmpl_ = addField("modelTemplate");
@@ -192,10 +227,11 @@ QString ModelPanel::fieldText(const char* objectName) const {
 }
 
 void ModelPanel::retranslate() {
-    const char* names[] = {
-        QT_TR_NOOP("Name"),       QT_TR_NOOP("Architecture"),  QT_TR_NOOP("Running on"),
-        QT_TR_NOOP("Parameters"), QT_TR_NOOP("Weight types"),  QT_TR_NOOP("Context"),
-        QT_TR_NOOP("Shape"),      QT_TR_NOOP("Chat template"), QT_TR_NOOP("File")};
+    const char* names[] = {QT_TR_NOOP("Name"),          QT_TR_NOOP("Architecture"),
+                           QT_TR_NOOP("Running on"),    QT_TR_NOOP("Parameters"),
+                           QT_TR_NOOP("Weight types"),  QT_TR_NOOP("Bits per weight"),
+                           QT_TR_NOOP("Context"),       QT_TR_NOOP("Shape"),
+                           QT_TR_NOOP("Chat template"), QT_TR_NOOP("File")};
     for (int i = 0; i < fieldLabels_.size(); ++i)
         fieldLabels_[i]->setText(tr(names[i]));
     openFile_->setText(tr("Open file…"));
@@ -452,7 +488,15 @@ void ModelPanel::showMetadata() {
         deviceInUse_->setText(tr("CPU"));
     params_->setText(tr("%1 parameters, %2 of weights")
                          .arg(formatCount(m.parameterCount), formatBytes(m.weightBytes)));
-    dtypes_->setText(m.dtypeSummary.join(QLatin1Char('\n')));
+    if (m.tensorGroups.isEmpty()) {
+        dtypes_->setText(m.dtypeSummary.join(QStringLiteral("<br>")));
+        bpw_->setText(tr("unknown"));
+    } else {
+        dtypes_->setText(tensorGroupsHtml(m.tensorGroups));
+        bpw_->setText(tr("%1 over the weight matrices, %2 over all tensors")
+                          .arg(loc.toString(m.matrixBitsPerWeight, 'f', 2),
+                               loc.toString(m.bitsPerWeight, 'f', 2)));
+    }
     context_->setText(tr("%1 tokens").arg(loc.toString(m.contextLength)));
     shape_->setText(tr("%1 layers, hidden %2, %3 heads (%4 KV), vocabulary %5")
                         .arg(m.layers)

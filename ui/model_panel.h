@@ -95,7 +95,8 @@ class ModelPanel : public QWidget {
     QList<QLabel*> fieldLabels_;
     QLabel* status_;
     QProgressBar* busy_;
-    QLabel *name_, *arch_, *deviceInUse_, *params_, *dtypes_, *context_, *shape_, *tmpl_, *path_;
+    QLabel *name_, *arch_, *deviceInUse_, *params_, *dtypes_, *bpw_, *context_, *shape_, *tmpl_,
+        *path_;
     QLabel* deviceTitle_;
     QComboBox* device_;
     QLabel* deviceNote_;
@@ -108,6 +109,12 @@ class ModelPanel : public QWidget {
     QListWidget* recent_;
     QPushButton* removeRecent_;
 };
+
+// The tensor groups as a table: translated group name, types with counts, bits per weight
+// (rich text for a QLabel).
+QString tensorGroupsHtml(const QList<TensorGroupInfo>& groups);
+// "Attention", "Feed-forward", ... for the engine's group names (unknown names as they are).
+QString tensorGroupName(const QString& group);
 
 // "7.6 B", "494 M", "1.2 K"
 QString formatCount(qint64 n);

@@ -42,6 +42,20 @@ QStringList dtypeSummary(const LoadedModel& m) {
     return lines;
 }
 
+QList<TensorGroupInfo> tensorGroups(const LoadedModel& m) {
+    QList<TensorGroupInfo> out;
+    for (const TensorGroupTypes& g : tensor_group_types(m)) {
+        TensorGroupInfo i;
+        i.group = q(g.group);
+        for (const auto& [dtype, count] : g.dtype_counts)
+            i.typeCounts.insert(q(dtype), count);
+        i.bytes = g.bytes;
+        i.parameters = g.parameters;
+        out << i;
+    }
+    return out;
+}
+
 } // namespace
 
 void EngineWorker::loadDemoModel(const QString& dir) {
@@ -153,6 +167,8 @@ void EngineWorker::doLoad(const QString& path) {
         return;
     }
     const QStringList dtypes = dtypeSummary(**loaded);
+    const QList<TensorGroupInfo> groups = tensorGroups(**loaded);
+    const TypeHistogram histogram = type_histogram(**loaded);
     if (!loadStage(50, tr("Loading the tokenizer"))) {
         emit loadCancelled(path);
         return;
@@ -241,6 +257,9 @@ void EngineWorker::doLoad(const QString& path) {
     m.heads = cfg.num_heads;
     m.kvHeads = cfg.num_kv_heads;
     m.dtypeSummary = dtypes;
+    m.tensorGroups = groups;
+    m.matrixBitsPerWeight = histogram.matrix_bits_per_weight();
+    m.bitsPerWeight = histogram.bits_per_weight();
     m.hasChatTemplate = engine->chatTemplate.has_value();
     m.randomWeights = lm.name == kDemoModelName ||
                       QFileInfo(path).fileName() == QLatin1String(kDemoModelFileName);

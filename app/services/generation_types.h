@@ -5,6 +5,7 @@
 
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -62,6 +63,15 @@ struct GenerationStats {
     bool cancelled() const { return finishReason == FinishReason::Aborted; }
 };
 
+// One tensor group of the loaded model (engine/model/model_info.h: tensor_group_types).
+struct TensorGroupInfo {
+    QString group; // "embedding", "attention", "ffn", "norm", "output", "rope_freqs"
+    QMap<QString, int> typeCounts; // dtype name ("Q4_K") -> tensors
+    qint64 bytes = 0;              // as stored
+    qint64 parameters = 0;
+    double bitsPerWeight() const { return parameters > 0 ? bytes * 8.0 / parameters : 0.0; }
+};
+
 // What the Model panel shows about the loaded model.
 struct ModelMetadata {
     QString path;
@@ -77,6 +87,9 @@ struct ModelMetadata {
     int heads = 0;
     int kvHeads = 0;
     QStringList dtypeSummary; // "attention: q4_0 ×8", one line per tensor group
+    QList<TensorGroupInfo> tensorGroups;
+    double matrixBitsPerWeight = 0; // average over the weight matrices (2-D tensors)
+    double bitsPerWeight = 0;       // average over all tensors
     bool hasChatTemplate = false;
     bool randomWeights = false; // the built-in demo model (not trained: a bigram table)
     // The backend the model runs on.
