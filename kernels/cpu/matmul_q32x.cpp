@@ -16,20 +16,35 @@ namespace llmwb::kernels::detail {
 namespace {
 
 // The 32 codes of a block with 4-bit nibbles qs and, when qh is given, a fifth bit from it.
-inline void unpack_codes(const uint8_t* qs, const uint8_t* qh, int* code) {
-    uint32_t h = 0;
+// Byte k of kHighBits[b] is 16 when bit k of b is set: 8 elements' fifth bits at once.
+struct HighBits {
+    uint64_t v[256];
+};
+constexpr HighBits kHighBits = [] {
+    HighBits t{};
+    for (int b = 0; b < 256; ++b)
+        for (int k = 0; k < 8; ++k)
+            if ((b >> k) & 1)
+                t.v[b] |= uint64_t{16} << (8 * k);
+    return t;
+}();
+
+// (int8 codes and int16 products: loops the compiler vectorizes with SSE2.)
+inline void unpack_codes(const uint8_t* qs, const uint8_t* qh, int8_t* code) {
+    uint8_t hi[32] = {};
     if (qh)
-        std::memcpy(&h, qh, 4);
+        for (int k = 0; k < 4; ++k)
+            std::memcpy(hi + 8 * k, &kHighBits.v[qh[k]], 8);
     for (int j = 0; j < 16; ++j) {
-        code[j] = (qs[j] & 0xF) | static_cast<int>(((h >> j) & 1) << 4);
-        code[j + 16] = (qs[j] >> 4) | static_cast<int>(((h >> (j + 16)) & 1) << 4);
+        code[j] = static_cast<int8_t>((qs[j] & 0xF) | hi[j]);
+        code[j + 16] = static_cast<int8_t>((qs[j] >> 4) | hi[j + 16]);
     }
 }
 
-inline int dot32(const int* code, const int8_t* q) {
+inline int dot32(const int8_t* code, const int8_t* q) {
     int acc = 0;
     for (int j = 0; j < 32; ++j)
-        acc += code[j] * q[j];
+        acc += static_cast<int16_t>(code[j] * q[j]);
     return acc;
 }
 
@@ -46,7 +61,7 @@ float dot_q4_1(const uint8_t* row, const ActRow& x, int64_t nb) {
     const auto* w = reinterpret_cast<const BlockQ4_1*>(row);
     float s = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
-        int code[32];
+        int8_t code[32];
         unpack_codes(w[b].qs, nullptr, code);
         const float S = static_cast<float>(dot32(code, x.q + 32 * b));
         s += fp16_to_fp32(w[b].d) * x.d[b] * S + fp16_to_fp32(w[b].m) * x.ds[b];
@@ -58,7 +73,7 @@ float dot_q5_1(const uint8_t* row, const ActRow& x, int64_t nb) {
     const auto* w = reinterpret_cast<const BlockQ5_1*>(row);
     float s = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
-        int code[32];
+        int8_t code[32];
         unpack_codes(w[b].qs, w[b].qh, code);
         const float S = static_cast<float>(dot32(code, x.q + 32 * b));
         s += fp16_to_fp32(w[b].d) * x.d[b] * S + fp16_to_fp32(w[b].m) * x.ds[b];
@@ -70,7 +85,7 @@ float dot_q5_0(const uint8_t* row, const ActRow& x, int64_t nb) {
     const auto* w = reinterpret_cast<const BlockQ5_0*>(row);
     float s = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
-        int code[32];
+        int8_t code[32];
         unpack_codes(w[b].qs, w[b].qh, code);
         const float S = static_cast<float>(dot32(code, x.q + 32 * b));
         s += fp16_to_fp32(w[b].d) * (x.d[b] * S - 16.0f * x.ds[b]);
@@ -82,9 +97,9 @@ float dot_iq4_nl(const uint8_t* row, const ActRow& x, int64_t nb) {
     const auto* w = reinterpret_cast<const BlockIQ4_NL*>(row);
     float s = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
-        int code[32];
+        int8_t code[32];
         unpack_codes(w[b].qs, nullptr, code);
-        for (int& c : code)
+        for (int8_t& c : code)
             c = kIQ4Values[c];
         const float S = static_cast<float>(dot32(code, x.q + 32 * b));
         s += fp16_to_fp32(w[b].d) * x.d[b] * S;

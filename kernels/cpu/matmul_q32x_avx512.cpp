@@ -8,23 +8,23 @@
 //               register; the offset 16 is removed by starting the dot product at -16 * sum(q_x);
 //   IQ4_NL:     the table values + 128 by vpshufb of the 4-bit codes (value = d * table[code]);
 //               the offset 128 is removed as Q5_0's.
-// The fp16 scales are widened where they lie: vcvtph2ps of the pair's first 16 words puts d0
-// (m0) in lane 0 (1) and d1 (m1) in lane B/2 (B/2 + 1), B the block bytes; one masked multiply
-// by an activation vector with d_x (and d_x * sum(q_x)) in the same lanes gives every product
-// the pair needs, and one vpermps spreads d_w * d_x over the int32 lanes of each block.
+// The fp16 scales: the first 4 bytes of both blocks (d, then m or code bytes) are widened in one
+// xmm (a zmm vcvtph2ps costs much more on this CPU, Zen 4) and multiplied by the token's packed
+// [d_x0, ds0, d_x1, ds1] (ds = d_x * sum(q_x) for the types with m, else 0): lanes 0 and 2 give
+// d_w * d_x, spread over each block's int32 lanes by one vpermps; lanes 1 and 3 give m * ds,
+// summed in an xmm accumulator.
 //
 // Activation rows (prepared once per matmul, 64-byte aligned sections):
 //   q     [align64(cols)]  int8 codes; per pair: elements 0..15 of block 2p, 0..15 of block
 //                          2p + 1, 16..31 of block 2p, 16..31 of block 2p + 1 (the int32 lanes
 //                          0-3 and 8-11 belong to block 2p, 4-7 and 12-15 to block 2p + 1)
 //   corr  [pairs][16] int32  lane 0: -K * sum(q) of block 2p, lane 4: of block 2p + 1 (K types)
-//   av    [pairs][16] float  d_x (and d_x * sum(q)) in the weight scales' lanes, 0 elsewhere
-//   pk    [pairs][4]  float  d(2p), d(2p+1), then c(2p), c(2p+1): the corr values (int32 bits)
-//                             or d_x * sum(q) (kMins)
-// Matrix-vector reads corr/av; matrix-matrix reads pk and expands it with permutes, so that 4
-// tokens of activations (1.25 bytes per element) stay in L1. Either way the values are the same,
-// and per (row, token) the arithmetic does not depend on how many tokens share the tile: block
-// pairs are accumulated in order into two chains (pair p into chain p % 2), summed at the end.
+//   pk    [pairs][4]  float  d(2p), ds(2p), d(2p+1), ds(2p+1) (ds 0 for the K types)
+//   ck    [pairs][4]  int32  -K * sum(q) of blocks 2p, 2p + 1, 0, 0 (K types)
+// Matrix-vector reads corr (one load); matrix-matrix expands ck with a permute, so that 4 tokens
+// of activations stay in L1. Either way the values are the same, and per (row, token) the
+// arithmetic does not depend on how many tokens share the tile: block pairs are accumulated in
+// order into two chains (pair p into chain p % 2), summed at the end.
 // One weight row at a time: one sequential stream per core suits the hardware prefetchers best
 // (see matmul_q32_avx512.cpp), and up to 4 tokens reuse each decoded pair.
 #include <type_traits>
@@ -73,33 +73,11 @@ constexpr IQ4Biased kIQ4Biased = [] {
 }();
 
 struct DecodedPair {
-    __m512i wq; // 64 u8 codes: block 0's elements 0..31, then block 1's
-    __m512 sc;  // the first 16 words widened: d0 (m0) in lane 0 (1), d1 (m1) in lane B/2 (+ 1)
+    __m512i wq; // 64 u8 codes (see the activation layout)
+    __m128 sc;  // d0, m0, d1, m1 (m: kMins only; other types: whatever follows d, unused)
 };
 
 template <class F> struct Pair {
-    static constexpr int kD1 = F::kBytes / 2; // lane of d1
-    // The lanes of sc that hold scales (d0, d1, and m0, m1 for kMins).
-    static constexpr __mmask16 kScaleLanes = static_cast<__mmask16>(
-        (1u << 0) | (1u << kD1) | (F::kMins ? (1u << 1) | (1u << (kD1 + 1)) : 0u));
-    static constexpr __mmask16 kMinLanes = static_cast<__mmask16>((1u << 1) | (1u << (kD1 + 1)));
-
-    // pk (d0, d1, ds0, ds1) -> the lanes of sc: d0 -> 0, d1 -> kD1, ds0 -> 1, ds1 -> kD1 + 1.
-    struct Index {
-        alignas(64) int32_t v[16];
-    };
-    static constexpr Index kPkToAv = [] {
-        Index x{};
-        x.v[kD1] = 1;
-        x.v[1] = 2;
-        x.v[kD1 + 1] = 3;
-        return x;
-    }();
-    // [lane 0 x 4 | lane kD1 x 4] twice: d_w * d_x of each block over its int32 lanes.
-    static __m512i spread_index() {
-        return _mm512_set_epi32(kD1, kD1, kD1, kD1, 0, 0, 0, 0, kD1, kD1, kD1, kD1, 0, 0, 0, 0);
-    }
-
     static DecodedPair load(const uint8_t* blk) {
         const __m256i qs = _mm256_inserti128_si256(
             _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + F::kQs))),
@@ -122,8 +100,12 @@ template <class F> struct Pair {
                 _mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4Biased.v)));
             d.wq = _mm512_shuffle_epi8(table, d.wq);
         }
-        // Lanes other than kScaleLanes may hold any value (codes read as fp16); they are masked.
-        d.sc = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+        // The first 4 bytes of each block (d, and m or code bytes) widened in an xmm: a zmm
+        // vcvtph2ps costs much more on this CPU.
+        uint32_t s0, s1;
+        __builtin_memcpy(&s0, blk, 4);
+        __builtin_memcpy(&s1, blk + F::kBytes, 4);
+        d.sc = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(s0 | uint64_t{s1} << 32)));
         return d;
     }
 
@@ -136,15 +118,15 @@ template <class F> struct Pair {
 };
 
 template <class F> struct ActLayout {
-    size_t corr_off, av_off, pk_off, row_bytes;
+    size_t corr_off, pk_off, ck_off, row_bytes;
     int64_t nb, pairs;
     explicit ActLayout(int64_t cols) {
         nb = cols / 32;
         pairs = (nb + 1) / 2;
         corr_off = align64(static_cast<size_t>(cols));
-        av_off = corr_off + (F::K ? static_cast<size_t>(pairs) * 64 : 0);
-        pk_off = av_off + static_cast<size_t>(pairs) * 64;
-        row_bytes = pk_off + align64(static_cast<size_t>(pairs) * 16);
+        pk_off = corr_off + (F::K ? static_cast<size_t>(pairs) * 64 : 0);
+        ck_off = pk_off + align64(static_cast<size_t>(pairs) * 16);
+        row_bytes = ck_off + (F::K ? align64(static_cast<size_t>(pairs) * 16) : 0);
     }
 };
 
@@ -157,8 +139,8 @@ template <class F> size_t act_bytes(int64_t cols) {
 template <class F> void prep_act(const float* x, int64_t cols, uint8_t* dst) {
     const ActLayout<F> L(cols);
     auto* corr = reinterpret_cast<int32_t*>(dst + L.corr_off);
-    auto* av = reinterpret_cast<float*>(dst + L.av_off);
     auto* pk = reinterpret_cast<float*>(dst + L.pk_off);
+    auto* ck = reinterpret_cast<int32_t*>(dst + L.ck_off);
     for (int64_t b = 0; b < L.nb; ++b) {
         const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
         const float amax =
@@ -176,23 +158,20 @@ template <class F> void prep_act(const float* x, int64_t cols, uint8_t* dst) {
         _mm_store_si128(reinterpret_cast<__m128i*>(dst + 64 * p + 32 + 16 * half),
                         _mm512_cvtsepi32_epi8(q1));
         if (half == 0) { // clear the pair (its second block may not exist)
-            if constexpr (F::K != 0)
+            if constexpr (F::K != 0) {
                 _mm512_store_si512(corr + 16 * p, _mm512_setzero_si512());
-            _mm512_store_ps(av + 16 * p, _mm512_setzero_ps());
+                _mm_store_si128(reinterpret_cast<__m128i*>(ck + 4 * p), _mm_setzero_si128());
+            }
             _mm_store_ps(pk + 4 * p, _mm_setzero_ps());
         }
         const float scale = amax / 127.0f;
-        const int lane = half ? Pair<F>::kD1 : 0;
-        av[16 * p + lane] = scale;
-        pk[4 * p + half] = scale;
+        pk[4 * p + 2 * half] = scale;
         if constexpr (F::kMins) {
-            const float ds = scale * static_cast<float>(sum);
-            av[16 * p + lane + 1] = ds;
-            pk[4 * p + 2 + half] = ds;
+            pk[4 * p + 2 * half + 1] = scale * static_cast<float>(sum);
         } else if constexpr (F::K != 0) {
             const int32_t c = -F::K * sum;
             corr[16 * p + 4 * half] = c;
-            __builtin_memcpy(pk + 4 * p + 2 + half, &c, sizeof c);
+            ck[4 * p + half] = c;
         }
     }
 }
@@ -205,22 +184,25 @@ template <class F, int NT> void q32x_row(const TileArgs& p, int r, int t0) {
     using P = Pair<F>;
     const ActLayout<F> L(p.cols);
     const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
-    const uint8_t *xq[NT], *xc[NT], *xv[NT], *xp[NT];
+    const uint8_t *xq[NT], *xc[NT], *xp[NT];
+    [[maybe_unused]] const uint8_t* xk[NT];
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         xq[t] = p.a + static_cast<size_t>(t0 + t) * p.a_stride;
         xc[t] = xq[t] + L.corr_off;
-        xv[t] = xq[t] + L.av_off;
         xp[t] = xq[t] + L.pk_off;
+        xk[t] = xq[t] + L.ck_off;
     }
-    const __m512i pk_to_av = _mm512_load_si512(P::kPkToAv.v);
-    const __m512i cidx = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 3, 3, 3, 3, 2, 2, 2, 2);
-    __m512 acc[kChains][NT], macc[kChains][NT];
+    // d_w * d_x of block 0 (lane 0 of the product) and block 1 (lane 2) over their int32 lanes.
+    const __m512i spread = _mm512_set_epi32(2, 2, 2, 2, 0, 0, 0, 0, 2, 2, 2, 2, 0, 0, 0, 0);
+    const __m512i cidx = _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0);
+    __m512 acc[kChains][NT];
+    __m128 macc[kChains][NT];
     LLMWB_UNROLL for (int u = 0; u < kChains; ++u) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         acc[u][t] = _mm512_setzero_ps();
-        macc[u][t] = _mm512_setzero_ps();
+        macc[u][t] = _mm_setzero_ps();
     }
 
-    auto step = [&](int64_t pr, auto half, __m512(&ac)[NT], __m512(&mc)[NT]) {
+    auto step = [&](int64_t pr, auto half, __m512(&ac)[NT], __m128(&mc)[NT]) {
         constexpr bool kHalf = decltype(half)::value;
         if constexpr (NT == 1)
             _mm_prefetch(reinterpret_cast<const char*>(w + pr * 2 * F::kBytes + kPrefetchBytes),
@@ -229,25 +211,25 @@ template <class F, int NT> void q32x_row(const TileArgs& p, int r, int t0) {
             kHalf ? P::load_half(w + pr * 2 * F::kBytes) : P::load(w + pr * 2 * F::kBytes);
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
             const __m512i x = _mm512_load_si512(xq[t] + 64 * pr);
-            __m512i c = _mm512_setzero_si512(); // -K * sum(q_x) in lanes 0 and 8
-            __m512 a;                           // d_x (and d_x * sum(q_x)) in the scale lanes
-            if constexpr (NT == 1) {
-                if constexpr (F::K != 0)
+            // d_x, then d_x * sum(q_x) (kMins) or 0, of the two blocks.
+            const __m128 a = _mm_load_ps(reinterpret_cast<const float*>(xp[t] + 16 * pr));
+            __m512i c = _mm512_setzero_si512(); // -K * sum(q_x) in lanes 0 and 4
+            if constexpr (F::K != 0) {
+                if constexpr (NT == 1)
                     c = _mm512_load_si512(xc[t] + 64 * pr);
-                a = _mm512_load_ps(reinterpret_cast<const float*>(xv[t] + 64 * pr));
-            } else {
-                const __m512 v = _mm512_castps128_ps512(
-                    _mm_load_ps(reinterpret_cast<const float*>(xp[t] + 16 * pr)));
-                if constexpr (F::K != 0)
-                    c = _mm512_maskz_permutexvar_epi32(0x0011, cidx, _mm512_castps_si512(v));
-                a = _mm512_maskz_permutexvar_ps(P::kScaleLanes, pk_to_av, v);
+                else
+                    c = _mm512_maskz_permutexvar_epi32(
+                        0x0011, cidx,
+                        _mm512_castsi128_si512(
+                            _mm_load_si128(reinterpret_cast<const __m128i*>(xk[t] + 16 * pr))));
             }
-            const __m512 prod = _mm512_maskz_mul_ps(P::kScaleLanes, wp.sc, a);
+            const __m128 prod = _mm_mul_ps(wp.sc, a); // lanes 0, 2: d_w * d_x; 1, 3: m * ds
             const __m512i s = _mm512_dpbusd_epi32(c, wp.wq, x);
-            ac[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
-                                    _mm512_permutexvar_ps(P::spread_index(), prod), ac[t]);
+            ac[t] =
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+                                _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(prod)), ac[t]);
             if constexpr (F::kMins)
-                mc[t] = _mm512_mask_add_ps(mc[t], P::kMinLanes, mc[t], prod);
+                mc[t] = _mm_add_ps(mc[t], prod);
         }
     };
     const int64_t full = L.nb / 2;
@@ -265,10 +247,12 @@ template <class F, int NT> void q32x_row(const TileArgs& p, int r, int t0) {
             step(full, std::true_type{}, acc[0], macc[0]);
     }
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-        __m512 v = _mm512_add_ps(acc[0][t], acc[1][t]);
-        if constexpr (F::kMins)
-            v = _mm512_add_ps(v, _mm512_add_ps(macc[0][t], macc[1][t]));
-        p.y[(t0 + t) * p.ldy + r] = hsum_ps_512(v);
+        float v = hsum_ps_512(_mm512_add_ps(acc[0][t], acc[1][t]));
+        if constexpr (F::kMins) {
+            const __m128 m = _mm_add_ps(macc[0][t], macc[1][t]);
+            v += _mm_cvtss_f32(_mm_shuffle_ps(m, m, 1)) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 3));
+        }
+        p.y[(t0 + t) * p.ldy + r] = v;
     }
     static_assert(kChains == 2);
 }
