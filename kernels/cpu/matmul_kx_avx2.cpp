@@ -65,9 +65,11 @@ inline __m128i q3k_scales(const uint8_t* s) {
                         _mm_set1_epi8(32));
 }
 
+} // namespace
+
 // The AK activation format (the same bytes as the scalar prepare_act_ak: x * (127 / amax)
 // rounded to nearest even).
-void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
+void avx2_prepare_act_ak(const float* x, int64_t cols, uint8_t* dst) {
     const AKLayout L(cols);
     auto* d = reinterpret_cast<float*>(dst + L.d_off);
     auto* bsum = reinterpret_cast<int16_t*>(dst + L.bsum_off);
@@ -102,6 +104,8 @@ void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
         }
     }
 }
+
+namespace {
 
 size_t ak_bytes(int64_t cols) {
     return AKLayout(cols).row_bytes;
@@ -347,10 +351,10 @@ template <template <int> class Tile> void by_nt(const TileArgs& p) {
     static_assert(kMaxTileTokens == 8);
 }
 
-const MatmulKernel kQ2_K{ak_bytes, prep_ak, by_nt<Q2_KTile>};
-const MatmulKernel kQ3_K{ak_bytes, prep_ak, by_nt<Q3_KTile>};
-const MatmulKernel kQ5_K{ak_bytes, prep_ak, by_nt<Q5_KTile>};
-const MatmulKernel kIQ4_XS{ak_bytes, prep_ak, by_nt<IQ4_XSTile>};
+const MatmulKernel kQ2_K{ak_bytes, avx2_prepare_act_ak, by_nt<Q2_KTile>};
+const MatmulKernel kQ3_K{ak_bytes, avx2_prepare_act_ak, by_nt<Q3_KTile>};
+const MatmulKernel kQ5_K{ak_bytes, avx2_prepare_act_ak, by_nt<Q5_KTile>};
+const MatmulKernel kIQ4_XS{ak_bytes, avx2_prepare_act_ak, by_nt<IQ4_XSTile>};
 
 } // namespace
 
