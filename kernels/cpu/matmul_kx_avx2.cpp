@@ -259,12 +259,13 @@ template <int NT> struct Q3_KTile {
                     s[i] = _mm256_srai_epi16(
                         _mm256_shuffle_epi8(scb, word_idx(2 * i, 2 * i + 1, true)), 8);
                 }
-                const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+                const __m256i sc16x4 = // the code offset 4 times the scales
+                    _mm256_slli_epi16(_mm256_cvtepi8_epi16(sc8), 2);
                 const float d = h2f(B.d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     __m256i si = dot8(q, s, A.q[t] + 256 * b);
-                    const __m256i corr = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), sc16);
-                    si = _mm256_sub_epi32(si, _mm256_slli_epi32(corr, 2));
+                    const __m256i corr = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), sc16x4);
+                    si = _mm256_sub_epi32(si, corr);
                     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_set1_ps(d * A.d[t][b]),
                                              acc[t]);
                 }

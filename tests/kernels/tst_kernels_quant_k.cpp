@@ -298,8 +298,10 @@ MT_TEST_TABLE(integerKernelsSelected, TypeRow, type_rows()) {
     }
 }
 
-// Each level's activation quantizer writes the bytes of the scalar prepare_act_ak (the AVX-512
-// IQ4_XS kernel in its own order: group g of 16 at 64 * (2 * (g / 8) + g % 2) + 16 * (g / 2 % 4)).
+// Each level's activation quantizer writes the bytes of the scalar prepare_act_ak; the AVX-512
+// kernels of IQ4_XS, Q2_K and Q3_K in their own orders of the groups of 16 (g = 0 .. 15): IQ4_XS
+// at 64 * (2 * (g / 8) + g % 2) + 16 * (g / 2 % 4), Q2_K/Q3_K at 64 * (g % 8 / 2) + 32 * (g / 8)
+// + 16 * (g % 2).
 MT_TEST_TABLE(activationBytesMatchScalar, TypeRow, type_rows()) {
     const int64_t cols = 768;
     auto x = test::random_floats(static_cast<size_t>(cols), 31, 1.0f);
@@ -320,10 +322,14 @@ MT_TEST_TABLE(activationBytesMatchScalar, TypeRow, type_rows()) {
         MT_REQUIRE(ks[k]->act_row_bytes(cols) == L.row_bytes);
         std::fill(got.begin(), got.end(), 0);
         ks[k]->prepare_act(x.data(), cols, got.data());
-        const bool reordered = row.type == DType::IQ4_XS && k == 1;
+        const bool avx512 = k == 1;
         for (int64_t b = 0; b < cols / 256; ++b)
             for (int g = 0; g < 16; ++g) {
-                const int pos = reordered ? 64 * (2 * (g / 8) + g % 2) + 16 * (g / 2 % 4) : 16 * g;
+                int pos = 16 * g;
+                if (avx512 && row.type == DType::IQ4_XS)
+                    pos = 64 * (2 * (g / 8) + g % 2) + 16 * (g / 2 % 4);
+                if (avx512 && (row.type == DType::Q2_K || row.type == DType::Q3_K))
+                    pos = 64 * (g % 8 / 2) + 32 * (g / 8) + 16 * (g % 2);
                 MT_CHECK_MSG(
                     std::memcmp(got.data() + 256 * b + pos, ref.data() + 256 * b + 16 * g, 16) == 0,
                     "block %lld group %d", static_cast<long long>(b), g);
