@@ -145,5 +145,7 @@ const MatmulKernel* avx512_kx_matmul_kernel(DType t);
 // Scalar activation quantizers (shared by the levels that keep the plain signed format).
 void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased);
 void prepare_act_ak(const float* x, int64_t cols, uint8_t* dst);
+// The same bytes as prepare_act_ak, with AVX2 (matmul_kx_avx2.cpp; call only at that level).
+void avx2_prepare_act_ak(const float* x, int64_t cols, uint8_t* dst);
 
 } // namespace llmwb::kernels::detail

@@ -1,10 +1,11 @@
 // AVX2 matmul kernels for Q2_K, Q3_K, Q5_K and IQ4_XS, reading the weights in place and the AK
-// activations of the scalar quantizer (matmul_kernels.h). Each tile decodes a weight super-block
+// activations (matmul_kernels.h). Each tile decodes a weight super-block
 // once into eight registers of 32 codes (elements 32i .. 32i + 31) and the matching sub-block
 // scales as 16-bit words, then multiplies it with up to kMaxTileTokens activation rows:
 // vpmaddubsw (u8 code x s8 activation; pair sums fit int16) and vpmaddwd with the scales. Code
 // offsets (Q2_K/Q5_K mins, Q3_K's 4) go through the activation sums per 16. IQ4_XS codes are
-// looked up (vpshufb) as int8 values: |value| times the sign-adjusted activation (vpsignb).
+// looked up (vpshufb) as int8 values: |value| times the sign-adjusted activation (vpsignb). The
+// activations are quantized with AVX2 into the same bytes as the scalar quantizer's.
 #include <immintrin.h>
 
 #include "kernels/cpu/matmul_kernels.h"
@@ -63,6 +64,48 @@ inline __m128i q3k_scales(const uint8_t* s) {
                                        static_cast<int>(w2), static_cast<int>(w3)),
                         _mm_set1_epi8(32));
 }
+
+} // namespace
+
+// The AK activation format (the same bytes as the scalar prepare_act_ak: x * (127 / amax)
+// rounded to nearest even).
+void avx2_prepare_act_ak(const float* x, int64_t cols, uint8_t* dst) {
+    const AKLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* bsum = reinterpret_cast<int16_t*>(dst + L.bsum_off);
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m256 m = _mm256_setzero_ps();
+        LLMWB_UNROLL for (int i = 0; i < 32; ++i) m =
+            _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(xb + 8 * i), abs_mask));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        const float amax = _mm_cvtss_f32(h);
+        const __m256 vid = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        for (int g = 0; g < 16; ++g) {
+            const __m256i q0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * g), vid));
+            const __m256i q1 =
+                _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * g + 8), vid));
+            __m128i s = _mm_add_epi32(
+                _mm_add_epi32(_mm256_castsi256_si128(q0), _mm256_extracti128_si256(q0, 1)),
+                _mm_add_epi32(_mm256_castsi256_si128(q1), _mm256_extracti128_si256(q1, 1)));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+            bsum[16 * b + g] = static_cast<int16_t>(_mm_cvtsi128_si32(s));
+            const __m128i w0 =
+                _mm_packs_epi32(_mm256_castsi256_si128(q0), _mm256_extracti128_si256(q0, 1));
+            const __m128i w1 =
+                _mm_packs_epi32(_mm256_castsi256_si128(q1), _mm256_extracti128_si256(q1, 1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + 16 * g),
+                             _mm_packs_epi16(w0, w1));
+        }
+    }
+}
+
+namespace {
 
 size_t ak_bytes(int64_t cols) {
     return AKLayout(cols).row_bytes;
@@ -216,12 +259,13 @@ template <int NT> struct Q3_KTile {
                     s[i] = _mm256_srai_epi16(
                         _mm256_shuffle_epi8(scb, word_idx(2 * i, 2 * i + 1, true)), 8);
                 }
-                const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+                const __m256i sc16x4 = // the code offset 4 times the scales
+                    _mm256_slli_epi16(_mm256_cvtepi8_epi16(sc8), 2);
                 const float d = h2f(B.d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     __m256i si = dot8(q, s, A.q[t] + 256 * b);
-                    const __m256i corr = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), sc16);
-                    si = _mm256_sub_epi32(si, _mm256_slli_epi32(corr, 2));
+                    const __m256i corr = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), sc16x4);
+                    si = _mm256_sub_epi32(si, corr);
                     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_set1_ps(d * A.d[t][b]),
                                              acc[t]);
                 }
@@ -308,10 +352,10 @@ template <template <int> class Tile> void by_nt(const TileArgs& p) {
     static_assert(kMaxTileTokens == 8);
 }
 
-const MatmulKernel kQ2_K{ak_bytes, prepare_act_ak, by_nt<Q2_KTile>};
-const MatmulKernel kQ3_K{ak_bytes, prepare_act_ak, by_nt<Q3_KTile>};
-const MatmulKernel kQ5_K{ak_bytes, prepare_act_ak, by_nt<Q5_KTile>};
-const MatmulKernel kIQ4_XS{ak_bytes, prepare_act_ak, by_nt<IQ4_XSTile>};
+const MatmulKernel kQ2_K{ak_bytes, avx2_prepare_act_ak, by_nt<Q2_KTile>};
+const MatmulKernel kQ3_K{ak_bytes, avx2_prepare_act_ak, by_nt<Q3_KTile>};
+const MatmulKernel kQ5_K{ak_bytes, avx2_prepare_act_ak, by_nt<Q5_KTile>};
+const MatmulKernel kIQ4_XS{ak_bytes, avx2_prepare_act_ak, by_nt<IQ4_XSTile>};
 
 } // namespace
 

@@ -23,17 +23,26 @@ inline float h2f(uint16_t h) {
 
 // ---- activations (same values as the scalar prepare_act_ak) --------------------------------
 
-// Position of the 16 activations of group g (elements 16g ..) within a 256-block: natural, or
-// (kIQ4Order) matching the nibble registers of the IQ4_XS kernel: register 2z + half holds, in its
-// 128-bit lane L, half `half` of sub-block 4z + L.
-template <bool kIQ4Order> constexpr int group_pos(int g) {
-    if (!kIQ4Order)
-        return 16 * g;
-    const int j = g / 2, half = g % 2;
-    return 64 * (2 * (j / 4) + half) + 16 * (j % 4);
+// Activation orders within a 256-block, matching how a kernel's code registers come out of the
+// weight bytes (every 64-byte register = four 128-bit lanes of 16 elements each):
+//   kNatural: natural order.
+//   kIQ4: register 2z + half holds, in lane L, half `half` of sub-block 4z + L (32 elements each).
+//   kQ2: register k (codes at bits 2k of qs) holds elements 32k .. 32k + 31 in its low 256 bits
+//        and 128 + 32k .. in its high 256 bits.
+enum class Order { kNatural, kIQ4, kQ2 };
+
+// Byte position of the 16 activations of group g (elements 16g ..).
+template <Order O> constexpr int group_pos(int g) {
+    if constexpr (O == Order::kIQ4) {
+        const int j = g / 2, half = g % 2;
+        return 64 * (2 * (j / 4) + half) + 16 * (j % 4);
+    } else if constexpr (O == Order::kQ2) {
+        return 64 * ((g % 8) / 2) + 32 * (g / 8) + 16 * (g % 2);
+    }
+    return 16 * g;
 }
 
-template <bool kIQ4Order> void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
+template <Order O> void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
     const AKLayout L(cols);
     auto* d = reinterpret_cast<float*>(dst + L.d_off);
     auto* bsum = reinterpret_cast<int16_t*>(dst + L.bsum_off);
@@ -48,7 +57,7 @@ template <bool kIQ4Order> void prep_ak(const float* x, int64_t cols, uint8_t* ds
         for (int g = 0; g < 16; ++g) {
             const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 16 * g), vid));
             bsum[16 * b + g] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + group_pos<kIQ4Order>(g)),
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + group_pos<O>(g)),
                              _mm512_cvtsepi32_epi8(q));
         }
     }
@@ -172,14 +181,32 @@ template <int NT> struct Q5_KTile {
 
 // ---- Q2_K / Q3_K: 2-bit codes (+ Q3_K's high bit) ---------------------------------------------
 
-// Codes of half h: q[2h + p] = elements 128h + 64p .. + 63 (shifts 4p and 4p + 2).
+// q[k] = the codes at bits 2k .. 2k + 1 of qs[0 .. 64) (Order::kQ2). One shift in all: codes 1 and
+// 3 come from the nibbles through a vpshufb table (n >> 2), which keeps port 0 (shifts, multiplies)
+// for the dot products.
 inline void q2_codes(const uint8_t* qs, __m512i q[4]) {
-    const __m512i three = _mm512_set1_epi8(3);
-    LLMWB_UNROLL for (int h = 0; h < 2; ++h) {
-        const __m512i raw = _mm512_broadcast_i64x4(load256(qs + 32 * h));
-        q[2 * h] = _mm512_and_si512(_mm512_srlv_epi16(raw, halves_epi16(0, 2)), three);
-        q[2 * h + 1] = _mm512_and_si512(_mm512_srlv_epi16(raw, halves_epi16(4, 6)), three);
-    }
+    const __m512i three = _mm512_set1_epi8(3), low4 = _mm512_set1_epi8(0x0F);
+    const __m512i upper2 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+    const __m512i z = _mm512_loadu_si512(qs);
+    const __m512i lo = _mm512_and_si512(z, low4);
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
+    q[0] = _mm512_and_si512(z, three);
+    q[1] = _mm512_shuffle_epi8(upper2, lo);
+    q[2] = _mm512_and_si512(hi, three);
+    q[3] = _mm512_shuffle_epi8(upper2, hi);
+}
+
+// Word indices for vpermw: word a over the 8 words of lane 0, b of lane 1, c, d.
+inline __m512i idx_lanes(int a, int b, int c, int d) {
+    __m512i v = _mm512_castsi128_si512(_mm_set1_epi16(static_cast<int16_t>(a)));
+    v = _mm512_inserti32x4(v, _mm_set1_epi16(static_cast<int16_t>(b)), 1);
+    v = _mm512_inserti32x4(v, _mm_set1_epi16(static_cast<int16_t>(c)), 2);
+    return _mm512_inserti32x4(v, _mm_set1_epi16(static_cast<int16_t>(d)), 3);
+}
+// Register k of q2_codes holds sub-blocks 2k, 2k + 1, 8 + 2k, 9 + 2k in its four lanes.
+inline __m512i idx_q2(int k) {
+    return idx_lanes(2 * k, 2 * k + 1, 8 + 2 * k, 9 + 2 * k);
 }
 
 template <int NT> struct Q2_KTile {
@@ -188,7 +215,7 @@ template <int NT> struct Q2_KTile {
         const int64_t nb = p.cols / 256;
         const __m128i low4 = _mm_set1_epi8(0x0F);
         __m512i idx[4];
-        LLMWB_UNROLL for (int i = 0; i < 4; ++i) idx[i] = idx_per16(4 * i);
+        LLMWB_UNROLL for (int i = 0; i < 4; ++i) idx[i] = idx_q2(i);
         for (int r = 0; r < p.nr; ++r) {
             const auto* w =
                 reinterpret_cast<const BlockQ2_K*>(p.w + static_cast<size_t>(r) * p.w_stride);
@@ -247,10 +274,10 @@ template <int NT> struct Q3_KTile {
         const __m512i four = _mm512_set1_epi8(4);
         __m512i idx[4], hsel[4];
         LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
-            idx[i] = idx_per16(4 * i);
-            // register i = 2h + p holds k = 2p (low half) and 2p + 1 (high half): hmask bit 4h + k
-            const int bit = 4 * (i / 2) + 2 * (i % 2);
-            hsel[i] = halves_epi8(1 << bit, 1 << (bit + 1));
+            idx[i] = idx_q2(i);
+            // register k holds half 0 in its low 256 bits (hmask bit k), half 1 in its high 256
+            // bits (bit 4 + k)
+            hsel[i] = halves_epi8(1 << i, 1 << (4 + i));
         }
         for (int r = 0; r < p.nr; ++r) {
             const auto* w =
@@ -260,6 +287,7 @@ template <int NT> struct Q3_KTile {
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ3_K& B = w[b];
                 const __m256i sc16 = _mm256_cvtepi8_epi16(q3k_scales(B.scales));
+                const __m256i sc16x4 = _mm256_slli_epi16(sc16, 2); // the code offset 4
                 const __m512i scv = _mm512_castsi256_si512(sc16);
                 const __m512i hm = _mm512_broadcast_i64x4(load256(B.hmask));
                 __m512i q[4], s[4];
@@ -273,8 +301,8 @@ template <int NT> struct Q3_KTile {
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     __m512i si = dot4(q, s, A.q[t] + 256 * b);
                     // codes are u - 4: subtract 4 * sum(sc * bsum)
-                    const __m256i corr = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), sc16);
-                    si = _mm512_sub_epi32(si, _mm512_zextsi256_si512(_mm256_slli_epi32(corr, 2)));
+                    const __m256i corr = _mm256_madd_epi16(load256(A.sum[t] + 16 * b), sc16x4);
+                    si = _mm512_sub_epi32(si, _mm512_zextsi256_si512(corr));
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * A.d[t][b]),
                                              acc[t]);
                 }
@@ -302,7 +330,7 @@ inline __m128i iq4xs_scales(const BlockIQ4_XS& B) {
                          _mm_set1_epi16(32));
 }
 
-// Activations in the group_pos<true> order: the low and high nibbles of one 64-byte load of codes
+// Activations in Order::kIQ4: the low and high nibbles of one 64-byte load of codes
 // (sub-blocks 4z .. 4z + 3, one per 128-bit lane) each meet one 64-byte activation load, and one
 // scale vector (a sub-block per lane) serves both.
 template <int NT> struct IQ4_XSTile {
@@ -384,10 +412,10 @@ template <template <int> class Tile> void by_nt(const TileArgs& p) {
     static_assert(kMaxTileTokens == 8);
 }
 
-const MatmulKernel kQ2_K{ak_bytes, prep_ak<false>, by_nt<Q2_KTile>};
-const MatmulKernel kQ3_K{ak_bytes, prep_ak<false>, by_nt<Q3_KTile>};
-const MatmulKernel kQ5_K{ak_bytes, prep_ak<false>, by_nt<Q5_KTile>};
-const MatmulKernel kIQ4_XS{ak_bytes, prep_ak<true>, by_nt<IQ4_XSTile>};
+const MatmulKernel kQ2_K{ak_bytes, prep_ak<Order::kQ2>, by_nt<Q2_KTile>};
+const MatmulKernel kQ3_K{ak_bytes, prep_ak<Order::kQ2>, by_nt<Q3_KTile>};
+const MatmulKernel kQ5_K{ak_bytes, prep_ak<Order::kNatural>, by_nt<Q5_KTile>};
+const MatmulKernel kIQ4_XS{ak_bytes, prep_ak<Order::kIQ4>, by_nt<IQ4_XSTile>};
 
 } // namespace
 

@@ -307,10 +307,6 @@ void dequantize_row_iq4_xs(const BlockIQ4_XS* b, float* y, int64_t n) {
 
 namespace {
 
-float wt(const float* w, int i) {
-    return w[i];
-}
-
 // The importance of a super-block: w + off, or ones when there is none.
 const float* block_w(const float* w, int64_t off, float* ones) {
     if (w)
@@ -319,7 +315,7 @@ const float* block_w(const float* w, int64_t off, float* ones) {
     return ones;
 }
 
-// fp32 -> fp16 -> fp32 with the magnitude clamped to fp16's largest finite value, so that huge
+// A block scale as fp16, its magnitude clamped to fp16's largest finite value, so that huge
 // inputs give a saturated block scale rather than an infinite one (inf * 0 = NaN on decode).
 uint16_t half_sat(double v) {
     if (!(v == v))
@@ -501,7 +497,7 @@ struct ScaleMinFit {
     bool refit(double* d, double* dmin) const {
         double saa = 0, sab = 0, sbb = 0, sax = 0, sbx = 0;
         for (int i = 0; i < n_sub * len; ++i) {
-            const double wi = wt(w, i);
+            const double wi = w[i];
             const double a = static_cast<double>(sc[i / len]) * q[i], b = mn[i / len];
             saa += wi * a * a;
             sab += wi * a * b;
@@ -622,8 +618,8 @@ template <bool kIQ4> struct SymFit {
         double saa = 0, sax = 0;
         for (int i = 0; i < n_sub * len; ++i) {
             const double a = static_cast<double>(ls[i / len]) * level(q[i]);
-            saa += wt(w, i) * a * a;
-            sax += wt(w, i) * a * x[i];
+            saa += w[i] * a * a;
+            sax += w[i] * a * x[i];
         }
         if (saa <= 0)
             return false;

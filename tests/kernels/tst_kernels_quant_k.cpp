@@ -298,6 +298,47 @@ MT_TEST_TABLE(integerKernelsSelected, TypeRow, type_rows()) {
     }
 }
 
+// Each level's activation quantizer writes the bytes of the scalar prepare_act_ak; the AVX-512
+// kernels of IQ4_XS, Q2_K and Q3_K in their own orders of the groups of 16 (g = 0 .. 15): IQ4_XS
+// at 64 * (2 * (g / 8) + g % 2) + 16 * (g / 2 % 4), Q2_K/Q3_K at 64 * (g % 8 / 2) + 32 * (g / 8)
+// + 16 * (g % 2).
+MT_TEST_TABLE(activationBytesMatchScalar, TypeRow, type_rows()) {
+    const int64_t cols = 768;
+    auto x = test::random_floats(static_cast<size_t>(cols), 31, 1.0f);
+    x[5] = 0.0f;
+    x[300] = 2.5f; // ties after scaling are unlikely but rounding must agree anyway
+    const detail::AKLayout L(cols);
+    std::vector<uint8_t> ref(L.row_bytes), got(L.row_bytes);
+    detail::prepare_act_ak(x.data(), cols, ref.data());
+    std::vector<const detail::MatmulKernel*> ks;
+    if (cpu_simd_level() >= SimdLevel::Avx2)
+        ks.push_back(detail::avx2_kx_matmul_kernel(row.type));
+    if (cpu_simd_level() >= SimdLevel::Avx512)
+        ks.push_back(detail::avx512_kx_matmul_kernel(row.type));
+    if (ks.empty())
+        MT_SKIP("no SIMD level above scalar on this CPU");
+    for (size_t k = 0; k < ks.size(); ++k) {
+        MT_SCOPE("level %zu", k + 1);
+        MT_REQUIRE(ks[k]->act_row_bytes(cols) == L.row_bytes);
+        std::fill(got.begin(), got.end(), 0);
+        ks[k]->prepare_act(x.data(), cols, got.data());
+        const bool avx512 = k == 1;
+        for (int64_t b = 0; b < cols / 256; ++b)
+            for (int g = 0; g < 16; ++g) {
+                int pos = 16 * g;
+                if (avx512 && row.type == DType::IQ4_XS)
+                    pos = 64 * (2 * (g / 8) + g % 2) + 16 * (g / 2 % 4);
+                if (avx512 && (row.type == DType::Q2_K || row.type == DType::Q3_K))
+                    pos = 64 * (g % 8 / 2) + 32 * (g / 8) + 16 * (g % 2);
+                MT_CHECK_MSG(
+                    std::memcmp(got.data() + 256 * b + pos, ref.data() + 256 * b + 16 * g, 16) == 0,
+                    "block %lld group %d", static_cast<long long>(b), g);
+            }
+        MT_CHECK(std::memcmp(got.data() + L.d_off, ref.data() + L.d_off, L.row_bytes - L.d_off) ==
+                 0);
+    }
+}
+
 namespace {
 
 struct LevelRow {
