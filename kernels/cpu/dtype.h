@@ -26,10 +26,10 @@ enum class DType : uint32_t {
 };
 
 // Every supported type, in GGML id order (for tests, benchmarks and tables).
-inline constexpr DType kAllDTypes[] = {
-    DType::F32,  DType::F16,  DType::Q4_0, DType::Q4_1, DType::Q5_0,   DType::Q5_1,   DType::Q8_0,
-    DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,   DType::IQ4_NL, DType::IQ4_XS,
-    DType::BF16};
+inline constexpr DType kAllDTypes[] = {DType::F32,    DType::F16,    DType::Q4_0, DType::Q4_1,
+                                       DType::Q5_0,   DType::Q5_1,   DType::Q8_0, DType::Q2_K,
+                                       DType::Q3_K,   DType::Q4_K,   DType::Q5_K, DType::Q6_K,
+                                       DType::IQ4_NL, DType::IQ4_XS, DType::BF16};
 
 // Elements per block (1 for float types, 32 for the legacy quants and IQ4_NL, 256 for K-quants
 // and IQ4_XS).

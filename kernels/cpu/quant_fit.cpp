@@ -85,8 +85,7 @@ void fit_scale_min(const float* x, const float* w, int n, int nmax, float* s_out
     *m_out = best_m;
 }
 
-void fit_scale_offset(const float* x, const float* w, int n, int nmax, float* s_out,
-                      float* m_out) {
+void fit_scale_offset(const float* x, const float* w, int n, int nmax, float* s_out, float* m_out) {
     float lo = x[0], hi = x[0];
     for (int i = 0; i < n; ++i) {
         lo = std::min(lo, x[i]);
@@ -127,8 +126,8 @@ float fit_scale_sym(const float* x, const float* w, int n, int qmin, int qmax) {
     float best_err = INFINITY, best_s = vmax / static_cast<float>(qmin);
     int q[kMaxGroup];
     for (int k = -8; k <= 8; ++k) {
-        const float s0 = vmax / (static_cast<float>(qmin) + 0.1f * static_cast<float>(k) *
-                                                                static_cast<float>(-qmin) / 8.0f);
+        const float s0 = vmax / (static_cast<float>(qmin) +
+                                 0.1f * static_cast<float>(k) * static_cast<float>(-qmin) / 8.0f);
         double sqq = 0, sqx = 0;
         for (int i = 0; i < n; ++i) {
             const double wi = weight(w, i);
