@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/quant_fit.h"
 
 namespace llmwb::kernels {
 
@@ -89,7 +90,8 @@ void dequantize_q8_0(const BlockQ8_0* b, float* y, int64_t n) {
 }
 
 // Q4_0: the element of largest magnitude maps to -8 (like GGML), so its sign is kept exactly.
-void quantize_q4_0(const float* x, BlockQ4_0* b, int64_t n) {
+// With importance weights, the scale is the weighted least-squares search of quant_fit.
+void quantize_q4_0(const float* x, BlockQ4_0* b, int64_t n, const float* w) {
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
         float amax = 0.0f, vmax = 0.0f;
         for (int j = 0; j < kQK; ++j) {
@@ -98,7 +100,7 @@ void quantize_q4_0(const float* x, BlockQ4_0* b, int64_t n) {
                 vmax = x[j];
             }
         }
-        const float d = vmax / -8.0f;
+        const float d = w ? detail::fit_scale_sym(x, w + i * kQK, kQK, -8, 7) : vmax / -8.0f;
         const uint16_t dh = fp32_to_fp16(d);
         const float dq = fp16_to_fp32(dh);
         const float id = dq != 0.0f ? 1.0f / dq : 0.0f;
@@ -204,16 +206,16 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n, const float* 
         return;
     }
     case DType::Q4_0:
-        quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), n);
+        quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), n, w);
         return;
     case DType::Q8_0:
         quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), n);
         return;
     case DType::Q4_K:
-        quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n);
+        quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n, w);
         return;
     case DType::Q6_K:
-        quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n);
+        quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n, w);
         return;
     case DType::Q4_1:
         quantize_row_q4_1(src, static_cast<BlockQ4_1*>(dst), n, w);

@@ -176,9 +176,9 @@ void dequantize_row_q6_k(const BlockQ6_K* src, float* dst, int64_t n);
 void dequantize_row_iq4_xs(const BlockIQ4_XS* src, float* dst, int64_t n);
 void quantize_row_q2_k(const float* src, BlockQ2_K* dst, int64_t n, const float* w);
 void quantize_row_q3_k(const float* src, BlockQ3_K* dst, int64_t n, const float* w);
-void quantize_row_q4_k(const float* src, BlockQ4_K* dst, int64_t n);
+void quantize_row_q4_k(const float* src, BlockQ4_K* dst, int64_t n, const float* w);
 void quantize_row_q5_k(const float* src, BlockQ5_K* dst, int64_t n, const float* w);
-void quantize_row_q6_k(const float* src, BlockQ6_K* dst, int64_t n);
+void quantize_row_q6_k(const float* src, BlockQ6_K* dst, int64_t n, const float* w);
 void quantize_row_iq4_xs(const float* src, BlockIQ4_XS* dst, int64_t n, const float* w);
 
 } // namespace llmwb::kernels

@@ -148,11 +148,14 @@ float fit_scale_sym6(const float* x) {
 
 } // namespace
 
-void quantize_row_q4_k(const float* x, BlockQ4_K* b, int64_t n) {
+void quantize_row_q4_k(const float* x, BlockQ4_K* b, int64_t n, const float* w) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
         float s[8], m[8], smax = 0.0f, mmax = 0.0f;
         for (int j = 0; j < 8; ++j) {
-            fit_scale_min(x + 32 * j, &s[j], &m[j]);
+            if (w) // importance-weighted fit; without importance, the unweighted one (unchanged)
+                detail::fit_scale_min(x + 32 * j, w + i * kQKK + 32 * j, 32, 15, &s[j], &m[j]);
+            else
+                fit_scale_min(x + 32 * j, &s[j], &m[j]);
             smax = std::max(smax, s[j]);
             mmax = std::max(mmax, m[j]);
         }
@@ -186,11 +189,12 @@ void quantize_row_q4_k(const float* x, BlockQ4_K* b, int64_t n) {
     }
 }
 
-void quantize_row_q6_k(const float* x, BlockQ6_K* b, int64_t n) {
+void quantize_row_q6_k(const float* x, BlockQ6_K* b, int64_t n, const float* w) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
         float s[16], amax = 0.0f;
         for (int j = 0; j < 16; ++j) {
-            s[j] = fit_scale_sym6(x + 16 * j);
+            s[j] = w ? detail::fit_scale_sym(x + 16 * j, w + i * kQKK + 16 * j, 16, -32, 31)
+                     : fit_scale_sym6(x + 16 * j);
             amax = std::max(amax, std::fabs(s[j]));
         }
         BlockQ6_K& blk = b[i];
