@@ -153,6 +153,7 @@ int cmd_quantize(const Args& argv) {
         j["bytes_out"] = rep->bytes_out;
         j["bits_per_weight"] = rep->bits_per_weight;
         j["seconds"] = rep->seconds;
+        j["calibration_seconds"] = rep->calibration_seconds;
         j["mb_per_s"] = rep->seconds > 0 ? double(rep->bytes_in) / 1e6 / rep->seconds : 0.0;
         j["notes"] = rep->notes;
         nlohmann::ordered_json ts = nlohmann::ordered_json::array();
@@ -175,6 +176,8 @@ int cmd_quantize(const Args& argv) {
     std::printf("  %.2f bits per weight over the matrices; %.1f MB -> %.1f MB in %.2f s (%s)\n",
                 rep->bits_per_weight, double(rep->bytes_in) / 1e6, double(rep->bytes_out) / 1e6,
                 rep->seconds, mb_per_s(rep->bytes_in, rep->seconds).c_str());
+    if (rep->calibration_seconds > 0)
+        std::printf("  of which calibration %.2f s\n", rep->calibration_seconds);
     std::printf("  fallbacks: %d tensors\n", rep->fallback_tensors);
     for (const auto& n : rep->notes)
         std::printf("  %s\n", n.c_str());
