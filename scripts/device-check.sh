@@ -8,7 +8,10 @@
 #   - prefill tok/s of a 2,048-token prompt vs the measured bf16 GEMM rate (torch);
 #   - serving throughput, 256 concurrent requests (input 512, output 256): llmwb bench --device
 #     cuda vs Hugging Face transformers generate() on the same safetensors model;
-#   - logprob agreement with transformers.
+#   - logprob agreement with transformers;
+#   - per weight type (every type of kAllDTypes): CUDA GEMV GB/s (n = 1, 4, 8) with the ratio to
+#     Q4_K, and GEMM TFLOP/s, at the ffn_down shapes of Qwen2.5-0.5B/1.5B and a Qwen2.5-7B MLP
+#     matrix (llmwb-bench-cuda-ops --shape all; bench-cuda-ops.txt, summarised in report.md).
 # Models are written by `llmwb make-model` with random weights: Qwen2.5-0.5B and Qwen2.5-7B
 # shapes, bf16 (safetensors) and q4_k (GGUF). To stay well inside 10 minutes the 7B shape keeps
 # LLMWB_DC_7B_LAYERS of its 28 layers (default 8; per-token figures are reported for that depth).
@@ -16,7 +19,8 @@
 # message before the benchmark.
 #
 # Environment: OUT (report folder), LLMWB_DC_BUILD (build folder, default build-device),
-# LLMWB_DC_WORK (models, default /tmp/llmwb-device), LLMWB_DC_STAGES (default "build test bench"),
+# LLMWB_DC_WORK (models, default /tmp/llmwb-device), LLMWB_DC_STAGES (default "build test bench";
+# "ops" alone runs only the per-type op benchmark, which "bench" includes),
 # LLMWB_DC_7B_LAYERS, LLMWB_DC_HF_PROMPTS (HF baseline prompts, default 256), CUDA_ARCH (override),
 # LLMWB_NLOHMANN_INCLUDE_DIR (folder holding nlohmann/json.hpp when it is not installed).
 set -uo pipefail
@@ -98,6 +102,22 @@ EOT
   say "stopping before the benchmark: no CUDA device (report: $OUT/report.md)"
   exit 0
 fi
+
+# --- Per weight type: the CUDA matmul ops (every type of kAllDTypes) -----------------------------
+OPS_BENCH="$BUILD/bench/gpu/llmwb-bench-cuda-ops"
+ops_summary() { # the per-type GEMV table of each shape
+  grep -A16 "^GEMV n=1 per type" "$OUT/bench-cuda-ops.txt" 2>/dev/null
+}
+if has_stage bench || has_stage ops; then
+  if [ -x "$OPS_BENCH" ]; then
+    say "llmwb-bench-cuda-ops --shape all (GEMV/GEMM per weight type, attention)"
+    timeout 240 "$OPS_BENCH" --shape all > "$OUT/bench-cuda-ops.txt" 2>> "$LOG" \
+      || say "llmwb-bench-cuda-ops FAILED (rc $?; see $OUT/bench-cuda-ops.txt)"
+    ops_summary | tee -a "$LOG"
+  else
+    say "llmwb-bench-cuda-ops FAILED: no $OPS_BENCH (run the build stage)"
+  fi
+fi
 has_stage bench || { say "done (no bench stage)"; exit 0; }
 
 # --- Benchmark ----------------------------------------------------------------------------------
@@ -164,5 +184,9 @@ for m in q05 q7; do
 done
 
 python3 "$ROOT/scripts/device/report.py" "$OUT" > "$OUT/report.md" 2>> "$LOG" || say "report FAILED"
+if [ -s "$OUT/bench-cuda-ops.txt" ]; then
+  { echo; echo "## CUDA GEMV per weight type (llmwb-bench-cuda-ops --shape all)"; echo
+    echo '```'; ops_summary; echo '```'; } >> "$OUT/report.md"
+fi
 cat "$OUT/report.md"
 say "done in $(( $(date +%s) - T0 )) s; report: $OUT/report.md"

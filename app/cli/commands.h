@@ -17,6 +17,7 @@ int cmd_generate(const Args& args);
 int cmd_perplexity(const Args& args);
 int cmd_kld(const Args& args); // KL divergence of a model from a base model
 int cmd_make_model(const Args& args);
+int cmd_quantize(const Args& args); // float model -> quantized GGUF
 int cmd_bench(const Args& args);
 int cmd_report(const Args& args); // show | compare benchmark reports
 

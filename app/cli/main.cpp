@@ -28,6 +28,8 @@ const char* kUsage =
     "               (--report OUT.zip: the report to send or to compare)\n"
     "  report       benchmark reports: show REPORT | compare REPORT [REPORT ...]\n"
     "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
+    "  quantize     float model -> quantized GGUF  (IN OUT --type Q4_K_M|Q8_0|... [--imatrix F |\n"
+    "                                               --calibration TEXT])\n"
     "\n"
     "M is a .gguf file or a Hugging Face folder; without --model the demo model (a bigram model "
     "of\n"
@@ -61,6 +63,8 @@ int main(int argc, char** argv) {
         return cmd_kld(args);
     if (command == "make-model")
         return cmd_make_model(args);
+    if (command == "quantize")
+        return cmd_quantize(args);
     if (command == "bench")
         return cmd_bench(args);
     if (command == "report")

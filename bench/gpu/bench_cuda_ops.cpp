@@ -1,9 +1,14 @@
-// llmwb-bench-cuda-ops: throughput of the CUDA matmul paths on one GPU.
+// llmwb-bench-cuda-ops: throughput of the CUDA matmul paths on one GPU, for every weight type
+// (kAllDTypes).
 //   GEMV (decode, n = 1/4/8 tokens): weight GB/s against the HBM peak (from the device's memory
-//   clock and bus width) and against a measured device-to-device copy.
+//   clock and bus width) and against a measured device-to-device copy; a summary of n = 1 per
+//   type against Q4_K's figure.
 //   GEMM (prefill, n = 2048 tokens): TFLOP/s per weight dtype.
 //   Paged attention: decode KV GB/s and prefill TFLOP/s at a Qwen2.5-7B shape.
-// Shape: a Qwen2.5-7B MLP projection (rows 18944, cols 3584) unless --rows/--cols are given.
+// Shape: a Qwen2.5-7B MLP projection (rows 18944, cols 3584) unless --rows/--cols are given;
+// --shape NAME: qwen2.5-0.5b / qwen2.5-1.5b / qwen2.5-7b (their ffn_down, whose rows K-quants can
+// hold), or all (the three in turn). --no-attention skips the attention part; --copy-mib N sizes
+// the copy that measures the bandwidth ceiling (default 1024). Exits 1 when any op failed.
 // Prints "SKIPPED: no CUDA device (...)" and exits 77 without a device.
 #include <cuda_runtime_api.h>
 
@@ -125,23 +130,145 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
     }
 }
 
+struct Shape {
+    const char* name;
+    int64_t rows, cols;
+};
+// ffn_down of each model: [hidden][intermediate] (intermediate sizes 4864, 8960, 18944 are whole
+// 256-blocks; the hidden sizes 896 and 1536 of the small models are not, so ffn_down is the
+// matrix every type can hold).
+constexpr Shape kShapes[] = {{"qwen2.5-0.5b ffn_down", 896, 4864},
+                             {"qwen2.5-1.5b ffn_down", 1536, 8960},
+                             {"qwen2.5-7b ffn_up", 18944, 3584}};
+
+// GEMV (n = 1, 4, 8) and GEMM (n = prefill_n) of every weight type at one shape.
+// Returns false when an allocation or an op failed (after printing why).
+bool bench_matmul(const Shape& shape, int64_t prefill_n, double peak_gbs, double copy_gbs,
+                  cu::BlasContext* blas, cudaStream_t stream) {
+    bool ok = true;
+    const int64_t rows = shape.rows, cols = shape.cols;
+    float *x = nullptr, *out = nullptr;
+    if (!check(cudaMalloc(reinterpret_cast<void**>(&x), sizeof(float) * prefill_n * cols),
+               "cudaMalloc") ||
+        !check(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float) * prefill_n * rows),
+               "cudaMalloc"))
+        return false;
+    cudaMemset(x, 0, sizeof(float) * prefill_n * cols);
+
+    std::printf("\nshape %s: rows %lld cols %lld\n", shape.name, static_cast<long long>(rows),
+                static_cast<long long>(cols));
+    std::printf("%-6s %6s %10s %9s %8s %8s\n", "dtype", "n", "ms", "GB/s", "of-peak", "of-copy");
+    struct Gemv1 {
+        DType t;
+        double gbs, bpw;
+    };
+    std::vector<Gemv1> gemv1;
+    for (DType t : llmwb::kAllDTypes) {
+        const size_t wbytes = static_cast<size_t>(llmwb::dtype_row_bytes(t, cols) * rows);
+        void* w = nullptr;
+        if (!check(cudaMalloc(&w, wbytes), "cudaMalloc weights"))
+            return false;
+        cudaMemset(w, 0x11, wbytes); // small finite scales and values in every dtype
+        const cu::DeviceMatrix m{t, w, rows, cols};
+        const size_t ws_bytes = cu::matmul_workspace_bytes(rows, cols, prefill_n, t);
+        void* ws = nullptr;
+        if (ws_bytes && !check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace"))
+            return false;
+        for (int64_t n : {int64_t{1}, int64_t{4}, int64_t{8}}) {
+            cu::OpStatus st = cu::OpStatus::Ok;
+            const double ms =
+                time_ms([&] { st = cu::matmul(*blas, out, m, x, n, ws, ws_bytes, stream); }, 20);
+            if (st != cu::OpStatus::Ok) {
+                std::printf("%-6s %6lld failed: %s\n", llmwb::dtype_name(t),
+                            static_cast<long long>(n), cu::last_error_message());
+                ok = false;
+                continue;
+            }
+            const double gbs = wbytes / (ms * 1e6);
+            if (n == 1)
+                gemv1.push_back({t, gbs, llmwb::dtype_bits_per_weight(t)});
+            std::printf("%-6s %6lld %10.4f %9.0f %8.2f %8.2f\n", llmwb::dtype_name(t),
+                        static_cast<long long>(n), ms, gbs, peak_gbs > 0 ? gbs / peak_gbs : 0.0,
+                        gbs / copy_gbs);
+        }
+        cu::OpStatus st = cu::OpStatus::Ok;
+        const double ms =
+            time_ms([&] { st = cu::matmul(*blas, out, m, x, prefill_n, ws, ws_bytes, stream); }, 5);
+        if (st == cu::OpStatus::Ok) {
+            const double tflops = 2.0 * rows * cols * prefill_n / (ms * 1e9);
+            std::printf("%-6s %6lld %10.4f  GEMM %.1f TFLOP/s\n", llmwb::dtype_name(t),
+                        static_cast<long long>(prefill_n), ms, tflops);
+        } else {
+            std::printf("%-6s GEMM failed: %s\n", llmwb::dtype_name(t), cu::last_error_message());
+            ok = false;
+        }
+        cudaFree(ws);
+        cudaFree(w);
+    }
+    double q4k = 0;
+    for (const Gemv1& g : gemv1)
+        if (g.t == DType::Q4_K)
+            q4k = g.gbs;
+    std::printf("GEMV n=1 per type (%s): GB/s of weights, ratio to Q4_K, us per call\n",
+                shape.name);
+    for (const Gemv1& g : gemv1) {
+        const double bytes = g.bpw / 8.0 * static_cast<double>(rows * cols);
+        std::printf("  %-6s %5.2f bpw %7.0f GB/s  %5.2f x Q4_K  %8.2f us\n", llmwb::dtype_name(g.t),
+                    g.bpw, g.gbs, q4k > 0 ? g.gbs / q4k : 0.0, bytes / (g.gbs * 1e3));
+    }
+    cudaFree(x);
+    cudaFree(out);
+    return ok;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-    int64_t rows = 18944, cols = 3584, prefill_n = 2048;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--rows"))
-            rows = std::atoll(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--cols"))
-            cols = std::atoll(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--prefill"))
-            prefill_n = std::atoll(argv[i + 1]);
+    int64_t rows = 18944, cols = 3584, prefill_n = 2048, copy_mib = 1024;
+    bool attention = true;
+    std::vector<Shape> shapes;
+    for (int i = 1; i < argc; ++i) {
+        const bool has_value = i + 1 < argc;
+        if (!std::strcmp(argv[i], "--no-attention")) {
+            attention = false;
+        } else if (!std::strcmp(argv[i], "--rows") && has_value) {
+            rows = std::atoll(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--cols") && has_value) {
+            cols = std::atoll(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--copy-mib") && has_value) {
+            copy_mib = std::atoll(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--prefill") && has_value) {
+            prefill_n = std::atoll(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--shape") && has_value) {
+            const std::string name = argv[++i];
+            bool found = false;
+            for (const Shape& s : kShapes) {
+                if (name == "all" || std::string(s.name).rfind(name + " ", 0) == 0) {
+                    shapes.push_back(s);
+                    found = true;
+                }
+            }
+            if (!found) {
+                std::fprintf(stderr,
+                             "unknown shape '%s' (qwen2.5-0.5b, qwen2.5-1.5b, "
+                             "qwen2.5-7b, all)\n",
+                             name.c_str());
+                return 2;
+            }
+        } else {
+            rows = -1; // usage below
+            break;
+        }
     }
-    if (rows <= 0 || cols <= 0 || cols % 256 != 0 || prefill_n <= 8) {
+    if (rows <= 0 || cols <= 0 || cols % 256 != 0 || prefill_n <= 8 || copy_mib <= 0 ||
+        copy_mib > 65536) {
         std::fprintf(stderr, "usage: llmwb-bench-cuda-ops [--rows R] [--cols C (multiple of 256)] "
-                             "[--prefill N (> 8)]\n");
+                             "[--shape qwen2.5-0.5b|qwen2.5-1.5b|qwen2.5-7b|all] "
+                             "[--prefill N (> 8)] [--copy-mib N] [--no-attention]\n");
         return 2;
     }
+    if (shapes.empty())
+        shapes.push_back({"--rows x --cols", rows, cols});
     int devices = 0;
     const cudaError_t de = cudaGetDeviceCount(&devices);
     if (de != cudaSuccess || devices == 0) {
@@ -159,7 +286,7 @@ int main(int argc, char** argv) {
                 prop.multiProcessorCount, peak_gbs, mem_khz, bus_bits);
 
     // Measured copy bandwidth (read + write) as a practical ceiling.
-    const size_t copy_bytes = size_t{1} << 30;
+    const size_t copy_bytes = static_cast<size_t>(copy_mib) << 20;
     void *src = nullptr, *dst = nullptr;
     if (!check(cudaMalloc(&src, copy_bytes), "cudaMalloc") ||
         !check(cudaMalloc(&dst, copy_bytes), "cudaMalloc"))
@@ -179,59 +306,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "blas_create: %s\n", cu::last_error_message());
         return 1;
     }
-    float *x = nullptr, *out = nullptr;
-    check(cudaMalloc(reinterpret_cast<void**>(&x), sizeof(float) * prefill_n * cols), "cudaMalloc");
-    check(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float) * prefill_n * rows),
-          "cudaMalloc");
-    cudaMemset(x, 0, sizeof(float) * prefill_n * cols);
-
-    std::printf("shape rows %lld cols %lld\n", static_cast<long long>(rows),
-                static_cast<long long>(cols));
-    std::printf("%-5s %6s %10s %9s %8s %8s\n", "dtype", "n", "ms", "GB/s", "of-peak", "of-copy");
-    for (DType t : {DType::BF16, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
-                    DType::F32}) {
-        const size_t wbytes = static_cast<size_t>(llmwb::dtype_row_bytes(t, cols) * rows);
-        void* w = nullptr;
-        if (!check(cudaMalloc(&w, wbytes), "cudaMalloc weights"))
-            return 1;
-        cudaMemset(w, 0x11, wbytes); // small finite scales and values in every dtype
-        const cu::DeviceMatrix m{t, w, rows, cols};
-        const size_t ws_bytes = cu::matmul_workspace_bytes(rows, cols, prefill_n, t);
-        void* ws = nullptr;
-        if (ws_bytes && !check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace"))
-            return 1;
-        for (int64_t n : {int64_t{1}, int64_t{4}, int64_t{8}}) {
-            cu::OpStatus st = cu::OpStatus::Ok;
-            const double ms =
-                time_ms([&] { st = cu::matmul(*blas, out, m, x, n, ws, ws_bytes, stream); }, 20);
-            if (st != cu::OpStatus::Ok) {
-                std::printf("%-5s %6lld failed: %s\n", llmwb::dtype_name(t),
-                            static_cast<long long>(n), cu::last_error_message());
-                continue;
-            }
-            const double gbs = wbytes / (ms * 1e6);
-            std::printf("%-5s %6lld %10.4f %9.0f %8.2f %8.2f\n", llmwb::dtype_name(t),
-                        static_cast<long long>(n), ms, gbs, peak_gbs > 0 ? gbs / peak_gbs : 0.0,
-                        gbs / copy_gbs);
-        }
-        cu::OpStatus st = cu::OpStatus::Ok;
-        const double ms =
-            time_ms([&] { st = cu::matmul(*blas, out, m, x, prefill_n, ws, ws_bytes, stream); }, 5);
-        if (st == cu::OpStatus::Ok) {
-            const double tflops = 2.0 * rows * cols * prefill_n / (ms * 1e9);
-            std::printf("%-5s %6lld %10.4f  GEMM %.1f TFLOP/s\n", llmwb::dtype_name(t),
-                        static_cast<long long>(prefill_n), ms, tflops);
-        } else {
-            std::printf("%-5s GEMM failed: %s\n", llmwb::dtype_name(t), cu::last_error_message());
-        }
-        cudaFree(ws);
-        cudaFree(w);
-    }
-    bench_attention(stream, copy_gbs);
+    bool ok = true;
+    for (const Shape& shape : shapes)
+        ok = bench_matmul(shape, prefill_n, peak_gbs, copy_gbs, blas, stream) && ok;
+    if (attention)
+        bench_attention(stream, copy_gbs);
     const cudaError_t e = cudaDeviceSynchronize();
     cu::blas_destroy(blas);
-    cudaFree(x);
-    cudaFree(out);
     cudaStreamDestroy(stream);
-    return check(e, "synchronize") ? 0 : 1;
+    return check(e, "synchronize") && ok ? 0 : 1;
 }

@@ -65,14 +65,33 @@ void GgufWriter::add_i32_array(const std::string& key, const std::vector<int32_t
         put(kv_, x);
 }
 
+void GgufWriter::add_u64(const std::string& key, uint64_t v) {
+    begin_kv(key, uint32_t(GgufType::U64));
+    put(kv_, v);
+}
+
+void GgufWriter::add_raw(const std::string& key, uint32_t type, const void* encoded, size_t bytes) {
+    begin_kv(key, type);
+    kv_.append(static_cast<const char*>(encoded), bytes);
+}
+
 void GgufWriter::add_tensor(const std::string& name, DType type, int64_t rows, int64_t cols,
                             bool one_dim) {
+    add_tensor_dims(name, type,
+                    one_dim ? std::vector<uint64_t>{uint64_t(cols)}
+                            : std::vector<uint64_t>{uint64_t(cols), uint64_t(rows)});
+}
+
+void GgufWriter::add_tensor_dims(const std::string& name, DType type,
+                                 const std::vector<uint64_t>& ne) {
     Tensor t;
     t.name = name;
     t.type = type;
-    t.ne = one_dim ? std::vector<uint64_t>{uint64_t(cols)}
-                   : std::vector<uint64_t>{uint64_t(cols), uint64_t(rows)};
-    t.bytes = uint64_t(rows * dtype_row_bytes(type, cols));
+    t.ne = ne;
+    uint64_t rows = 1;
+    for (size_t i = 1; i < ne.size(); ++i)
+        rows *= ne[i];
+    t.bytes = rows * uint64_t(dtype_row_bytes(type, int64_t(ne.empty() ? 0 : ne[0])));
     uint64_t off = 0;
     if (!tensors_.empty()) {
         const Tensor& p = tensors_.back();
@@ -139,6 +158,11 @@ Status GgufWriter::append(const void* data, size_t bytes) {
         }
     }
     return out_ ? ok_status() : make_error(path_ + ": write failed");
+}
+
+void GgufWriter::abandon() {
+    if (out_.is_open())
+        out_.close();
 }
 
 Status GgufWriter::finish() {

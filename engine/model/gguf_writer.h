@@ -23,13 +23,22 @@ class GgufWriter {
     void add_f32_array(const std::string& key, const std::vector<float>& v);
     void add_i32_array(const std::string& key, const std::vector<int32_t>& v);
 
+    void add_u64(const std::string& key, uint64_t v);
+    // A value copied from another GGUF file: its type id and its encoded bytes (after the type
+    // id, as GgufValue::encoded holds them).
+    void add_raw(const std::string& key, uint32_t type, const void* encoded, size_t bytes);
+
     // A tensor of rows x cols (a 1-D tensor of cols elements when one_dim).
     void add_tensor(const std::string& name, DType type, int64_t rows, int64_t cols,
                     bool one_dim = false);
+    // A tensor of any rank: ne[0] is the row length (GGUF order); ne[0] must be a multiple of
+    // the type's block.
+    void add_tensor_dims(const std::string& name, DType type, const std::vector<uint64_t>& ne);
 
     Status begin(const std::string& path);         // header, metadata, tensor infos
     Status append(const void* data, size_t bytes); // data of the declared tensors, in order
     Status finish();                               // checks every tensor was written
+    void abandon();                                // closes the file after an error (no checks)
 
     static constexpr uint32_t kAlignment = 32;
 

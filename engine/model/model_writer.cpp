@@ -137,12 +137,16 @@ uint32_t gguf_file_type(WeightType wt) {
     return t ? t->file_type : 0;
 }
 
-void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelConfig& c,
-                       const TokenizerFiles& tf, const std::string& name) {
-    const std::string a = c.arch_name + ".";
-    w.add_string("general.architecture", c.arch_name);
+} // namespace
+
+void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const TokenizerData& d,
+                             const std::optional<std::string>& chat_template,
+                             const std::string& name, uint32_t file_type) {
+    const std::string arch = architecture_name(c.arch);
+    const std::string a = arch + ".";
+    w.add_string("general.architecture", arch);
     w.add_string("general.name", name);
-    w.add_u32("general.file_type", gguf_file_type(spec.weight_type));
+    w.add_u32("general.file_type", file_type);
     w.add_u32("general.quantization_version", 2);
     w.add_u32(a + "vocab_size", uint32_t(c.vocab_size));
     w.add_u32(a + "context_length", uint32_t(c.max_position));
@@ -157,7 +161,6 @@ void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelCo
     w.add_f32(a + "rope.freq_base", c.rope_theta);
     w.add_f32(a + "attention.layer_norm_rms_epsilon", c.rms_norm_eps);
 
-    const TokenizerData& d = tf.data;
     const bool spm = d.kind == TokenizerData::Kind::SentencePieceBpe;
     std::vector<std::string> tokens;
     std::vector<int32_t> types;
@@ -193,9 +196,11 @@ void add_gguf_metadata(GgufWriter& w, const ModelWriterSpec& spec, const ModelCo
     w.add_bool("tokenizer.ggml.add_eos_token", d.add_eos);
     if (spm)
         w.add_bool("tokenizer.ggml.add_space_prefix", d.add_space_prefix);
-    if (tf.chat_template)
-        w.add_string("tokenizer.chat_template", *tf.chat_template);
+    if (chat_template)
+        w.add_string("tokenizer.chat_template", *chat_template);
 }
+
+namespace {
 
 // Rows [a, b) of a tensor: the spec's chosen values, or the seeded random generator.
 void fill_rows(const ModelWriterSpec& spec, const std::string& hf_name, int64_t a, int64_t b,
@@ -284,7 +289,8 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
     GgufWriter w;
     const std::string name =
         spec.name.empty() ? std::string("llmwb random ") + c.arch_name : spec.name;
-    add_gguf_metadata(w, spec, c, tf, name);
+    add_gguf_model_metadata(w, c, tf.data, tf.chat_template, name,
+                            gguf_file_type(spec.weight_type));
     std::vector<bool> fallback;
     const std::vector<DType> types = gguf_storage_types(plan, spec.weight_type, c, &fallback);
     for (size_t i = 0; i < plan.size(); ++i) {

@@ -7,14 +7,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/model/model_config.h"
+#include "engine/tokenizer/tokenizer_data.h"
 #include "engine/util/result.h"
 #include "kernels/cpu/dtype.h"
 
 namespace llmwb {
+
+class GgufWriter;
 
 enum class ModelFileFormat { Gguf, Safetensors };
 
@@ -119,5 +123,12 @@ std::vector<float> generate_hf_tensor(const ModelWriterSpec& spec, const std::st
 // The config a spec resolves to (vocab from the tokenizer, head_dim, biases, qk_norm); the
 // rope_style is RotateHalf (Interleaved for llama-arch GGUF is set by write_model's report).
 Result<ModelConfig> resolve_writer_config(const ModelWriterSpec& spec);
+
+// The GGUF metadata of a model as make-model writes it: general.* (architecture, name,
+// file_type, quantization_version), the <arch>.* hyperparameters, the tokenizer.* keys and the
+// chat template. `llmwb quantize` writes it for Hugging Face input.
+void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const TokenizerData& tokenizer,
+                             const std::optional<std::string>& chat_template,
+                             const std::string& name, uint32_t file_type);
 
 } // namespace llmwb

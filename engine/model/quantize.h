@@ -52,6 +52,7 @@ struct QuantizeOptions {
 inline constexpr int kDefaultCalibrationTokens = 8192;
 inline constexpr int kCalibrationChunk = 512;
 
+// Stage "calibrating": tensors_done / tensors_total count calibration tokens instead.
 struct QuantizeProgress {
     int tensors_done = 0;
     int tensors_total = 0;
@@ -73,8 +74,9 @@ struct QuantizeReport {
     std::vector<QuantizedTensor> tensors;
     int fallback_tensors = 0;
     int64_t bytes_in = 0, bytes_out = 0;
-    double bits_per_weight = 0; // over the quantized matrices
-    double seconds = 0;
+    double bits_per_weight = 0;     // over the quantized matrices
+    double seconds = 0;             // all of it (calibration included)
+    double calibration_seconds = 0; // of which running the model over the calibration text
     std::vector<std::string> notes; // fallbacks, importance source, anything the user should read
 };
 

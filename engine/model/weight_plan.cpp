@@ -124,6 +124,50 @@ void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin,
     }
 }
 
+const TensorView* planned_view(const ModelWeights& w, const PlannedTensor& t) {
+    if (t.role == TensorRole::TokEmbd)
+        return &w.tok_embd;
+    if (t.role == TensorRole::Output)
+        return &w.output;
+    if (t.role == TensorRole::OutputNorm)
+        return &w.output_norm;
+    if (t.layer < 0 || size_t(t.layer) >= w.layers.size())
+        return nullptr;
+    const LayerWeights& L = w.layers[size_t(t.layer)];
+    switch (t.role) {
+    case TensorRole::AttnNorm:
+        return &L.attn_norm;
+    case TensorRole::Wq:
+        return &L.wq;
+    case TensorRole::Wk:
+        return &L.wk;
+    case TensorRole::Wv:
+        return &L.wv;
+    case TensorRole::Wo:
+        return &L.wo;
+    case TensorRole::Bq:
+        return &L.bq;
+    case TensorRole::Bk:
+        return &L.bk;
+    case TensorRole::Bv:
+        return &L.bv;
+    case TensorRole::QNorm:
+        return &L.q_norm;
+    case TensorRole::KNorm:
+        return &L.k_norm;
+    case TensorRole::FfnNorm:
+        return &L.ffn_norm;
+    case TensorRole::WGate:
+        return &L.w_gate;
+    case TensorRole::WUp:
+        return &L.w_up;
+    case TensorRole::WDown:
+        return &L.w_down;
+    default:
+        return nullptr;
+    }
+}
+
 int64_t llama_qk_source_row(int64_t gguf_row, int head_dim) {
     const int64_t half = head_dim / 2;
     const int64_t h = gguf_row / head_dim, k = gguf_row % head_dim;

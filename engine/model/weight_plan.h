@@ -30,6 +30,10 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
 std::vector<DType> gguf_storage_types(const std::vector<PlannedTensor>& plan, WeightType wt,
                                       const ModelConfig& c, std::vector<bool>* fallback);
 
+// The view of a planned tensor in a loaded model (by role and layer); nullptr for rope_freqs or
+// a layer the model does not have.
+const TensorView* planned_view(const ModelWeights& w, const PlannedTensor& t);
+
 // Rows [row_begin, row_end) of the HF-layout tensor named hf_name, [rows][cols] row-major.
 void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin, int64_t row_end,
                    int64_t cols, float* out);

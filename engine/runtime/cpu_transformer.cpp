@@ -157,6 +157,11 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     for (int32_t t = 0; t < n; ++t)
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.attn_norm.data(), H,
                          c.rms_norm_eps);
+    if (observer_) {
+        observer_(lw.wq, xb_.data(), n);
+        observer_(lw.wk, xb_.data(), n);
+        observer_(lw.wv, xb_.data(), n);
+    }
     kernels::matmul(q_.data(), as_matrix(lw.wq), xb_.data(), n, &pool_); // [n][q_w]
     kernels::matmul(k_.data(), as_matrix(lw.wk), xb_.data(), n, &pool_); // [n][kv_w]
     kernels::matmul(v_.data(), as_matrix(lw.wv), xb_.data(), n, &pool_); // [n][kv_w]
@@ -191,6 +196,8 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
     paged_attention(att_.data(), q_.data(), batch, kv.k(l), kv.v(l), shape, pool_, att_scratch_);
 
+    if (observer_)
+        observer_(lw.wo, att_.data(), n);
     kernels::matmul(xb_.data(), as_matrix(lw.wo), att_.data(), n, &pool_); // [n][H]
     kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
 }
@@ -205,9 +212,15 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
     for (int32_t t = 0; t < n; ++t)
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.ffn_norm.data(), H,
                          c.rms_norm_eps);
+    if (observer_) {
+        observer_(lw.w_gate, xb_.data(), n);
+        observer_(lw.w_up, xb_.data(), n);
+    }
     kernels::matmul(gate_.data(), as_matrix(lw.w_gate), xb_.data(), n, &pool_); // [n][I]
     kernels::matmul(up_.data(), as_matrix(lw.w_up), xb_.data(), n, &pool_);     // [n][I]
     kernels::silu_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
+    if (observer_)
+        observer_(lw.w_down, gate_.data(), n);
     kernels::matmul(xb_.data(), as_matrix(lw.w_down), gate_.data(), n, &pool_); // [n][H]
     kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
 }

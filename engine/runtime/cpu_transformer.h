@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,14 @@ class CpuTransformer {
     // ids < vocab_size(), kv was created for this model's config.
     void forward(const ForwardBatch& batch, KvCacheStorage& kv, float* logits);
 
+    // Observer of the input of every weight matrix product (importance matrices for
+    // `llmwb quantize --calibration`): called with the weight and its input rows
+    // x[n_tokens][weight.cols] just before the product; not called for the lm_head (as the common
+    // imatrix tool skips the output by default). Unset: one untaken branch per product.
+    using MatmulObserver =
+        std::function<void(const TensorView& weight, const float* x, int32_t n_tokens)>;
+    void set_matmul_observer(MatmulObserver fn) { observer_ = std::move(fn); }
+
   private:
     struct Norms; // per-layer norm vectors and biases as fp32
     void reserve(int32_t n_tokens, int32_t n_logits);
@@ -67,6 +76,7 @@ class CpuTransformer {
     std::vector<float> sin_;  // [n][hd/2]
     std::vector<float> xl_;   // [n_logits][hidden] normed rows that need logits
     AttentionScratch att_scratch_;
+    MatmulObserver observer_;
 };
 
 } // namespace llmwb

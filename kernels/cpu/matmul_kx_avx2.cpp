@@ -31,10 +31,37 @@ inline __m256i load256(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
-// Two 16-bit scales: a over the low 8 words (16 elements), b over the high 8.
-inline __m256i pair16(int a, int b) {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(static_cast<int16_t>(a))),
-                                   _mm_set1_epi16(static_cast<int16_t>(b)), 1);
+// vpshufb index selecting byte a into every word of the low 128 bits and byte b into every word
+// of the high 128 bits: zero-extended (hi = false: [byte, 0]) or as the word's high byte
+// (hi = true: [0, byte], for a sign-extending shift right by 8).
+inline __m256i word_idx(int a, int b, bool hi) {
+    const auto w = [hi](int j) { return static_cast<int16_t>(hi ? (j << 8) | 0x80 : 0x8000 | j); };
+    return _mm256_setr_m128i(_mm_set1_epi16(w(a)), _mm_set1_epi16(w(b)));
+}
+
+// The 6-bit scales and mins of the 8 sub-blocks of a Q4_K/Q5_K block, one byte each.
+inline void k4_scales_mins(const uint8_t* scales, uint64_t* sc, uint64_t* mn) {
+    uint32_t u[3];
+    __builtin_memcpy(u, scales, 12);
+    *sc = (u[0] & 0x3F3F3F3Fu) |
+          static_cast<uint64_t>((u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4)) << 32;
+    *mn = (u[1] & 0x3F3F3F3Fu) |
+          static_cast<uint64_t>(((u[2] >> 4) & 0x0F0F0F0Fu) | (((u[1] >> 6) & 0x03030303u) << 4))
+              << 32;
+}
+
+// The 16 signed sub-block scales of a Q3_K block (sc - 32) as int8.
+inline __m128i q3k_scales(const uint8_t* s) {
+    uint32_t a[3];
+    __builtin_memcpy(a, s, 12);
+    const uint32_t m2 = 0x0F0F0F0Fu, m1 = 0x03030303u;
+    const uint32_t w0 = (a[0] & m2) | ((a[2] & m1) << 4);
+    const uint32_t w1 = (a[1] & m2) | (((a[2] >> 2) & m1) << 4);
+    const uint32_t w2 = ((a[0] >> 4) & m2) | (((a[2] >> 4) & m1) << 4);
+    const uint32_t w3 = ((a[1] >> 4) & m2) | (((a[2] >> 6) & m1) << 4);
+    return _mm_sub_epi8(_mm_setr_epi32(static_cast<int>(w0), static_cast<int>(w1),
+                                       static_cast<int>(w2), static_cast<int>(w3)),
+                        _mm_set1_epi8(32));
 }
 
 size_t ak_bytes(int64_t cols) {
@@ -101,8 +128,8 @@ template <int NT> struct Q5_KTile {
                 const auto& B = *reinterpret_cast<const BlockQ5_K*>(wb);
                 const __m256i low4 = _mm256_set1_epi8(0x0F);
                 const __m256i b4 = _mm256_set1_epi8(0x10);
-                uint8_t sc[8], mn[8];
-                LLMWB_UNROLL for (int j = 0; j < 8; ++j) q4k_scale_min(B.scales, j, &sc[j], &mn[j]);
+                uint64_t sc, mn;
+                k4_scales_mins(B.scales, &sc, &mn);
                 const __m256i qh = load256(B.qh);
                 LLMWB_UNROLL for (int c = 0; c < 4; ++c) {
                     const __m256i raw = load256(B.qs + 32 * c);
@@ -116,9 +143,11 @@ template <int NT> struct Q5_KTile {
                     q[j1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
                                             _mm256_and_si256(h1, b4));
                 }
-                LLMWB_UNROLL for (int j = 0; j < 8; ++j) s[j] = _mm256_set1_epi16(sc[j]);
-                const __m128i m8 =
-                    _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+                const __m256i scb =
+                    _mm256_broadcastsi128_si256(_mm_cvtsi64_si128(static_cast<long long>(sc)));
+                LLMWB_UNROLL for (int j = 0; j < 8; ++j) s[j] =
+                    _mm256_shuffle_epi8(scb, word_idx(j, j, false));
+                const __m128i m8 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn)));
                 *mins16 =
                     _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(m8, m8)),
                                             _mm_unpackhi_epi16(m8, m8), 1);
@@ -149,9 +178,11 @@ template <int NT> struct Q2_KTile {
             [](const uint8_t* wb, __m256i* q, __m256i* s, __m256i* mins16, float* d, float* dmin) {
                 const auto& B = *reinterpret_cast<const BlockQ2_K*>(wb);
                 q2_codes(B.qs, q);
-                LLMWB_UNROLL for (int i = 0; i < 8; ++i) s[i] =
-                    pair16(B.scales[2 * i] & 0xF, B.scales[2 * i + 1] & 0xF);
                 const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.scales));
+                const __m256i scb =
+                    _mm256_broadcastsi128_si256(_mm_and_si128(sc8, _mm_set1_epi8(0x0F)));
+                LLMWB_UNROLL for (int i = 0; i < 8; ++i) s[i] =
+                    _mm256_shuffle_epi8(scb, word_idx(2 * i, 2 * i + 1, false));
                 *mins16 = _mm256_cvtepu8_epi16(
                     _mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0F)));
                 *d = h2f(B.d);
@@ -172,9 +203,8 @@ template <int NT> struct Q3_KTile {
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ3_K& B = w[b];
-                int8_t sc[16];
-                LLMWB_UNROLL for (int j = 0; j < 16; ++j) sc[j] =
-                    static_cast<int8_t>(q3k_scale(B.scales, j) - 32);
+                const __m128i sc8 = q3k_scales(B.scales);
+                const __m256i scb = _mm256_broadcastsi128_si256(sc8);
                 __m256i q[8], s[8];
                 q2_codes(B.qs, q);
                 const __m256i hm = load256(B.hmask);
@@ -183,10 +213,10 @@ template <int NT> struct Q3_KTile {
                     const __m256i hb =
                         i <= 2 ? _mm256_slli_epi16(hm, 2 - i) : _mm256_srli_epi16(hm, i - 2);
                     q[i] = _mm256_or_si256(q[i], _mm256_and_si256(hb, b2));
-                    s[i] = pair16(sc[2 * i], sc[2 * i + 1]);
+                    s[i] = _mm256_srai_epi16(
+                        _mm256_shuffle_epi8(scb, word_idx(2 * i, 2 * i + 1, true)), 8);
                 }
-                const __m256i sc16 =
-                    _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+                const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
                 const float d = h2f(B.d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     __m256i si = dot8(q, s, A.q[t] + 256 * b);

@@ -1,12 +1,12 @@
 // AVX-512 (F, BW, VL, VNNI) matmul kernels for Q2_K, Q3_K, Q5_K and IQ4_XS, reading the weights
-// in place and the AK activations (natural element order; matmul_kernels.h). Each tile decodes a
-// weight super-block once into four registers of 64 codes (elements 64i .. 64i + 63) plus the
+// in place and the AK activations (matmul_kernels.h; natural element order, except for IQ4_XS: see
+// its tile). Each tile decodes a weight super-block once into four registers of 64 codes plus the
 // matching sub-block scales as 16-bit words, then multiplies it with up to kMaxTileTokens
 // activation rows: vpmaddubsw (u8 code x s8 activation, pair sums fit int16) and vpdpwssd with
 // the scales. Code offsets (Q2_K/Q5_K mins, Q3_K's 4) go through the activation sums per 16.
-// IQ4_XS codes are looked up (vpshufb) as signed int8 values; |value| <= 127 times a sign-adjusted
-// activation keeps vpmaddubsw exact. Every token's result is computed by the same instructions
-// whatever the tile's token count.
+// IQ4_XS codes are looked up (vpshufb) as |value| <= 127 (u8) times the activation with the
+// value's sign applied (codes 0..7 are the negative ones), which keeps vpmaddubsw exact. Every
+// token's result is computed by the same instructions whatever the tile's token count.
 #include "kernels/cpu/avx512_util.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -23,7 +23,17 @@ inline float h2f(uint16_t h) {
 
 // ---- activations (same values as the scalar prepare_act_ak) --------------------------------
 
-void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
+// Position of the 16 activations of group g (elements 16g ..) within a 256-block: natural, or
+// (kIQ4Order) matching the nibble registers of the IQ4_XS kernel: register 2z + half holds, in its
+// 128-bit lane L, half `half` of sub-block 4z + L.
+template <bool kIQ4Order> constexpr int group_pos(int g) {
+    if (!kIQ4Order)
+        return 16 * g;
+    const int j = g / 2, half = g % 2;
+    return 64 * (2 * (j / 4) + half) + 16 * (j % 4);
+}
+
+template <bool kIQ4Order> void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
     const AKLayout L(cols);
     auto* d = reinterpret_cast<float*>(dst + L.d_off);
     auto* bsum = reinterpret_cast<int16_t*>(dst + L.bsum_off);
@@ -38,7 +48,7 @@ void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
         for (int g = 0; g < 16; ++g) {
             const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 16 * g), vid));
             bsum[16 * b + g] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + 16 * g),
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + group_pos<kIQ4Order>(g)),
                              _mm512_cvtsepi32_epi8(q));
         }
     }
@@ -292,22 +302,18 @@ inline __m128i iq4xs_scales(const BlockIQ4_XS& B) {
                          _mm_set1_epi16(32));
 }
 
+// Activations in the group_pos<true> order: the low and high nibbles of one 64-byte load of codes
+// (sub-blocks 4z .. 4z + 3, one per 128-bit lane) each meet one 64-byte activation load, and one
+// scale vector (a sub-block per lane) serves both.
 template <int NT> struct IQ4_XSTile {
     static void run(const TileArgs& p) {
         const Acts<NT> A(p);
         const int64_t nb = p.cols / 256;
-        const __m512i low4 = _mm512_set1_epi8(0x0F);
-        const __m512i table =
-            _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
-        // per 128-bit lane: low nibbles, high nibbles, low, high
-        const __m512i cnt = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_setzero_si128()), _mm_set1_epi16(4), 1)),
-            _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_setzero_si128()), _mm_set1_epi16(4),
-                                    1),
-            1);
-        __m512i idx[4];
-        LLMWB_UNROLL for (int i = 0; i < 4; ++i) idx[i] = idx_per32(2 * i);
+        const __m512i low4 = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
+        // |kIQ4Values|; codes 0..7 are the negative entries
+        const __m512i abs_table = _mm512_broadcast_i32x4(
+            _mm_setr_epi8(127, 104, 83, 65, 49, 35, 22, 10, 1, 13, 25, 38, 53, 69, 89, 113));
+        const __m512i idx0 = idx_per16(0), idx4 = idx_per16(4);
         const __m512i zero = _mm512_setzero_si512();
         for (int r = 0; r < p.nr; ++r) {
             const auto* w =
@@ -317,17 +323,18 @@ template <int NT> struct IQ4_XSTile {
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockIQ4_XS& B = w[b];
                 const __m512i scv = _mm512_castsi128_si512(iq4xs_scales(B));
-                __m512i q[4], s[4];
+                const __m512i s[2] = {_mm512_permutexvar_epi16(idx0, scv),
+                                      _mm512_permutexvar_epi16(idx4, scv)};
+                __m512i q[4];
                 __mmask64 neg[4];
-                LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
-                    // sub-blocks 2i, 2i + 1: 128-bit lanes [A, A, B, B] of qs[32i .. 32i + 32)
-                    const __m512i raw = _mm512_castsi256_si512(load256(B.qs + 32 * i));
-                    const __m512i ab = _mm512_shuffle_i64x2(raw, raw, _MM_SHUFFLE(1, 1, 0, 0));
-                    const __m512i v = _mm512_shuffle_epi8(
-                        table, _mm512_and_si512(_mm512_srlv_epi16(ab, cnt), low4));
-                    neg[i] = _mm512_movepi8_mask(v);
-                    q[i] = _mm512_abs_epi8(v);
-                    s[i] = _mm512_permutexvar_epi16(idx[i], scv);
+                LLMWB_UNROLL for (int z = 0; z < 2; ++z) {
+                    const __m512i raw = _mm512_loadu_si512(B.qs + 64 * z);
+                    const __m512i c0 = _mm512_and_si512(raw, low4);
+                    const __m512i c1 = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+                    neg[2 * z] = _mm512_testn_epi8_mask(c0, eight);
+                    neg[2 * z + 1] = _mm512_testn_epi8_mask(c1, eight);
+                    q[2 * z] = _mm512_shuffle_epi8(abs_table, c0);
+                    q[2 * z + 1] = _mm512_shuffle_epi8(abs_table, c1);
                 }
                 const float d = h2f(B.d);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
@@ -336,7 +343,7 @@ template <int NT> struct IQ4_XSTile {
                     LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
                         const __m512i xv = _mm512_load_si512(x + 64 * i);
                         const __m512i sx = _mm512_mask_sub_epi8(xv, neg[i], zero, xv);
-                        si = _mm512_dpwssd_epi32(si, _mm512_maddubs_epi16(q[i], sx), s[i]);
+                        si = _mm512_dpwssd_epi32(si, _mm512_maddubs_epi16(q[i], sx), s[i / 2]);
                     }
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si), _mm512_set1_ps(d * A.d[t][b]),
                                              acc[t]);
@@ -377,10 +384,10 @@ template <template <int> class Tile> void by_nt(const TileArgs& p) {
     static_assert(kMaxTileTokens == 8);
 }
 
-const MatmulKernel kQ2_K{ak_bytes, prep_ak, by_nt<Q2_KTile>};
-const MatmulKernel kQ3_K{ak_bytes, prep_ak, by_nt<Q3_KTile>};
-const MatmulKernel kQ5_K{ak_bytes, prep_ak, by_nt<Q5_KTile>};
-const MatmulKernel kIQ4_XS{ak_bytes, prep_ak, by_nt<IQ4_XSTile>};
+const MatmulKernel kQ2_K{ak_bytes, prep_ak<false>, by_nt<Q2_KTile>};
+const MatmulKernel kQ3_K{ak_bytes, prep_ak<false>, by_nt<Q3_KTile>};
+const MatmulKernel kQ5_K{ak_bytes, prep_ak<false>, by_nt<Q5_KTile>};
+const MatmulKernel kIQ4_XS{ak_bytes, prep_ak<true>, by_nt<IQ4_XSTile>};
 
 } // namespace
 

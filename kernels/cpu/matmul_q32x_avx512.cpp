@@ -1,6 +1,7 @@
 // AVX-512 VNNI kernels for the other 32-element block types: Q4_1, Q5_0, Q5_1 and IQ4_NL, with
-// the weights used in place. A pair of weight blocks is decoded into 64 unsigned codes (one zmm)
-// that match 64 bytes of activations, multiplied with vpdpbusd (u8 x s8 -> s32):
+// the weights used in place. A pair of weight blocks is decoded into 64 unsigned codes (one zmm:
+// the two blocks' 16 code bytes, then the same shifted right by 4) that match 64 bytes of
+// activations, multiplied with vpdpbusd (u8 x s8 -> s32):
 //   Q4_1, Q5_1: the 4- or 5-bit codes (value = d * code + m); the offset m enters in float as
 //               m * d_x * sum(q_x), with the block sums prepared with the activations;
 //   Q5_0:       the 5-bit codes (value = d * (code - 16)), high bits from qh through a mask
@@ -10,11 +11,13 @@
 // The fp16 scales are widened where they lie: vcvtph2ps of the pair's first 16 words puts d0
 // (m0) in lane 0 (1) and d1 (m1) in lane B/2 (B/2 + 1), B the block bytes; one masked multiply
 // by an activation vector with d_x (and d_x * sum(q_x)) in the same lanes gives every product
-// the pair needs, and one vpermps spreads d_w * d_x over the 8 lanes of each block.
+// the pair needs, and one vpermps spreads d_w * d_x over the int32 lanes of each block.
 //
 // Activation rows (prepared once per matmul, 64-byte aligned sections):
-//   q     [align64(cols)]  int8 codes, natural order
-//   corr  [pairs][16] int32  lane 0: -K * sum(q) of block 2p, lane 8: of block 2p + 1 (K types)
+//   q     [align64(cols)]  int8 codes; per pair: elements 0..15 of block 2p, 0..15 of block
+//                          2p + 1, 16..31 of block 2p, 16..31 of block 2p + 1 (the int32 lanes
+//                          0-3 and 8-11 belong to block 2p, 4-7 and 12-15 to block 2p + 1)
+//   corr  [pairs][16] int32  lane 0: -K * sum(q) of block 2p, lane 4: of block 2p + 1 (K types)
 //   av    [pairs][16] float  d_x (and d_x * sum(q)) in the weight scales' lanes, 0 elsewhere
 //   pk    [pairs][4]  float  d(2p), d(2p+1), then c(2p), c(2p+1): the corr values (int32 bits)
 //                             or d_x * sum(q) (kMins)
@@ -81,15 +84,6 @@ template <class F> struct Pair {
         (1u << 0) | (1u << kD1) | (F::kMins ? (1u << 1) | (1u << (kD1 + 1)) : 0u));
     static constexpr __mmask16 kMinLanes = static_cast<__mmask16>((1u << 1) | (1u << (kD1 + 1)));
 
-    // Words of the block pair to gather: lanes 0 and 1 get block 0's 16 code bytes (low nibbles,
-    // then high nibbles after the shift), lanes 2 and 3 block 1's.
-    static __m512i code_index() {
-        constexpr short a = F::kQs / 2, b = (F::kBytes + F::kQs) / 2;
-        return _mm512_set_epi16(b + 7, b + 6, b + 5, b + 4, b + 3, b + 2, b + 1, b, b + 7, b + 6,
-                                b + 5, b + 4, b + 3, b + 2, b + 1, b, a + 7, a + 6, a + 5, a + 4,
-                                a + 3, a + 2, a + 1, a, a + 7, a + 6, a + 5, a + 4, a + 3, a + 2,
-                                a + 1, a);
-    }
     // pk (d0, d1, ds0, ds1) -> the lanes of sc: d0 -> 0, d1 -> kD1, ds0 -> 1, ds1 -> kD1 + 1.
     struct Index {
         alignas(64) int32_t v[16];
@@ -101,28 +95,26 @@ template <class F> struct Pair {
         x.v[kD1 + 1] = 3;
         return x;
     }();
-    // [lane 0 x 8 | lane kD1 x 8]: d_w * d_x of each block over its 8 int32 lanes.
+    // [lane 0 x 4 | lane kD1 x 4] twice: d_w * d_x of each block over its int32 lanes.
     static __m512i spread_index() {
-        return _mm512_set_epi32(kD1, kD1, kD1, kD1, kD1, kD1, kD1, kD1, 0, 0, 0, 0, 0, 0, 0, 0);
+        return _mm512_set_epi32(kD1, kD1, kD1, kD1, 0, 0, 0, 0, kD1, kD1, kD1, kD1, 0, 0, 0, 0);
     }
 
-    // Masked loads only at the very end of the tile: one that misses the caches is very slow
-    // on this CPU (see matmul_q32_avx512.cpp).
-    static DecodedPair load(const uint8_t* blk, const uint8_t* end) {
-        const __m512i shifts = _mm512_set_epi32(0x40004, 0x40004, 0x40004, 0x40004, 0, 0, 0, 0,
-                                                0x40004, 0x40004, 0x40004, 0x40004, 0, 0, 0, 0);
-        const __m512i raw =
-            blk + 64 <= end ? _mm512_loadu_si512(blk)
-                            : _mm512_maskz_loadu_epi8((__mmask64{1} << (2 * F::kBytes)) - 1, blk);
+    static DecodedPair load(const uint8_t* blk) {
+        const __m256i qs = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + F::kQs))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + F::kBytes + F::kQs)), 1);
         DecodedPair d;
-        d.wq =
-            _mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi16(code_index(), raw), shifts),
-                             _mm512_set1_epi8(0x0F));
+        d.wq = _mm512_and_si512(
+            _mm512_inserti64x4(_mm512_castsi256_si512(qs), _mm256_srli_epi16(qs, 4), 1),
+            _mm512_set1_epi8(0x0F));
         if constexpr (F::kQh >= 0) { // bit j of block b's qh is bit 4 of element j
             uint32_t h0, h1;
             __builtin_memcpy(&h0, blk + F::kQh, 4);
             __builtin_memcpy(&h1, blk + F::kBytes + F::kQh, 4);
-            const __mmask64 k = _cvtu64_mask64(h0 | static_cast<uint64_t>(h1) << 32);
+            const uint64_t lo = (h0 & 0xFFFFu) | (h1 & 0xFFFFu) << 16;
+            const uint64_t hi = (h0 >> 16) | (h1 & 0xFFFF0000u);
+            const __mmask64 k = _cvtu64_mask64(lo | hi << 32);
             d.wq = _mm512_mask_add_epi8(d.wq, k, d.wq, _mm512_set1_epi8(16));
         }
         if constexpr (F::kTable) {
@@ -131,7 +123,7 @@ template <class F> struct Pair {
             d.wq = _mm512_shuffle_epi8(table, d.wq);
         }
         // Lanes other than kScaleLanes may hold any value (codes read as fp16); they are masked.
-        d.sc = _mm512_cvtph_ps(_mm512_castsi512_si256(raw));
+        d.sc = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
         return d;
     }
 
@@ -139,7 +131,7 @@ template <class F> struct Pair {
     static DecodedPair load_half(const uint8_t* blk) {
         alignas(64) uint8_t buf[64] = {};
         __builtin_memcpy(buf, blk, F::kBytes);
-        return load(buf, buf + 64);
+        return load(buf);
     }
 };
 
@@ -175,11 +167,14 @@ template <class F> void prep_act(const float* x, int64_t cols, uint8_t* dst) {
         const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, vid)); // |q| <= 127
         const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, vid));
         const int sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-        auto* out = reinterpret_cast<__m128i*>(dst + 32 * b);
-        _mm_storeu_si128(out, _mm512_cvtsepi32_epi8(q0));
-        _mm_storeu_si128(out + 1, _mm512_cvtsepi32_epi8(q1));
         const int64_t p = b / 2;
         const int half = static_cast<int>(b % 2);
+        if (half == 0 && b == L.nb - 1) // the missing second block of the last pair: zeros
+            _mm512_store_si512(dst + 64 * p, _mm512_setzero_si512());
+        _mm_store_si128(reinterpret_cast<__m128i*>(dst + 64 * p + 16 * half),
+                        _mm512_cvtsepi32_epi8(q0));
+        _mm_store_si128(reinterpret_cast<__m128i*>(dst + 64 * p + 32 + 16 * half),
+                        _mm512_cvtsepi32_epi8(q1));
         if (half == 0) { // clear the pair (its second block may not exist)
             if constexpr (F::K != 0)
                 _mm512_store_si512(corr + 16 * p, _mm512_setzero_si512());
@@ -196,7 +191,7 @@ template <class F> void prep_act(const float* x, int64_t cols, uint8_t* dst) {
             pk[4 * p + 2 + half] = ds;
         } else if constexpr (F::K != 0) {
             const int32_t c = -F::K * sum;
-            corr[16 * p + 8 * half] = c;
+            corr[16 * p + 4 * half] = c;
             __builtin_memcpy(pk + 4 * p + 2 + half, &c, sizeof c);
         }
     }
@@ -210,7 +205,6 @@ template <class F, int NT> void q32x_row(const TileArgs& p, int r, int t0) {
     using P = Pair<F>;
     const ActLayout<F> L(p.cols);
     const uint8_t* w = p.w + static_cast<size_t>(r) * p.w_stride;
-    const uint8_t* end = p.w + static_cast<size_t>(p.nr) * p.w_stride;
     const uint8_t *xq[NT], *xc[NT], *xv[NT], *xp[NT];
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         xq[t] = p.a + static_cast<size_t>(t0 + t) * p.a_stride;
@@ -219,7 +213,7 @@ template <class F, int NT> void q32x_row(const TileArgs& p, int r, int t0) {
         xp[t] = xq[t] + L.pk_off;
     }
     const __m512i pk_to_av = _mm512_load_si512(P::kPkToAv.v);
-    const __m512i cidx = _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2);
+    const __m512i cidx = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 3, 3, 3, 3, 2, 2, 2, 2);
     __m512 acc[kChains][NT], macc[kChains][NT];
     LLMWB_UNROLL for (int u = 0; u < kChains; ++u) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         acc[u][t] = _mm512_setzero_ps();
@@ -232,11 +226,9 @@ template <class F, int NT> void q32x_row(const TileArgs& p, int r, int t0) {
             _mm_prefetch(reinterpret_cast<const char*>(w + pr * 2 * F::kBytes + kPrefetchBytes),
                          _MM_HINT_T0);
         const DecodedPair wp =
-            kHalf ? P::load_half(w + pr * 2 * F::kBytes) : P::load(w + pr * 2 * F::kBytes, end);
+            kHalf ? P::load_half(w + pr * 2 * F::kBytes) : P::load(w + pr * 2 * F::kBytes);
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-            const __m512i x = kHalf ? _mm512_zextsi256_si512(_mm256_load_si256(
-                                          reinterpret_cast<const __m256i*>(xq[t] + 64 * pr)))
-                                    : _mm512_load_si512(xq[t] + 64 * pr);
+            const __m512i x = _mm512_load_si512(xq[t] + 64 * pr);
             __m512i c = _mm512_setzero_si512(); // -K * sum(q_x) in lanes 0 and 8
             __m512 a;                           // d_x (and d_x * sum(q_x)) in the scale lanes
             if constexpr (NT == 1) {
@@ -247,7 +239,7 @@ template <class F, int NT> void q32x_row(const TileArgs& p, int r, int t0) {
                 const __m512 v = _mm512_castps128_ps512(
                     _mm_load_ps(reinterpret_cast<const float*>(xp[t] + 16 * pr)));
                 if constexpr (F::K != 0)
-                    c = _mm512_maskz_permutexvar_epi32(0x0101, cidx, _mm512_castps_si512(v));
+                    c = _mm512_maskz_permutexvar_epi32(0x0011, cidx, _mm512_castps_si512(v));
                 a = _mm512_maskz_permutexvar_ps(P::kScaleLanes, pk_to_av, v);
             }
             const __m512 prod = _mm512_maskz_mul_ps(P::kScaleLanes, wp.sc, a);

@@ -1,5 +1,5 @@
-// AVX-512 VNNI matrix-matrix product for quantized weights (Q8_0, Q4_0, Q4_K, Q6_K), used for
-// n_tokens >= QGemm::min_tokens.
+// AVX-512 VNNI matrix-matrix product for quantized weights (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+// Q4_K, Q6_K), used for n_tokens >= QGemm::min_tokens.
 //
 // Weights are repacked once per call, one group of kQGemmRows (32) rows at a time, into a
 // per-thread panel (L2 resident) in which one zmm holds 4 consecutive weight codes (u8) of 16
@@ -9,10 +9,12 @@
 // elements) in 8 (or 4) instructions; the block's float scales are applied once per block per
 // 16 rows x token (cvt + mul + fma), and the outputs come out as contiguous rows of y.
 //
-// Weight codes are unsigned (Q8_0: q + 128, Q4_0/Q4_K: the 4-bit codes, Q6_K: the 6-bit codes);
-// the code offset K (128, 8, 0, 32) is removed exactly by starting each block's accumulator at
-// -K * (sum of the token's int8 activations over the block), precomputed per activation row.
-// Q4_K's mins are applied in float: - dmin * m * d_x * sum(q_x) per 32-block.
+// Weight codes are unsigned (Q8_0: q + 128, Q4_0/Q4_1/Q4_K: the 4-bit codes, Q5_0/Q5_1: the 5-bit
+// codes, IQ4_NL: the table value + 128, Q6_K: the 6-bit codes); the code offset K (128, 8, 0, 16,
+// 0, 128, 0, 32) is removed exactly by starting each block's accumulator at -K * (sum of the
+// token's int8 activations over the block), precomputed per activation row. Q4_K's mins are
+// applied in float: - dmin * m * d_x * sum(q_x) per 32-block; Q4_1/Q5_1's offsets likewise:
+// + m * d_x * sum(q_x).
 //
 // Activations are quantized exactly as the tile kernels do (Q8_0/Q4_0: one scale per 32, K-types:
 // one per 256), so only the float summation order differs from them. The arithmetic of one
@@ -36,7 +38,7 @@ static_assert(kRV == 2);
 
 // ---- activation rows --------------------------------------------------------------------------
 // q [align64(cols)] int8 | d [cols / SB] float | corr [cols / CB] int32 (-K * sum q) |
-// bs [cols / 32] float (sum q, Q4_K only)
+// bs [cols / 32] float (kMins: sum q for Q4_K, d * sum q for the 32-element block types)
 template <int SB, int CB, bool kMins> struct ActLayout {
     size_t d_off, corr_off, bs_off, row_bytes;
     explicit ActLayout(int64_t cols) {
@@ -88,6 +90,9 @@ template <class T> void prep_act(const float* x, int64_t cols, uint8_t* dst) {
                 bs[c / 2] += static_cast<float>(s);
         }
     }
+    if constexpr (T::kMins && T::SB == 32)
+        for (int64_t b = 0; b < cols / 32; ++b)
+            bs[b] *= d[b];
 }
 
 // ---- weight types -----------------------------------------------------------------------------
@@ -99,7 +104,7 @@ template <class T> void prep_act(const float* x, int64_t cols, uint8_t* dst) {
 // The fp16 scales (first 2 bytes of every kBytes block) of nr (<= 16) rows into
 // dw[b * kQGemmRows + i]; rows past nr get 0. Scalar 16-bit copies into [block][16] (cheaper
 // than a gather per block here), then one conversion per block.
-template <int kBytes>
+template <int kBytes, int kOff = 0>
 void block_scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw) {
     constexpr int64_t kStep = 64; // blocks per pass
     alignas(64) uint16_t h[kStep][16];
@@ -107,7 +112,7 @@ void block_scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, floa
         const int64_t nb = std::min(kStep, cols / 32 - b0);
         for (int i = 0; i < 16; ++i) {
             if (i < nr) {
-                const uint8_t* r = rows + static_cast<size_t>(i) * stride + kBytes * b0;
+                const uint8_t* r = rows + static_cast<size_t>(i) * stride + kBytes * b0 + kOff;
                 for (int64_t b = 0; b < nb; ++b)
                     __builtin_memcpy(&h[b][i], r + kBytes * b, 2);
             } else {
@@ -123,7 +128,7 @@ void block_scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, floa
 }
 
 struct TQ8_0 {
-    static constexpr int SB = 32, CB = 32, K = 128, NT = 6, kBlockBytes = 34;
+    static constexpr int SB = 32, CB = 32, K = 128, NT = 6, kBlockBytes = 34, kMinTokens = 5;
     static constexpr bool kMins = false;
     static __m256i codes_blk(const uint8_t* blk) {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
@@ -137,7 +142,7 @@ struct TQ8_0 {
 };
 
 struct TQ4_0 {
-    static constexpr int SB = 32, CB = 32, K = 8, NT = 6, kBlockBytes = 18;
+    static constexpr int SB = 32, CB = 32, K = 8, NT = 6, kBlockBytes = 18, kMinTokens = 5;
     static constexpr bool kMins = false;
     static __m256i codes_blk(const uint8_t* blk) {
         const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
@@ -152,8 +157,54 @@ struct TQ4_0 {
     }
 };
 
+// The 16 code bytes at blk + kQs as 32 u8 codes in element order (low nibbles, then high).
+template <int kQs> inline __m256i nibbles(const uint8_t* blk) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQs));
+    const __m256i both =
+        _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// Q4_1, Q5_0, Q5_1, IQ4_NL: fp16 d first; kMins: fp16 m after it (value = d * code + m).
+template <int kBytes, int kQs, int kQh, int kK, bool kHasMin, bool kTable> struct TQ32X {
+    static constexpr int SB = 32, CB = 32, K = kK, NT = 6, kBlockBytes = kBytes, kMinTokens = 3;
+    static constexpr bool kMins = kHasMin;
+    static __m256i codes_blk(const uint8_t* blk) {
+        __m256i q = nibbles<kQs>(blk);
+        if constexpr (kQh >= 0) { // bit j of qh is bit 4 of element j
+            uint32_t h;
+            __builtin_memcpy(&h, blk + kQh, 4);
+            q = _mm256_mask_add_epi8(q, _cvtu32_mask32(h), q, _mm256_set1_epi8(16));
+        }
+        if constexpr (kTable) { // kIQ4Values + 128
+            alignas(16) static constexpr uint8_t kBiased[16] = {
+                1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 181, 197, 217, 241};
+            q = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(
+                                        _mm_load_si128(reinterpret_cast<const __m128i*>(kBiased))),
+                                    q);
+        }
+        return q;
+    }
+    static __m256i codes(const uint8_t* row, int64_t c) { return codes_blk(row + kBlockBytes * c); }
+    static void scales(const uint8_t* rows, size_t stride, int nr, int64_t cols, float* dw,
+                       float* mw) {
+        block_scales<kBytes>(rows, stride, nr, cols, dw);
+        if constexpr (kMins)
+            block_scales<kBytes, 2>(rows, stride, nr, cols, mw);
+    }
+};
+using TQ4_1 = TQ32X<20, 4, -1, 0, true, false>;
+using TQ5_0 = TQ32X<22, 6, 2, 16, false, false>;
+using TQ5_1 = TQ32X<24, 8, 4, 0, true, false>;
+using TIQ4_NL = TQ32X<18, 2, -1, 128, false, true>;
+static_assert(TQ4_1::kBlockBytes == sizeof(BlockQ4_1) && TQ5_0::kBlockBytes == sizeof(BlockQ5_0) &&
+              TQ5_1::kBlockBytes == sizeof(BlockQ5_1) &&
+              TIQ4_NL::kBlockBytes == sizeof(BlockIQ4_NL));
+static_assert(kIQ4Values[0] + 128 == 1 && kIQ4Values[8] + 128 == 129 &&
+              kIQ4Values[15] + 128 == 241);
+
 struct TQ4_K {
-    static constexpr int SB = 256, CB = 32, K = 0, NT = 4, kBlockBytes = 0;
+    static constexpr int SB = 256, CB = 32, K = 0, NT = 4, kBlockBytes = 0, kMinTokens = 10;
     static constexpr bool kMins = true;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
@@ -189,7 +240,7 @@ struct TQ4_K {
 };
 
 struct TQ6_K {
-    static constexpr int SB = 256, CB = 16, K = 32, NT = 4, kBlockBytes = 0;
+    static constexpr int SB = 256, CB = 16, K = 32, NT = 4, kBlockBytes = 0, kMinTokens = 10;
     static constexpr bool kMins = false;
     static __m256i codes(const uint8_t* row, int64_t c) {
         const auto* B = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
@@ -300,7 +351,8 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
                 for (int i = 0; i < 8; ++i)
                     p[i] = base + static_cast<size_t>(i) * w_stride;
                 const size_t s8 = 8 * w_stride;
-                alignas(32) uint16_t h[16]; // the blocks' fp16 scales, copied on the way
+                alignas(32) uint16_t h[16];  // the blocks' fp16 scales, copied on the way
+                alignas(32) uint16_t hm[16]; // and their fp16 offsets m (kMins)
                 for (int64_t c = 0; c < chunks; ++c) {
                     __m256i r[16];
                     LLMWB_UNROLL for (int i = 0; i < 8; ++i) {
@@ -308,12 +360,20 @@ void pack_group(const uint8_t* w, size_t w_stride, int nr, int64_t cols, uint8_t
                         r[i + 8] = T::codes_blk(p[i] + s8);
                         __builtin_memcpy(&h[i], p[i], 2);
                         __builtin_memcpy(&h[i + 8], p[i] + s8, 2);
+                        if constexpr (T::kMins) {
+                            __builtin_memcpy(&hm[i], p[i] + 2, 2);
+                            __builtin_memcpy(&hm[i + 8], p[i] + s8 + 2, 2);
+                        }
                         p[i] += T::kBlockBytes;
                     }
                     transpose_store(r, out + static_cast<size_t>(c) * 8 * kRV * 64, kRV * 64);
                     _mm512_store_ps(
                         dw + c * kQGemmRows + 16 * rv,
                         _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h))));
+                    if constexpr (T::kMins)
+                        _mm512_store_ps(mw + c * kQGemmRows + 16 * rv,
+                                        _mm512_cvtph_ps(_mm256_load_si256(
+                                            reinterpret_cast<const __m256i*>(hm))));
                 }
                 continue;
             }
@@ -424,8 +484,12 @@ void micro(const uint8_t* panel, int64_t cols, const uint8_t* const* xa, float* 
                 _mm512_load_ps(mwp + c * kQGemmRows + 16 * v);
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                 const __m512 bs = _mm512_set1_ps(xs[t][c]);
-                LLMWB_UNROLL for (int v = 0; v < kRV; ++v) sacc[v][t] =
-                    _mm512_fnmadd_ps(mw[v], bs, sacc[v][t]);
+                if constexpr (T::SB == 32) // + m * d_x * sum(q_x)
+                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) facc[v][t] =
+                        _mm512_fmadd_ps(mw[v], bs, facc[v][t]);
+                else // - dmin * m * sum(q_x), times d_x at the end of the super-block
+                    LLMWB_UNROLL for (int v = 0; v < kRV; ++v) sacc[v][t] =
+                        _mm512_fnmadd_ps(mw[v], bs, sacc[v][t]);
             }
         }
         if constexpr (T::SB != 32) {
@@ -501,14 +565,19 @@ template <class T> void gemm_rows(const QGemmArgs& a, int64_t r0, int64_t r1) {
     }
 }
 
-// Crossover with the tile kernels (llmwb-bench-kernels --tokens 3,4,6,8,12,16): ~5 tokens for
-// the 32-block types, ~10 for the K-quants (their codes and scales cost more to repack).
+// Crossover with the tile kernels (llmwb-bench-kernels --tokens 2,3,4,5,8,12,16): ~5 tokens for
+// Q8_0/Q4_0, ~3 for Q4_1/Q5_0/Q5_1/IQ4_NL (their tile kernels block one row at a time), ~10 for
+// the K-quants (their codes and scales cost more to repack): T::kMinTokens.
 template <class T> constexpr QGemm make() {
-    return QGemm{T::SB == 32 ? 5 : 10, act_bytes<T>, prep_act<T>, gemm_rows<T>};
+    return QGemm{T::kMinTokens, act_bytes<T>, prep_act<T>, gemm_rows<T>};
 }
 
 constexpr QGemm kQ8_0 = make<TQ8_0>();
 constexpr QGemm kQ4_0 = make<TQ4_0>();
+constexpr QGemm kQ4_1 = make<TQ4_1>();
+constexpr QGemm kQ5_0 = make<TQ5_0>();
+constexpr QGemm kQ5_1 = make<TQ5_1>();
+constexpr QGemm kIQ4_NL = make<TIQ4_NL>();
 constexpr QGemm kQ4_K = make<TQ4_K>();
 constexpr QGemm kQ6_K = make<TQ6_K>();
 
@@ -520,6 +589,14 @@ const QGemm* avx512_quant_gemm(DType t) {
         return &kQ8_0;
     case DType::Q4_0:
         return &kQ4_0;
+    case DType::Q4_1:
+        return &kQ4_1;
+    case DType::Q5_0:
+        return &kQ5_0;
+    case DType::Q5_1:
+        return &kQ5_1;
+    case DType::IQ4_NL:
+        return &kIQ4_NL;
     case DType::Q4_K:
         return &kQ4_K;
     case DType::Q6_K:

@@ -227,10 +227,6 @@ namespace llmwb::kernels {
 
 namespace {
 
-const float* sub_w(const float* w, int64_t off) {
-    return w ? w + off : nullptr;
-}
-
 // Packs 8 scales and 8 mins (6 bits each) as Q4_K / Q5_K store them.
 void pack_k4_scales(const uint8_t* sc, const uint8_t* mn, uint8_t* s) {
     for (int j = 0; j < 4; ++j) {
@@ -312,7 +308,15 @@ void dequantize_row_iq4_xs(const BlockIQ4_XS* b, float* y, int64_t n) {
 namespace {
 
 float wt(const float* w, int i) {
-    return w ? w[i] : 1.0f;
+    return w[i];
+}
+
+// The importance of a super-block: w + off, or ones when there is none.
+const float* block_w(const float* w, int64_t off, float* ones) {
+    if (w)
+        return w + off;
+    std::fill(ones, ones + kQKK, 1.0f);
+    return ones;
 }
 
 // fp32 -> fp16 -> fp32 with the magnitude clamped to fp16's largest finite value, so that huge
@@ -321,6 +325,123 @@ uint16_t half_sat(double v) {
     if (!(v == v))
         return 0;
     return fp32_to_fp16(static_cast<float>(std::clamp(v, -65504.0, 65504.0)));
+}
+
+// Round to nearest of v clamped to [0, hi] (NaN gives 0): v + 0.5 >= 0, so truncation rounds.
+// Inline and branch-light; the quantizers below call it a few hundred times per weight.
+inline int round_u(float v, int hi) {
+    const float h = static_cast<float>(hi);
+    v = v > 0.0f ? (v < h ? v : h) : 0.0f;
+    return static_cast<int>(v + 0.5f);
+}
+
+// Nearest kIQ4Values index to v (code-book units), by the midpoints between entries.
+inline int nearest_iq4_fast(float v) {
+    static constexpr float kMid[15] = {-115.5f, -93.5f, -74.0f, -57.0f, -42.0f,
+                                       -28.5f,  -16.0f, -4.5f,  7.0f,   19.0f,
+                                       31.5f,   45.5f,  61.0f,  79.0f,  101.0f};
+    int lo = 0, hi = 15;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (v > kMid[mid])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+// Sub-block fits (the starting points of the super-block searches below). These follow
+// detail::fit_scale_min / fit_scale_sym / fit_scale_iq4 (quant_fit.cpp) with the fast rounding
+// above and a wider candidate range for the scale-and-min fit.
+
+// x ~ s * q - m, q in [0, nmax], s >= 0, m >= 0.
+void fit_min(const float* x, const float* w, int n, int nmax, float* s_out, float* m_out) {
+    float lo = 0.0f, hi = x[0];
+    for (int i = 0; i < n; ++i) {
+        lo = std::min(lo, x[i]);
+        hi = std::max(hi, x[i]);
+    }
+    *s_out = 0.0f;
+    *m_out = -lo;
+    if (!(hi > lo) || !std::isfinite(hi - lo))
+        return;
+    double best_err = INFINITY;
+    *s_out = (hi - lo) / static_cast<float>(nmax);
+    int q[32];
+    for (int k = -3; k <= 6; ++k) {
+        const float iscale = (static_cast<float>(nmax) + 0.15f * static_cast<float>(k)) / (hi - lo);
+        float sw = 0, sq = 0, sx = 0, sqq = 0, sqx = 0;
+        for (int i = 0; i < n; ++i) {
+            const float wi = w[i];
+            q[i] = round_u((x[i] - lo) * iscale, nmax);
+            const float qf = static_cast<float>(q[i]);
+            sw += wi;
+            sq += wi * qf;
+            sx += wi * x[i];
+            sqq += wi * qf * qf;
+            sqx += wi * qf * x[i];
+        }
+        const double den = static_cast<double>(sw) * sqq - static_cast<double>(sq) * sq;
+        if (den <= 0 || sqq <= 0)
+            continue;
+        double sc = (static_cast<double>(sw) * sqx - static_cast<double>(sq) * sx) / den;
+        double b = (sx - sc * sq) / sw; // x ~ s q + b with b = -m <= 0
+        if (b > 0) {
+            b = 0;
+            sc = sqx / sqq;
+        }
+        if (sc <= 0)
+            continue;
+        const float scf = static_cast<float>(sc), bf = static_cast<float>(b);
+        float err = 0;
+        for (int i = 0; i < n; ++i) {
+            const float e = scf * static_cast<float>(q[i]) + bf - x[i];
+            err += w[i] * e * e;
+        }
+        if (err < best_err) {
+            best_err = err;
+            *s_out = static_cast<float>(sc);
+            *m_out = static_cast<float>(-b);
+        }
+    }
+}
+
+// x ~ s * v(q) with v(q) = q - 4 (Q3_K, kIQ4 = false) or kIQ4Values[q]; s may be negative.
+template <bool kIQ4> float fit_sym(const float* x, const float* w, int n) {
+    const float vmax = detail::signed_absmax(x, n);
+    if (vmax == 0.0f || !std::isfinite(vmax))
+        return vmax == 0.0f ? 0.0f : (vmax > 0 ? -65504.0f : 65504.0f);
+    const float end = kIQ4 ? -127.0f : -4.0f; // vmax maps near the long end of the levels
+    const float step = kIQ4 ? 3.0f : 0.1f;
+    float best_s = vmax / end;
+    double best_err = INFINITY;
+    int q[32];
+    for (int k = -4; k <= 4; ++k) {
+        const float is0 = (end + step * static_cast<float>(k)) / vmax;
+        float sqq = 0, sqx = 0;
+        for (int i = 0; i < n; ++i) {
+            q[i] = kIQ4 ? nearest_iq4_fast(x[i] * is0) : round_u(x[i] * is0 + 4.0f, 7);
+            const float v = kIQ4 ? kIQ4Values[q[i]] : static_cast<float>(q[i] - 4);
+            sqq += w[i] * v * v;
+            sqx += w[i] * v * x[i];
+        }
+        if (sqq <= 0)
+            continue;
+        const float sc = sqx / sqq;
+        const float isc = 1.0f / sc;
+        float err = 0;
+        for (int i = 0; i < n; ++i) {
+            const int c = kIQ4 ? nearest_iq4_fast(x[i] * isc) : round_u(x[i] * isc + 4.0f, 7);
+            const float e = sc * (kIQ4 ? kIQ4Values[c] : static_cast<float>(c - 4)) - x[i];
+            err += w[i] * e * e;
+        }
+        if (err < best_err) {
+            best_err = err;
+            best_s = static_cast<float>(sc);
+        }
+    }
+    return best_s;
 }
 
 // ---- scale-and-min super-blocks (Q2_K, Q5_K) -------------------------------------------------
@@ -341,13 +462,14 @@ struct ScaleMinFit {
     double sub_error(int j, float d, float dmin, int scj, int mnj, uint8_t* qj) const {
         const float ds = d * static_cast<float>(scj), dm = dmin * static_cast<float>(mnj);
         const float id = ds > 0 ? 1.0f / ds : 0.0f;
-        double err = 0;
+        const float* xj = x + j * len;
+        const float* wj = w + j * len;
+        float err = 0;
         for (int l = 0; l < len; ++l) {
-            const int i = j * len + l;
-            const int qi = ds > 0 ? detail::round_clamp((x[i] + dm) * id, 0, qmax) : 0;
+            const int qi = round_u((xj[l] + dm) * id, qmax); // id = 0: code 0
             qj[l] = static_cast<uint8_t>(qi);
-            const double e = static_cast<double>(ds) * qi - dm - x[i];
-            err += wt(w, i) * e * e;
+            const float e = ds * static_cast<float>(qi) - dm - xj[l];
+            err += wj[l] * e * e;
         }
         return err;
     }
@@ -363,7 +485,7 @@ struct ScaleMinFit {
             for (int a = std::max(0, s0 - win); a <= std::min(smax, s0 + win); ++a)
                 for (int b = std::max(0, m0 - win); b <= std::min(smax, m0 + win); ++b) {
                     const double e = sub_error(j, d, dmin, a, b, qt);
-                    if (e < best) {
+                    if (e < best || best == INFINITY) { // the first candidate even if e = inf
                         best = e;
                         sc[j] = static_cast<uint8_t>(a);
                         mn[j] = static_cast<uint8_t>(b);
@@ -456,34 +578,23 @@ template <bool kIQ4> struct SymFit {
     // Nearest code to v (in level units).
     static int nearest(float v) {
         if constexpr (kIQ4) {
-            // midpoints between consecutive code-book values
-            static constexpr float kMid[15] = {-115.5f, -93.5f, -74.0f, -57.0f, -42.0f,
-                                               -28.5f,  -16.0f, -4.5f,  7.0f,   19.0f,
-                                               31.5f,   45.5f,  61.0f,  79.0f,  101.0f};
-            int lo = 0, hi = 15; // answer in [lo, hi]
-            while (lo < hi) {
-                const int mid = (lo + hi) / 2;
-                if (v > kMid[mid])
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            return lo;
+            return nearest_iq4_fast(v);
         } else {
-            return detail::round_clamp(v, -4, 3) + 4;
+            return round_u(v + 4.0f, 7);
         }
     }
 
     double sub_error(int j, float d, int l, uint8_t* qj) const {
         const float dl = d * static_cast<float>(l);
         const float id = dl != 0 ? 1.0f / dl : 0.0f;
-        double err = 0;
+        const float* xj = x + j * len;
+        const float* wj = w + j * len;
+        float err = 0;
         for (int k = 0; k < len; ++k) {
-            const int i = j * len + k;
-            const int c = dl != 0 ? nearest(x[i] * id) : nearest(0.0f);
+            const int c = nearest(xj[k] * id); // id = 0: the code nearest 0
             qj[k] = static_cast<uint8_t>(c);
-            const double e = static_cast<double>(dl) * level(c) - x[i];
-            err += wt(w, i) * e * e;
+            const float e = dl * level(c) - xj[k];
+            err += wj[k] * e * e;
         }
         return err;
     }
@@ -496,7 +607,7 @@ template <bool kIQ4> struct SymFit {
             double best = INFINITY;
             for (int l = std::max(-32, l0 - win); l <= std::min(31, l0 + win); ++l) {
                 const double e = sub_error(j, d, l, qt);
-                if (e < best) {
+                if (e < best || best == INFINITY) { // the first candidate even if e = inf
                     best = e;
                     ls[j] = static_cast<int8_t>(l);
                     std::memcpy(q + j * len, qt, static_cast<size_t>(len));
@@ -567,13 +678,14 @@ template <bool kIQ4> struct SymFit {
 
 void quantize_row_q2_k(const float* x, BlockQ2_K* b, int64_t n, const float* w) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-        const float* wb = sub_w(w, i * kQKK);
+        float ones[kQKK];
+        const float* wb = block_w(w, i * kQKK, ones);
         float s[16], m[16];
         for (int j = 0; j < 16; ++j)
-            detail::fit_scale_min(x + 16 * j, sub_w(wb, 16 * j), 16, 3, &s[j], &m[j]);
+            fit_min(x + 16 * j, (wb + 16 * j), 16, 3, &s[j], &m[j]);
         ScaleMinFit f{16, 16, 3, 15, x, wb, s, m, {}, {}, {}};
         BlockQ2_K& blk = b[i];
-        f.run(2, &blk.d, &blk.dmin);
+        f.run(1, &blk.d, &blk.dmin);
         for (int j = 0; j < 16; ++j)
             blk.scales[j] = static_cast<uint8_t>(f.sc[j] | (f.mn[j] << 4));
         std::memset(blk.qs, 0, sizeof blk.qs);
@@ -586,13 +698,14 @@ void quantize_row_q2_k(const float* x, BlockQ2_K* b, int64_t n, const float* w) 
 
 void quantize_row_q3_k(const float* x, BlockQ3_K* b, int64_t n, const float* w) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-        const float* wb = sub_w(w, i * kQKK);
+        float ones[kQKK];
+        const float* wb = block_w(w, i * kQKK, ones);
         float s[16];
         for (int j = 0; j < 16; ++j)
-            s[j] = detail::fit_scale_sym(x + 16 * j, sub_w(wb, 16 * j), 16, -4, 3);
+            s[j] = fit_sym<false>(x + 16 * j, (wb + 16 * j), 16);
         SymFit<false> f{16, 16, x, wb, s, {}, {}};
         BlockQ3_K& blk = b[i];
-        blk.d = f.run(3);
+        blk.d = f.run(2);
         std::memset(blk.scales, 0, sizeof blk.scales);
         for (int j = 0; j < 16; ++j) {
             const int l = f.ls[j] + 32;
@@ -616,10 +729,11 @@ void quantize_row_q3_k(const float* x, BlockQ3_K* b, int64_t n, const float* w) 
 
 void quantize_row_q5_k(const float* x, BlockQ5_K* b, int64_t n, const float* w) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-        const float* wb = sub_w(w, i * kQKK);
+        float ones[kQKK];
+        const float* wb = block_w(w, i * kQKK, ones);
         float s[8], m[8];
         for (int j = 0; j < 8; ++j)
-            detail::fit_scale_min(x + 32 * j, sub_w(wb, 32 * j), 32, 31, &s[j], &m[j]);
+            fit_min(x + 32 * j, (wb + 32 * j), 32, 31, &s[j], &m[j]);
         ScaleMinFit f{8, 32, 31, 63, x, wb, s, m, {}, {}, {}};
         BlockQ5_K& blk = b[i];
         f.run(1, &blk.d, &blk.dmin);
@@ -641,13 +755,14 @@ void quantize_row_q5_k(const float* x, BlockQ5_K* b, int64_t n, const float* w) 
 
 void quantize_row_iq4_xs(const float* x, BlockIQ4_XS* b, int64_t n, const float* w) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
-        const float* wb = sub_w(w, i * kQKK);
+        float ones[kQKK];
+        const float* wb = block_w(w, i * kQKK, ones);
         float s[8];
         for (int j = 0; j < 8; ++j)
-            s[j] = detail::fit_scale_iq4(x + 32 * j, sub_w(wb, 32 * j), 32);
+            s[j] = fit_sym<true>(x + 32 * j, (wb + 32 * j), 32);
         SymFit<true> f{8, 32, x, wb, s, {}, {}};
         BlockIQ4_XS& blk = b[i];
-        blk.d = f.run(2);
+        blk.d = f.run(1);
         blk.scales_h = 0;
         std::memset(blk.scales_l, 0, sizeof blk.scales_l);
         for (int j = 0; j < 8; ++j) {

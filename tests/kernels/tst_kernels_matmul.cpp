@@ -8,6 +8,7 @@
 
 #include "kernel_test_util.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/thread_pool.h"
 #include "support/mini_test.h"
@@ -186,7 +187,8 @@ MT_TEST_TABLE(matchesReference, MatmulRow, matmul_rows()) {
 
 // A larger matrix through the pool: each row range is written by exactly one thread.
 MT_TEST_TABLE(largeThreaded, TypeRow,
-              type_rows({DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K})) {
+              type_rows({DType::F32, DType::F16, DType::Q8_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                         DType::IQ4_NL, DType::Q4_K, DType::Q6_K})) {
     const DType t = row.type;
     ThreadPool pool(4);
     for (int64_t nt : {1, 9, 40}) {
@@ -207,7 +209,8 @@ MT_TEST_TABLE(largeThreaded, TypeRow,
 // In the matrix-matrix path a token's outputs do not depend on the other tokens of the call
 // (bit for bit), so batching requests does not change their results.
 MT_TEST_TABLE(resultIndependentOfBatch, TypeRow,
-              type_rows({DType::F32, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K})) {
+              type_rows({DType::F32, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                         DType::Q5_1, DType::IQ4_NL, DType::Q4_K, DType::Q6_K})) {
     const DType t = row.type;
     ThreadPool pool(2);
     const int64_t rows = 75, cols = 512;
@@ -226,6 +229,69 @@ MT_TEST_TABLE(resultIndependentOfBatch, TypeRow,
             MT_CHECK_MSG(y[static_cast<size_t>(i)] == y_all[static_cast<size_t>(7 * rows + i)],
                          "n %lld token %lld row %lld", static_cast<long long>(n),
                          static_cast<long long>(i / rows), static_cast<long long>(i % rows));
+    }
+}
+
+// Q4_1, Q5_0, Q5_1 and IQ4_NL have integer kernels at every level (not the dequantize-then-dot
+// fallback, which reads fp32 activations), and the packed GEMM at AVX-512.
+MT_TEST_TABLE(q32xKernelsAtEveryLevel, TypeRow,
+              type_rows({DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL})) {
+    const DType t = row.type;
+    const detail::MatmulKernel* k = detail::scalar_matmul_kernel(t);
+    MT_REQUIRE(k != nullptr);
+    MT_CHECK(k->act_row_bytes != nullptr && k->prepare_act != nullptr && k->tile != nullptr);
+    MT_CHECK(k == detail::scalar_q32x_matmul_kernel(t));
+    if (cpu_simd_level() >= SimdLevel::Avx2) {
+        k = detail::avx2_matmul_kernel(t);
+        MT_REQUIRE(k != nullptr);
+        MT_CHECK(k->act_row_bytes != nullptr && k == detail::avx2_q32x_matmul_kernel(t));
+    }
+    if (cpu_simd_level() >= SimdLevel::Avx512) {
+        k = detail::avx512_matmul_kernel(t);
+        MT_REQUIRE(k != nullptr);
+        MT_CHECK(k->act_row_bytes != nullptr && k == detail::avx512_q32x_matmul_kernel(t));
+        const detail::QGemm* q = detail::avx512_quant_gemm(t);
+        MT_REQUIRE(q != nullptr);
+        MT_CHECK(q->min_tokens >= 2 && q->min_tokens <= 8);
+    }
+}
+
+// The tile kernels of these types compute each (row, token) the same way whatever the number of
+// tokens in the call (below the packed GEMM's threshold): bit-identical to the token alone.
+MT_TEST_TABLE(q32xTilesIndependentOfTokenCount, TypeRow,
+              type_rows({DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL})) {
+    const DType t = row.type;
+    test::SimdLevelGuard guard;
+    const int64_t rows = 13, cols = 352; // 11 blocks: an odd count (a last half pair)
+    const Problem all(t, rows, cols, 9, 21);
+    for (SimdLevel l : test::available_levels()) {
+        MT_SCOPE("level %s", simd_level_name(l));
+        set_simd_level(l);
+        int64_t max_tokens = 9;
+        if (l == SimdLevel::Avx512)
+            max_tokens = detail::avx512_quant_gemm(t)->min_tokens - 1;
+        std::vector<float> alone(static_cast<size_t>(rows * 9));
+        for (int64_t tk = 0; tk < 9; ++tk) {
+            Problem one = all;
+            one.n_tokens = 1;
+            one.x.assign(all.x.begin() + tk * cols, all.x.begin() + (tk + 1) * cols);
+            bool ok = false;
+            const auto y = run_matmul(one, nullptr, &ok);
+            MT_CHECK(ok);
+            std::copy(y.begin(), y.end(), alone.begin() + tk * rows);
+        }
+        for (int64_t n = 2; n <= max_tokens; ++n) {
+            Problem part = all;
+            part.n_tokens = n;
+            part.x.assign(all.x.begin(), all.x.begin() + n * cols);
+            bool ok = false;
+            const auto y = run_matmul(part, nullptr, &ok);
+            MT_CHECK(ok);
+            for (int64_t i = 0; i < n * rows; ++i)
+                MT_CHECK_MSG(y[static_cast<size_t>(i)] == alone[static_cast<size_t>(i)],
+                             "n %lld token %lld row %lld", static_cast<long long>(n),
+                             static_cast<long long>(i / rows), static_cast<long long>(i % rows));
+        }
     }
 }
 

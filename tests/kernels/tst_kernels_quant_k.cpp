@@ -188,20 +188,22 @@ MT_TEST(iq4xsHandBuilt) {
 }
 
 // Relative RMSE of a round trip on N(0,1) rows (8 rows of 4096), with and without importance.
+// The limits quoted are the best any choice of real (unquantized) per-sub-block scales and mins
+// reaches with round-to-nearest codes, measured separately on N(0,1) data.
 MT_TEST_TABLE(roundTripError, TypeRow, type_rows()) {
     double bound = 0;
     switch (row.type) {
     case DType::Q2_K:
-        bound = 0.27;
+        bound = 0.268; // 0.2705 before the super-block search; continuous-scale limit ~0.254
         break;
     case DType::Q3_K:
-        bound = 0.15;
+        bound = 0.147; // 0.1457 before; continuous per-16 scale limit ~0.143
         break;
     case DType::Q5_K:
-        bound = 0.036;
+        bound = 0.0355; // 0.0360 before
         break;
     default:
-        bound = 0.075;
+        bound = 0.0765; // 0.0752 before
         break;
     }
     double sum = 0, sum_imp = 0;

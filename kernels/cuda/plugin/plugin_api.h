@@ -22,7 +22,9 @@ extern "C" {
 #define LLMWB_CUDA_PLUGIN_SYMBOL "llmwb_cuda_plugin_api"
 
 /* A weight tensor as stored: row-major [rows][cols], dtype = llmwb::DType's numeric value (GGML
- * type ids: F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, Q6_K 14, BF16 30). data == NULL: absent.
+ * type ids; every type of kAllDTypes: F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6, Q5_1 7, Q8_0 8,
+ * Q2_K 10, Q3_K 11, Q4_K 12, Q5_K 13, Q6_K 14, IQ4_NL 20, IQ4_XS 23, BF16 30; any other id fails
+ * create_runner with a message naming the tensor). data == NULL: absent.
  * bytes = rows * row bytes. */
 typedef struct LlmwbTensor {
     const void* data;

@@ -61,6 +61,18 @@ double tolerance(DType t) {
         return 0.12;
     case DType::Q4_0:
         return 0.15;
+    case DType::Q4_1:
+    case DType::IQ4_NL:
+    case DType::IQ4_XS:
+        return 0.12;
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q5_K:
+        return 0.06;
+    case DType::Q3_K:
+        return 0.2;
+    case DType::Q2_K:
+        return 0.35;
     }
     return 0;
 }

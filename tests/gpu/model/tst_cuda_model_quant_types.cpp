@@ -73,8 +73,8 @@ void compare_model(LoadedModel& model, const std::string& name, bool graphs) {
         for (int r = 0; r < 2; ++r) {
             const double e = rel_err(lg.data() + r * vocab, lc.data() + r * vocab, vocab);
             worst = std::max(worst, e);
-            MT_CHECK_MSG(e <= tol, "%s graphs %d step %d row %d: rel err %.3g > %.3g",
-                         name.c_str(), graphs ? 1 : 0, step_no, r, e, tol);
+            MT_CHECK_MSG(e <= tol, "%s graphs %d step %d row %d: rel err %.3g > %.3g", name.c_str(),
+                         graphs ? 1 : 0, step_no, r, e, tol);
         }
         ++step_no;
     }
@@ -111,9 +111,9 @@ MT_TEST(new_types_other_architectures_and_graphs) {
 
 MT_TEST(mixed_types_per_tensor) {
     // As a K-quant preset mix writes a file: a different type per tensor, old and new together.
-    const DType mix[] = {DType::Q5_0, DType::Q6_K, DType::Q4_K, DType::Q5_K,   DType::Q6_K,
-                         DType::Q4_1, DType::Q3_K, DType::Q2_K, DType::IQ4_XS, DType::Q5_1,
-                         DType::Q8_0, DType::IQ4_NL, DType::Q4_0, DType::BF16, DType::F16};
+    const DType mix[] = {DType::Q5_0, DType::Q6_K,   DType::Q4_K, DType::Q5_K,   DType::Q6_K,
+                         DType::Q4_1, DType::Q3_K,   DType::Q2_K, DType::IQ4_XS, DType::Q5_1,
+                         DType::Q8_0, DType::IQ4_NL, DType::Q4_0, DType::BF16,   DType::F16};
     std::vector<std::vector<uint8_t>> store;
     auto model = write_and_load(tiny_spec(Architecture::Qwen2, WeightType::F32), "qwen2-mix");
     const auto ms = matrices(*model);
