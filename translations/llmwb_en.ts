@@ -2758,10 +2758,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Gathering importances from the calibration text</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Writing the file</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2814,6 +2810,14 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>A quantization is running. Stop it and close?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gathering importances from the calibration text: token %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

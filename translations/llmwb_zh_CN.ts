@@ -2770,10 +2770,6 @@ CUDA 不可用：%1</translation>
         <translation>正在启动…</translation>
     </message>
     <message>
-        <source>Gathering importances from the calibration text</source>
-        <translation>正在从校准文本收集重要性</translation>
-    </message>
-    <message>
         <source>Writing the file</source>
         <translation>正在写入文件</translation>
     </message>
@@ -2826,6 +2822,14 @@ CUDA 不可用：%1</translation>
     <message>
         <source>A quantization is running. Stop it and close?</source>
         <translation>量化正在进行。要停止并关闭吗？</translation>
+    </message>
+    <message>
+        <source>Gathering importances from the calibration text: token %1 of %2</source>
+        <translation>正在从校准文本收集重要性：第 %1/%2 个词元</translation>
+    </message>
+    <message>
+        <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
+        <translation>用时：%1 秒，其中 %2 秒用于从校准文本收集重要性</translation>
     </message>
 </context>
 </TS>

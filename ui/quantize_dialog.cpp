@@ -344,6 +344,7 @@ void QuantizeDialog::start() {
     hasReport_ = false;
     failure_.clear();
     lastProgress_ = QuantizeProgress{};
+    quantizeStartSeconds_ = 0;
     outcome_ = Outcome::Running;
     setRunning(true);
     renderStatus();
@@ -374,6 +375,8 @@ void QuantizeDialog::setRunning(bool running) {
 }
 
 void QuantizeDialog::onProgress(const QuantizeProgress& p) {
+    if (p.stage != "calibrating" && lastProgress_.stage == "calibrating")
+        quantizeStartSeconds_ = lastProgress_.seconds; // quantizing began after the calibration
     lastProgress_ = p;
     if (p.tensors_total > 0) {
         progress_->setRange(0, p.tensors_total);
@@ -438,14 +441,17 @@ void QuantizeDialog::renderStatus() {
             showStatus(tr("Starting…"));
             return;
         }
-        const double mbs = p.seconds > 0 ? p.bytes_done / 1e6 / p.seconds : 0.0;
-        QString what;
-        if (p.stage == "calibrating")
-            what = tr("Gathering importances from the calibration text");
-        else if (p.stage == "writing")
-            what = tr("Writing the file");
-        else
-            what = tr("Quantizing %1").arg(q(p.current_tensor));
+        if (p.stage == "calibrating") { // tensors_done / total count calibration tokens
+            showStatus(tr("Gathering importances from the calibration text: token %1 of %2")
+                           .arg(p.tensors_done)
+                           .arg(p.tensors_total));
+            return;
+        }
+        // MB/s of input weights since quantizing began (the calibration took its own time).
+        const double quantSeconds = p.seconds - quantizeStartSeconds_;
+        const double mbs = quantSeconds > 0 ? p.bytes_done / 1e6 / quantSeconds : 0.0;
+        const QString what = p.stage == "writing" ? tr("Writing the file")
+                                                  : tr("Quantizing %1").arg(q(p.current_tensor));
         showStatus(tr("Tensor %1 of %2 · %3 MB/s · %4")
                        .arg(p.tensors_done)
                        .arg(p.tensors_total)
@@ -502,7 +508,12 @@ void QuantizeDialog::renderReport() {
     }
     for (const std::string& note : r.notes)
         lines << q(note);
-    lines << tr("Time: %1 s").arg(loc.toString(r.seconds, 'f', 1));
+    if (r.calibration_seconds > 0)
+        lines << tr("Time: %1 s, of which %2 s gathering importances from the calibration text")
+                     .arg(loc.toString(r.seconds, 'f', 1),
+                          loc.toString(r.calibration_seconds, 'f', 1));
+    else
+        lines << tr("Time: %1 s").arg(loc.toString(r.seconds, 'f', 1));
     report_->setPlainText(lines.join(QLatin1Char('\n')));
     report_->show();
 }

@@ -112,6 +112,7 @@ class QuantizeDialog : public QDialog {
     QString statusText_;
     // Re-rendered on a language change: the last progress and outcome.
     QuantizeProgress lastProgress_;
+    double quantizeStartSeconds_ = 0; // QuantizeProgress::seconds when quantizing began
     enum class Outcome { None, Running, Finished, Failed, Cancelled } outcome_ = Outcome::None;
     QString failure_;
     void renderStatus();
