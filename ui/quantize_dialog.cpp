@@ -117,6 +117,7 @@ QuantizeDialog::QuantizeDialog(QuantizeController* controller, QWidget* parent)
     layout->addWidget(progress_);
     layout->addWidget(status_);
     layout->addWidget(report_, 1);
+    layout->addStretch(0); // takes the room while the report is hidden (else gaps open up)
     layout->addLayout(buttons);
 
     connect(input_, &QLineEdit::textEdited, this, [this] {
@@ -179,7 +180,7 @@ QuantizeDialog::QuantizeDialog(QuantizeController* controller, QWidget* parent)
     connect(controller_, &QuantizeController::cancelled, this, &QuantizeDialog::onCancelled);
 
     retranslate();
-    resize(640, 460);
+    resize(680, 540);
 }
 
 QString QuantizeDialog::suggestedOutput(const QString& input, const QString& target) {
