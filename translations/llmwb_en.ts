@@ -1672,6 +1672,22 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <source>Quit and lose them</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>&amp;Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Quantize…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write a quantized GGUF (Q8_0, Q4_K_M, …) of a float model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A model is being quantized. Quit and stop it? (No half-written file is left behind.)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MarkdownView</name>
@@ -2561,6 +2577,247 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Drafts from</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::QuantizeController</name>
+    <message>
+        <source>A quantization is already running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the model to quantize.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose where to write the quantized model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The output must be another file than the input.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::QuantizeDialog</name>
+    <message>
+        <source>Choose a float model (GGUF)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a Hugging Face model folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write the quantized model to</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose an importance matrix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Importance matrices (*.gguf *.dat);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a calibration text</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Text files (*.txt *.md);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>every matrix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no quantization</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bpw</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>preset mix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>single type</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantize a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model to quantize:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Importance matrix (optional):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Calibration text (optional):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A GGUF file (F32, F16 or BF16) or a Hugging Face folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where to write the GGUF file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An importance-matrix file (common GGUF imatrix format)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A text file of your own to gather importances from</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The K and IQ types use the importances to choose their scales; without either file, scales come from round-to-nearest with the usual scale search.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop quantizing (no output file is left behind)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load the new model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 already exists. Replace it?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a model and a target, then Start.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Writing the file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantizing %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor %1 of %2 · %3 MB/s · %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Done: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantization failed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled; no output file was written.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size: %1 → %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bits per weight over the quantized matrices: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Types: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n tensor(s) in a fallback type (the row length does not fit the block):</source>
+        <translation>
+            <numerusform>%n tensor in a fallback type (the row length does not fit the block):</numerusform>
+            <numerusform>%n tensors in a fallback type (the row length does not fit the block):</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Time: %1 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A quantization is running. Stop it and close?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gathering importances from the calibration text: token %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -63,6 +63,7 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
             });
     createDocks();
     createActions();
+    createQuantizeAction();
     createMenus();
 
     // The model's line is elided (the whole text in its tooltip) so that a long name or error
@@ -349,6 +350,11 @@ void MainWindow::createMenus() {
     chatMenu_->addAction(regenerate_);
     chatMenu_->addSeparator();
     chatMenu_->addAction(conversationSettings_);
+    modelMenu_ = menuBar()->addMenu(QString());
+    modelMenu_->addAction(openModel_);
+    modelMenu_->addAction(openFolder_);
+    modelMenu_->addSeparator();
+    modelMenu_->addAction(quantize_);
     viewMenu_ = menuBar()->addMenu(QString());
     for (QDockWidget* d : {conversationsDock_, modelDock_, engineDock_, tuningDock_})
         viewMenu_->addAction(d->toggleViewAction());
@@ -411,6 +417,7 @@ void MainWindow::retranslate() {
     langZh_->setText(QStringLiteral("简体中文"));
     about_->setText(tr("&About LLM Workbench"));
     retranslateBenchmark();
+    retranslateQuantize();
     updateStatus();
 }
 
@@ -672,6 +679,10 @@ void MainWindow::closeEvent(QCloseEvent* e) {
             e->ignore();
             return;
         }
+    }
+    if (!mayQuitWhileQuantizing()) {
+        e->ignore();
+        return;
     }
     saveLayout();
     QMainWindow::closeEvent(e);

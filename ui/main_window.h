@@ -33,6 +33,7 @@ class ConversationListModel;
 class ConversationsPanel;
 class EnginePanel;
 class ModelPanel;
+class QuantizeDialog;
 class SearchResultsModel;
 class TuningPanel;
 
@@ -62,6 +63,10 @@ class MainWindow : public QMainWindow {
     // File dialogs for the page's Export / Import (tests call the page directly).
     void exportBenchmarkReport();
     void importBenchmarkReport();
+    // Model > Quantize...: the dialog (made on first use; its input is the loaded model's file
+    // until the user picks another), shown without blocking the window (main_window_quantize.cpp).
+    void showQuantizeDialog();
+    QuantizeDialog* quantizeDialog() const { return quantizeDialog_; }
     QString statusModelText() const; // the model's part of the status bar
     QString statusStateText() const; // "idle", "● generating", "● load test", …
 
@@ -156,6 +161,14 @@ class MainWindow : public QMainWindow {
     QTabWidget* centralTabs_ = nullptr;
     QAction *benchmarkAction_ = nullptr, *importReport_ = nullptr, *exportReport_ = nullptr;
     void retranslateBenchmark();
+    QMenu* modelMenu_ = nullptr;
+    QAction* quantize_ = nullptr;
+    QuantizeDialog* quantizeDialog_ = nullptr;
+    void createQuantizeAction();
+    void retranslateQuantize();
+    // Quitting while a model is being quantized asks first; true: quit (the run is cancelled
+    // when the dialog goes, and leaves no file behind).
+    bool mayQuitWhileQuantizing();
 };
 
 } // namespace llmwb

@@ -17,9 +17,9 @@ namespace {
 // The log-sum-exp of a row (in double, max subtracted first), its two largest entries, or the
 // first entry that is not finite.
 struct RowStats {
-    double log_z = 0; // log-sum-exp = max + log(sum exp(x - max))
+    double log_z = 0;             // log-sum-exp = max + log(sum exp(x - max))
     int32_t top1 = -1, top2 = -1; // top2 < 0: a one-token row
-    int32_t bad = -1; // the first non-finite entry
+    int32_t bad = -1;             // the first non-finite entry
 };
 
 RowStats row_stats(std::span<const float> row) {
@@ -187,8 +187,8 @@ Result<KldResult> kl_divergence(ModelExecutor& base, ModelExecutor& model,
             bool fits = bb.reserve(pos + len) && mb.reserve(pos + len);
             assert(fits); // ctx <= both pools
             (void)fits;
-            for (auto [exec, blocks, out] : {std::tuple{&base, &bb, lb.data()},
-                                             std::tuple{&model, &mb, lm.data()}}) {
+            for (auto [exec, blocks, out] :
+                 {std::tuple{&base, &bb, lb.data()}, std::tuple{&model, &mb, lm.data()}}) {
                 batch.clear();
                 batch.add_sequence(win.subspan(pos, len), static_cast<int32_t>(pos),
                                    blocks->table(), exec->block_size(), ForwardBatch::Logits::All);

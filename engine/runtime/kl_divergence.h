@@ -36,12 +36,13 @@ Result<KldPosition> kld_position(std::span<const float> base_logits,
 
 // Statistics over positions (accumulate, then summarize()).
 struct KldResult {
-    int64_t tokens = 0;    // token ids evaluated
-    int64_t positions = 0; // positions scored (tokens - windows: the last of a window predicts none)
+    int64_t tokens = 0; // token ids evaluated
+    int64_t positions =
+        0; // positions scored (tokens - windows: the last of a window predicts none)
     int64_t windows = 0;
     double mean_kld = 0, median_kld = 0, p99_kld = 0, max_kld = 0;
-    double top1_agreement = 0; // percent of positions where both argmaxes agree
-    int64_t confident_positions = 0; // positions where the base's top-2 margin > margin
+    double top1_agreement = 0;           // percent of positions where both argmaxes agree
+    int64_t confident_positions = 0;     // positions where the base's top-2 margin > margin
     double top1_agreement_confident = 0; // percent over those (0 when there are none)
     double margin = 0.1;
     double ppl_base = 0, ppl_model = 0, ppl_ratio = 0; // ratio = ppl_model / ppl_base

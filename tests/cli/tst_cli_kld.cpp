@@ -30,10 +30,10 @@ class TstCliKld : public QObject {
 
     // make-model with hidden 128 (rows fit 32-element blocks), 2 layers, seed 7.
     bool make(const QString& name, const QString& type, QStringList extra = {}) {
-        QStringList args{"make-model", "--out",          path(name), "--type", type,
-                         "--seed",     "7",              "--hidden", "128",    "--intermediate",
-                         "256",        "--layers",       "2",        "--heads", "4",
-                         "--kv-heads", "2",              "--context", "512"};
+        QStringList args{"make-model", "--out",    path(name),  "--type",  type,
+                         "--seed",     "7",        "--hidden",  "128",     "--intermediate",
+                         "256",        "--layers", "2",         "--heads", "4",
+                         "--kv-heads", "2",        "--context", "512"};
         args += extra;
         CliResult r = runCli(args, xdg_);
         if (!r.ok())
@@ -88,13 +88,11 @@ class TstCliKld : public QObject {
     void quantizedAgainstFloat() {
         bool ok = false;
         const QStringList src{"--file", path("text.txt")};
-        QJsonObject q8 = kld(QStringList{"--base", path("f32.gguf"), "--model", path("q8.gguf")} +
-                                 src,
-                             &ok);
+        QJsonObject q8 =
+            kld(QStringList{"--base", path("f32.gguf"), "--model", path("q8.gguf")} + src, &ok);
         QVERIFY(ok);
-        QJsonObject q4 = kld(QStringList{"--base", path("f32.gguf"), "--model", path("q4.gguf")} +
-                                 src,
-                             &ok);
+        QJsonObject q4 =
+            kld(QStringList{"--base", path("f32.gguf"), "--model", path("q4.gguf")} + src, &ok);
         QVERIFY(ok);
         const double k8 = q8["mean_kld"].toDouble(), k4 = q4["mean_kld"].toDouble();
         qInfo("F32 vs Q8_0: mean KLD %g, p99 %g, top-1 %.1f %%, PPL ratio %.5f", k8,
@@ -128,19 +126,18 @@ class TstCliKld : public QObject {
         QCOMPARE(a["mean_kld"].toDouble(), b["mean_kld"].toDouble());
         QCOMPARE(a["ppl_model"].toDouble(), b["ppl_model"].toDouble());
 
-        QJsonObject w = kld(pair + QStringList{"--ids", ids, "--ctx", "10", "--max-tokens", "25"},
-                            &ok);
+        QJsonObject w =
+            kld(pair + QStringList{"--ids", ids, "--ctx", "10", "--max-tokens", "25"}, &ok);
         QVERIFY(ok);
         QCOMPARE(w["tokens"].toInt(), 25);
-        QCOMPARE(w["windows"].toInt(), 3);   // 10 + 10 + 5
+        QCOMPARE(w["windows"].toInt(), 3);    // 10 + 10 + 5
         QCOMPARE(w["positions"].toInt(), 22); // each window's last token predicts nothing
         QCOMPARE(w["ctx"].toInt(), 10);
     }
 
     void textOutput() {
-        CliResult r = runCli({"kld", "--base", path("f32.gguf"), "--model", path("q8.gguf"),
-                              "--text", kText},
-                             xdg_);
+        CliResult r = runCli(
+            {"kld", "--base", path("f32.gguf"), "--model", path("q8.gguf"), "--text", kText}, xdg_);
         CLI_VERIFY_OK(r);
         const QString out = QString::fromUtf8(r.out);
         for (const char* s : {"KL divergence    mean ", "p99 ", "top-1 agreement  ",
@@ -161,8 +158,8 @@ class TstCliKld : public QObject {
         QTest::newRow("vocab-differs")
             << QStringList{"--base", f, "--model", "{tmp}/bigvocab.gguf", "--ids", "1,2,3"}
             << "vocabularies differ";
-        QTest::newRow("one-token") << QStringList{"--base", f, "--model", f, "--ids", "5"}
-                                   << "at least 2 tokens";
+        QTest::newRow("one-token")
+            << QStringList{"--base", f, "--model", f, "--ids", "5"} << "at least 2 tokens";
         QTest::newRow("id-outside")
             << QStringList{"--base", f, "--model", f, "--ids", "1,99999999"} << "outside";
         QTest::newRow("no-base") << QStringList{"--model", f, "--ids", "1,2"} << "--base";
@@ -193,7 +190,8 @@ class TstCliKld : public QObject {
     // Two models of the same vocabulary size whose tokenizers split the text differently.
     void tokenizersDiffer() {
         const QString tok = tokenizerDir("qwen3");
-        QVERIFY2(QDir(tok).exists(), qPrintable(tok + " missing: run scripts/fetch-test-assets.sh"));
+        QVERIFY2(QDir(tok).exists(),
+                 qPrintable(tok + " missing: run scripts/fetch-test-assets.sh"));
         QVERIFY(make("qwen-tok.gguf", "f32",
                      {"--tokenizer", tok, "--hidden", "32", "--heads", "2", "--kv-heads", "1",
                       "--intermediate", "64", "--layers", "1", "--tie", "true"}));
@@ -202,10 +200,10 @@ class TstCliKld : public QObject {
         bool ok = false;
         const int vocab = parseJsonLine(info.out, &ok)["vocab_size"].toInt();
         QVERIFY(ok && vocab > 1000);
-        QVERIFY(make("demo-tok.gguf", "f32",
-                     {"--vocab", QString::number(vocab), "--hidden", "32", "--heads", "2",
-                      "--kv-heads", "1", "--intermediate", "64", "--layers", "1", "--tie",
-                      "true"}));
+        QVERIFY(
+            make("demo-tok.gguf", "f32",
+                 {"--vocab", QString::number(vocab), "--hidden", "32", "--heads", "2", "--kv-heads",
+                  "1", "--intermediate", "64", "--layers", "1", "--tie", "true"}));
         CliResult r = runCli({"kld", "--base", path("qwen-tok.gguf"), "--model",
                               path("demo-tok.gguf"), "--text", kText},
                              xdg_);
