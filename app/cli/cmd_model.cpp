@@ -177,7 +177,8 @@ int cmd_make_model(const Args& argv) {
     auto args = CliArgs::parse(argv,
                                {"out", "arch", "format", "type", "shape", "tokenizer", "seed",
                                 "hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim",
-                                "vocab", "context", "rope-theta", "tie", "rope-scaling", "name"},
+                                "vocab", "context", "rope-theta", "tie", "rope-scaling", "name",
+                                "embedding-std"},
                                {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
@@ -194,11 +195,14 @@ int cmd_make_model(const Args& argv) {
             "                 [--tokenizer DIR] [--seed S] [--hidden N] [--intermediate N]\n"
             "                 [--layers N] [--heads N] [--kv-heads N] [--head-dim N] [--vocab N]\n"
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
-            "                 [--rope-scaling none|llama3] [--name TEXT] [--json]\n"
+            "                 [--rope-scaling none|llama3] [--name TEXT] [--embedding-std X]\n"
+            "                 [--json]\n"
             "  Writes a deterministic model with RANDOM weights (for tests and benchmarks).\n"
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
             "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
             "tokenizer_config.json).\n"
+            "  --embedding-std X: std of the token embedding and lm_head (default 0.02; e.g. 0.3\n"
+            "  gives peaked next-token distributions, as trained models have, for llmwb kld).\n"
             "  shapes:%s (default tiny)\n"
             "  types (default f32; safetensors: f32, f16, bf16):%s\n"
             "  A preset mix gives each tensor the type the recipes of %s choose,\n"
@@ -260,6 +264,11 @@ int cmd_make_model(const Args& argv) {
         return fail(cmd, seed.message());
     if (*seed)
         spec.seed = static_cast<uint64_t>(**seed);
+    auto emb_std = args->get_double("embedding-std", 1e-6, 10);
+    if (!emb_std)
+        return fail(cmd, emb_std.message());
+    if (*emb_std)
+        spec.embedding_std = static_cast<float>(**emb_std);
     auto theta = args->get_double("rope-theta", 1, 1e12);
     if (!theta)
         return fail(cmd, theta.message());

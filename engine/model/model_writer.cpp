@@ -209,6 +209,12 @@ void fill_rows(const ModelWriterSpec& spec, const std::string& hf_name, int64_t 
         spec.tensor_values(hf_name, a, b, cols, out);
     else
         generate_rows(spec.seed, hf_name, a, b, cols, out);
+    if (!spec.tensor_values && spec.embedding_std != 0.02f &&
+        (hf_name == "model.embed_tokens.weight" || hf_name == "lm_head.weight")) {
+        const float k = spec.embedding_std / 0.02f; // the generator's matrices have mean 0
+        for (int64_t i = 0; i < (b - a) * cols; ++i)
+            out[i] *= k;
+    }
 }
 
 // Streams the rows of one tensor: generate (HF layout; llama Q/K rows permuted for GGUF),

@@ -61,6 +61,10 @@ struct ModelWriterSpec {
     ModelFileFormat format = ModelFileFormat::Gguf;
     WeightType weight_type = WeightType::F32;
     uint64_t seed = 1;
+    // Standard deviation of the random token embedding and lm_head (0.02 like the other
+    // matrices by default). Larger values (e.g. 0.3) give peaked next-token distributions, as
+    // trained models have, so that fidelity measurements (llmwb kld) see confident positions.
+    float embedding_std = 0.02f;
     std::string name; // general.name; empty -> "llmwb random <arch>"
 
     // Shapes. vocab_size actually written = max(vocab_size, tokenizer size).
