@@ -174,12 +174,12 @@ int cmd_info(const Args& argv) {
 
 int cmd_make_model(const Args& argv) {
     const char* cmd = "make-model";
-    auto args = CliArgs::parse(argv,
-                               {"out", "arch", "format", "type", "shape", "tokenizer", "seed",
-                                "hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim",
-                                "vocab", "context", "rope-theta", "tie", "rope-scaling", "name",
-                                "embedding-std"},
-                               {"json", "help"});
+    auto args = CliArgs::parse(
+        argv,
+        {"out",     "arch",         "format", "type",         "shape",    "tokenizer",    "seed",
+         "hidden",  "intermediate", "layers", "heads",        "kv-heads", "head-dim",     "vocab",
+         "context", "rope-theta",   "tie",    "rope-scaling", "name",     "embedding-std"},
+        {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
