@@ -343,41 +343,11 @@ template <int NT> struct Q6_KTile {
     }
 };
 
-template <template <int> class Tile> void by_nt(const TileArgs& p) {
-    switch (p.nt) {
-    case 1:
-        Tile<1>::run(p);
-        break;
-    case 2:
-        Tile<2>::run(p);
-        break;
-    case 3:
-        Tile<3>::run(p);
-        break;
-    case 4:
-        Tile<4>::run(p);
-        break;
-    case 5:
-        Tile<5>::run(p);
-        break;
-    case 6:
-        Tile<6>::run(p);
-        break;
-    case 7:
-        Tile<7>::run(p);
-        break;
-    default:
-        Tile<8>::run(p);
-        break;
-    }
-    static_assert(kMaxTileTokens == 8);
-}
-
-const MatmulKernel kF32{nullptr, nullptr, by_nt<FloatTile<LoadF32>::K>};
-const MatmulKernel kF16{nullptr, nullptr, by_nt<FloatTile<LoadF16>::K>};
-const MatmulKernel kBF16{nullptr, nullptr, by_nt<FloatTile<LoadBF16>::K>};
-const MatmulKernel kQ4_K{ak_bytes, prep_ak<true>, by_nt<Q4_KTile>};
-const MatmulKernel kQ6_K{ak_bytes, prep_ak<false>, by_nt<Q6_KTile>};
+const MatmulKernel kF32{nullptr, nullptr, run_by_nt<FloatTile<LoadF32>::K>};
+const MatmulKernel kF16{nullptr, nullptr, run_by_nt<FloatTile<LoadF16>::K>};
+const MatmulKernel kBF16{nullptr, nullptr, run_by_nt<FloatTile<LoadBF16>::K>};
+const MatmulKernel kQ4_K{ak_bytes, prep_ak<true>, run_by_nt<Q4_KTile>};
+const MatmulKernel kQ6_K{ak_bytes, prep_ak<false>, run_by_nt<Q6_KTile>};
 
 } // namespace
 

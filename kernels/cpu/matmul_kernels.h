@@ -75,6 +75,34 @@ struct TileArgs {
     int64_t ldy;
 };
 
+// Calls Tile<NT>::run(p) for the call's token count NT = p.nt (1..kMaxTileTokens).
+// In an anonymous namespace on purpose: every SIMD file gets its own copy with internal linkage.
+// With external linkage, instantiations for same-named tiles of two files (e.g. Q2_KTile of the
+// AVX2 and the AVX-512 file) share one mangled name and the linker keeps only one of them.
+namespace {
+template <template <int> class Tile> void run_by_nt(const TileArgs& p) {
+    static_assert(kMaxTileTokens == 8);
+    switch (p.nt) {
+    case 1:
+        return Tile<1>::run(p);
+    case 2:
+        return Tile<2>::run(p);
+    case 3:
+        return Tile<3>::run(p);
+    case 4:
+        return Tile<4>::run(p);
+    case 5:
+        return Tile<5>::run(p);
+    case 6:
+        return Tile<6>::run(p);
+    case 7:
+        return Tile<7>::run(p);
+    default:
+        return Tile<8>::run(p);
+    }
+}
+} // namespace
+
 struct MatmulKernel {
     // Bytes of one prepared activation row; 0 when the kernel reads fp32 activations directly.
     size_t (*act_row_bytes)(int64_t cols) = nullptr;

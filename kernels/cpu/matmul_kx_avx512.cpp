@@ -382,40 +382,10 @@ template <int NT> struct IQ4_XSTile {
     }
 };
 
-template <template <int> class Tile> void by_nt(const TileArgs& p) {
-    switch (p.nt) {
-    case 1:
-        Tile<1>::run(p);
-        break;
-    case 2:
-        Tile<2>::run(p);
-        break;
-    case 3:
-        Tile<3>::run(p);
-        break;
-    case 4:
-        Tile<4>::run(p);
-        break;
-    case 5:
-        Tile<5>::run(p);
-        break;
-    case 6:
-        Tile<6>::run(p);
-        break;
-    case 7:
-        Tile<7>::run(p);
-        break;
-    default:
-        Tile<8>::run(p);
-        break;
-    }
-    static_assert(kMaxTileTokens == 8);
-}
-
-const MatmulKernel kQ2_K{ak_bytes, prep_ak<Order::kQ2>, by_nt<Q2_KTile>};
-const MatmulKernel kQ3_K{ak_bytes, prep_ak<Order::kQ2>, by_nt<Q3_KTile>};
-const MatmulKernel kQ5_K{ak_bytes, prep_ak<Order::kNatural>, by_nt<Q5_KTile>};
-const MatmulKernel kIQ4_XS{ak_bytes, prep_ak<Order::kIQ4>, by_nt<IQ4_XSTile>};
+const MatmulKernel kQ2_K{ak_bytes, prep_ak<Order::kQ2>, run_by_nt<Q2_KTile>};
+const MatmulKernel kQ3_K{ak_bytes, prep_ak<Order::kQ2>, run_by_nt<Q3_KTile>};
+const MatmulKernel kQ5_K{ak_bytes, prep_ak<Order::kNatural>, run_by_nt<Q5_KTile>};
+const MatmulKernel kIQ4_XS{ak_bytes, prep_ak<Order::kIQ4>, run_by_nt<IQ4_XSTile>};
 
 } // namespace
 
