@@ -161,7 +161,7 @@ QString EngineWorker::checkUtilization(double utilization) const {
     const QLocale loc;
     const QString asked = loc.toString(utilization, 'g', 4);
     const qint64 need =
-        qint64(minBlocks) * kv_bytes_per_block(*shape.model, shape.block_size, shape.kv_elem_bytes);
+        qint64(minBlocks) * kv_bytes_per_block(*shape.model, shape.block_size, shape.kv_dtype);
     const auto least = min_utilization(shape, b, minBlocks);
     const QString what =
         e.has_unfinished() ? tr("the running requests need %1 KV blocks (%2)")

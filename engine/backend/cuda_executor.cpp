@@ -196,4 +196,16 @@ void CudaExecutor::graph_stats(int64_t& graph_steps, int64_t& eager_steps) const
     plugin_->api().stats(runner_, &graph_steps, &eager_steps);
 }
 
+bool CudaExecutor::supports_kv_dtype(KvDtype t) const {
+    return t == options_.kv_dtype; // the runner's KV type is fixed at load (so far)
+}
+
+Status CudaExecutor::set_kv_dtype(KvDtype t, const KvScales& scales) {
+    if (!supports_kv_dtype(t))
+        return make_error(std::string("the CUDA backend cannot switch its KV cache to ") +
+                          kv_dtype_name(t));
+    kv_scales_ = kv_dtype_is_fp8(t) ? scales : KvScales{};
+    return ok_status();
+}
+
 } // namespace llmwb

@@ -35,6 +35,9 @@ class CudaExecutor final : public ModelExecutor {
     int32_t vocab_size() const override { return vocab_; }
     int64_t weight_bytes() const override { return weight_bytes_; }
     KvDtype kv_dtype() const override { return options_.kv_dtype; }
+    bool supports_kv_dtype(KvDtype t) const override;
+    Status set_kv_dtype(KvDtype t, const KvScales& scales) override;
+    const KvScales& kv_scales() const override { return kv_scales_; }
     DeviceMemory memory() const override;
 
     int32_t num_blocks() const override { return num_blocks_; }
@@ -56,6 +59,7 @@ class CudaExecutor final : public ModelExecutor {
     std::shared_ptr<CudaPlugin> plugin_;
     LlmwbRunner* runner_ = nullptr;
     CudaExecutorOptions options_;
+    KvScales kv_scales_;
     ModelConfig config_;
     std::string device_name_;
     int32_t vocab_ = 0;

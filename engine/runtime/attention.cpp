@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstring>
 
 #include "kernels/cpu/attention.h"
@@ -15,15 +16,18 @@ constexpr int32_t kQueryChunk = 16; // query rows per task
 
 } // namespace
 
-void paged_attention(float* out, const float* q, const ForwardBatch& batch, const float* k_cache,
-                     const float* v_cache, const AttentionShape& sh, kernels::ThreadPool& pool,
-                     AttentionScratch& scratch) {
+void paged_attention(float* out, const float* q, const ForwardBatch& batch,
+                     const unsigned char* k_pool, const unsigned char* v_pool,
+                     const KvLayout& layout, float k_scale, float v_scale, const AttentionShape& sh,
+                     kernels::ThreadPool& pool, AttentionScratch& scratch) {
+    assert(layout.block_size == sh.block_size && layout.num_kv_heads == sh.num_kv_heads &&
+           layout.head_dim == sh.head_dim);
     const int32_t n_seqs = batch.n_seqs();
     const int32_t group = sh.num_heads / sh.num_kv_heads;
     // One task per (sequence, KV head, query chunk) handles the `group` query heads of that KV
     // head together when the kernel reads each K/V row once for all of them; otherwise one task
     // per (sequence, head, query chunk).
-    const bool grouped = kernels::attention_groups_heads(sh.head_dim);
+    const bool grouped = kernels::attention_groups_heads(sh.head_dim, layout.dtype);
     const int32_t task_heads = grouped ? sh.num_kv_heads : sh.num_heads;
     auto& tasks = scratch.tasks;
     tasks.clear();
@@ -64,9 +68,14 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch, cons
             const int32_t* table = batch.block_table(t.seq);
             const int32_t heads = grouped ? group : 1;
             const int32_t kv_head = grouped ? t.head : t.head / group;
-            const int64_t kv_off = static_cast<int64_t>(kv_head) * sh.head_dim;
-            const kernels::PagedKvView kv{k_cache + kv_off, v_cache + kv_off, table, sh.block_size,
-                                          static_cast<int64_t>(sh.num_kv_heads) * sh.head_dim};
+            kernels::PagedKvView kv;
+            kv.k = k_pool;
+            kv.v = v_pool;
+            kv.table = table;
+            kv.layout = layout;
+            kv.kv_head = kv_head;
+            kv.k_scale = k_scale;
+            kv.v_scale = v_scale;
             for (int32_t r = t.q_begin; r < t.q_end; ++r) {
                 const int64_t row = batch.query_start[t.seq] + r;
                 const int32_t n_keys = ctx - ql + r + 1; // causal: keys up to this position

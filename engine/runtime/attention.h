@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/runtime/forward_batch.h"
+#include "kernels/cpu/kv_format.h"
 
 namespace llmwb {
 
@@ -32,11 +33,15 @@ struct AttentionScratch {
 // For every sequence s of the batch and each of its query rows t (at context index
 // ctx_s - q_s + i), and every head h:
 //   out[t][h] = sum_{j <= pos} softmax_j(scale * q[t][h] . K[j][h / group]) * V[j][h / group]
-// where K[j] / V[j] live at slot table_s[j / block_size] * block_size + j % block_size of
-// k_cache / v_cache ([num_blocks][block_size][num_kv_heads][head_dim]).
+// where K[j] / V[j] live at block table_s[j / block_size], offset j % block_size of the
+// layer's pools k_pool / v_pool in `layout` (kernels/cpu/kv_format.h: any KV element type; fp8
+// read back times k_scale / v_scale). Each stored row is converted in registers (or a small
+// per-row buffer), never into a full-precision copy of the cache.
 // q, out: [n_tokens][num_heads * head_dim]. Parallel over (sequence, head, query chunk).
-void paged_attention(float* out, const float* q, const ForwardBatch& batch, const float* k_cache,
-                     const float* v_cache, const AttentionShape& shape, kernels::ThreadPool& pool,
+void paged_attention(float* out, const float* q, const ForwardBatch& batch,
+                     const unsigned char* k_pool, const unsigned char* v_pool,
+                     const KvLayout& layout, float k_scale, float v_scale,
+                     const AttentionShape& shape, kernels::ThreadPool& pool,
                      AttentionScratch& scratch);
 
 } // namespace llmwb

@@ -16,17 +16,17 @@ namespace {
 // Copies one block (every layer, K and V) between two storages of the same shape, or inside one.
 void copy_block_between(const KvCacheStorage& src, int32_t src_block, KvCacheStorage& dst,
                         int32_t dst_block) {
-    assert(src.num_layers() == dst.num_layers() && src.block_size() == dst.block_size() &&
-           src.slot_stride() == dst.slot_stride());
+    assert(src.num_layers() == dst.num_layers() &&
+           src.layout().block_bytes() == dst.layout().block_bytes() && src.dtype() == dst.dtype());
     assert(src_block >= 0 && src_block < src.num_blocks());
     assert(dst_block >= 0 && dst_block < dst.num_blocks());
     assert(&src != &dst || src_block != dst_block);
-    const int64_t first_src = static_cast<int64_t>(src_block) * src.block_size();
-    const int64_t first_dst = static_cast<int64_t>(dst_block) * dst.block_size();
-    const size_t bytes = static_cast<size_t>(src.block_size() * src.slot_stride()) * sizeof(float);
+    // A block's values and (int8) scales are contiguous: one copy per layer, K and V.
+    const int64_t bb = src.layout().block_bytes();
+    const auto bytes = static_cast<size_t>(bb);
     for (int32_t l = 0; l < src.num_layers(); ++l) {
-        std::memcpy(dst.k_slot(l, first_dst), src.k_slot(l, first_src), bytes);
-        std::memcpy(dst.v_slot(l, first_dst), src.v_slot(l, first_src), bytes);
+        std::memcpy(dst.k_pool(l) + dst_block * bb, src.k_pool(l) + src_block * bb, bytes);
+        std::memcpy(dst.v_pool(l) + dst_block * bb, src.v_pool(l) + src_block * bb, bytes);
     }
 }
 
@@ -43,12 +43,20 @@ DeviceMemory CpuExecutor::memory() const {
     return m;
 }
 
+Status CpuExecutor::set_kv_dtype(KvDtype t, const KvScales& scales) {
+    kv_dtype_ = t;
+    kv_scales_ = kv_dtype_is_fp8(t) ? scales : KvScales{};
+    return ok_status();
+}
+
 Status CpuExecutor::resize_kv(int32_t num_blocks, int32_t block_size,
                               std::span<const BlockCopy> keep) {
-    auto storage = KvCacheStorage::create(model_.config(), num_blocks, block_size);
+    auto storage = KvCacheStorage::create(model_.config(), num_blocks, block_size, kv_dtype_);
     if (!storage)
         return storage.error();
-    if (kv_ && kv_->block_size() == block_size)
+    (*storage)->set_scales(kv_scales_.k, kv_scales_.v);
+    // After set_kv_dtype the caller keeps nothing (ModelExecutor::set_kv_dtype).
+    if (kv_ && kv_->block_size() == block_size && kv_->dtype() == kv_dtype_)
         for (const BlockCopy& m : keep)
             copy_block_between(*kv_, m.src, **storage, m.dst);
     owned_kv_ = std::move(storage.value());

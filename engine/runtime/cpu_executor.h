@@ -1,5 +1,5 @@
 // CpuExecutor: the CPU backend behind the ModelExecutor interface — the CpuTransformer over a
-// KvCacheStorage (fp32). Behaviour is exactly CpuTransformer::forward's.
+// KvCacheStorage (fp32 by default; every KvDtype). Behaviour is exactly CpuTransformer::forward's.
 #pragma once
 
 #include <memory>
@@ -16,14 +16,18 @@ class CpuExecutor final : public ModelExecutor {
     explicit CpuExecutor(CpuTransformer& model) : model_(model) {}
     // Runs over an existing KV storage (not owned; it must outlive the executor, or until the
     // next resize_kv(), which replaces it by an owned one).
-    CpuExecutor(CpuTransformer& model, KvCacheStorage& kv) : model_(model), kv_(&kv) {}
+    CpuExecutor(CpuTransformer& model, KvCacheStorage& kv)
+        : model_(model), kv_(&kv), kv_dtype_(kv.dtype()) {}
 
     DeviceKind kind() const override { return DeviceKind::Cpu; }
     std::string device_name() const override;
     const ModelConfig& config() const override { return model_.config(); }
     int32_t vocab_size() const override { return model_.vocab_size(); }
     int64_t weight_bytes() const override { return model_.model().weight_bytes; }
-    KvDtype kv_dtype() const override { return KvDtype::F32; }
+    KvDtype kv_dtype() const override { return kv_dtype_; }
+    bool supports_kv_dtype(KvDtype) const override { return true; }
+    Status set_kv_dtype(KvDtype t, const KvScales& scales) override;
+    const KvScales& kv_scales() const override { return kv_scales_; }
     DeviceMemory memory() const override;
 
     int32_t num_blocks() const override { return kv_ ? kv_->num_blocks() : 0; }
@@ -41,6 +45,8 @@ class CpuExecutor final : public ModelExecutor {
     CpuTransformer& model_;
     std::unique_ptr<KvCacheStorage> owned_kv_;
     KvCacheStorage* kv_ = nullptr; // owned_kv_ or a borrowed storage
+    KvDtype kv_dtype_ = KvDtype::F32;
+    KvScales kv_scales_;
 };
 
 } // namespace llmwb

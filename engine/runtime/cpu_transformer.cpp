@@ -1,5 +1,7 @@
 #include "engine/runtime/cpu_transformer.h"
 
+#include "kernels/cpu/kv_write.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -182,11 +184,12 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
         const float* sn = sin_.data() + static_cast<int64_t>(t) * half;
         rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style);
         rope_apply(kt, c.num_kv_heads, hd, cs, sn, c.rope_style);
-        // KV write through the slot mapping.
-        const int64_t slot = batch.slot_mapping[t];
-        std::copy_n(kt, kv_w, kv.k_slot(l, slot));
-        std::copy_n(v_.data() + t * kv_w, kv_w, kv.v_slot(l, slot));
     }
+    // KV write through the slot mapping, in the pool's element type.
+    kernels::kv_write(kv.k_pool(l), kv.layout(), k_.data(), kv_w, batch.slot_mapping.data(), n,
+                      1.0f / kv.k_scale(l));
+    kernels::kv_write(kv.v_pool(l), kv.layout(), v_.data(), kv_w, batch.slot_mapping.data(), n,
+                      1.0f / kv.v_scale(l));
 
     AttentionShape shape;
     shape.num_heads = c.num_heads;
@@ -194,7 +197,8 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     shape.head_dim = hd;
     shape.block_size = kv.block_size();
     shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-    paged_attention(att_.data(), q_.data(), batch, kv.k(l), kv.v(l), shape, pool_, att_scratch_);
+    paged_attention(att_.data(), q_.data(), batch, kv.k_pool(l), kv.v_pool(l), kv.layout(),
+                    kv.k_scale(l), kv.v_scale(l), shape, pool_, att_scratch_);
 
     if (observer_)
         observer_(lw.wo, att_.data(), n);

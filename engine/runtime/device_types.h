@@ -4,14 +4,13 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/kv_format.h" // KvDtype, kv_dtype_name, parse_kv_dtype
+
 namespace llmwb {
 
 enum class DeviceKind { Cpu, Cuda };
 const char* device_kind_name(DeviceKind k); // "cpu", "cuda"
 
-// Element type of the KV cache.
-enum class KvDtype { F32, F16 };
-int32_t kv_dtype_bytes(KvDtype t);
-const char* kv_dtype_name(KvDtype t);
+// KV-cache element types: kernels/cpu/kv_format.h.
 
 } // namespace llmwb

@@ -12,17 +12,9 @@ const char* device_kind_name(DeviceKind k) {
     return "?";
 }
 
-int32_t kv_dtype_bytes(KvDtype t) {
-    return t == KvDtype::F16 ? 2 : 4;
-}
-
-const char* kv_dtype_name(KvDtype t) {
-    return t == KvDtype::F16 ? "f16" : "f32";
-}
-
-int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size, int32_t elem_bytes) {
-    return 2 * static_cast<int64_t>(config.num_layers) * config.num_kv_heads * config.head_dim *
-           block_size * elem_bytes;
+int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size, KvDtype dtype) {
+    const KvLayout l{dtype, block_size, config.num_kv_heads, config.head_dim};
+    return 2 * static_cast<int64_t>(config.num_layers) * l.block_bytes();
 }
 
 } // namespace llmwb

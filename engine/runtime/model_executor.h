@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/model/model_config.h"
 #include "engine/runtime/device_types.h"
@@ -30,8 +31,13 @@ struct BlockCopy {
     int32_t dst = 0;
 };
 
-// Bytes of one KV block over all layers, K and V, for `elem_bytes` per element.
-int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size, int32_t elem_bytes);
+// Bytes of one KV block over all layers, K and V, in `dtype` (with int8's row scales).
+int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size, KvDtype dtype);
+
+// fp8 KV scales per layer (stored value = x / scale): k[l], v[l]. Empty: 1.0 for every layer.
+struct KvScales {
+    std::vector<float> k, v;
+};
 
 class ModelExecutor {
   public:
@@ -43,6 +49,12 @@ class ModelExecutor {
     virtual int32_t vocab_size() const = 0;   // length of a logits row
     virtual int64_t weight_bytes() const = 0; // bytes of the weights as stored on the device
     virtual KvDtype kv_dtype() const = 0;
+    // Whether the backend can store its KV cache in `t`.
+    virtual bool supports_kv_dtype(KvDtype t) const = 0;
+    // The element type (and fp8 scales) of the pool the next resize_kv() creates; that resize
+    // must keep no blocks (the old contents are in another type). Errors: an unsupported type.
+    virtual Status set_kv_dtype(KvDtype t, const KvScales& scales) = 0;
+    virtual const KvScales& kv_scales() const = 0;
     // Device memory for the memory plan (CPU: physical RAM; CUDA: cudaMemGetInfo).
     virtual DeviceMemory memory() const = 0;
 

@@ -57,7 +57,7 @@ KvPoolShape Engine::pool_shape(int64_t workspace) const {
     shape.model = &exec_.config();
     shape.device = exec_.kind();
     shape.weight_bytes = exec_.weight_bytes();
-    shape.kv_elem_bytes = kv_dtype_bytes(exec_.kv_dtype());
+    shape.kv_dtype = exec_.kv_dtype();
     shape.block_size = config_.block_size;
     shape.workspace_bytes = workspace;
     shape.max_num_seqs = config_.max_num_seqs;
@@ -65,9 +65,9 @@ KvPoolShape Engine::pool_shape(int64_t workspace) const {
     shape.total_bytes = mem.total_bytes;
     shape.available_bytes = mem.free_bytes;
     if (exec_.num_blocks() > 0)
-        shape.reusable_bytes = static_cast<int64_t>(exec_.num_blocks()) *
-                               kv_bytes_per_block(exec_.config(), exec_.block_size(),
-                                                  kv_dtype_bytes(exec_.kv_dtype()));
+        shape.reusable_bytes =
+            static_cast<int64_t>(exec_.num_blocks()) *
+            kv_bytes_per_block(exec_.config(), exec_.block_size(), exec_.kv_dtype());
     return shape;
 }
 
@@ -196,10 +196,32 @@ void Engine::finish_request(Request& r, FinishReason why) {
 }
 
 Status Engine::set_memory_budget(const MemoryBudget& budget) {
-    auto plan = plan_memory(pool_shape(memory_plan_.workspace_bytes), budget);
+    KvPoolShape shape = pool_shape(memory_plan_.workspace_bytes);
+    if (pending_kv_)
+        shape.kv_dtype = pending_kv_->first;
+    auto plan = plan_memory(shape, budget);
     if (!plan)
         return plan.error();
     config_.memory = budget;
+    pending_memory_plan_ = *plan;
+    return ok_status();
+}
+
+Status Engine::set_kv_dtype(KvDtype dtype, const KvScales& scales) {
+    if (!exec_.supports_kv_dtype(dtype))
+        return make_error(std::string("the ") + device_kind_name(exec_.kind()) +
+                          " backend cannot store the KV cache as " + kv_dtype_name(dtype));
+    const int32_t layers = exec_.config().num_layers;
+    if (kv_dtype_is_fp8(dtype) &&
+        ((!scales.k.empty() && static_cast<int32_t>(scales.k.size()) != layers) ||
+         (!scales.v.empty() && static_cast<int32_t>(scales.v.size()) != layers)))
+        return make_error("KV scales: expected one per layer (" + std::to_string(layers) + ")");
+    KvPoolShape shape = pool_shape(memory_plan_.workspace_bytes);
+    shape.kv_dtype = dtype;
+    auto plan = plan_memory(shape, config_.memory);
+    if (!plan)
+        return plan.error();
+    pending_kv_.emplace(dtype, kv_dtype_is_fp8(dtype) ? scales : KvScales{});
     pending_memory_plan_ = *plan;
     return ok_status();
 }
@@ -253,7 +275,16 @@ void Engine::apply_pending_plan() {
         plan.kv_bytes = static_cast<int64_t>(n) * plan.bytes_per_block;
         plan.limit = KvPoolLimit::Live;
     }
-    if (n == kv_mgr_->pool().num_blocks()) {
+    std::optional<std::pair<KvDtype, KvScales>> old_kv;
+    if (pending_kv_) {
+        // A new element type: nothing of the old pool is kept (set_kv_dtype).
+        old_kv.emplace(exec_.kv_dtype(), exec_.kv_scales());
+        while (scheduler_->preempt_newest(&replan_preempted_)) {
+        }
+        (void)exec_.set_kv_dtype(pending_kv_->first,
+                                 pending_kv_->second); // checked in set_kv_dtype
+        pending_kv_.reset();
+    } else if (n == kv_mgr_->pool().num_blocks()) {
         memory_plan_ = plan;
         return;
     }
@@ -266,6 +297,8 @@ void Engine::apply_pending_plan() {
         // The backend kept its old pool: drop every live request's K/V (they are recomputed)
         // and return the manager to the old size, with nothing to move.
         last_error_ = "re-planning the KV cache: " + st.message();
+        if (old_kv)
+            (void)exec_.set_kv_dtype(old_kv->first, old_kv->second);
         while (scheduler_->preempt_newest(&replan_preempted_)) {
         }
         kv_mgr_->resize(old_n, &moves);

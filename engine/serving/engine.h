@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/runtime/cpu_transformer.h"
@@ -129,6 +130,15 @@ class Engine {
     // (its prompt + max_tokens), so a shrink never cuts a request short.
     Status set_memory_budget(const MemoryBudget& budget);
     Status set_num_blocks(int32_t num_blocks);
+    // Switches the KV cache's element type (and fp8 scales: stored = x / scale per layer) before
+    // the next step: every running request is preempted and its K/V recomputed in the new type
+    // (tokens already produced are kept), blocks cached in the old type are dropped (a cache of
+    // another type is never mixed in), and the pool is re-planned from the current budget at the
+    // new block size (more or fewer blocks for the same bytes). Errors: a type the backend
+    // cannot store, or a plan that does not fit.
+    Status set_kv_dtype(KvDtype dtype, const KvScales& scales = {});
+    // The type the pool has after pending changes apply.
+    KvDtype pending_kv_dtype() const { return pending_kv_ ? pending_kv_->first : exec_.kv_dtype(); }
     // Speculative decoding (method, k 0..16, prompt lookup); effective from the next step:
     // drafts already proposed are kept unless speculation is turned off.
     Status set_speculative(const SpeculativeConfig& config);
@@ -196,6 +206,7 @@ class Engine {
     EngineConfig config_;
     MemoryPlan memory_plan_;
     std::optional<MemoryPlan> pending_memory_plan_;
+    std::optional<std::pair<KvDtype, KvScales>> pending_kv_; // set_kv_dtype
     std::string last_error_;
     bool weights_lost_ = false;
     std::unique_ptr<KvCacheManager> kv_mgr_;

@@ -74,8 +74,9 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
     const ModelConfig& config = *shape.model;
     MemoryPlan p;
     p.block_size = shape.block_size;
-    p.kv_elem_bytes = shape.kv_elem_bytes;
-    p.bytes_per_block = kv_bytes_per_block(config, shape.block_size, shape.kv_elem_bytes);
+    p.kv_dtype = shape.kv_dtype;
+    p.kv_elem_bytes = kv_dtype_elem_bytes(shape.kv_dtype);
+    p.bytes_per_block = kv_bytes_per_block(config, shape.block_size, shape.kv_dtype);
     if (p.bytes_per_block <= 0)
         return make_error("memory plan: the model has no KV cache");
     p.device_bytes = budget.device_bytes > 0 ? budget.device_bytes
@@ -197,8 +198,7 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
 
 std::optional<double> min_utilization(const KvPoolShape& shape, const MemoryBudget& budget,
                                       int32_t min_blocks) {
-    const int64_t per_block =
-        kv_bytes_per_block(*shape.model, shape.block_size, shape.kv_elem_bytes);
+    const int64_t per_block = kv_bytes_per_block(*shape.model, shape.block_size, shape.kv_dtype);
     const int64_t device = budget.device_bytes > 0 ? budget.device_bytes
                            : shape.total_bytes > 0 ? shape.total_bytes
                                                    : physical_memory_bytes();

@@ -4,7 +4,7 @@
 //     the memory available, and never more blocks than max_num_seqs full contexts can use), or
 //   - gpu_memory_utilization x a memory base, minus the weights and the activation workspace,
 // divided by the bytes of one block (2 x layers x kv_heads x head_dim x block_size x the
-// executor's real KV element size).
+// executor's real KV element size, plus int8's per-row scales: kv_bytes_per_block).
 //
 // What gpu_memory_utilization multiplies depends on the device:
 //   - CUDA: the device's total memory, as vLLM defines it (the GPU belongs to the engine).
@@ -81,9 +81,10 @@ struct MemoryPlan {
     int64_t bytes_per_block = 0;
     int32_t num_blocks = 0;
     int32_t block_size = 0;
-    int32_t kv_elem_bytes = 4; // bytes of one K/V element as the executor stores it
-    int32_t cap_blocks = 0;    // cap_seqs x ceil(context / block_size)
-    int32_t cap_seqs = 0;      // sequences of the full context the cap counts
+    KvDtype kv_dtype = KvDtype::F32; // how the executor stores K and V
+    int32_t kv_elem_bytes = 4;       // bytes of one K/V element (int8: plus a scale per row)
+    int32_t cap_blocks = 0;          // cap_seqs x ceil(context / block_size)
+    int32_t cap_seqs = 0;            // sequences of the full context the cap counts
     DeviceKind device = DeviceKind::Cpu;
     KvPoolLimit limit = KvPoolLimit::Utilization;
     std::string note; // Fallback: why the budget could not be used
@@ -101,7 +102,7 @@ struct KvPoolShape {
     const ModelConfig* model = nullptr;
     DeviceKind device = DeviceKind::Cuda; // the meaning of utilization (see above)
     int64_t weight_bytes = 0;             // as stored on the device
-    int32_t kv_elem_bytes = 4;            // the executor's KV element size
+    KvDtype kv_dtype = KvDtype::F32;      // the executor's KV element type
     int32_t block_size = 16;
     int64_t workspace_bytes = 0; // estimate_workspace_bytes
     int32_t max_num_seqs = 1;    // for the context cap

@@ -11,33 +11,67 @@ namespace llmwb::kernels {
 
 namespace {
 
-bool use_avx512(int head_dim) {
-    return active_simd_level() == SimdLevel::Avx512 && attend_group_avx512_supported(head_dim);
+bool use_avx512(int head_dim, KvDtype t) {
+    return active_simd_level() == SimdLevel::Avx512 && attend_group_avx512_supported(head_dim, t);
 }
 
-// One head: scores over keys [0, n_keys), softmax, weighted sum of V.
-void attend_head(float* out, const float* q, int head_dim, int32_t n_keys, float scale,
-                 const PagedKvView& kv, float* scores) {
-    for (int32_t j0 = 0; j0 < n_keys; j0 += kv.block_size) {
-        const int64_t slot0 = static_cast<int64_t>(kv.table[j0 / kv.block_size]) * kv.block_size;
-        const int32_t n = std::min(kv.block_size, n_keys - j0);
-        for (int32_t o = 0; o < n; ++o)
-            scores[j0 + o] = scale * dot_f32(q, kv.k + (slot0 + o) * kv.slot_stride, head_dim);
+// One head over an f32 pool: scores over keys [0, n_keys), softmax, weighted sum of V.
+void attend_head_f32(float* out, const float* q, int head_dim, int32_t n_keys, float scale,
+                     const PagedKvView& kv, float* scores) {
+    for (int32_t j = 0; j < n_keys; ++j)
+        scores[j] = scale * dot_f32(q, reinterpret_cast<const float*>(kv.k_row(j)), head_dim);
+    softmax(scores, n_keys);
+    std::memset(out, 0, sizeof(float) * static_cast<size_t>(head_dim));
+    for (int32_t j = 0; j < n_keys; ++j)
+        axpy_f32(out, scores[j], reinterpret_cast<const float*>(kv.v_row(j)), head_dim);
+}
+
+// One head over a pool of another element type: each stored row is converted to floats in
+// chunks of kChunk (kv_load_row_ref), never the whole cache.
+constexpr int kChunk = 64;
+
+void attend_head_converted(float* out, const float* q, int head_dim, int32_t n_keys, float scale,
+                           const PagedKvView& kv, float* scores) {
+    const KvDtype t = kv.layout.dtype;
+    const int64_t eb = kv.layout.elem_bytes();
+    const bool row_scales = kv_dtype_has_row_scales(t);
+    float buf[kChunk];
+    for (int32_t j = 0; j < n_keys; ++j) {
+        const unsigned char* row = kv.k_row(j);
+        const float rs = row_scales ? kv.k_row_scale(j) : 1.0f;
+        float dot = 0;
+        for (int c = 0; c < head_dim; c += kChunk) {
+            const int n = std::min(kChunk, head_dim - c);
+            kv_load_row_ref(t, row + c * eb, n, rs, kv.k_scale, buf);
+            dot += dot_f32(q + c, buf, n);
+        }
+        scores[j] = scale * dot;
     }
     softmax(scores, n_keys);
     std::memset(out, 0, sizeof(float) * static_cast<size_t>(head_dim));
-    for (int32_t j0 = 0; j0 < n_keys; j0 += kv.block_size) {
-        const int64_t slot0 = static_cast<int64_t>(kv.table[j0 / kv.block_size]) * kv.block_size;
-        const int32_t n = std::min(kv.block_size, n_keys - j0);
-        for (int32_t o = 0; o < n; ++o)
-            axpy_f32(out, scores[j0 + o], kv.v + (slot0 + o) * kv.slot_stride, head_dim);
+    for (int32_t j = 0; j < n_keys; ++j) {
+        const unsigned char* row = kv.v_row(j);
+        const float rs = row_scales ? kv.v_row_scale(j) : 1.0f;
+        for (int c = 0; c < head_dim; c += kChunk) {
+            const int n = std::min(kChunk, head_dim - c);
+            kv_load_row_ref(t, row + c * eb, n, rs, kv.v_scale, buf);
+            axpy_f32(out + c, scores[j], buf, n);
+        }
     }
+}
+
+void attend_head(float* out, const float* q, int head_dim, int32_t n_keys, float scale,
+                 const PagedKvView& kv, float* scores) {
+    if (kv.layout.dtype == KvDtype::F32)
+        attend_head_f32(out, q, head_dim, n_keys, scale, kv, scores);
+    else
+        attend_head_converted(out, q, head_dim, n_keys, scale, kv, scores);
 }
 
 } // namespace
 
-bool attention_groups_heads(int head_dim) {
-    return use_avx512(head_dim);
+bool attention_groups_heads(int head_dim, KvDtype t) {
+    return use_avx512(head_dim, t);
 }
 
 int64_t attend_group_scratch(int n_heads, int32_t n_keys) {
@@ -49,7 +83,7 @@ int64_t attend_group_scratch(int n_heads, int32_t n_keys) {
 
 void attend_group(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
                   float scale, const PagedKvView& kv, float* scratch) {
-    if (use_avx512(head_dim)) {
+    if (use_avx512(head_dim, kv.layout.dtype)) {
         attend_group_avx512(out, q, n_heads, head_dim, n_keys, scale, kv, scratch);
         return;
     }

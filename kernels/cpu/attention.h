@@ -7,21 +7,44 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/kv_format.h"
 
 namespace llmwb::kernels {
 
+// One KV head of one layer's paged K and V pools (kv_format.h), seen through one sequence's
+// block table: key j is at block table[j / block_size], offset j % block_size.
 struct PagedKvView {
-    const float* k = nullptr;       // k_cache + kv_head * head_dim
-    const float* v = nullptr;       // v_cache + kv_head * head_dim
-    const int32_t* table = nullptr; // the sequence's block table
-    int32_t block_size = 0;
-    int64_t slot_stride = 0; // floats between consecutive slots
+    const unsigned char* k = nullptr; // the layer's K pool (block 0)
+    const unsigned char* v = nullptr; // the layer's V pool
+    const int32_t* table = nullptr;   // the sequence's block table
+    KvLayout layout;                  // element type, block size, kv heads, head_dim
+    int32_t kv_head = 0;
+    float k_scale = 1.0f, v_scale = 1.0f; // fp8: the layer's scales (stored = x / scale)
+
+    // Stored row of key j (values of this KV head) and, for int8, its scale.
+    const unsigned char* k_row(int32_t j) const { return k + offset(j); }
+    const unsigned char* v_row(int32_t j) const { return v + offset(j); }
+    float k_row_scale(int32_t j) const { return scale_at(k, j); }
+    float v_row_scale(int32_t j) const { return scale_at(v, j); }
+    int64_t offset(int32_t j) const {
+        return layout.value_offset(table[j / layout.block_size], j % layout.block_size, kv_head);
+    }
+    float scale_at(const unsigned char* pool, int32_t j) const {
+        float s;
+        std::memcpy(&s,
+                    pool + layout.scale_offset(table[j / layout.block_size], j % layout.block_size,
+                                               kv_head),
+                    sizeof s);
+        return s;
+    }
 };
 
 // True when the kernel chosen now for head_dim reads each K/V row once for a whole group of
 // heads: callers then pass all query heads of a KV head in one call (fewer, larger calls);
 // otherwise one head per call parallelises better and costs the same.
-bool attention_groups_heads(int head_dim);
+bool attention_groups_heads(int head_dim, KvDtype t);
 
 // Scratch floats attend_group needs for n_heads heads over n_keys keys.
 int64_t attend_group_scratch(int n_heads, int32_t n_keys);

@@ -69,12 +69,16 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     const int64_t ld = round16(n_keys);
     float* sc = scratch;
     auto* offs = reinterpret_cast<int64_t*>(scratch + static_cast<int64_t>(n_heads) * ld);
-    for (int32_t j0 = 0, b = 0; j0 < n_keys; j0 += kv.block_size, ++b) {
-        const int64_t slot0 = static_cast<int64_t>(kv.table[b]) * kv.block_size;
-        const int32_t n = std::min(kv.block_size, n_keys - j0);
+    const int32_t bs = kv.layout.block_size;
+    const int64_t slot_stride = kv.layout.slot_bytes() / 4; // floats
+    for (int32_t j0 = 0, b = 0; j0 < n_keys; j0 += bs, ++b) {
+        const int64_t slot0 = static_cast<int64_t>(kv.table[b]) * bs;
+        const int32_t n = std::min(bs, n_keys - j0);
         for (int32_t o = 0; o < n; ++o)
-            offs[j0 + o] = (slot0 + o) * kv.slot_stride;
+            offs[j0 + o] = (slot0 + o) * slot_stride;
     }
+    const float* kbase = reinterpret_cast<const float*>(kv.k) + kv.kv_head * HD;
+    const float* vbase = reinterpret_cast<const float*>(kv.v) + kv.kv_head * HD;
 
     // Scores.
     const __m512 vscale = _mm512_set1_ps(scale);
@@ -82,7 +86,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         const int n = std::min(16, n_keys - j0);
         const float* kr[16];
         for (int i = 0; i < 16; ++i)
-            kr[i] = kv.k + offs[j0 + std::min(i, n - 1)];
+            kr[i] = kbase + offs[j0 + std::min(i, n - 1)];
         for (int h = 0; h < n_heads; ++h) {
             const float* qh = q + h * HD;
             __m512 qv[NV], p[16];
@@ -123,7 +127,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h)
             LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] = _mm512_setzero_ps();
         for (int32_t j = 0; j < n_keys; ++j) {
-            const float* vr = kv.v + offs[j];
+            const float* vr = vbase + offs[j];
             __m512 vv[NV];
             LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = _mm512_loadu_ps(vr + 16 * c);
             LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
@@ -146,8 +150,9 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
 
 } // namespace
 
-bool attend_group_avx512_supported(int head_dim) {
-    return head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128;
+bool attend_group_avx512_supported(int head_dim, KvDtype t) {
+    return t == KvDtype::F32 &&
+           (head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128);
 }
 
 int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys) {

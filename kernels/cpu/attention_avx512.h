@@ -9,7 +9,8 @@
 
 namespace llmwb::kernels {
 
-bool attend_group_avx512_supported(int head_dim); // head_dim 32, 64, 96 or 128
+// head_dim 32, 64, 96 or 128, over an f32 pool.
+bool attend_group_avx512_supported(int head_dim, KvDtype t);
 
 // Scratch floats attend_group_avx512 needs for n_heads heads over n_keys keys.
 int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys);

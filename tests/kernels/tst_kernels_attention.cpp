@@ -54,8 +54,9 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
     const int head_dim = row.head_dim;
     const int block_size = row.block_size;
     // The AVX-512 kernel groups heads; every other path takes them one by one.
-    MT_COMPARE(attention_groups_heads(head_dim),
-               row.level == SimdLevel::Avx512 && attend_group_avx512_supported(head_dim));
+    MT_COMPARE(attention_groups_heads(head_dim, KvDtype::F32),
+               row.level == SimdLevel::Avx512 &&
+                   attend_group_avx512_supported(head_dim, KvDtype::F32));
     const int kv_heads = 2, kv_head = 1;
     const int max_keys = 140;
     const int n_blocks = (max_keys + block_size - 1) / block_size + 3;
@@ -75,8 +76,12 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
             std::vector<float> out(static_cast<size_t>(n_heads * head_dim + 16), 12345.0f);
             std::vector<float> scratch(static_cast<size_t>(attend_group_scratch(n_heads, n_keys)),
                                        NAN);
-            const PagedKvView kv{k.data() + kv_head * head_dim, v.data() + kv_head * head_dim,
-                                 table.data(), block_size, slot_stride};
+            PagedKvView kv;
+            kv.k = reinterpret_cast<const unsigned char*>(k.data());
+            kv.v = reinterpret_cast<const unsigned char*>(v.data());
+            kv.table = table.data();
+            kv.layout = KvLayout{KvDtype::F32, block_size, kv_heads, head_dim};
+            kv.kv_head = kv_head;
             attend_group(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv,
                          scratch.data());
             for (size_t i = out.size() - 16; i < out.size(); ++i)
@@ -116,8 +121,8 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
 }
 
 MT_TEST(unsupportedHeadDims) {
-    MT_CHECK(!attend_group_avx512_supported(80));
-    MT_CHECK(!attend_group_avx512_supported(256));
+    MT_CHECK(!attend_group_avx512_supported(80, KvDtype::F32));
+    MT_CHECK(!attend_group_avx512_supported(256, KvDtype::F32));
 }
 
 MINI_TEST_MAIN()

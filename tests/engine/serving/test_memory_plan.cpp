@@ -26,11 +26,11 @@ ModelConfig qwen7b() {
     return c;
 }
 
-KvPoolShape shape(const ModelConfig& c, int32_t elem_bytes, int64_t total, int64_t available) {
+KvPoolShape shape(const ModelConfig& c, KvDtype dtype, int64_t total, int64_t available) {
     KvPoolShape s;
     s.model = &c;
     s.weight_bytes = 15 * GiB;
-    s.kv_elem_bytes = elem_bytes;
+    s.kv_dtype = dtype;
     s.block_size = 16;
     s.workspace_bytes = estimate_workspace_bytes(c, 512, 64);
     s.max_num_seqs = 64;
@@ -44,14 +44,19 @@ KvPoolShape shape(const ModelConfig& c, int32_t elem_bytes, int64_t total, int64
 MT_TEST(block_bytes_follow_the_executor_element_size) {
     const ModelConfig c = qwen7b();
     // 2 (K, V) x 28 layers x 4 heads x 128 x 16 slots x bytes.
-    MT_COMPARE(kv_bytes_per_block(c, 16, 2), int64_t{2} * 28 * 4 * 128 * 16 * 2);
+    MT_COMPARE(kv_bytes_per_block(c, 16, KvDtype::F16), int64_t{2} * 28 * 4 * 128 * 16 * 2);
+    // int8: one byte per element plus an fp32 scale per token and KV head; fp8: one byte.
+    MT_COMPARE(kv_bytes_per_block(c, 16, KvDtype::Int8),
+               int64_t{2} * 28 * (16 * 4 * 128 + 16 * 4 * 4));
+    MT_COMPARE(kv_bytes_per_block(c, 16, KvDtype::Fp8E4M3), int64_t{2} * 28 * 4 * 128 * 16);
+    MT_COMPARE(kv_bytes_per_block(c, 16, KvDtype::BF16), kv_bytes_per_block(c, 16, KvDtype::F16));
     MemoryBudget b;
     b.utilization = 0.9;
-    auto f16 = plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b);
-    auto f32 = plan_memory(shape(c, 4, 141 * GiB, 140 * GiB), b);
+    auto f16 = plan_memory(shape(c, KvDtype::F16, 141 * GiB, 140 * GiB), b);
+    auto f32 = plan_memory(shape(c, KvDtype::F32, 141 * GiB, 140 * GiB), b);
     MT_REQUIRE(f16.ok() && f32.ok());
     MT_COMPARE(f16->kv_elem_bytes, 2);
-    MT_COMPARE(f16->bytes_per_block, kv_bytes_per_block(c, 16, 2));
+    MT_COMPARE(f16->bytes_per_block, kv_bytes_per_block(c, 16, KvDtype::F16));
     MT_COMPARE(f16->limit, KvPoolLimit::Utilization);
     // The same budget holds twice the blocks in f16 (up to one block of rounding).
     MT_CHECK(f16->num_blocks >= 2 * f32->num_blocks && f16->num_blocks <= 2 * f32->num_blocks + 1);
@@ -68,7 +73,7 @@ MT_TEST(explicit_kv_budget_is_bounded_by_the_machine_and_the_context) {
     const ModelConfig c = qwen7b();
     MemoryBudget b;
     b.kv_bytes = 100000 * MiB;
-    KvPoolShape s = shape(c, 2, 24 * GiB, 20 * GiB);
+    KvPoolShape s = shape(c, KvDtype::F16, 24 * GiB, 20 * GiB);
     auto p = plan_memory(s, b);
     MT_REQUIRE(!p.ok());
     MT_CHECK_MSG(p.message().find("a KV budget of 100000 MiB is more than the ") == 0 ||
@@ -86,7 +91,7 @@ MT_TEST(explicit_kv_budget_is_bounded_by_the_machine_and_the_context) {
     s.max_num_seqs = 64;
     p = plan_memory(s, b);
     MT_REQUIRE(p.ok());
-    MT_COMPARE(p->num_blocks, int32_t(4 * GiB / kv_bytes_per_block(c, 16, 2)));
+    MT_COMPARE(p->num_blocks, int32_t(4 * GiB / kv_bytes_per_block(c, 16, KvDtype::F16)));
 }
 
 MT_TEST(explicit_pools_win) {
@@ -94,24 +99,24 @@ MT_TEST(explicit_pools_win) {
     MemoryBudget b;
     b.num_blocks = 7;
     b.kv_bytes = 100 * MiB;
-    auto p = plan_memory(shape(c, 2, 8 * GiB, 1 * GiB), b);
+    auto p = plan_memory(shape(c, KvDtype::F16, 8 * GiB, 1 * GiB), b);
     MT_REQUIRE(p.ok());
     MT_COMPARE(p->num_blocks, 7);
     MT_COMPARE(p->limit, KvPoolLimit::Blocks);
     b.num_blocks.reset();
-    p = plan_memory(shape(c, 2, 8 * GiB, 1 * GiB), b);
+    p = plan_memory(shape(c, KvDtype::F16, 8 * GiB, 1 * GiB), b);
     MT_REQUIRE(p.ok());
     MT_COMPARE(p->limit, KvPoolLimit::KvBytes);
-    MT_COMPARE(p->num_blocks, int32_t(100 * MiB / kv_bytes_per_block(c, 16, 2)));
+    MT_COMPARE(p->num_blocks, int32_t(100 * MiB / kv_bytes_per_block(c, 16, KvDtype::F16)));
     b.num_blocks = 0;
-    MT_CHECK(!plan_memory(shape(c, 2, 8 * GiB, 1 * GiB), b).ok());
+    MT_CHECK(!plan_memory(shape(c, KvDtype::F16, 8 * GiB, 1 * GiB), b).ok());
 }
 
 MT_TEST(never_more_than_is_available) {
     const ModelConfig c = qwen7b();
     MemoryBudget b;
     b.utilization = 0.9;
-    KvPoolShape s = shape(c, 2, 141 * GiB, 20 * GiB); // another process holds the rest
+    KvPoolShape s = shape(c, KvDtype::F16, 141 * GiB, 20 * GiB); // another process holds the rest
     auto p = plan_memory(s, b);
     MT_REQUIRE(p.ok());
     MT_COMPARE(p->limit, KvPoolLimit::Available);
@@ -127,7 +132,7 @@ MT_TEST(context_cap_and_need) {
     const ModelConfig c = qwen7b();
     MemoryBudget b;
     b.utilization = 0.9;
-    KvPoolShape s = shape(c, 2, 141 * GiB, 140 * GiB);
+    KvPoolShape s = shape(c, KvDtype::F16, 141 * GiB, 140 * GiB);
     s.max_num_seqs = 2; // 2 x 32768 tokens = 4096 blocks of 16
     auto p = plan_memory(s, b);
     MT_REQUIRE(p.ok());
@@ -154,23 +159,23 @@ MT_TEST(short_budgets_fail_or_fall_back) {
     const ModelConfig c = qwen7b();
     MemoryBudget b;
     b.utilization = 0.1; // 14 GiB of 141: less than the 15 GiB of weights
-    auto p = plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b);
+    auto p = plan_memory(shape(c, KvDtype::F16, 141 * GiB, 140 * GiB), b);
     MT_REQUIRE(!p.ok());
     MT_CHECK_MSG(p.message().find("weights") != std::string::npos, "%s", p.message().c_str());
     b.fallback_when_short = true;
-    p = plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b);
+    p = plan_memory(shape(c, KvDtype::F16, 141 * GiB, 140 * GiB), b);
     MT_REQUIRE(p.ok());
     MT_COMPARE(p->limit, KvPoolLimit::Fallback);
     MT_COMPARE(p->num_blocks, int32_t(kFallbackPoolTokens / 16));
     MT_CHECK(!p->note.empty());
     b.utilization = 0;
-    MT_CHECK(!plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b).ok());
+    MT_CHECK(!plan_memory(shape(c, KvDtype::F16, 141 * GiB, 140 * GiB), b).ok());
     b.utilization = 1.5;
-    MT_CHECK(!plan_memory(shape(c, 2, 141 * GiB, 140 * GiB), b).ok());
+    MT_CHECK(!plan_memory(shape(c, KvDtype::F16, 141 * GiB, 140 * GiB), b).ok());
     ModelConfig none = c;
     none.num_layers = 0;
     MemoryBudget ok;
-    MT_CHECK(!plan_memory(shape(none, 2, 141 * GiB, 140 * GiB), ok).ok());
+    MT_CHECK(!plan_memory(shape(none, KvDtype::F16, 141 * GiB, 140 * GiB), ok).ok());
 }
 
 // A Qwen2.5-0.5B-shaped config: 24 layers, 2 KV heads of 64, a 32k context.
@@ -192,7 +197,7 @@ KvPoolShape cpu_shape(const ModelConfig& c, int64_t total, int64_t available) {
     s.model = &c;
     s.device = DeviceKind::Cpu;
     s.weight_bytes = 500 * MiB;
-    s.kv_elem_bytes = 4;
+    s.kv_dtype = KvDtype::F32;
     s.block_size = 16;
     s.workspace_bytes = estimate_workspace_bytes(c, 512, 16);
     s.max_num_seqs = 16;

@@ -94,7 +94,9 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
     std::vector<float> want(n * row);
     kernels::ThreadPool threads(1);
     AttentionScratch scratch;
-    paged_attention(want.data(), q.data(), batch, kc.data(), vc.data(),
+    const KvLayout layout{KvDtype::F32, bs, c.kv_heads, c.head_dim};
+    paged_attention(want.data(), q.data(), batch, reinterpret_cast<const unsigned char*>(kc.data()),
+                    reinterpret_cast<const unsigned char*>(vc.data()), layout, 1.0f, 1.0f,
                     AttentionShape{c.heads, c.kv_heads, c.head_dim, bs, scale}, threads, scratch);
 
     DeviceBuffer<float> dq(q), dout(n * row);
