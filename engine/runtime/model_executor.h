@@ -55,6 +55,13 @@ class ModelExecutor {
     // must keep no blocks (the old contents are in another type). Errors: an unsupported type.
     virtual Status set_kv_dtype(KvDtype t, const KvScales& scales) = 0;
     virtual const KvScales& kv_scales() const = 0;
+    // fp8 calibration (kv_calibration.h): runs `tokens` as one sequence from position 0 in a
+    // scratch pool of full precision, outside the engine's pool (call between steps), and
+    // returns each layer's largest |K| and |V| (in KvScales' k / v). Errors: a backend that
+    // cannot (the default), or a device failure.
+    virtual Result<KvScales> kv_absmax(std::span<const int32_t> tokens) {
+        return make_error("this backend cannot measure K/V ranges");
+    }
     // Device memory for the memory plan (CPU: physical RAM; CUDA: cudaMemGetInfo).
     virtual DeviceMemory memory() const = 0;
 
