@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 
 namespace llmwb {
@@ -80,6 +82,42 @@ Status CpuExecutor::check_weights() const {
         if (Status st = m->check_unchanged(); !st)
             return st;
     return ok_status();
+}
+
+Result<KvScales> CpuExecutor::kv_absmax(std::span<const int32_t> tokens) {
+    const ModelConfig& c = model_.config();
+    if (tokens.empty())
+        return make_error("KV calibration: no tokens");
+    for (int32_t id : tokens)
+        if (id < 0 || id >= model_.vocab_size())
+            return make_error("KV calibration: token id " + std::to_string(id) +
+                              " is outside the vocabulary");
+    const int32_t bs = KvCacheStorage::kDefaultBlockSize;
+    const auto n = static_cast<int64_t>(tokens.size());
+    if (c.max_position > 0 && n > c.max_position)
+        return make_error("KV calibration: " + std::to_string(n) +
+                          " tokens exceed the model's context");
+    auto kv = KvCacheStorage::create(c, static_cast<int32_t>((n + bs - 1) / bs), bs);
+    if (!kv)
+        return kv.error();
+    SequenceBlocks blocks(bs, (*kv)->num_blocks());
+    blocks.reserve(n);
+    ForwardBatch batch;
+    batch.add_sequence(tokens, 0, blocks.table(), bs, ForwardBatch::Logits::None);
+    model_.forward(batch, **kv, nullptr);
+    KvScales out;
+    out.k.assign(static_cast<size_t>(c.num_layers), 0.0f);
+    out.v.assign(static_cast<size_t>(c.num_layers), 0.0f);
+    const int64_t floats = n * (*kv)->slot_stride(); // slots 0..n-1 are contiguous (blocks 0..)
+    for (int32_t l = 0; l < c.num_layers; ++l) {
+        const float* k = (*kv)->k(l);
+        const float* v = (*kv)->v(l);
+        for (int64_t i = 0; i < floats; ++i) {
+            out.k[l] = std::max(out.k[l], std::fabs(k[i]));
+            out.v[l] = std::max(out.v[l], std::fabs(v[i]));
+        }
+    }
+    return out;
 }
 
 } // namespace llmwb

@@ -37,6 +37,7 @@ class CpuExecutor final : public ModelExecutor {
     void copy_block(int32_t src, int32_t dst) override;
     Status forward(const ForwardBatch& batch, float* logits) override;
     Status check_weights() const override; // every mapping of the model unchanged
+    Result<KvScales> kv_absmax(std::span<const int32_t> tokens) override;
 
     CpuTransformer& transformer() { return model_; }
     const KvCacheStorage* kv() const { return kv_; }

@@ -52,8 +52,8 @@ namespace {
 // `max_code`. Works on the fp32 bit pattern, so it is exact (no double rounding).
 uint8_t encode_fp8_magnitude(float a, int mant_bits, int bias, uint32_t max_code) {
     const uint32_t x = std::bit_cast<uint32_t>(a);
-    const int exp = static_cast<int>(x >> 23) - 127;  // unbiased exponent (-127: zero/subnormal)
-    const int min_normal_exp = 1 - bias;              // fp8's smallest normal exponent
+    const int exp = static_cast<int>(x >> 23) - 127; // unbiased exponent (-127: zero/subnormal)
+    const int min_normal_exp = 1 - bias;             // fp8's smallest normal exponent
     uint32_t mant = (x & 0x7FFFFFu) | (x >= 0x800000u ? 0x800000u : 0); // 24-bit significand
     // Shift so that one unit of the result is fp8's unit in the last place at this magnitude.
     int shift = 23 - mant_bits; // normal fp8

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "engine/runtime/cpu_executor.h"
+#include "engine/runtime/kv_calibration.h"
 #include "engine/serving/engine.h"
 #include "greedy_margin_compare.h" // run_greedy
 #include "serving_test_engine.h"
@@ -177,7 +178,7 @@ MT_TEST(switch_type_while_requests_run) {
     // The same bytes hold ~3.2x the blocks (head_dim 16: 4 bytes -> 1 + 4/16 per element).
     MT_COMPARE(e.memory_plan().bytes_per_block, kv_bytes_per_block(mc, 8, KvDtype::Int8));
     MT_COMPARE(int64_t(e.memory_plan().num_blocks),
-                40 * kv_bytes_per_block(mc, 8, KvDtype::F32) / e.memory_plan().bytes_per_block);
+               40 * kv_bytes_per_block(mc, 8, KvDtype::F32) / e.memory_plan().bytes_per_block);
     MT_COMPARE(e.snapshot().total_preemptions, preempt_before + running);
     for (int i = 0; e.has_unfinished() && i < 1000; ++i)
         step();
@@ -198,6 +199,35 @@ MT_TEST(switch_type_while_requests_run) {
     KvScales bad;
     bad.k = {1.0f};
     MT_CHECK(!e.set_kv_dtype(KvDtype::Fp8E4M3, bad).ok());
+}
+
+// fp8 scales from the built-in text: the largest |K| / |V| of each layer maps to half of the
+// type's range; an engine with them runs, and the scales reach the executor.
+MT_TEST(fp8_calibration) {
+    CpuExecutor exec(*test::shared_serving_model().transformer);
+    const int32_t layers = exec.config().num_layers;
+    const std::vector<int32_t> ids = {1, 5, 9, 2, 7, 7, 3};
+    auto amax = exec.kv_absmax(ids);
+    MT_REQUIRE(amax.ok());
+    MT_REQUIRE_COMPARE(int(amax->k.size()), layers);
+    auto s = calibrate_kv_scales(exec, ids, KvDtype::Fp8E4M3);
+    MT_REQUIRE(s.ok());
+    for (int32_t l = 0; l < layers; ++l) {
+        MT_CHECK(amax->k[l] > 0 && amax->v[l] > 0);
+        MT_CHECK(std::fabs(amax->k[l] / s->k[l] - 224.0f) < 1e-3f);
+        MT_CHECK(std::fabs(amax->v[l] / s->v[l] - 224.0f) < 1e-3f);
+    }
+    MT_CHECK(!calibrate_kv_scales(exec, ids, KvDtype::Int8).ok());
+    MT_CHECK(!exec.kv_absmax(std::vector<int32_t>{-1}).ok());
+    auto text =
+        calibrate_kv_scales(exec, *test::shared_serving_model().tokenizer, KvDtype::Fp8E5M2);
+    MT_REQUIRE(text.ok());
+    EngineConfig c;
+    c.memory.num_blocks = 32;
+    DtypeEngine d = make_engine(KvDtype::Fp8E5M2, c, *text);
+    MT_COMPARE(d.exec->kv_scales().k, text->k);
+    const auto out = test::run_greedy(*d.engine, {prompts()[0]}, 8, false);
+    MT_COMPARE(out.begin()->second.ids.size(), size_t(8));
 }
 
 MINI_TEST_MAIN()
