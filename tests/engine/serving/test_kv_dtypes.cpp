@@ -125,6 +125,48 @@ MT_TEST_TABLE(fork_copy_on_write_in_each_type, DtypeRow, dtype_rows()) {
     MT_COMPARE(got[child], std::vector<int32_t>(ref.begin() + 1, ref.end()));
 }
 
+// Re-planning while requests run moves live blocks between pools (values and int8 scales in
+// one copy per layer): outputs still equal each request alone.
+MT_TEST_TABLE(replan_moves_blocks_in_each_type, DtypeRow, dtype_rows()) {
+    const auto ps = prompts();
+    EngineConfig alone_cfg;
+    alone_cfg.memory.num_blocks = 64;
+    alone_cfg.enable_prefix_caching = false;
+    std::vector<std::vector<int32_t>> want;
+    for (const auto& p : ps) {
+        DtypeEngine d = make_engine(row.dtype, alone_cfg);
+        want.push_back(test::run_greedy(*d.engine, {p}, 16, false).begin()->second.ids);
+    }
+    EngineConfig c;
+    c.block_size = 8;
+    c.max_num_batched_tokens = 48;
+    c.memory.num_blocks = 80;
+    DtypeEngine d = make_engine(row.dtype, c);
+    Engine& e = *d.engine;
+    SamplingParams sp;
+    sp.temperature = 0;
+    sp.max_tokens = 16;
+    sp.ignore_eos = true;
+    std::vector<RequestId> ids;
+    for (const auto& p : ps)
+        ids.push_back(*e.add_request(p, sp));
+    std::map<RequestId, std::vector<int32_t>> got;
+    StepOutputs so;
+    for (int i = 0; e.has_unfinished() && i < 1000; ++i) {
+        if (i == 4)
+            MT_REQUIRE(e.set_num_blocks(200).ok()); // grow: every live block moves
+        if (i == 8)
+            MT_REQUIRE(e.set_num_blocks(30).ok()); // shrink: moves and preemptions
+        e.step(so);
+        for (const RequestOutput& o : so.outputs)
+            got[o.id].insert(got[o.id].end(), o.new_token_ids.begin(), o.new_token_ids.end());
+        MT_REQUIRE(e.check_consistency().ok());
+    }
+    MT_COMPARE(e.memory_plan().num_blocks, 30);
+    for (size_t i = 0; i < ids.size(); ++i)
+        MT_CHECK_MSG(got[ids[i]] == want[i], "%s request %zu", row.name.c_str(), i);
+}
+
 // Switching the type under load: more blocks for the same bytes, every running request
 // preempted and recomputed, nothing lost; blocks cached in the old type are never served.
 MT_TEST(switch_type_while_requests_run) {
