@@ -14,12 +14,11 @@ namespace {
 
 // The low byte of each 32-bit lane, packed into 8 bytes.
 inline void store_low_bytes(uint8_t* d, __m256i v) {
-    const __m256i idx = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                         -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                         -1, -1);
+    const __m256i idx =
+        _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
+                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
     const __m256i t = _mm256_shuffle_epi8(v, idx);
-    const __m128i b =
-        _mm_unpacklo_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+    const __m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(d), b);
 }
 
@@ -48,8 +47,8 @@ inline __m256i fp8_codes(__m256 v, const Fp8Params& p) {
     const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(x, 24), _mm256_set1_epi32(0x80));
     const __m256i a = _mm256_and_si256(x, _mm256_set1_epi32(0x7FFFFFFF));
     const int shift = 23 - p.mant;
-    const __m256i lsb = _mm256_and_si256(_mm256_srl_epi32(a, _mm_cvtsi32_si128(shift)),
-                                         _mm256_set1_epi32(1));
+    const __m256i lsb =
+        _mm256_and_si256(_mm256_srl_epi32(a, _mm_cvtsi32_si128(shift)), _mm256_set1_epi32(1));
     const __m256i rn = _mm256_srl_epi32(
         _mm256_add_epi32(_mm256_add_epi32(a, _mm256_set1_epi32((1 << (shift - 1)) - 1)), lsb),
         _mm_cvtsi32_si128(shift));
@@ -59,8 +58,7 @@ inline __m256i fp8_codes(__m256 v, const Fp8Params& p) {
         _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(magic))),
         magic);
     // a < min_normal (both < 2^31: signed compare is fine).
-    const __m256i is_sub =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(p.min_normal)), a);
+    const __m256i is_sub = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(p.min_normal)), a);
     __m256i code = _mm256_blendv_epi8(normal, sub, is_sub);
     code = _mm256_min_epu32(code, _mm256_set1_epi32(static_cast<int>(p.max_code)));
     code = _mm256_or_si256(code, sign);

@@ -19,8 +19,8 @@ inline __mmask16 tail_mask(int32_t left) {
 inline __m512i bf16_bits(__m512 v) {
     const __m512i x = _mm512_castps_si512(v);
     const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
-    const __m512i r =
-        _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+    const __m512i r = _mm512_srli_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), lsb), 16);
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(
         _mm512_and_si512(x, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
     return _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
@@ -105,8 +105,7 @@ void kv_store_row_avx512(KvDtype dtype, const float* x, int32_t n, void* dst, fl
         auto* d = static_cast<uint16_t*>(dst);
         for (int32_t i = 0; i < n; i += 16) {
             const __mmask16 k = tail_mask(n - i);
-            _mm512_mask_cvtepi32_storeu_epi16(d + i, k,
-                                              bf16_bits(_mm512_maskz_loadu_ps(k, x + i)));
+            _mm512_mask_cvtepi32_storeu_epi16(d + i, k, bf16_bits(_mm512_maskz_loadu_ps(k, x + i)));
         }
         return;
     }

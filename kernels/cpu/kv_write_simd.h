@@ -18,18 +18,17 @@ void kv_store_row_avx512(KvDtype dtype, const float* x, int32_t n, void* dst, fl
 // trick (one RNE float addition whose ulp is fp8's subnormal step) below it, saturation at the
 // largest finite code, NaN -> 0x7F (no sign), as fp32_to_fp8_e4m3 / _e5m2.
 struct Fp8Params {
-    int mant;              // mantissa bits (3 or 2)
-    uint32_t rebias;       // (127 - bias) << mant: fp32 exponent -> fp8 exponent
-    uint32_t min_normal;   // fp32 bits of fp8's smallest normal 2^(1 - bias)
-    uint32_t magic;        // fp32 bits of 2^(1 - bias - mant + 23): its ulp is the subnormal step
-    uint32_t max_code;     // largest finite code (0x7E, 0x7B)
+    int mant;            // mantissa bits (3 or 2)
+    uint32_t rebias;     // (127 - bias) << mant: fp32 exponent -> fp8 exponent
+    uint32_t min_normal; // fp32 bits of fp8's smallest normal 2^(1 - bias)
+    uint32_t magic;      // fp32 bits of 2^(1 - bias - mant + 23): its ulp is the subnormal step
+    uint32_t max_code;   // largest finite code (0x7E, 0x7B)
 };
 constexpr Fp8Params fp8_params(KvDtype t) {
-    return t == KvDtype::Fp8E4M3
-               ? Fp8Params{3, (127u - 7u) << 3, (127u - 6u) << 23, (127u - 6u - 3u + 23u) << 23,
-                           0x7E}
-               : Fp8Params{2, (127u - 15u) << 2, (127u - 14u) << 23,
-                           (127u - 14u - 2u + 23u) << 23, 0x7B};
+    return t == KvDtype::Fp8E4M3 ? Fp8Params{3, (127u - 7u) << 3, (127u - 6u) << 23,
+                                             (127u - 6u - 3u + 23u) << 23, 0x7E}
+                                 : Fp8Params{2, (127u - 15u) << 2, (127u - 14u) << 23,
+                                             (127u - 14u - 2u + 23u) << 23, 0x7B};
 }
 
 } // namespace llmwb::kernels

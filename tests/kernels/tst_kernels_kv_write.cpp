@@ -30,8 +30,8 @@ std::vector<Row> rows() {
     std::vector<Row> out;
     for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512})
         for (KvDtype t : kAllKvDtypes)
-            out.push_back({mini_test::format("%s/%s", simd_level_name(level), kv_dtype_name(t)),
-                           level, t});
+            out.push_back(
+                {mini_test::format("%s/%s", simd_level_name(level), kv_dtype_name(t)), level, t});
     return out;
 }
 
@@ -63,18 +63,20 @@ float special(std::mt19937& rng) {
                          ((r >> 20) & 1 ? mant : (mant & ~0x3FFFFu) | 0x20000));
     case 6: // past e4m3 / fp16 / e5m2 ranges
     {
-        const float big[] = {448.0f, 464.0f, 480.0f, 500.0f, 57344.0f, 61440.0f, 65504.0f,
-                             65520.0f, 7e4f, 1e30f, 3.4e38f};
+        const float big[] = {448.0f,   464.0f,   480.0f, 500.0f, 57344.0f, 61440.0f,
+                             65504.0f, 65520.0f, 7e4f,   1e30f,  3.4e38f};
         return (sign ? -1.0f : 1.0f) * big[(r >> 12) % 11];
     }
     case 7:
         return sign ? -0.0f : 0.0f;
     default:
-        return std::normal_distribution<float>(0.0f, 1.0f)(rng) * ((r >> 12) % 8 == 0 ? 100.0f : 1.0f);
+        return std::normal_distribution<float>(0.0f, 1.0f)(rng) *
+               ((r >> 12) % 8 == 0 ? 100.0f : 1.0f);
     }
 }
 
-// Writes n_tok tokens of x (row stride kv_heads * head_dim + 3) through both implementations into two pools; compares bytes.
+// Writes n_tok tokens of x (row stride kv_heads * head_dim + 3) through both implementations into
+// two pools; compares bytes.
 bool same_bytes(KvDtype t, int head_dim, int kv_heads, int block_size, const std::vector<float>& x,
                 int n_tok, float inv_scale, std::string& why) {
     const KvLayout L{t, block_size, kv_heads, head_dim};
