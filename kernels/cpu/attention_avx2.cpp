@@ -26,8 +26,7 @@ int64_t round8(int64_t n) {
     return (n + 7) & ~int64_t{7};
 }
 
-template <KvDtype T>
-inline __m256 load8(const unsigned char* row, int e) {
+template <KvDtype T> inline __m256 load8(const unsigned char* row, int e) {
     if constexpr (T == KvDtype::F32) {
         return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + e);
     } else if constexpr (T == KvDtype::F16) {
@@ -76,8 +75,8 @@ inline __m256 exp_neg(__m256 x) {
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     // n in [-126, 0]: 2^n is a normal float.
-    const __m256i e = _mm256_slli_epi32(
-        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    const __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
@@ -138,7 +137,8 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
             const float* qh = q + h * HD;
             __m256 p[8];
             const __m256 q0 = _mm256_loadu_ps(qh);
-            LLMWB_UNROLL for (int i = 0; i < 8; ++i) p[i] = _mm256_mul_ps(q0, _mm256_loadu_ps(kr[i]));
+            LLMWB_UNROLL for (int i = 0; i < 8; ++i) p[i] =
+                _mm256_mul_ps(q0, _mm256_loadu_ps(kr[i]));
             LLMWB_UNROLL for (int c = 1; c < NV; ++c) {
                 const __m256 qc = _mm256_loadu_ps(qh + 8 * c);
                 LLMWB_UNROLL for (int i = 0; i < 8; ++i) p[i] =
@@ -161,12 +161,11 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         __m256 sum = _mm256_setzero_ps();
         for (int32_t j = 0; j < n_keys; j += 8) {
             const __m256 k = _mm256_castsi256_ps(first_n(n_keys - j));
-            const __m256 e =
-                _mm256_and_ps(k, exp_neg(_mm256_sub_ps(_mm256_loadu_ps(s + j), mx)));
+            const __m256 e = _mm256_and_ps(k, exp_neg(_mm256_sub_ps(_mm256_loadu_ps(s + j), mx)));
             sum = _mm256_add_ps(sum, e);
             if constexpr (kRowScales)
-                _mm256_storeu_ps(s + j, _mm256_mul_ps(e, _mm256_maskload_ps(
-                                                             vs + j, _mm256_castps_si256(k))));
+                _mm256_storeu_ps(
+                    s + j, _mm256_mul_ps(e, _mm256_maskload_ps(vs + j, _mm256_castps_si256(k))));
             else
                 _mm256_storeu_ps(s + j, e);
         }
@@ -204,8 +203,8 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
 }
 
 template <KvDtype T>
-void attend_dim(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
-                float scale, const PagedKvView& kv, float* scratch) {
+void attend_dim(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys, float scale,
+                const PagedKvView& kv, float* scratch) {
     switch (head_dim) {
     case 32:
         attend<4, T>(out, q, n_heads, n_keys, scale, kv, scratch);
