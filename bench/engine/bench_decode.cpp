@@ -3,8 +3,11 @@
 //   roofline tokens/s = read bandwidth (measured here, wide vector loads on all threads)
 //                       / weight bytes read per token (every matrix incl. lm_head, once)
 //
-// Also prompt processing (one 512-token prefill) in tokens/s and GFLOP/s. A plain command that
-// prints figures; never a timed assertion.
+// Also prompt processing (one 512-token prefill) in tokens/s and GFLOP/s, and the attention of
+// one decode step alone (paged_attention of one layer over the whole context, timed on its own,
+// times the layer count) with its share of the step: with --prompt 4096 and --kv-cache-dtype
+// it shows what a smaller KV cache buys at long context. A plain command that prints figures;
+// never a timed assertion.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,11 +22,13 @@
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_shapes.h"
 #include "engine/model/model_writer.h"
+#include "engine/runtime/attention.h"
 #include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/sampler.h"
 #include "kernels/cpu/bandwidth.h"
+#include "kernels/cpu/kv_format.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
@@ -49,6 +54,8 @@ struct Options {
     int prompt = 16; // short prompt before decoding
     int pp = 512;    // prompt-processing length
     int block_size = 16;
+    KvDtype kv_dtype = KvDtype::F32;
+    std::string simd; // empty: the best the CPU has (or LLMWB_SIMD)
     bool json = false;
 };
 
@@ -57,7 +64,10 @@ void usage() {
                  "usage: llmwb-bench-decode [--model PATH | --shape NAME (qwen2.5-0.5b) --type "
                  "f16|q8_0|q4_k] [--cache-dir DIR]\n"
                  "                          [--threads N] [--tokens N] [--prompt N] [--pp N] "
-                 "[--rounds N] [--block-size 8|16|32] [--json]\n");
+                 "[--rounds N] [--block-size 8|16|32]\n"
+                 "                          [--kv-cache-dtype %s]\n"
+                 "                          [--simd scalar|avx2|avx512] [--json]\n",
+                 kv_dtype_choices());
 }
 
 bool parse(int argc, char** argv, Options& o) {
@@ -101,7 +111,20 @@ bool parse(int argc, char** argv, Options& o) {
             ok = next_int(o.pp);
         else if (a == "--block-size")
             ok = next_int(o.block_size);
-        else if (a == "--json")
+        else if (a == "--kv-cache-dtype") {
+            std::string t;
+            ok = next(t);
+            if (ok && t != "auto") {
+                const auto d = parse_kv_dtype(t);
+                ok = d.has_value();
+                if (ok)
+                    o.kv_dtype = *d;
+            } else if (ok) {
+                o.kv_dtype = KvDtype::F32; // the CPU backend's default
+            }
+        } else if (a == "--simd") {
+            ok = next(o.simd) && (o.simd == "scalar" || o.simd == "avx2" || o.simd == "avx512");
+        } else if (a == "--json")
             o.json = true;
         else if (a == "-h" || a == "--help")
             return false;
@@ -190,6 +213,16 @@ int main(int argc, char** argv) {
         usage();
         return 2;
     }
+    if (!o.simd.empty()) {
+        const kernels::SimdLevel want = o.simd == "avx512" ? kernels::SimdLevel::Avx512
+                                        : o.simd == "avx2" ? kernels::SimdLevel::Avx2
+                                                           : kernels::SimdLevel::Scalar;
+        kernels::set_simd_level(want);
+        if (kernels::active_simd_level() != want) {
+            std::fprintf(stderr, "error: this CPU has no %s\n", o.simd.c_str());
+            return 1;
+        }
+    }
     std::string path = o.model;
     if (path.empty()) {
         auto p = bench::ensure_shape_model(o.shape, o.type, o.cache_dir);
@@ -216,7 +249,8 @@ int main(int argc, char** argv) {
 
     const int64_t max_ctx = std::max(o.prompt + o.tokens + 8, o.pp + 8);
     auto kv_or = KvCacheStorage::create(
-        m.config, static_cast<int32_t>((max_ctx + o.block_size - 1) / o.block_size), o.block_size);
+        m.config, static_cast<int32_t>((max_ctx + o.block_size - 1) / o.block_size), o.block_size,
+        o.kv_dtype);
     if (!kv_or) {
         std::fprintf(stderr, "error: %s\n", kv_or.message().c_str());
         return 1;
@@ -258,6 +292,43 @@ int main(int argc, char** argv) {
         dec_s = std::min(dec_s, seconds_since(t_dec));
     }
     const double decode_tps = o.tokens / dec_s;
+
+    // The attention of one decode step alone: layer 0's paged_attention for one query row over
+    // the context the timed steps ended at (every layer has the same shape), best of rounds,
+    // times the layer count.
+    double att_ms = 0;
+    {
+        const ModelConfig& c = m.config;
+        const int32_t pos = static_cast<int32_t>(ids.size() - 1);
+        batch.clear();
+        batch.add_sequence(std::span<const int32_t>(&ids.back(), 1), pos, blocks.table(),
+                           kv.block_size(), ForwardBatch::Logits::Last);
+        AttentionShape shape;
+        shape.num_heads = c.num_heads;
+        shape.num_kv_heads = c.num_kv_heads;
+        shape.head_dim = kv.head_dim();
+        shape.block_size = kv.block_size();
+        shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kv.head_dim())));
+        const int64_t width = static_cast<int64_t>(c.num_heads) * kv.head_dim();
+        std::vector<float> q(width), out(width);
+        for (int64_t i = 0; i < width; ++i)
+            q[i] = 0.1f * static_cast<float>((i * 37) % 17 - 8);
+        AttentionScratch scratch;
+        const int iters = std::max(8, o.tokens);
+        double best = 1e30;
+        for (int r = 0; r < o.rounds + 1; ++r) {
+            const auto t0 = Clock::now();
+            for (int i = 0; i < iters; ++i)
+                paged_attention(out.data(), q.data(), batch, kv.k_pool(0), kv.v_pool(0),
+                                kv.layout(), kv.k_scale(0), kv.v_scale(0), shape, pool, scratch);
+            if (r > 0)
+                best = std::min(best, seconds_since(t0) / iters);
+        }
+        att_ms = best * 1000.0 * kv.num_layers();
+    }
+    const int32_t att_context = static_cast<int32_t>(ids.size());
+    const double kv_bytes_per_token =
+        static_cast<double>(kv.bytes_per_block()) / static_cast<double>(kv.block_size());
 
     // The same step's matrix-vector products alone (169 for a 24-layer model), best of rounds:
     // what a decode step would cost with zero overhead outside the matmuls.
@@ -311,6 +382,7 @@ int main(int argc, char** argv) {
     const bool int8_mix = integer_mix(m.weights);
     const double peak = o.pp > 0 ? measure_peak_gops(pool, int8_mix) : 0.0;
     const char* simd = kernels::simd_level_name(kernels::active_simd_level());
+    const char* kvt = kv_dtype_name(kv.dtype());
     if (o.json) {
         std::printf("{\"model\": \"%s\", \"weights\": \"%s\", \"threads\": %d, \"simd\": \"%s\", "
                     "\"bandwidth_gbs\": %.2f, \"bandwidth_scalar_gbs\": %.2f, "
@@ -319,11 +391,14 @@ int main(int argc, char** argv) {
                     "\"roofline_ratio\": %.4f, \"effective_gbs\": %.2f, \"pp_tokens\": %d, "
                     "\"pp_tokens_per_s\": %.2f, \"pp_matmul_gflops\": %.2f, \"step_ms\": %.3f, "
                     "\"matmul_only_ms\": %.3f, \"peak_gops\": %.2f, \"peak_kind\": \"%s\", "
-                    "\"pp_peak_ratio\": %.4f}\n",
+                    "\"pp_peak_ratio\": %.4f, \"kv_cache_dtype\": \"%s\", "
+                    "\"kv_bytes_per_token\": %.0f, \"context\": %d, \"attention_ms\": %.3f, "
+                    "\"attention_share\": %.4f}\n",
                     path.c_str(), dtype_mix(m.weights).c_str(), pool.size(), simd, bw, bw_scalar,
                     bytes_per_token, o.tokens, decode_tps, roofline_tps, ratio,
                     decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops, step_ms, matmul_ms,
-                    peak, int8_mix ? "int8-dot" : "fp32-fma", peak > 0 ? pp_gflops / peak : 0.0);
+                    peak, int8_mix ? "int8-dot" : "fp32-fma", peak > 0 ? pp_gflops / peak : 0.0,
+                    kvt, kv_bytes_per_token, att_context, att_ms, att_ms / step_ms);
     } else {
         std::printf("model                      %s\n", path.c_str());
         std::printf("matrices                   %s\n", dtype_mix(m.weights).c_str());
@@ -336,6 +411,10 @@ int main(int argc, char** argv) {
                     decode_tps, o.rounds, o.tokens, 1000.0 / decode_tps);
         std::printf("step vs its matmuls alone  %.2f ms vs %.2f ms (%.1f%% outside matmuls)\n",
                     step_ms, matmul_ms, 100.0 * (step_ms - matmul_ms) / step_ms);
+        std::printf("KV cache                   %s, %.0f bytes per token (all layers, K and V)\n",
+                    kvt, kv_bytes_per_token);
+        std::printf("attention at context %-6d %.2f ms per step (%.1f%% of the step)\n",
+                    att_context, att_ms, 100.0 * att_ms / step_ms);
         std::printf("roofline                   %.2f tokens/s\n", roofline_tps);
         std::printf("decode / roofline          %.3f   (effective %.2f GB/s)\n", ratio,
                     decode_tps * bytes_per_token / 1e9);

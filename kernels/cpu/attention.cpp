@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/attention_avx2.h"
 #include "kernels/cpu/attention_avx512.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/simd.h"
@@ -13,6 +14,10 @@ namespace {
 
 bool use_avx512(int head_dim, KvDtype t) {
     return active_simd_level() == SimdLevel::Avx512 && attend_group_avx512_supported(head_dim, t);
+}
+
+bool use_avx2(int head_dim, KvDtype t) {
+    return active_simd_level() == SimdLevel::Avx2 && attend_group_avx2_supported(head_dim, t);
 }
 
 // One head over an f32 pool: scores over keys [0, n_keys), softmax, weighted sum of V.
@@ -71,13 +76,15 @@ void attend_head(float* out, const float* q, int head_dim, int32_t n_keys, float
 } // namespace
 
 bool attention_groups_heads(int head_dim, KvDtype t) {
-    return use_avx512(head_dim, t);
+    return use_avx512(head_dim, t) || use_avx2(head_dim, t);
 }
 
 int64_t attend_group_scratch(int n_heads, int32_t n_keys) {
-    // Only asked of the AVX-512 code when it may run (it is compiled for AVX-512).
-    const int64_t wide =
-        active_simd_level() == SimdLevel::Avx512 ? attend_group_avx512_scratch(n_heads, n_keys) : 0;
+    // Only asked of the SIMD code when it may run (it is compiled for that level).
+    const SimdLevel level = active_simd_level();
+    const int64_t wide = level == SimdLevel::Avx512 ? attend_group_avx512_scratch(n_heads, n_keys)
+                         : level == SimdLevel::Avx2 ? attend_group_avx2_scratch(n_heads, n_keys)
+                                                    : 0;
     return std::max<int64_t>(wide, n_keys);
 }
 
@@ -85,6 +92,10 @@ void attend_group(float* out, const float* q, int n_heads, int head_dim, int32_t
                   float scale, const PagedKvView& kv, float* scratch) {
     if (use_avx512(head_dim, kv.layout.dtype)) {
         attend_group_avx512(out, q, n_heads, head_dim, n_keys, scale, kv, scratch);
+        return;
+    }
+    if (use_avx2(head_dim, kv.layout.dtype)) {
+        attend_group_avx2(out, q, n_heads, head_dim, n_keys, scale, kv, scratch);
         return;
     }
     for (int h = 0; h < n_heads; ++h)

@@ -1,6 +1,7 @@
 // Attention of one query row over a paged KV cache, for the query heads that share one KV head
-// (grouped-query), with run-time SIMD dispatch like matmul's: the AVX-512 kernel
-// (attention_avx512.h: each K and V row read once for all heads of the group) where the active
+// (grouped-query), with run-time SIMD dispatch like matmul's: the AVX-512 or AVX2 kernel
+// (attention_avx512.h, attention_avx2.h: each K and V row read once for all heads of the group,
+// any element type converted in registers) where the active
 // level and head_dim allow it, else a portable path (per head: scores through dot_f32, softmax,
 // values through axpy_f32 — both dispatched themselves). The engine's paged_attention
 // (engine/runtime/attention.h) only splits a batch into such calls over its threads.

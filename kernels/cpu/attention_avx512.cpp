@@ -6,10 +6,17 @@
 //           the 1 / sum is applied to the outputs at the end;
 //   values: each V row is loaded once and multiplied into the accumulators of up to 4 heads
 //           (head_dim 32/64) or 2 heads (96/128), kept in registers over all keys.
+// Any KV element type (kv_format.h): each row is converted in registers as it is loaded (f16 by
+// vcvtph2ps, bf16 by a 16-bit shift, fp8 e5m2 as the top byte of an fp16, fp8 e4m3 re-packed
+// into an fp16 whose exponent bias is 8 short, int8 by widening) — for the scores a 16-key tile
+// is converted once into a small stack buffer shared by all heads. The per-layer factor (fp8
+// scale, e4m3's 2^8) is folded into the score scale (K) and the softmax normaliser (V); int8's
+// per-row scales multiply the 16 scores of a tile (K) and the softmax weights p_j (V).
 #include "kernels/cpu/attention_avx512.h"
 
 #include <algorithm>
 
+#include "kernels/cpu/attention_kv_load.h"
 #include "kernels/cpu/avx512_util.h"
 
 #define LLMWB_UNROLL _Pragma("GCC unroll 16")
@@ -61,32 +68,68 @@ inline __mmask16 first_n(int64_t n) {
     return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1);
 }
 
-template <int NV>
+// 16 raw values of a stored row from element e on, as floats (real value / the layer
+// multiplier, before int8's row scale).
+template <KvDtype T> inline __m512 load16(const unsigned char* row, int e) {
+    if constexpr (T == KvDtype::F32) {
+        return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + e);
+    } else if constexpr (T == KvDtype::F16) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * e)));
+    } else if constexpr (T == KvDtype::BF16) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * e));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    } else if constexpr (T == KvDtype::Fp8E5M2) {
+        const __m256i w =
+            _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + e)));
+        return _mm512_cvtph_ps(_mm256_slli_epi16(w, 8));
+    } else if constexpr (T == KvDtype::Fp8E4M3) {
+        const __m256i w =
+            _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + e)));
+        const __m256i h =
+            _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x80)), 8),
+                            _mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x7F)), 7));
+        return _mm512_cvtph_ps(h);
+    } else {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + e));
+        return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+    }
+}
+
+template <int NV, KvDtype T>
 void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale,
             const PagedKvView& kv, float* scratch) {
     constexpr int HD = 16 * NV;
     constexpr int kHeadsPerPass = NV <= 4 ? 4 : 2;
+    constexpr bool kRowScales = kv_dtype_has_row_scales(T);
     const int64_t ld = round16(n_keys);
     float* sc = scratch;
     auto* offs = reinterpret_cast<int64_t*>(scratch + static_cast<int64_t>(n_heads) * ld);
-    const int32_t bs = kv.layout.block_size;
-    const int64_t slot_stride = kv.layout.slot_bytes() / 4; // floats
-    for (int32_t j0 = 0, b = 0; j0 < n_keys; j0 += bs, ++b) {
-        const int64_t slot0 = static_cast<int64_t>(kv.table[b]) * bs;
-        const int32_t n = std::min(bs, n_keys - j0);
-        for (int32_t o = 0; o < n; ++o)
-            offs[j0 + o] = (slot0 + o) * slot_stride;
-    }
-    const float* kbase = reinterpret_cast<const float*>(kv.k) + kv.kv_head * HD;
-    const float* vbase = reinterpret_cast<const float*>(kv.v) + kv.kv_head * HD;
+    float* ks = scratch + (static_cast<int64_t>(n_heads) + 2) * ld; // int8 row scales
+    float* vs = ks + ld;
+    gather_key_offsets(kv, n_keys, offs, ks, vs);
+    const unsigned char* kbase = kv.k;
+    const unsigned char* vbase = kv.v;
 
-    // Scores.
-    const __m512 vscale = _mm512_set1_ps(scale);
+    // Scores. Other types than f32: the tile's K rows converted once for all heads.
+    const __m512 vscale = _mm512_set1_ps(scale * kv_layer_multiplier(T, kv.k_scale));
+    alignas(64) float tile[T == KvDtype::F32 ? 1 : 16 * HD];
     for (int32_t j0 = 0; j0 < n_keys; j0 += 16) {
         const int n = std::min(16, n_keys - j0);
         const float* kr[16];
-        for (int i = 0; i < 16; ++i)
-            kr[i] = kbase + offs[j0 + std::min(i, n - 1)];
+        if constexpr (T == KvDtype::F32) {
+            for (int i = 0; i < 16; ++i)
+                kr[i] = reinterpret_cast<const float*>(kbase + offs[j0 + std::min(i, n - 1)]);
+        } else {
+            for (int i = 0; i < n; ++i) {
+                const unsigned char* row = kbase + offs[j0 + i];
+                LLMWB_UNROLL for (int c = 0; c < NV; ++c)
+                    _mm512_store_ps(tile + i * HD + 16 * c, load16<T>(row, 16 * c));
+            }
+            for (int i = 0; i < 16; ++i)
+                kr[i] = tile + std::min(i, n - 1) * HD;
+        }
+        const __m512 tscale =
+            kRowScales ? _mm512_mul_ps(vscale, _mm512_maskz_loadu_ps(first_n(n), ks + j0)) : vscale;
         for (int h = 0; h < n_heads; ++h) {
             const float* qh = q + h * HD;
             __m512 qv[NV], p[16];
@@ -97,11 +140,13 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
                     _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(kr[i] + 16 * c), acc);
                 p[i] = acc;
             }
-            _mm512_mask_storeu_ps(sc + h * ld + j0, first_n(n), _mm512_mul_ps(reduce16(p), vscale));
+            _mm512_mask_storeu_ps(sc + h * ld + j0, first_n(n), _mm512_mul_ps(reduce16(p), tscale));
         }
     }
 
-    // Softmax numerators in place; 1 / sum per head.
+    // Softmax numerators in place (times int8's V row scales: p_j * s_j); 1 / sum per head,
+    // times the V layer multiplier.
+    const float vmul = kv_layer_multiplier(T, kv.v_scale);
     float inv[64];
     for (int h = 0; h < n_heads; ++h) {
         float* s = sc + h * ld;
@@ -114,10 +159,13 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
             const __mmask16 k = first_n(n_keys - j);
             const __m512 e =
                 _mm512_maskz_mov_ps(k, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(s + j), mx)));
-            _mm512_storeu_ps(s + j, e);
             sum = _mm512_add_ps(sum, e);
+            if constexpr (kRowScales)
+                _mm512_storeu_ps(s + j, _mm512_mul_ps(e, _mm512_maskz_loadu_ps(k, vs + j)));
+            else
+                _mm512_storeu_ps(s + j, e);
         }
-        inv[h] = 1.0f / _mm512_reduce_add_ps(sum);
+        inv[h] = vmul / _mm512_reduce_add_ps(sum);
     }
 
     // Weighted sum of V.
@@ -127,9 +175,9 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h)
             LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] = _mm512_setzero_ps();
         for (int32_t j = 0; j < n_keys; ++j) {
-            const float* vr = vbase + offs[j];
+            const unsigned char* vr = vbase + offs[j];
             __m512 vv[NV];
-            LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = _mm512_loadu_ps(vr + 16 * c);
+            LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = load16<T>(vr, 16 * c);
             LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
                 if (h >= nh)
                     break;
@@ -148,15 +196,36 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     }
 }
 
+template <KvDtype T>
+void attend_dim(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys, float scale,
+                const PagedKvView& kv, float* scratch) {
+    switch (head_dim) {
+    case 32:
+        attend<2, T>(out, q, n_heads, n_keys, scale, kv, scratch);
+        break;
+    case 64:
+        attend<4, T>(out, q, n_heads, n_keys, scale, kv, scratch);
+        break;
+    case 96:
+        attend<6, T>(out, q, n_heads, n_keys, scale, kv, scratch);
+        break;
+    case 128:
+        attend<8, T>(out, q, n_heads, n_keys, scale, kv, scratch);
+        break;
+    default:
+        break;
+    }
+}
+
 } // namespace
 
 bool attend_group_avx512_supported(int head_dim, KvDtype t) {
-    return t == KvDtype::F32 &&
-           (head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128);
+    (void)t; // every element type
+    return head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128;
 }
 
 int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys) {
-    return (static_cast<int64_t>(n_heads) + 2) * round16(n_keys);
+    return (static_cast<int64_t>(n_heads) + 4) * round16(n_keys);
 }
 
 void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
@@ -167,20 +236,24 @@ void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, 
         const int nh = std::min(64, n_heads - h0);
         float* o = out + static_cast<int64_t>(h0) * head_dim;
         const float* qq = q + static_cast<int64_t>(h0) * head_dim;
-        switch (head_dim) {
-        case 32:
-            attend<2>(o, qq, nh, n_keys, scale, kv, scratch);
+        switch (kv.layout.dtype) {
+        case KvDtype::F32:
+            attend_dim<KvDtype::F32>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
             break;
-        case 64:
-            attend<4>(o, qq, nh, n_keys, scale, kv, scratch);
+        case KvDtype::F16:
+            attend_dim<KvDtype::F16>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
             break;
-        case 96:
-            attend<6>(o, qq, nh, n_keys, scale, kv, scratch);
+        case KvDtype::BF16:
+            attend_dim<KvDtype::BF16>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
             break;
-        case 128:
-            attend<8>(o, qq, nh, n_keys, scale, kv, scratch);
+        case KvDtype::Fp8E4M3:
+            attend_dim<KvDtype::Fp8E4M3>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
             break;
-        default:
+        case KvDtype::Fp8E5M2:
+            attend_dim<KvDtype::Fp8E5M2>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
+            break;
+        case KvDtype::Int8:
+            attend_dim<KvDtype::Int8>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
             break;
         }
     }

@@ -9,7 +9,7 @@
 
 namespace llmwb::kernels {
 
-// head_dim 32, 64, 96 or 128, over an f32 pool.
+// head_dim 32, 64, 96 or 128, over a pool of any element type.
 bool attend_group_avx512_supported(int head_dim, KvDtype t);
 
 // Scratch floats attend_group_avx512 needs for n_heads heads over n_keys keys.

@@ -121,12 +121,14 @@ float kv_quantize_int8(const float* x, int32_t n, int8_t* q) {
     float amax = 0;
     for (int32_t i = 0; i < n; ++i)
         amax = std::max(amax, std::fabs(x[i]));
-    if (!(amax > 0) || !std::isfinite(amax)) {
-        // All zeros (or a non-finite row, which a finite model never writes): store zeros.
+    const float inv = 127.0f / amax;
+    if (!(amax > 0) || !std::isfinite(amax) || !std::isfinite(inv)) {
+        // All zeros (or a non-finite row, which a finite model never writes, or one so small,
+        // below 127 / FLT_MAX ~ 4e-37, that 127 / amax overflows and x * inf would give NaN):
+        // store zeros.
         std::memset(q, 0, static_cast<size_t>(n));
         return 0.0f;
     }
-    const float inv = 127.0f / amax;
     for (int32_t i = 0; i < n; ++i) {
         const float r = std::nearbyint(x[i] * inv);
         q[i] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));

@@ -1,9 +1,12 @@
 // attend_group (grouped-query attention of one query row over a paged KV cache, dispatched on
 // the SIMD level) against a plain double-precision reference at every level this CPU has, for
-// head sizes the AVX-512 kernel takes and one it does not (the portable path), several group
-// sizes, key counts around the 16-key tiles and shuffled block tables of each block size.
+// every KV element type (the cache written through kv_write, the reference computed on the
+// stored values read back by kv_load_row_ref), head sizes the SIMD kernels take and one they do
+// not (the portable path), several group sizes, key counts around the 8/16-key tiles and
+// shuffled block tables of each block size.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -11,7 +14,9 @@
 
 #include "kernel_test_util.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/attention_avx2.h"
 #include "kernels/cpu/attention_avx512.h"
+#include "kernels/cpu/kv_write.h"
 #include "kernels/cpu/simd.h"
 #include "support/mini_test.h"
 
@@ -23,6 +28,7 @@ namespace {
 struct ShapeRow {
     std::string name;
     SimdLevel level;
+    KvDtype dtype;
     int head_dim;
     int block_size;
 };
@@ -30,10 +36,12 @@ struct ShapeRow {
 std::vector<ShapeRow> shape_rows() {
     std::vector<ShapeRow> rows;
     for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512})
-        for (int hd : {32, 64, 80, 96, 128})
-            for (int bs : {8, 16, 32})
-                rows.push_back({mini_test::format("%s/hd%d/bs%d", simd_level_name(level), hd, bs),
-                                level, hd, bs});
+        for (KvDtype t : kAllKvDtypes)
+            for (int hd : {32, 64, 80, 96, 128})
+                for (int bs : {8, 16, 32})
+                    rows.push_back({mini_test::format("%s/%s/hd%d/bs%d", simd_level_name(level),
+                                                      kv_dtype_name(t), hd, bs),
+                                    level, t, hd, bs});
     return rows;
 }
 
@@ -53,20 +61,55 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
     MT_REQUIRE(active_simd_level() == row.level);
     const int head_dim = row.head_dim;
     const int block_size = row.block_size;
-    // The AVX-512 kernel groups heads; every other path takes them one by one.
-    MT_COMPARE(attention_groups_heads(head_dim, KvDtype::F32),
-               row.level == SimdLevel::Avx512 &&
-                   attend_group_avx512_supported(head_dim, KvDtype::F32));
+    // The SIMD kernels group heads; the portable path takes them one by one.
+    const bool simd_kernel =
+        row.level == SimdLevel::Avx512 ? attend_group_avx512_supported(head_dim, row.dtype)
+        : row.level == SimdLevel::Avx2 ? attend_group_avx2_supported(head_dim, row.dtype)
+                                       : false;
+    MT_COMPARE(attention_groups_heads(head_dim, row.dtype), simd_kernel);
+    MT_COMPARE(simd_kernel, row.level != SimdLevel::Scalar && head_dim != 80);
     const int kv_heads = 2, kv_head = 1;
     const int max_keys = 140;
     const int n_blocks = (max_keys + block_size - 1) / block_size + 3;
     const int64_t slot_stride = static_cast<int64_t>(kv_heads) * head_dim;
-    const auto k = test::random_floats(static_cast<size_t>(n_blocks * block_size * slot_stride),
-                                       1u + head_dim, 1.0f);
-    const auto v = test::random_floats(k.size(), 2u + block_size, 1.0f);
     std::vector<int32_t> table(static_cast<size_t>(n_blocks));
     std::iota(table.begin(), table.end(), 0);
     std::shuffle(table.begin(), table.end(), std::mt19937(7));
+    // Every slot of every block written through kv_write (the table's order: key j at slot
+    // table[j / block_size] * block_size + j % block_size).
+    const KvLayout layout{row.dtype, block_size, kv_heads, head_dim};
+    const int n_slots = n_blocks * block_size;
+    const auto k_in =
+        test::random_floats(static_cast<size_t>(n_slots * slot_stride), 1u + head_dim, 1.0f);
+    const auto v_in = test::random_floats(k_in.size(), 2u + block_size, 1.0f);
+    std::vector<int64_t> slots(static_cast<size_t>(n_slots));
+    for (int j = 0; j < n_slots; ++j)
+        slots[static_cast<size_t>(j)] =
+            static_cast<int64_t>(table[static_cast<size_t>(j / block_size)]) * block_size +
+            j % block_size;
+    // fp8: layer scales that put the data well inside each type's range (stored = x / scale).
+    const float k_scale = kv_dtype_is_fp8(row.dtype) ? 0.03f : 1.0f;
+    const float v_scale = kv_dtype_is_fp8(row.dtype) ? 0.011f : 1.0f;
+    std::vector<unsigned char> k(static_cast<size_t>(layout.block_bytes() * n_blocks)), v(k.size());
+    kv_write(k.data(), layout, k_in.data(), slot_stride, slots.data(), n_slots, 1.0f / k_scale);
+    kv_write(v.data(), layout, v_in.data(), slot_stride, slots.data(), n_slots, 1.0f / v_scale);
+    // The stored values read back (the reference's K and V), key-major.
+    auto read_back = [&](const std::vector<unsigned char>& pool, float layer_scale) {
+        std::vector<float> out(static_cast<size_t>(n_slots * head_dim));
+        for (int j = 0; j < n_slots; ++j) {
+            const int64_t b = table[static_cast<size_t>(j / block_size)];
+            float rs = 0;
+            if (kv_dtype_has_row_scales(row.dtype))
+                std::memcpy(&rs, pool.data() + layout.scale_offset(b, j % block_size, kv_head),
+                            sizeof rs);
+            kv_load_row_ref(row.dtype,
+                            pool.data() + layout.value_offset(b, j % block_size, kv_head), head_dim,
+                            rs, layer_scale, out.data() + static_cast<int64_t>(j) * head_dim);
+        }
+        return out;
+    };
+    const auto k_ref = read_back(k, k_scale);
+    const auto v_ref = read_back(v, v_scale);
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     for (int n_heads : {1, 2, 7, 9})
         for (int n_keys : {1, 5, 16, 17, 33, 140}) {
@@ -77,11 +120,13 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
             std::vector<float> scratch(static_cast<size_t>(attend_group_scratch(n_heads, n_keys)),
                                        NAN);
             PagedKvView kv;
-            kv.k = reinterpret_cast<const unsigned char*>(k.data());
-            kv.v = reinterpret_cast<const unsigned char*>(v.data());
+            kv.k = k.data();
+            kv.v = v.data();
             kv.table = table.data();
-            kv.layout = KvLayout{KvDtype::F32, block_size, kv_heads, head_dim};
+            kv.layout = layout;
             kv.kv_head = kv_head;
+            kv.k_scale = k_scale;
+            kv.v_scale = v_scale;
             attend_group(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv,
                          scratch.data());
             for (size_t i = out.size() - 16; i < out.size(); ++i)
@@ -89,18 +134,14 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
             for (int h = 0; h < n_heads; ++h) {
                 std::vector<double> s(static_cast<size_t>(n_keys));
                 auto row_of = [&](const std::vector<float>& c, int j) {
-                    const int64_t slot =
-                        static_cast<int64_t>(table[static_cast<size_t>(j / block_size)]) *
-                            block_size +
-                        j % block_size;
-                    return c.data() + slot * slot_stride + kv_head * head_dim;
+                    return c.data() + static_cast<int64_t>(j) * head_dim;
                 };
                 double mx = -1e300;
                 for (int j = 0; j < n_keys; ++j) {
                     double d = 0;
                     for (int e = 0; e < head_dim; ++e)
                         d += static_cast<double>(q[static_cast<size_t>(h * head_dim + e)]) *
-                             row_of(k, j)[e];
+                             row_of(k_ref, j)[e];
                     s[static_cast<size_t>(j)] = d * scale;
                     mx = std::max(mx, s[static_cast<size_t>(j)]);
                 }
@@ -110,7 +151,7 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
                 for (int e = 0; e < head_dim; ++e) {
                     double ref = 0;
                     for (int j = 0; j < n_keys; ++j)
-                        ref += s[static_cast<size_t>(j)] / sum * row_of(v, j)[e];
+                        ref += s[static_cast<size_t>(j)] / sum * row_of(v_ref, j)[e];
                     const float got = out[static_cast<size_t>(h * head_dim + e)];
                     MT_CHECK_MSG(std::fabs(got - ref) <= 2e-5 * (1.0 + std::fabs(ref)),
                                  "heads %d keys %d head %d elem %d: %g vs %g", n_heads, n_keys, h,
@@ -121,8 +162,14 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
 }
 
 MT_TEST(unsupportedHeadDims) {
-    MT_CHECK(!attend_group_avx512_supported(80, KvDtype::F32));
-    MT_CHECK(!attend_group_avx512_supported(256, KvDtype::F32));
+    for (KvDtype t : kAllKvDtypes) {
+        MT_CHECK(!attend_group_avx512_supported(80, t));
+        MT_CHECK(!attend_group_avx512_supported(256, t));
+        MT_CHECK(!attend_group_avx2_supported(80, t));
+        MT_CHECK(!attend_group_avx2_supported(256, t));
+        MT_CHECK(attend_group_avx512_supported(64, t));
+        MT_CHECK(attend_group_avx2_supported(128, t));
+    }
 }
 
 MINI_TEST_MAIN()
