@@ -104,7 +104,7 @@ void bench_attention(cudaStream_t stream, double copy_gbs) {
             b.n_tokens = n_tokens;
             b.max_query_len = r.qlen;
             b.max_context_len = r.ctx;
-            const cu::AttentionParams p{heads, kv_heads, hd, bs, 0.088f, DType::F16, r.tc};
+            const cu::AttentionParams p{heads, kv_heads, hd, bs, 0.088f, KvDtype::F16, r.tc};
             cu::OpStatus st = cu::OpStatus::Ok;
             const double ms = time_ms(
                 [&] { st = cu::paged_attention(out, q, kc, vc, b, p, ws, ws_bytes, stream); }, 10);
