@@ -132,7 +132,8 @@ __device__ __forceinline__ float decode_bf16(uint32_t h) {
 
 // Four consecutive elements of type T at p (p aligned to 4 elements), dequantized: fp8 and int8
 // values times `scale` (the layer's fp8 scale or the row's int8 scale), the others as stored.
-template <KvDtype T> __device__ __forceinline__ float4 load_kv4(const unsigned char* p, float scale);
+template <KvDtype T>
+__device__ __forceinline__ float4 load_kv4(const unsigned char* p, float scale);
 
 template <>
 __device__ __forceinline__ float4 load_kv4<KvDtype::F32>(const unsigned char* p, float) {

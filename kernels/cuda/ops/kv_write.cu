@@ -79,9 +79,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 }
 
 template <KvDtype T>
-void launch(unsigned grid, void* kc, void* vc, const float* k, const float* v,
-            const int64_t* slots, int64_t n, const KvGeom& g, float k_inv, float v_inv,
-            cudaStream_t stream) {
+void launch(unsigned grid, void* kc, void* vc, const float* k, const float* v, const int64_t* slots,
+            int64_t n, const KvGeom& g, float k_inv, float v_inv, cudaStream_t stream) {
     LLMWB_LAUNCH(grid, kWarps * 32, 0, stream, kv_write_kernel<T>)
     (static_cast<unsigned char*>(kc), static_cast<unsigned char*>(vc), k, v, slots, n, g, k_inv,
      v_inv);
@@ -90,8 +89,8 @@ void launch(unsigned grid, void* kc, void* vc, const float* k, const float* v,
 } // namespace
 
 OpStatus kv_write(void* k_cache, void* v_cache, const float* k, const float* v,
-                  const int64_t* slot_mapping, int64_t n, const KvLayout& layout,
-                  float k_inv_scale, float v_inv_scale, cudaStream_t stream) {
+                  const int64_t* slot_mapping, int64_t n, const KvLayout& layout, float k_inv_scale,
+                  float v_inv_scale, cudaStream_t stream) {
     if (n < 0 || layout.block_size <= 0 || layout.num_kv_heads <= 0 || layout.head_dim <= 0)
         return invalid("kv_write", "bad size");
     if (reinterpret_cast<uintptr_t>(k_cache) % 16 != 0 ||

@@ -59,10 +59,12 @@ int compare_write(const char* what, const KvLayout& L, int32_t num_blocks,
             ++bad;
             first = std::min(first, i);
         }
-    GT_CHECK(bad == 0, "kv_write %s %s: %d bytes differ from kv_write_ref (first at %zu: K %02x/%02x V %02x/%02x)",
-             what, kv_dtype_name(L.dtype), bad, first, first < bytes ? got_k[first] : 0,
-             first < bytes ? want_k[first] : 0, first < bytes ? got_v[first] : 0,
-             first < bytes ? want_v[first] : 0);
+    GT_CHECK(
+        bad == 0,
+        "kv_write %s %s: %d bytes differ from kv_write_ref (first at %zu: K %02x/%02x V %02x/%02x)",
+        what, kv_dtype_name(L.dtype), bad, first, first < bytes ? got_k[first] : 0,
+        first < bytes ? want_k[first] : 0, first < bytes ? got_v[first] : 0,
+        first < bytes ? want_v[first] : 0);
     return bad;
 }
 
@@ -111,10 +113,12 @@ void test_encoders() {
     push_fp8_edges(vals, fp8_e4m3_to_fp32);
     push_fp8_edges(vals, fp8_e5m2_to_fp32);
     const float inf = std::numeric_limits<float>::infinity();
-    for (float x : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 448.0f,
-                    449.0f, 464.0f, 479.9f, 480.0f, 57344.0f, 61439.0f, 61440.0f, 1e30f,
-                    std::numeric_limits<float>::max(), 1e-40f, -1e-45f, 0x1p-10f, 0x1.8p-10f,
-                    0x1p-17f, 0x1.8p-17f, 65504.0f, 65520.0f, 1e-8f, 3.0e-5f})
+    for (float x :
+         {0.0f,       -0.0f,    inf,      -inf,       std::numeric_limits<float>::quiet_NaN(),
+          448.0f,     449.0f,   464.0f,   479.9f,     480.0f,
+          57344.0f,   61439.0f, 61440.0f, 1e30f,      std::numeric_limits<float>::max(),
+          1e-40f,     -1e-45f,  0x1p-10f, 0x1.8p-10f, 0x1p-17f,
+          0x1.8p-17f, 65504.0f, 65520.0f, 1e-8f,      3.0e-5f})
         vals.push_back(x);
     for (int i = 0; i < 3000; ++i) { // random magnitudes over 2^-30 .. 2^20
         const float m = random_floats(1, 1.0f, 2.0f)[0];
@@ -167,7 +171,8 @@ void test_attention(const Case& c, KvDtype t, bool use_workspace, bool tensor_co
     const int64_t kv_dim = static_cast<int64_t>(c.kv_heads) * c.head_dim;
     const size_t bytes = static_cast<size_t>(num_blocks * L.block_bytes());
     std::vector<uint8_t> kp(bytes, 0xFF), vp(bytes, 0xFF);
-    const float k_scale = kv_dtype_is_fp8(t) ? 0.02f : 1.0f, v_scale = kv_dtype_is_fp8(t) ? 0.5f : 1.0f;
+    const float k_scale = kv_dtype_is_fp8(t) ? 0.02f : 1.0f,
+                v_scale = kv_dtype_is_fp8(t) ? 0.5f : 1.0f;
 
     ForwardBatch batch;
     size_t next = 0;
@@ -256,8 +261,8 @@ void test_invalid() {
     ap.scale = 0.125f;
     ap.kv_dtype = KvDtype::Fp8E4M3;
     ap.k_scale = 0.0f;
-    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0,
-                                 nullptr) == cu::OpStatus::InvalidArgument,
+    GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
+                 cu::OpStatus::InvalidArgument,
              "fp8 scale 0");
 }
 
