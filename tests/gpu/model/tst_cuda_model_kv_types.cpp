@@ -112,7 +112,8 @@ MT_TEST(logits_per_kv_type_with_block_copies) {
             Status st = p.gpu->forward(b, lg.data());
             MT_REQUIRE_MSG(st, "%s: %s", kv_dtype_name(t), st ? "" : st.message().c_str());
             for (int r = 0; r < 2; ++r)
-                worst = std::max(worst, rel_err(lg.data() + r * vocab, lc.data() + r * vocab, vocab));
+                worst =
+                    std::max(worst, rel_err(lg.data() + r * vocab, lc.data() + r * vocab, vocab));
         }
         // Copy-on-write and a re-plan keeping blocks: A's blocks 0..2 to 5..7, B's block 4 to 1.
         for (ModelExecutor* e :
@@ -264,8 +265,7 @@ MT_TEST(engine_greedy_per_kv_type_and_live_switch) {
     const auto sw = std::make_optional(std::make_pair(KvDtype::Fp8E4M3, *scales));
     const Tokens a = run_engine(p.cpu, *p.tok, p.vocab, sw, ec);
     const Tokens b = run_engine(*p.gpu, *p.tok, p.vocab, sw, eg);
-    MT_REQUIRE_MSG(ec.empty() && eg.empty(), "switch: cpu '%s' cuda '%s'", ec.c_str(),
-                   eg.c_str());
+    MT_REQUIRE_MSG(ec.empty() && eg.empty(), "switch: cpu '%s' cuda '%s'", ec.c_str(), eg.c_str());
     MT_CHECK(p.gpu->kv_dtype() == KvDtype::Fp8E4M3);
     MT_REQUIRE(b.size() == 5);
     for (const auto& [id, toks] : b)
