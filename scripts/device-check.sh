@@ -11,7 +11,13 @@
 #   - logprob agreement with transformers;
 #   - per weight type (every type of kAllDTypes): CUDA GEMV GB/s (n = 1, 4, 8) with the ratio to
 #     Q4_K, and GEMM TFLOP/s, at the ffn_down shapes of Qwen2.5-0.5B/1.5B and a Qwen2.5-7B MLP
-#     matrix (llmwb-bench-cuda-ops --shape all; bench-cuda-ops.txt, summarised in report.md).
+#     matrix (llmwb-bench-cuda-ops --shape all; bench-cuda-ops.txt, summarised in report.md);
+#   - per KV-cache type (issue 16: f32, f16, bf16, fp8_e4m3, fp8_e5m2, int8): the KV-type tests
+#     (tst_cuda_ops_kv_types, tst_cuda_model_kv_types; ctest-kv-types.txt), paged attention per
+#     type (llmwb-bench-cuda-ops --kv-only: decode at 4,096 keys for 1 and 32 sequences, a
+#     512-token prefill; bench-cuda-kv.txt), single-stream decode of the Qwen2.5-0.5B shape at
+#     4,096 tokens of context and a 32-request bench per type (decode-kv-TYPE.json,
+#     serve-kv-TYPE.json), all summarised in report.md.
 # Models are written by `llmwb make-model` with random weights: Qwen2.5-0.5B and Qwen2.5-7B
 # shapes, bf16 (safetensors) and q4_k (GGUF). To stay well inside 10 minutes the 7B shape keeps
 # LLMWB_DC_7B_LAYERS of its 28 layers (default 8; per-token figures are reported for that depth).
@@ -92,6 +98,13 @@ if has_stage test; then
     || say "tst_backend_cuda_plugin FAILED"
   [ $CTEST_RC -eq 0 ] || say "GPU tests FAILED (rc $CTEST_RC; details in $OUT/ctest-gpu.txt)"
 fi
+if has_stage test || has_stage kv; then
+  say "KV-type tests (every KV cache type vs the CPU)"
+  (cd "$BUILD" && ctest -L gpu -R kv_types --output-on-failure --timeout 300 -V) \
+      > "$OUT/ctest-kv-types.txt" 2>&1 || say "KV-type tests FAILED (see $OUT/ctest-kv-types.txt)"
+  grep -E "largest logits rel err|requests differ|tests passed|tests failed|SKIPPED" \
+      "$OUT/ctest-kv-types.txt" | tee -a "$LOG"
+fi
 
 if [ $HAVE_GPU -eq 0 ]; then
   cat > "$OUT/report.md" <<EOT
@@ -118,6 +131,65 @@ if has_stage bench || has_stage ops; then
     say "llmwb-bench-cuda-ops FAILED: no $OPS_BENCH (run the build stage)"
   fi
 fi
+# --- Per KV-cache type (issue 16) ---------------------------------------------------------------
+KV_TYPES="f32 f16 bf16 fp8_e4m3 fp8_e5m2 int8"
+kv_bench() { # attention per KV type; decode at 4,096 tokens of context and 32 requests per type
+  if [ -x "$OPS_BENCH" ]; then
+    say "llmwb-bench-cuda-ops --kv-only (paged attention per KV type)"
+    timeout 120 "$OPS_BENCH" --kv-only > "$OUT/bench-cuda-kv.txt" 2>> "$LOG" \
+      || say "llmwb-bench-cuda-ops --kv-only FAILED (rc $?)"
+    grep -A8 "^attention per KV type" "$OUT/bench-cuda-kv.txt" | tee -a "$LOG"
+  fi
+  local model="$WORK/q05-bf16"
+  if [ ! -e "$model" ]; then
+    timeout 240 "$LLMWB" make-model --shape qwen2.5-0.5b --type bf16 --format safetensors \
+        --out "$model" >> "$LOG" 2>&1 || { say "make-model q05 bf16 FAILED"; return; }
+  fi
+  local p4096
+  p4096="$(python3 -c "import random; r=random.Random(4); print(','.join(str(r.randrange(10, 151000)) for _ in range(4096)))")"
+  for t in $KV_TYPES; do
+    say "KV $t: single-stream decode (4,096-token prompt, 128 new tokens)"
+    timeout 120 "$LLMWB" generate --model "$model" --ids "$p4096" --max-tokens 128 --temperature 0 \
+        --ignore-eos --json --device cuda --kv-dtype "$t" > "$OUT/decode-kv-$t.json" 2>> "$LOG" \
+        || say "decode KV $t FAILED (rc $?)"
+    say "KV $t: llmwb bench (32 x 512 -> 128)"
+    timeout 120 "$LLMWB" bench --model "$model" --device cuda --kv-dtype "$t" --num-prompts 32 \
+        --input-len 512 --output-len 128 --max-num-seqs 32 --gpu-memory-utilization 0.85 --quiet \
+        --json "$OUT/serve-kv-$t.json" >> "$LOG" 2>&1 || say "bench KV $t FAILED (rc $?)"
+  done
+}
+kv_report() {
+  echo
+  echo "## KV-cache types (Qwen2.5-0.5B shape, bf16 weights)"
+  echo
+  echo "| KV type | decode tok/s at 4,096 context | 32-request output tok/s | mean TTFT ms |"
+  echo "|---|---|---|---|"
+  for t in $KV_TYPES; do
+    python3 - "$OUT" "$t" <<'PY'
+import json, os, sys
+out, t = sys.argv[1], sys.argv[2]
+def load(name):
+    try:
+        return json.load(open(os.path.join(out, name)))
+    except Exception:
+        return {}
+d = load(f"decode-kv-{t}.json").get("decode_tokens_per_s")
+res = (load(f"serve-kv-{t}.json").get("results") or {}).get("continuous", {})
+f = lambda v: "-" if v is None else f"{v:.1f}"
+print(f"| {t} | {f(d)} | {f(res.get('output_throughput'))} | {f(res.get('mean_ttft_ms'))} |")
+PY
+  done
+  if [ -s "$OUT/bench-cuda-kv.txt" ]; then
+    echo; echo '```'; grep -A8 "^attention per KV type" "$OUT/bench-cuda-kv.txt"; echo '```'
+  fi
+}
+if has_stage kv && ! has_stage bench; then
+  kv_bench
+  kv_report | tee "$OUT/report-kv.md"
+  say "done (kv stage)"
+  exit 0
+fi
+
 has_stage bench || { say "done (no bench stage)"; exit 0; }
 
 # --- Benchmark ----------------------------------------------------------------------------------
@@ -183,7 +255,9 @@ for m in q05 q7; do
       || say "logprob agreement $m FAILED"
 done
 
+kv_bench
 python3 "$ROOT/scripts/device/report.py" "$OUT" > "$OUT/report.md" 2>> "$LOG" || say "report FAILED"
+kv_report >> "$OUT/report.md"
 if [ -s "$OUT/bench-cuda-ops.txt" ]; then
   { echo; echo "## CUDA GEMV per weight type (llmwb-bench-cuda-ops --shape all)"; echo
     echo '```'; ops_summary; echo '```'; } >> "$OUT/report.md"

@@ -4,7 +4,9 @@
 //   clock and bus width) and against a measured device-to-device copy; a summary of n = 1 per
 //   type against Q4_K's figure.
 //   GEMM (prefill, n = 2048 tokens): TFLOP/s per weight dtype.
-//   Paged attention: decode KV GB/s and prefill TFLOP/s at a Qwen2.5-7B shape.
+//   Paged attention: decode KV GB/s and prefill TFLOP/s at a Qwen2.5-7B shape; per KV type
+//   (every KvDtype): decode at 1 and 32 sequences and a 512-token prefill (--kv-only: just
+//   this table; --kv-ctx N: its context, default 4096).
 // Shape: a Qwen2.5-7B MLP projection (rows 18944, cols 3584) unless --rows/--cols are given;
 // --shape NAME: qwen2.5-0.5b / qwen2.5-1.5b / qwen2.5-7b (their ffn_down, whose rows K-quants can
 // hold), or all (the three in turn). --no-attention skips the attention part; --copy-mib N sizes
@@ -12,6 +14,7 @@
 // Prints "SKIPPED: no CUDA device (...)" and exits 77 without a device.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +25,7 @@
 
 namespace cu = llmwb::cuda;
 using llmwb::DType;
+using llmwb::KvDtype;
 
 namespace {
 
@@ -30,6 +34,12 @@ bool check(cudaError_t e, const char* what) {
         return true;
     std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
     return false;
+}
+
+// kv_format's names (the bench links only the ops library, not kernels/cpu).
+const char* kv_name(KvDtype t) {
+    static const char* const names[] = {"f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8"};
+    return names[static_cast<int>(t)];
 }
 
 // Milliseconds per call of fn, averaged over iters after a warm-up call.
@@ -50,84 +60,137 @@ template <typename Fn> double time_ms(Fn&& fn, int iters) {
     return ms / iters;
 }
 
-// Paged attention at a Qwen2.5-7B shape (28 heads, 4 kv heads, head_dim 128, blocks of 16,
-// F16 KV): decode (KV bytes read per second) for 1 and 64 sequences at 4096 context, and one
-// 2048-token prefill (TFLOP/s over the causal half of the score matrix).
-void bench_attention(cudaStream_t stream, double copy_gbs) {
-    const int32_t heads = 28, kv_heads = 4, hd = 128, bs = 16;
-    std::printf("attention (heads %d, kv heads %d, head_dim %d, F16 KV, blocks of %d)\n", heads,
-                kv_heads, hd, bs);
+// One paged attention call at the Qwen2.5-7B attention shape (28 heads, 4 kv heads, head_dim
+// 128, blocks of 16) with KV type t: seqs sequences of ctx keys, qlen query rows each. Returns
+// the milliseconds per call (-1 after printing why it failed); *kv_bytes: the pools' bytes.
+constexpr int32_t kHeads = 28, kKvHeads = 4, kHd = 128, kBs = 16;
+
+double time_attention(cudaStream_t stream, KvDtype t, int32_t seqs, int32_t ctx, int32_t qlen,
+                      bool tc, double* kv_bytes) {
+    const int32_t blocks_per_seq = (ctx + kBs - 1) / kBs;
+    const llmwb::KvLayout layout{t, kBs, kKvHeads, kHd};
+    const int64_t pool_bytes = int64_t{seqs} * blocks_per_seq * layout.block_bytes();
+    const int32_t n_tokens = seqs * qlen;
+    std::vector<int32_t> qs(seqs + 1), ctxs(seqs, ctx), tables(int64_t{seqs} * blocks_per_seq);
+    for (int32_t s = 0; s <= seqs; ++s)
+        qs[s] = s * qlen;
+    for (size_t i = 0; i < tables.size(); ++i)
+        tables[i] = static_cast<int32_t>(i);
+    void *kc = nullptr, *vc = nullptr, *ws = nullptr, *meta = nullptr;
+    float *q = nullptr, *out = nullptr;
+    const size_t ws_bytes = cu::paged_attention_workspace_bytes(n_tokens, kHeads, kHd, ctx);
+    const size_t meta_bytes = sizeof(int32_t) * (qs.size() + ctxs.size() + tables.size());
+    const size_t act = sizeof(float) * n_tokens * kHeads * kHd;
+    double ms = -1;
+    const bool ok = check(cudaMalloc(&kc, pool_bytes), "cudaMalloc") &&
+                    check(cudaMalloc(&vc, pool_bytes), "cudaMalloc") &&
+                    check(cudaMalloc(reinterpret_cast<void**>(&q), act), "cudaMalloc") &&
+                    check(cudaMalloc(reinterpret_cast<void**>(&out), act), "cudaMalloc") &&
+                    check(cudaMalloc(&meta, meta_bytes), "cudaMalloc") &&
+                    (ws_bytes == 0 || check(cudaMalloc(&ws, ws_bytes), "cudaMalloc"));
+    if (ok) {
+        cudaMemset(kc, 0, pool_bytes);
+        cudaMemset(vc, 0, pool_bytes);
+        cudaMemset(q, 0, act);
+        auto* m = static_cast<int32_t*>(meta);
+        cudaMemcpy(m, qs.data(), qs.size() * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(m + qs.size(), ctxs.data(), ctxs.size() * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(m + qs.size() + ctxs.size(), tables.data(), tables.size() * 4,
+                   cudaMemcpyHostToDevice);
+        cu::AttentionBatch b;
+        b.query_start = m;
+        b.context_lens = m + qs.size();
+        b.block_tables = m + qs.size() + ctxs.size();
+        b.max_blocks_per_seq = blocks_per_seq;
+        b.n_seqs = seqs;
+        b.n_tokens = n_tokens;
+        b.max_query_len = qlen;
+        b.max_context_len = ctx;
+        const cu::AttentionParams p{kHeads, kKvHeads, kHd, kBs, 0.088f, t, tc};
+        cu::OpStatus st = cu::OpStatus::Ok;
+        const double t_ms = time_ms(
+            [&] { st = cu::paged_attention(out, q, kc, vc, b, p, ws, ws_bytes, stream); }, 10);
+        if (st != cu::OpStatus::Ok)
+            std::printf("  %s seqs %d ctx %d q %d: failed: %s\n", kv_name(t), seqs, ctx, qlen,
+                        cu::last_error_message());
+        else
+            ms = t_ms;
+    }
+    cudaFree(kc);
+    cudaFree(vc);
+    cudaFree(q);
+    cudaFree(out);
+    cudaFree(meta);
+    cudaFree(ws);
+    *kv_bytes = 2.0 * static_cast<double>(pool_bytes);
+    return ms;
+}
+
+// Paged attention with the F16 KV cache: decode (KV bytes read per second) for 1 and 64
+// sequences at 4096 context, and one 2048-token prefill (TFLOP/s over the causal half of the
+// score matrix) on tensor cores and on the fp32 kernel.
+bool bench_attention(cudaStream_t stream, double copy_gbs) {
+    std::printf("attention (heads %d, kv heads %d, head_dim %d, F16 KV, blocks of %d)\n", kHeads,
+                kKvHeads, kHd, kBs);
     struct Run {
         int32_t seqs, ctx, qlen;
         bool tc;
     };
+    bool ok = true;
     for (const Run r : {Run{1, 4096, 1, true}, Run{64, 4096, 1, true}, Run{1, 2048, 2048, true},
                         Run{1, 2048, 2048, false}}) {
-        const int32_t blocks_per_seq = (r.ctx + bs - 1) / bs;
-        const int64_t slots = int64_t{r.seqs} * blocks_per_seq * bs;
-        const int64_t kv_dim = int64_t{kv_heads} * hd;
-        const int32_t n_tokens = r.seqs * r.qlen;
-        std::vector<int32_t> qs(r.seqs + 1), ctx(r.seqs, r.ctx),
-            tables(int64_t{r.seqs} * blocks_per_seq);
-        for (int32_t s = 0; s <= r.seqs; ++s)
-            qs[s] = s * r.qlen;
-        for (size_t i = 0; i < tables.size(); ++i)
-            tables[i] = static_cast<int32_t>(i);
-        void *kc = nullptr, *vc = nullptr, *ws = nullptr, *meta = nullptr;
-        float *q = nullptr, *out = nullptr;
-        const size_t ws_bytes = cu::paged_attention_workspace_bytes(n_tokens, heads, hd, r.ctx);
-        const size_t meta_bytes = sizeof(int32_t) * (qs.size() + ctx.size() + tables.size());
-        bool ok =
-            check(cudaMalloc(&kc, slots * kv_dim * 2), "cudaMalloc") &&
-            check(cudaMalloc(&vc, slots * kv_dim * 2), "cudaMalloc") &&
-            check(cudaMalloc(reinterpret_cast<void**>(&q), sizeof(float) * n_tokens * heads * hd),
-                  "cudaMalloc") &&
-            check(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(float) * n_tokens * heads * hd),
-                  "cudaMalloc") &&
-            check(cudaMalloc(&meta, meta_bytes), "cudaMalloc") &&
-            (ws_bytes == 0 || check(cudaMalloc(&ws, ws_bytes), "cudaMalloc"));
-        if (ok) {
-            cudaMemset(kc, 0, slots * kv_dim * 2);
-            cudaMemset(vc, 0, slots * kv_dim * 2);
-            cudaMemset(q, 0, sizeof(float) * n_tokens * heads * hd);
-            auto* m = static_cast<int32_t*>(meta);
-            cudaMemcpy(m, qs.data(), qs.size() * 4, cudaMemcpyHostToDevice);
-            cudaMemcpy(m + qs.size(), ctx.data(), ctx.size() * 4, cudaMemcpyHostToDevice);
-            cudaMemcpy(m + qs.size() + ctx.size(), tables.data(), tables.size() * 4,
-                       cudaMemcpyHostToDevice);
-            cu::AttentionBatch b;
-            b.query_start = m;
-            b.context_lens = m + qs.size();
-            b.block_tables = m + qs.size() + ctx.size();
-            b.max_blocks_per_seq = blocks_per_seq;
-            b.n_seqs = r.seqs;
-            b.n_tokens = n_tokens;
-            b.max_query_len = r.qlen;
-            b.max_context_len = r.ctx;
-            const cu::AttentionParams p{heads, kv_heads, hd, bs, 0.088f, DType::F16, r.tc};
-            cu::OpStatus st = cu::OpStatus::Ok;
-            const double ms = time_ms(
-                [&] { st = cu::paged_attention(out, q, kc, vc, b, p, ws, ws_bytes, stream); }, 10);
-            if (st != cu::OpStatus::Ok) {
-                std::printf("  seqs %d ctx %d q %d: failed: %s\n", r.seqs, r.ctx, r.qlen,
-                            cu::last_error_message());
-            } else if (r.qlen == 1) {
-                const double gbs = 2.0 * slots * kv_dim * 2 / (ms * 1e6);
-                std::printf("  decode seqs %3d ctx %d: %.4f ms, KV %.0f GB/s (%.2f of copy)\n",
-                            r.seqs, r.ctx, ms, gbs, gbs / copy_gbs);
-            } else {
-                const double flops = 4.0 * heads * hd * (double(r.qlen) * r.qlen / 2.0);
-                std::printf("  prefill %d tokens (%s): %.3f ms, %.1f TFLOP/s\n", r.qlen,
-                            r.tc ? "tensor cores" : "fp32 kernel", ms, flops / (ms * 1e9));
-            }
+        double bytes = 0;
+        const double ms = time_attention(stream, KvDtype::F16, r.seqs, r.ctx, r.qlen, r.tc, &bytes);
+        if (ms < 0) {
+            ok = false;
+        } else if (r.qlen == 1) {
+            const double gbs = bytes / (ms * 1e6);
+            std::printf("  decode seqs %3d ctx %d: %.4f ms, KV %.0f GB/s (%.2f of copy)\n", r.seqs,
+                        r.ctx, ms, gbs, gbs / copy_gbs);
+        } else {
+            const double flops = 4.0 * kHeads * kHd * (double(r.qlen) * r.qlen / 2.0);
+            std::printf("  prefill %d tokens (%s): %.3f ms, %.1f TFLOP/s\n", r.qlen,
+                        r.tc ? "tensor cores" : "fp32 kernel", ms, flops / (ms * 1e9));
         }
-        cudaFree(kc);
-        cudaFree(vc);
-        cudaFree(q);
-        cudaFree(out);
-        cudaFree(meta);
-        cudaFree(ws);
     }
+    return ok;
+}
+
+// Per KV type (every KvDtype): decode attention at `ctx` keys for 1 and 32 sequences (ms, KV
+// GB/s, time relative to F16) and a 512-token prefill on tensor cores (ms relative to F16).
+bool bench_attention_kv_types(cudaStream_t stream, double copy_gbs, int32_t ctx) {
+    std::printf("attention per KV type (heads %d, kv heads %d, head_dim %d, blocks of %d, "
+                "context %d)\n",
+                kHeads, kKvHeads, kHd, kBs, ctx);
+    std::printf("  %-9s %12s %9s %12s %9s %12s %9s\n", "kv", "decode1 ms", "GB/s", "decode32 ms",
+                "GB/s", "prefill ms", "vs f16");
+    bool ok = true;
+    struct Row {
+        KvDtype t;
+        double ms[3], bytes[3];
+    };
+    std::vector<Row> rows;
+    double f16_ms = 0;
+    for (KvDtype t : llmwb::kAllKvDtypes) {
+        Row r{t, {}, {}};
+        r.ms[0] = time_attention(stream, t, 1, ctx, 1, true, &r.bytes[0]);
+        r.ms[1] = time_attention(stream, t, 32, ctx, 1, true, &r.bytes[1]);
+        const int32_t pre = std::min(ctx, 512);
+        r.ms[2] = time_attention(stream, t, 1, pre, pre, true, &r.bytes[2]);
+        if (r.ms[0] < 0 || r.ms[1] < 0 || r.ms[2] < 0) {
+            ok = false;
+            continue;
+        }
+        if (t == KvDtype::F16)
+            f16_ms = r.ms[1];
+        rows.push_back(r);
+    }
+    for (const Row& r : rows)
+        std::printf("  %-9s %12.4f %9.0f %12.4f %9.0f %12.4f %8.2fx\n", kv_name(r.t), r.ms[0],
+                    r.bytes[0] / (r.ms[0] * 1e6), r.ms[1], r.bytes[1] / (r.ms[1] * 1e6), r.ms[2],
+                    f16_ms > 0 ? r.ms[1] / f16_ms : 0.0);
+    std::printf("  (vs f16: decode32 time / f16's; copy ceiling %.0f GB/s)\n", copy_gbs);
+    return ok;
 }
 
 struct Shape {
@@ -225,12 +288,17 @@ bool bench_matmul(const Shape& shape, int64_t prefill_n, double peak_gbs, double
 
 int main(int argc, char** argv) {
     int64_t rows = 18944, cols = 3584, prefill_n = 2048, copy_mib = 1024;
-    bool attention = true;
+    bool attention = true, kv_only = false;
+    int64_t kv_ctx = 4096;
     std::vector<Shape> shapes;
     for (int i = 1; i < argc; ++i) {
         const bool has_value = i + 1 < argc;
         if (!std::strcmp(argv[i], "--no-attention")) {
             attention = false;
+        } else if (!std::strcmp(argv[i], "--kv-only")) {
+            kv_only = true;
+        } else if (!std::strcmp(argv[i], "--kv-ctx") && has_value) {
+            kv_ctx = std::atoll(argv[++i]);
         } else if (!std::strcmp(argv[i], "--rows") && has_value) {
             rows = std::atoll(argv[++i]);
         } else if (!std::strcmp(argv[i], "--cols") && has_value) {
@@ -261,10 +329,11 @@ int main(int argc, char** argv) {
         }
     }
     if (rows <= 0 || cols <= 0 || cols % 256 != 0 || prefill_n <= 8 || copy_mib <= 0 ||
-        copy_mib > 65536) {
+        copy_mib > 65536 || kv_ctx < 1 || kv_ctx > (1 << 20)) {
         std::fprintf(stderr, "usage: llmwb-bench-cuda-ops [--rows R] [--cols C (multiple of 256)] "
                              "[--shape qwen2.5-0.5b|qwen2.5-1.5b|qwen2.5-7b|all] "
-                             "[--prefill N (> 8)] [--copy-mib N] [--no-attention]\n");
+                             "[--prefill N (> 8)] [--copy-mib N] [--no-attention] "
+                             "[--kv-only] [--kv-ctx N]\n");
         return 2;
     }
     if (shapes.empty())
@@ -307,10 +376,14 @@ int main(int argc, char** argv) {
         return 1;
     }
     bool ok = true;
-    for (const Shape& shape : shapes)
-        ok = bench_matmul(shape, prefill_n, peak_gbs, copy_gbs, blas, stream) && ok;
-    if (attention)
-        bench_attention(stream, copy_gbs);
+    if (!kv_only) {
+        for (const Shape& shape : shapes)
+            ok = bench_matmul(shape, prefill_n, peak_gbs, copy_gbs, blas, stream) && ok;
+        if (attention)
+            ok = bench_attention(stream, copy_gbs) && ok;
+    }
+    if (attention || kv_only)
+        ok = bench_attention_kv_types(stream, copy_gbs, static_cast<int32_t>(kv_ctx)) && ok;
     const cudaError_t e = cudaDeviceSynchronize();
     cu::blas_destroy(blas);
     cudaStreamDestroy(stream);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
+#include <string>
 
 #include "engine/model/loaded_model.h"
 #include "engine/model/mapped_file.h"
@@ -33,6 +35,24 @@ const float* f32_of(const TensorView& t, std::vector<std::vector<float>>& store)
         kernels::dequantize_row(t.type, t.row(r), v.data() + r * t.cols, t.cols);
     store.push_back(std::move(v));
     return store.back().data();
+}
+
+int32_t kv_dtype_abi(KvDtype t) {
+    switch (t) {
+    case KvDtype::F32:
+        return LLMWB_KV_F32;
+    case KvDtype::F16:
+        return LLMWB_KV_F16;
+    case KvDtype::BF16:
+        return LLMWB_KV_BF16;
+    case KvDtype::Fp8E4M3:
+        return LLMWB_KV_FP8_E4M3;
+    case KvDtype::Fp8E5M2:
+        return LLMWB_KV_FP8_E5M2;
+    case KvDtype::Int8:
+        return LLMWB_KV_INT8;
+    }
+    return LLMWB_KV_F16;
 }
 
 } // namespace
@@ -93,7 +113,7 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
 
     LlmwbRunnerOptions ro{};
     ro.device = options.device;
-    ro.kv_dtype = options.kv_dtype == KvDtype::F32 ? LLMWB_KV_F32 : LLMWB_KV_F16;
+    ro.kv_dtype = kv_dtype_abi(options.kv_dtype);
     ro.use_graphs = options.use_graphs ? 1 : 0;
     ro.max_tokens = std::max(1, options.max_tokens);
     ro.max_seqs = std::max(1, options.max_seqs);
@@ -196,16 +216,41 @@ void CudaExecutor::graph_stats(int64_t& graph_steps, int64_t& eager_steps) const
     plugin_->api().stats(runner_, &graph_steps, &eager_steps);
 }
 
-bool CudaExecutor::supports_kv_dtype(KvDtype t) const {
-    return t == options_.kv_dtype; // the runner's KV type is fixed at load (so far)
+bool CudaExecutor::supports_kv_dtype(KvDtype) const {
+    return true; // every KvDtype, in the CPU backend's layout (kernels/cuda/ops/kv_write.cu)
 }
 
 Status CudaExecutor::set_kv_dtype(KvDtype t, const KvScales& scales) {
-    if (!supports_kv_dtype(t))
-        return make_error(std::string("the CUDA backend cannot switch its KV cache to ") +
-                          kv_dtype_name(t));
-    kv_scales_ = kv_dtype_is_fp8(t) ? scales : KvScales{};
+    const KvScales s = kv_dtype_is_fp8(t) ? scales : KvScales{};
+    const auto layers = static_cast<size_t>(config_.num_layers);
+    const bool given = s.k.size() == layers && s.v.size() == layers;
+    if (plugin_->api().set_kv_dtype(runner_, kv_dtype_abi(t), given ? s.k.data() : nullptr,
+                                    given ? s.v.data() : nullptr, config_.num_layers) != 0)
+        return make_error("CUDA KV cache: " + plugin_->last_error());
+    options_.kv_dtype = t;
+    kv_scales_ = s;
+    num_blocks_ = 0; // the pool is gone until the next resize_kv
     return ok_status();
+}
+
+Result<KvScales> CudaExecutor::kv_absmax(std::span<const int32_t> tokens) {
+    if (tokens.empty())
+        return make_error("KV calibration: no tokens");
+    for (int32_t id : tokens)
+        if (id < 0 || id >= vocab_)
+            return make_error("KV calibration: token id " + std::to_string(id) +
+                              " is outside the vocabulary");
+    const auto n = static_cast<int64_t>(tokens.size());
+    if ((config_.max_position > 0 && n > config_.max_position) || n > INT32_MAX)
+        return make_error("KV calibration: " + std::to_string(n) +
+                          " tokens exceed the model's context");
+    KvScales out;
+    out.k.assign(static_cast<size_t>(config_.num_layers), 0.0f);
+    out.v.assign(static_cast<size_t>(config_.num_layers), 0.0f);
+    if (plugin_->api().kv_absmax(runner_, tokens.data(), static_cast<int32_t>(n), out.k.data(),
+                                 out.v.data()) != 0)
+        return make_error("CUDA KV calibration: " + plugin_->last_error());
+    return out;
 }
 
 } // namespace llmwb

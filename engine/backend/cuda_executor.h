@@ -38,6 +38,8 @@ class CudaExecutor final : public ModelExecutor {
     bool supports_kv_dtype(KvDtype t) const override;
     Status set_kv_dtype(KvDtype t, const KvScales& scales) override;
     const KvScales& kv_scales() const override { return kv_scales_; }
+    // fp8 calibration on the device (a scratch F32 pool; the engine's pool is left intact).
+    Result<KvScales> kv_absmax(std::span<const int32_t> tokens) override;
     DeviceMemory memory() const override;
 
     int32_t num_blocks() const override { return num_blocks_; }

@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "kernels/cuda/ops/attention_tc.cuh"
 #include "kernels/cuda/ops/common.cuh"
+#include "kernels/cuda/ops/kv_cache.cuh"
 
 namespace llmwb::cuda {
 
@@ -46,24 +48,16 @@ struct KernelArgs {
     float* part_acc;         // [n_splits][n_tokens][heads][head_dim]
     float* part_m;           // [n_splits][n_tokens][heads]
     float* part_l;
+    detail::KvGeom geom; // the pools' layout (any KvDtype)
+    float k_scale, v_scale;
 };
-
-// Four consecutive cache elements (16-byte aligned for F32, 8-byte for F16).
-__device__ __forceinline__ float4 load_kv4(const float* p) {
-    return *reinterpret_cast<const float4*>(p);
-}
-__device__ __forceinline__ float4 load_kv4(const __half* p) {
-    const __half2* h = reinterpret_cast<const __half2*>(p);
-    const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
-    return make_float4(a.x, a.y, b.x, b.y);
-}
 
 size_t smem_bytes(int pw, int d) {
     return sizeof(float) * (static_cast<size_t>(kNW) * pw * d + static_cast<size_t>(kTK) * (d + 1) +
                             static_cast<size_t>(kTK) * d + static_cast<size_t>(kNW) * kTK);
 }
 
-template <typename KV, int PW>
+template <KvDtype T, int PW>
 __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     LLMWB_DYNAMIC_SHARED(float, smem);
     const int D = a.head_dim;
@@ -95,7 +89,6 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     const int32_t ke = std::min<int32_t>(std::min<int32_t>(split_end, key_max + 1), ctx);
 
     const int64_t q_stride = static_cast<int64_t>(a.heads) * D;
-    const int64_t kv_dim = static_cast<int64_t>(a.kv_heads) * D;
     const int32_t* table = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
 
     // Stage the block's queries (zeros for pairs past the end).
@@ -126,8 +119,9 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
             acc[k][i] = 0.0f;
     }
 
-    const KV* kc = static_cast<const KV*>(a.k_cache);
-    const KV* vc = static_cast<const KV*>(a.v_cache);
+    const auto* kc = static_cast<const unsigned char*>(a.k_cache);
+    const auto* vc = static_cast<const unsigned char*>(a.v_cache);
+    constexpr int elem = T == KvDtype::F32 ? 4 : (T == KvDtype::F16 || T == KvDtype::BF16 ? 2 : 1);
     for (int32_t t0 = kb; t0 < ke; t0 += kTK) {
         __syncthreads();      // previous tile (and the query staging) done
         const int d4 = D / 4; // groups of 4 elements per key row
@@ -135,13 +129,15 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
             const int j = i / d4, d = (i % d4) * 4;
             const int32_t key = t0 + j;
             float4 kv = make_float4(0.0f, 0.0f, 0.0f, 0.0f), vv = kv; // zeros past the range
-            if (key < ke) {
-                const int64_t slot =
-                    static_cast<int64_t>(table[key / a.block_size]) * a.block_size +
-                    key % a.block_size;
-                const int64_t off = slot * kv_dim + static_cast<int64_t>(kvh) * D + d;
-                kv = load_kv4(kc + off);
-                vv = load_kv4(vc + off);
+            if (key < ke) {                                           // dequantized in registers
+                const int64_t blk = table[key / a.block_size];
+                const int32_t o = key % a.block_size;
+                kv = detail::load_kv4<T>(
+                    detail::kv_row(kc, a.geom, blk, o, kvh) + d * elem,
+                    detail::kv_row_scale<T>(kc, a.geom, blk, o, kvh, a.k_scale));
+                vv = detail::load_kv4<T>(
+                    detail::kv_row(vc, a.geom, blk, o, kvh) + d * elem,
+                    detail::kv_row_scale<T>(vc, a.geom, blk, o, kvh, a.v_scale));
             }
             float* kd = ks + j * (D + 1) + d; // padded rows: not 16-byte aligned
             kd[0] = kv.x;
@@ -266,14 +262,14 @@ size_t split_bytes(int64_t n_tokens, int32_t heads, int32_t head_dim) {
            (static_cast<size_t>(head_dim) + 2) * sizeof(float);
 }
 
-template <typename KV, int PW>
+template <KvDtype T, int PW>
 OpStatus launch(const KernelArgs& args, dim3 grid, cudaStream_t stream) {
     const size_t smem = smem_bytes(PW, args.head_dim);
     if (smem > 48 * 1024) {
         // Once per instantiation, for the largest head_dim (so later calls, e.g. inside graph
         // capture, need no attribute change).
         static const cudaError_t e = cudaFuncSetAttribute(
-            attention_kernel<KV, PW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            attention_kernel<T, PW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
             static_cast<int>(smem_bytes(PW, 32 * kMaxDL)));
         if (e != cudaSuccess) {
             cudaGetLastError();
@@ -281,20 +277,38 @@ OpStatus launch(const KernelArgs& args, dim3 grid, cudaStream_t stream) {
             return OpStatus::CudaError;
         }
     }
-    LLMWB_LAUNCH(grid, kNW * 32, smem, stream, attention_kernel<KV, PW>)(args);
+    LLMWB_LAUNCH(grid, kNW * 32, smem, stream, attention_kernel<T, PW>)(args);
     return check_launch("paged_attention");
 }
 
-template <typename KV>
+template <KvDtype T>
 OpStatus launch_pw(int pw, const KernelArgs& args, dim3 grid, cudaStream_t stream) {
     switch (pw) {
     case 1:
-        return launch<KV, 1>(args, grid, stream);
+        return launch<T, 1>(args, grid, stream);
     case 2:
-        return launch<KV, 2>(args, grid, stream);
+        return launch<T, 2>(args, grid, stream);
     default:
-        return launch<KV, 4>(args, grid, stream);
+        return launch<T, 4>(args, grid, stream);
     }
+}
+
+OpStatus launch_kv(KvDtype t, int pw, const KernelArgs& args, dim3 grid, cudaStream_t stream) {
+    switch (t) {
+    case KvDtype::F32:
+        return launch_pw<KvDtype::F32>(pw, args, grid, stream);
+    case KvDtype::F16:
+        return launch_pw<KvDtype::F16>(pw, args, grid, stream);
+    case KvDtype::BF16:
+        return launch_pw<KvDtype::BF16>(pw, args, grid, stream);
+    case KvDtype::Fp8E4M3:
+        return launch_pw<KvDtype::Fp8E4M3>(pw, args, grid, stream);
+    case KvDtype::Fp8E5M2:
+        return launch_pw<KvDtype::Fp8E5M2>(pw, args, grid, stream);
+    case KvDtype::Int8:
+        return launch_pw<KvDtype::Int8>(pw, args, grid, stream);
+    }
+    return invalid("paged_attention", "unknown KV dtype");
 }
 
 } // namespace
@@ -318,8 +332,11 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
         return invalid("paged_attention", "head_dim must be a multiple of 32 up to 256");
     if (p.block_size != 8 && p.block_size != 16 && p.block_size != 32)
         return invalid("paged_attention", "block_size must be 8, 16 or 32");
-    if (p.kv_dtype != DType::F32 && p.kv_dtype != DType::F16)
-        return invalid("paged_attention", "KV dtype must be F32 or F16");
+    if (static_cast<unsigned>(p.kv_dtype) > static_cast<unsigned>(KvDtype::Int8))
+        return invalid("paged_attention", "unknown KV dtype");
+    if (!(p.k_scale > 0.0f) || !(p.v_scale > 0.0f) || !std::isfinite(p.k_scale) ||
+        !std::isfinite(p.v_scale))
+        return invalid("paged_attention", "KV scales must be finite and positive");
     if (reinterpret_cast<uintptr_t>(k_cache) % 16 != 0 ||
         reinterpret_cast<uintptr_t>(v_cache) % 16 != 0)
         return invalid("paged_attention", "KV caches must be 16-byte aligned");
@@ -380,6 +397,9 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
     args.split_len = static_cast<int32_t>(split_len);
     args.n_splits = static_cast<int32_t>(n_splits);
     args.skip_query_from = use_tc ? detail::kTcMinQuery : 0;
+    args.geom = detail::kv_geom(KvLayout{p.kv_dtype, p.block_size, p.kv_heads, p.head_dim});
+    args.k_scale = p.k_scale;
+    args.v_scale = p.v_scale;
     if (n_splits > 1) {
         const int64_t pair_count = static_cast<int64_t>(b.n_tokens) * p.heads;
         args.part_acc = static_cast<float*>(workspace);
@@ -388,8 +408,7 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
     }
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(b.n_seqs * p.kv_heads),
                     static_cast<unsigned>(n_splits));
-    const OpStatus s = p.kv_dtype == DType::F32 ? launch_pw<float>(pw, args, grid, stream)
-                                                : launch_pw<__half>(pw, args, grid, stream);
+    const OpStatus s = launch_kv(p.kv_dtype, pw, args, grid, stream);
     if (s != OpStatus::Ok)
         return s;
     if (use_tc)

@@ -7,6 +7,13 @@
 //   O = alpha * O + P V           O lives in shared memory (fp32); P is stored as f16
 // Every row-level buffer (S, P, O, m, l, alpha) of a row is touched by its own warp only, so
 // only the shared K/V tile needs block-wide barriers.
+//
+// Every KV type runs here: K/V are dequantized as the tiles are staged (bf16, fp8 times the
+// layer's scale, int8 times the row's scale, in registers) into the same f16 shared tiles, so the
+// mma is f16 for all of them. Converting one 32-key tile costs a few instructions per element
+// against the 2 x 32 x head_dim multiply-adds per query row it feeds, and keeps one kernel; the
+// f16 rounding it adds is of the order of the rounding Q and P already get here. Values beyond
+// f16's range (possible for bf16 and scaled fp8 only) saturate at +-65504.
 #include <cuda_fp16.h>
 #ifdef LLMWB_CUDASIM
 #include "kernels/cuda/sim/wmma.h"
@@ -18,6 +25,7 @@
 
 #include "kernels/cuda/ops/attention_tc.cuh"
 #include "kernels/cuda/ops/common.cuh"
+#include "kernels/cuda/ops/kv_cache.cuh"
 
 namespace llmwb::cuda::detail {
 
@@ -43,6 +51,8 @@ struct TcArgs {
     int32_t max_blocks_per_seq;
     int32_t heads, kv_heads, head_dim, block_size;
     float scale;
+    KvGeom geom;
+    float k_scale, v_scale;
 };
 
 // Shared memory layout (every region a multiple of 32 bytes, as WMMA pointers must be):
@@ -53,18 +63,26 @@ size_t tc_smem_bytes(int d) {
            sizeof(float) * kBM * kLdS + sizeof(__half) * kBM * kLdP + 3 * sizeof(float) * kBM;
 }
 
-// Four consecutive cache elements as two half2 (8-byte aligned destination).
-__device__ __forceinline__ void copy4(__half* dst, const float* src) {
-    const float4 v = *reinterpret_cast<const float4*>(src);
-    reinterpret_cast<__half2*>(dst)[0] = __floats2half2_rn(v.x, v.y);
-    reinterpret_cast<__half2*>(dst)[1] = __floats2half2_rn(v.z, v.w);
-}
-__device__ __forceinline__ void copy4(__half* dst, const __half* src) {
-    *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(src);
+// Four dequantized cache elements as two half2 (8-byte aligned destination); F16 is copied.
+template <KvDtype T>
+__device__ __forceinline__ void copy4(__half* dst, const unsigned char* src, float scale) {
+    if constexpr (T == KvDtype::F16) {
+        *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(src);
+    } else {
+        float4 v = load_kv4<T>(src, scale);
+        if constexpr (T != KvDtype::F32) { // saturate what f16 cannot hold
+            constexpr float kMax = 65504.0f;
+            v.x = fminf(fmaxf(v.x, -kMax), kMax);
+            v.y = fminf(fmaxf(v.y, -kMax), kMax);
+            v.z = fminf(fmaxf(v.z, -kMax), kMax);
+            v.w = fminf(fmaxf(v.w, -kMax), kMax);
+        }
+        reinterpret_cast<__half2*>(dst)[0] = __floats2half2_rn(v.x, v.y);
+        reinterpret_cast<__half2*>(dst)[1] = __floats2half2_rn(v.z, v.w);
+    }
 }
 
-template <typename KV>
-__global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
+template <KvDtype T> __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
     LLMWB_DYNAMIC_SHARED(unsigned char, smem_raw);
     const int D = a.head_dim;
     const int dk = D / 16;
@@ -90,7 +108,6 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
     const int32_t rows_here = qlen - rb < kBM ? qlen - rb : kBM;
     const int32_t kend = ctx - qlen + rb + rows_here; // keys [0, kend) (last row's limit + 1)
     const int64_t q_stride = static_cast<int64_t>(a.heads) * D;
-    const int64_t kv_dim = static_cast<int64_t>(a.kv_heads) * D;
     const int32_t* table = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
 
     // Q (pre-scaled, f16) staged in the O region, then kept in fragments.
@@ -116,8 +133,9 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
         l_s[tid] = 0.0f;
     }
 
-    const KV* kc = static_cast<const KV*>(a.k_cache);
-    const KV* vc = static_cast<const KV*>(a.v_cache);
+    const auto* kc = static_cast<const unsigned char*>(a.k_cache);
+    const auto* vc = static_cast<const unsigned char*>(a.v_cache);
+    constexpr int elem = T == KvDtype::F32 ? 4 : (T == KvDtype::F16 || T == KvDtype::BF16 ? 2 : 1);
     const int d4 = D / 4;
     for (int32_t t0 = 0; t0 < kend; t0 += kBN) {
         __syncthreads(); // previous tile fully used (and O/m/l initialised)
@@ -127,12 +145,12 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
             __half* kd = ks + j * ldkv + d;
             __half* vd = vs + j * ldkv + d;
             if (key < kend) {
-                const int64_t slot =
-                    static_cast<int64_t>(table[key / a.block_size]) * a.block_size +
-                    key % a.block_size;
-                const int64_t off = slot * kv_dim + static_cast<int64_t>(kvh) * D + d;
-                copy4(kd, kc + off);
-                copy4(vd, vc + off);
+                const int64_t blk = table[key / a.block_size];
+                const int32_t o = key % a.block_size;
+                copy4<T>(kd, kv_row(kc, a.geom, blk, o, kvh) + d * elem,
+                         kv_row_scale<T>(kc, a.geom, blk, o, kvh, a.k_scale));
+                copy4<T>(vd, kv_row(vc, a.geom, blk, o, kvh) + d * elem,
+                         kv_row_scale<T>(vc, a.geom, blk, o, kvh, a.v_scale));
             } else {
                 const __half2 z = __floats2half2_rn(0.0f, 0.0f);
                 reinterpret_cast<__half2*>(kd)[0] = z;
@@ -229,12 +247,12 @@ __global__ void __launch_bounds__(kWarps * 32) attention_tc_kernel(TcArgs a) {
     }
 }
 
-template <typename KV> OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStream_t stream) {
+template <KvDtype T> OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStream_t stream) {
     const size_t smem = tc_smem_bytes(args.head_dim);
     if (smem > 48 * 1024) {
         // Once per instantiation, for the largest head_dim (no attribute change in later calls).
         static const cudaError_t e = cudaFuncSetAttribute(
-            attention_tc_kernel<KV>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            attention_tc_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
             static_cast<int>(tc_smem_bytes(16 * kMaxDK)));
         if (e != cudaSuccess) {
             cudaGetLastError();
@@ -242,7 +260,7 @@ template <typename KV> OpStatus launch_t(const TcArgs& args, dim3 grid, cudaStre
             return OpStatus::CudaError;
         }
     }
-    LLMWB_LAUNCH(grid, kWarps * 32, smem, stream, attention_tc_kernel<KV>)(args);
+    LLMWB_LAUNCH(grid, kWarps * 32, smem, stream, attention_tc_kernel<T>)(args);
     return check_launch("paged_attention (tensor cores)");
 }
 
@@ -267,10 +285,26 @@ OpStatus launch_attention_tc(float* out, const float* q, const void* k_cache, co
     args.head_dim = p.head_dim;
     args.block_size = p.block_size;
     args.scale = p.scale;
+    args.geom = kv_geom(KvLayout{p.kv_dtype, p.block_size, p.kv_heads, p.head_dim});
+    args.k_scale = p.k_scale;
+    args.v_scale = p.v_scale;
     const dim3 grid(static_cast<unsigned>(ceil_div(b.max_query_len, kBM)),
                     static_cast<unsigned>(b.n_seqs * p.heads));
-    return p.kv_dtype == DType::F32 ? launch_t<float>(args, grid, stream)
-                                    : launch_t<__half>(args, grid, stream);
+    switch (p.kv_dtype) {
+    case KvDtype::F32:
+        return launch_t<KvDtype::F32>(args, grid, stream);
+    case KvDtype::F16:
+        return launch_t<KvDtype::F16>(args, grid, stream);
+    case KvDtype::BF16:
+        return launch_t<KvDtype::BF16>(args, grid, stream);
+    case KvDtype::Fp8E4M3:
+        return launch_t<KvDtype::Fp8E4M3>(args, grid, stream);
+    case KvDtype::Fp8E5M2:
+        return launch_t<KvDtype::Fp8E5M2>(args, grid, stream);
+    case KvDtype::Int8:
+        return launch_t<KvDtype::Int8>(args, grid, stream);
+    }
+    return invalid("paged_attention", "unknown KV dtype");
 }
 
 } // namespace llmwb::cuda::detail

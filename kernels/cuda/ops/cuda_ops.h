@@ -19,10 +19,13 @@
 #include <cstdint>
 
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/kv_format.h"
 
 namespace llmwb::cuda {
 
 using llmwb::DType;
+using llmwb::KvDtype;
+using llmwb::KvLayout;
 
 enum class OpStatus : int {
     Ok = 0,
@@ -105,12 +108,15 @@ OpStatus silu_mul(float* out, const float* gate, const float* up, int64_t n_elem
 OpStatus add(float* out, const float* a, const float* b, int64_t n_elems, cudaStream_t stream);
 OpStatus bias_add(float* x, const float* bias, int64_t n, int64_t dim, cudaStream_t stream);
 
-// Writes k[t], v[t] ([n][kv_dim] fp32) to slot slot_mapping[t] of the caches
-// ([num_blocks][block_size][kv_heads][head_dim] = [slots][kv_dim], element kv_dtype F32 or F16).
-// Slots < 0 are skipped (padding tokens).
+// Writes k[t], v[t] ([n][kv_heads * head_dim] fp32) to slot slot_mapping[t] of the caches, one
+// layer's K and V pools in `layout` (kernels/cpu/kv_format.h: block-major, any KvDtype; int8
+// rows get their fp32 scale after the block's values), with exactly the bytes the CPU's
+// kv_store_row_ref writes: fp8 stores fp8(x * inv_scale) (k_inv_scale / v_inv_scale: 1 / the
+// layer's scale), int8 quantizes each (token, kv head) row with its own scale (a warp reduction
+// for the row's largest |x|). Slots < 0 are skipped (padding tokens). Pools 16-byte aligned.
 OpStatus kv_write(void* k_cache, void* v_cache, const float* k, const float* v,
-                  const int64_t* slot_mapping, int64_t n, int64_t kv_dim, DType kv_dtype,
-                  cudaStream_t stream);
+                  const int64_t* slot_mapping, int64_t n, const KvLayout& layout, float k_inv_scale,
+                  float v_inv_scale, cudaStream_t stream);
 
 // Batch metadata of paged_attention (device arrays, same meaning as ForwardBatch's).
 struct AttentionBatch {
@@ -133,10 +139,16 @@ struct AttentionParams {
     int32_t head_dim = 0;   // multiple of 32, <= 256
     int32_t block_size = 0; // 8, 16 or 32
     float scale = 0.0f;
-    DType kv_dtype = DType::F32; // F32 or F16
+    // The caches' element type (any KvDtype; layout KvLayout{kv_dtype, block_size, kv_heads,
+    // head_dim}). Every type is dequantized in registers as it is loaded: fp8 values times the
+    // layer's k_scale / v_scale, int8 values times their row's stored scale.
+    KvDtype kv_dtype = KvDtype::F32;
     // Sequences with >= 64 query rows (prefill) run on tensor cores (q, K, V, P rounded to f16,
-    // fp32 accumulation) when head_dim <= 128; false keeps every row on the fp32 kernel.
+    // fp32 accumulation) when head_dim <= 128; false keeps every row on the fp32 kernel. Every
+    // KV type takes that path: its K/V tiles are dequantized into the same f16 shared-memory
+    // tiles (values beyond the f16 range saturate at +-65504).
     bool tensor_cores = true;
+    float k_scale = 1.0f, v_scale = 1.0f; // fp8 per-layer scales (stored value = x / scale)
 };
 
 // Scratch for splitting long contexts (flash-decoding); 0 disables splitting (still correct).
@@ -146,7 +158,8 @@ size_t paged_attention_workspace_bytes(int32_t max_tokens, int32_t heads, int32_
 // Same semantics as llmwb::paged_attention (engine/runtime/attention.h): query row i of a
 // sequence with query length q and context c sits at index c - q + i and attends to keys
 // 0..c-q+i of the sequence's block table. out, q: [n_tokens][heads * head_dim] fp32.
-// k_cache/v_cache: [num_blocks][block_size][kv_heads][head_dim] in kv_dtype, 16-byte aligned.
+// k_cache/v_cache: one layer's pools in KvLayout{kv_dtype, block_size, kv_heads, head_dim}
+// (for F32/F16: [num_blocks][block_size][kv_heads][head_dim]), 16-byte aligned.
 // One fp32 kernel handles prefill chunks and decode rows in the same batch (tiles of query rows
 // x heads of one kv group, online softmax over key tiles); long contexts are split over the
 // workspace and combined by a second kernel. With params.tensor_cores, sequences of >= 64 query

@@ -1,5 +1,5 @@
 // Row and element-wise ops: rmsnorm (+ fused residual add), silu_mul, add, bias_add, rope,
-// kv_write, embedding_gather, argmax_rows.
+// embedding_gather, argmax_rows (kv_write: kv_write.cu).
 #include <cuda_fp16.h>
 
 #include <cfloat>
@@ -109,29 +109,6 @@ __global__ void rope_kernel(float* q, float* k, const int32_t* positions, int64_
         const float a = v[ia], b = v[ib];
         v[ia] = a * cf - b * sf;
         v[ib] = a * sf + b * cf;
-    }
-}
-
-template <typename KV> __device__ __forceinline__ KV to_kv(float v);
-template <> __device__ __forceinline__ float to_kv<float>(float v) {
-    return v;
-}
-template <> __device__ __forceinline__ __half to_kv<__half>(float v) {
-    return __float2half_rn(v);
-}
-
-template <typename KV>
-__global__ void kv_write_kernel(KV* kc, KV* vc, const float* k, const float* v,
-                                const int64_t* slots, int64_t n, int64_t kv_dim) {
-    const int64_t total = n * kv_dim;
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t t = i / kv_dim, e = i % kv_dim;
-        const int64_t slot = slots[t];
-        if (slot < 0)
-            continue;
-        kc[slot * kv_dim + e] = to_kv<KV>(k[i]);
-        vc[slot * kv_dim + e] = to_kv<KV>(v[i]);
     }
 }
 
@@ -259,27 +236,6 @@ OpStatus rope(float* q, float* k, const int32_t* positions, int64_t n, int32_t h
     LLMWB_LAUNCH(grid_for(total, kThreads), kThreads, 0, stream, rope_kernel)
     (q, k, positions, n, heads, kv_heads, head_dim, inv_freq, interleaved);
     return check_launch("rope");
-}
-
-OpStatus kv_write(void* k_cache, void* v_cache, const float* k, const float* v,
-                  const int64_t* slot_mapping, int64_t n, int64_t kv_dim, DType kv_dtype,
-                  cudaStream_t stream) {
-    if (n < 0 || kv_dim <= 0)
-        return invalid("kv_write", "bad size");
-    if (n == 0)
-        return OpStatus::Ok;
-    const unsigned grid = grid_for(n * kv_dim, kThreads);
-    if (kv_dtype == DType::F32) {
-        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<float>)
-        (static_cast<float*>(k_cache), static_cast<float*>(v_cache), k, v, slot_mapping, n, kv_dim);
-    } else if (kv_dtype == DType::F16) {
-        LLMWB_LAUNCH(grid, kThreads, 0, stream, kv_write_kernel<__half>)
-        (static_cast<__half*>(k_cache), static_cast<__half*>(v_cache), k, v, slot_mapping, n,
-         kv_dim);
-    } else {
-        return invalid("kv_write", "KV dtype must be F32 or F16");
-    }
-    return check_launch("kv_write");
 }
 
 OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* ids, int64_t n,

@@ -155,6 +155,33 @@ int api_stats(const LlmwbRunner* r, int64_t* graph_steps, int64_t* eager_steps) 
     return 0;
 }
 
+int api_set_kv_dtype(LlmwbRunner* r, int32_t kv_dtype, const float* k_scales, const float* v_scales,
+                     int32_t n_layers) {
+    if (!r)
+        return fail("set_kv_dtype: null runner");
+    const std::optional<llmwb::KvDtype> t = llmwb::cuda::kv_dtype_from_abi(kv_dtype);
+    if (!t)
+        return fail("set_kv_dtype: unknown KV cache type id " + std::to_string(kv_dtype));
+    try {
+        std::string err;
+        return r->runner->set_kv_dtype(*t, k_scales, v_scales, n_layers, err) ? 0 : fail(err);
+    } catch (const std::exception& e) {
+        return fail(std::string("set_kv_dtype: ") + e.what());
+    }
+}
+
+int api_kv_absmax(LlmwbRunner* r, const int32_t* tokens, int32_t n, float* k_absmax,
+                  float* v_absmax) {
+    if (!r || !tokens || !k_absmax || !v_absmax || n <= 0)
+        return fail("kv_absmax: null argument or no tokens");
+    try {
+        std::string err;
+        return r->runner->kv_absmax(tokens, n, k_absmax, v_absmax, err) ? 0 : fail(err);
+    } catch (const std::exception& e) {
+        return fail(std::string("kv_absmax: ") + e.what());
+    }
+}
+
 const char* api_last_error() {
     return g_last_error.c_str();
 }
@@ -174,6 +201,8 @@ const LlmwbCudaApi kApi = {
     api_weight_bytes,
     api_stats,
     api_last_error,
+    api_set_kv_dtype,
+    api_kv_absmax,
 };
 
 } // namespace

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define LLMWB_CUDA_ABI_VERSION 1u
+#define LLMWB_CUDA_ABI_VERSION 2u
 #define LLMWB_CUDA_PLUGIN_SYMBOL "llmwb_cuda_plugin_api"
 
 /* A weight tensor as stored: row-major [rows][cols], dtype = llmwb::DType's numeric value (GGML
@@ -63,9 +63,16 @@ typedef struct LlmwbModel {
     const LlmwbLayer* layers; /* [num_layers] */
 } LlmwbModel;
 
-/* kv_dtype: 0 = F16 (default), 1 = F32 (exact comparisons with the CPU backend). */
+/* KV cache element type (llmwb::KvDtype, kernels/cpu/kv_format.h: the same block-major layout
+ * and stored bytes as the CPU backend): 0 = F16 (default), 1 = F32 (exact comparisons with the
+ * CPU backend), 2 = BF16, 3 = FP8 E4M3, 4 = FP8 E5M2 (fp8: per-layer scales, set_kv_dtype),
+ * 5 = INT8 (an fp32 scale per token and KV head after each block's values). */
 #define LLMWB_KV_F16 0
 #define LLMWB_KV_F32 1
+#define LLMWB_KV_BF16 2
+#define LLMWB_KV_FP8_E4M3 3
+#define LLMWB_KV_FP8_E5M2 4
+#define LLMWB_KV_INT8 5
 
 typedef struct LlmwbRunnerOptions {
     int32_t device;      /* CUDA device ordinal */
@@ -130,6 +137,17 @@ typedef struct LlmwbCudaApi {
     /* Statistics: forwards run through a CUDA graph / eagerly. */
     int (*stats)(const LlmwbRunner* runner, int64_t* graph_steps, int64_t* eager_steps);
     const char* (*last_error)(void);
+    /* (ABI 2) Switches the KV cache type: the pool is freed and the next resize_kv creates it in
+     * kv_dtype (LLMWB_KV_*), keeping nothing. k_scales / v_scales: n_layers per-layer fp8 scales
+     * (stored value = x / scale), or NULL for 1.0; entries that are not finite and positive
+     * count as 1.0. */
+    int (*set_kv_dtype)(LlmwbRunner* runner, int32_t kv_dtype, const float* k_scales,
+                        const float* v_scales, int32_t n_layers);
+    /* (ABI 2) fp8 calibration: runs tokens[0..n) as one sequence from position 0 in a scratch
+     * F32 pool (the KV pool is set aside and restored intact) and writes each layer's largest
+     * |K| and |V| to k_absmax[layer], v_absmax[layer] (num_layers entries each). Synchronous. */
+    int (*kv_absmax)(LlmwbRunner* runner, const int32_t* tokens, int32_t n, float* k_absmax,
+                     float* v_absmax);
 } LlmwbCudaApi;
 
 typedef const LlmwbCudaApi* (*LlmwbCudaPluginEntry)(uint32_t abi_version);

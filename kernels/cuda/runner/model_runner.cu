@@ -107,7 +107,14 @@ ModelRunner::create(const LlmwbModel& model, const LlmwbRunnerOptions& options, 
     }
     std::unique_ptr<ModelRunner> r(new ModelRunner());
     r->device_ = options.device;
-    r->kv_dtype_ = options.kv_dtype == LLMWB_KV_F32 ? DType::F32 : DType::F16;
+    const std::optional<KvDtype> kv = kv_dtype_from_abi(options.kv_dtype);
+    if (!kv) {
+        err = "unknown KV cache type id " + std::to_string(options.kv_dtype);
+        return nullptr;
+    }
+    r->kv_dtype_ = *kv;
+    r->k_scale_.assign(size_t(model.num_layers), 1.0f);
+    r->v_scale_.assign(size_t(model.num_layers), 1.0f);
     r->use_graphs_ = options.use_graphs != 0;
     r->max_context_ = std::max(1, options.max_context);
     cudaError_t e = cudaSetDevice(options.device);
@@ -386,14 +393,12 @@ void ModelRunner::pack_padded_decode(const LlmwbBatch& b, const MetaLayout& m) {
 }
 
 void* ModelRunner::k_cache(int32_t layer) const {
-    const size_t plane = size_t(num_blocks_) * size_t(block_size_) * size_t(kv_heads_) *
-                         size_t(head_dim_) * (kv_dtype_ == DType::F16 ? 2 : 4);
+    const size_t plane = size_t(num_blocks_) * size_t(kv_layout(block_size_).block_bytes());
     return kv_.as<unsigned char>() + plane * size_t(2 * layer);
 }
 
 void* ModelRunner::v_cache(int32_t layer) const {
-    const size_t plane = size_t(num_blocks_) * size_t(block_size_) * size_t(kv_heads_) *
-                         size_t(head_dim_) * (kv_dtype_ == DType::F16 ? 2 : 4);
+    const size_t plane = size_t(num_blocks_) * size_t(kv_layout(block_size_).block_bytes());
     return kv_.as<unsigned char>() + plane * size_t(2 * layer + 1);
 }
 
@@ -425,8 +430,8 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
                   head_dim_, inv_freq_, interleaved_, s),
              "rope");
     LLMWB_OP(kv_write(k_cache(l), v_cache(l), k, v,
-                      reinterpret_cast<const int64_t*>(base + m.slot_mapping), T, kvw, kv_dtype_,
-                      s),
+                      reinterpret_cast<const int64_t*>(base + m.slot_mapping), T,
+                      kv_layout(block_size_), 1.0f / k_scale_[l], 1.0f / v_scale_[l], s),
              "kv_write");
     AttentionBatch ab;
     ab.query_start = reinterpret_cast<const int32_t*>(base + m.query_start);
@@ -444,9 +449,11 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     ap.block_size = block_size_;
     ap.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim_)));
     ap.kv_dtype = kv_dtype_;
+    ap.k_scale = k_scale_[l];
+    ap.v_scale = v_scale_[l];
     // The F32 KV cache is the exact mode (comparisons with the CPU backend): keep prefill
-    // attention in fp32 there; with the F16 cache, prefill runs on tensor cores.
-    ap.tensor_cores = kv_dtype_ != DType::F32;
+    // attention in fp32 there; with every other type, prefill runs on tensor cores.
+    ap.tensor_cores = kv_dtype_ != KvDtype::F32;
     LLMWB_OP(
         paged_attention(att, q, k_cache(l), v_cache(l), ab, ap, attn_ws_.get(), attn_ws_bytes_, s),
         "paged_attention");
@@ -642,8 +649,17 @@ bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_
               std::to_string(block_size) + ")";
         return false;
     }
-    const size_t elem = kv_dtype_ == DType::F16 ? 2 : 4;
-    const size_t block_bytes = size_t(block_size) * size_t(kv_heads_) * size_t(head_dim_) * elem;
+    // Values and (int8) scales of a block are contiguous: one copy per block and plane.
+    const size_t block_bytes = size_t(kv_layout(block_size).block_bytes());
+    if (block_bytes % 16 != 0) {
+        err = "KV cache: a block of " + std::to_string(block_bytes) +
+              " bytes is not a whole number of 16-byte words";
+        return false;
+    }
+    if (n_keep > 0 && !kv_.get()) {
+        err = "KV cache resize: no pool to keep blocks from (the KV type was switched)";
+        return false;
+    }
     const size_t planes = size_t(2 * layers_n_);
     if (n_keep == 0 && kv_.get()) {
         // Nothing to keep: free the old pool first so that a pool of most of the device's memory
@@ -701,9 +717,7 @@ bool ModelRunner::copy_block(int32_t src, int32_t dst, std::string& err) {
         err = "copy_block: block ids out of range";
         return false;
     }
-    const size_t elem = kv_dtype_ == DType::F16 ? 2 : 4;
-    const int64_t words =
-        int64_t(size_t(block_size_) * size_t(kv_heads_) * size_t(head_dim_) * elem / 16);
+    const int64_t words = kv_layout(block_size_).block_bytes() / 16; // values + scales
     const int64_t plane = int64_t(num_blocks_) * words;
     const dim3 grid(static_cast<unsigned>(std::min<int64_t>((words + 255) / 256, 64)),
                     static_cast<unsigned>(2 * layers_n_));

@@ -6,10 +6,11 @@
 //   -> add, gather the rows that need logits, final rmsnorm, lm_head -> pinned host logits.
 //
 // Weights are uploaded once with cudaMalloc in their stored dtype (quantized types stay
-// quantized). The paged KV cache ([2 x layers][num_blocks][block_size][kv_heads][head_dim], F16
-// or F32) lives on the device. Decode-only steps (every sequence one query token, every token a
-// logits row) run through CUDA graphs captured per batch-size bucket (1, 2, 4, ..., 256) with the
-// batch metadata padded to the bucket; everything else runs eagerly.
+// quantized). The paged KV cache lives on the device: 2 x layers pools (K, V of each layer) of
+// num_blocks blocks in kernels/cpu/kv_format.h's KvLayout, in any KvDtype (F16 by default; the
+// type can be switched, which drops the pool).  Decode-only steps (every sequence one query token,
+// every token a logits row) run through CUDA graphs captured per batch-size bucket (1, 2, 4, ...,
+// 256) with the batch metadata padded to the bucket; everything else runs eagerly.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +28,26 @@
 #include "kernels/cuda/runner/device_buffer.h"
 
 namespace llmwb::cuda {
+
+// LLMWB_KV_* (plugin_api.h) as a KvDtype; nullopt for an unknown id.
+inline std::optional<KvDtype> kv_dtype_from_abi(int32_t id) {
+    switch (id) {
+    case LLMWB_KV_F16:
+        return KvDtype::F16;
+    case LLMWB_KV_F32:
+        return KvDtype::F32;
+    case LLMWB_KV_BF16:
+        return KvDtype::BF16;
+    case LLMWB_KV_FP8_E4M3:
+        return KvDtype::Fp8E4M3;
+    case LLMWB_KV_FP8_E5M2:
+        return KvDtype::Fp8E5M2;
+    case LLMWB_KV_INT8:
+        return KvDtype::Int8;
+    default:
+        return std::nullopt;
+    }
+}
 
 class ModelRunner {
   public:
@@ -39,6 +61,15 @@ class ModelRunner {
     bool resize_kv(int32_t num_blocks, int32_t block_size, const int32_t* keep_src,
                    const int32_t* keep_dst, int32_t n_keep, std::string& err);
     bool copy_block(int32_t src, int32_t dst, std::string& err);
+    // Drops the KV pool (the next resize_kv creates one in type t; nothing is kept) and sets the
+    // per-layer fp8 scales (stored value = x / scale): n_layers entries each, or null for 1.0;
+    // entries that are not finite and positive count as 1.0.
+    bool set_kv_dtype(KvDtype t, const float* k_scales, const float* v_scales, int32_t n_layers,
+                      std::string& err);
+    // fp8 calibration: runs tokens[0..n) as one sequence from position 0 through a scratch F32
+    // pool (the engine's pool is set aside and restored, contents intact) and writes each layer's
+    // largest |K| and |V| to k_out[layer], v_out[layer].
+    bool kv_absmax(const int32_t* tokens, int32_t n, float* k_out, float* v_out, std::string& err);
     // logits: host [batch.n_logits][vocab], or (logits null) ids: host [batch.n_logits], the
     // argmax of every logits row computed on the device. Synchronous.
     bool forward(const LlmwbBatch& batch, float* logits, int32_t* ids, std::string& err);
@@ -101,7 +132,8 @@ class ModelRunner {
 
     // Options.
     int32_t device_ = 0;
-    DType kv_dtype_ = DType::F16;
+    KvDtype kv_dtype_ = KvDtype::F16;
+    std::vector<float> k_scale_, v_scale_; // per layer (fp8), 1.0 unless set
     bool use_graphs_ = true;
     int32_t max_context_ = 0;
 
@@ -115,7 +147,10 @@ class ModelRunner {
     PinnedBuffer meta_host_, logits_host_, ids_host_;
     size_t meta_cap_ = 0, logits_host_cap_ = 0;
 
-    // KV pool: [2 * layers][num_blocks][block_size * kv_dim] elements.
+    // KV pool: [2 * layers][num_blocks] blocks of kv_layout().block_bytes() bytes.
+    KvLayout kv_layout(int32_t block_size) const {
+        return KvLayout{kv_dtype_, block_size, kv_heads_, head_dim_};
+    }
     DeviceBuffer kv_;
     int32_t num_blocks_ = 0, block_size_ = 0;
 

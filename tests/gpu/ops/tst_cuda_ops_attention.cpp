@@ -1,6 +1,7 @@
 // CUDA paged attention against the CPU reference (engine/runtime/attention.h): GQA ratios 1/4/8,
 // block sizes 8/16/32, head dims 64..256, contexts ending mid-block and spanning many blocks,
-// batches mixing prefill chunks and decode rows, KV in F32 and F16, with and without the
+// batches mixing prefill chunks and decode rows, KV in F32 and F16 (the other types:
+// tst_cuda_ops_kv_types), with and without the
 // split-context workspace. Cache slots outside every sequence's context hold NaN, so a read
 // past the context shows up in the output.
 #include <algorithm>
@@ -35,7 +36,7 @@ struct Case {
 // as in a graph captured at a shorter context); the result must not change.
 // tensor_cores: prefill sequences (>= 64 rows) on the f16 tensor-core kernel, compared with a
 // looser bound (q, K, V and the probabilities rounded to f16).
-void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bound = 0,
+void run_case(const Case& c, KvDtype kv_dtype, bool use_workspace, int32_t ctx_bound = 0,
               bool tensor_cores = false) {
     const int32_t bs = c.block_size;
     int32_t blocks_needed = 0;
@@ -76,7 +77,7 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
 
     // F16 caches: the reference sees the same rounded values.
     std::vector<uint16_t> kh, vh;
-    if (kv_dtype == DType::F16) {
+    if (kv_dtype == KvDtype::F16) {
         kh.resize(kc.size());
         vh.resize(vc.size());
         for (size_t i = 0; i < kc.size(); ++i) {
@@ -100,10 +101,10 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
                     AttentionShape{c.heads, c.kv_heads, c.head_dim, bs, scale}, threads, scratch);
 
     DeviceBuffer<float> dq(q), dout(n * row);
-    DeviceBuffer<float> dkc(kv_dtype == DType::F32 ? kc.size() : 0),
-        dvc(kv_dtype == DType::F32 ? vc.size() : 0);
+    DeviceBuffer<float> dkc(kv_dtype == KvDtype::F32 ? kc.size() : 0),
+        dvc(kv_dtype == KvDtype::F32 ? vc.size() : 0);
     DeviceBuffer<uint16_t> dkh(kh), dvh(vh);
-    if (kv_dtype == DType::F32) {
+    if (kv_dtype == KvDtype::F32) {
         dkc.upload(kc);
         dvc.upload(vc);
     }
@@ -132,13 +133,13 @@ void run_case(const Case& c, DType kv_dtype, bool use_workspace, int32_t ctx_bou
     ap.scale = scale;
     ap.kv_dtype = kv_dtype;
     ap.tensor_cores = tensor_cores;
-    const void* kptr = kv_dtype == DType::F32 ? static_cast<const void*>(dkc.get()) : dkh.get();
-    const void* vptr = kv_dtype == DType::F32 ? static_cast<const void*>(dvc.get()) : dvh.get();
+    const void* kptr = kv_dtype == KvDtype::F32 ? static_cast<const void*>(dkc.get()) : dkh.get();
+    const void* vptr = kv_dtype == KvDtype::F32 ? static_cast<const void*>(dvc.get()) : dvh.get();
     GT_OP(cu::paged_attention(dout.get(), dq.get(), kptr, vptr, ab, ap,
                               ws_bytes ? dws.get() : nullptr, ws_bytes, nullptr));
     char what[160];
     std::snprintf(what, sizeof(what), "attention %s kv %s workspace %zu ctx bound %d tc %d", c.name,
-                  dtype_name(kv_dtype), ws_bytes, ctx_bound, tensor_cores ? 1 : 0);
+                  kv_dtype_name(kv_dtype), ws_bytes, ctx_bound, tensor_cores ? 1 : 0);
     // Rows of one head: each output row of head_dim compared to its own scale.
     const bool tc = tensor_cores && max_q >= 64 && c.head_dim <= 128;
     compare_rows(what, dout.download(), want, static_cast<int64_t>(n) * c.heads, c.head_dim,
@@ -150,23 +151,23 @@ void test_invalid_arguments() {
     ab.n_seqs = 1;
     ab.n_tokens = 1;
     ab.max_query_len = 1;
-    cu::AttentionParams ap{8, 3, 64, 16, 0.125f, DType::F32};
+    cu::AttentionParams ap{8, 3, 64, 16, 0.125f, KvDtype::F32};
     GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
                  cu::OpStatus::InvalidArgument,
              "heads %% kv_heads");
-    ap = {8, 2, 48, 16, 0.125f, DType::F32};
+    ap = {8, 2, 48, 16, 0.125f, KvDtype::F32};
     GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
                  cu::OpStatus::InvalidArgument,
              "head_dim 48");
-    ap = {8, 2, 64, 12, 0.125f, DType::F32};
+    ap = {8, 2, 64, 12, 0.125f, KvDtype::F32};
     GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
                  cu::OpStatus::InvalidArgument,
              "block size 12");
-    ap = {8, 2, 64, 16, 0.125f, DType::BF16};
+    ap = {8, 2, 64, 16, 0.125f, static_cast<KvDtype>(77)};
     GT_CHECK(cu::paged_attention(nullptr, nullptr, nullptr, nullptr, ab, ap, nullptr, 0, nullptr) ==
                  cu::OpStatus::InvalidArgument,
-             "KV BF16");
-    ap = {8, 2, 64, 16, 0.125f, DType::F16};
+             "unknown KV dtype");
+    ap = {8, 2, 64, 16, 0.125f, KvDtype::F16};
     const void* misaligned = reinterpret_cast<const void*>(uintptr_t{4104});
     GT_CHECK(cu::paged_attention(nullptr, nullptr, misaligned, misaligned, ab, ap, nullptr, 0,
                                  nullptr) == cu::OpStatus::InvalidArgument,
@@ -197,14 +198,14 @@ int main() {
         {"tc-mha", 4, 4, 64, 8, {{150, 150}, {10, 1}, {1000, 70}}},
     };
     for (const Case& c : cases)
-        for (DType kv : {DType::F32, DType::F16})
+        for (KvDtype kv : {KvDtype::F32, KvDtype::F16})
             for (bool ws : {false, true})
                 run_case(c, kv, ws);
     for (const Case& c : cases)
-        for (DType kv : {DType::F32, DType::F16})
+        for (KvDtype kv : {KvDtype::F32, KvDtype::F16})
             run_case(c, kv, true, 0, true);
-    run_case(cases[5], DType::F32, true, 1024); // splits sized for 1024 keys, context 4099
-    run_case(cases[2], DType::F16, true, 400);
+    run_case(cases[5], KvDtype::F32, true, 1024); // splits sized for 1024 keys, context 4099
+    run_case(cases[2], KvDtype::F16, true, 400);
     test_invalid_arguments();
     return finish("tst_cuda_ops_attention");
 }

@@ -1,7 +1,7 @@
 // CUDA row/element-wise ops against the CPU reference: rmsnorm (+ fused add, qk-norm shapes),
-// silu_mul, add, bias_add, rope (both pairings), kv_write (F32/F16), embedding_gather (every
+// silu_mul, add, bias_add, rope (both pairings), embedding_gather (every
 // dtype of kAllDTypes, quantized data; random blocks: tst_cuda_ops_quant_types), argmax_rows
-// (ties, NaN).
+// (ties, NaN). kv_write: tst_cuda_ops_kv_types.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -102,55 +102,6 @@ void test_rope(bool interleaved, bool with_k) {
     compare_rows("rope k", dk.download(), with_k ? want_k : k, n * kv_heads, hd, 1e-5);
 }
 
-void test_kv_write(DType kv_dtype) {
-    const int64_t kv_dim = 2 * 64 + 32, slots = 5 * 16, n = 11;
-    std::vector<int64_t> perm(slots);
-    for (int64_t i = 0; i < slots; ++i)
-        perm[i] = i;
-    std::shuffle(perm.begin(), perm.end(), rng());
-    std::vector<int64_t> mapping(perm.begin(), perm.begin() + n);
-    mapping[3] = -1; // a padding token: not written
-    const auto k = random_floats(n * kv_dim), v = random_floats(n * kv_dim);
-    const size_t elem = kv_dtype == DType::F32 ? 4 : 2;
-    DeviceBuffer<uint8_t> kc(slots * kv_dim * elem), vc(slots * kv_dim * elem);
-    kc.poison();
-    vc.poison();
-    DeviceBuffer<float> dk(k), dv(v);
-    DeviceBuffer<int64_t> dmap(mapping);
-    GT_OP(cu::kv_write(kc.get(), vc.get(), dk.get(), dv.get(), dmap.get(), n, kv_dim, kv_dtype,
-                       nullptr));
-    const auto hk = kc.download(), hv = vc.download();
-    std::vector<int> owner(slots, -1);
-    for (int64_t t = 0; t < n; ++t)
-        if (mapping[t] >= 0)
-            owner[mapping[t]] = static_cast<int>(t);
-    int bad = 0;
-    for (int64_t s = 0; s < slots; ++s)
-        for (int64_t e = 0; e < kv_dim; ++e) {
-            const size_t off = (s * kv_dim + e) * elem;
-            for (int which = 0; which < 2; ++which) {
-                const auto& cache = which ? hv : hk;
-                const auto& src = which ? v : k;
-                if (owner[s] < 0) { // untouched: still all 0xFF
-                    for (size_t b = 0; b < elem; ++b)
-                        bad += cache[off + b] != 0xFF;
-                    continue;
-                }
-                const float want = src[owner[s] * kv_dim + e];
-                if (kv_dtype == DType::F32) {
-                    float got;
-                    std::memcpy(&got, &cache[off], 4);
-                    bad += !(got == want);
-                } else {
-                    uint16_t got;
-                    std::memcpy(&got, &cache[off], 2);
-                    bad += got != kernels::fp32_to_fp16(want);
-                }
-            }
-        }
-    GT_CHECK(bad == 0, "kv_write %s: %d wrong elements", dtype_name(kv_dtype), bad);
-}
-
 void test_embedding(DType t, int64_t vocab, int64_t hidden) {
     const auto table = random_floats(vocab * hidden, -2.0f, 2.0f);
     const int64_t rb = dtype_row_bytes(t, hidden);
@@ -212,9 +163,6 @@ void test_invalid_arguments() {
     GT_CHECK(cu::rmsnorm(nullptr, nullptr, nullptr, 1, 0, 1e-5f, nullptr) ==
                  cu::OpStatus::InvalidArgument,
              "rmsnorm dim 0");
-    GT_CHECK(cu::kv_write(nullptr, nullptr, nullptr, nullptr, nullptr, 1, 8, DType::Q8_0,
-                          nullptr) == cu::OpStatus::InvalidArgument,
-             "kv_write Q8_0");
     GT_CHECK(cu::rope(nullptr, nullptr, nullptr, 1, 2, 2, 63, nullptr, false, nullptr) ==
                  cu::OpStatus::InvalidArgument,
              "rope odd head_dim");
@@ -239,8 +187,6 @@ int main() {
     for (bool inter : {false, true})
         for (bool with_k : {true, false})
             test_rope(inter, with_k);
-    test_kv_write(DType::F32);
-    test_kv_write(DType::F16);
     for (DType t : kAllDTypes) { // every type a GGUF token_embd can have
         const int64_t be = dtype_block_elems(t);
         test_embedding(t, be == 1 ? 50 : (be == 32 ? 50 : 30),

@@ -1,0 +1,182 @@
+// ModelRunner's KV-type switch and fp8 calibration (kept apart from model_runner.cu's forward).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/ops/launch.cuh"
+#include "kernels/cuda/runner/model_runner.h"
+
+namespace llmwb::cuda {
+
+namespace {
+
+constexpr int kAbsmaxThreads = 256;
+
+// out[plane] = max |x| over the first `count` floats of each plane (planes `stride` floats
+// apart); one block per plane.
+__global__ void __launch_bounds__(kAbsmaxThreads)
+    plane_absmax_kernel(float* out, const float* pool, int64_t stride, int64_t count) {
+    __shared__ float partial[kAbsmaxThreads / 32];
+    const float* x = pool + static_cast<int64_t>(blockIdx.x) * stride;
+    float m = 0.0f;
+    for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
+        m = fmaxf(m, fabsf(x[i]));
+    for (int o = 16; o > 0; o >>= 1)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (threadIdx.x % 32 == 0)
+        partial[threadIdx.x / 32] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float r = 0.0f;
+        for (int w = 0; w < kAbsmaxThreads / 32; ++w)
+            r = fmaxf(r, partial[w]);
+        out[blockIdx.x] = r;
+    }
+}
+
+std::string cuda_error(const char* what, cudaError_t e) {
+    return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+} // namespace
+
+bool ModelRunner::set_kv_dtype(KvDtype t, const float* k_scales, const float* v_scales,
+                               int32_t n_layers, std::string& err) {
+    if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) {
+        err = cuda_error("cudaSetDevice", e);
+        return false;
+    }
+    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) {
+        err = cuda_error("KV type switch", e);
+        return false;
+    }
+    drop_graphs(); // they captured the old pool and the old type's kernels
+    kv_.reset();
+    num_blocks_ = 0; // forward() refuses to run until resize_kv
+    kv_dtype_ = t;
+    auto fill = [&](std::vector<float>& dst, const float* src) {
+        dst.assign(size_t(layers_n_), 1.0f);
+        if (!src || n_layers != layers_n_)
+            return;
+        for (int32_t l = 0; l < layers_n_; ++l)
+            if (std::isfinite(src[l]) && src[l] > 0.0f)
+                dst[size_t(l)] = src[l];
+    };
+    const bool fp8 = kv_dtype_is_fp8(t);
+    fill(k_scale_, fp8 ? k_scales : nullptr);
+    fill(v_scale_, fp8 ? v_scales : nullptr);
+    return true;
+}
+
+bool ModelRunner::kv_absmax(const int32_t* tokens, int32_t n, float* k_out, float* v_out,
+                            std::string& err) {
+    if (n <= 0) {
+        err = "KV calibration: no tokens";
+        return false;
+    }
+    if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) {
+        err = cuda_error("cudaSetDevice", e);
+        return false;
+    }
+    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) {
+        err = cuda_error("KV calibration", e);
+        return false;
+    }
+    // Set the engine's pool aside (its device memory stays where it is, so graphs captured
+    // over it stay valid) and run on a scratch F32 pool.
+    struct Saved {
+        ModelRunner* r;
+        DeviceBuffer kv;
+        KvDtype dtype;
+        std::vector<float> k_scale, v_scale;
+        int32_t num_blocks, block_size;
+        bool graphs;
+        ~Saved() {
+            cudaStreamSynchronize(r->stream_);
+            r->kv_.swap(kv);
+            r->kv_dtype_ = dtype;
+            r->k_scale_ = std::move(k_scale);
+            r->v_scale_ = std::move(v_scale);
+            r->num_blocks_ = num_blocks;
+            r->block_size_ = block_size;
+            r->use_graphs_ = graphs;
+        }
+    } saved{this, {}, kv_dtype_, k_scale_, v_scale_, num_blocks_, block_size_, use_graphs_};
+    saved.kv.swap(kv_);
+    constexpr int32_t bs = 16;
+    const int32_t nb = (n + bs - 1) / bs;
+    kv_dtype_ = KvDtype::F32;
+    k_scale_.assign(size_t(layers_n_), 1.0f);
+    v_scale_.assign(size_t(layers_n_), 1.0f);
+    use_graphs_ = false; // graphs would bind the scratch pool
+    const size_t block_bytes = size_t(kv_layout(bs).block_bytes());
+    if (!kv_.ensure(size_t(2 * layers_n_) * size_t(nb) * block_bytes, nullptr, err)) {
+        err = "KV calibration scratch pool: " + err;
+        return false;
+    }
+    num_blocks_ = nb;
+    block_size_ = bs;
+    if (cudaError_t e = cudaMemsetAsync(kv_.get(), 0, kv_.bytes(), stream_); e != cudaSuccess) {
+        err = cuda_error("KV calibration", e);
+        return false;
+    }
+    std::vector<int32_t> table(static_cast<size_t>(nb)), positions, query_start(2), context(1),
+        no_rows(1, 0);
+    std::vector<int64_t> slots;
+    for (int32_t i = 0; i < nb; ++i)
+        table[size_t(i)] = i;
+    const int32_t chunk = std::max(1, cap_tokens_);
+    for (int32_t p0 = 0; p0 < n; p0 += chunk) {
+        const int32_t len = std::min(chunk, n - p0);
+        positions.resize(size_t(len));
+        slots.resize(size_t(len));
+        for (int32_t i = 0; i < len; ++i) {
+            positions[size_t(i)] = p0 + i;
+            slots[size_t(i)] = p0 + i;
+        }
+        query_start[0] = 0;
+        query_start[1] = len;
+        context[0] = p0 + len;
+        LlmwbBatch b{};
+        b.n_tokens = len;
+        b.n_seqs = 1;
+        b.max_blocks_per_seq = nb;
+        b.n_logits = 0;
+        b.token_ids = tokens + p0;
+        b.positions = positions.data();
+        b.slot_mapping = slots.data();
+        b.query_start = query_start.data();
+        b.context_lens = context.data();
+        b.block_tables = table.data();
+        b.logits_rows = no_rows.data(); // n_logits == 0: never read
+        if (!forward(b, nullptr, nullptr, err))
+            return false;
+    }
+    // Slots 0..n-1 are blocks 0.. in order: the first n * kv_dim floats of every plane.
+    DeviceBuffer out;
+    if (!out.ensure(size_t(2 * layers_n_) * 4, nullptr, err))
+        return false;
+    const int64_t kv_dim = int64_t{kv_heads_} * head_dim_;
+    LLMWB_LAUNCH(static_cast<unsigned>(2 * layers_n_), kAbsmaxThreads, 0, stream_,
+                 plane_absmax_kernel)
+    (out.as<float>(), kv_.as<float>(), int64_t{nb} * bs * kv_dim, int64_t{n} * kv_dim);
+    std::vector<float> host(size_t(2 * layers_n_));
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(host.data(), out.get(), host.size() * 4, cudaMemcpyDeviceToHost,
+                            stream_);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(stream_);
+    if (e != cudaSuccess) {
+        err = cuda_error("KV calibration", e);
+        return false;
+    }
+    for (int32_t l = 0; l < layers_n_; ++l) {
+        k_out[l] = host[size_t(2 * l)];
+        v_out[l] = host[size_t(2 * l + 1)];
+    }
+    return true;
+}
+
+} // namespace llmwb::cuda
