@@ -2644,10 +2644,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>fp32 on the CPU, fp16 on CUDA</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>auto (%1)</source>
         <translation type="unfinished"></translation>
     </message>

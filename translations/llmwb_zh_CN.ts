@@ -2656,10 +2656,6 @@ CUDA 不可用：%1</translation>
         <translation>根据实测的接受率和每步开销，为每个请求每步选择草稿数；不划算时不生成草稿。</translation>
     </message>
     <message>
-        <source>fp32 on the CPU, fp16 on CUDA</source>
-        <translation>CPU 上为 fp32，CUDA 上为 fp16</translation>
-    </message>
-    <message>
         <source>auto (%1)</source>
         <translation>自动（%1）</translation>
     </message>

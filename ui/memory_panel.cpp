@@ -230,8 +230,8 @@ void MemoryPanel::refreshTexts() {
         capacity_->setText(
             tr("%1 tokens").arg(loc.toString(qint64(plan_.num_blocks) * plan_.block_size)));
         limit_->setText(MemoryPlanText::limit(plan_, maxNumSeqs_));
-        kvDtype_->setText(MemoryPlanText::kvDtype(viewKvDtype_) + QStringLiteral(" · ") +
-                          MemoryPlanText::kvDtypeCost(viewKvDtype_));
+        kvDtype_->setText(MemoryPlanText::kvDtype(viewKvDtype_));
+        kvDtype_->setToolTip(MemoryPlanText::kvDtypeCost(viewKvDtype_));
         // After a switch: the pool now, and before it.
         const KvDtypeSwitch& sw = kvState_.kvSwitch;
         const QString now = MemoryPlanText::kvPool(viewKvDtype_, plan_.num_blocks, plan_.block_size,

@@ -92,6 +92,9 @@ void TuningPanel::build() {
     blockNote_ = new QLabel(this);
     kvDtype_ = new QComboBox(this);
     kvDtype_->setObjectName(QStringLiteral("kvDtypeCombo"));
+    // As wide as the form gives it, not as its longest item: the dock must fit 1024 px windows.
+    kvDtype_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    kvDtype_->setMinimumContentsLength(8);
     kvNote_ = new QLabel(this);
     kvNote_->setObjectName(QStringLiteral("kvDtypeNote"));
     fillKvDtypes(); // every type until a view says what the backend stores
@@ -370,9 +373,8 @@ void TuningPanel::fillKvDtypes() {
 }
 
 void TuningPanel::updateKvTexts() {
-    const QString autoType =
-        hasView_ ? MemoryPlanText::kvDtype(view_.autoKvDtype) : tr("fp32 on the CPU, fp16 on CUDA");
-    kvDtype_->setItemText(0, tr("auto (%1)").arg(autoType));
+    kvDtype_->setItemText(
+        0, hasView_ ? tr("auto (%1)").arg(MemoryPlanText::kvDtype(view_.autoKvDtype)) : tr("auto"));
     const QString autoTip =
         hasView_ ? tr("The backend's own type.") + QLatin1Char(' ') +
                        MemoryPlanText::backendNote(view_.device, view_.autoKvDtype) +

@@ -577,6 +577,15 @@ void EngineWorker::emitView() {
         if (exec.supports_kv_dtype(t))
             view_.supportedKvDtypes.push_back(t);
     view_.kvSwitch = kvSwitch_;
+    // The engine could not make the pool of the new type (it went back to the old one): say so
+    // where the switch was asked for.
+    const KvDtype want = wantedKvDtype(*model_);
+    if (kvDtypeError_.isEmpty() && !bench_ && want != exec.kv_dtype() &&
+        view_.pendingKvDtype == exec.kv_dtype() && exec.supports_kv_dtype(want) &&
+        !model_->serving->last_error().empty())
+        kvDtypeError_ = tr("The KV cache stays %1: %2")
+                            .arg(QString::fromLatin1(kv_dtype_name(exec.kv_dtype())),
+                                 q(model_->serving->last_error()));
     view_.kvDtypeError = kvDtypeError_;
     view_.refusedKvDtype = refusedKvDtype_;
     view_.kvCalibration = kvCalibration_;
