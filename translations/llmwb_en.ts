@@ -1209,6 +1209,34 @@ Updated %2</source>
         <source>Run &quot;%1&quot; failed: %2</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>fp8 scales: calibration failed (%1); every layer uses the scale 1.0.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no layers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>fp8 scales calibrated per layer on a built-in text: K %1 to %2, V %3 to %4 (stored value = x / scale).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The %1 backend cannot store the KV cache as %2; it uses %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The KV cache cannot be stored as %1 (%2 is used): %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The KV cache stays %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the %1 backend cannot store it as %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::InstanceLock</name>
@@ -1802,6 +1830,22 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <source>none (prompt lookup needs no memory)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>KV switch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>switching to %1 at the next step (now %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, was %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none since the model was loaded (Tuning dock: KV-cache dtype)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MemoryPlanText</name>
@@ -1883,6 +1927,34 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     </message>
     <message>
         <source>Budget: %1 = %2 × %3 of RAM available (weights, workspace and KV cache)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>4 bytes per value: exact, and the most memory.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>2 bytes per value, half of fp32: 11 significant bits, values up to 65,504.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>2 bytes per value, half of fp32: fp32&apos;s range with 8 significant bits.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 byte per value, a quarter of fp32: 4 significant bits; K and V of each layer are divided by a scale calibrated on a short built-in text when it is chosen (1.0 if that fails).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 byte per value, a quarter of fp32: 3 significant bits and a wider range than e4m3; K and V of each layer are divided by a scale calibrated on a short built-in text when it is chosen (1.0 if that fails).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 byte per value plus a 4-byte scale per token and KV head (about 1.06 bytes per value at head size 64): symmetric, each token&apos;s K and V rows scaled by their own largest value, robust to outlier tokens.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 blocks × %3 tokens = %4 tokens (%5 per block)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2512,14 +2584,6 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The backend decides it when a model is loaded.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Set by the backend: fp32 on the CPU, fp16 on CUDA.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Drafts by n-gram prompt lookup, verified in the batch.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2577,6 +2641,34 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Drafts from</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>auto (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The backend&apos;s own type.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The backend&apos;s own type: fp32 on the CPU, fp16 on CUDA.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How the KV cache stores keys and values. Changing it re-plans the pool while requests run: more or fewer blocks for the same memory; running requests are recomputed in the new type and keep what they streamed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Applies when a model is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In use: %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switching to %1 at the next step.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1222,6 +1222,34 @@ Updated %2</source>
         <source>Run &quot;%1&quot; failed: %2</source>
         <translation>运行“%1”失败：%2</translation>
     </message>
+    <message>
+        <source>fp8 scales: calibration failed (%1); every layer uses the scale 1.0.</source>
+        <translation>fp8 缩放因子：校准失败（%1）；每一层都使用缩放因子 1.0。</translation>
+    </message>
+    <message>
+        <source>no layers</source>
+        <translation>没有层</translation>
+    </message>
+    <message>
+        <source>fp8 scales calibrated per layer on a built-in text: K %1 to %2, V %3 to %4 (stored value = x / scale).</source>
+        <translation>fp8 缩放因子已在内置文本上逐层校准：K 为 %1 至 %2，V 为 %3 至 %4（存储值 = x / 缩放因子）。</translation>
+    </message>
+    <message>
+        <source>The %1 backend cannot store the KV cache as %2; it uses %3.</source>
+        <translation>%1 后端无法以 %2 存储 KV 缓存，改用 %3。</translation>
+    </message>
+    <message>
+        <source>The KV cache cannot be stored as %1 (%2 is used): %3</source>
+        <translation>KV 缓存无法以 %1 存储（使用 %2）：%3</translation>
+    </message>
+    <message>
+        <source>The KV cache stays %1: %2</source>
+        <translation>KV 缓存保持为 %1：%2</translation>
+    </message>
+    <message>
+        <source>the %1 backend cannot store it as %2.</source>
+        <translation>%1 后端无法以 %2 存储它。</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::InstanceLock</name>
@@ -1813,6 +1841,22 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <source>none (prompt lookup needs no memory)</source>
         <translation>无（提示查找不占内存）</translation>
     </message>
+    <message>
+        <source>KV switch</source>
+        <translation>KV 类型切换</translation>
+    </message>
+    <message>
+        <source>switching to %1 at the next step (now %2)</source>
+        <translation>将在下一步切换到 %1（当前为 %2）</translation>
+    </message>
+    <message>
+        <source>%1, was %2</source>
+        <translation>%1，之前为 %2</translation>
+    </message>
+    <message>
+        <source>none since the model was loaded (Tuning dock: KV-cache dtype)</source>
+        <translation>模型加载后尚未切换（调优面板：KV 缓存数据类型）</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MemoryPlanText</name>
@@ -1895,6 +1939,34 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     <message>
         <source>Budget: %1 = %2 × %3 of RAM available (weights, workspace and KV cache)</source>
         <translation>预算：%1 = %2 × 可用内存 %3（权重、工作区和 KV 缓存）</translation>
+    </message>
+    <message>
+        <source>4 bytes per value: exact, and the most memory.</source>
+        <translation>每个值 4 字节：精确，占用内存最多。</translation>
+    </message>
+    <message>
+        <source>2 bytes per value, half of fp32: 11 significant bits, values up to 65,504.</source>
+        <translation>每个值 2 字节，为 fp32 的一半：11 位有效位，数值最大 65,504。</translation>
+    </message>
+    <message>
+        <source>2 bytes per value, half of fp32: fp32&apos;s range with 8 significant bits.</source>
+        <translation>每个值 2 字节，为 fp32 的一半：与 fp32 范围相同，8 位有效位。</translation>
+    </message>
+    <message>
+        <source>1 byte per value, a quarter of fp32: 4 significant bits; K and V of each layer are divided by a scale calibrated on a short built-in text when it is chosen (1.0 if that fails).</source>
+        <translation>每个值 1 字节，为 fp32 的四分之一：4 位有效位；每层的 K 和 V 除以一个缩放因子，该因子在选择此类型时于一段内置短文本上校准（校准失败则为 1.0）。</translation>
+    </message>
+    <message>
+        <source>1 byte per value, a quarter of fp32: 3 significant bits and a wider range than e4m3; K and V of each layer are divided by a scale calibrated on a short built-in text when it is chosen (1.0 if that fails).</source>
+        <translation>每个值 1 字节，为 fp32 的四分之一：3 位有效位，范围比 e4m3 更大；每层的 K 和 V 除以一个缩放因子，该因子在选择此类型时于一段内置短文本上校准（校准失败则为 1.0）。</translation>
+    </message>
+    <message>
+        <source>1 byte per value plus a 4-byte scale per token and KV head (about 1.06 bytes per value at head size 64): symmetric, each token&apos;s K and V rows scaled by their own largest value, robust to outlier tokens.</source>
+        <translation>每个值 1 字节，另加每个词元、每个 KV 头一个 4 字节缩放因子（头大小为 64 时约每个值 1.06 字节）：对称量化，每个词元的 K、V 行按其自身的最大值缩放，对离群词元稳健。</translation>
+    </message>
+    <message>
+        <source>%1: %2 blocks × %3 tokens = %4 tokens (%5 per block)</source>
+        <translation>%1：%2 个块 × %3 个词元 = %4 个词元（每块 %5）</translation>
     </message>
 </context>
 <context>
@@ -2528,14 +2600,6 @@ CUDA 不可用：%1</translation>
         <translation>重新规划失败（保留原缓存池）：%1</translation>
     </message>
     <message>
-        <source>The backend decides it when a model is loaded.</source>
-        <translation>加载模型时由后端决定。</translation>
-    </message>
-    <message>
-        <source>Set by the backend: fp32 on the CPU, fp16 on CUDA.</source>
-        <translation>由后端决定：CPU 上为 fp32，CUDA 上为 fp16。</translation>
-    </message>
-    <message>
         <source>Drafts by n-gram prompt lookup, verified in the batch.</source>
         <translation>草稿词元来自 n-gram 提示查找，在同一批次中验证。</translation>
     </message>
@@ -2590,6 +2654,34 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Choose the number of drafts per request and step from the measured acceptance and step cost; none where they do not pay.</source>
         <translation>根据实测的接受率和每步开销，为每个请求每步选择草稿数；不划算时不生成草稿。</translation>
+    </message>
+    <message>
+        <source>auto (%1)</source>
+        <translation>自动（%1）</translation>
+    </message>
+    <message>
+        <source>The backend&apos;s own type.</source>
+        <translation>后端自身的类型。</translation>
+    </message>
+    <message>
+        <source>The backend&apos;s own type: fp32 on the CPU, fp16 on CUDA.</source>
+        <translation>后端自身的类型：CPU 上为 fp32，CUDA 上为 fp16。</translation>
+    </message>
+    <message>
+        <source>How the KV cache stores keys and values. Changing it re-plans the pool while requests run: more or fewer blocks for the same memory; running requests are recomputed in the new type and keep what they streamed.</source>
+        <translation>KV 缓存存储键和值的方式。请求运行时修改它会重新规划缓存池：同样的内存容纳更多或更少的块；正在运行的请求以新类型重新计算，已流式输出的内容保留。</translation>
+    </message>
+    <message>
+        <source>Applies when a model is loaded.</source>
+        <translation>加载模型时生效。</translation>
+    </message>
+    <message>
+        <source>In use: %1.</source>
+        <translation>当前使用：%1。</translation>
+    </message>
+    <message>
+        <source>Switching to %1 at the next step.</source>
+        <translation>将在下一步切换到 %1。</translation>
     </message>
 </context>
 <context>

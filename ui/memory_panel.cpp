@@ -95,6 +95,7 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     capacity_ = addField("memoryCapacity");
     limit_ = addField("memoryLimit");
     kvDtype_ = addField("memoryKvDtype");
+    kvSwitch_ = addField("memoryKvSwitch");
     dtypes_ = addField("memoryDtypes");
     draft_ = addField("memoryDraft");
     note_ = new QLabel(this);
@@ -122,17 +123,22 @@ QString MemoryPanel::fieldText(const char* objectName) const {
 void MemoryPanel::setView(const EngineView& v) {
     // Only the plan and its settings matter here: skip the relayout when they did not change.
     const MemoryPlan& m = v.snapshot.memory;
-    const bool same = hasView_ && m.num_blocks == plan_.num_blocks &&
-                      m.block_size == plan_.block_size && m.kv_bytes == plan_.kv_bytes &&
-                      m.device_bytes == plan_.device_bytes &&
-                      m.workspace_bytes == plan_.workspace_bytes && m.limit == plan_.limit &&
-                      m.cap_blocks == plan_.cap_blocks && m.note == plan_.note &&
-                      v.replanError == replanError_ && v.tuning.maxNumSeqs == maxNumSeqs_ &&
-                      v.device == viewDevice_ && v.deviceName == deviceName_ &&
-                      v.kvDtype == viewKvDtype_ && m.utilization == plan_.utilization &&
-                      m.base_bytes == plan_.base_bytes && m.budget_bytes == plan_.budget_bytes &&
-                      m.cap_seqs == plan_.cap_seqs && v.utilizationRefusal == refusal_ &&
-                      v.draftWeightBytes == draftWeightBytes_ && v.draftKvBytes == draftKvBytes_;
+    const bool same =
+        hasView_ && m.num_blocks == plan_.num_blocks && m.block_size == plan_.block_size &&
+        m.kv_bytes == plan_.kv_bytes && m.device_bytes == plan_.device_bytes &&
+        m.workspace_bytes == plan_.workspace_bytes && m.limit == plan_.limit &&
+        m.cap_blocks == plan_.cap_blocks && m.note == plan_.note && v.replanError == replanError_ &&
+        v.tuning.maxNumSeqs == maxNumSeqs_ && v.device == viewDevice_ &&
+        v.deviceName == deviceName_ && v.kvDtype == viewKvDtype_ &&
+        m.utilization == plan_.utilization && m.base_bytes == plan_.base_bytes &&
+        m.budget_bytes == plan_.budget_bytes && m.cap_seqs == plan_.cap_seqs &&
+        v.utilizationRefusal == refusal_ && v.draftWeightBytes == draftWeightBytes_ &&
+        v.draftKvBytes == draftKvBytes_ && m.bytes_per_block == plan_.bytes_per_block &&
+        v.pendingKvDtype == kvState_.pendingKvDtype &&
+        v.kvSwitch.valid == kvState_.kvSwitch.valid && v.kvSwitch.from == kvState_.kvSwitch.from &&
+        v.kvSwitch.blocks == kvState_.kvSwitch.blocks &&
+        v.kvSwitch.bytesPerBlock == kvState_.kvSwitch.bytesPerBlock &&
+        v.kvDtypeError == kvState_.kvDtypeError && v.kvCalibration == kvState_.kvCalibration;
     if (same)
         return;
     plan_ = m;
@@ -144,6 +150,10 @@ void MemoryPanel::setView(const EngineView& v) {
     viewKvDtype_ = v.kvDtype;
     draftWeightBytes_ = v.draftWeightBytes;
     draftKvBytes_ = v.draftKvBytes;
+    kvState_.pendingKvDtype = v.pendingKvDtype;
+    kvState_.kvSwitch = v.kvSwitch;
+    kvState_.kvDtypeError = v.kvDtypeError;
+    kvState_.kvCalibration = v.kvCalibration;
     hasView_ = true;
     refreshTexts();
 }
@@ -157,10 +167,11 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
     const char* names[] = {
-        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),        QT_TR_NOOP("Weights"),
-        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),     QT_TR_NOOP("Free"),
-        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),      QT_TR_NOOP("Limited by"),
-        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("Weight dtypes"), QT_TR_NOOP("Draft model")};
+        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),    QT_TR_NOOP("Weights"),
+        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"), QT_TR_NOOP("Free"),
+        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),  QT_TR_NOOP("Limited by"),
+        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("KV switch"), QT_TR_NOOP("Weight dtypes"),
+        QT_TR_NOOP("Draft model")};
     for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
         if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
             if (auto* label = qobject_cast<QLabel*>(item->widget()))
@@ -178,8 +189,8 @@ void MemoryPanel::refreshTexts() {
     };
     if (!hasView_) {
         device_->setText(tr("No model loaded."));
-        for (QLabel* l :
-             {budget_, weights_, kv_, workspace_, free_, blocks_, capacity_, limit_, kvDtype_})
+        for (QLabel* l : {budget_, weights_, kv_, workspace_, free_, blocks_, capacity_, limit_,
+                          kvDtype_, kvSwitch_})
             l->setText(QStringLiteral("–"));
         bar_->setParts({});
     } else {
@@ -220,6 +231,22 @@ void MemoryPanel::refreshTexts() {
             tr("%1 tokens").arg(loc.toString(qint64(plan_.num_blocks) * plan_.block_size)));
         limit_->setText(MemoryPlanText::limit(plan_, maxNumSeqs_));
         kvDtype_->setText(MemoryPlanText::kvDtype(viewKvDtype_));
+        kvDtype_->setToolTip(MemoryPlanText::kvDtypeCost(viewKvDtype_));
+        // After a switch: the pool now, and before it.
+        const KvDtypeSwitch& sw = kvState_.kvSwitch;
+        const QString now = MemoryPlanText::kvPool(viewKvDtype_, plan_.num_blocks, plan_.block_size,
+                                                   plan_.bytes_per_block);
+        if (kvState_.pendingKvDtype != viewKvDtype_)
+            kvSwitch_->setText(tr("switching to %1 at the next step (now %2)")
+                                   .arg(MemoryPlanText::kvDtype(kvState_.pendingKvDtype), now));
+        else if (sw.valid)
+            kvSwitch_->setText(
+                tr("%1, was %2")
+                    .arg(now, MemoryPlanText::kvPool(sw.from, sw.blocks, sw.blockSize,
+                                                     sw.bytesPerBlock)));
+        else
+            kvSwitch_->setText(tr("none since the model was loaded (Tuning dock: KV-cache "
+                                  "dtype)"));
     }
     // The self-q4 draft lives outside the plan: its weights in RAM, its KV pool committed by the
     // OS only as drafts write it.
@@ -234,8 +261,12 @@ void MemoryPanel::refreshTexts() {
     QString note = hasView_ ? MemoryPlanText::backendNote(viewDevice_, viewKvDtype_) +
                                   QLatin1Char(' ') + MemoryPlanText::utilizationMeaning(viewDevice_)
                             : QString();
+    if (hasView_ && kv_dtype_is_fp8(viewKvDtype_) && !kvState_.kvCalibration.isEmpty())
+        note = kvState_.kvCalibration + QLatin1Char(' ') + note;
     if (!refusal_.isEmpty())
         note = refusal_ + QLatin1Char('\n') + note;
+    if (hasView_ && !kvState_.kvDtypeError.isEmpty())
+        note = kvState_.kvDtypeError + QLatin1Char('\n') + note;
     if (!replanError_.isEmpty())
         note =
             tr("Re-planning the KV pool failed (the previous pool stays): %1").arg(replanError_) +

@@ -47,7 +47,8 @@ class MemoryPanel : public QWidget {
     MemoryBar* bar() const { return bar_; }
     // Text of a figure label by object name (memoryDevice, memoryBudget, memoryWeights, memoryKv,
     // memoryWorkspace, memoryFree, memoryBlocks, memoryCapacity, memoryLimit, memoryKvDtype,
-    // memoryDtypes, memoryNote).
+    // memoryKvSwitch (the pool before and after the last KV-type switch), memoryDtypes,
+    // memoryNote).
     QString fieldText(const char* objectName) const;
     bool hasPlan() const { return hasView_; }
 
@@ -67,7 +68,8 @@ class MemoryPanel : public QWidget {
     QLabel* title_;
     MemoryBar* bar_;
     QLabel *device_, *budget_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *limit_,
-        *kvDtype_, *dtypes_, *draft_, *note_;
+        *kvDtype_, *kvSwitch_, *dtypes_, *draft_, *note_;
+    EngineView kvState_; // its KV-type fields only (the pending type, the last switch, notes)
     MemoryPlan plan_;
     int maxNumSeqs_ = 0;
     QString refusal_; // the last utilization the engine refused, and why

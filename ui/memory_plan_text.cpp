@@ -10,8 +10,47 @@ QString MemoryPlanText::kvDtype(KvDtype dtype) {
         return QStringLiteral("fp32");
     case KvDtype::F16:
         return QStringLiteral("fp16");
+    case KvDtype::BF16:
+        return QStringLiteral("bf16");
+    case KvDtype::Fp8E4M3:
+        return QStringLiteral("fp8_e4m3");
+    case KvDtype::Fp8E5M2:
+        return QStringLiteral("fp8_e5m2");
+    case KvDtype::Int8:
+        return QStringLiteral("int8");
     }
     return {};
+}
+
+QString MemoryPlanText::kvDtypeCost(KvDtype dtype) {
+    switch (dtype) {
+    case KvDtype::F32:
+        return tr("4 bytes per value: exact, and the most memory.");
+    case KvDtype::F16:
+        return tr("2 bytes per value, half of fp32: 11 significant bits, values up to 65,504.");
+    case KvDtype::BF16:
+        return tr("2 bytes per value, half of fp32: fp32's range with 8 significant bits.");
+    case KvDtype::Fp8E4M3:
+        return tr("1 byte per value, a quarter of fp32: 4 significant bits; K and V of each layer "
+                  "are divided by a scale calibrated on a short built-in text when it is chosen "
+                  "(1.0 if that fails).");
+    case KvDtype::Fp8E5M2:
+        return tr("1 byte per value, a quarter of fp32: 3 significant bits and a wider range "
+                  "than e4m3; K and V of each layer are divided by a scale calibrated on a short "
+                  "built-in text when it is chosen (1.0 if that fails).");
+    case KvDtype::Int8:
+        return tr("1 byte per value plus a 4-byte scale per token and KV head (about 1.06 bytes "
+                  "per value at head size 64): symmetric, each token's K and V rows scaled by "
+                  "their own largest value, robust to outlier tokens.");
+    }
+    return {};
+}
+
+QString MemoryPlanText::kvPool(KvDtype dtype, qint64 blocks, int blockSize, qint64 bytesPerBlock) {
+    const QLocale loc;
+    return tr("%1: %2 blocks × %3 tokens = %4 tokens (%5 per block)")
+        .arg(kvDtype(dtype), loc.toString(blocks), loc.toString(blockSize),
+             loc.toString(blocks * blockSize), loc.formattedDataSize(bytesPerBlock, 1));
 }
 
 QString MemoryPlanText::memoryName(DeviceKind device) {

@@ -15,8 +15,14 @@ class MemoryPlanText {
     Q_DECLARE_TR_FUNCTIONS(llmwb::MemoryPlanText)
 
   public:
-    // "fp32", "fp16": the KV cache's element type as the executor stores it.
+    // "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8": the KV cache's element type as
+    // the executor stores it.
     static QString kvDtype(KvDtype dtype);
+    // What the type costs and buys, in a sentence: bytes per value, int8's per-token scales,
+    // fp8's calibrated per-layer scale (the Tuning dock's tooltips, the Memory panel).
+    static QString kvDtypeCost(KvDtype dtype);
+    // "int8: 1,088 blocks × 16 tokens = 17,408 tokens (9.0 KiB per block)".
+    static QString kvPool(KvDtype dtype, qint64 blocks, int blockSize, qint64 bytesPerBlock);
     // What the device's memory is called: "RAM" on the CPU, "GPU memory" on CUDA.
     static QString memoryName(DeviceKind device);
     // "CUDA: <name>", "CPU" (or "CPU: <name>" for a CPU with a model name).

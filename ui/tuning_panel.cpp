@@ -92,9 +92,12 @@ void TuningPanel::build() {
     blockNote_ = new QLabel(this);
     kvDtype_ = new QComboBox(this);
     kvDtype_->setObjectName(QStringLiteral("kvDtypeCombo"));
-    kvDtype_->addItem(QStringLiteral("–")); // the backend's, from the first view
-    kvDtype_->setEnabled(false);
+    // As wide as the form gives it, not as its longest item: the dock must fit 1024 px windows.
+    kvDtype_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    kvDtype_->setMinimumContentsLength(8);
     kvNote_ = new QLabel(this);
+    kvNote_->setObjectName(QStringLiteral("kvDtypeNote"));
+    fillKvDtypes(); // every type until a view says what the backend stores
     specTokens_ = new QSpinBox(this);
     specTokens_->setObjectName(QStringLiteral("speculativeSpin"));
     specTokens_->setRange(0, kMaxSpeculativeTokens);
@@ -206,6 +209,12 @@ void TuningPanel::build() {
     connect(maxSeqs_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
     connect(maxTokens_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
     connect(blockSize_, &QComboBox::currentIndexChanged, this, [this] { engineEdited(); });
+    connect(kvDtype_, &QComboBox::currentIndexChanged, this, [this] {
+        if (loading_)
+            return;
+        updateKvTexts(); // the tooltip of the chosen type
+        engineEdited();
+    });
     connect(specTokens_, &QSpinBox::valueChanged, this, [this] { engineEdited(); });
     connect(specMethod_, &QComboBox::currentIndexChanged, this, [this] { engineEdited(); });
     connect(specAuto_, &QCheckBox::toggled, this, [this] { engineEdited(); });
@@ -224,6 +233,7 @@ void TuningPanel::loadValues() {
     maxSeqs_->setValue(tuning_.maxNumSeqs);
     maxTokens_->setValue(tuning_.maxNumBatchedTokens);
     blockSize_->setCurrentIndex(std::max(0, blockSize_->findData(tuning_.blockSize)));
+    fillKvDtypes();
     specTokens_->setValue(tuning_.numSpeculativeTokens);
     specMethod_->setCurrentIndex(
         std::max(0, specMethod_->findData(int(tuning_.speculativeMethod))));
@@ -247,6 +257,7 @@ void TuningPanel::engineEdited() {
     t.maxNumSeqs = maxSeqs_->value();
     t.maxNumBatchedTokens = maxTokens_->value();
     t.blockSize = blockSize_->currentData().toInt();
+    t.kvCacheDtype = kvDtype_->currentData().toString();
     t.numSpeculativeTokens = specTokens_->value();
     t.speculativeMethod = SpeculativeMethod(specMethod_->currentData().toInt());
     t.speculativeAuto = specAuto_->isChecked();
@@ -312,19 +323,90 @@ void TuningPanel::setView(const EngineView& view) {
         loading_ = was;
     }
     const bool backendChanged =
-        !hasView_ || view_.device != view.device || view_.kvDtype != view.kvDtype;
+        !hasView_ || view_.device != view.device || view_.kvDtype != view.kvDtype ||
+        view_.autoKvDtype != view.autoKvDtype || view_.supportedKvDtypes != view.supportedKvDtypes;
+    // The engine refused the KV type shown here: back to the one in force (and saved so).
+    const bool kvRefused = !view.refusedKvDtype.isEmpty() &&
+                           view.refusedKvDtype == tuning_.kvCacheDtype &&
+                           view.tuning.kvCacheDtype != tuning_.kvCacheDtype;
+    if (kvRefused) {
+        tuning_.kvCacheDtype = view.tuning.kvCacheDtype;
+        settings_.setEngineTuning(tuning_);
+    }
+    const bool kvChanged = backendChanged || kvRefused || view_.kvDtypeError != view.kvDtypeError ||
+                           view_.kvCalibration != view.kvCalibration ||
+                           view_.pendingKvDtype != view.pendingKvDtype;
     view_.device = view.device;
     view_.kvDtype = view.kvDtype;
+    view_.autoKvDtype = view.autoKvDtype;
+    view_.supportedKvDtypes = view.supportedKvDtypes;
+    view_.pendingKvDtype = view.pendingKvDtype;
+    view_.kvDtypeError = view.kvDtypeError;
+    view_.kvCalibration = view.kvCalibration;
     view_.snapshot.speculative = view.snapshot.speculative;
     view_.speculationError = view.speculationError;
     hasView_ = true;
     updateSpeculativeNote();
-    if (backendChanged) {
-        kvDtype_->setItemText(0, MemoryPlanText::kvDtype(view_.kvDtype));
+    if (kvChanged) {
+        fillKvDtypes();
         retranslate();
     }
     setEngineBusy(view.snapshot.num_running + view.snapshot.num_waiting > 0);
     updatePlanText();
+}
+
+// The KV types the backend can store (all of them before a model is loaded), "auto" first, and
+// the tuning's choice even where this backend cannot store it (the note says so).
+void TuningPanel::fillKvDtypes() {
+    const bool was = loading_;
+    loading_ = true;
+    kvDtype_->clear();
+    kvDtype_->addItem(QString(), QStringLiteral("auto"));
+    for (KvDtype t : kAllKvDtypes) {
+        const QString name = QString::fromLatin1(kv_dtype_name(t));
+        if (!hasView_ || view_.supportedKvDtypes.contains(t) || name == tuning_.kvCacheDtype)
+            kvDtype_->addItem(MemoryPlanText::kvDtype(t), name);
+    }
+    kvDtype_->setCurrentIndex(std::max(0, kvDtype_->findData(tuning_.kvCacheDtype)));
+    loading_ = was;
+    updateKvTexts();
+}
+
+void TuningPanel::updateKvTexts() {
+    kvDtype_->setItemText(
+        0, hasView_ ? tr("auto (%1)").arg(MemoryPlanText::kvDtype(view_.autoKvDtype)) : tr("auto"));
+    const QString autoTip =
+        hasView_ ? tr("The backend's own type.") + QLatin1Char(' ') +
+                       MemoryPlanText::backendNote(view_.device, view_.autoKvDtype) +
+                       QLatin1Char(' ') + MemoryPlanText::kvDtypeCost(view_.autoKvDtype)
+                 : tr("The backend's own type: fp32 on the CPU, fp16 on CUDA.");
+    kvDtype_->setItemData(0, autoTip, Qt::ToolTipRole);
+    for (int i = 1; i < kvDtype_->count(); ++i)
+        if (auto t = parse_kv_dtype(kvDtype_->itemData(i).toString().toStdString()))
+            kvDtype_->setItemData(i, MemoryPlanText::kvDtypeCost(*t), Qt::ToolTipRole);
+    kvDtype_->setToolTip(
+        tr("How the KV cache stores keys and values. Changing it re-plans the pool while "
+           "requests run: more or fewer blocks for the same memory; running requests are "
+           "recomputed in the new type and keep what they streamed.") +
+        QLatin1Char('\n') +
+        kvDtype_->itemData(kvDtype_->currentIndex(), Qt::ToolTipRole).toString());
+    QString note;
+    if (!hasView_) {
+        note = tr("Applies when a model is loaded.");
+    } else {
+        note = tr("In use: %1.").arg(MemoryPlanText::kvDtype(view_.kvDtype));
+        if (view_.pendingKvDtype != view_.kvDtype)
+            note += QLatin1Char(' ') + tr("Switching to %1 at the next step.")
+                                           .arg(MemoryPlanText::kvDtype(view_.pendingKvDtype));
+        if (kv_dtype_is_fp8(view_.pendingKvDtype) && !view_.kvCalibration.isEmpty())
+            note += QLatin1Char(' ') + view_.kvCalibration;
+    }
+    const bool error = hasView_ && !view_.kvDtypeError.isEmpty();
+    if (error)
+        note = view_.kvDtypeError + QLatin1Char('\n') + note;
+    kvNote_->setText(note);
+    // A failure is red, where the user looks (the note under the box), until the next choice.
+    kvNote_->setStyleSheet(error ? QStringLiteral("color: #c0392b;") : QString());
 }
 
 void TuningPanel::updateSpeculativeNote() {
@@ -416,9 +498,7 @@ void TuningPanel::retranslate() {
     blockSize_->setToolTip(blockTip);
     blockNote_->setText(busy_ ? tr("Disabled while requests run.")
                               : tr("Applies when idle (rebuilds the engine)."));
-    kvDtype_->setToolTip(hasView_ ? MemoryPlanText::backendNote(view_.device, view_.kvDtype)
-                                  : tr("The backend decides it when a model is loaded."));
-    kvNote_->setText(tr("Set by the backend: fp32 on the CPU, fp16 on CUDA."));
+    updateKvTexts();
     specTokens_->setToolTip(tr("Speculative decoding: up to this many draft tokens per step, "
                                "found by looking up the last few tokens earlier in the "
                                "conversation (n-gram prompt lookup), are checked by the model in "

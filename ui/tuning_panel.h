@@ -1,7 +1,8 @@
 // TuningPanel: the Tuning dock. Engine settings that apply live (gpu_memory_utilization re-plans
 // the KV pool, max_num_seqs, max_num_batched_tokens), the block size (applies when the engine is
-// idle; disabled while it works), the KV-cache dtype and num_speculative_tokens (present,
-// disabled, explained), and the default sampling of new conversations. Every change is written
+// idle; disabled while it works), the KV-cache dtype (the types the backend stores; switches
+// live, with what each costs in its tooltip and failures shown under it), num_speculative_tokens,
+// and the default sampling of new conversations. Every change is written
 // to the settings and emitted at once; Reset restores the defaults. The resulting pool (from the
 // worker's views) is shown under the engine settings.
 #pragma once
@@ -59,6 +60,7 @@ class TuningPanel : public QWidget {
     QDoubleSpinBox* frequencySpin() const { return frequency_; }
     QPushButton* resetButton() const { return reset_; }
     QLabel* planLabel() const { return plan_; }
+    QLabel* kvDtypeNote() const { return kvNote_; }
 
   public slots:
     // The engine is busy (requests running or waiting): the block size cannot change now.
@@ -81,6 +83,8 @@ class TuningPanel : public QWidget {
     void retranslate();
     void updatePlanText();
     void updateSpeculativeNote();
+    void fillKvDtypes();
+    void updateKvTexts();
     QDoubleSpinBox* makeDouble(double lo, double hi, double step, int decimals);
 
     AppSettings& settings_;

@@ -112,6 +112,7 @@ EngineTuning AppSettings::engineTuning() const {
             ? SpeculativeMethod::SelfQ4
             : SpeculativeMethod::Ngram;
     t.speculativeAuto = s.value(QStringLiteral("engine/speculative_auto"), false).toBool();
+    t.kvCacheDtype = s.value(QStringLiteral("engine/kv_cache_dtype"), t.kvCacheDtype).toString();
     return t.clamped();
 }
 
@@ -125,6 +126,7 @@ void AppSettings::setEngineTuning(const EngineTuning& tuning) {
     settings_->setValue(QStringLiteral("engine/speculative_method"),
                         QString::fromLatin1(speculative_method_name(t.speculativeMethod)));
     settings_->setValue(QStringLiteral("engine/speculative_auto"), t.speculativeAuto);
+    settings_->setValue(QStringLiteral("engine/kv_cache_dtype"), t.kvCacheDtype);
 }
 
 void AppSettings::resetTuning() {

@@ -40,6 +40,15 @@ struct TtftSample {
     double ttftMs = 0;
 };
 
+// The KV pool before a switch of its element type (the pool after it is the snapshot's plan).
+struct KvDtypeSwitch {
+    bool valid = false;
+    KvDtype from = KvDtype::F32;
+    int blocks = 0;
+    int blockSize = 0;
+    qint64 bytesPerBlock = 0;
+};
+
 // What the Engine dock draws: the latest snapshot and the steps run since the previous view.
 struct EngineView {
     // snapshot.memory is the plan that sized the KV pool: its limit says what decided the
@@ -72,7 +81,16 @@ struct EngineView {
     DeviceKind device = DeviceKind::Cpu;
     QString deviceName;             // the executor's device, e.g. "NVIDIA H200" or the CPU model
     KvDtype kvDtype = KvDtype::F32; // how the executor stores K and V
-    QString cudaUnavailable;        // why CUDA is not used ("" when it is or nobody asked)
+    // The KV-cache element type: the backend's own (tuning "auto"), the types it can store, the
+    // one after a pending switch (applied before the engine's next step), and the last switch.
+    KvDtype autoKvDtype = KvDtype::F32;
+    QVector<KvDtype> supportedKvDtypes;
+    KvDtype pendingKvDtype = KvDtype::F32;
+    KvDtypeSwitch kvSwitch;
+    // Why the chosen type is not in force ("" = it is; refusedKvDtype: the tuning value that was
+    // refused, the tuning keeps the one in force), and how fp8 scales were found ("" = not fp8).
+    QString kvDtypeError, refusedKvDtype, kvCalibration;
+    QString cudaUnavailable; // why CUDA is not used ("" when it is or nobody asked)
 };
 
 void registerEngineViewTypes();

@@ -118,13 +118,17 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
     if (t.blockSize != e.config().block_size) {
         rebuildPending_ = true;
         if (!e.has_unfinished()) {
-            rebuildEngine();
+            if (rebuildEngine()) // with the tuning's KV type
+                model_->serving->step(model_->out);
             emitView();
             return;
         }
     } else {
         rebuildPending_ = false;
     }
+    // A new KV type: pending until the next step, which preempts the running requests and
+    // recomputes them in it (the pool is re-planned for its bytes per block).
+    const bool kvSwitched = t.kvCacheDtype != old.kvCacheDtype && applyKvDtype(old.kvCacheDtype);
     if (t.gpuMemoryUtilization != old.gpuMemoryUtilization) {
         const QString refusal = checkUtilization(t.gpuMemoryUtilization);
         if (!refusal.isEmpty()) {
@@ -143,6 +147,8 @@ void EngineWorker::setTuning(const EngineTuning& tuning) {
     if (!e.has_unfinished()) {
         e.step(model_->out); // nothing to schedule: applies the new plan now
         emitView();
+    } else if (kvSwitched || !kvDtypeError_.isEmpty()) {
+        emitView(); // the switch (or why not) shows now; the next step applies it
     }
 }
 
@@ -201,6 +207,7 @@ bool EngineWorker::rebuildEngine() {
     }
     model_->serving = std::move(*serving);
     replanError_.clear();
+    applyKvDtype(tuning_.kvCacheDtype); // a switch chosen while the old engine was busy
     applySpeculation();
     return true;
 }
@@ -561,6 +568,27 @@ void EngineWorker::emitView() {
     view_.utilizationRefusal = utilizationRefusal_;
     view_.refusedUtilization = refusedUtilization_;
     view_.rebuildPending = rebuildPending_;
+    const ModelExecutor& exec = *model_->backend.executor;
+    view_.kvDtype = exec.kv_dtype();
+    view_.autoKvDtype = model_->autoKv;
+    view_.pendingKvDtype = model_->serving->pending_kv_dtype();
+    view_.supportedKvDtypes.clear();
+    for (KvDtype t : kAllKvDtypes)
+        if (exec.supports_kv_dtype(t))
+            view_.supportedKvDtypes.push_back(t);
+    view_.kvSwitch = kvSwitch_;
+    // The engine could not make the pool of the new type (it went back to the old one): say so
+    // where the switch was asked for.
+    const KvDtype want = wantedKvDtype(*model_);
+    if (kvDtypeError_.isEmpty() && !bench_ && want != exec.kv_dtype() &&
+        view_.pendingKvDtype == exec.kv_dtype() && exec.supports_kv_dtype(want) &&
+        !model_->serving->last_error().empty())
+        kvDtypeError_ = tr("The KV cache stays %1: %2")
+                            .arg(QString::fromLatin1(kv_dtype_name(exec.kv_dtype())),
+                                 q(model_->serving->last_error()));
+    view_.kvDtypeError = kvDtypeError_;
+    view_.refusedKvDtype = refusedKvDtype_;
+    view_.kvCalibration = kvCalibration_;
     // Forget load test ids once they are gone from the snapshot.
     if (loadTestLeft_ == 0)
         view_.loadTestRequests.clear();

@@ -39,6 +39,7 @@ class ThreadPool;
 class CudaPlugin;
 struct EngineConfig;
 struct SpeculativeConfig;
+struct KvScales;
 struct StepOutputs;
 struct MemoryBudget;
 
@@ -155,6 +156,16 @@ class EngineWorker : public QObject {
     // small pool; the plan's note says why).
     MemoryBudget memoryBudget() const;
     void reloadOnNewDevice();
+    // The KV-cache element type (engine_worker_kv.cpp). wantedKvDtype: the tuning's on this
+    // model's backend ("auto": the backend's own). kvScalesFor: fp8 scales calibrated on the
+    // built-in text (empty = 1.0 when that fails; kvCalibration_ says how they were found).
+    // applyKvDtypeAtLoad: before the model's first engine. applyKvDtype: a live switch of the
+    // serving engine (pending until its next step; `previous`: the tuning's value to go back to
+    // when the switch is refused). false: nothing to switch or refused.
+    KvDtype wantedKvDtype(const Model& m) const;
+    KvScales kvScalesFor(Model& m, KvDtype t);
+    void applyKvDtypeAtLoad(Model& m);
+    bool applyKvDtype(const QString& previous);
     // Benchmarks (engine_worker_bench.cpp).
     struct BenchJob;
     void postBenchStep(int delayMs);
@@ -176,6 +187,10 @@ class EngineWorker : public QObject {
     bool rebuildPending_ = false;
     QString replanError_;      // the last re-plan or rebuild that failed ("" = none)
     QString speculationError_; // why the chosen speculation could not be set up ("" = none)
+    QString kvDtypeError_;     // why the chosen KV-cache type is not in force ("" = it is)
+    QString refusedKvDtype_;   // the tuning's value that was refused ("" = none)
+    QString kvCalibration_;    // fp8: how its scales were found ("" = not fp8)
+    KvDtypeSwitch kvSwitch_;   // the pool before the last switch (since the load)
     // The last utilization refused by setTuning (checkUtilization) and why ("" = none).
     QString utilizationRefusal_;
     double refusedUtilization_ = 0;

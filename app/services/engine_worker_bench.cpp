@@ -163,7 +163,9 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
     in.model_name = model_->metadata.name.toStdString();
     in.weight_dtype = model_->metadata.dtypeSummary.join(QStringLiteral("; ")).toStdString();
     const ModelExecutor& exec = *model_->backend.executor;
-    in.kv_dtype = kv_dtype_name(exec.kv_dtype());
+    // The type the runs use: a switch still pending in the chat engine applies before they
+    // start (they wait for the chats).
+    in.kv_dtype = kv_dtype_name(model_->serving->pending_kv_dtype());
     in.device = exec.device_name();
     in.threads = cpuThreads_;
     if (model_->backend.on_cuda() && model_->backend.plugin)
@@ -417,6 +419,10 @@ void EngineWorker::endBenchmark(QString message) {
             if (auto fallback = Engine::create(exec, *model_->tokenizer, small))
                 model_->serving = std::move(*fallback);
         }
+        // A KV type chosen during the benchmark: applied now (the engine is idle), so that the
+        // next run and its report use it.
+        if (model_->serving && applyKvDtype(tuning_.kvCacheDtype))
+            model_->serving->step(model_->out);
         applySpeculation();
     }
     emitView();

@@ -228,6 +228,7 @@ void EngineWorker::doLoad(const QString& path) {
         emit loadCancelled(path);
         return;
     }
+    applyKvDtypeAtLoad(*engine); // the tuning's KV type (fp8: calibrated first)
     auto serving = Engine::create(*engine->backend.executor, *engine->tokenizer,
                                   engineConfig(tuning_.blockSize));
     if (!serving) {

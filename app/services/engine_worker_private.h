@@ -23,6 +23,7 @@ struct EngineWorker::Model {
     Backend backend; // the executor (on the CPU over a CpuTransformer of `model`)
     // self-q4 speculation: the model's matrices at 4 bits (CPU), made when first chosen.
     std::unique_ptr<DraftModelProposer> draft;
+    KvDtype autoKv = KvDtype::F32;   // the backend's own KV type (the tuning's "auto")
     std::unique_ptr<Engine> serving; // last: it refers to the executor, tokenizer and draft
     QString loadPath;                // what loadModel() was given (for a reload)
     ModelMetadata metadata;

@@ -69,6 +69,10 @@ EngineTuning EngineTuning::clamped() const {
     if (t.speculativeMethod != SpeculativeMethod::SelfQ4)
         t.speculativeMethod = SpeculativeMethod::Ngram; // the methods the app offers
     t.deviceBytes = std::max<qint64>(0, t.deviceBytes);
+    // Unknown names (a settings file is external input) fall back to auto; aliases such as
+    // "fp8" take their canonical name.
+    const auto kv = parse_kv_dtype(t.kvCacheDtype.trimmed().toLower().toStdString());
+    t.kvCacheDtype = kv ? QString::fromLatin1(kv_dtype_name(*kv)) : QStringLiteral("auto");
     return t;
 }
 

@@ -129,6 +129,10 @@ struct EngineTuning {
     SpeculativeMethod speculativeMethod = SpeculativeMethod::Ngram;
     // k chosen per request and step (numSpeculativeTokens is then the most).
     bool speculativeAuto = false;
+    // The KV cache's element type by vLLM's kv_cache_dtype name: "auto" (the backend's: f32 on
+    // the CPU, f16 on CUDA), "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2" or "int8". Switching it
+    // re-plans the pool live (running requests are recomputed in the new type); applied at load.
+    QString kvCacheDtype = QStringLiteral("auto");
     // 0: the executor's device memory (RAM on the CPU); tests set a fixed size.
     qint64 deviceBytes = 0;
 

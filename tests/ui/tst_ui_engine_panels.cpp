@@ -257,20 +257,30 @@ class TestUiEnginePanels : public QObject {
         QTemporaryDir dir;
         AppSettings settings(dir.filePath("s.ini"));
         TuningPanel tuning(settings);
+        v.autoKvDtype = KvDtype::F16;
+        v.pendingKvDtype = KvDtype::F16;
+        v.supportedKvDtypes = {KvDtype::F16}; // the CUDA runner's type is fixed at load
         tuning.setView(v);
-        QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("fp16"));
-        QVERIFY2(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("fp16")),
+        // auto (the backend's fp16) and fp16: only the types the executor stores.
+        QCOMPARE(tuning.kvDtypeCombo()->count(), 2);
+        QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("auto (fp16)"));
+        QCOMPARE(tuning.kvDtypeCombo()->itemData(1).toString(), QStringLiteral("f16"));
+        QVERIFY(tuning.kvDtypeCombo()->isEnabled());
+        QVERIFY2(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("CUDA backend")),
                  qPrintable(tuning.kvDtypeCombo()->toolTip()));
-        QVERIFY(!tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("fp32")));
+        QVERIFY2(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("stored in fp16")),
+                 qPrintable(tuning.kvDtypeCombo()->toolTip()));
         QVERIFY(tuning.findChild<QLabel*>(QStringLiteral("utilizationBudget"))
                     ->text()
                     .contains(QStringLiteral("GPU memory")));
         // The same panel back on the CPU backend.
         v.device = DeviceKind::Cpu;
         v.deviceName = QStringLiteral("CPU");
-        v.kvDtype = KvDtype::F32;
+        v.kvDtype = v.autoKvDtype = v.pendingKvDtype = KvDtype::F32;
+        v.supportedKvDtypes = QVector<KvDtype>(std::begin(kAllKvDtypes), std::end(kAllKvDtypes));
         tuning.setView(v);
-        QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("fp32"));
+        QCOMPARE(tuning.kvDtypeCombo()->currentText(), QStringLiteral("auto (fp32)"));
+        QCOMPARE(tuning.kvDtypeCombo()->count(), 7);
         QVERIFY(tuning.kvDtypeCombo()->toolTip().contains(QStringLiteral("CPU backend")));
         QVERIFY(tuning.findChild<QLabel*>(QStringLiteral("utilizationBudget"))
                     ->text()
@@ -279,6 +289,109 @@ class TestUiEnginePanels : public QObject {
         memory.setView(v);
         QCOMPARE(memory.fieldText("memoryKvDtype"), QStringLiteral("fp32"));
         QVERIFY(memory.fieldText("memoryNote").contains(QStringLiteral("fp32")));
+    }
+
+    // The KV-cache dtype: every type named, each with what it costs; a choice is emitted and
+    // saved; a refused one goes back to the type in force with the reason under the box; the
+    // Memory panel shows the pool before and after a switch (and a pending one).
+    void kvDtypeSwitchShowsBeforeAndAfter() {
+        QStringList names;
+        for (KvDtype t : kAllKvDtypes) {
+            names << MemoryPlanText::kvDtype(t);
+            QVERIFY(!MemoryPlanText::kvDtypeCost(t).isEmpty());
+        }
+        QCOMPARE(names, (QStringList{"fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8"}));
+        QVERIFY(MemoryPlanText::kvDtypeCost(KvDtype::Int8).contains("scale per token"));
+        QVERIFY(MemoryPlanText::kvDtypeCost(KvDtype::Fp8E4M3).contains("calibrated"));
+        QVERIFY(MemoryPlanText::kvDtypeCost(KvDtype::Fp8E5M2).contains("calibrated"));
+        QVERIFY(MemoryPlanText::kvDtypeCost(KvDtype::BF16).startsWith("2 bytes"));
+
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        EngineView v;
+        MemoryPlan& m = v.snapshot.memory;
+        m.block_size = 16;
+        m.bytes_per_block = 36 << 10;
+        m.num_blocks = 289;
+        m.kv_bytes = qint64(m.num_blocks) * m.bytes_per_block;
+        m.device_bytes = qint64(8) << 30;
+        m.limit = KvPoolLimit::Utilization;
+        v.device = DeviceKind::Cpu;
+        v.supportedKvDtypes = QVector<KvDtype>(std::begin(kAllKvDtypes), std::end(kAllKvDtypes));
+        {
+            TuningPanel p(settings);
+            p.setView(v);
+            QComboBox* c = p.kvDtypeCombo();
+            QCOMPARE(c->count(), 7);
+            QCOMPARE(c->itemData(0).toString(), QStringLiteral("auto"));
+            for (int i = 1; i < c->count(); ++i) {
+                QCOMPARE(c->itemText(i), names[i - 1]);
+                QCOMPARE(c->itemData(i, Qt::ToolTipRole).toString(),
+                         MemoryPlanText::kvDtypeCost(kAllKvDtypes[i - 1]));
+            }
+            QSignalSpy engine(&p, &TuningPanel::tuningChanged);
+            c->setCurrentIndex(c->findData(QStringLiteral("int8")));
+            QCOMPARE(engine.size(), 1);
+            QCOMPARE(engine.first().first().value<EngineTuning>().kvCacheDtype,
+                     QStringLiteral("int8"));
+            QVERIFY(c->toolTip().contains(MemoryPlanText::kvDtypeCost(KvDtype::Int8)));
+            // Pending until the engine's next step: the note says so.
+            v.pendingKvDtype = KvDtype::Int8;
+            p.setView(v);
+            QVERIFY2(p.kvDtypeNote()->text().contains(QStringLiteral("Switching to int8")),
+                     qPrintable(p.kvDtypeNote()->text()));
+        }
+        {
+            TuningPanel p(settings); // saved
+            QCOMPARE(p.kvDtypeCombo()->currentData().toString(), QStringLiteral("int8"));
+            QCOMPARE(p.tuning().kvCacheDtype, QStringLiteral("int8"));
+            // Refused: back to the type in force, the reason under the box, saved so.
+            v.pendingKvDtype = KvDtype::F32;
+            v.tuning.kvCacheDtype = QStringLiteral("auto");
+            v.refusedKvDtype = QStringLiteral("int8");
+            v.kvDtypeError = QStringLiteral("The KV cache stays f32: no room");
+            p.setView(v);
+            QCOMPARE(p.kvDtypeCombo()->currentData().toString(), QStringLiteral("auto"));
+            QVERIFY(p.kvDtypeNote()->text().contains(v.kvDtypeError));
+            QCOMPARE(settings.engineTuning().kvCacheDtype, QStringLiteral("auto"));
+        }
+
+        MemoryPanel memory;
+        memory.setView(v);
+        QVERIFY(memory.fieldText("memoryNote").contains(v.kvDtypeError));
+        QVERIFY(memory.fieldText("memoryKvSwitch").startsWith(QStringLiteral("none")));
+        const QLocale loc = memory.locale();
+        v.kvDtypeError.clear();
+        v.refusedKvDtype.clear();
+        v.pendingKvDtype = KvDtype::Int8;
+        memory.setView(v);
+        QVERIFY2(memory.fieldText("memoryKvSwitch").startsWith(QStringLiteral("switching to int8")),
+                 qPrintable(memory.fieldText("memoryKvSwitch")));
+        // After the switch: int8 1,088 blocks (17,408 tokens), was fp32 289 blocks (4,624).
+        v.kvDtype = KvDtype::Int8;
+        m.kv_dtype = KvDtype::Int8;
+        m.bytes_per_block = 9 << 10;
+        m.num_blocks = 1088;
+        m.kv_bytes = qint64(m.num_blocks) * m.bytes_per_block;
+        v.kvSwitch = {true, KvDtype::F32, 289, 16, qint64(36) << 10};
+        memory.setView(v);
+        const QString sw = memory.fieldText("memoryKvSwitch");
+        const QString expected =
+            QStringLiteral("int8: %1 blocks × 16 tokens = %2 tokens (%3 per block), was fp32: "
+                           "%4 blocks × 16 tokens = %5 tokens (%6 per block)")
+                .arg(loc.toString(1088), loc.toString(17408), loc.formattedDataSize(9 << 10, 1),
+                     loc.toString(289), loc.toString(4624), loc.formattedDataSize(36 << 10, 1));
+        QCOMPARE(sw, expected);
+        QCOMPARE(memory.fieldText("memoryKvDtype"), QStringLiteral("int8"));
+        QCOMPARE(memory.findChild<QLabel*>(QStringLiteral("memoryKvDtype"))->toolTip(),
+                 MemoryPlanText::kvDtypeCost(KvDtype::Int8));
+        QVERIFY(memory.fieldText("memoryBlocks").contains(loc.toString(1088)));
+        QVERIFY(memory.fieldText("memoryCapacity").contains(loc.toString(17408)));
+        // fp8: how its scales were found is on the panel.
+        v.kvDtype = v.pendingKvDtype = KvDtype::Fp8E4M3;
+        v.kvCalibration = QStringLiteral("fp8 scales calibrated per layer");
+        memory.setView(v);
+        QVERIFY(memory.fieldText("memoryNote").contains(v.kvCalibration));
     }
 
     // What decided the pool's size, in words: each limit has its own sentence, the fallback
@@ -493,9 +606,11 @@ class TestUiEnginePanels : public QObject {
         QTemporaryDir dir;
         AppSettings settings(dir.filePath("s.ini"));
         TuningPanel p(settings);
-        QVERIFY(!p.kvDtypeCombo()->isEnabled());
-        QCOMPARE(p.kvDtypeCombo()->count(), 1);
+        // Before a model: auto and every type (the choice applies at load).
+        QVERIFY(p.kvDtypeCombo()->isEnabled());
+        QCOMPARE(p.kvDtypeCombo()->count(), 1 + int(std::size(kAllKvDtypes)));
         QVERIFY(!p.kvDtypeCombo()->toolTip().isEmpty());
+        QVERIFY(p.kvDtypeNote()->text().contains(QStringLiteral("model is loaded")));
         // The block sizes are the engine's.
         QCOMPARE(p.blockSizeCombo()->count(), int(kKvBlockSizes.size()));
         for (int i = 0; i < p.blockSizeCombo()->count(); ++i)
