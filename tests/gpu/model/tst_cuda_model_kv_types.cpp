@@ -100,7 +100,6 @@ MT_TEST(logits_per_kv_type_with_block_copies) {
     for (KvDtype t : kAllKvDtypes) {
         MT_CHECK(p.gpu->supports_kv_dtype(t));
         p.set(t);
-        MT_CHECK(p.gpu->num_blocks() == 0); // the switch dropped the pool
         MT_REQUIRE(p.cpu.resize_kv(8, 16, {}));
         MT_REQUIRE(p.gpu->resize_kv(8, 16, {}));
         const double tol = tolerance(t);
@@ -171,6 +170,31 @@ MT_TEST(kv_absmax_matches_cpu_and_keeps_the_pool) {
     MT_CHECK(!p.gpu->kv_absmax({}));
     const int32_t bad[] = {p.vocab};
     MT_CHECK(!p.gpu->kv_absmax(bad));
+}
+
+MT_TEST(failed_switch_keeps_the_old_type_and_pool) {
+    // The engine's recovery when the pool of the new type cannot be allocated: it switches the
+    // executor back and keeps the old pool size without another resize.
+    Pair p("kv_fail");
+    p.set(KvDtype::F16);
+    MT_REQUIRE(p.cpu.resize_kv(8, 16, {}));
+    MT_REQUIRE(p.gpu->resize_kv(8, 16, {}));
+    std::vector<float> lc(2 * static_cast<size_t>(p.vocab)), lg(lc.size());
+    MT_REQUIRE(p.gpu->forward(make_batch(kSteps[0], p.vocab), lg.data()));
+    MT_REQUIRE(p.gpu->set_kv_dtype(KvDtype::Int8, {}));
+    const Status st = p.gpu->resize_kv(1 << 26, 16, {}); // hundreds of GB
+    MT_CHECK(!st);
+    MT_REQUIRE(p.gpu->set_kv_dtype(KvDtype::F16, {}));
+    MT_CHECK(p.gpu->num_blocks() == 8);
+    // The old pool (F16, 8 blocks) serves the recomputed requests.
+    for (const Step& s : kSteps) {
+        ForwardBatch b = make_batch(s, p.vocab);
+        MT_REQUIRE(p.cpu.forward(b, lc.data()));
+        const Status fs = p.gpu->forward(b, lg.data());
+        MT_REQUIRE_MSG(fs, "%s", fs ? "" : fs.message().c_str());
+        for (int r = 0; r < 2; ++r)
+            MT_CHECK(rel_err(lg.data() + r * p.vocab, lc.data() + r * p.vocab, p.vocab) <= 2e-3);
+    }
 }
 
 namespace {
