@@ -227,9 +227,8 @@ Status CudaExecutor::set_kv_dtype(KvDtype t, const KvScales& scales) {
     if (plugin_->api().set_kv_dtype(runner_, kv_dtype_abi(t), given ? s.k.data() : nullptr,
                                     given ? s.v.data() : nullptr, config_.num_layers) != 0)
         return make_error("CUDA KV cache: " + plugin_->last_error());
-    options_.kv_dtype = t;
+    options_.kv_dtype = t; // the pool's type from the next resize_kv on (keeping nothing)
     kv_scales_ = s;
-    num_blocks_ = 0; // the pool is gone until the next resize_kv
     return ok_status();
 }
 

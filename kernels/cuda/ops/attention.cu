@@ -7,6 +7,11 @@
 // running sum l), so no score matrix is ever stored. Long contexts with few blocks are split
 // over the keys (flash-decoding): each split writes its unnormalised (acc, m, l) to the
 // workspace and a combine kernel merges them.
+//
+// The cache may hold any KvDtype (kernels/cpu/kv_format.h's block-major layout): the kernel is
+// instantiated per type, and each group of 4 elements is dequantized in registers as it is
+// loaded (bf16 by a shift, fp8 by its bit pattern times the layer's scale, int8 times the row's
+// scale read from the block's scale area) before it is staged as fp32.
 #include <cuda_fp16.h>
 
 #include <algorithm>

@@ -137,8 +137,10 @@ typedef struct LlmwbCudaApi {
     /* Statistics: forwards run through a CUDA graph / eagerly. */
     int (*stats)(const LlmwbRunner* runner, int64_t* graph_steps, int64_t* eager_steps);
     const char* (*last_error)(void);
-    /* (ABI 2) Switches the KV cache type: the pool is freed and the next resize_kv creates it in
-     * kv_dtype (LLMWB_KV_*), keeping nothing. k_scales / v_scales: n_layers per-layer fp8 scales
+    /* (ABI 2) Switches the KV cache type at the next resize_kv, which creates the pool in
+     * kv_dtype (LLMWB_KV_*) and keeps nothing (n_keep must be 0); until then the pool keeps its
+     * type, and if that resize fails the old type (and pool size) stays. k_scales / v_scales:
+     * n_layers per-layer fp8 scales
      * (stored value = x / scale), or NULL for 1.0; entries that are not finite and positive
      * count as 1.0. */
     int (*set_kv_dtype)(LlmwbRunner* runner, int32_t kv_dtype, const float* k_scales,

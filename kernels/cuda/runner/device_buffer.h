@@ -46,6 +46,9 @@ template <class M> class CudaBuffer {
         cudaError_t e = M::allocate(&ptr_, bytes);
         if (e != cudaSuccess) {
             ptr_ = nullptr;
+            // An allocation failure is not sticky, but it stays the runtime's last error: clear
+            // it, or the next launch check (cudaGetLastError) reports it as that launch's.
+            cudaGetLastError();
             err = std::string(M::kAlloc) + " of " + std::to_string(bytes >> 20) +
                   " MiB: " + cudaGetErrorString(e);
             return false;

@@ -649,15 +649,23 @@ bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_
               std::to_string(block_size) + ")";
         return false;
     }
+    // A KV type switch (set_kv_dtype) takes effect here: the new pool is in the new type and
+    // keeps nothing; if it cannot be allocated, the old type stays (and the switch pending).
+    const KvDtype new_dtype = pending_kv_ ? pending_kv_->dtype : kv_dtype_;
+    if (n_keep > 0 && pending_kv_) {
+        err = "KV cache resize: blocks cannot be kept across a KV type switch";
+        return false;
+    }
     // Values and (int8) scales of a block are contiguous: one copy per block and plane.
-    const size_t block_bytes = size_t(kv_layout(block_size).block_bytes());
+    const size_t block_bytes =
+        size_t(KvLayout{new_dtype, block_size, kv_heads_, head_dim_}.block_bytes());
     if (block_bytes % 16 != 0) {
         err = "KV cache: a block of " + std::to_string(block_bytes) +
               " bytes is not a whole number of 16-byte words";
         return false;
     }
     if (n_keep > 0 && !kv_.get()) {
-        err = "KV cache resize: no pool to keep blocks from (the KV type was switched)";
+        err = "KV cache resize: no pool to keep blocks from";
         return false;
     }
     const size_t planes = size_t(2 * layers_n_);
@@ -680,6 +688,7 @@ bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_
         LLMWB_CU(cudaStreamSynchronize(stream_), "KV resize");
         num_blocks_ = num_blocks;
         block_size_ = block_size;
+        commit_kv_dtype();
         return true;
     }
     DeviceBuffer fresh;
@@ -708,6 +717,7 @@ bool ModelRunner::resize_kv(int32_t num_blocks, int32_t block_size, const int32_
     kv_.swap(fresh);
     num_blocks_ = num_blocks;
     block_size_ = block_size;
+    commit_kv_dtype();
     return true;
 }
 

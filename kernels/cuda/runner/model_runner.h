@@ -61,9 +61,11 @@ class ModelRunner {
     bool resize_kv(int32_t num_blocks, int32_t block_size, const int32_t* keep_src,
                    const int32_t* keep_dst, int32_t n_keep, std::string& err);
     bool copy_block(int32_t src, int32_t dst, std::string& err);
-    // Drops the KV pool (the next resize_kv creates one in type t; nothing is kept) and sets the
-    // per-layer fp8 scales (stored value = x / scale): n_layers entries each, or null for 1.0;
-    // entries that are not finite and positive count as 1.0.
+    // Switches the KV type at the next resize_kv, which creates the pool in type t and keeps
+    // nothing (until then the pool stays in its type; if that resize fails, the old type stays
+    // and the switch stays pending), with per-layer fp8 scales (stored value = x / scale):
+    // n_layers entries each, or null for 1.0; entries that are not finite and positive count as
+    // 1.0.
     bool set_kv_dtype(KvDtype t, const float* k_scales, const float* v_scales, int32_t n_layers,
                       std::string& err);
     // fp8 calibration: runs tokens[0..n) as one sequence from position 0 through a scratch F32
@@ -132,8 +134,14 @@ class ModelRunner {
 
     // Options.
     int32_t device_ = 0;
-    KvDtype kv_dtype_ = KvDtype::F16;
+    KvDtype kv_dtype_ = KvDtype::F16;      // the pool's type
     std::vector<float> k_scale_, v_scale_; // per layer (fp8), 1.0 unless set
+    struct PendingKv {
+        KvDtype dtype;
+        std::vector<float> k_scale, v_scale;
+    };
+    std::optional<PendingKv> pending_kv_; // set_kv_dtype, applied by the next resize_kv
+    void commit_kv_dtype();
     bool use_graphs_ = true;
     int32_t max_context_ = 0;
 

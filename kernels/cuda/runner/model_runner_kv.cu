@@ -42,31 +42,27 @@ std::string cuda_error(const char* what, cudaError_t e) {
 } // namespace
 
 bool ModelRunner::set_kv_dtype(KvDtype t, const float* k_scales, const float* v_scales,
-                               int32_t n_layers, std::string& err) {
-    if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) {
-        err = cuda_error("cudaSetDevice", e);
-        return false;
-    }
-    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) {
-        err = cuda_error("KV type switch", e);
-        return false;
-    }
-    drop_graphs(); // they captured the old pool and the old type's kernels
-    kv_.reset();
-    num_blocks_ = 0; // forward() refuses to run until resize_kv
-    kv_dtype_ = t;
-    auto fill = [&](std::vector<float>& dst, const float* src) {
-        dst.assign(size_t(layers_n_), 1.0f);
-        if (!src || n_layers != layers_n_)
-            return;
-        for (int32_t l = 0; l < layers_n_; ++l)
-            if (std::isfinite(src[l]) && src[l] > 0.0f)
-                dst[size_t(l)] = src[l];
-    };
-    const bool fp8 = kv_dtype_is_fp8(t);
-    fill(k_scale_, fp8 ? k_scales : nullptr);
-    fill(v_scale_, fp8 ? v_scales : nullptr);
+                               int32_t n_layers, std::string&) {
+    PendingKv p{t, std::vector<float>(size_t(layers_n_), 1.0f),
+                std::vector<float>(size_t(layers_n_), 1.0f)};
+    if (kv_dtype_is_fp8(t) && n_layers == layers_n_)
+        for (int32_t l = 0; l < layers_n_; ++l) {
+            if (k_scales && std::isfinite(k_scales[l]) && k_scales[l] > 0.0f)
+                p.k_scale[size_t(l)] = k_scales[l];
+            if (v_scales && std::isfinite(v_scales[l]) && v_scales[l] > 0.0f)
+                p.v_scale[size_t(l)] = v_scales[l];
+        }
+    pending_kv_ = std::move(p);
     return true;
+}
+
+void ModelRunner::commit_kv_dtype() {
+    if (!pending_kv_)
+        return;
+    kv_dtype_ = pending_kv_->dtype;
+    k_scale_ = std::move(pending_kv_->k_scale);
+    v_scale_ = std::move(pending_kv_->v_scale);
+    pending_kv_.reset();
 }
 
 bool ModelRunner::kv_absmax(const int32_t* tokens, int32_t n, float* k_out, float* v_out,
