@@ -52,8 +52,7 @@ Result<KvScales> calibrate_kv_scales(ModelExecutor& exec, std::span<const int32_
     return s;
 }
 
-Result<KvScales> calibrate_kv_scales(ModelExecutor& exec, const Tokenizer& tokenizer,
-                                     KvDtype fp8) {
+Result<KvScales> calibrate_kv_scales(ModelExecutor& exec, const Tokenizer& tokenizer, KvDtype fp8) {
     const std::vector<int32_t> ids = tokenizer.encode(kCalibrationText, true);
     return calibrate_kv_scales(exec, ids, fp8);
 }
