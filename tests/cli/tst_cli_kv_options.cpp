@@ -31,11 +31,11 @@ struct Row {
 };
 
 std::vector<Row> rows() {
-    return {{"f32", KvDtype::F32},           {"f16", KvDtype::F16},
-            {"bf16", KvDtype::BF16},         {"fp8", KvDtype::Fp8E4M3},
-            {"fp8_e4m3", KvDtype::Fp8E4M3},  {"fp8_e5m2", KvDtype::Fp8E5M2},
-            {"int8", KvDtype::Int8},         {"float16", KvDtype::F16},
-            {"bfloat16", KvDtype::BF16},     {"float32", KvDtype::F32}};
+    return {{"f32", KvDtype::F32},          {"f16", KvDtype::F16},
+            {"bf16", KvDtype::BF16},        {"fp8", KvDtype::Fp8E4M3},
+            {"fp8_e4m3", KvDtype::Fp8E4M3}, {"fp8_e5m2", KvDtype::Fp8E5M2},
+            {"int8", KvDtype::Int8},        {"float16", KvDtype::F16},
+            {"bfloat16", KvDtype::BF16},    {"float32", KvDtype::F32}};
 }
 
 } // namespace
@@ -103,8 +103,7 @@ MT_TEST(int8_experiment_is_cpu_and_f32_only) {
     MT_REQUIRE(o.ok());
     MT_COMPARE(o->int8_experiment, KvInt8Experiment::KeyChannel);
     MT_COMPARE(o->device, DevicePreference::Cpu);
-    MT_COMPARE(std::string(kv_int8_experiment_name(o->int8_experiment)),
-                     std::string("kchannel"));
+    MT_COMPARE(std::string(kv_int8_experiment_name(o->int8_experiment)), std::string("kchannel"));
     auto t = parse({"--kv-int8-experiment", "token", "--kv-cache-dtype", "f32"});
     MT_REQUIRE(t.ok());
     MT_COMPARE(t->int8_experiment, KvInt8Experiment::Token);
@@ -138,8 +137,8 @@ MT_TEST(int8_experiment_quantizes_full_blocks_by_its_grouping) {
     ForwardBatch partial;
     partial.slot_mapping = {0, 1, 2}; // block 0 not full
     ForwardBatch full;
-    full.slot_mapping = {5, 6, 7}; // fills block 0 (block size 8)
-    const float exact = 0.01f * (3 + 2);  // K of slot 2, channel 3
+    full.slot_mapping = {5, 6, 7};       // fills block 0 (block size 8)
+    const float exact = 0.01f * (3 + 2); // K of slot 2, channel 3
     fill();
     apply_kv_int8_experiment(KvInt8Experiment::Token, s, partial);
     MT_COMPARE(s.k_slot(0, 2)[3], exact);
