@@ -61,11 +61,12 @@ class TstCliKvDtype : public QObject {
         xdg_ = path("xdg");
         QVERIFY(QDir().mkpath(xdg_));
         model_ = path("peaked.gguf");
-        CliResult r = runCli({"make-model", "--out", model_, "--type", "f32", "--seed", "3",
-                              "--hidden", "128", "--intermediate", "256", "--layers", "2",
-                              "--heads", "4", "--kv-heads", "2", "--context", "512",
-                              "--embedding-std", "0.3"},
-                             xdg_);
+        CliResult r =
+            runCli({"make-model", "--out",           model_, "--type",         "f32", "--seed",
+                    "3",          "--hidden",        "128",  "--intermediate", "256", "--layers",
+                    "2",          "--heads",         "4",    "--kv-heads",     "2",   "--context",
+                    "512",        "--embedding-std", "0.3"},
+                   xdg_);
         CLI_VERIFY_OK(r);
         QVERIFY(writeFile(path("text.txt"), QByteArray(kText)));
     }
@@ -96,17 +97,15 @@ class TstCliKvDtype : public QObject {
     }
 
     void errors() {
-        CliResult bad = runCli({"generate", "--model", model_, "--prompt", "hi",
-                                "--kv-cache-dtype", "int4"},
-                               xdg_);
+        CliResult bad = runCli(
+            {"generate", "--model", model_, "--prompt", "hi", "--kv-cache-dtype", "int4"}, xdg_);
         QCOMPARE(bad.exitCode, 1);
         QVERIFY(bad.out.isEmpty());
         QVERIFY2(bad.err.contains("'int4'") &&
                      bad.err.contains("auto, f32, f16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8"),
                  bad.err.constData());
-        for (const QStringList& cmd :
-             {QStringList{"perplexity", "--text", "hi"}, QStringList{"bench"},
-              QStringList{"kld", "--text", kText}}) {
+        for (const QStringList& cmd : {QStringList{"perplexity", "--text", "hi"},
+                                       QStringList{"bench"}, QStringList{"kld", "--text", kText}}) {
             CliResult r = runCli(cmd + QStringList{"--model", model_, "--kv-dtype", "e4m3"}, xdg_);
             QCOMPARE(r.exitCode, 1);
             QVERIFY2(r.err.contains("--kv-dtype must be one of"), r.err.constData());
@@ -115,11 +114,9 @@ class TstCliKvDtype : public QObject {
                                    "--kv-cache-dtype", "int8", "--calculate-kv-scales"},
                                   xdg_);
         QCOMPARE(scales.exitCode, 1);
-        QVERIFY2(scales.err.contains("--calculate-kv-scales needs an fp8"),
-                 scales.err.constData());
-        CliResult base = runCli({"kld", "--model", model_, "--text", kText,
-                                 "--base-kv-cache-dtype", "f64"},
-                                xdg_);
+        QVERIFY2(scales.err.contains("--calculate-kv-scales needs an fp8"), scales.err.constData());
+        CliResult base = runCli(
+            {"kld", "--model", model_, "--text", kText, "--base-kv-cache-dtype", "f64"}, xdg_);
         QCOMPARE(base.exitCode, 1);
         QVERIFY2(base.err.contains("--base-kv-cache-dtype must be one of") &&
                      base.err.contains("'f64'"),
@@ -151,9 +148,9 @@ class TstCliKvDtype : public QObject {
                      QString("bf16"));
 
         const QString report = path("bench.json");
-        CliResult b = runCli({"bench", "--model", model_, "--num-prompts", "3", "--input-len",
-                              "12", "--output-len", "3", "--device", "cpu", "--kv-cache-dtype",
-                              "int8", "--quiet", "--json", report},
+        CliResult b = runCli({"bench", "--model", model_, "--num-prompts", "3", "--input-len", "12",
+                              "--output-len", "3", "--device", "cpu", "--kv-cache-dtype", "int8",
+                              "--quiet", "--json", report},
                              xdg_);
         CLI_VERIFY_OK(b);
         QVERIFY2(b.out.contains("KV cache: int8"), b.out.constData());
@@ -197,8 +194,8 @@ class TstCliKvDtype : public QObject {
         QVERIFY(ok);
         QCOMPARE(cal["kv_scales"].toString(), QString("calibrated"));
         QCOMPARE(cal["base_kv_scales"].toString(), QString("none"));
-        CliResult text = runCli({"kld", "--model", model_, "--file", path("text.txt"),
-                                 "--device", "cpu", "--kv-cache-dtype", "fp8_e4m3"},
+        CliResult text = runCli({"kld", "--model", model_, "--file", path("text.txt"), "--device",
+                                 "cpu", "--kv-cache-dtype", "fp8_e4m3"},
                                 xdg_);
         CLI_VERIFY_OK(text);
         QVERIFY2(text.out.contains("KV cache         model fp8_e4m3 (scales 1.0), base f32"),
