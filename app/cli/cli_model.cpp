@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "app/cli/kv_int8_experiment.h"
 #include "engine/backend/device_select.h"
 #include "engine/model/demo_model.h"
+#include "engine/runtime/kv_calibration.h"
 
 namespace llmwb::cli {
 
@@ -51,7 +53,7 @@ Result<ModelExecutor*> CliModel::open_executor(const DeviceOptions& device, int3
     if (!pool)
         pool = std::make_unique<kernels::ThreadPool>(device.threads);
     CudaExecutorOptions o;
-    o.kv_dtype = device.kv_dtype;
+    o.kv_dtype = device.kv_dtype.value_or(KvDtype::F16); // CUDA's auto: f16
     o.use_graphs = device.cuda_graphs;
     o.max_tokens = std::max(1, max_tokens);
     o.max_seqs = std::max(1, max_seqs);
@@ -62,6 +64,27 @@ Result<ModelExecutor*> CliModel::open_executor(const DeviceOptions& device, int3
     if (!b)
         return make_error("--device cuda: " + b.message());
     backend = std::move(b.value());
+    ModelExecutor& e = *backend.executor;
+    if (device.kv_dtype) {
+        const KvDtype t = *device.kv_dtype;
+        const std::string name = kv_dtype_name(t);
+        if (!e.supports_kv_dtype(t))
+            return make_error("--kv-cache-dtype " + name + ": the " + e.device_name() +
+                              " backend cannot store its KV cache as " + name + " (it stores " +
+                              kv_dtype_name(e.kv_dtype()) + ")");
+        KvScales scales;
+        if (device.calculate_kv_scales) {
+            auto s = calibrate_kv_scales(e, *tokenizer, t);
+            if (!s)
+                return make_error("--calculate-kv-scales: " + s.message());
+            scales = std::move(s.value());
+        }
+        if (Status st = e.set_kv_dtype(t, scales); !st)
+            return make_error("--kv-cache-dtype " + name + ": " + st.message());
+    }
+    if (device.int8_experiment != KvInt8Experiment::Off)
+        if (Status st = install_kv_int8_experiment(e, device.int8_experiment); !st)
+            return st.error();
     if (backend.on_cuda())
         std::fprintf(
             stderr, "llmwb: running on CUDA (%s)%s\n", backend.executor->device_name().c_str(),

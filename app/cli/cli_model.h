@@ -34,7 +34,10 @@ struct CliModel {
     // Opens the backend of `device` with open_backend (auto: CUDA when the plugin loads and a
     // device exists — one line on stderr says so — else the CPU silently). max_tokens / max_seqs:
     // the largest step (GPU workspaces). The executor has no KV pool: the Engine sizes it from
-    // its memory plan. Errors: --device cuda when CUDA is unavailable (the reason).
+    // its memory plan. The KV type: --kv-cache-dtype (auto: the backend's default), with fp8
+    // scales calibrated on a built-in text when --calculate-kv-scales (kv_calibration.h).
+    // Errors: --device cuda when CUDA is unavailable (the reason); a KV type the backend cannot
+    // store (the reason); a failed calibration.
     Result<ModelExecutor*> open_executor(const DeviceOptions& device, int32_t max_tokens,
                                          int32_t max_seqs);
     int threads() const { return pool ? pool->size() : 0; }

@@ -19,13 +19,27 @@ Result<CliArgs> OptionNames::parse(const std::vector<std::string>& argv) const {
 const char* kDeviceOptionsHelp =
     "  --device auto|cpu|cuda    backend (default auto: CUDA when the plugin and a GPU are\n"
     "                            present, else the CPU)\n"
-    "  --kv-dtype f16|f32        element type of the CUDA KV cache (default f16)\n"
+    "  --kv-cache-dtype T        element type of the KV cache (vLLM's name; --kv-dtype is an\n"
+    "                            alias): auto (default: f32 on the CPU, f16 on CUDA), f32, f16,\n"
+    "                            bf16, fp8 (= fp8_e4m3), fp8_e4m3, fp8_e5m2, int8 (one fp32\n"
+    "                            scale per token and KV head); a type the backend cannot store\n"
+    "                            is refused\n"
+    "  --calculate-kv-scales     fp8: per-layer K/V scales from the model's K/V ranges over a\n"
+    "                            short built-in text before the run (default: scales of 1.0, as\n"
+    "                            vLLM)\n"
     "  --no-cuda-graphs          run CUDA decode steps eagerly (no CUDA graphs)\n"
     "  --threads N               CPU threads (default: all cores)\n";
 
 const OptionNames& device_option_names() {
-    static const OptionNames n{{"device", "kv-dtype", "threads"}, {"no-cuda-graphs"}};
+    // kv-int8-experiment: measurement only (scripts/kv-fidelity.sh), not in --help.
+    static const OptionNames n{
+        {"device", "kv-cache-dtype", "kv-dtype", "threads", "kv-int8-experiment"},
+        {"no-cuda-graphs", "calculate-kv-scales"}};
     return n;
+}
+
+std::string kv_dtype_option_name(const std::optional<KvDtype>& t) {
+    return t ? kv_dtype_name(*t) : "auto";
 }
 
 Result<DeviceOptions> parse_device_options(const CliArgs& a) {
@@ -35,10 +49,40 @@ Result<DeviceOptions> parse_device_options(const CliArgs& a) {
     if (!pref)
         return make_error("--device must be auto, cpu or cuda, got '" + device + "'");
     o.device = *pref;
-    const std::string kv_dtype = a.get_or("kv-dtype", "f16");
-    if (kv_dtype != "f16" && kv_dtype != "f32")
-        return make_error("--kv-dtype must be f16 or f32, got '" + kv_dtype + "'");
-    o.kv_dtype = kv_dtype == "f32" ? KvDtype::F32 : KvDtype::F16;
+    if (a.has("kv-cache-dtype") && a.has("kv-dtype"))
+        return make_error("give --kv-cache-dtype or its alias --kv-dtype, not both");
+    const char* kv_flag = a.has("kv-dtype") ? "--kv-dtype" : "--kv-cache-dtype";
+    const std::string kv = a.get("kv-dtype").value_or(a.get_or("kv-cache-dtype", "auto"));
+    if (kv != "auto") {
+        const auto t = parse_kv_dtype(kv);
+        if (!t)
+            return make_error(std::string(kv_flag) + " must be one of " + kv_dtype_choices() +
+                              ", got '" + kv + "'");
+        o.kv_dtype = *t;
+    }
+    o.calculate_kv_scales = a.has("calculate-kv-scales");
+    if (o.calculate_kv_scales && !(o.kv_dtype && kv_dtype_is_fp8(*o.kv_dtype)))
+        return make_error("--calculate-kv-scales needs an fp8 --kv-cache-dtype (fp8, fp8_e4m3, "
+                          "fp8_e5m2), got " +
+                          kv_dtype_option_name(o.kv_dtype));
+    if (auto e = a.get("kv-int8-experiment")) {
+        if (*e == "tokenhead")
+            o.int8_experiment = KvInt8Experiment::TokenHead;
+        else if (*e == "token")
+            o.int8_experiment = KvInt8Experiment::Token;
+        else if (*e == "kchannel")
+            o.int8_experiment = KvInt8Experiment::KeyChannel;
+        else if (*e != "off")
+            return make_error(
+                "--kv-int8-experiment must be tokenhead, token, kchannel or off, got '" + *e + "'");
+        if (o.int8_experiment != KvInt8Experiment::Off && o.kv_dtype && *o.kv_dtype != KvDtype::F32)
+            return make_error("--kv-int8-experiment simulates int8 on an f32 KV cache: give "
+                              "--kv-cache-dtype f32 or auto");
+        if (o.int8_experiment != KvInt8Experiment::Off && o.device == DevicePreference::Cuda)
+            return make_error("--kv-int8-experiment runs on the CPU only");
+        if (o.int8_experiment != KvInt8Experiment::Off)
+            o.device = DevicePreference::Cpu;
+    }
     o.cuda_graphs = !a.has("no-cuda-graphs");
     auto threads = a.get_int("threads", 1, 1024);
     if (!threads)

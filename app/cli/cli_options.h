@@ -1,5 +1,6 @@
 // The typed options shared by the llmwb commands, each parsed once from CliArgs:
-//   DeviceOptions   --device auto|cpu|cuda  --kv-dtype f16|f32  --no-cuda-graphs  --threads N
+//   DeviceOptions   --device auto|cpu|cuda  --kv-cache-dtype T (alias --kv-dtype)
+//                   --calculate-kv-scales  --no-cuda-graphs  --threads N
 //   EngineOptions   --block-size 8|16|32  --max-num-seqs N  --max-num-batched-tokens N
 //                   --kv-budget-mb MB | --gpu-memory-utilization F  --no-prefix-caching
 //                   --no-device-greedy
@@ -27,15 +28,25 @@ struct OptionNames {
     Result<CliArgs> parse(const std::vector<std::string>& argv) const;
 };
 
+// Measurement-only int8 KV variants (hidden option --kv-int8-experiment, see
+// kv_int8_experiment.h): simulated on an f32 pool.
+enum class KvInt8Experiment { Off, TokenHead, Token, KeyChannel };
+
 struct DeviceOptions {
     DevicePreference device = DevicePreference::Auto;
-    KvDtype kv_dtype = KvDtype::F16; // CUDA KV cache
+    // --kv-cache-dtype (vLLM's name; --kv-dtype is an alias). nullopt: auto, the backend's
+    // default (CPU f32, CUDA f16).
+    std::optional<KvDtype> kv_dtype;
+    bool calculate_kv_scales = false; // fp8: calibrate the per-layer scales (else 1.0, as vLLM)
+    KvInt8Experiment int8_experiment = KvInt8Experiment::Off;
     bool cuda_graphs = true;
     int threads = 0; // CPU threads; 0: all cores
 };
 const OptionNames& device_option_names();
 extern const char* kDeviceOptionsHelp;
 Result<DeviceOptions> parse_device_options(const CliArgs& args);
+// "auto" or the KvDtype's name (for JSON and reports: what was asked for).
+std::string kv_dtype_option_name(const std::optional<KvDtype>& t);
 
 struct EngineOptions {
     EngineConfig config;

@@ -194,6 +194,7 @@ int cmd_bench(const Args& argv) {
                        {"dataset", opt->dataset.value_or("")}};
     out["threads"] = m.threads();
     out["device"] = (*exec)->device_name();
+    out["kv_cache_dtype"] = kv_dtype_name((*exec)->kv_dtype());
     if (opt->report)
         if (Status st = check_report_target(*opt->report); !st)
             return fail(cmd, st.message());
@@ -260,13 +261,25 @@ int cmd_bench(const Args& argv) {
         if (reqs.size() < workload.size())
             label += ", first " + std::to_string(reqs.size()) + " requests";
         print_bench_result(label, *r, opt->percentile_metrics);
+        {
+            const MemoryPlan& pl = (*engine)->memory_plan();
+            std::printf(
+                "KV cache: %s, %d blocks of %d tokens (%lld tokens), %lld bytes per block\n",
+                kv_dtype_name(pl.kv_dtype), pl.num_blocks, pl.block_size,
+                static_cast<long long>(pl.num_blocks) * pl.block_size,
+                static_cast<long long>(pl.bytes_per_block));
+        }
         nlohmann::json rj = bench_result_json(*r);
         rj["max_num_seqs"] = ec.max_num_seqs;
         if (is_static)
             rj["static_padding"] = ro.static_padding;
         rj["max_num_batched_tokens"] = ec.max_num_batched_tokens;
         rj["prefix_caching"] = ec.enable_prefix_caching;
-        rj["kv_pool_limit"] = kv_pool_limit_name((*engine)->memory_plan().limit);
+        const MemoryPlan& plan = (*engine)->memory_plan();
+        rj["kv_pool_limit"] = kv_pool_limit_name(plan.limit);
+        rj["kv_cache_dtype"] = kv_dtype_name(plan.kv_dtype);
+        rj["kv_bytes_per_block"] = plan.bytes_per_block;
+        rj["kv_cache_tokens"] = static_cast<int64_t>(plan.num_blocks) * plan.block_size;
         out["results"][p.name] = rj;
         if (opt->save_result) {
             const std::string path = vllm_result_path(*opt, m.model->name);

@@ -201,6 +201,12 @@ int cmd_generate(const Args& argv) {
     const SpeculativeStats& spec = (*engine)->speculative_stats();
     if (json) {
         nlohmann::json j = result_json(r, opt->sampling);
+        j["kv_cache_dtype"] = kv_dtype_name((*exec)->kv_dtype());
+        const MemoryPlan& plan = (*engine)->memory_plan();
+        j["kv_cache"] = {{"bytes_per_block", plan.bytes_per_block},
+                         {"block_size", plan.block_size},
+                         {"num_blocks", plan.num_blocks},
+                         {"tokens", static_cast<int64_t>(plan.num_blocks) * plan.block_size}};
         if (opt->speculative.enabled())
             j["speculative"] = {{"method", speculative_method_name(opt->speculative.method)},
                                 {"num_speculative_tokens",
@@ -237,7 +243,9 @@ int cmd_perplexity(const Args& argv) {
     if (args->has("help")) {
         std::puts("llmwb perplexity --model M (--text T | --file F | --ids LIST) [--json]\n"
                   "  logprobs[i] = log p(token i+1 | tokens <= i); ppl = exp(-mean logprob).\n"
-                  "  Text is tokenized with the model's special tokens (BOS) as HF does.");
+                  "  Text is tokenized with the model's special tokens (BOS) as HF does.\n"
+                  "  With --kv-cache-dtype T the KV cache is stored as T (compare the ppl with\n"
+                  "  f32's, or use `llmwb kld --model M --kv-cache-dtype T`).");
         std::fputs(kDeviceOptionsHelp, stdout);
         return 0;
     }
@@ -288,10 +296,12 @@ int cmd_perplexity(const Args& argv) {
         j["mean_logprob"] = r->mean_logprob;
         j["logprobs"] = r->logprobs;
         j["tokens_per_s"] = r->tokens_per_s;
+        j["kv_cache_dtype"] = kv_dtype_name((*exec)->kv_dtype());
         std::cout << dump_json(j) << "\n";
     } else {
-        std::printf("tokens: %lld\nppl: %.6f\nmean logprob: %.6f\n%.1f tokens/s\n",
-                    static_cast<long long>(r->tokens), r->ppl, r->mean_logprob, r->tokens_per_s);
+        std::printf("tokens: %lld\nppl: %.6f\nmean logprob: %.6f\n%.1f tokens/s\nKV cache: %s\n",
+                    static_cast<long long>(r->tokens), r->ppl, r->mean_logprob, r->tokens_per_s,
+                    kv_dtype_name((*exec)->kv_dtype()));
     }
     return 0;
 }

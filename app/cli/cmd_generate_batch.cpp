@@ -79,6 +79,7 @@ struct Record {
     RequestOutput last;
     std::string error; // an invalid line
     bool done = false;
+    std::string kv_cache_dtype; // the KV cache's element type
 };
 
 nlohmann::json record_json(size_t index, int line, const Record& o) {
@@ -106,6 +107,7 @@ nlohmann::json record_json(size_t index, int line, const Record& o) {
     j["ttft_ms"] = mtr.ttft_ms;
     j["tpot_ms"] = mtr.tpot_ms;
     j["e2e_ms"] = mtr.e2e_ms;
+    j["kv_cache_dtype"] = o.kv_cache_dtype;
     return j;
 }
 
@@ -186,6 +188,8 @@ int cmd_generate_batch(const Args& argv) {
     if (engine.memory_plan().limit == KvPoolLimit::Fallback)
         std::fprintf(stderr, "llmwb generate: %s\n", engine.memory_plan().note.c_str());
 
+    for (Record& r : records)
+        r.kv_cache_dtype = kv_dtype_name((*exec)->kv_dtype());
     std::map<RequestId, size_t> index;
     int failed = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -237,14 +241,14 @@ int cmd_generate_batch(const Args& argv) {
         const EngineSnapshot s = engine.snapshot();
         std::fprintf(stderr,
                      "[%lld steps, %lld prompt tokens computed, %lld generated, %lld preemptions, "
-                     "prefix cache %lld/%lld tokens, %d blocks of %d]\n",
+                     "prefix cache %lld/%lld tokens, %d blocks of %d, KV %s]\n",
                      static_cast<long long>(s.step_index),
                      static_cast<long long>(s.total_prompt_tokens_computed),
                      static_cast<long long>(s.total_generated_tokens),
                      static_cast<long long>(s.total_preemptions),
                      static_cast<long long>(s.prefix_cache_hits),
                      static_cast<long long>(s.prefix_cache_queries), s.memory.num_blocks,
-                     s.block_size);
+                     s.block_size, kv_dtype_name((*exec)->kv_dtype()));
     }
     if (failed > 0)
         return fail(cmd, std::to_string(failed) + " of " + std::to_string(n) +

@@ -11,6 +11,7 @@
 #include "app/cli/cli_model.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/commands.h"
+#include "app/cli/kv_int8_experiment.h"
 #include "engine/runtime/kl_divergence.h"
 #include "engine/runtime/kv_block_size.h"
 
@@ -19,14 +20,20 @@ namespace llmwb::cli {
 namespace {
 
 const char* kKldHelp =
-    "llmwb kld --base B --model M (--file TEXT | --ids 1,2,3 | --text T) [--ctx N]\n"
-    "          [--max-tokens N] [--margin P] [--json]\n"
+    "llmwb kld [--base B] --model M (--file TEXT | --ids 1,2,3 | --text T) [--ctx N]\n"
+    "          [--max-tokens N] [--margin P] [--kv-cache-dtype T [--base-kv-cache-dtype T]]\n"
+    "          [--json]\n"
     "  Runs both models over the same tokens and compares their next-token distributions at\n"
     "  every position: KL(P_base || P_model) (mean, median, p99, max, in nats), top-1\n"
     "  agreement (all positions, and positions where the base's top-2 probability margin\n"
     "  exceeds --margin, default 0.1), both perplexities and PPL(M) / PPL(B).\n"
     "  Text is tokenized with B's tokenizer (with its special tokens, as HF does); the models\n"
     "  must have vocabularies of the same size and tokenize the text alike.\n"
+    "  KV-cache fidelity: the same weights with a KV type against an f32 KV cache, e.g.\n"
+    "    llmwb kld --model M --kv-cache-dtype int8 --file TEXT\n"
+    "  --base B        the base model (default: M itself)\n"
+    "  --kv-cache-dtype T  the KV type of M (device options below; default auto)\n"
+    "  --base-kv-cache-dtype T  the KV type of B (default f32, whatever --kv-cache-dtype is)\n"
     "  --ctx N         tokens per window (default min(512, the models' context)); a longer text\n"
     "                  is cut into windows, each run from an empty cache, all positions scored\n"
     "  --max-tokens N  use only the first N tokens\n";
@@ -88,7 +95,8 @@ Result<std::vector<int32_t>> token_ids(const CliArgs& args, const CliModel& base
 
 int cmd_kld(const Args& argv) {
     const char* cmd = "kld";
-    OptionNames names{{"base", "model", "text", "file", "ids", "ctx", "max-tokens", "margin"},
+    OptionNames names{{"base", "model", "text", "file", "ids", "ctx", "max-tokens", "margin",
+                       "base-kv-cache-dtype"},
                       {"json", "help"}};
     auto args = names.add(device_option_names()).parse(argv);
     if (!args)
@@ -98,8 +106,8 @@ int cmd_kld(const Args& argv) {
         std::fputs(kDeviceOptionsHelp, stdout);
         return 0;
     }
-    if (!args->has("base") || !args->has("model"))
-        return fail(cmd, "give --base B and --model M");
+    if (!args->has("model"))
+        return fail(cmd, "give --model M (and --base B, default M)");
     if (args->has("text") + args->has("file") + args->has("ids") != 1)
         return fail(cmd, "give exactly one of --file, --ids, --text");
     auto ctx_opt = args->get_int("ctx", 2, 1 << 20);
@@ -114,8 +122,26 @@ int cmd_kld(const Args& argv) {
     auto device = parse_device_options(*args);
     if (!device)
         return fail(cmd, device.message());
+    // The base: f32 KV (the reference) unless --base-kv-cache-dtype; never an int8 experiment.
+    DeviceOptions base_device = *device;
+    base_device.kv_dtype = KvDtype::F32;
+    base_device.int8_experiment = KvInt8Experiment::Off;
+    if (auto t = args->get("base-kv-cache-dtype")) {
+        if (*t == "auto") {
+            base_device.kv_dtype.reset();
+        } else {
+            const auto parsed = parse_kv_dtype(*t);
+            if (!parsed)
+                return fail(cmd, "--base-kv-cache-dtype must be one of " +
+                                     std::string(kv_dtype_choices()) + ", got '" + *t + "'");
+            base_device.kv_dtype = *parsed;
+        }
+    }
+    base_device.calculate_kv_scales = device->calculate_kv_scales && base_device.kv_dtype &&
+                                      kv_dtype_is_fp8(*base_device.kv_dtype);
+    const std::string base_path = args->get("base").value_or(*args->get("model"));
 
-    auto base = open_cli_model(args->get("base"));
+    auto base = open_cli_model(base_path);
     if (!base)
         return fail(cmd, "--base: " + base.message());
     auto model = open_cli_model(args->get("model"));
@@ -149,8 +175,8 @@ int cmd_kld(const Args& argv) {
     ModelExecutor* exec[2] = {nullptr, nullptr};
     CliModel* m[2] = {base.value().get(), model.value().get()};
     for (int i = 0; i < 2; ++i) {
-        auto e =
-            m[i]->open_executor(*device, std::min<int32_t>(chunk, static_cast<int32_t>(ctx)), 1);
+        auto e = m[i]->open_executor(i ? *device : base_device,
+                                     std::min<int32_t>(chunk, static_cast<int32_t>(ctx)), 1);
         if (!e)
             return fail(cmd, std::string(i ? "--model: " : "--base: ") + e.message());
         if (Status st = (*e)->resize_kv(blocks, kDefaultKvBlockSize, {}); !st)
@@ -161,6 +187,15 @@ int cmd_kld(const Args& argv) {
     opt.ctx = static_cast<int32_t>(ctx);
     opt.chunk = chunk;
     opt.margin = margin->value_or(0.1);
+    // A simulated int8 variant changes the cache when a block fills: the model runs one block
+    // per forward so that later tokens read the quantized values.
+    if (device->int8_experiment != KvInt8Experiment::Off)
+        opt.model_chunk = kDefaultKvBlockSize;
+    const std::string kv_model = kv_dtype_name(exec[1]->kv_dtype());
+    const std::string kv_base = kv_dtype_name(exec[0]->kv_dtype());
+    auto scales_of = [](const ModelExecutor& e, bool calibrated) {
+        return !kv_dtype_is_fp8(e.kv_dtype()) ? "none" : calibrated ? "calibrated" : "1.0";
+    };
     auto r = kl_divergence(*exec[0], *exec[1], *ids, opt);
     if (!r)
         return fail(cmd, r.message());
@@ -172,6 +207,12 @@ int cmd_kld(const Args& argv) {
         j["positions"] = r->positions;
         j["windows"] = r->windows;
         j["ctx"] = ctx;
+        j["kv_cache_dtype"] = kv_model;
+        j["base_kv_cache_dtype"] = kv_base;
+        j["kv_scales"] = scales_of(*exec[1], device->calculate_kv_scales);
+        j["base_kv_scales"] = scales_of(*exec[0], base_device.calculate_kv_scales);
+        if (device->int8_experiment != KvInt8Experiment::Off)
+            j["kv_int8_experiment"] = kv_int8_experiment_name(device->int8_experiment);
         j["mean_kld"] = r->mean_kld;
         j["median_kld"] = r->median_kld;
         j["p99_kld"] = r->p99_kld;
@@ -189,6 +230,14 @@ int cmd_kld(const Args& argv) {
     }
     std::printf("base             %s\n", (*base)->model->path.c_str());
     std::printf("model            %s\n", (*model)->model->path.c_str());
+    std::string kv_line = kv_model;
+    if (kv_dtype_is_fp8(exec[1]->kv_dtype()))
+        kv_line +=
+            std::string(" (scales ") + scales_of(*exec[1], device->calculate_kv_scales) + ")";
+    if (device->int8_experiment != KvInt8Experiment::Off)
+        kv_line +=
+            std::string(", simulated int8 ") + kv_int8_experiment_name(device->int8_experiment);
+    std::printf("KV cache         model %s, base %s\n", kv_line.c_str(), kv_base.c_str());
     std::printf("tokens           %lld (%lld window%s of up to %lld, %lld positions scored)\n",
                 static_cast<long long>(r->tokens), static_cast<long long>(r->windows),
                 r->windows == 1 ? "" : "s", static_cast<long long>(ctx),

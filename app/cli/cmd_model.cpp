@@ -11,6 +11,7 @@
 #include "engine/model/model_shapes.h"
 #include "engine/model/model_writer.h"
 #include "engine/model/quantize.h"
+#include "engine/runtime/kv_cache_storage.h"
 
 namespace llmwb::cli {
 
@@ -39,6 +40,12 @@ const char* rope_scaling_name(const LoadedModel& m) {
     if (m.weights.rope_freqs.present())
         return "llama3 (rope_freqs)";
     return "none";
+}
+
+// Tokens whose K/V fit in 1 GiB as `t` (whole blocks of the default size).
+int64_t kv_tokens_per_gib(const ModelConfig& c, KvDtype t) {
+    const int64_t bpb = kv_bytes_per_block(c, KvCacheStorage::kDefaultBlockSize, t);
+    return bpb > 0 ? (int64_t{1} << 30) / bpb * KvCacheStorage::kDefaultBlockSize : 0;
 }
 
 } // namespace
@@ -97,6 +104,15 @@ int cmd_info(const Args& argv) {
         j["estimated_context_tokens"] = context;
         j["estimated_kv_bytes"] = kv_total;
         j["estimated_memory_bytes"] = m.weight_bytes + kv_total;
+        nlohmann::ordered_json by_type = nlohmann::ordered_json::array();
+        for (KvDtype t : kAllKvDtypes) {
+            const int64_t bpb = kv_bytes_per_block(c, KvCacheStorage::kDefaultBlockSize, t);
+            by_type.push_back({{"kv_cache_dtype", kv_dtype_name(t)},
+                               {"bytes_per_block", bpb},
+                               {"block_size", KvCacheStorage::kDefaultBlockSize},
+                               {"tokens_per_gib", kv_tokens_per_gib(c, t)}});
+        }
+        j["kv_cache_by_dtype"] = by_type;
         nlohmann::ordered_json types = nlohmann::ordered_json::object();
         for (const auto& g : groups) {
             types[g.group]["bytes"] = g.bytes;
@@ -163,6 +179,17 @@ int cmd_info(const Args& argv) {
                 hist.tensors);
     std::printf("KV cache       %s per token (fp32)\n",
                 human_bytes(static_cast<double>(kv_tok)).c_str());
+    // What each --kv-cache-dtype holds in the same memory (blocks of 16, int8 with its scales).
+    const int64_t f32_tokens = kv_tokens_per_gib(c, KvDtype::F32);
+    std::printf("KV by type     ");
+    for (KvDtype t : kAllKvDtypes) {
+        const int64_t n = kv_tokens_per_gib(c, t);
+        std::printf("%s%s %lld tok/GiB (%.2fx)", t == KvDtype::F32 ? "" : ", ", kv_dtype_name(t),
+                    static_cast<long long>(n),
+                    f32_tokens > 0 ? static_cast<double>(n) / static_cast<double>(f32_tokens)
+                                   : 0.0);
+    }
+    std::printf("\n");
     for (const std::string& d : describe_cuda_devices())
         std::printf("device         %s\n", d.c_str());
     std::printf("memory         %s weights + %s KV for %lld tokens = %s\n",

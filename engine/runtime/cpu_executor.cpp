@@ -74,6 +74,8 @@ void CpuExecutor::copy_block(int32_t src, int32_t dst) {
 Status CpuExecutor::forward(const ForwardBatch& batch, float* logits) {
     assert(kv_);
     model_.forward(batch, *kv_, logits);
+    if (after_forward_)
+        after_forward_(*kv_, batch);
     return ok_status();
 }
 

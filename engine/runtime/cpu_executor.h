@@ -2,6 +2,7 @@
 // KvCacheStorage (fp32 by default; every KvDtype). Behaviour is exactly CpuTransformer::forward's.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "engine/runtime/cpu_transformer.h"
@@ -39,6 +40,12 @@ class CpuExecutor final : public ModelExecutor {
     Status check_weights() const override; // every mapping of the model unchanged
     Result<KvScales> kv_absmax(std::span<const int32_t> tokens) override;
 
+    // Measurement hook, off by default: called after every forward with the pool and the batch
+    // (e.g. to quantize-dequantize in place what the forward wrote: the int8 variants of
+    // app/cli/kv_int8_experiment.h, simulated on an f32 pool). Empty: none.
+    using AfterForwardHook = std::function<void(KvCacheStorage&, const ForwardBatch&)>;
+    void set_after_forward_hook(AfterForwardHook hook) { after_forward_ = std::move(hook); }
+
     CpuTransformer& transformer() { return model_; }
     const KvCacheStorage* kv() const { return kv_; }
 
@@ -48,6 +55,7 @@ class CpuExecutor final : public ModelExecutor {
     KvCacheStorage* kv_ = nullptr; // owned_kv_ or a borrowed storage
     KvDtype kv_dtype_ = KvDtype::F32;
     KvScales kv_scales_;
+    AfterForwardHook after_forward_;
 };
 
 } // namespace llmwb

@@ -163,9 +163,11 @@ Result<KldResult> kl_divergence(ModelExecutor& base, ModelExecutor& model,
     if (ctx > limit)
         return make_error("kld: a window of " + std::to_string(ctx) +
                           " tokens does not fit a context of " + std::to_string(limit));
-    const int64_t chunk = options.chunk > 0
-                              ? options.chunk
-                              : std::clamp<int64_t>((int64_t{16} << 20) / vocab, 1, 512);
+    int64_t chunk = options.chunk > 0 ? options.chunk
+                                      : std::clamp<int64_t>((int64_t{16} << 20) / vocab, 1, 512);
+    const int64_t model_chunk =
+        options.model_chunk > 0 ? std::min<int64_t>(options.model_chunk, chunk) : chunk;
+    chunk -= chunk % model_chunk; // the model's forwards stay aligned to model_chunk
     const int64_t rows = std::min(chunk, ctx);
     std::vector<float> lb(static_cast<size_t>(rows * vocab)); // [rows][vocab] base logits
     std::vector<float> lm(static_cast<size_t>(rows * vocab)); // [rows][vocab] model logits
@@ -187,14 +189,19 @@ Result<KldResult> kl_divergence(ModelExecutor& base, ModelExecutor& model,
             bool fits = bb.reserve(pos + len) && mb.reserve(pos + len);
             assert(fits); // ctx <= both pools
             (void)fits;
-            for (auto [exec, blocks, out] :
-                 {std::tuple{&base, &bb, lb.data()}, std::tuple{&model, &mb, lm.data()}}) {
-                batch.clear();
-                batch.add_sequence(win.subspan(pos, len), static_cast<int32_t>(pos),
-                                   blocks->table(), exec->block_size(), ForwardBatch::Logits::All);
-                if (Status st = exec->forward(batch, out); !st)
-                    return make_error("kld: " + std::string(exec == &base ? "base" : "model") +
-                                      ": " + st.message());
+            for (auto [exec, blocks, out, step] :
+                 {std::tuple{&base, &bb, lb.data(), chunk},
+                  std::tuple{&model, &mb, lm.data(), model_chunk}}) {
+                for (int64_t sub = 0; sub < len; sub += step) {
+                    const int64_t sl = std::min(step, len - sub);
+                    batch.clear();
+                    batch.add_sequence(win.subspan(pos + sub, sl), static_cast<int32_t>(pos + sub),
+                                       blocks->table(), exec->block_size(),
+                                       ForwardBatch::Logits::All);
+                    if (Status st = exec->forward(batch, out + sub * vocab); !st)
+                        return make_error("kld: " + std::string(exec == &base ? "base" : "model") +
+                                          ": " + st.message());
+                }
             }
             for (int64_t i = 0; i < len; ++i) {
                 const std::span<const float> rb(lb.data() + i * vocab, vocab);

@@ -69,6 +69,10 @@ struct KldOptions {
     int32_t ctx = 0;     // tokens per window; 0 = the largest both KV pools and contexts allow
     int32_t chunk = 0;   // tokens per forward; 0 = up to 512, limited to ~64 MB of logits per model
     double margin = 0.1; // the base's top-2 probability margin for the "confident" agreement
+    // Tokens per forward of `model` inside each chunk (0: the chunk): e.g. one KV block, so that
+    // a model whose cache changes when a block fills (a simulated int8 variant) is read as a
+    // decode would read it. Chunks start at multiples of model_chunk inside each window.
+    int32_t model_chunk = 0;
 };
 
 // Runs `base` and `model` over `ids` and compares them. Both executors must already have KV pools

@@ -162,7 +162,8 @@ class TstCliKld : public QObject {
             << QStringList{"--base", f, "--model", f, "--ids", "5"} << "at least 2 tokens";
         QTest::newRow("id-outside")
             << QStringList{"--base", f, "--model", f, "--ids", "1,99999999"} << "outside";
-        QTest::newRow("no-base") << QStringList{"--model", f, "--ids", "1,2"} << "--base";
+        // --base defaults to --model (KV-cache fidelity); --model is required
+        QTest::newRow("no-model") << QStringList{"--base", f, "--ids", "1,2"} << "give --model";
         QTest::newRow("two-sources")
             << QStringList{"--base", f, "--model", f, "--ids", "1,2", "--text", "a"}
             << "exactly one";
