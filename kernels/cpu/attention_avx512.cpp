@@ -16,6 +16,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/attention_dispatch.h"
 #include "kernels/cpu/attention_kv_load.h"
 #include "kernels/cpu/avx512_util.h"
 
@@ -196,32 +197,11 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     }
 }
 
-template <KvDtype T>
-void attend_dim(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys, float scale,
-                const PagedKvView& kv, float* scratch) {
-    switch (head_dim) {
-    case 32:
-        attend<2, T>(out, q, n_heads, n_keys, scale, kv, scratch);
-        break;
-    case 64:
-        attend<4, T>(out, q, n_heads, n_keys, scale, kv, scratch);
-        break;
-    case 96:
-        attend<6, T>(out, q, n_heads, n_keys, scale, kv, scratch);
-        break;
-    case 128:
-        attend<8, T>(out, q, n_heads, n_keys, scale, kv, scratch);
-        break;
-    default:
-        break;
-    }
-}
-
 } // namespace
 
 bool attend_group_avx512_supported(int head_dim, KvDtype t) {
     (void)t; // every element type
-    return head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128;
+    return attention_simd_head_dim(head_dim);
 }
 
 int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys) {
@@ -230,33 +210,11 @@ int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys) {
 
 void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
                          float scale, const PagedKvView& kv, float* scratch) {
-    if (n_keys <= 0 || n_heads <= 0)
-        return;
-    for (int h0 = 0; h0 < n_heads; h0 += 64) { // inv[] holds 64 heads
-        const int nh = std::min(64, n_heads - h0);
-        float* o = out + static_cast<int64_t>(h0) * head_dim;
-        const float* qq = q + static_cast<int64_t>(h0) * head_dim;
-        switch (kv.layout.dtype) {
-        case KvDtype::F32:
-            attend_dim<KvDtype::F32>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
-            break;
-        case KvDtype::F16:
-            attend_dim<KvDtype::F16>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
-            break;
-        case KvDtype::BF16:
-            attend_dim<KvDtype::BF16>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
-            break;
-        case KvDtype::Fp8E4M3:
-            attend_dim<KvDtype::Fp8E4M3>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
-            break;
-        case KvDtype::Fp8E5M2:
-            attend_dim<KvDtype::Fp8E5M2>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
-            break;
-        case KvDtype::Int8:
-            attend_dim<KvDtype::Int8>(o, qq, nh, head_dim, n_keys, scale, kv, scratch);
-            break;
-        }
-    }
+    attend_group_chunks<16>(out, q, n_heads, head_dim, n_keys, kv.layout.dtype,
+                            [&](auto cols, auto type, float* o, const float* qq, int nh) {
+                                attend<decltype(cols)::value, decltype(type)::value>(
+                                    o, qq, nh, n_keys, scale, kv, scratch);
+                            });
 }
 
 } // namespace llmwb::kernels
