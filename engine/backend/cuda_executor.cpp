@@ -55,6 +55,26 @@ int32_t kv_dtype_abi(KvDtype t) {
     return LLMWB_KV_F16;
 }
 
+// Why the CUDA runner cannot run this model yet ("" when it can): the runner implements the
+// llama / qwen2 / qwen3 forward pass; the newer families' features run on the CPU backend only.
+std::string cuda_unsupported_feature(const ModelConfig& c) {
+    const bool family = c.arch == Architecture::Llama || c.arch == Architecture::Qwen2 ||
+                        c.arch == Architecture::Qwen3;
+    if (!family)
+        return "the " + std::string(architecture_name(c.arch)) + " architecture";
+    if (c.sliding_window > 0)
+        return "sliding-window attention";
+    if (c.is_moe())
+        return "mixture-of-experts layers";
+    if (c.activation != MlpActivation::Silu || c.post_norms || c.attn_logit_softcap > 0 ||
+        c.final_logit_softcap > 0 || c.embedding_scale != 1.0f || c.query_scale > 0 ||
+        c.rotary_dims() != c.head_dim || c.rope_theta_local > 0 ||
+        (c.rope_scaling.kind != RopeScaling::Kind::None &&
+         c.rope_scaling.kind != RopeScaling::Kind::Llama3))
+        return "this model's attention/MLP variant";
+    return "";
+}
+
 } // namespace
 
 Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaPlugin> plugin,
@@ -64,6 +84,9 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     const ModelWeights& w = model.weights;
     if (static_cast<int32_t>(w.layers.size()) != c.num_layers)
         return make_error("CUDA backend: the model's layer count does not match its config");
+    if (const std::string why = cuda_unsupported_feature(c); !why.empty())
+        return make_error("CUDA backend: " + why +
+                          " is not supported on CUDA yet; load the model on the CPU");
     auto devices = plugin->devices();
     if (!devices)
         return devices.error();

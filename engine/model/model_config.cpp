@@ -10,6 +10,14 @@ const char* architecture_name(Architecture a) {
         return "qwen2";
     case Architecture::Qwen3:
         return "qwen3";
+    case Architecture::Gemma2:
+        return "gemma2";
+    case Architecture::Gemma3:
+        return "gemma3";
+    case Architecture::Phi3:
+        return "phi3";
+    case Architecture::Qwen3Moe:
+        return "qwen3moe";
     }
     return "?";
 }

@@ -45,6 +45,22 @@ std::string gguf_tensor_name(TensorRole role, int layer) {
         return b + "ffn_up.weight";
     case TensorRole::WDown:
         return b + "ffn_down.weight";
+    case TensorRole::PostAttnNorm:
+        return b + "post_attention_norm.weight";
+    case TensorRole::PostFfnNorm:
+        return b + "post_ffw_norm.weight";
+    case TensorRole::Wqkv:
+        return b + "attn_qkv.weight";
+    case TensorRole::WGateUp: // phi3 GGUF stores the fused gate/up projection as ffn_up
+        return b + "ffn_up.weight";
+    case TensorRole::Router:
+        return b + "ffn_gate_inp.weight";
+    case TensorRole::ExpGate:
+        return b + "ffn_gate_exps.weight";
+    case TensorRole::ExpUp:
+        return b + "ffn_up_exps.weight";
+    case TensorRole::ExpDown:
+        return b + "ffn_down_exps.weight";
     }
     return "";
 }
@@ -88,6 +104,20 @@ std::string hf_tensor_name(TensorRole role, int layer) {
         return b + "mlp.up_proj.weight";
     case TensorRole::WDown:
         return b + "mlp.down_proj.weight";
+    case TensorRole::PostAttnNorm: // gemma2/3 (whose pre-MLP norm is pre_feedforward_layernorm)
+        return b + "post_attention_layernorm.weight";
+    case TensorRole::PostFfnNorm:
+        return b + "post_feedforward_layernorm.weight";
+    case TensorRole::Wqkv:
+        return b + "self_attn.qkv_proj.weight";
+    case TensorRole::WGateUp:
+        return b + "mlp.gate_up_proj.weight";
+    case TensorRole::Router:
+        return b + "mlp.gate.weight";
+    case TensorRole::ExpGate: // per expert in Hugging Face files: mlp.experts.<e>.gate_proj
+    case TensorRole::ExpUp:
+    case TensorRole::ExpDown:
+        return b + "mlp.experts";
     }
     return "";
 }

@@ -42,6 +42,17 @@ enum class TensorRole {
     WGate,
     WUp,
     WDown,
+    // Newer families (see LayerWeights): gemma2/3 sandwich norms, phi3 fused projections,
+    // mixture-of-experts router and stacked experts (GGUF; Hugging Face stores one tensor per
+    // expert, named by the MoE binding itself).
+    PostAttnNorm,
+    PostFfnNorm,
+    Wqkv,
+    WGateUp,
+    Router,
+    ExpGate,
+    ExpUp,
+    ExpDown,
 };
 
 // The file name of a tensor role (layer ignored for global roles).

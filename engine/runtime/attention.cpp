@@ -78,11 +78,12 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch,
             kv.v_scale = v_scale;
             for (int32_t r = t.q_begin; r < t.q_end; ++r) {
                 const int64_t row = batch.query_start[t.seq] + r;
-                const int32_t n_keys = ctx - ql + r + 1; // causal: keys up to this position
+                const int32_t end = ctx - ql + r + 1; // causal: keys up to this position
+                kv.key_base = sh.window > 0 ? std::max(0, end - sh.window) : 0;
                 const int64_t off =
                     row * row_stride + static_cast<int64_t>(t.head) * heads * sh.head_dim;
-                kernels::attend_group(out + off, q + off, heads, sh.head_dim, n_keys, sh.scale, kv,
-                                      scores);
+                kernels::attend_group(out + off, q + off, heads, sh.head_dim, end - kv.key_base,
+                                      sh.scale, kv, scores);
             }
         }
     };

@@ -19,6 +19,7 @@ struct AttentionShape {
     int32_t head_dim = 0;
     int32_t block_size = 0;
     float scale = 0.0f; // 1/sqrt(head_dim)
+    int32_t window = 0; // sliding window: keys (pos - window, pos]; 0 = all keys up to pos
 };
 
 // Reusable scratch, grown on demand (one scores row per thread).
@@ -31,8 +32,10 @@ struct AttentionScratch {
 };
 
 // For every sequence s of the batch and each of its query rows t (at context index
-// ctx_s - q_s + i), and every head h:
-//   out[t][h] = sum_{j <= pos} softmax_j(scale * q[t][h] . K[j][h / group]) * V[j][h / group]
+// pos = ctx_s - q_s + i), and every head h:
+//   out[t][h] = sum_{lo <= j <= pos} softmax_j(scale * q[t][h] . K[j][h / group]) * V[j][h / group]
+// with lo = 0, or lo = max(0, pos - window + 1) under a sliding window (blocks wholly before lo
+// are never read, so the KV manager may have freed them).
 // where K[j] / V[j] live at block table_s[j / block_size], offset j % block_size of the
 // layer's pools k_pool / v_pool in `layout` (kernels/cpu/kv_format.h: any KV element type; fp8
 // read back times k_scale / v_scale). Each stored row is converted in registers (or a small

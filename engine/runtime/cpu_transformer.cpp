@@ -43,9 +43,10 @@ void add_bias(float* y, const std::vector<float>& b, int32_t n) {
 
 struct CpuTransformer::Norms {
     struct Layer {
-        std::vector<float> attn_norm, ffn_norm; // [hidden]
-        std::vector<float> q_norm, k_norm;      // [head_dim] (qwen3) or empty
-        std::vector<float> bq, bk, bv;          // [heads*hd], [kv*hd] x2 (qwen2) or empty
+        std::vector<float> attn_norm, ffn_norm;           // [hidden]
+        std::vector<float> post_attn_norm, post_ffn_norm; // [hidden] (gemma2/3) or empty
+        std::vector<float> q_norm, k_norm;                // [head_dim] (qwen3) or empty
+        std::vector<float> bq, bk, bv;                    // [heads*hd], [kv*hd] x2 (qwen2) or empty
     };
     std::vector<Layer> layers;
     std::vector<float> output_norm; // [hidden]
@@ -63,6 +64,8 @@ CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& po
         Norms::Layer l;
         l.attn_norm = to_f32(lw.attn_norm);
         l.ffn_norm = to_f32(lw.ffn_norm);
+        l.post_attn_norm = to_f32(lw.post_attn_norm);
+        l.post_ffn_norm = to_f32(lw.post_ffn_norm);
         l.q_norm = to_f32(lw.q_norm);
         l.k_norm = to_f32(lw.k_norm);
         l.bq = to_f32(lw.bq);
@@ -80,8 +83,10 @@ int64_t CpuTransformer::weight_bytes_per_token() const {
     int64_t bytes = (w.output.present() ? w.output : w.tok_embd).rows *
                     (w.output.present() ? w.output : w.tok_embd).row_bytes();
     for (const LayerWeights& l : w.layers)
-        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-            bytes += t->rows * t->row_bytes();
+        for (const TensorView* t :
+             {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
+            if (t->present())
+                bytes += t->rows * t->row_bytes();
     return bytes;
 }
 
@@ -97,6 +102,9 @@ void CpuTransformer::reserve(int32_t n, int32_t n_logits) {
         att_.resize(rows * c.num_heads * c.head_dim);
         gate_.resize(rows * c.intermediate_size);
         up_.resize(rows * c.intermediate_size);
+        fused_.resize(rows *
+                      std::max<int64_t>(int64_t(c.num_heads + 2 * c.num_kv_heads) * c.head_dim,
+                                        2 * int64_t(c.intermediate_size)));
         cos_.resize(rows * c.head_dim / 2);
         sin_.resize(rows * c.head_dim / 2);
         cap_tokens_ = n;
@@ -125,6 +133,9 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
         const int32_t id = batch.token_ids[t];
         assert(id >= 0 && id < w.tok_embd.rows);
         kernels::dequantize_row(w.tok_embd.type, w.tok_embd.row(id), x_.data() + t * H, H);
+        if (c.embedding_scale != 1.0f) // gemma: x = embedding * sqrt(hidden)
+            for (int64_t i = 0; i < H; ++i)
+                x_[t * H + i] *= c.embedding_scale;
         rope_cos_sin(cos_.data() + static_cast<int64_t>(t) * half,
                      sin_.data() + static_cast<int64_t>(t) * half, inv_freq_, batch.positions[t]);
     }
@@ -144,6 +155,8 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
     }
     const TensorView& out = w.output.present() ? w.output : w.tok_embd;
     kernels::matmul(logits, as_matrix(out), xl_.data(), n_logits, &pool_);
+    if (c.final_logit_softcap > 0.0f) // gemma2
+        kernels::softcap(logits, static_cast<int64_t>(n_logits) * vocab_, c.final_logit_softcap);
 }
 
 void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCacheStorage& kv) {
@@ -159,14 +172,28 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     for (int32_t t = 0; t < n; ++t)
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.attn_norm.data(), H,
                          c.rms_norm_eps);
-    if (observer_) {
-        observer_(lw.wq, xb_.data(), n);
-        observer_(lw.wk, xb_.data(), n);
-        observer_(lw.wv, xb_.data(), n);
+    if (lw.wqkv.present()) {
+        // Fused projection (phi3): one product [n][q_w + 2 kv_w], then split per row.
+        if (observer_)
+            observer_(lw.wqkv, xb_.data(), n);
+        kernels::matmul(fused_.data(), as_matrix(lw.wqkv), xb_.data(), n, &pool_);
+        const int64_t fw = q_w + 2 * kv_w;
+        for (int32_t t = 0; t < n; ++t) {
+            const float* src = fused_.data() + t * fw;
+            std::copy(src, src + q_w, q_.data() + t * q_w);
+            std::copy(src + q_w, src + q_w + kv_w, k_.data() + t * kv_w);
+            std::copy(src + q_w + kv_w, src + fw, v_.data() + t * kv_w);
+        }
+    } else {
+        if (observer_) {
+            observer_(lw.wq, xb_.data(), n);
+            observer_(lw.wk, xb_.data(), n);
+            observer_(lw.wv, xb_.data(), n);
+        }
+        kernels::matmul(q_.data(), as_matrix(lw.wq), xb_.data(), n, &pool_); // [n][q_w]
+        kernels::matmul(k_.data(), as_matrix(lw.wk), xb_.data(), n, &pool_); // [n][kv_w]
+        kernels::matmul(v_.data(), as_matrix(lw.wv), xb_.data(), n, &pool_); // [n][kv_w]
     }
-    kernels::matmul(q_.data(), as_matrix(lw.wq), xb_.data(), n, &pool_); // [n][q_w]
-    kernels::matmul(k_.data(), as_matrix(lw.wk), xb_.data(), n, &pool_); // [n][kv_w]
-    kernels::matmul(v_.data(), as_matrix(lw.wv), xb_.data(), n, &pool_); // [n][kv_w]
     add_bias(q_.data(), nl.bq, n);
     add_bias(k_.data(), nl.bk, n);
     add_bias(v_.data(), nl.bv, n);
@@ -196,13 +223,20 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     shape.num_kv_heads = c.num_kv_heads;
     shape.head_dim = hd;
     shape.block_size = kv.block_size();
-    shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+    shape.scale = c.query_scale > 0.0f
+                      ? c.query_scale
+                      : static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+    shape.window = c.window_for_layer(l);
     paged_attention(att_.data(), q_.data(), batch, kv.k_pool(l), kv.v_pool(l), kv.layout(),
                     kv.k_scale(l), kv.v_scale(l), shape, pool_, att_scratch_);
 
     if (observer_)
         observer_(lw.wo, att_.data(), n);
     kernels::matmul(xb_.data(), as_matrix(lw.wo), att_.data(), n, &pool_); // [n][H]
+    if (!nl.post_attn_norm.empty()) // gemma2/3: norm the block output before the residual add
+        for (int32_t t = 0; t < n; ++t)
+            kernels::rmsnorm(xb_.data() + t * H, xb_.data() + t * H, nl.post_attn_norm.data(), H,
+                             c.rms_norm_eps);
     kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
 }
 
@@ -216,16 +250,35 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
     for (int32_t t = 0; t < n; ++t)
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.ffn_norm.data(), H,
                          c.rms_norm_eps);
-    if (observer_) {
-        observer_(lw.w_gate, xb_.data(), n);
-        observer_(lw.w_up, xb_.data(), n);
+    if (lw.w_gate_up.present()) {
+        // Fused projection (phi3): [n][2I], gate rows first, then up.
+        if (observer_)
+            observer_(lw.w_gate_up, xb_.data(), n);
+        kernels::matmul(fused_.data(), as_matrix(lw.w_gate_up), xb_.data(), n, &pool_);
+        for (int32_t t = 0; t < n; ++t) {
+            const float* src = fused_.data() + t * 2 * I;
+            std::copy(src, src + I, gate_.data() + t * I);
+            std::copy(src + I, src + 2 * I, up_.data() + t * I);
+        }
+    } else {
+        if (observer_) {
+            observer_(lw.w_gate, xb_.data(), n);
+            observer_(lw.w_up, xb_.data(), n);
+        }
+        kernels::matmul(gate_.data(), as_matrix(lw.w_gate), xb_.data(), n, &pool_); // [n][I]
+        kernels::matmul(up_.data(), as_matrix(lw.w_up), xb_.data(), n, &pool_);     // [n][I]
     }
-    kernels::matmul(gate_.data(), as_matrix(lw.w_gate), xb_.data(), n, &pool_); // [n][I]
-    kernels::matmul(up_.data(), as_matrix(lw.w_up), xb_.data(), n, &pool_);     // [n][I]
-    kernels::silu_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
+    if (c.activation == MlpActivation::GeluTanh)
+        kernels::gelu_tanh_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
+    else
+        kernels::silu_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
     if (observer_)
         observer_(lw.w_down, gate_.data(), n);
     kernels::matmul(xb_.data(), as_matrix(lw.w_down), gate_.data(), n, &pool_); // [n][H]
+    if (!nl.post_ffn_norm.empty())                                              // gemma2/3
+        for (int32_t t = 0; t < n; ++t)
+            kernels::rmsnorm(xb_.data() + t * H, xb_.data() + t * H, nl.post_ffn_norm.data(), H,
+                             c.rms_norm_eps);
     kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
 }
 

@@ -1,4 +1,5 @@
-// CpuTransformer: the CPU forward pass of a decoder-only model (llama / qwen2 / qwen3 families)
+// CpuTransformer: the CPU forward pass of a decoder-only model (every Architecture; the
+// families differ by ModelConfig's feature fields)
 // over a paged KV cache. One call runs one varlen batch (prefill chunks and decode tokens
 // together); all token rows go through each weight matrix as one matrix product.
 #pragma once
@@ -64,17 +65,18 @@ class CpuTransformer {
 
     // Workspace, grown to the largest batch seen and reused ("n" = tokens of the batch).
     int32_t cap_tokens_ = 0, cap_logits_ = 0;
-    std::vector<float> x_;    // [n][hidden]       residual stream
-    std::vector<float> xb_;   // [n][hidden]       normed input of a block / block output
-    std::vector<float> q_;    // [n][heads * hd]
-    std::vector<float> k_;    // [n][kv_heads * hd]
-    std::vector<float> v_;    // [n][kv_heads * hd]
-    std::vector<float> att_;  // [n][heads * hd]   attention output before wo
-    std::vector<float> gate_; // [n][inter]        gate, then silu(gate) * up
-    std::vector<float> up_;   // [n][inter]
-    std::vector<float> cos_;  // [n][hd/2]
-    std::vector<float> sin_;  // [n][hd/2]
-    std::vector<float> xl_;   // [n_logits][hidden] normed rows that need logits
+    std::vector<float> x_;     // [n][hidden]       residual stream
+    std::vector<float> xb_;    // [n][hidden]       normed input of a block / block output
+    std::vector<float> q_;     // [n][heads * hd]
+    std::vector<float> k_;     // [n][kv_heads * hd]
+    std::vector<float> v_;     // [n][kv_heads * hd]
+    std::vector<float> att_;   // [n][heads * hd]   attention output before wo
+    std::vector<float> gate_;  // [n][inter]        gate, then silu(gate) * up
+    std::vector<float> up_;    // [n][inter]
+    std::vector<float> fused_; // [n][max(q + 2 kv, 2 inter)] output of a fused projection
+    std::vector<float> cos_;   // [n][hd/2]
+    std::vector<float> sin_;   // [n][hd/2]
+    std::vector<float> xl_;    // [n_logits][hidden] normed rows that need logits
     AttentionScratch att_scratch_;
     MatmulObserver observer_;
 };

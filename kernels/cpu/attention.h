@@ -15,7 +15,9 @@
 namespace llmwb::kernels {
 
 // One KV head of one layer's paged K and V pools (kv_format.h), seen through one sequence's
-// block table: key j is at block table[j / block_size], offset j % block_size.
+// block table: key j (j = 0 is the view's first key) is the sequence's key at context index
+// i = key_base + j, at block table[i / block_size], offset i % block_size. key_base > 0 is a
+// sliding window: keys before it are not read (their blocks may be gone).
 struct PagedKvView {
     const unsigned char* k = nullptr; // the layer's K pool (block 0)
     const unsigned char* v = nullptr; // the layer's V pool
@@ -23,6 +25,7 @@ struct PagedKvView {
     KvLayout layout;                  // element type, block size, kv heads, head_dim
     int32_t kv_head = 0;
     float k_scale = 1.0f, v_scale = 1.0f; // fp8: the layer's scales (stored = x / scale)
+    int32_t key_base = 0;                 // context index of key 0
 
     // Stored row of key j (values of this KV head) and, for int8, its scale.
     const unsigned char* k_row(int32_t j) const { return k + offset(j); }
@@ -30,12 +33,14 @@ struct PagedKvView {
     float k_row_scale(int32_t j) const { return scale_at(k, j); }
     float v_row_scale(int32_t j) const { return scale_at(v, j); }
     int64_t offset(int32_t j) const {
-        return layout.value_offset(table[j / layout.block_size], j % layout.block_size, kv_head);
+        const int32_t i = key_base + j;
+        return layout.value_offset(table[i / layout.block_size], i % layout.block_size, kv_head);
     }
     float scale_at(const unsigned char* pool, int32_t j) const {
+        const int32_t i = key_base + j;
         float s;
         std::memcpy(&s,
-                    pool + layout.scale_offset(table[j / layout.block_size], j % layout.block_size,
+                    pool + layout.scale_offset(table[i / layout.block_size], i % layout.block_size,
                                                kv_head),
                     sizeof s);
         return s;

@@ -32,17 +32,21 @@ inline void gather_key_offsets(const PagedKvView& kv, int32_t n_keys, int64_t* o
     const KvLayout& L = kv.layout;
     const int32_t bs = L.block_size;
     const bool scales = kv_dtype_has_row_scales(L.dtype);
-    for (int32_t j0 = 0, b = 0; j0 < n_keys; j0 += bs, ++b) {
-        const int32_t n = std::min(bs, n_keys - j0);
-        const int64_t block = kv.table[b];
+    // Block by block from the view's first key (key_base may start mid-block).
+    for (int32_t j0 = 0; j0 < n_keys;) {
+        const int32_t i = kv.key_base + j0;
+        const int32_t o0 = i % bs;
+        const int32_t n = std::min(bs - o0, n_keys - j0);
+        const int64_t block = kv.table[i / bs];
         for (int32_t o = 0; o < n; ++o)
-            offs[j0 + o] = L.value_offset(block, o, kv.kv_head);
+            offs[j0 + o] = L.value_offset(block, o0 + o, kv.kv_head);
         if (scales) // (unaligned when head_dim * kv heads * block size is not a multiple of 4)
             for (int32_t o = 0; o < n; ++o) {
-                const int64_t so = L.scale_offset(block, o, kv.kv_head);
+                const int64_t so = L.scale_offset(block, o0 + o, kv.kv_head);
                 std::memcpy(ks + j0 + o, kv.k + so, sizeof(float));
                 std::memcpy(vs + j0 + o, kv.v + so, sizeof(float));
             }
+        j0 += n;
     }
 }
 

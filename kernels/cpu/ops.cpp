@@ -78,6 +78,20 @@ void silu_mul(float* out, const float* gate, const float* up, int64_t n) {
     }
 }
 
+void gelu_tanh_mul(float* out, const float* gate, const float* up, int64_t n) {
+    constexpr float kC = 0.7978845608028654f; // sqrt(2 / pi)
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        out[i] = 0.5f * g * (1.0f + std::tanh(kC * (g + 0.044715f * g * g * g))) * up[i];
+    }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+    const float inv = 1.0f / cap;
+    for (int64_t i = 0; i < n; ++i)
+        x[i] = cap * std::tanh(x[i] * inv);
+}
+
 void add(float* out, const float* a, const float* b, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
         out[i] = a[i] + b[i];

@@ -1,5 +1,6 @@
 #include "reference_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -129,8 +130,14 @@ std::vector<double> ReferenceModel::step(int32_t token) {
             }
     };
 
+    const double score_scale =
+        c_.query_scale > 0 ? c_.query_scale : 1.0 / std::sqrt(static_cast<double>(hd));
     std::vector<double> x(embd_.w.begin() + token * H, embd_.w.begin() + (token + 1) * H);
-    for (Layer& l : layers_) {
+    for (int32_t li = 0; li < static_cast<int32_t>(layers_.size()); ++li) {
+        Layer& l = layers_[static_cast<size_t>(li)];
+        // Keys a query at pos sees: all up to pos, or the last `window` of them.
+        const int32_t window = c_.window_for_layer(li);
+        const int32_t lo = window > 0 ? std::max(0, pos - window + 1) : 0;
         // Attention.
         std::vector<double> xb = rmsnorm(x.data(), l.attn_norm, H, eps);
         std::vector<double> q = matvec(l.wq, xb, l.bq); // [nh*hd]
@@ -154,21 +161,21 @@ std::vector<double> ReferenceModel::step(int32_t token) {
         std::vector<double> att(nh * hd, 0.0);
         for (int64_t h = 0; h < nh; ++h) {
             const int64_t kvh = h / group;
-            std::vector<double> score(pos + 1);
+            std::vector<double> score(pos + 1 - lo);
             double mx = -1e300;
-            for (int32_t j = 0; j <= pos; ++j) {
+            for (int32_t j = lo; j <= pos; ++j) {
                 double s = 0;
                 for (int64_t d = 0; d < hd; ++d)
                     s += q[h * hd + d] * l.k_cache[(j * nkv + kvh) * hd + d];
-                score[j] = s / std::sqrt(static_cast<double>(hd));
-                mx = std::max(mx, score[j]);
+                score[j - lo] = s * score_scale;
+                mx = std::max(mx, score[j - lo]);
             }
             double z = 0;
             for (double& s : score)
                 z += (s = std::exp(s - mx));
-            for (int32_t j = 0; j <= pos; ++j)
+            for (int32_t j = lo; j <= pos; ++j)
                 for (int64_t d = 0; d < hd; ++d)
-                    att[h * hd + d] += score[j] / z * l.v_cache[(j * nkv + kvh) * hd + d];
+                    att[h * hd + d] += score[j - lo] / z * l.v_cache[(j * nkv + kvh) * hd + d];
         }
         std::vector<double> o = matvec(l.wo, att, {});
         for (int64_t i = 0; i < H; ++i)
