@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "engine/tokenizer/pre_tokenizer.h"
+#include "engine/tokenizer/pre_tokenizer_sequence.h"
 #include "engine/util/json_depth.h"
 
 namespace llmwb {
@@ -106,14 +107,27 @@ std::string type_of(const json& j) {
     return "";
 }
 
-// Elements of a "Sequence" (key `list_key`) or the object itself.
+// Elements of a "Sequence" (key `list_key`), nested Sequences flattened in order, or the object
+// itself. Iterative: the nesting depth is the file's choice (and bounded by kMaxJsonDepth).
 std::vector<const json*> flatten(const json& j, const char* list_key) {
     std::vector<const json*> out;
-    if (type_of(j) == "Sequence" && j.contains(list_key) && j[list_key].is_array()) {
-        for (const json& e : j[list_key])
+    std::vector<std::pair<const json*, std::size_t>> stack; // (Sequence array, next index)
+    auto visit = [&](const json& e) {
+        if (type_of(e) == "Sequence" && e.contains(list_key) && e[list_key].is_array()) {
+            stack.emplace_back(&e[list_key], 0);
+        } else {
             out.push_back(&e);
-    } else {
-        out.push_back(&j);
+        }
+    };
+    visit(j);
+    while (!stack.empty()) {
+        auto& [arr, idx] = stack.back();
+        if (idx >= arr->size()) {
+            stack.pop_back();
+            continue;
+        }
+        const json& e = (*arr)[idx++];
+        visit(e);
     }
     return out;
 }
@@ -121,77 +135,158 @@ std::vector<const json*> flatten(const json& j, const char* list_key) {
 struct Parsed {
     bool byte_level = false;    // some ByteLevel pre-tokenizer/decoder
     bool sentencepiece = false; // Prepend/Replace "▁" normalizer or Metaspace
+    bool general = false;       // needs TokenizerData::normalizer_steps / pre_tokenizer_steps
+    std::vector<TokenizerData::NormalizerStep> normalizer_steps;
+    std::vector<TokenizerData::PreTokenizerStep> pre_tokenizer_steps;
 };
+
+// {"String": s} or {"Regex": r} -> (text, is_regex).
+Result<std::pair<std::string, bool>> read_pattern(const Reader& r, const json& e,
+                                                  const std::string& field) {
+    const json* pat = r.find(e, "pattern");
+    if (pat) {
+        if (const json* str = r.find(*pat, "String"); str && str->is_string())
+            return std::pair{str->get<std::string>(), false};
+        if (const json* rx = r.find(*pat, "Regex"); rx && rx->is_string())
+            return std::pair{rx->get<std::string>(), true};
+    }
+    return r.error(field + ".pattern", "expected {\"String\": ...} or {\"Regex\": ...}");
+}
 
 Status read_normalizer(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
     const json* n = r.find(root, "normalizer");
     if (!n)
         return ok_status();
+    using NS = TokenizerData::NormalizerStep;
     bool prepend = false, replace = false;
     for (const json* e : flatten(*n, "normalizers")) {
         const std::string t = type_of(*e);
-        if (t == "NFC") {
-            d.nfc = true;
+        NS step;
+        if (t == "NFC" || t == "NFD" || t == "NFKC" || t == "NFKD" || t == "Lowercase") {
+            step.type = t == "NFC"    ? NS::Type::NFC
+                        : t == "NFD"  ? NS::Type::NFD
+                        : t == "NFKC" ? NS::Type::NFKC
+                        : t == "NFKD" ? NS::Type::NFKD
+                                      : NS::Type::Lowercase;
+            if (t == "NFC") {
+                d.nfc = true;
+                if (prepend || replace)
+                    p.general = true; // NFC after the "▁" steps: order matters
+            } else {
+                p.general = true;
+            }
+        } else if (t == "Strip") {
+            auto left = r.bool_or(*e, "strip_left", "normalizer.Strip", false);
+            auto right = r.bool_or(*e, "strip_right", "normalizer.Strip", false);
+            if (!left)
+                return left.error();
+            if (!right)
+                return right.error();
+            step.type = NS::Type::Strip;
+            step.left = *left;
+            step.right = *right;
+            p.general = true;
         } else if (t == "Prepend") {
             auto s = r.string_or(*e, "prepend", "normalizer.Prepend", "");
             if (!s)
                 return s.error();
-            if (*s != kMetaspace)
-                return r.error("normalizer.Prepend.prepend", "only \"\\u2581\" is supported");
-            prepend = true;
+            step.type = NS::Type::Prepend;
+            step.content = *s;
+            if (*s == kMetaspace) {
+                prepend = true;
+                p.sentencepiece = true;
+            } else {
+                p.general = true;
+            }
         } else if (t == "Replace") {
-            const json* pat = r.find(*e, "pattern");
-            const json* str = pat ? r.find(*pat, "String") : nullptr;
+            auto pat = read_pattern(r, *e, "normalizer.Replace");
+            if (!pat)
+                return pat.error();
             auto content = r.string_or(*e, "content", "normalizer.Replace", "");
             if (!content)
                 return content.error();
-            if (!str || !str->is_string() || str->get<std::string>() != " " ||
-                *content != kMetaspace)
-                return r.error("normalizer.Replace",
-                               "only String \" \" -> \"\\u2581\" is supported");
-            replace = true;
+            step.type = NS::Type::Replace;
+            step.pattern = pat->first;
+            step.regex = pat->second;
+            step.content = *content;
+            if (!step.regex && step.pattern == " " && *content == kMetaspace) {
+                replace = true;
+                p.sentencepiece = true;
+            } else {
+                p.general = true;
+            }
         } else {
             return r.error("normalizer", "unsupported normalizer type '" + t + "'");
         }
+        p.normalizer_steps.push_back(std::move(step));
     }
     if (prepend || replace) {
         if (!replace)
-            return r.error("normalizer",
-                           "Prepend without Replace \" \" -> \"\\u2581\" is unsupported");
-        p.sentencepiece = true;
+            p.general = true; // Prepend "▁" alone: only the general normalizer expresses it
         d.add_space_prefix = prepend;
         d.prepend_scheme = TokenizerData::PrependScheme::EverySegment;
     }
     return ok_status();
 }
 
+Result<TokenizerData::PreTokenizerStep::Behavior>
+read_behavior(const Reader& r, const json& e, const std::string& field, const char* dflt) {
+    using B = TokenizerData::PreTokenizerStep::Behavior;
+    auto behavior = r.string_or(e, "behavior", field, dflt);
+    if (!behavior)
+        return behavior.error();
+    const std::string& b = *behavior;
+    if (b == "Isolated")
+        return B::Isolated;
+    if (b == "Removed")
+        return B::Removed;
+    if (b == "MergedWithPrevious")
+        return B::MergedWithPrevious;
+    if (b == "MergedWithNext")
+        return B::MergedWithNext;
+    if (b == "Contiguous")
+        return B::Contiguous;
+    return r.error(field + ".behavior", "unknown value '" + b + "'");
+}
+
 Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
     const json* pt = r.find(root, "pre_tokenizer");
     if (!pt)
         return ok_status();
+    using PS = TokenizerData::PreTokenizerStep;
+    // The flags (pre_tokenizer / pre_tokenizer_regex, Metaspace settings) express one Split
+    // (Isolated, not inverted) and/or one ByteLevel and/or one Metaspace; anything else runs
+    // the general pipeline.
     bool have_split = false;
+    int count = 0;
     for (const json* e : flatten(*pt, "pretokenizers")) {
+        ++count;
         const std::string t = type_of(*e);
+        PS step;
         if (t == "Split") {
-            const json* pat = r.find(*e, "pattern");
-            const json* rx = pat ? r.find(*pat, "Regex") : nullptr;
-            if (!rx || !rx->is_string())
-                return r.error("pre_tokenizer.Split.pattern", "expected {\"Regex\": ...}");
-            auto behavior = r.string_or(*e, "behavior", "pre_tokenizer.Split", "Isolated");
+            auto pat = read_pattern(r, *e, "pre_tokenizer.Split");
+            if (!pat)
+                return pat.error();
+            auto behavior = read_behavior(r, *e, "pre_tokenizer.Split", "Isolated");
             auto invert = r.bool_or(*e, "invert", "pre_tokenizer.Split", false);
             if (!behavior)
                 return behavior.error();
             if (!invert)
                 return invert.error();
-            if (*behavior != "Isolated" || *invert)
-                return r.error("pre_tokenizer.Split",
-                               "only behavior Isolated without invert is supported");
-            if (have_split)
-                return r.error("pre_tokenizer", "more than one Split is unsupported");
+            step.type = PS::Type::Split;
+            step.pattern = pat->first;
+            step.regex = pat->second;
+            step.behavior = *behavior;
+            step.invert = *invert;
+            if (!step.regex || step.behavior != PS::Behavior::Isolated || step.invert ||
+                have_split) {
+                p.general = true;
+            } else {
+                d.pre_tokenizer_regex = step.pattern;
+                auto b = builtin_from_regex(d.pre_tokenizer_regex);
+                d.pre_tokenizer = b ? builtin_name(*b) : d.pre_tokenizer_regex;
+            }
             have_split = true;
-            d.pre_tokenizer_regex = rx->get<std::string>();
-            auto b = builtin_from_regex(d.pre_tokenizer_regex);
-            d.pre_tokenizer = b ? builtin_name(*b) : d.pre_tokenizer_regex;
         } else if (t == "ByteLevel") {
             p.byte_level = true;
             auto use_regex = r.bool_or(*e, "use_regex", "pre_tokenizer.ByteLevel", true);
@@ -200,11 +295,15 @@ Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, P
                 return use_regex.error();
             if (!prefix)
                 return prefix.error();
+            step.type = PS::Type::ByteLevel;
+            step.use_regex = *use_regex;
+            step.add_prefix_space = *prefix;
             d.byte_level_add_prefix_space = *prefix;
+            if (*prefix && have_split)
+                p.general = true; // the prefix goes on each piece of the Split
             if (*use_regex) {
                 if (have_split)
-                    return r.error("pre_tokenizer",
-                                   "Split followed by ByteLevel use_regex is unsupported");
+                    p.general = true;
                 have_split = true;
                 d.pre_tokenizer = "gpt2";
                 d.pre_tokenizer_regex = builtin_regex(BuiltinPattern::Gpt2);
@@ -214,9 +313,8 @@ Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, P
             auto rep = r.string_or(*e, "replacement", "pre_tokenizer.Metaspace", kMetaspace);
             if (!rep)
                 return rep.error();
-            if (*rep != kMetaspace)
-                return r.error("pre_tokenizer.Metaspace.replacement",
-                               "only \"\\u2581\" is supported");
+            if (rep->empty())
+                return r.error("pre_tokenizer.Metaspace.replacement", "empty");
             auto split = r.bool_or(*e, "split", "pre_tokenizer.Metaspace", true);
             if (!split)
                 return split.error();
@@ -232,22 +330,50 @@ Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, P
                     return add.error();
                 scheme = *add ? "always" : "never";
             }
+            step.type = PS::Type::Metaspace;
+            step.replacement = *rep;
+            step.split = *split;
             if (scheme == "always") {
                 d.add_space_prefix = true;
                 d.prepend_scheme = TokenizerData::PrependScheme::Always;
+                step.prepend_scheme = TokenizerData::PrependScheme::Always;
             } else if (scheme == "first") {
                 d.add_space_prefix = true;
                 d.prepend_scheme = TokenizerData::PrependScheme::First;
+                step.prepend_scheme = TokenizerData::PrependScheme::First;
             } else if (scheme == "never") {
                 d.add_space_prefix = false;
+                step.prepend = false;
             } else {
                 return r.error("pre_tokenizer.Metaspace.prepend_scheme",
                                "unknown value '" + scheme + "'");
             }
+            if (*rep != kMetaspace || have_split || count > 1)
+                p.general = true;
+        } else if (t == "Digits") {
+            auto individual = r.bool_or(*e, "individual_digits", "pre_tokenizer.Digits", false);
+            if (!individual)
+                return individual.error();
+            step.type = PS::Type::Digits;
+            step.individual_digits = *individual;
+            p.general = true;
+        } else if (t == "Punctuation") {
+            auto behavior = read_behavior(r, *e, "pre_tokenizer.Punctuation", "Isolated");
+            if (!behavior)
+                return behavior.error();
+            step.type = PS::Type::Punctuation;
+            step.behavior = *behavior;
+            p.general = true;
+        } else if (t == "WhitespaceSplit" || t == "Whitespace") {
+            step.type = t == "Whitespace" ? PS::Type::Whitespace : PS::Type::WhitespaceSplit;
+            p.general = true;
         } else {
             return r.error("pre_tokenizer", "unsupported pre-tokenizer type '" + t + "'");
         }
+        p.pre_tokenizer_steps.push_back(std::move(step));
     }
+    if (have_split && p.sentencepiece)
+        p.general = true; // a Split in a SentencePiece tokenizer (Gemma's Split on " ")
     if (p.byte_level && !have_split)
         d.pre_tokenizer = "none";
     return ok_status();
@@ -619,6 +745,16 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
                 : "neither ByteLevel nor SentencePiece style; cannot tell the tokenizer kind");
     d.kind =
         p.byte_level ? TokenizerData::Kind::ByteLevelBpe : TokenizerData::Kind::SentencePieceBpe;
+    if (p.general) {
+        d.normalizer_steps = std::move(p.normalizer_steps);
+        d.pre_tokenizer_steps = std::move(p.pre_tokenizer_steps);
+        d.pre_tokenizer_regex.clear();
+        // The GGUF tokenizer.ggml.pre name when the steps are those of one (written by the
+        // GGUF writer); otherwise a name no GGUF reader knows, so that such a file is refused
+        // rather than split differently.
+        const std::string known = gguf_pre_tokenizer_name(*d.pre_tokenizer_steps);
+        d.pre_tokenizer = !known.empty() ? known : p.sentencepiece ? "default" : "sequence";
+    }
     if (d.kind == TokenizerData::Kind::SentencePieceBpe) {
         for (int b = 0; b < 256; ++b) {
             char name[8];
