@@ -67,8 +67,8 @@ Result<std::unique_ptr<HfRegex>> HfRegex::compile(std::string_view pattern,
     re->code_->code = code;
     return re;
 #else
-    return make_error("tokenizer: " + what + ": this build has no PCRE2, regex unsupported: " +
-                      std::string(pattern));
+    return make_error("tokenizer: " + what +
+                      ": this build has no PCRE2, regex unsupported: " + std::string(pattern));
 #endif
 }
 
@@ -79,11 +79,16 @@ void HfRegex::find_all(std::string_view text, std::vector<RegexSpan>& out) const
         std::size_t pos = 0;
         bool have_last = false;
         std::size_t last_end = 0;
+        // PCRE2 validates the whole subject on every call unless told not to, which made
+        // find-all quadratic: the first call validates it, the later ones skip the check
+        // (they start at a character boundary of the same, now known-valid, subject).
+        std::uint32_t options = 0;
         while (pos <= s.size()) {
             const int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(s.data()),
-                                       s.size(), pos, 0, md, nullptr);
+                                       s.size(), pos, options, md, nullptr);
             if (rc < 0)
-                break;
+                break; // no more matches (or, on the first call, a UTF-8 error: no matches)
+            options = PCRE2_NO_UTF_CHECK;
             const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
             const std::size_t b = ov[0], e = ov[1];
             if (e == b) {

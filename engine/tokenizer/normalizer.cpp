@@ -18,8 +18,7 @@ namespace {
 using Spec = TokenizerData::NormalizerStep;
 
 // Calls f(valid_run) for each maximal valid UTF-8 run and appends invalid bytes unchanged.
-template <typename F>
-void for_valid_runs(std::string_view text, std::string& out, F&& f) {
+template <typename F> void for_valid_runs(std::string_view text, std::string& out, F&& f) {
     std::size_t start = 0;
     for (std::size_t i = 0; i < text.size();) {
         const utf8::Decoded d = utf8::decode(text, i);
@@ -133,8 +132,8 @@ bool unicode_normalize(std::string_view text, NormalForm form, std::string& out)
             return;
         }
         UErrorCode e = U_ZERO_ERROR;
-        const int32_t len = unorm2_normalize(n, src.data(), static_cast<int32_t>(src.size()),
-                                             nullptr, 0, &e);
+        const int32_t len =
+            unorm2_normalize(n, src.data(), static_cast<int32_t>(src.size()), nullptr, 0, &e);
         if (e != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(e)) {
             ok = false;
             return;

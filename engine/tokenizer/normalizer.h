@@ -18,8 +18,8 @@ class HfRegex;
 
 class Normalizer {
   public:
-    static Result<std::unique_ptr<Normalizer>> create(
-        const std::vector<TokenizerData::NormalizerStep>& steps);
+    static Result<std::unique_ptr<Normalizer>>
+    create(const std::vector<TokenizerData::NormalizerStep>& steps);
     ~Normalizer();
 
     std::string normalize(std::string_view text) const;

@@ -238,8 +238,8 @@ struct PreTokenizerSequence::Step {
 
 PreTokenizerSequence::~PreTokenizerSequence() = default;
 
-Result<std::unique_ptr<PreTokenizerSequence>> PreTokenizerSequence::create(
-    const std::vector<StepSpec>& steps) {
+Result<std::unique_ptr<PreTokenizerSequence>>
+PreTokenizerSequence::create(const std::vector<StepSpec>& steps) {
     std::unique_ptr<PreTokenizerSequence> seq(new PreTokenizerSequence());
     for (const StepSpec& s : steps) {
         auto step = std::make_unique<Step>();
@@ -305,8 +305,8 @@ void PreTokenizerSequence::split(std::string_view text, bool at_text_start,
         out.push_back(std::move(p.text));
 }
 
-std::optional<std::vector<TokenizerData::PreTokenizerStep>> gguf_pre_tokenizer_steps(
-    std::string_view pre) {
+std::optional<std::vector<TokenizerData::PreTokenizerStep>>
+gguf_pre_tokenizer_steps(std::string_view pre) {
     auto split = [](std::string rx) {
         Spec s;
         s.type = Spec::Type::Split;
@@ -331,7 +331,8 @@ std::optional<std::vector<TokenizerData::PreTokenizerStep>> gguf_pre_tokenizer_s
     }
     if (pre == "gpt-4o") {
         return std::vector<Spec>{
-            split(R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
+            split(
+                R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
             byte_level};
     }
     return std::nullopt;

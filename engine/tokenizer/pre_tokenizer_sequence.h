@@ -46,8 +46,8 @@ class PreTokenizerSequence {
 // The pre-tokenizer steps a GGUF tokenizer.ggml.pre value stands for when no single built-in
 // regex does ("deepseek-v3", "deepseek-llm", "gpt-4o"), as llama.cpp splits them; nullopt
 // for other names.
-std::optional<std::vector<TokenizerData::PreTokenizerStep>> gguf_pre_tokenizer_steps(
-    std::string_view pre);
+std::optional<std::vector<TokenizerData::PreTokenizerStep>>
+gguf_pre_tokenizer_steps(std::string_view pre);
 
 // The GGUF tokenizer.ggml.pre value whose steps equal `steps`, or "" when none does.
 std::string gguf_pre_tokenizer_name(const std::vector<TokenizerData::PreTokenizerStep>& steps);

@@ -745,7 +745,12 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
                 : "neither ByteLevel nor SentencePiece style; cannot tell the tokenizer kind");
     d.kind =
         p.byte_level ? TokenizerData::Kind::ByteLevelBpe : TokenizerData::Kind::SentencePieceBpe;
-    if (p.general) {
+    if (!p.general) {
+        // A single Split that is a GGUF multi-step value ("gpt-4o"): named as such, so that a
+        // GGUF written from this data says which split it means.
+        if (std::string known = gguf_pre_tokenizer_name(p.pre_tokenizer_steps); !known.empty())
+            d.pre_tokenizer = known;
+    } else {
         d.normalizer_steps = std::move(p.normalizer_steps);
         d.pre_tokenizer_steps = std::move(p.pre_tokenizer_steps);
         d.pre_tokenizer_regex.clear();

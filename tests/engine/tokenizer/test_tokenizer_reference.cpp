@@ -257,9 +257,44 @@ MT_TEST(files_metadata) {
     MT_CHECK(!l3->tokenizer->is_special(1000));
 }
 
+// Gemma 3 (SentencePiece, Replace " " -> "▁" without a prefix, byte fallback) and DeepSeek-V3
+// (three Splits + ByteLevel: the general pipeline, named as its GGUF tokenizer.ggml.pre).
+MT_TEST(new_families_metadata) {
+    Loaded* g = load("gemma3");
+    Loaded* ds = load("deepseek_v3");
+    Loaded* phi4 = load("phi4_mini_style");
+    MT_REQUIRE(g && ds && phi4);
+    const auto& gd = g->files.data;
+    MT_COMPARE(gd.kind, TokenizerData::Kind::SentencePieceBpe);
+    MT_CHECK(!gd.add_space_prefix);
+    MT_CHECK(gd.add_bos && !gd.add_eos);
+    MT_COMPARE(gd.tokens[static_cast<std::size_t>(gd.bos_id)], std::string("<bos>"));
+    MT_COMPARE(gd.tokens[static_cast<std::size_t>(gd.eos_id)], std::string("<end_of_turn>"));
+    MT_CHECK(g->tokenizer->uses_byte_fallback());
+    MT_CHECK(gd.pre_tokenizer_steps.has_value()); // Split on " ", MergedWithPrevious
+    MT_CHECK(g->files.chat_template &&
+             g->files.chat_template->find("<start_of_turn>") != std::string::npos);
+    const auto& dd = ds->files.data;
+    MT_COMPARE(dd.kind, TokenizerData::Kind::ByteLevelBpe);
+    MT_COMPARE(dd.pre_tokenizer, std::string("deepseek-v3"));
+    MT_REQUIRE(dd.pre_tokenizer_steps.has_value());
+    MT_COMPARE(dd.pre_tokenizer_steps->size(), std::size_t(4));
+    MT_CHECK(dd.add_bos); // tokenizer_config.json add_bos_token
+    MT_COMPARE(dd.bos_id, 0);
+    MT_COMPARE(dd.eos_id, 1);
+    MT_CHECK(ds->files.chat_template.has_value());
+    MT_COMPARE(phi4->files.data.pre_tokenizer, std::string("gpt-4o"));
+}
+
 // The GGUF loader provides tokens + merges + token_types (no added_tokens, no decoder, no
 // tokenizer.json options): the same ids must come out.
-MT_TEST_TABLE(gguf_style_tokenizer, ModelRow, real_models_rows()) {
+std::vector<ModelRow> gguf_rows() {
+    auto rows = real_models_rows();
+    rows.push_back({"phi4_mini_style"}); // tokenizer.ggml.pre "gpt-4o"
+    return rows;
+}
+
+MT_TEST_TABLE(gguf_style_tokenizer, ModelRow, gguf_rows()) {
     const std::string m = row.name;
     Loaded* l = load(m);
     MT_REQUIRE(l);
