@@ -79,6 +79,8 @@ std::string replace_string(std::string_view s, std::string_view from, std::strin
 
 #ifdef LLMWB_HAVE_ICU
 bool to_utf16(std::string_view s, std::u16string& out) {
+    if (s.size() > (1u << 29)) // ICU lengths are int32_t
+        return false;
     UErrorCode st = U_ZERO_ERROR;
     int32_t len = 0;
     u_strFromUTF8(nullptr, 0, &len, s.data(), static_cast<int32_t>(s.size()), &st);
@@ -185,6 +187,9 @@ Normalizer::~Normalizer() = default;
 
 Result<std::unique_ptr<Normalizer>> Normalizer::create(const std::vector<Spec>& steps) {
     std::unique_ptr<Normalizer> n(new Normalizer());
+    if (steps.size() > kMaxSteps)
+        return make_error("tokenizer: normalizer has " + std::to_string(steps.size()) +
+                          " steps (at most " + std::to_string(kMaxSteps) + ")");
     for (const Spec& s : steps) {
         Step step;
         step.spec = s;
@@ -219,7 +224,12 @@ std::string Normalizer::normalize(std::string_view text) const {
     std::string cur(text);
     std::string next;
     std::vector<RegexSpan> spans;
+    // Replace / Prepend steps can grow the text, and a hostile file could chain them into an
+    // exponential blow-up: past this size the remaining steps are not applied.
+    const std::size_t max_bytes = kMaxGrowth * text.size() + kMaxExtraBytes;
     for (const Step& step : steps_) {
+        if (cur.size() > max_bytes)
+            break;
         const Spec::Type t = step.spec.type;
         switch (t) {
         case Spec::Type::NFC:

@@ -18,6 +18,12 @@ class HfRegex;
 
 class Normalizer {
   public:
+    static constexpr std::size_t kMaxSteps = 256;
+    // The normalized text stops growing (later steps are skipped) past
+    // kMaxGrowth * input + kMaxExtraBytes bytes.
+    static constexpr std::size_t kMaxGrowth = 16;
+    static constexpr std::size_t kMaxExtraBytes = 4096;
+
     static Result<std::unique_ptr<Normalizer>>
     create(const std::vector<TokenizerData::NormalizerStep>& steps);
     ~Normalizer();

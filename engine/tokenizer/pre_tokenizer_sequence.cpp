@@ -241,6 +241,9 @@ PreTokenizerSequence::~PreTokenizerSequence() = default;
 Result<std::unique_ptr<PreTokenizerSequence>>
 PreTokenizerSequence::create(const std::vector<StepSpec>& steps) {
     std::unique_ptr<PreTokenizerSequence> seq(new PreTokenizerSequence());
+    if (steps.size() > kMaxSteps)
+        return make_error("tokenizer: pre-tokenizer has " + std::to_string(steps.size()) +
+                          " steps (at most " + std::to_string(kMaxSteps) + ")");
     for (const StepSpec& s : steps) {
         auto step = std::make_unique<Step>();
         step->spec = s;

@@ -24,6 +24,7 @@ class HfRegex;
 
 class PreTokenizerSequence {
   public:
+    static constexpr std::size_t kMaxSteps = 256;
     using StepSpec = TokenizerData::PreTokenizerStep;
     static Result<std::unique_ptr<PreTokenizerSequence>> create(const std::vector<StepSpec>& steps);
     ~PreTokenizerSequence();

@@ -495,6 +495,21 @@ MT_TEST(normalizer_steps) {
     MT_COMPARE(n.value()->normalize("\xE3\x80\x80 cafe\xCC\x81 a\n"),
                std::string("<cbbf\xC3\xA9 bb"));
     MT_COMPARE(n.value()->normalize(" \t "), std::string()); // empty: nothing prepended
+    // Hostile chains: too many steps are refused; a doubling chain stops growing.
+    MT_CHECK(!Normalizer::create(std::vector<N>(Normalizer::kMaxSteps + 1)));
+    std::vector<N> doubling(40);
+    for (N& d : doubling) {
+        d.type = N::Type::Replace;
+        d.pattern = "a";
+        d.content = "aa";
+    }
+    auto blowup = Normalizer::create(doubling);
+    MT_REQUIRE(blowup);
+    const std::string grown = blowup.value()->normalize("aaaa");
+    MT_CHECK(grown.size() <= 2 * (Normalizer::kMaxGrowth * 4 + Normalizer::kMaxExtraBytes));
+    MT_CHECK(grown.size() > Normalizer::kMaxExtraBytes);
+    MT_CHECK(!PreTokenizerSequence::create(
+        std::vector<TokenizerData::PreTokenizerStep>(PreTokenizerSequence::kMaxSteps + 1)));
     if (!normalizer_has_icu())
         return;
     std::string out;
