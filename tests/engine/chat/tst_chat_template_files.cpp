@@ -51,7 +51,11 @@ struct FolderRow {
 };
 
 std::vector<FolderRow> folder_rows() {
-    return {{"deepseek_v3", {"<\xEF\xBD\x9C" "User\xEF\xBD\x9C>", "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>"}},
+    return {{"deepseek_v3",
+             {"<\xEF\xBD\x9C"
+              "User\xEF\xBD\x9C>",
+              "<\xEF\xBD\x9C"
+              "Assistant\xEF\xBD\x9C>"}},
             {"gemma3", {"<start_of_turn>", "<end_of_turn>"}}};
 }
 
@@ -59,7 +63,8 @@ std::vector<FolderRow> folder_rows() {
 
 MT_TEST_TABLE(folder, FolderRow, folder_rows()) {
     const std::string dir = assets_dir() + "/tokenizers/" + row.name;
-    auto files = llmwb::read_tokenizer_files(dir + "/tokenizer.json", dir + "/tokenizer_config.json");
+    auto files =
+        llmwb::read_tokenizer_files(dir + "/tokenizer.json", dir + "/tokenizer_config.json");
     MT_REQUIRE_MSG(files, files ? "" : files.message() + " (run scripts/fetch-test-assets.sh)");
     auto tok = llmwb::Tokenizer::create(files->data);
     MT_REQUIRE_MSG(tok, tok ? "" : tok.message());
@@ -126,7 +131,8 @@ MT_TEST_TABLE(folder, FolderRow, folder_rows()) {
 
 // raise_exception reaches the caller with the template's own words.
 MT_TEST(gemma2_system_role_raises) {
-    auto src = llmwb::mini_test::read_file(source_dir() + "/tests/engine/chat/templates/gemma2.jinja");
+    auto src =
+        llmwb::mini_test::read_file(source_dir() + "/tests/engine/chat/templates/gemma2.jinja");
     MT_REQUIRE(src.has_value());
     auto tpl = llmwb::ChatTemplate::parse(*src);
     MT_REQUIRE_MSG(tpl, tpl ? "" : tpl.message());
@@ -137,7 +143,8 @@ MT_TEST(gemma2_system_role_raises) {
     auto r = llmwb::render_chat(tpl.value(), with_system, o);
     MT_REQUIRE(!r);
     MT_CHECK_MSG(r.message().find("System role not supported") != std::string::npos, r.message());
-    const json turns = json::parse(R"([{"role": "user", "content": "Hi"}, {"role": "user", "content": "Again"}])");
+    const json turns =
+        json::parse(R"([{"role": "user", "content": "Hi"}, {"role": "user", "content": "Again"}])");
     auto r2 = llmwb::render_chat(tpl.value(), turns, o);
     MT_REQUIRE(!r2);
     MT_CHECK_MSG(r2.message().find("Conversation roles must alternate") != std::string::npos,
@@ -146,7 +153,8 @@ MT_TEST(gemma2_system_role_raises) {
     o.add_generation_prompt = true;
     auto r3 = llmwb::render_chat(tpl.value(), ok, o);
     MT_REQUIRE_MSG(r3, r3 ? "" : r3.message());
-    MT_COMPARE(*r3, std::string("<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"));
+    MT_COMPARE(*r3,
+               std::string("<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"));
 }
 
 MINI_TEST_MAIN()
