@@ -147,6 +147,16 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
             return norm.error();
         t->normalizer_ = std::move(norm.value());
         t->nfc_ = false;
+        // Hugging Face matches normalized added tokens by their normalized content.
+        if (!normalized.empty() && !t->normalizer_->empty()) {
+            std::vector<TokenizerData::AddedToken> matched;
+            for (TokenizerData::AddedToken a : normalized) {
+                a.content = t->normalizer_->normalize(a.content);
+                if (!a.content.empty())
+                    matched.push_back(std::move(a));
+            }
+            t->normalized_added_ = std::make_unique<AddedTokenMatcher>(matched);
+        }
     } else if (t->byte_level_) {
         if (d.pre_tokenizer != "none") {
             const std::string name = (d.pre_tokenizer.empty() || d.pre_tokenizer == "default")

@@ -35,7 +35,7 @@ const fixed = [
   '...', '!!!???', '---', '___init___', '→ ← ↑ ↓', '© ® ™ § ¶', '€100 £50 ¥1000 ₹500',
   '<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n', '<bos><eos>', '<｜User｜>Hi<｜Assistant｜>', '<｜begin▁of▁sentence｜>x',
   '<|user|>\nHi<|end|>\n<|assistant|>\n', '<|end|>  \n next', '<|system|> sys', 'ＡＢＣ ﬁ ǅ İstanbul ΣΑΣ straße ß ẞ', 'x²+y³ ⅓ ㎏ ℃ ①',
-  '12ab34cd 5,678.90 $1,000 #hashtag @user', 'aXbxcXd QUIET quick', 'a—b–c…d «e» „f“ ¿g? ¡h!', '   \n\n   ', '\t\tindented\n\t\tcode',
+  '12ab34cd 5,678.90 $1,000 #hashtag @user', 'aXbxcXd QUIET quick', '<Mark>', 'x <Mark> y <mark> z<MARK>', '<mark>a', '#<mark>', 'a—b–c…d «e» „f“ ¿g? ¡h!', '   \n\n   ', '\t\tindented\n\t\tcode',
   '\u0000nul', '\u0001\u0002\u001f', '\u007f', 'zero\u200bwidth\u200cjoin\u200d', '\ufeffbom', '\ufffd',
 ];
 
@@ -114,7 +114,13 @@ function writeVariants() {
   v = load('qwen3');
   v.normalizer = { type: 'Sequence', normalizers: [{ type: 'Strip', strip_left: true, strip_right: true }, { type: 'NFKC' }, { type: 'Lowercase' },
     { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' }, { type: 'Replace', pattern: { String: 'ss' }, content: 'ß' }, { type: 'Prepend', prepend: '#' }] };
+  // Normalized added tokens are matched by their normalized content ("#<mark>" here).
+  v.added_tokens.push({ id: v.added_tokens[v.added_tokens.length - 1].id + 1, content: '<Mark>', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
   variants.qwen3_nfkc_lower_strip_replace = v;
+  v = load('qwen3');
+  v.normalizer = { type: 'Lowercase' };
+  v.added_tokens.push({ id: v.added_tokens[v.added_tokens.length - 1].id + 1, content: '<Mark>', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
+  variants.qwen3_lowercase_normalized_added = v;
   v = load('qwen3');
   v.normalizer = { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'Strip', strip_left: false, strip_right: true }] };
   v.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, { type: 'Digits', individual_digits: true },

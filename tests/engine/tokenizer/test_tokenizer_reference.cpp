@@ -116,6 +116,7 @@ std::vector<ModelRow> hf_reference_rows() {
             {"phi3_style"},
             {"phi4_mini_style"},
             {"qwen3_nfkc_lower_strip_replace"},
+            {"qwen3_lowercase_normalized_added"},
             {"qwen3_nfd_wssplit_digits_punct"},
             {"qwen3_nfkd_whitespace"},
             {"qwen3_split_behaviors"},
