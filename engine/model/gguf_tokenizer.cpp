@@ -8,12 +8,16 @@ namespace llmwb {
 
 namespace {
 
+// tokenizer.ggml.pre -> the engine's pre-tokenizer name: the three built-in regexes under
+// the names llama.cpp gives the families using them, and the multi-step splits
+// ("deepseek-v3", "gpt-4o", see gguf_pre_tokenizer_steps) as they are. Any other value stays
+// as written and Tokenizer::create refuses it ("unknown pre-tokenizer").
 std::string pre_tokenizer_name(const std::string& pre) {
-    if (pre == "llama-bpe" || pre == "llama3")
+    if (pre == "llama-bpe" || pre == "llama3" || pre == "smaug-bpe" || pre == "dbrx")
         return "llama3";
-    if (pre == "qwen2")
+    if (pre == "qwen2" || pre == "stablelm2" || pre == "deepseek-r1-qwen")
         return "qwen2";
-    if (pre == "default" || pre == "gpt2" || pre == "gpt-2")
+    if (pre == "default" || pre == "gpt2" || pre == "gpt-2" || pre == "phi-2")
         return "gpt2";
     return pre;
 }

@@ -2,13 +2,9 @@
 
 #include <algorithm>
 
+#include "engine/tokenizer/hf_regex.h"
 #include "engine/tokenizer/unicode_tables.h"
 #include "engine/tokenizer/utf8.h"
-
-#ifdef LLMWB_HAVE_PCRE2
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-#endif
 
 namespace llmwb {
 
@@ -207,22 +203,13 @@ void split_builtin(BuiltinPattern p, std::string_view text, std::vector<std::str
     }
 }
 
+bool pre_tokenizer_has_pcre2() {
 #ifdef LLMWB_HAVE_PCRE2
-struct PreTokenizer::Regex {
-    pcre2_code* code = nullptr;
-    ~Regex() { pcre2_code_free(code); }
-};
-
-bool pre_tokenizer_has_pcre2() {
     return true;
-}
 #else
-struct PreTokenizer::Regex {};
-
-bool pre_tokenizer_has_pcre2() {
     return false;
-}
 #endif
+}
 
 PreTokenizer::~PreTokenizer() = default;
 
@@ -237,27 +224,11 @@ Result<std::shared_ptr<const PreTokenizer>> PreTokenizer::create(std::string_vie
     if (regex.empty())
         return make_error("tokenizer: unknown pre-tokenizer '" + std::string(name) +
                           "' and no regex");
-#ifdef LLMWB_HAVE_PCRE2
-    int err = 0;
-    PCRE2_SIZE err_offset = 0;
-    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(regex.data()), regex.size(),
-                                     PCRE2_UTF | PCRE2_UCP, &err, &err_offset, nullptr);
-    if (!code) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(err, msg, sizeof msg);
-        return make_error("tokenizer: pre-tokenizer regex does not compile at offset " +
-                          std::to_string(err_offset) + ": " + reinterpret_cast<const char*>(msg) +
-                          ": " + std::string(regex));
-    }
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); // optional speed-up; plain matching still works
-    pt->regex_ = std::make_unique<Regex>();
-    pt->regex_->code = code;
+    auto re = HfRegex::compile(regex, "pre-tokenizer");
+    if (!re)
+        return re.error();
+    pt->regex_ = std::move(re.value());
     return std::shared_ptr<const PreTokenizer>(pt);
-#else
-    return make_error("tokenizer: pre-tokenizer regex is not one of gpt2/llama3/qwen2 and this "
-                      "build has no PCRE2: " +
-                      std::string(regex));
-#endif
 }
 
 void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out) const {
@@ -265,50 +236,19 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
         split_builtin(*builtin_, text, out);
         return;
     }
-#ifdef LLMWB_HAVE_PCRE2
-    // PCRE2 needs valid UTF-8: split around invalid bytes, which become pieces of their own.
-    pcre2_match_data* md = pcre2_match_data_create_from_pattern(regex_->code, nullptr);
-    auto split_valid = [&](std::string_view s) {
-        std::size_t pos = 0;
-        std::size_t last = 0;
-        while (pos <= s.size()) {
-            const int rc = pcre2_match(regex_->code, reinterpret_cast<PCRE2_SPTR>(s.data()),
-                                       s.size(), pos, 0, md, nullptr);
-            if (rc < 0)
-                break;
-            const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-            const std::size_t b = ov[0], e = ov[1];
-            if (b > last)
-                out.push_back(s.substr(last, b - last));
-            if (e > b)
-                out.push_back(s.substr(b, e - b));
-            last = e;
-            if (e == b) { // empty match: step over one character
-                if (e >= s.size())
-                    break;
-                pos = e + utf8::decode(s, e).length;
-            } else {
-                pos = e;
-            }
-        }
-        if (last < s.size())
-            out.push_back(s.substr(last));
-    };
-    std::size_t start = 0;
-    for (std::size_t i = 0; i < text.size();) {
-        const utf8::Decoded d = utf8::decode(text, i);
-        if (d.cp == utf8::kInvalid) {
-            if (i > start)
-                split_valid(text.substr(start, i - start));
-            out.push_back(text.substr(i, 1));
-            start = i + 1;
-        }
-        i += d.length;
+    // Split "Isolated": the matches and the text between them, each a piece.
+    std::vector<RegexSpan> matches;
+    regex_->find_all(text, matches);
+    std::size_t last = 0;
+    for (const RegexSpan& m : matches) {
+        if (m.begin > last)
+            out.push_back(text.substr(last, m.begin - last));
+        if (m.end > m.begin)
+            out.push_back(text.substr(m.begin, m.end - m.begin));
+        last = m.end;
     }
-    if (start < text.size())
-        split_valid(text.substr(start));
-    pcre2_match_data_free(md);
-#endif
+    if (last < text.size())
+        out.push_back(text.substr(last));
 }
 
 } // namespace llmwb

@@ -4,7 +4,8 @@
 // hand-written splitter over a generated Unicode category table, so the engine needs no regex
 // library; it reproduces find-all with leftmost-first alternation, and every byte of the text
 // lands in exactly one piece (the Split "Isolated" behaviour). Any other regex needs PCRE2
-// (LLMWB_HAVE_PCRE2); without it, creating the pre-tokenizer is an error naming the regex.
+// (hf_regex.h, with Oniguruma's \s); without it, creating the pre-tokenizer is an error naming
+// the regex.
 #pragma once
 
 #include <memory>
@@ -16,6 +17,8 @@
 #include "engine/util/result.h"
 
 namespace llmwb {
+
+class HfRegex;
 
 enum class BuiltinPattern { Gpt2, Llama3, Qwen2 };
 
@@ -46,12 +49,10 @@ class PreTokenizer {
 
     std::optional<BuiltinPattern> builtin() const { return builtin_; }
 
-    struct Regex; // PCRE2-compiled pattern (only with LLMWB_HAVE_PCRE2)
-
   private:
     PreTokenizer() = default;
     std::optional<BuiltinPattern> builtin_;
-    std::unique_ptr<Regex> regex_;
+    std::unique_ptr<HfRegex> regex_; // any other regex (PCRE2, hf_regex.h)
 };
 
 // True when the library was built with PCRE2 (unknown pre-tokenizer regexes are supported).

@@ -6,7 +6,9 @@
 #include "engine/tokenizer/bpe_model.h"
 #include "engine/tokenizer/byte_level.h"
 #include "engine/tokenizer/nfc.h"
+#include "engine/tokenizer/normalizer.h"
 #include "engine/tokenizer/pre_tokenizer.h"
+#include "engine/tokenizer/pre_tokenizer_sequence.h"
 #include "engine/tokenizer/text_decoder.h"
 
 namespace llmwb {
@@ -131,7 +133,31 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(const TokenizerData& data) 
     t->model_ = std::move(model.value());
 
     t->nfc_ = d.nfc.value_or(d.pre_tokenizer == "qwen2");
-    if (t->byte_level_) {
+    std::optional<std::vector<TokenizerData::PreTokenizerStep>> steps = d.pre_tokenizer_steps;
+    if (!steps)
+        steps = gguf_pre_tokenizer_steps(d.pre_tokenizer);
+    if (steps) {
+        auto seq = PreTokenizerSequence::create(*steps);
+        if (!seq)
+            return seq.error();
+        t->sequence_ = std::move(seq.value());
+        auto norm = Normalizer::create(
+            d.normalizer_steps.value_or(std::vector<TokenizerData::NormalizerStep>{}));
+        if (!norm)
+            return norm.error();
+        t->normalizer_ = std::move(norm.value());
+        t->nfc_ = false;
+        // Hugging Face matches normalized added tokens by their normalized content.
+        if (!normalized.empty() && !t->normalizer_->empty()) {
+            std::vector<TokenizerData::AddedToken> matched;
+            for (TokenizerData::AddedToken a : normalized) {
+                a.content = t->normalizer_->normalize(a.content);
+                if (!a.content.empty())
+                    matched.push_back(std::move(a));
+            }
+            t->normalized_added_ = std::make_unique<AddedTokenMatcher>(matched);
+        }
+    } else if (t->byte_level_) {
         if (d.pre_tokenizer != "none") {
             const std::string name = (d.pre_tokenizer.empty() || d.pre_tokenizer == "default")
                                          ? "gpt2"
@@ -223,7 +249,10 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_spec
 void Tokenizer::encode_normalized(std::string_view text, bool at_text_start,
                                   std::vector<std::int32_t>& out) const {
     std::string normalized;
-    if (nfc_) {
+    if (normalizer_) {
+        normalized = normalizer_->normalize(text);
+        text = normalized;
+    } else if (nfc_) {
         normalized = nfc_normalize(text);
         text = normalized;
     }
@@ -246,6 +275,13 @@ void Tokenizer::encode_plain(std::string_view text, bool at_text_start,
                              std::vector<std::int32_t>& out) const {
     if (text.empty())
         return;
+    if (sequence_) {
+        std::vector<std::string> words;
+        sequence_->split(text, at_text_start, words);
+        for (const std::string& w : words)
+            model_->encode_word(w, out);
+        return;
+    }
     if (byte_level_) {
         std::string prefixed;
         if (data_.byte_level_add_prefix_space && text.front() != ' ') {

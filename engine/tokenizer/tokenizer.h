@@ -4,7 +4,8 @@
 //   lstrip/rstrip/single_word); each plain segment between them is normalized (NFC; the
 //   SentencePiece "▁" prefix and space replacement), pre-tokenized (GPT-2 / Llama 3 / Qwen 2
 //   splitter for byte-level BPE; Metaspace words) and BPE-merged by merge rank; then bos/eos as
-//   the post-processor says when add_special_tokens is true.
+//   the post-processor says when add_special_tokens is true. Tokenizers the flags cannot
+//   express run the general pipeline instead (normalizer.h, pre_tokenizer_sequence.h).
 //   decode: per the tokenizer's decoder (GPT-2 byte table; or "▁" -> " ", <0xNN> byte fallback
 //   and the leading-space strip); the result is valid UTF-8 (ill-formed bytes become U+FFFD as
 //   Hugging Face does). StreamingDecoder (streaming_decoder.h) produces the same text in chunks.
@@ -26,7 +27,9 @@ namespace llmwb {
 
 class AddedTokenMatcher;
 class BpeModel;
+class Normalizer;
 class PreTokenizer;
+class PreTokenizerSequence;
 
 class Tokenizer {
   public:
@@ -73,6 +76,10 @@ class Tokenizer {
     std::unique_ptr<AddedTokenMatcher> normalized_added_; // normalized=true (after NFC)
     std::unique_ptr<BpeModel> model_;
     std::shared_ptr<const PreTokenizer> pre_tokenizer_; // byte-level only; null = no split
+    // The general pipeline (TokenizerData::pre_tokenizer_steps, or a GGUF pre value that
+    // stands for several steps); when set, used instead of the flags above.
+    std::unique_ptr<Normalizer> normalizer_;
+    std::unique_ptr<PreTokenizerSequence> sequence_;
 };
 
 } // namespace llmwb

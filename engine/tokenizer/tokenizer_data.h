@@ -80,6 +80,46 @@ struct TokenizerData {
         bool metaspace_first_token = false; // Metaspace decoder: "▁" dropped in token 0
     };
     std::optional<Decoder> decoder;
+
+    // ---- The general pipeline (tokenizer.json files the flags above cannot express, and GGUF
+    // tokenizer.ggml.pre values such as "deepseek-v3"). When pre_tokenizer_steps is set, the
+    // Tokenizer normalizes with normalizer_steps (none when unset) and pre-tokenizes with
+    // pre_tokenizer_steps, and ignores nfc, add_space_prefix, prepend_scheme,
+    // metaspace_split, byte_level_add_prefix_space and pre_tokenizer_regex. ----
+    struct NormalizerStep {
+        enum class Type { NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, Prepend };
+        Type type = Type::NFC;
+        std::string pattern;              // Replace: the String or Regex to find
+        bool regex = false;               // Replace: pattern is a regex
+        std::string content;              // Replace: replacement; Prepend: the prefix
+        bool left = false, right = false; // Strip: which ends
+    };
+    struct PreTokenizerStep {
+        enum class Type {
+            Split,           // pattern (String or Regex), behavior, invert
+            Digits,          // \p{N}: individual_digits ? Isolated each : Contiguous
+            Punctuation,     // Unicode P or ASCII punctuation, one character each; behavior
+            ByteLevel,       // add_prefix_space; use_regex: the GPT-2 split
+            Metaspace,       // " " -> replacement, prepend_scheme, split before each replacement
+            WhitespaceSplit, // runs of non-White_Space characters
+            Whitespace,      // \w+|[^\w\s]+
+        };
+        enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+        Type type = Type::Split;
+        std::string pattern;
+        bool regex = true;
+        bool invert = false;
+        Behavior behavior = Behavior::Isolated;
+        bool individual_digits = false;
+        bool add_prefix_space = false;
+        bool use_regex = true;
+        std::string replacement = "\xE2\x96\x81";
+        PrependScheme prepend_scheme = PrependScheme::Always;
+        bool prepend = true; // Metaspace: false for prepend_scheme "never"
+        bool split = true;
+    };
+    std::optional<std::vector<NormalizerStep>> normalizer_steps;
+    std::optional<std::vector<PreTokenizerStep>> pre_tokenizer_steps;
 };
 
 } // namespace llmwb

@@ -12,18 +12,19 @@
 #include <unordered_map>
 
 #include "engine/tokenizer/pre_tokenizer.h"
+#include "engine/tokenizer/pre_tokenizer_sequence.h"
+#include "engine/tokenizer/tokenizer_json_reader.h"
 #include "engine/util/json_depth.h"
 
 namespace llmwb {
 
 namespace {
 
-using json = nlohmann::json;
+using namespace tokenizer_json;
 
 constexpr std::uintmax_t kMaxTokenizerJsonBytes = 512ull << 20;
 constexpr std::uintmax_t kMaxConfigBytes = 64ull << 20;
 constexpr std::int64_t kMaxTokenId = 16 * 1024 * 1024;
-const char* const kMetaspace = "\xE2\x96\x81"; // U+2581 "▁"
 
 Result<std::string> read_file(const std::string& path, std::uintmax_t max_bytes) {
     std::ifstream in(path, std::ios::binary);
@@ -54,261 +55,6 @@ Result<json> parse_json(const std::string& path, std::uintmax_t max_bytes) {
     if (!j.is_object())
         return make_error(path + ": top level is not a JSON object");
     return j;
-}
-
-// Field access with type checks; errors name file and field path.
-class Reader {
-  public:
-    explicit Reader(std::string file) : file_(std::move(file)) {}
-
-    Error error(const std::string& field, const std::string& what) const {
-        return make_error(file_ + ": " + field + ": " + what);
-    }
-    // nullptr when absent or null.
-    const json* find(const json& obj, const char* key) const {
-        if (!obj.is_object())
-            return nullptr;
-        auto it = obj.find(key);
-        if (it == obj.end() || it->is_null())
-            return nullptr;
-        return &*it;
-    }
-    Result<std::string> string_or(const json& obj, const char* key, const std::string& field,
-                                  std::string dflt) const {
-        const json* v = find(obj, key);
-        if (!v)
-            return dflt;
-        if (!v->is_string())
-            return error(field + "." + key, "expected a string");
-        return v->get<std::string>();
-    }
-    Result<bool> bool_or(const json& obj, const char* key, const std::string& field,
-                         bool dflt) const {
-        const json* v = find(obj, key);
-        if (!v)
-            return dflt;
-        if (!v->is_boolean())
-            return error(field + "." + key, "expected true/false");
-        return v->get<bool>();
-    }
-    const std::string& file() const { return file_; }
-
-  private:
-    std::string file_;
-};
-
-std::string type_of(const json& j) {
-    if (j.is_object()) {
-        auto it = j.find("type");
-        if (it != j.end() && it->is_string())
-            return it->get<std::string>();
-    }
-    return "";
-}
-
-// Elements of a "Sequence" (key `list_key`) or the object itself.
-std::vector<const json*> flatten(const json& j, const char* list_key) {
-    std::vector<const json*> out;
-    if (type_of(j) == "Sequence" && j.contains(list_key) && j[list_key].is_array()) {
-        for (const json& e : j[list_key])
-            out.push_back(&e);
-    } else {
-        out.push_back(&j);
-    }
-    return out;
-}
-
-struct Parsed {
-    bool byte_level = false;    // some ByteLevel pre-tokenizer/decoder
-    bool sentencepiece = false; // Prepend/Replace "▁" normalizer or Metaspace
-};
-
-Status read_normalizer(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
-    const json* n = r.find(root, "normalizer");
-    if (!n)
-        return ok_status();
-    bool prepend = false, replace = false;
-    for (const json* e : flatten(*n, "normalizers")) {
-        const std::string t = type_of(*e);
-        if (t == "NFC") {
-            d.nfc = true;
-        } else if (t == "Prepend") {
-            auto s = r.string_or(*e, "prepend", "normalizer.Prepend", "");
-            if (!s)
-                return s.error();
-            if (*s != kMetaspace)
-                return r.error("normalizer.Prepend.prepend", "only \"\\u2581\" is supported");
-            prepend = true;
-        } else if (t == "Replace") {
-            const json* pat = r.find(*e, "pattern");
-            const json* str = pat ? r.find(*pat, "String") : nullptr;
-            auto content = r.string_or(*e, "content", "normalizer.Replace", "");
-            if (!content)
-                return content.error();
-            if (!str || !str->is_string() || str->get<std::string>() != " " ||
-                *content != kMetaspace)
-                return r.error("normalizer.Replace",
-                               "only String \" \" -> \"\\u2581\" is supported");
-            replace = true;
-        } else {
-            return r.error("normalizer", "unsupported normalizer type '" + t + "'");
-        }
-    }
-    if (prepend || replace) {
-        if (!replace)
-            return r.error("normalizer",
-                           "Prepend without Replace \" \" -> \"\\u2581\" is unsupported");
-        p.sentencepiece = true;
-        d.add_space_prefix = prepend;
-        d.prepend_scheme = TokenizerData::PrependScheme::EverySegment;
-    }
-    return ok_status();
-}
-
-Status read_pre_tokenizer(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
-    const json* pt = r.find(root, "pre_tokenizer");
-    if (!pt)
-        return ok_status();
-    bool have_split = false;
-    for (const json* e : flatten(*pt, "pretokenizers")) {
-        const std::string t = type_of(*e);
-        if (t == "Split") {
-            const json* pat = r.find(*e, "pattern");
-            const json* rx = pat ? r.find(*pat, "Regex") : nullptr;
-            if (!rx || !rx->is_string())
-                return r.error("pre_tokenizer.Split.pattern", "expected {\"Regex\": ...}");
-            auto behavior = r.string_or(*e, "behavior", "pre_tokenizer.Split", "Isolated");
-            auto invert = r.bool_or(*e, "invert", "pre_tokenizer.Split", false);
-            if (!behavior)
-                return behavior.error();
-            if (!invert)
-                return invert.error();
-            if (*behavior != "Isolated" || *invert)
-                return r.error("pre_tokenizer.Split",
-                               "only behavior Isolated without invert is supported");
-            if (have_split)
-                return r.error("pre_tokenizer", "more than one Split is unsupported");
-            have_split = true;
-            d.pre_tokenizer_regex = rx->get<std::string>();
-            auto b = builtin_from_regex(d.pre_tokenizer_regex);
-            d.pre_tokenizer = b ? builtin_name(*b) : d.pre_tokenizer_regex;
-        } else if (t == "ByteLevel") {
-            p.byte_level = true;
-            auto use_regex = r.bool_or(*e, "use_regex", "pre_tokenizer.ByteLevel", true);
-            auto prefix = r.bool_or(*e, "add_prefix_space", "pre_tokenizer.ByteLevel", false);
-            if (!use_regex)
-                return use_regex.error();
-            if (!prefix)
-                return prefix.error();
-            d.byte_level_add_prefix_space = *prefix;
-            if (*use_regex) {
-                if (have_split)
-                    return r.error("pre_tokenizer",
-                                   "Split followed by ByteLevel use_regex is unsupported");
-                have_split = true;
-                d.pre_tokenizer = "gpt2";
-                d.pre_tokenizer_regex = builtin_regex(BuiltinPattern::Gpt2);
-            }
-        } else if (t == "Metaspace") {
-            p.sentencepiece = true;
-            auto rep = r.string_or(*e, "replacement", "pre_tokenizer.Metaspace", kMetaspace);
-            if (!rep)
-                return rep.error();
-            if (*rep != kMetaspace)
-                return r.error("pre_tokenizer.Metaspace.replacement",
-                               "only \"\\u2581\" is supported");
-            auto split = r.bool_or(*e, "split", "pre_tokenizer.Metaspace", true);
-            if (!split)
-                return split.error();
-            d.metaspace_split = *split;
-            std::string scheme = "always";
-            if (const json* s = r.find(*e, "prepend_scheme")) {
-                if (!s->is_string())
-                    return r.error("pre_tokenizer.Metaspace.prepend_scheme", "expected a string");
-                scheme = s->get<std::string>();
-            } else {
-                auto add = r.bool_or(*e, "add_prefix_space", "pre_tokenizer.Metaspace", true);
-                if (!add)
-                    return add.error();
-                scheme = *add ? "always" : "never";
-            }
-            if (scheme == "always") {
-                d.add_space_prefix = true;
-                d.prepend_scheme = TokenizerData::PrependScheme::Always;
-            } else if (scheme == "first") {
-                d.add_space_prefix = true;
-                d.prepend_scheme = TokenizerData::PrependScheme::First;
-            } else if (scheme == "never") {
-                d.add_space_prefix = false;
-            } else {
-                return r.error("pre_tokenizer.Metaspace.prepend_scheme",
-                               "unknown value '" + scheme + "'");
-            }
-        } else {
-            return r.error("pre_tokenizer", "unsupported pre-tokenizer type '" + t + "'");
-        }
-    }
-    if (p.byte_level && !have_split)
-        d.pre_tokenizer = "none";
-    return ok_status();
-}
-
-Status read_decoder(const Reader& r, const json& root, TokenizerData& d, Parsed& p) {
-    const json* dec = r.find(root, "decoder");
-    if (!dec)
-        return ok_status();
-    TokenizerData::Decoder out;
-    out.replace_metaspace = false;
-    out.byte_fallback = false;
-    bool fused = false;
-    for (const json* e : flatten(*dec, "decoders")) {
-        const std::string t = type_of(*e);
-        if (t == "ByteLevel") {
-            out.byte_level = true;
-            p.byte_level = true;
-        } else if (t == "Replace") {
-            const json* pat = r.find(*e, "pattern");
-            const json* str = pat ? r.find(*pat, "String") : nullptr;
-            auto content = r.string_or(*e, "content", "decoder.Replace", "");
-            if (!content)
-                return content.error();
-            if (!str || !str->is_string() || str->get<std::string>() != kMetaspace ||
-                *content != " ")
-                return r.error("decoder.Replace", "only String \"\\u2581\" -> \" \" is supported");
-            out.replace_metaspace = true;
-        } else if (t == "ByteFallback") {
-            out.byte_fallback = true;
-        } else if (t == "Fuse") {
-            fused = true;
-        } else if (t == "Strip") {
-            auto content = r.string_or(*e, "content", "decoder.Strip", " ");
-            if (!content)
-                return content.error();
-            const json* start = r.find(*e, "start");
-            const json* stop = r.find(*e, "stop");
-            if (*content != " " || !fused ||
-                (stop && (!stop->is_number_integer() || stop->get<std::int64_t>() != 0)) ||
-                (start && (!start->is_number_integer() || start->get<std::int64_t>() < 0 ||
-                           start->get<std::int64_t>() > 64)))
-                return r.error("decoder.Strip",
-                               "only Strip(\" \", start, 0) after Fuse is supported");
-            out.strip_leading_spaces = start ? static_cast<int>(start->get<std::int64_t>()) : 0;
-        } else if (t == "Metaspace") {
-            p.sentencepiece = true;
-            out.replace_metaspace = true;
-            std::string scheme = "always";
-            if (const json* s = r.find(*e, "prepend_scheme"); s && s->is_string()) {
-                scheme = s->get<std::string>();
-            } else if (const json* a = r.find(*e, "add_prefix_space"); a && a->is_boolean()) {
-                scheme = a->get<bool>() ? "always" : "never";
-            }
-            out.metaspace_first_token = scheme != "never";
-        } else {
-            return r.error("decoder", "unsupported decoder type '" + t + "'");
-        }
-    }
-    d.decoder = out;
-    return ok_status();
 }
 
 Status read_post_processor(const Reader& r, const json& root, TokenizerData& d,
@@ -619,6 +365,21 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& tokenizer_json_pa
                 : "neither ByteLevel nor SentencePiece style; cannot tell the tokenizer kind");
     d.kind =
         p.byte_level ? TokenizerData::Kind::ByteLevelBpe : TokenizerData::Kind::SentencePieceBpe;
+    if (!p.general) {
+        // A single Split that is a GGUF multi-step value ("gpt-4o"): named as such, so that a
+        // GGUF written from this data says which split it means.
+        if (std::string known = gguf_pre_tokenizer_name(p.pre_tokenizer_steps); !known.empty())
+            d.pre_tokenizer = known;
+    } else {
+        d.normalizer_steps = std::move(p.normalizer_steps);
+        d.pre_tokenizer_steps = std::move(p.pre_tokenizer_steps);
+        d.pre_tokenizer_regex.clear();
+        // The GGUF tokenizer.ggml.pre name when the steps are those of one (written by the
+        // GGUF writer); otherwise a name no GGUF reader knows, so that such a file is refused
+        // rather than split differently.
+        const std::string known = gguf_pre_tokenizer_name(*d.pre_tokenizer_steps);
+        d.pre_tokenizer = !known.empty() ? known : p.sentencepiece ? "default" : "sequence";
+    }
     if (d.kind == TokenizerData::Kind::SentencePieceBpe) {
         for (int b = 0; b < 256; ++b) {
             char name[8];

@@ -266,8 +266,8 @@ std::vector<SourceRow> runtime_error_rows() {
 MT_TEST(referenceIsComplete) {
     const Fixture& f = fixture();
     MT_REQUIRE_MSG(f.load_error.empty(), f.load_error);
-    MT_COMPARE(f.templates.size(), size_t(7));
-    MT_CHECK(f.template_cases.size() >= 7 * 20 * 6);
+    MT_COMPARE(f.templates.size(), size_t(13));
+    MT_CHECK(f.template_cases.size() >= 13 * 20 * 6);
     MT_CHECK(f.interpreter_cases.size() >= 60);
     for (const auto& [name, lt] : f.templates)
         MT_CHECK_MSG(lt.tpl.has_value(), name + ": " + lt.parse_error);

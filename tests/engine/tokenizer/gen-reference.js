@@ -33,6 +33,9 @@ const fixed = [
   'The quick brown fox jumps over the lazy dog.', 'THE QUICK BROWN FOX', 'MiXeD CaSe WoRdS',
   'supercalifragilisticexpialidocious', 'pneumonoultramicroscopicsilicovolcanoconiosis',
   '...', '!!!???', '---', '___init___', '→ ← ↑ ↓', '© ® ™ § ¶', '€100 £50 ¥1000 ₹500',
+  '<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n', '<bos><eos>', '<｜User｜>Hi<｜Assistant｜>', '<｜begin▁of▁sentence｜>x',
+  '<|user|>\nHi<|end|>\n<|assistant|>\n', '<|end|>  \n next', '<|system|> sys', 'ＡＢＣ ﬁ ǅ İstanbul ΣΑΣ straße ß ẞ', 'x²+y³ ⅓ ㎏ ℃ ①',
+  '12ab34cd 5,678.90 $1,000 #hashtag @user', 'aXbxcXd QUIET quick', '<Mark>', 'x <Mark> y <mark> z<MARK>', '<mark>a', '#<mark>', 'a—b–c…d «e» „f“ ¿g? ¡h!', '   \n\n   ', '\t\tindented\n\t\tcode',
   '\u0000nul', '\u0001\u0002\u001f', '\u007f', 'zero\u200bwidth\u200cjoin\u200d', '\ufeffbom', '\ufffd',
 ];
 
@@ -94,6 +97,51 @@ function writeVariants() {
     if (t.content === '<think>') t.single_word = true;
   }
   variants.qwen3_gpt2_prefix_space = v;
+  // The general pipeline (issue 18): tokenizer.json files no npm package ships (Phi-3's
+  // llama-2 style SentencePiece, Phi-4-mini's byte-level BPE with the o200k split) and one per
+  // normalizer and pre-tokenizer step, on the Qwen3 (byte-level) and Llama 2 (SentencePiece)
+  // vocabularies.
+  const bl = (use_regex, add_prefix_space = false) => ({ type: 'ByteLevel', add_prefix_space, trim_offsets: true, use_regex });
+  const split = (pattern, behavior, invert = false) => ({ type: 'Split', pattern, behavior, invert });
+  v = load('llama2');
+  for (const [i, c] of ['<|endoftext|>', '<|assistant|>', '<|system|>', '<|end|>', '<|user|>'].entries())
+    v.added_tokens.push({ id: 32000 + i, content: c, single_word: false, lstrip: false, rstrip: c !== '<|endoftext|>', normalized: false, special: true });
+  variants.phi3_style = v;
+  v = load('qwen3');
+  v.normalizer = null;
+  v.pre_tokenizer = { type: 'Sequence', pretokenizers: [split({ Regex: "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 'Isolated'), bl(false)] };
+  variants.phi4_mini_style = v;
+  v = load('qwen3');
+  v.normalizer = { type: 'Sequence', normalizers: [{ type: 'Strip', strip_left: true, strip_right: true }, { type: 'NFKC' }, { type: 'Lowercase' },
+    { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' }, { type: 'Replace', pattern: { String: 'ss' }, content: 'ß' }, { type: 'Prepend', prepend: '#' }] };
+  // Normalized added tokens are matched by their normalized content ("#<mark>" here).
+  v.added_tokens.push({ id: v.added_tokens[v.added_tokens.length - 1].id + 1, content: '<Mark>', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
+  variants.qwen3_nfkc_lower_strip_replace = v;
+  v = load('qwen3');
+  v.normalizer = { type: 'Lowercase' };
+  v.added_tokens.push({ id: v.added_tokens[v.added_tokens.length - 1].id + 1, content: '<Mark>', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
+  variants.qwen3_lowercase_normalized_added = v;
+  v = load('qwen3');
+  v.normalizer = { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'Strip', strip_left: false, strip_right: true }] };
+  v.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, { type: 'Digits', individual_digits: true },
+    { type: 'Punctuation', behavior: 'Contiguous' }, bl(false, true)] };
+  variants.qwen3_nfd_wssplit_digits_punct = v;
+  v = load('qwen3');
+  v.normalizer = { type: 'NFKD' };
+  v.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Whitespace' }, { type: 'Digits', individual_digits: false }, bl(true)] };
+  variants.qwen3_nfkd_whitespace = v;
+  v = load('qwen3');
+  v.normalizer = null;
+  v.pre_tokenizer = { type: 'Sequence', pretokenizers: [split({ String: ' ' }, 'MergedWithPrevious'), split({ Regex: '\\p{N}+' }, 'MergedWithNext'),
+    split({ Regex: '[aeiouAEIOU]' }, 'Contiguous', true), split({ Regex: 'x' }, 'Removed'), split({ Regex: '(?=[A-Z])' }, 'Isolated'),
+    { type: 'Punctuation', behavior: 'MergedWithPrevious' }, split({ String: 'q' }, 'Removed', true), bl(false)] };
+  variants.qwen3_split_behaviors = v;
+  v = load('llama2');
+  v.normalizer = { type: 'Lowercase' };
+  v.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true },
+    { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: true }] };
+  v.decoder = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: true };
+  variants.llama2_lower_digits_metaspace = v;
   for (const [name, json] of Object.entries(variants)) {
     fs.mkdirSync(path.join(outDir, 'variants', name), { recursive: true });
     fs.writeFileSync(path.join(outDir, 'variants', name, 'tokenizer.json'), JSON.stringify(json));
@@ -104,7 +152,7 @@ function writeVariants() {
 (async () => {
   fs.mkdirSync(outDir, { recursive: true });
   const variantNames = writeVariants();
-  for (const model of ['qwen3', 'llama2', 'llama3_1', ...variantNames]) {
+  for (const model of ['qwen3', 'llama2', 'llama3_1', 'gemma3', 'deepseek_v3', ...variantNames]) {
     const file = variantNames.includes(model) ? path.join(outDir, 'variants', model, 'tokenizer.json')
                                               : path.join(tokDir, model, 'tokenizer.json');
     const tok = Tokenizer.fromFile(file);

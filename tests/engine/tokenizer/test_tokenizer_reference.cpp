@@ -1,5 +1,6 @@
 // Token ids, decoded text and streamed text against the real Hugging Face tokenizers, for the
-// Qwen3, Llama 2 and Llama 3.1 tokenizer.json files (references: generate-reference.sh).
+// Qwen3, Llama 2, Llama 3.1, Gemma 3 and DeepSeek-V3 tokenizer.json files and the variants
+// gen-reference.js writes (references: generate-reference.sh).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,7 +34,8 @@ Loaded* load(const std::string& model) {
         return slot.get();
     // The real files have a tokenizer_config.json; the variants written by gen-reference.js
     // (other pre-tokenizer / decoder / added-token settings) have none.
-    const bool variant = model != "qwen3" && model != "llama2" && model != "llama3_1";
+    const bool variant = model != "qwen3" && model != "llama2" && model != "llama3_1" &&
+                         model != "gemma3" && model != "deepseek_v3";
     const std::string dir = variant ? test::assets_dir() + "/reference/tokenizer/variants/" + model
                                     : test::assets_dir() + "/tokenizers/" + model;
     const auto t0 = std::chrono::steady_clock::now();
@@ -96,19 +98,40 @@ namespace {
 
 struct ModelRow {
     std::string name; // the tokenizer: a real model's, or a variant written by gen-reference.js
+    // tokenizer_config.json asks for bos (add_bos_token) where tokenizer.json's post-processor
+    // does not add it (DeepSeek-V3): transformers then adds it, the bare tokenizers library does
+    // not, so the expected ids with special tokens are bos + the reference's.
+    bool config_adds_bos = false;
 };
 
 std::vector<ModelRow> hf_reference_rows() {
     return {{"qwen3"},
             {"llama2"},
             {"llama3_1"},
+            {"gemma3"},
+            {"deepseek_v3", true},
             {"llama2_metaspace_first"},
             {"llama2_metaspace_always_split"},
-            {"qwen3_gpt2_prefix_space"}};
+            {"qwen3_gpt2_prefix_space"},
+            {"phi3_style"},
+            {"phi4_mini_style"},
+            {"qwen3_nfkc_lower_strip_replace"},
+            {"qwen3_lowercase_normalized_added"},
+            {"qwen3_nfd_wssplit_digits_punct"},
+            {"qwen3_nfkd_whitespace"},
+            {"qwen3_split_behaviors"},
+            {"llama2_lower_digits_metaspace"}};
 }
 
 std::vector<ModelRow> real_models_rows() {
-    return {{"qwen3"}, {"llama2"}, {"llama3_1"}};
+    return {{"qwen3"}, {"llama2"}, {"llama3_1"}, {"gemma3"}, {"deepseek_v3", true}};
+}
+
+std::vector<std::int32_t> with_config_bos(const ModelRow& row, const Tokenizer& tok,
+                                          std::vector<std::int32_t> ids) {
+    if (row.config_adds_bos)
+        ids.insert(ids.begin(), tok.bos_id());
+    return ids;
 }
 
 } // namespace
@@ -132,7 +155,7 @@ MT_TEST_TABLE(hf_reference, ModelRow, hf_reference_rows()) {
         ++total;
         const std::string text = c["text"].get<std::string>();
         const auto want = ids_of(c["ids"]);
-        const auto want_special = ids_of(c["ids_special"]);
+        const auto want_special = with_config_bos(row, tok, ids_of(c["ids_special"]));
         const auto got = tok.encode(text, false);
         const auto got_special = tok.encode(text, true);
         if (got == want) {
@@ -235,9 +258,44 @@ MT_TEST(files_metadata) {
     MT_CHECK(!l3->tokenizer->is_special(1000));
 }
 
+// Gemma 3 (SentencePiece, Replace " " -> "▁" without a prefix, byte fallback) and DeepSeek-V3
+// (three Splits + ByteLevel: the general pipeline, named as its GGUF tokenizer.ggml.pre).
+MT_TEST(new_families_metadata) {
+    Loaded* g = load("gemma3");
+    Loaded* ds = load("deepseek_v3");
+    Loaded* phi4 = load("phi4_mini_style");
+    MT_REQUIRE(g && ds && phi4);
+    const auto& gd = g->files.data;
+    MT_COMPARE(gd.kind, TokenizerData::Kind::SentencePieceBpe);
+    MT_CHECK(!gd.add_space_prefix);
+    MT_CHECK(gd.add_bos && !gd.add_eos);
+    MT_COMPARE(gd.tokens[static_cast<std::size_t>(gd.bos_id)], std::string("<bos>"));
+    MT_COMPARE(gd.tokens[static_cast<std::size_t>(gd.eos_id)], std::string("<end_of_turn>"));
+    MT_CHECK(g->tokenizer->uses_byte_fallback());
+    MT_CHECK(gd.pre_tokenizer_steps.has_value()); // Split on " ", MergedWithPrevious
+    MT_CHECK(g->files.chat_template &&
+             g->files.chat_template->find("<start_of_turn>") != std::string::npos);
+    const auto& dd = ds->files.data;
+    MT_COMPARE(dd.kind, TokenizerData::Kind::ByteLevelBpe);
+    MT_COMPARE(dd.pre_tokenizer, std::string("deepseek-v3"));
+    MT_REQUIRE(dd.pre_tokenizer_steps.has_value());
+    MT_COMPARE(dd.pre_tokenizer_steps->size(), std::size_t(4));
+    MT_CHECK(dd.add_bos); // tokenizer_config.json add_bos_token
+    MT_COMPARE(dd.bos_id, 0);
+    MT_COMPARE(dd.eos_id, 1);
+    MT_CHECK(ds->files.chat_template.has_value());
+    MT_COMPARE(phi4->files.data.pre_tokenizer, std::string("gpt-4o"));
+}
+
 // The GGUF loader provides tokens + merges + token_types (no added_tokens, no decoder, no
 // tokenizer.json options): the same ids must come out.
-MT_TEST_TABLE(gguf_style_tokenizer, ModelRow, real_models_rows()) {
+std::vector<ModelRow> gguf_rows() {
+    auto rows = real_models_rows();
+    rows.push_back({"phi4_mini_style"}); // tokenizer.ggml.pre "gpt-4o"
+    return rows;
+}
+
+MT_TEST_TABLE(gguf_style_tokenizer, ModelRow, gguf_rows()) {
     const std::string m = row.name;
     Loaded* l = load(m);
     MT_REQUIRE(l);
@@ -250,7 +308,9 @@ MT_TEST_TABLE(gguf_style_tokenizer, ModelRow, real_models_rows()) {
     g.pre_tokenizer = full.pre_tokenizer; // tokenizer.ggml.pre
     g.add_bos = full.add_bos;
     g.add_eos = full.add_eos;
-    g.add_space_prefix = full.kind == TokenizerData::Kind::SentencePieceBpe;
+    // tokenizer.ggml.add_space_prefix: true for Llama 2, false for Gemma.
+    g.add_space_prefix =
+        full.kind == TokenizerData::Kind::SentencePieceBpe && full.add_space_prefix;
     g.bos_id = full.bos_id;
     g.eos_id = full.eos_id;
     g.unk_id = full.unk_id;
@@ -265,7 +325,7 @@ MT_TEST_TABLE(gguf_style_tokenizer, ModelRow, real_models_rows()) {
     for (const auto& c : ref["cases"]) {
         ++total;
         const std::string text = c["text"].get<std::string>();
-        const auto want = ids_of(c["ids_special"]);
+        const auto want = with_config_bos(row, gt, ids_of(c["ids_special"]));
         if (gt.encode(text, true) == want)
             ++same;
         else if (same + 5 > total)

@@ -1,5 +1,6 @@
 // Unit tests of the tokenizer building blocks: UTF-8 handling, NFC, the byte-level table,
-// added-token flags, invalid input, streaming of split characters, and tokenizer file errors.
+// added-token flags, invalid input, streaming of split characters, tokenizer file errors, and
+// the general pipeline's pieces (Split behaviours, regex rewriting, GGUF pre values).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,8 +11,11 @@
 
 #include "engine/tokenizer/added_token_matcher.h"
 #include "engine/tokenizer/byte_level.h"
+#include "engine/tokenizer/hf_regex.h"
 #include "engine/tokenizer/nfc.h"
+#include "engine/tokenizer/normalizer.h"
 #include "engine/tokenizer/pre_tokenizer.h"
+#include "engine/tokenizer/pre_tokenizer_sequence.h"
 #include "engine/tokenizer/streaming_decoder.h"
 #include "engine/tokenizer/test_support.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -133,13 +137,20 @@ std::vector<BrokenFileRow> broken_file_rows() {
              ok_tail,
          "added_tokens.id"},
         {"normalizer",
-         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "normalizer": {"type": "Lowercase"})" +
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "normalizer": {"type": "Precompiled"})" +
              ok_tail,
-         "normalizer"},
+         "unsupported normalizer type 'Precompiled'"},
+        {"replace without pattern",
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "normalizer": {"type": "Replace", "content": "x"})" +
+             ok_tail,
+         "normalizer.Replace.pattern"},
+        {"pre-tokenizer type",
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "UnicodeScripts"}]}})",
+         "unsupported pre-tokenizer type 'UnicodeScripts'"},
         {"no kind", R"({"model": {"type": "BPE", "vocab": {"a": 0}}})", "cannot tell"},
         {"split behavior",
-         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Removed"}})",
-         "Isolated"},
+         R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Sideways"}})",
+         "pre_tokenizer.Split.behavior: unknown value 'Sideways'"},
         {"bool type",
          R"({"model": {"type": "BPE", "vocab": {"a": 0}, "byte_fallback": "yes"})" + ok_tail,
          "byte_fallback"},
@@ -347,6 +358,165 @@ MT_TEST(config_variants) {
     std::filesystem::remove(tj);
     std::filesystem::remove(cj);
     std::filesystem::remove(bad);
+}
+
+namespace {
+
+struct BehaviorRow {
+    std::string name;
+    TokenizerData::PreTokenizerStep::Behavior behavior;
+    bool invert;
+    std::string expected; // pieces joined with '|'
+};
+
+std::vector<BehaviorRow> behavior_rows() {
+    using B = TokenizerData::PreTokenizerStep::Behavior;
+    // The example of the tokenizers documentation (SplitDelimiterBehavior): "the-final--countdown"
+    // split on "-".
+    return {{"Removed", B::Removed, false, "the|final|countdown"},
+            {"Isolated", B::Isolated, false, "the|-|final|-|-|countdown"},
+            {"MergedWithPrevious", B::MergedWithPrevious, false, "the-|final-|-|countdown"},
+            {"MergedWithNext", B::MergedWithNext, false, "the|-final|-|-countdown"},
+            {"Contiguous", B::Contiguous, false, "the|-|final|--|countdown"},
+            // invert: the words are the matches, the dashes what lies between them.
+            {"Removed inverted", B::Removed, true, "the|final|countdown"},
+            {"MergedWithNext inverted", B::MergedWithNext, true, "the|-final|--countdown"}};
+}
+
+std::string split_joined(const std::vector<TokenizerData::PreTokenizerStep>& steps,
+                         std::string_view text) {
+    auto seq = PreTokenizerSequence::create(steps);
+    if (!seq)
+        return "error: " + seq.message();
+    std::vector<std::string> out;
+    seq.value()->split(text, true, out);
+    std::string joined;
+    for (std::size_t i = 0; i < out.size(); ++i)
+        joined += (i ? "|" : "") + out[i];
+    return joined;
+}
+
+} // namespace
+
+MT_TEST_TABLE(split_behaviors, BehaviorRow, behavior_rows()) {
+    for (bool regex : {false, true}) {
+        TokenizerData::PreTokenizerStep s;
+        s.type = TokenizerData::PreTokenizerStep::Type::Split;
+        s.pattern = row.invert ? (regex ? "[a-z]+" : "") : "-";
+        if (row.invert && !regex)
+            continue; // a String pattern cannot match the words
+        s.regex = regex;
+        s.behavior = row.behavior;
+        s.invert = row.invert;
+        MT_COMPARE(split_joined({s}, "the-final--countdown"), row.expected);
+    }
+}
+
+// Steps apply in order, each to every piece of the previous one; Metaspace "first" prepends
+// only to the piece at offset 0 of the text.
+MT_TEST(sequence_of_steps) {
+    using S = TokenizerData::PreTokenizerStep;
+    S digits;
+    digits.type = S::Type::Digits;
+    digits.individual_digits = true;
+    S ws;
+    ws.type = S::Type::WhitespaceSplit;
+    S meta;
+    meta.type = S::Type::Metaspace;
+    meta.prepend_scheme = TokenizerData::PrependScheme::First;
+    MT_COMPARE(split_joined({ws, digits}, " ab12  c3 "), std::string("ab|1|2|c|3"));
+    MT_COMPARE(split_joined({digits, meta}, "a 12 b"), std::string("\xE2\x96\x81"
+                                                                   "a|\xE2\x96\x81|1|2|\xE2\x96\x81"
+                                                                   "b"));
+    digits.individual_digits = false;
+    MT_COMPARE(split_joined({digits}, "x123y45"), std::string("x|123|y|45"));
+    S punct;
+    punct.type = S::Type::Punctuation;
+    MT_COMPARE(split_joined({punct}, "a,,b!\xC2\xBF"), std::string("a|,|,|b|!|\xC2\xBF"));
+    S white;
+    white.type = S::Type::Whitespace;
+    MT_COMPARE(split_joined({white}, "hi, you_2!! "), std::string("hi|,|you_2|!!"));
+    // Nothing of the text is lost or duplicated by Isolated steps (only reordered into pieces).
+    S byte_level;
+    byte_level.type = S::Type::ByteLevel;
+    byte_level.add_prefix_space = true;
+    byte_level.use_regex = true;
+    MT_COMPARE(split_joined({digits, byte_level}, "ab12 cd"), std::string(" ab| 12| cd"));
+}
+
+MT_TEST(regex_space_rewrite) {
+    MT_COMPARE(rewrite_space_escapes(R"(\s+(?!\S)|[^\s\p{L}]|\\s)"),
+               std::string(R"(\p{White_Space}+(?!\P{White_Space})|[^\p{White_Space}\p{L}]|\\s)"));
+    if (!pre_tokenizer_has_pcre2())
+        return;
+    // U+180E is not White_Space (Oniguruma's \s); PCRE2's own \s would take it.
+    TokenizerData::PreTokenizerStep s;
+    s.pattern = R"(\s+)";
+    MT_COMPARE(split_joined({s}, "a \xE1\xA0\x8E b"), std::string("a| |\xE1\xA0\x8E| |b"));
+    s.pattern = "(unclosed";
+    const std::string err = split_joined({s}, "x");
+    MT_CHECK_MSG(err.find("pre_tokenizer.Split") != std::string::npos &&
+                     err.find("(unclosed") != std::string::npos,
+                 err);
+}
+
+// GGUF tokenizer.ggml.pre: the multi-step values map to steps; an unknown value is refused by
+// name (no silent fallback to another split).
+MT_TEST(gguf_pre_values) {
+    MT_CHECK(gguf_pre_tokenizer_steps("deepseek-v3").has_value());
+    MT_COMPARE(gguf_pre_tokenizer_steps("deepseek-v3")->size(), std::size_t(4));
+    MT_CHECK(gguf_pre_tokenizer_steps("gpt-4o").has_value());
+    MT_CHECK(!gguf_pre_tokenizer_steps("llama3").has_value());
+    MT_COMPARE(gguf_pre_tokenizer_name(*gguf_pre_tokenizer_steps("deepseek-v3")),
+               std::string("deepseek-v3"));
+    TokenizerData d = tiny_byte_level();
+    d.pre_tokenizer = "deepseek-v3";
+    auto ok = Tokenizer::create(d);
+    MT_REQUIRE_MSG(ok, ok ? "" : ok.message());
+    d.pre_tokenizer = "mystery-pre";
+    auto bad = Tokenizer::create(d);
+    MT_REQUIRE(!bad);
+    MT_CHECK_MSG(bad.message().find("mystery-pre") != std::string::npos, bad.message());
+}
+
+MT_TEST(normalizer_steps) {
+    using N = TokenizerData::NormalizerStep;
+    std::vector<N> steps(4);
+    steps[0].type = N::Type::Strip;
+    steps[0].left = steps[0].right = true;
+    steps[1].type = N::Type::Replace;
+    steps[1].pattern = "a";
+    steps[1].content = "bb";
+    steps[2].type = N::Type::Prepend;
+    steps[2].content = "<";
+    steps[3].type = N::Type::NFC;
+    auto n = Normalizer::create(steps);
+    MT_REQUIRE(n);
+    MT_COMPARE(n.value()->normalize("\xE3\x80\x80 cafe\xCC\x81 a\n"),
+               std::string("<cbbf\xC3\xA9 bb"));
+    MT_COMPARE(n.value()->normalize(" \t "), std::string()); // empty: nothing prepended
+    // Hostile chains: too many steps are refused; a doubling chain stops growing.
+    MT_CHECK(!Normalizer::create(std::vector<N>(Normalizer::kMaxSteps + 1)));
+    std::vector<N> doubling(40);
+    for (N& d : doubling) {
+        d.type = N::Type::Replace;
+        d.pattern = "a";
+        d.content = "aa";
+    }
+    auto blowup = Normalizer::create(doubling);
+    MT_REQUIRE(blowup);
+    const std::string grown = blowup.value()->normalize("aaaa");
+    MT_CHECK(grown.size() <= 2 * (Normalizer::kMaxGrowth * 4 + Normalizer::kMaxExtraBytes));
+    MT_CHECK(grown.size() > Normalizer::kMaxExtraBytes);
+    MT_CHECK(!PreTokenizerSequence::create(
+        std::vector<TokenizerData::PreTokenizerStep>(PreTokenizerSequence::kMaxSteps + 1)));
+    if (!normalizer_has_icu())
+        return;
+    std::string out;
+    MT_CHECK(unicode_normalize("\xEF\xAC\x81\xE2\x91\xA0", NormalForm::NFKC, out)); // ﬁ①
+    MT_COMPARE(out, std::string("fi1"));
+    MT_CHECK(unicode_lowercase("\xC4\xB0\xCE\xA3X\xFF", out)); // İΣX + an invalid byte
+    MT_COMPARE(out, std::string("i\xCC\x87\xCF\x83x\xFF"));
 }
 
 MINI_TEST_MAIN()
