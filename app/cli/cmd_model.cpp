@@ -202,10 +202,10 @@ int cmd_info(const Args& argv) {
 int cmd_make_model(const Args& argv) {
     const char* cmd = "make-model";
     auto args = CliArgs::parse(
-        argv,
-        {"out",     "arch",         "format", "type",         "shape",    "tokenizer",    "seed",
-         "hidden",  "intermediate", "layers", "heads",        "kv-heads", "head-dim",     "vocab",
-         "context", "rope-theta",   "tie",    "rope-scaling", "name",     "embedding-std"},
+        argv, {"out",      "arch",          "format",        "type",       "shape", "tokenizer",
+               "seed",     "hidden",        "intermediate",  "layers",     "heads", "kv-heads",
+               "head-dim", "vocab",         "context",       "rope-theta", "tie",   "rope-scaling",
+               "name",     "embedding-std", "sliding-window"},
         {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
@@ -217,13 +217,14 @@ int cmd_make_model(const Args& argv) {
         for (WeightType t : all_weight_types())
             types += std::string(" ") + weight_type_name(t);
         std::printf(
-            "llmwb make-model --out PATH [--shape NAME] [--arch llama|qwen2|qwen3]\n"
+            "llmwb make-model --out PATH [--shape NAME]\n"
+            "                 [--arch llama|qwen2|qwen3|gemma2|gemma3]\n"
             "                 [--format gguf|safetensors] [--type T]\n"
             "                 [--tokenizer DIR] [--seed S] [--hidden N] [--intermediate N]\n"
             "                 [--layers N] [--heads N] [--kv-heads N] [--head-dim N] [--vocab N]\n"
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
             "                 [--rope-scaling none|llama3] [--name TEXT] [--embedding-std X]\n"
-            "                 [--json]\n"
+            "                 [--sliding-window N] [--json]\n"
             "  Writes a deterministic model with RANDOM weights (for tests and benchmarks).\n"
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
             "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
@@ -251,8 +252,12 @@ int cmd_make_model(const Args& argv) {
             spec.arch = Architecture::Qwen2;
         else if (*a == "qwen3")
             spec.arch = Architecture::Qwen3;
+        else if (*a == "gemma2" || *a == "gemma3")
+            spec =
+                gemma_spec_from(spec, *a == "gemma2" ? Architecture::Gemma2 : Architecture::Gemma3);
         else
-            return fail(cmd, "--arch: '" + *a + "' is not llama, mistral, qwen2 or qwen3");
+            return fail(cmd, "--arch: '" + *a +
+                                 "' is not llama, mistral, qwen2, qwen3, gemma2 or " + "gemma3");
     }
     std::string format = args->get_or("format", "gguf");
     if (format == "gguf")
@@ -286,6 +291,10 @@ int cmd_make_model(const Args& argv) {
         if (*v)
             *f.field = static_cast<int>(**v);
     }
+    if (auto sw = args->get_int("sliding-window", 1, 1 << 24); !sw)
+        return fail(cmd, sw.message());
+    else if (*sw)
+        spec.sliding_window = static_cast<int>(**sw);
     auto seed = args->get_int("seed", 0, INT64_MAX);
     if (!seed)
         return fail(cmd, seed.message());
