@@ -144,7 +144,8 @@ Status read_gemma_gguf_config(const GgufFile& f, const std::string& file, ModelC
     if (const GgufValue* v = f.find(a + "attention.sliding_window")) {
         auto n = v->as_int();
         if (!n || *n < 1 || *n > kMaxDimension)
-            return make_error(file + ": " + a + "attention.sliding_window must be an integer in 1.." +
+            return make_error(file + ": " + a +
+                              "attention.sliding_window must be an integer in 1.." +
                               std::to_string(kMaxDimension));
         c.sliding_window = int(*n);
     }
@@ -231,8 +232,9 @@ Status read_gemma_hf_config(json& j, const std::string& file, ModelConfig& c) {
         for (const json& t : *lt) {
             const std::string v = t.is_string() ? t.get<std::string>() : std::string();
             if (v != "sliding_attention" && v != "full_attention")
-                return make_error(file + ": 'layer_types' entries must be \"sliding_attention\" "
-                                         "or \"full_attention\", got " +
+                return make_error(file +
+                                  ": 'layer_types' entries must be \"sliding_attention\" "
+                                  "or \"full_attention\", got " +
                                   printable(t.dump()));
             c.layer_sliding.push_back(v == "sliding_attention");
         }

@@ -328,6 +328,9 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
         spec.query_pre_attn_scalar != gemma_gguf_query_pre_attn_scalar(c))
         return make_error("model writer: GGUF has no query_pre_attn_scalar key; readers use " +
                           std::to_string(gemma_gguf_query_pre_attn_scalar(c)) + " for this shape");
+    if (c.arch == Architecture::Gemma3 && c.rope_theta_local != 10000.0f)
+        return make_error("model writer: GGUF has no key for gemma3's local RoPE base; readers use "
+                          "10000");
     auto plan = plan_tensors(c, rope_freqs);
     GgufWriter w;
     const std::string name =
