@@ -39,6 +39,8 @@ const char* rope_scaling_name(const LoadedModel& m) {
         return "llama3";
     if (m.weights.rope_freqs.present())
         return "llama3 (rope_freqs)";
+    if (m.config.rope_scaling.kind == RopeScaling::Kind::Linear)
+        return "linear";
     return "none";
 }
 
@@ -98,6 +100,19 @@ int cmd_info(const Args& argv) {
         j["rope_style"] = rope_style_name(c.rope_style);
         j["rope_scaling"] = rope_scaling_name(m);
         j["rms_norm_eps"] = c.rms_norm_eps;
+        if (c.sliding_window > 0) {
+            int sliding = 0;
+            for (int l = 0; l < c.num_layers; ++l)
+                sliding += c.window_for_layer(l) > 0;
+            j["sliding_window"] = c.sliding_window;
+            j["sliding_layers"] = sliding;
+        }
+        if (c.attn_logit_softcap > 0)
+            j["attn_logit_softcap"] = c.attn_logit_softcap;
+        if (c.final_logit_softcap > 0)
+            j["final_logit_softcap"] = c.final_logit_softcap;
+        if (c.rope_theta_local > 0)
+            j["rope_theta_local"] = c.rope_theta_local;
         j["tied_embeddings"] = c.tie_word_embeddings;
         j["chat_template"] = m.chat_template.has_value();
         j["kv_bytes_per_token"] = kv_tok;
@@ -156,6 +171,21 @@ int cmd_info(const Args& argv) {
                 c.attention_bias ? ", q/k/v bias" : "", c.qk_norm ? ", q/k norm" : "");
     std::printf("rope           theta %g, %s, scaling %s\n", c.rope_theta,
                 rope_style_name(c.rope_style), rope_scaling_name(m));
+    if (c.rope_scaling.kind == RopeScaling::Kind::Linear)
+        std::printf("               factor %g%s\n", c.rope_scaling.factor,
+                    c.rope_theta_local > 0 ? " (global layers)" : "");
+    if (c.rope_theta_local > 0)
+        std::printf("               sliding layers: theta %g, no scaling\n", c.rope_theta_local);
+    if (c.sliding_window > 0) {
+        int sliding = 0;
+        for (int l = 0; l < c.num_layers; ++l)
+            sliding += c.window_for_layer(l) > 0;
+        std::printf("window         %d tokens on %d of %d layers\n", c.sliding_window, sliding,
+                    c.num_layers);
+    }
+    if (c.attn_logit_softcap > 0 || c.final_logit_softcap > 0)
+        std::printf("soft-caps      attention logits %g, final logits %g (0 = none)\n",
+                    c.attn_logit_softcap, c.final_logit_softcap);
     std::printf("context        %d tokens\n", c.max_position);
     std::printf("embeddings     %s\n", c.tie_word_embeddings ? "tied" : "untied");
     std::printf("chat template  %s\n", m.chat_template ? "yes" : "no");

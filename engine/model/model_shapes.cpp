@@ -109,6 +109,7 @@ ModelWriterSpec gemma_spec_from(const ModelWriterSpec& base, Architecture arch) 
     s.final_logit_softcap = arch == Architecture::Gemma2 ? 30.0f : 0.0f;
     s.sliding_window = arch == Architecture::Gemma2 ? 4096 : 512;
     s.rope_theta_local = arch == Architecture::Gemma3 ? 10000.0f : 0.0f;
+    s.rope_theta = arch == Architecture::Gemma3 ? 1000000.0f : 10000.0f;
     s.query_pre_attn_scalar = 0.0f; // head_dim
     return s;
 }

@@ -18,8 +18,9 @@ Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape);
 std::vector<std::string> known_model_shapes();
 
 // `make-model --arch gemma2|gemma3` on a shape of another family: base's sizes with the
-// family's settings (tied embeddings; gemma2: window 4096, soft-caps 50 / 30; gemma3: window
-// 512, local RoPE base 10000). A shape of that family is returned as is.
+// family's settings (tied embeddings; gemma2: window 4096, soft-caps 50 / 30, RoPE base 10000;
+// gemma3: window 512, RoPE base 1e6 on the global layers and 10000 on the sliding ones). A shape of
+// that family is returned as is.
 ModelWriterSpec gemma_spec_from(const ModelWriterSpec& base, Architecture arch);
 
 } // namespace llmwb

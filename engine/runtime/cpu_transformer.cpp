@@ -221,7 +221,9 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
         if (!nl.k_norm.empty())
             for (int32_t h = 0; h < c.num_kv_heads; ++h)
                 kernels::rmsnorm(kt + h * hd, kt + h * hd, nl.k_norm.data(), hd, c.rms_norm_eps);
-        const bool local = !inv_freq_local_.empty() && c.window_for_layer(l) > 0;
+        // gemma3: the local base on the sliding-type layers (even with no window set)
+        const bool local = !inv_freq_local_.empty() && size_t(l) < c.layer_sliding.size() &&
+                           c.layer_sliding[size_t(l)];
         const float* cs = (local ? cos_local_ : cos_).data() + static_cast<int64_t>(t) * half;
         const float* sn = (local ? sin_local_ : sin_).data() + static_cast<int64_t>(t) * half;
         rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style);

@@ -100,7 +100,7 @@ ReferenceGemma::ReferenceGemma(
         }
         // Gemma2: even layers slide; Gemma3: all but every sixth (sliding_window_pattern 6).
         const int64_t i = static_cast<int64_t>(l);
-        L.sliding = window_ > 0 && (gemma3_ ? (i + 1) % 6 != 0 : i % 2 == 0);
+        L.sliding = gemma3_ ? (i + 1) % 6 != 0 : i % 2 == 0;
         L.k_cache.assign(static_cast<size_t>(kMaxPositions * kv_heads_ * head_dim_), 0.0);
         L.v_cache = L.k_cache;
         layers_.push_back(std::move(L));
@@ -161,7 +161,7 @@ std::vector<double> ReferenceGemma::step(int32_t token) {
         std::copy(k.begin(), k.end(), L.k_cache.begin() + pos * nkv * hd);
         std::copy(v.begin(), v.end(), L.v_cache.begin() + pos * nkv * hd);
         // Sliding layers see keys j with pos - j < window.
-        const int32_t lo = L.sliding ? std::max(0, pos - window_ + 1) : 0;
+        const int32_t lo = L.sliding && window_ > 0 ? std::max(0, pos - window_ + 1) : 0;
         std::vector<double> att(static_cast<size_t>(nh * hd), 0.0);
         for (int64_t hh = 0; hh < nh; ++hh) {
             const int64_t kvh = hh / group;

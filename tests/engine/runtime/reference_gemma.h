@@ -36,7 +36,7 @@ class ReferenceGemma {
         Mat wq, wk, wv, wo, gate, up, down;
         std::vector<double> input_norm, post_attn_norm, pre_ffn_norm, post_ffn_norm; // HF w
         std::vector<double> q_norm, k_norm;                                          // gemma3
-        bool sliding = false;
+        bool sliding = false; // sliding_attention layer (window, gemma3's local RoPE base)
         std::vector<double> k_cache, v_cache; // [pos][kv_heads * head_dim]
     };
     static Mat dequant(const TensorView& t);

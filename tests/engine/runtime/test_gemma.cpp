@@ -19,6 +19,7 @@
 
 #include "engine/model/arch_gemma.h"
 #include "engine/model/safetensors_file.h"
+#include "engine/model/safetensors_writer.h"
 #include "engine/model/weight_plan.h"
 #include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/forward_batch.h"
@@ -68,7 +69,7 @@ ModelWriterSpec gemma_spec(Architecture a, ModelFileFormat f, WeightType t, int 
     }
     const uint64_t seed = s.seed;
     s.tensor_values = [seed, qk_gain](const std::string& name, int64_t a0, int64_t b0, int64_t cols,
-                             float* out) {
+                                      float* out) {
         generate_rows(seed, name, a0, b0, cols, out);
         float k = 1.0f;
         if (name.find("q_proj") != std::string::npos || name.find("k_proj") != std::string::npos)
@@ -141,7 +142,8 @@ std::vector<int32_t> make_prompt(int n, int32_t vocab, uint32_t seed) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
     for (int i = 0; i < n; ++i) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
-        ids[static_cast<size_t>(i)] = static_cast<int32_t>((s >> 33) % static_cast<uint64_t>(vocab));
+        ids[static_cast<size_t>(i)] =
+            static_cast<int32_t>((s >> 33) % static_cast<uint64_t>(vocab));
     }
     return ids;
 }
@@ -345,8 +347,10 @@ struct ControlRow {
 };
 std::vector<ControlRow> control_rows() {
     return {
-        {"gemma2-no-window", Architecture::Gemma2, [](ModelWriterSpec& s) { s.sliding_window = 0; }},
-        {"gemma3-no-window", Architecture::Gemma3, [](ModelWriterSpec& s) { s.sliding_window = 0; }},
+        {"gemma2-no-window", Architecture::Gemma2,
+         [](ModelWriterSpec& s) { s.sliding_window = 0; }},
+        {"gemma3-no-window", Architecture::Gemma3,
+         [](ModelWriterSpec& s) { s.sliding_window = 0; }},
         {"gemma2-no-attn-softcap", Architecture::Gemma2,
          [](ModelWriterSpec& s) { s.attn_logit_softcap = 0; }},
         {"gemma2-no-final-softcap", Architecture::Gemma2,
@@ -506,6 +510,34 @@ MT_TEST(gemma3_text_config_nested) {
     w.query_scale = float(1.0 / std::sqrt(256.0));
     check_gemma_config(m.value()->config, w);
 
+    // The multimodal checkpoints' tensor names (language_model.model.layers.N...), with a
+    // vision tensor the text model ignores: same weights, same logits as the plain folder.
+    {
+        const std::string mmdir = fx().dir.path() + "/nested-mm-names";
+        std::filesystem::create_directories(mmdir);
+        auto plain = SafetensorsSet::open_folder(dir);
+        MT_REQUIRE(plain.ok());
+        SafetensorsWriter w;
+        std::vector<const SafetensorsTensor*> all = plain->all();
+        for (const SafetensorsTensor* t : all)
+            w.add_tensor("language_model." + t->name, t->type, t->shape);
+        w.add_tensor("vision_tower.patch_embedding.weight", DType::F32, {2, 2});
+        MT_REQUIRE(w.begin(mmdir + "/model.safetensors", {{"format", "pt"}}).ok());
+        for (const SafetensorsTensor* t : all)
+            MT_REQUIRE(w.append(t->data, size_t(t->bytes)).ok());
+        const float vision[4] = {1, 2, 3, 4};
+        MT_REQUIRE(w.append(vision, sizeof vision).ok());
+        MT_REQUIRE(w.finish().ok());
+        for (const char* f : {"config.json", "tokenizer.json", "tokenizer_config.json"})
+            std::filesystem::copy_file(dir + "/" + f, mmdir + "/" + f);
+        auto mm = load_model(mmdir);
+        MT_REQUIRE_MSG(mm.ok(), "%s", mm.ok() ? "" : mm.message().c_str());
+        const auto ids = make_prompt(12, m.value()->config.vocab_size, 9);
+        const double d = rel_diff(engine_logits(*mm.value(), ids, 8, false),
+                                  engine_logits(*m.value(), ids, 8, false));
+        MT_CHECK_MSG(d == 0.0, "relative diff %g", d);
+    }
+
     // A bad text_config is named.
     mm["text_config"]["model_type"] = "llama";
     write_file(dir + "/config.json", mm.dump(2));
@@ -555,8 +587,8 @@ MT_TEST(loader_errors_name_tensor_or_key) {
             gemma_spec(Architecture::Gemma3, ModelFileFormat::Safetensors, WeightType::F32),
             std::string("g3-") + key);
         nlohmann::json j = nlohmann::json::parse(read_file(p + "/config.json"));
-        j[key] = std::string(key) == "rope_scaling"  ? nlohmann::json{{"rope_type", "yarn"}}
-                 : std::string(key) == "layer_types" ? nlohmann::json{"sliding_attention"}
+        j[key] = std::string(key) == "rope_scaling"        ? nlohmann::json{{"rope_type", "yarn"}}
+                 : std::string(key) == "layer_types"       ? nlohmann::json{"sliding_attention"}
                  : std::string(key) == "hidden_activation" ? nlohmann::json("gelu")
                                                            : nlohmann::json(-5);
         write_file(p + "/config.json", j.dump(2));
