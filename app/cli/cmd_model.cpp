@@ -39,6 +39,8 @@ const char* rope_scaling_name(const LoadedModel& m) {
         return "llama3";
     if (m.weights.rope_freqs.present())
         return "llama3 (rope_freqs)";
+    if (m.config.rope_scaling.kind == RopeScaling::Kind::Linear)
+        return "linear";
     return "none";
 }
 
@@ -98,6 +100,19 @@ int cmd_info(const Args& argv) {
         j["rope_style"] = rope_style_name(c.rope_style);
         j["rope_scaling"] = rope_scaling_name(m);
         j["rms_norm_eps"] = c.rms_norm_eps;
+        if (c.sliding_window > 0) {
+            int sliding = 0;
+            for (int l = 0; l < c.num_layers; ++l)
+                sliding += c.window_for_layer(l) > 0;
+            j["sliding_window"] = c.sliding_window;
+            j["sliding_layers"] = sliding;
+        }
+        if (c.attn_logit_softcap > 0)
+            j["attn_logit_softcap"] = c.attn_logit_softcap;
+        if (c.final_logit_softcap > 0)
+            j["final_logit_softcap"] = c.final_logit_softcap;
+        if (c.rope_theta_local > 0)
+            j["rope_theta_local"] = c.rope_theta_local;
         j["tied_embeddings"] = c.tie_word_embeddings;
         j["chat_template"] = m.chat_template.has_value();
         j["kv_bytes_per_token"] = kv_tok;
@@ -156,6 +171,21 @@ int cmd_info(const Args& argv) {
                 c.attention_bias ? ", q/k/v bias" : "", c.qk_norm ? ", q/k norm" : "");
     std::printf("rope           theta %g, %s, scaling %s\n", c.rope_theta,
                 rope_style_name(c.rope_style), rope_scaling_name(m));
+    if (c.rope_scaling.kind == RopeScaling::Kind::Linear)
+        std::printf("               factor %g%s\n", c.rope_scaling.factor,
+                    c.rope_theta_local > 0 ? " (global layers)" : "");
+    if (c.rope_theta_local > 0)
+        std::printf("               sliding layers: theta %g, no scaling\n", c.rope_theta_local);
+    if (c.sliding_window > 0) {
+        int sliding = 0;
+        for (int l = 0; l < c.num_layers; ++l)
+            sliding += c.window_for_layer(l) > 0;
+        std::printf("window         %d tokens on %d of %d layers\n", c.sliding_window, sliding,
+                    c.num_layers);
+    }
+    if (c.attn_logit_softcap > 0 || c.final_logit_softcap > 0)
+        std::printf("soft-caps      attention logits %g, final logits %g (0 = none)\n",
+                    c.attn_logit_softcap, c.final_logit_softcap);
     std::printf("context        %d tokens\n", c.max_position);
     std::printf("embeddings     %s\n", c.tie_word_embeddings ? "tied" : "untied");
     std::printf("chat template  %s\n", m.chat_template ? "yes" : "no");
@@ -202,10 +232,10 @@ int cmd_info(const Args& argv) {
 int cmd_make_model(const Args& argv) {
     const char* cmd = "make-model";
     auto args = CliArgs::parse(
-        argv,
-        {"out",     "arch",         "format", "type",         "shape",    "tokenizer",    "seed",
-         "hidden",  "intermediate", "layers", "heads",        "kv-heads", "head-dim",     "vocab",
-         "context", "rope-theta",   "tie",    "rope-scaling", "name",     "embedding-std"},
+        argv, {"out",      "arch",          "format",        "type",       "shape", "tokenizer",
+               "seed",     "hidden",        "intermediate",  "layers",     "heads", "kv-heads",
+               "head-dim", "vocab",         "context",       "rope-theta", "tie",   "rope-scaling",
+               "name",     "embedding-std", "sliding-window"},
         {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
@@ -217,13 +247,14 @@ int cmd_make_model(const Args& argv) {
         for (WeightType t : all_weight_types())
             types += std::string(" ") + weight_type_name(t);
         std::printf(
-            "llmwb make-model --out PATH [--shape NAME] [--arch llama|qwen2|qwen3]\n"
+            "llmwb make-model --out PATH [--shape NAME]\n"
+            "                 [--arch llama|qwen2|qwen3|gemma2|gemma3]\n"
             "                 [--format gguf|safetensors] [--type T]\n"
             "                 [--tokenizer DIR] [--seed S] [--hidden N] [--intermediate N]\n"
             "                 [--layers N] [--heads N] [--kv-heads N] [--head-dim N] [--vocab N]\n"
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
             "                 [--rope-scaling none|llama3] [--name TEXT] [--embedding-std X]\n"
-            "                 [--json]\n"
+            "                 [--sliding-window N] [--json]\n"
             "  Writes a deterministic model with RANDOM weights (for tests and benchmarks).\n"
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
             "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
@@ -251,8 +282,12 @@ int cmd_make_model(const Args& argv) {
             spec.arch = Architecture::Qwen2;
         else if (*a == "qwen3")
             spec.arch = Architecture::Qwen3;
+        else if (*a == "gemma2" || *a == "gemma3")
+            spec =
+                gemma_spec_from(spec, *a == "gemma2" ? Architecture::Gemma2 : Architecture::Gemma3);
         else
-            return fail(cmd, "--arch: '" + *a + "' is not llama, mistral, qwen2 or qwen3");
+            return fail(cmd, "--arch: '" + *a +
+                                 "' is not llama, mistral, qwen2, qwen3, gemma2 or " + "gemma3");
     }
     std::string format = args->get_or("format", "gguf");
     if (format == "gguf")
@@ -286,6 +321,10 @@ int cmd_make_model(const Args& argv) {
         if (*v)
             *f.field = static_cast<int>(**v);
     }
+    if (auto sw = args->get_int("sliding-window", 1, 1 << 24); !sw)
+        return fail(cmd, sw.message());
+    else if (*sw)
+        spec.sliding_window = static_cast<int>(**sw);
     auto seed = args->get_int("seed", 0, INT64_MAX);
     if (!seed)
         return fail(cmd, seed.message());

@@ -1,6 +1,7 @@
 // GGUF file -> LoadedModel: <arch>.* hyper-parameters, tokenizer.ggml.* and tensors.
 #include <cmath>
 
+#include "engine/model/arch_gemma.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/weight_binding.h"
@@ -74,6 +75,9 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
     } else if (c.arch_name == "qwen3") {
         c.arch = Architecture::Qwen3;
         c.rope_style = RopeStyle::RotateHalf;
+    } else if (is_gemma_gguf_arch(c.arch_name)) {
+        c.arch = c.arch_name == "gemma2" ? Architecture::Gemma2 : Architecture::Gemma3;
+        c.rope_style = RopeStyle::RotateHalf;
     } else {
         return make_error(file + ": unsupported architecture '" + printable(c.arch_name) + "'");
     }
@@ -129,10 +133,14 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
         if (!(s = k.get_float("rope.scaling.factor", factor, 1.0f)))
             return s;
         // llama3 scaling lives in the rope_freqs tensor; "none" or a factor of 1 changes nothing.
-        if (type != "none" && type != "llama3" && factor != 1.0f) {
+        // linear: gemma3's global layers (read_gemma_gguf_config).
+        if (type != "none" && type != "llama3" && factor != 1.0f &&
+            !(type == "linear" && is_gemma(c.arch))) {
             return make_error(file + ": unsupported rope scaling type '" + printable(type) + "'");
         }
     }
+    if (is_gemma(c.arch))
+        return read_gemma_gguf_config(f, file, c);
     return ok_status();
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/model/arch_gemma.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/safetensors_file.h"
@@ -99,7 +100,11 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
     if (mt == j.end() || !mt->is_string())
         return make_error(file + ": missing key 'model_type'");
     c.arch_name = mt->get<std::string>();
-    if (c.arch_name == "llama" || c.arch_name == "mistral") {
+    if (is_gemma_model_type(c.arch_name)) {
+        // j becomes the effective text config (defaults, text_config); gemma keys read.
+        if (Status gs = read_gemma_hf_config(j, file, c); !gs)
+            return gs;
+    } else if (c.arch_name == "llama" || c.arch_name == "mistral") {
         c.arch = Architecture::Llama;
     } else if (c.arch_name == "qwen2") {
         c.arch = Architecture::Qwen2;
@@ -109,7 +114,7 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
         return make_error(file + ": unsupported model_type '" + printable(c.arch_name) + "'");
     }
     c.rope_style = RopeStyle::RotateHalf;
-    c.qk_norm = c.arch == Architecture::Qwen3;
+    c.qk_norm = c.arch == Architecture::Qwen3 || c.arch == Architecture::Gemma3;
     ConfigReader r(j, file);
     Status s = ok_status();
     if (!(s = r.get_int("vocab_size", c.vocab_size)))
@@ -250,8 +255,12 @@ Result<std::unique_ptr<LoadedModel>> load_hf_model(const std::string& dir) {
         r.bytes = t->bytes;
         return r;
     };
-    if (!(s = bind_weights(*m, lookup, &hf_tensor_name, false, dir)))
+    const bool gemma = is_gemma(m->config.arch);
+    if (!(s = bind_weights(*m, lookup, gemma ? gemma_hf_naming(lookup) : &hf_tensor_name, false,
+                           dir)))
         return s.error();
+    if (gemma)
+        shift_gemma_hf_norms(*m); // x / rms * (1 + w)
     m->mappings = st.mappings();
     return m;
 }

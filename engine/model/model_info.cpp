@@ -29,7 +29,8 @@ void for_each_tensor(const LoadedModel& m,
             visit("attention", *t, false);
         for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_down})
             visit("ffn", *t, true);
-        for (const TensorView* t : {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm})
+        for (const TensorView* t :
+             {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm, &L.post_attn_norm, &L.post_ffn_norm})
             visit("norm", *t, false);
     }
     visit("norm", w.output_norm, false);

@@ -24,6 +24,24 @@ constexpr ShapePreset kPresets[] = {
      false},
     {"llama3.2-1b", Architecture::Llama, 128256, 2048, 8192, 16, 32, 8, 64, 131072, 500000.0f, true,
      true},
+    {"gemma-2-2b", Architecture::Gemma2, 256000, 2304, 9216, 26, 8, 4, 256, 8192, 10000.0f, true,
+     false},
+    {"gemma-3-1b", Architecture::Gemma3, 262144, 1152, 6912, 26, 4, 1, 256, 32768, 1000000.0f, true,
+     false},
+    {"gemma-3-4b", Architecture::Gemma3, 262208, 2560, 10240, 34, 8, 4, 256, 131072, 1000000.0f,
+     true, false},
+};
+
+// The gemma settings of those shapes (google/gemma-2-2b, gemma-3-1b-pt, gemma-3-4b-pt).
+struct GemmaPreset {
+    const char* name;
+    int sliding_window;
+    float attn_softcap, final_softcap, query_pre_attn_scalar, rope_local, linear_factor;
+};
+constexpr GemmaPreset kGemmaPresets[] = {
+    {"gemma-2-2b", 4096, 50.0f, 30.0f, 256.0f, 0.0f, 0.0f},
+    {"gemma-3-1b", 512, 0.0f, 0.0f, 256.0f, 10000.0f, 0.0f},
+    {"gemma-3-4b", 1024, 0.0f, 0.0f, 256.0f, 10000.0f, 8.0f},
 };
 
 } // namespace
@@ -51,6 +69,19 @@ Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape) {
             s.rope_scaling.high_freq_factor = 4.0f;
             s.rope_scaling.original_max_position = 8192;
         }
+        for (const auto& g : kGemmaPresets) {
+            if (shape != g.name)
+                continue;
+            s.sliding_window = g.sliding_window;
+            s.attn_logit_softcap = g.attn_softcap;
+            s.final_logit_softcap = g.final_softcap;
+            s.query_pre_attn_scalar = g.query_pre_attn_scalar;
+            s.rope_theta_local = g.rope_local;
+            if (g.linear_factor > 0) {
+                s.rope_scaling.kind = RopeScaling::Kind::Linear;
+                s.rope_scaling.factor = g.linear_factor;
+            }
+        }
         s.name = std::string("llmwb random ") + p.name + " shape";
         return s;
     }
@@ -65,6 +96,22 @@ std::vector<std::string> known_model_shapes() {
     for (const auto& p : kPresets)
         out.push_back(p.name);
     return out;
+}
+
+ModelWriterSpec gemma_spec_from(const ModelWriterSpec& base, Architecture arch) {
+    if (base.arch == arch)
+        return base;
+    ModelWriterSpec s = base;
+    s.arch = arch;
+    s.tie_word_embeddings = true;
+    s.rope_scaling = RopeScaling{};
+    s.attn_logit_softcap = arch == Architecture::Gemma2 ? 50.0f : 0.0f;
+    s.final_logit_softcap = arch == Architecture::Gemma2 ? 30.0f : 0.0f;
+    s.sliding_window = arch == Architecture::Gemma2 ? 4096 : 512;
+    s.rope_theta_local = arch == Architecture::Gemma3 ? 10000.0f : 0.0f;
+    s.rope_theta = arch == Architecture::Gemma3 ? 1000000.0f : 10000.0f;
+    s.query_pre_attn_scalar = 0.0f; // head_dim
+    return s;
 }
 
 } // namespace llmwb

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "engine/model/arch_gemma.h"
 #include "engine/model/demo_tokenizer.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/quantize.h"
@@ -86,7 +88,10 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
     c.rope_theta = s.rope_theta;
     c.rms_norm_eps = s.rms_norm_eps;
     c.rope_scaling = s.rope_scaling;
-    if (c.rope_scaling.kind != RopeScaling::Kind::None && s.arch != Architecture::Llama) {
+    if (c.rope_scaling.kind == RopeScaling::Kind::Linear) {
+        if (s.arch != Architecture::Gemma3)
+            return make_error("model writer: linear rope scaling needs the gemma3 architecture");
+    } else if (c.rope_scaling.kind != RopeScaling::Kind::None && s.arch != Architecture::Llama) {
         return make_error("model writer: llama3 rope scaling needs the llama architecture");
     }
     c.rope_style = RopeStyle::RotateHalf;
@@ -96,6 +101,18 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
         return make_error("model writer: qwen2 always has q/k/v biases");
     }
     c.qk_norm = s.arch == Architecture::Qwen3;
+    if (is_gemma(s.arch)) {
+        if (s.sliding_window < 0 || s.attn_logit_softcap < 0 || s.final_logit_softcap < 0 ||
+            s.query_pre_attn_scalar < 0 || s.rope_theta_local < 0)
+            return make_error("model writer: gemma window, soft-caps and scalars must be >= 0");
+        if (s.arch == Architecture::Gemma3 && (s.attn_logit_softcap > 0))
+            return make_error("model writer: gemma3 has no attention logit soft-cap");
+        c.sliding_window = s.sliding_window;
+        c.attn_logit_softcap = s.attn_logit_softcap;
+        c.final_logit_softcap = s.final_logit_softcap;
+        c.rope_theta_local = s.arch == Architecture::Gemma3 ? s.rope_theta_local : 0.0f;
+        set_gemma_features(c, s.query_pre_attn_scalar);
+    }
     return c;
 }
 
@@ -160,6 +177,18 @@ void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const Tokenize
     w.add_u32(a + "rope.dimension_count", uint32_t(c.head_dim));
     w.add_f32(a + "rope.freq_base", c.rope_theta);
     w.add_f32(a + "attention.layer_norm_rms_epsilon", c.rms_norm_eps);
+    if (is_gemma(c.arch)) { // as llama.cpp's converter writes them
+        if (c.attn_logit_softcap > 0)
+            w.add_f32(a + "attn_logit_softcapping", c.attn_logit_softcap);
+        if (c.final_logit_softcap > 0)
+            w.add_f32(a + "final_logit_softcapping", c.final_logit_softcap);
+        if (c.sliding_window > 0)
+            w.add_u32(a + "attention.sliding_window", uint32_t(c.sliding_window));
+        if (c.rope_scaling.kind == RopeScaling::Kind::Linear) {
+            w.add_string(a + "rope.scaling.type", "linear");
+            w.add_f32(a + "rope.scaling.factor", c.rope_scaling.factor);
+        }
+    }
 
     const bool spm = d.kind == TokenizerData::Kind::SentencePieceBpe;
     std::vector<std::string> tokens;
@@ -219,9 +248,10 @@ void fill_rows(const ModelWriterSpec& spec, const std::string& hf_name, int64_t 
 
 // Streams the rows of one tensor: generate (HF layout; llama Q/K rows permuted for GGUF),
 // convert to `type` and hand each chunk to `sink`.
+// norm_shift: added to norm values (-1: gemma's safetensors store w of the multiplier 1 + w).
 template <class Sink>
 Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const PlannedTensor& t,
-                     DType type, bool permute_qk, Sink&& sink) {
+                     DType type, bool permute_qk, Sink&& sink, float norm_shift = 0.0f) {
     std::vector<float> f32;
     std::vector<uint8_t> out;
     if (t.role == TensorRole::RopeFreqs) {
@@ -253,6 +283,9 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
         } else {
             fill_rows(spec, t.hf_name, a, b, t.cols, dst);
         }
+        if (norm_shift != 0.0f && is_norm_role(t.role))
+            for (int64_t i = 0; i < (b - a) * t.cols; ++i)
+                dst[i] += norm_shift;
         if (type == DType::F32)
             return;
         for (int64_t r = a; r < b; ++r) {
@@ -291,6 +324,13 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
                   const std::string& path, ModelWriteReport& rep) {
     const bool llama = c.arch == Architecture::Llama;
     const bool rope_freqs = llama && c.rope_scaling.kind == RopeScaling::Kind::Llama3;
+    if (is_gemma(c.arch) && spec.query_pre_attn_scalar > 0 &&
+        spec.query_pre_attn_scalar != gemma_gguf_query_pre_attn_scalar(c))
+        return make_error("model writer: GGUF has no query_pre_attn_scalar key; readers use " +
+                          std::to_string(gemma_gguf_query_pre_attn_scalar(c)) + " for this shape");
+    if (c.arch == Architecture::Gemma3 && c.rope_theta_local != 10000.0f)
+        return make_error("model writer: GGUF has no key for gemma3's local RoPE base; readers use "
+                          "10000");
     auto plan = plan_tensors(c, rope_freqs);
     GgufWriter w;
     const std::string name =
@@ -328,11 +368,13 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
 std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
                            const TokenizerData& tok) {
     nlohmann::ordered_json j;
-    const char* cls = c.arch == Architecture::Llama   ? "LlamaForCausalLM"
-                      : c.arch == Architecture::Qwen2 ? "Qwen2ForCausalLM"
-                                                      : "Qwen3ForCausalLM";
+    const char* cls = c.arch == Architecture::Llama    ? "LlamaForCausalLM"
+                      : c.arch == Architecture::Qwen2  ? "Qwen2ForCausalLM"
+                      : c.arch == Architecture::Gemma2 ? "Gemma2ForCausalLM"
+                      : c.arch == Architecture::Gemma3 ? "Gemma3ForCausalLM"
+                                                       : "Qwen3ForCausalLM";
     j["architectures"] = {cls};
-    j["model_type"] = c.arch_name;
+    j["model_type"] = c.arch == Architecture::Gemma3 ? std::string("gemma3_text") : c.arch_name;
     j["vocab_size"] = c.vocab_size;
     j["hidden_size"] = c.hidden_size;
     j["intermediate_size"] = c.intermediate_size;
@@ -343,7 +385,7 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
     j["max_position_embeddings"] = c.max_position;
     j["rope_theta"] = c.rope_theta;
     j["rms_norm_eps"] = c.rms_norm_eps;
-    j["hidden_act"] = "silu";
+    j["hidden_act"] = is_gemma(c.arch) ? "gelu_pytorch_tanh" : "silu";
     j["tie_word_embeddings"] = c.tie_word_embeddings;
     if (c.arch != Architecture::Qwen2)
         j["attention_bias"] = c.attention_bias;
@@ -354,8 +396,32 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
             {"low_freq_factor", c.rope_scaling.low_freq_factor},
             {"high_freq_factor", c.rope_scaling.high_freq_factor},
             {"original_max_position_embeddings", c.rope_scaling.original_max_position}};
+    } else if (c.rope_scaling.kind == RopeScaling::Kind::Linear) {
+        j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", c.rope_scaling.factor}};
     } else {
         j["rope_scaling"] = nullptr;
+    }
+    if (is_gemma(c.arch)) {
+        j["hidden_activation"] = "gelu_pytorch_tanh";
+        const float qpas =
+            spec.query_pre_attn_scalar > 0 ? spec.query_pre_attn_scalar : float(c.head_dim);
+        if (qpas == std::floor(qpas))
+            j["query_pre_attn_scalar"] = int64_t(qpas);
+        else
+            j["query_pre_attn_scalar"] = qpas;
+        j["sliding_window"] = c.sliding_window > 0 ? nlohmann::ordered_json(c.sliding_window)
+                                                   : nlohmann::ordered_json(nullptr);
+        nlohmann::ordered_json types = nlohmann::ordered_json::array();
+        for (uint8_t slides : c.layer_sliding)
+            types.push_back(slides ? "sliding_attention" : "full_attention");
+        j["layer_types"] = types;
+        auto cap = [](float v) {
+            return v > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+        };
+        j["attn_logit_softcapping"] = cap(c.attn_logit_softcap);
+        j["final_logit_softcapping"] = cap(c.final_logit_softcap);
+        if (c.arch == Architecture::Gemma3)
+            j["rope_local_base_freq"] = c.rope_theta_local;
     }
     j["torch_dtype"] = spec.weight_type == WeightType::F16    ? "float16"
                        : spec.weight_type == WeightType::BF16 ? "bfloat16"
@@ -411,8 +477,9 @@ Status write_safetensors(const ModelWriterSpec& spec, const ModelConfig& c,
     if (!s)
         return s;
     for (const auto& t : plan) {
-        s = stream_tensor(spec, c, t, type, false,
-                          [&](const void* p, size_t n) { return w.append(p, n); });
+        s = stream_tensor(
+            spec, c, t, type, false, [&](const void* p, size_t n) { return w.append(p, n); },
+            is_gemma(c.arch) ? -1.0f : 0.0f);
         if (!s)
             return s;
     }

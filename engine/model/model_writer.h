@@ -82,6 +82,15 @@ struct ModelWriterSpec {
     bool tie_word_embeddings = false;
     // q/k/v biases: -1 = architecture default (qwen2 yes, others no), 0 = no, 1 = yes.
     int attention_bias = -1;
+    // gemma2/3 (engine/model/arch_gemma.h; ignored by the other families): sliding window of
+    // the sliding layers (0 = none), soft-caps (0 = none; gemma2 only), query_pre_attn_scalar
+    // (0 = head_dim), RoPE base of gemma3's sliding layers (0 = 10000). rope_scaling may be
+    // Linear for gemma3 (its global layers).
+    int sliding_window = 0;
+    float attn_logit_softcap = 0.0f;
+    float final_logit_softcap = 0.0f;
+    float query_pre_attn_scalar = 0.0f;
+    float rope_theta_local = 0.0f;
 
     // Tokenizer: a folder with tokenizer.json (+ tokenizer_config.json), or empty for the
     // built-in demo tokenizer (engine/model/demo_tokenizer.h).
@@ -89,7 +98,9 @@ struct ModelWriterSpec {
 
     // Chosen weights instead of random ones: when set, called for rows [row_begin, row_end) of
     // every tensor (Hugging Face name and layout, [rows][cols] row-major, norms and biases as
-    // one row) in place of the seeded generator. Called from several threads at once.
+    // one row) in place of the seeded generator. Called from several threads at once. Gemma
+    // norms: the values are the multipliers 1 + w (written as is to GGUF, minus 1 to
+    // safetensors, as each format stores them).
     std::function<void(const std::string& hf_name, int64_t row_begin, int64_t row_end, int64_t cols,
                        float* out)>
         tensor_values;

@@ -237,10 +237,12 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
             {&L.bv, TensorRole::Bv, 1, kvd, true, c.attention_bias},
             {&L.q_norm, TensorRole::QNorm, 1, c.head_dim, true, c.qk_norm},
             {&L.k_norm, TensorRole::KNorm, 1, c.head_dim, true, c.qk_norm},
+            {&L.post_attn_norm, TensorRole::PostAttnNorm, 1, hidden, true, c.post_norms},
             {&L.ffn_norm, TensorRole::FfnNorm, 1, hidden, true, true},
             {&L.w_gate, TensorRole::WGate, inter, hidden, false, true},
             {&L.w_up, TensorRole::WUp, inter, hidden, false, true},
             {&L.w_down, TensorRole::WDown, hidden, inter, false, true},
+            {&L.post_ffn_norm, TensorRole::PostFfnNorm, 1, hidden, true, c.post_norms},
         };
         for (const Item& it : items) {
             if (!it.use)

@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "engine/model/arch_gemma.h"
 #include "engine/model/quant_recipe.h"
 
 namespace llmwb {
@@ -16,7 +17,7 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
         PlannedTensor t;
         t.role = role;
         t.layer = layer;
-        t.hf_name = role == TensorRole::RopeFreqs ? "" : hf_tensor_name(role, layer);
+        t.hf_name = role == TensorRole::RopeFreqs ? "" : hf_tensor_name_for(c, role, layer);
         t.gguf_name = gguf_tensor_name(role, layer);
         t.rows = rows;
         t.cols = cols;
@@ -39,10 +40,14 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
             add(TensorRole::KNorm, l, 1, c.head_dim, true);
         }
         add(TensorRole::Wo, l, hidden, qd, false);
+        if (c.post_norms)
+            add(TensorRole::PostAttnNorm, l, 1, hidden, true);
         add(TensorRole::FfnNorm, l, 1, hidden, true);
         add(TensorRole::WGate, l, inter, hidden, false);
         add(TensorRole::WUp, l, inter, hidden, false);
         add(TensorRole::WDown, l, hidden, inter, false);
+        if (c.post_norms)
+            add(TensorRole::PostFfnNorm, l, 1, hidden, true);
     }
     add(TensorRole::OutputNorm, 0, 1, hidden, true);
     if (!c.tie_word_embeddings)
@@ -163,6 +168,10 @@ const TensorView* planned_view(const ModelWeights& w, const PlannedTensor& t) {
         return &L.w_up;
     case TensorRole::WDown:
         return &L.w_down;
+    case TensorRole::PostAttnNorm:
+        return &L.post_attn_norm;
+    case TensorRole::PostFfnNorm:
+        return &L.post_ffn_norm;
     default:
         return nullptr;
     }

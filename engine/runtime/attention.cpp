@@ -76,6 +76,7 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch,
             kv.kv_head = kv_head;
             kv.k_scale = k_scale;
             kv.v_scale = v_scale;
+            kv.logit_softcap = sh.logit_softcap;
             for (int32_t r = t.q_begin; r < t.q_end; ++r) {
                 const int64_t row = batch.query_start[t.seq] + r;
                 const int32_t end = ctx - ql + r + 1; // causal: keys up to this position

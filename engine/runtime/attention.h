@@ -20,6 +20,8 @@ struct AttentionShape {
     int32_t block_size = 0;
     float scale = 0.0f; // 1/sqrt(head_dim)
     int32_t window = 0; // sliding window: keys (pos - window, pos]; 0 = all keys up to pos
+    float logit_softcap =
+        0.0f; // gemma2: scores = cap * tanh(scores / cap) before softmax; 0 = none
 };
 
 // Reusable scratch, grown on demand (one scores row per thread).

@@ -60,6 +60,12 @@ CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& po
     assert(static_cast<int32_t>(w.layers.size()) == c.num_layers);
     vocab_ = static_cast<int32_t>(w.output.present() ? w.output.rows : w.tok_embd.rows);
     inv_freq_ = rope_inv_freq(c, w.rope_freqs);
+    if (c.rope_theta_local > 0.0f) { // gemma3: the sliding layers' base, without rope_scaling
+        ModelConfig local = c;
+        local.rope_theta = c.rope_theta_local;
+        local.rope_scaling = RopeScaling{};
+        inv_freq_local_ = rope_inv_freq(local, TensorView{});
+    }
     for (const LayerWeights& lw : w.layers) {
         Norms::Layer l;
         l.attn_norm = to_f32(lw.attn_norm);
@@ -107,6 +113,10 @@ void CpuTransformer::reserve(int32_t n, int32_t n_logits) {
                                         2 * int64_t(c.intermediate_size)));
         cos_.resize(rows * c.head_dim / 2);
         sin_.resize(rows * c.head_dim / 2);
+        if (!inv_freq_local_.empty()) {
+            cos_local_.resize(rows * c.head_dim / 2);
+            sin_local_.resize(rows * c.head_dim / 2);
+        }
         cap_tokens_ = n;
     }
     if (n_logits > cap_logits_) {
@@ -138,6 +148,10 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
                 x_[t * H + i] *= c.embedding_scale;
         rope_cos_sin(cos_.data() + static_cast<int64_t>(t) * half,
                      sin_.data() + static_cast<int64_t>(t) * half, inv_freq_, batch.positions[t]);
+        if (!inv_freq_local_.empty())
+            rope_cos_sin(cos_local_.data() + static_cast<int64_t>(t) * half,
+                         sin_local_.data() + static_cast<int64_t>(t) * half, inv_freq_local_,
+                         batch.positions[t]);
     }
 
     for (int32_t l = 0; l < c.num_layers; ++l) {
@@ -207,8 +221,11 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
         if (!nl.k_norm.empty())
             for (int32_t h = 0; h < c.num_kv_heads; ++h)
                 kernels::rmsnorm(kt + h * hd, kt + h * hd, nl.k_norm.data(), hd, c.rms_norm_eps);
-        const float* cs = cos_.data() + static_cast<int64_t>(t) * half;
-        const float* sn = sin_.data() + static_cast<int64_t>(t) * half;
+        // gemma3: the local base on the sliding-type layers (even with no window set)
+        const bool local = !inv_freq_local_.empty() && size_t(l) < c.layer_sliding.size() &&
+                           c.layer_sliding[size_t(l)];
+        const float* cs = (local ? cos_local_ : cos_).data() + static_cast<int64_t>(t) * half;
+        const float* sn = (local ? sin_local_ : sin_).data() + static_cast<int64_t>(t) * half;
         rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style);
         rope_apply(kt, c.num_kv_heads, hd, cs, sn, c.rope_style);
     }
@@ -227,6 +244,7 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
                       ? c.query_scale
                       : static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
     shape.window = c.window_for_layer(l);
+    shape.logit_softcap = c.attn_logit_softcap;
     paged_attention(att_.data(), q_.data(), batch, kv.k_pool(l), kv.v_pool(l), kv.layout(),
                     kv.k_scale(l), kv.v_scale(l), shape, pool_, att_scratch_);
 

@@ -60,7 +60,8 @@ class CpuTransformer {
     const LoadedModel& model_;
     kernels::ThreadPool& pool_;
     int32_t vocab_ = 0;
-    std::vector<double> inv_freq_; // [head_dim/2]
+    std::vector<double> inv_freq_;       // [head_dim/2]
+    std::vector<double> inv_freq_local_; // [head_dim/2] sliding layers' RoPE (gemma3) or empty
     std::unique_ptr<Norms> norms_;
 
     // Workspace, grown to the largest batch seen and reused ("n" = tokens of the batch).
@@ -76,7 +77,8 @@ class CpuTransformer {
     std::vector<float> fused_; // [n][max(q + 2 kv, 2 inter)] output of a fused projection
     std::vector<float> cos_;   // [n][hd/2]
     std::vector<float> sin_;   // [n][hd/2]
-    std::vector<float> xl_;    // [n_logits][hidden] normed rows that need logits
+    std::vector<float> cos_local_, sin_local_; // [n][hd/2] with inv_freq_local_ (gemma3)
+    std::vector<float> xl_;                    // [n_logits][hidden] normed rows that need logits
     AttentionScratch att_scratch_;
     MatmulObserver observer_;
 };

@@ -22,6 +22,9 @@ std::vector<double> rope_inv_freq(const ModelConfig& config, const TensorView& r
         return inv;
     }
     const RopeScaling& s = config.rope_scaling;
+    if (s.kind == RopeScaling::Kind::Linear) // positions / factor (gemma3's global layers)
+        for (double& f : inv)
+            f /= s.factor;
     if (s.kind == RopeScaling::Kind::Llama3) {
         const double old_ctx = s.original_max_position;
         const double low_wavelen = old_ctx / s.low_freq_factor;

@@ -12,7 +12,8 @@ namespace llmwb {
 
 // inv_freq[i] = rope_theta^(-2i/head_dim) for i < head_dim/2, then llama3-scaled: divided by the
 // factors of the rope_freqs tensor when the file has one (llama3 GGUF), else by the config's
-// rope_scaling (Hugging Face "llama3" rope_type). Never both.
+// rope_scaling (Hugging Face "llama3" rope_type). Never both. Linear scaling divides every
+// inv_freq by the factor.
 std::vector<double> rope_inv_freq(const ModelConfig& config, const TensorView& rope_freqs);
 
 // cos_out/sin_out [head_dim/2] for one position.

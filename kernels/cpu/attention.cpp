@@ -20,11 +20,18 @@ bool use_avx2(int head_dim, KvDtype t) {
     return active_simd_level() == SimdLevel::Avx2 && attend_group_avx2_supported(head_dim, t);
 }
 
+// Gemma2's attention-logit soft-cap on one head's scores (cap > 0).
+void softcap_scores(float* scores, int32_t n_keys, float cap) {
+    if (cap > 0.0f)
+        softcap(scores, n_keys, cap);
+}
+
 // One head over an f32 pool: scores over keys [0, n_keys), softmax, weighted sum of V.
 void attend_head_f32(float* out, const float* q, int head_dim, int32_t n_keys, float scale,
                      const PagedKvView& kv, float* scores) {
     for (int32_t j = 0; j < n_keys; ++j)
         scores[j] = scale * dot_f32(q, reinterpret_cast<const float*>(kv.k_row(j)), head_dim);
+    softcap_scores(scores, n_keys, kv.logit_softcap);
     softmax(scores, n_keys);
     std::memset(out, 0, sizeof(float) * static_cast<size_t>(head_dim));
     for (int32_t j = 0; j < n_keys; ++j)
@@ -52,6 +59,7 @@ void attend_head_converted(float* out, const float* q, int head_dim, int32_t n_k
         }
         scores[j] = scale * dot;
     }
+    softcap_scores(scores, n_keys, kv.logit_softcap);
     softmax(scores, n_keys);
     std::memset(out, 0, sizeof(float) * static_cast<size_t>(head_dim));
     for (int32_t j = 0; j < n_keys; ++j) {

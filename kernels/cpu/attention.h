@@ -26,6 +26,7 @@ struct PagedKvView {
     int32_t kv_head = 0;
     float k_scale = 1.0f, v_scale = 1.0f; // fp8: the layer's scales (stored = x / scale)
     int32_t key_base = 0;                 // context index of key 0
+    float logit_softcap = 0.0f; // > 0: scores = cap * tanh(scores / cap) before the softmax
 
     // Stored row of key j (values of this KV head) and, for int8, its scale.
     const unsigned char* k_row(int32_t j) const { return k + offset(j); }
@@ -57,7 +58,8 @@ int64_t attend_group_scratch(int n_heads, int32_t n_keys);
 
 // For h < n_heads (query rows q + h * head_dim, outputs out + h * head_dim), keys j < n_keys at
 // slot table[j / block_size] * block_size + j % block_size:
-//   out_h = sum_j softmax_j(scale * q_h . K[j]) * V[j]
+//   out_h = sum_j softmax_j(s_j) * V[j],  s_j = scale * q_h . K[j]
+// and with kv.logit_softcap = cap > 0 (gemma2): s_j = cap * tanh(scale * q_h . K[j] / cap).
 void attend_group(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
                   float scale, const PagedKvView& kv, float* scratch);
 

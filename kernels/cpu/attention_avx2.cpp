@@ -81,6 +81,17 @@ inline __m256 exp_neg(__m256 x) {
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+// cap * tanh(x / cap), with tanh|y| = (1 - e^-2|y|) / (1 + e^-2|y|) and the sign of y.
+inline __m256 softcap8(__m256 x, float cap, float inv_cap) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 y = _mm256_mul_ps(x, _mm256_set1_ps(inv_cap));
+    const __m256 ay = _mm256_andnot_ps(sign, y);
+    const __m256 t = exp_neg(_mm256_mul_ps(ay, _mm256_set1_ps(-2.0f)));
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 th = _mm256_div_ps(_mm256_sub_ps(one, t), _mm256_add_ps(one, t));
+    return _mm256_mul_ps(_mm256_or_ps(th, _mm256_and_ps(sign, y)), _mm256_set1_ps(cap));
+}
+
 // Lanes i < n all ones.
 inline __m256i first_n(int64_t n) {
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -152,8 +163,12 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     // Softmax numerators in place (times int8's V row scales); the normaliser per head.
     const float vmul = kv_layer_multiplier(T, kv.v_scale);
     float inv[64];
+    const float cap = kv.logit_softcap;
     for (int h = 0; h < n_heads; ++h) {
         float* s = sc + h * ld;
+        if (cap > 0.0f) // gemma2: soft-cap the scores (lanes past n_keys are scratch)
+            for (int32_t j = 0; j < n_keys; j += 8)
+                _mm256_storeu_ps(s + j, softcap8(_mm256_loadu_ps(s + j), cap, 1.0f / cap));
         __m256 m = _mm256_set1_ps(-3.0e38f);
         for (int32_t j = 0; j < n_keys; j += 8)
             m = _mm256_blendv_ps(m, _mm256_max_ps(m, _mm256_loadu_ps(s + j)),

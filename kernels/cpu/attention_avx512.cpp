@@ -65,6 +65,18 @@ inline __m512 exp_neg(__m512 x) {
     return _mm512_scalef_ps(p, n);
 }
 
+// cap * tanh(x / cap), with tanh|y| = (1 - e^-2|y|) / (1 + e^-2|y|) and the sign of y.
+inline __m512 softcap16(__m512 x, float cap, float inv_cap) {
+    const __m512 y = _mm512_mul_ps(x, _mm512_set1_ps(inv_cap));
+    const __m512 ay = _mm512_abs_ps(y);
+    const __m512 t = exp_neg(_mm512_mul_ps(ay, _mm512_set1_ps(-2.0f)));
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 th = _mm512_div_ps(_mm512_sub_ps(one, t), _mm512_add_ps(one, t));
+    const __m512i sign = _mm512_and_si512(_mm512_castps_si512(y), _mm512_set1_epi32(INT32_MIN));
+    return _mm512_mul_ps(_mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(th), sign)),
+                         _mm512_set1_ps(cap));
+}
+
 inline __mmask16 first_n(int64_t n) {
     return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1);
 }
@@ -149,8 +161,15 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     // times the V layer multiplier.
     const float vmul = kv_layer_multiplier(T, kv.v_scale);
     float inv[64];
+    const float cap = kv.logit_softcap;
     for (int h = 0; h < n_heads; ++h) {
         float* s = sc + h * ld;
+        if (cap > 0.0f) // gemma2: soft-cap the scores
+            for (int32_t j = 0; j < n_keys; j += 16) {
+                const __mmask16 k = first_n(n_keys - j);
+                _mm512_mask_storeu_ps(s + j, k,
+                                      softcap16(_mm512_maskz_loadu_ps(k, s + j), cap, 1.0f / cap));
+            }
         __m512 m = _mm512_set1_ps(-3.0e38f);
         for (int32_t j = 0; j < n_keys; j += 16)
             m = _mm512_mask_max_ps(m, first_n(n_keys - j), m, _mm512_loadu_ps(s + j));

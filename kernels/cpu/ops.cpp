@@ -79,14 +79,36 @@ void silu_mul(float* out, const float* gate, const float* up, int64_t n) {
 }
 
 void gelu_tanh_mul(float* out, const float* gate, const float* up, int64_t n) {
+    switch (active_simd_level()) {
+    case SimdLevel::Avx512:
+        gelu_tanh_mul_avx512(out, gate, up, n);
+        return;
+    case SimdLevel::Avx2:
+        gelu_tanh_mul_avx2(out, gate, up, n);
+        return;
+    case SimdLevel::Scalar:
+        break;
+    }
+    // 0.5 (1 + tanh z) = 1 / (1 + e^(-2z)): no cancellation for negative gates
     constexpr float kC = 0.7978845608028654f; // sqrt(2 / pi)
     for (int64_t i = 0; i < n; ++i) {
         const float g = gate[i];
-        out[i] = 0.5f * g * (1.0f + std::tanh(kC * (g + 0.044715f * g * g * g))) * up[i];
+        const float z = kC * (g + 0.044715f * g * g * g);
+        out[i] = g / (1.0f + std::exp(-2.0f * z)) * up[i];
     }
 }
 
 void softcap(float* x, int64_t n, float cap) {
+    switch (active_simd_level()) {
+    case SimdLevel::Avx512:
+        softcap_avx512(x, n, cap);
+        return;
+    case SimdLevel::Avx2:
+        softcap_avx2(x, n, cap);
+        return;
+    case SimdLevel::Scalar:
+        break;
+    }
     const float inv = 1.0f / cap;
     for (int64_t i = 0; i < n; ++i)
         x[i] = cap * std::tanh(x[i] * inv);

@@ -66,7 +66,59 @@ inline __m256 silu_mul_ps(__m256 g, __m256 u) {
     return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), u);
 }
 
+inline __m256 gelu_tanh_mul_ps(__m256 g, __m256 u) {
+    // 0.5 (1 + tanh z) = 1 / (1 + e^(-2z)), z = sqrt(2/pi) (g + 0.044715 g^3)
+    const __m256 g2 = _mm256_mul_ps(g, g);
+    const __m256 z =
+        _mm256_mul_ps(_mm256_mul_ps(g, _mm256_set1_ps(0.7978845608028654f)),
+                      _mm256_fmadd_ps(g2, _mm256_set1_ps(0.044715f), _mm256_set1_ps(1.0f)));
+    const __m256 e = exp_ps(_mm256_mul_ps(z, _mm256_set1_ps(-2.0f)));
+    return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), u);
+}
+
+inline __m256 softcap_ps(__m256 x, __m256 cap, __m256 inv_cap) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 y = _mm256_mul_ps(x, inv_cap);
+    const __m256 ay = _mm256_andnot_ps(sign, y);
+    // |y| < 1/8: tanh y = y (1 - y^2/3 + 2y^4/15 - 17y^6/315 + 62y^8/2835)
+    const __m256 y2 = _mm256_mul_ps(y, y);
+    __m256 p = _mm256_set1_ps(62.0f / 2835.0f);
+    p = _mm256_fmadd_ps(p, y2, _mm256_set1_ps(-17.0f / 315.0f));
+    p = _mm256_fmadd_ps(p, y2, _mm256_set1_ps(2.0f / 15.0f));
+    p = _mm256_fmadd_ps(p, y2, _mm256_set1_ps(-1.0f / 3.0f));
+    p = _mm256_fmadd_ps(p, y2, _mm256_set1_ps(1.0f));
+    const __m256 small = _mm256_mul_ps(y, p);
+    // else tanh|y| = (1 - e) / (1 + e), e = e^(-2|y|), with y's sign
+    const __m256 e = exp_ps(_mm256_mul_ps(ay, _mm256_set1_ps(-2.0f)));
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 big = _mm256_or_ps(_mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e)),
+                                    _mm256_and_ps(sign, y));
+    const __m256 is_small = _mm256_cmp_ps(ay, _mm256_set1_ps(0.125f), _CMP_LT_OQ);
+    return _mm256_mul_ps(_mm256_blendv_ps(big, small, is_small), cap);
+}
+
 } // namespace
+
+void gelu_tanh_mul_avx2(float* out, const float* gate, const float* up, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i,
+                         gelu_tanh_mul_ps(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+    for (; i < n; ++i) {
+        const float g = gate[i];
+        const float z = 0.7978845608028654f * (g + 0.044715f * g * g * g);
+        out[i] = g / (1.0f + std::exp(-2.0f * z)) * up[i];
+    }
+}
+
+void softcap_avx2(float* x, int64_t n, float cap) {
+    const __m256 vc = _mm256_set1_ps(cap), vi = _mm256_set1_ps(1.0f / cap);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, softcap_ps(_mm256_loadu_ps(x + i), vc, vi));
+    for (; i < n; ++i)
+        x[i] = cap * std::tanh(x[i] / cap);
+}
 
 void silu_mul_avx2(float* out, const float* gate, const float* up, int64_t n) {
     int64_t i = 0;

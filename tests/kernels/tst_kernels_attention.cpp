@@ -3,7 +3,8 @@
 // every KV element type (the cache written through kv_write, the reference computed on the
 // stored values read back by kv_load_row_ref), head sizes the SIMD kernels take and one they do
 // not (the portable path), several group sizes, key counts around the 8/16-key tiles and
-// shuffled block tables of each block size.
+// shuffled block tables of each block size; with and without gemma2's attention-logit
+// soft-cap (cap * tanh(s / cap) on the scaled scores before the softmax).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -112,58 +113,64 @@ MT_TEST_TABLE(matchesReference, ShapeRow, shape_rows()) {
     const auto v_ref = read_back(v, v_scale);
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     // key_base > 0: a sliding window's view starting mid-table (and mid-block).
-    for (int key_base : {0, 3, block_size + 5})
-        for (int n_heads : {1, 2, 7, 9})
-            for (int n_keys : {1, 5, 16, 17, 33, 140}) {
-                if (key_base > 0 && n_heads == 2)
-                    continue;
-                MT_SCOPE("base %d heads %d keys %d", key_base, n_heads, n_keys);
-                const auto q =
-                    test::random_floats(static_cast<size_t>(n_heads * head_dim), 3u + n_keys, 2.0f);
-                std::vector<float> out(static_cast<size_t>(n_heads * head_dim + 16), 12345.0f);
-                std::vector<float> scratch(
-                    static_cast<size_t>(attend_group_scratch(n_heads, n_keys)), NAN);
-                PagedKvView kv;
-                kv.k = k.data();
-                kv.v = v.data();
-                kv.table = table.data();
-                kv.layout = layout;
-                kv.kv_head = kv_head;
-                kv.k_scale = k_scale;
-                kv.v_scale = v_scale;
-                kv.key_base = key_base;
-                attend_group(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv,
-                             scratch.data());
-                for (size_t i = out.size() - 16; i < out.size(); ++i)
-                    MT_COMPARE(out[i], 12345.0f);
-                for (int h = 0; h < n_heads; ++h) {
-                    std::vector<double> s(static_cast<size_t>(n_keys));
-                    auto row_of = [&](const std::vector<float>& c, int j) {
-                        return c.data() + static_cast<int64_t>(key_base + j) * head_dim;
-                    };
-                    double mx = -1e300;
-                    for (int j = 0; j < n_keys; ++j) {
-                        double d = 0;
-                        for (int e = 0; e < head_dim; ++e)
-                            d += static_cast<double>(q[static_cast<size_t>(h * head_dim + e)]) *
-                                 row_of(k_ref, j)[e];
-                        s[static_cast<size_t>(j)] = d * scale;
-                        mx = std::max(mx, s[static_cast<size_t>(j)]);
-                    }
-                    double sum = 0;
-                    for (double& x : s)
-                        sum += (x = std::exp(x - mx));
-                    for (int e = 0; e < head_dim; ++e) {
-                        double ref = 0;
-                        for (int j = 0; j < n_keys; ++j)
-                            ref += s[static_cast<size_t>(j)] / sum * row_of(v_ref, j)[e];
-                        const float got = out[static_cast<size_t>(h * head_dim + e)];
-                        MT_CHECK_MSG(std::fabs(got - ref) <= 2e-5 * (1.0 + std::fabs(ref)),
-                                     "heads %d keys %d head %d elem %d: %g vs %g", n_heads, n_keys,
-                                     h, e, static_cast<double>(got), ref);
+    for (float cap : {0.0f, 1.5f})
+        for (int key_base : {0, 3, block_size + 5})
+            for (int n_heads : {1, 2, 7, 9})
+                for (int n_keys : {1, 5, 16, 17, 33, 140}) {
+                    if (key_base > 0 && n_heads == 2)
+                        continue;
+                    if (cap > 0 && key_base > 3)
+                        continue;
+                    MT_SCOPE("cap %g base %d heads %d keys %d", double(cap), key_base, n_heads,
+                             n_keys);
+                    const auto q = test::random_floats(static_cast<size_t>(n_heads * head_dim),
+                                                       3u + n_keys, 2.0f);
+                    std::vector<float> out(static_cast<size_t>(n_heads * head_dim + 16), 12345.0f);
+                    std::vector<float> scratch(
+                        static_cast<size_t>(attend_group_scratch(n_heads, n_keys)), NAN);
+                    PagedKvView kv;
+                    kv.k = k.data();
+                    kv.v = v.data();
+                    kv.table = table.data();
+                    kv.layout = layout;
+                    kv.kv_head = kv_head;
+                    kv.k_scale = k_scale;
+                    kv.v_scale = v_scale;
+                    kv.key_base = key_base;
+                    kv.logit_softcap = cap;
+                    attend_group(out.data(), q.data(), n_heads, head_dim, n_keys, scale, kv,
+                                 scratch.data());
+                    for (size_t i = out.size() - 16; i < out.size(); ++i)
+                        MT_COMPARE(out[i], 12345.0f);
+                    for (int h = 0; h < n_heads; ++h) {
+                        std::vector<double> s(static_cast<size_t>(n_keys));
+                        auto row_of = [&](const std::vector<float>& c, int j) {
+                            return c.data() + static_cast<int64_t>(key_base + j) * head_dim;
+                        };
+                        double mx = -1e300;
+                        for (int j = 0; j < n_keys; ++j) {
+                            double d = 0;
+                            for (int e = 0; e < head_dim; ++e)
+                                d += static_cast<double>(q[static_cast<size_t>(h * head_dim + e)]) *
+                                     row_of(k_ref, j)[e];
+                            s[static_cast<size_t>(j)] =
+                                cap > 0 ? cap * std::tanh(d * scale / cap) : d * scale;
+                            mx = std::max(mx, s[static_cast<size_t>(j)]);
+                        }
+                        double sum = 0;
+                        for (double& x : s)
+                            sum += (x = std::exp(x - mx));
+                        for (int e = 0; e < head_dim; ++e) {
+                            double ref = 0;
+                            for (int j = 0; j < n_keys; ++j)
+                                ref += s[static_cast<size_t>(j)] / sum * row_of(v_ref, j)[e];
+                            const float got = out[static_cast<size_t>(h * head_dim + e)];
+                            MT_CHECK_MSG(std::fabs(got - ref) <= 2e-5 * (1.0 + std::fabs(ref)),
+                                         "heads %d keys %d head %d elem %d: %g vs %g", n_heads,
+                                         n_keys, h, e, static_cast<double>(got), ref);
+                        }
                     }
                 }
-            }
 }
 
 MT_TEST(unsupportedHeadDims) {

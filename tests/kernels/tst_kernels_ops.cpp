@@ -123,6 +123,40 @@ MT_TEST_TABLE(elementwise, LevelRow, level_rows()) {
         for (int i = len; i < n; ++i)
             MT_CHECK(std::isnan(out[i])); // nothing written past n
     }
+    // gelu_tanh_mul (gemma's GeGLU) and softcap (gemma2's logit soft-caps), same inputs.
+    for (int len : {n, 1, 7, 15, 17}) {
+        MT_SCOPE("gelu len %d", len);
+        std::vector<float> out(static_cast<size_t>(n), NAN);
+        gelu_tanh_mul(out.data(), g.data(), u.data(), len);
+        for (int i = 0; i < len; ++i) {
+            const double x = g[i];
+            // 0.5 x (1 + tanh z) written as x / (1 + e^(-2z)) (exact in double for any x); the
+            // float result's relative error grows with |2z| (the exponent's argument).
+            const double z = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+            const double ref = x / (1.0 + std::exp(-2.0 * z)) * u[i];
+            MT_CHECK_MSG(std::fabs(out[i] - ref) <=
+                             5e-7 * (1.0 + std::fabs(2 * z)) * std::fabs(ref) + 1e-30,
+                         "g=%g u=%g out=%g ref=%g", x, static_cast<double>(u[i]),
+                         static_cast<double>(out[i]), ref);
+        }
+        for (int i = len; i < n; ++i)
+            MT_CHECK(std::isnan(out[i]));
+    }
+    for (float cap : {0.5f, 30.0f, 50.0f})
+        for (int len : {n, 1, 7, 15, 17}) {
+            MT_SCOPE("softcap %g len %d", static_cast<double>(cap), len);
+            std::vector<float> x(static_cast<size_t>(n), NAN);
+            std::copy(g.begin(), g.begin() + len, x.begin());
+            softcap(x.data(), len, cap);
+            for (int i = 0; i < len; ++i) {
+                const double ref = cap * std::tanh(static_cast<double>(g[i]) / cap);
+                MT_CHECK_MSG(std::fabs(x[i] - ref) <= 1e-6 * std::fabs(ref) + 1e-30,
+                             "x=%g cap=%g out=%g ref=%g", static_cast<double>(g[i]),
+                             static_cast<double>(cap), static_cast<double>(x[i]), ref);
+            }
+            for (int i = len; i < n; ++i)
+                MT_CHECK(std::isnan(x[i]));
+        }
     std::vector<float> sum(n, NAN);
     add(sum.data(), g.data(), u.data(), n);
     for (int i = 0; i < n; ++i)
