@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "engine/model/arch_phi3.h"
 #include "engine/model/demo_tokenizer.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/quantize.h"
@@ -86,9 +87,37 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
     c.rope_theta = s.rope_theta;
     c.rms_norm_eps = s.rms_norm_eps;
     c.rope_scaling = s.rope_scaling;
-    if (c.rope_scaling.kind != RopeScaling::Kind::None && s.arch != Architecture::Llama) {
+    if (c.rope_scaling.kind == RopeScaling::Kind::Llama3 && s.arch != Architecture::Llama) {
         return make_error("model writer: llama3 rope scaling needs the llama architecture");
     }
+    if (s.arch != Architecture::Llama && s.arch != Architecture::Qwen2 &&
+        s.arch != Architecture::Qwen3 && s.arch != Architecture::Phi3)
+        return make_error(std::string("model writer: cannot write the ") + c.arch_name +
+                          " architecture");
+    if (s.arch != Architecture::Phi3 && (c.rope_scaling.kind == RopeScaling::Kind::LongRope ||
+                                         s.rotary_dim > 0 || s.sliding_window > 0))
+        return make_error("model writer: longrope, partial rotary and a sliding window are "
+                          "written for the phi3 architecture only");
+    if (s.rotary_dim > 0) {
+        if (s.rotary_dim % 2 != 0 || s.rotary_dim > c.head_dim)
+            return make_error("model writer: rotary_dim must be even and at most head_dim");
+        c.rotary_dim = s.rotary_dim == c.head_dim ? 0 : s.rotary_dim;
+    }
+    if (c.rope_scaling.kind == RopeScaling::Kind::LongRope) {
+        RopeScaling& sc = c.rope_scaling;
+        const size_t n = size_t(c.rotary_dims() / 2);
+        if (sc.short_factor.size() != n || sc.long_factor.size() != n)
+            return make_error("model writer: longrope needs rotary_dim/2 = " + std::to_string(n) +
+                              " short and long factors");
+        if (sc.original_max_position < 2)
+            return make_error("model writer: longrope needs original_max_position >= 2");
+        if (sc.attention_factor <= 0.0f)
+            sc.attention_factor =
+                longrope_default_attention_factor(c.max_position, sc.original_max_position);
+    }
+    if (s.sliding_window < 0)
+        return make_error("model writer: sliding_window must be >= 0");
+    c.sliding_window = s.sliding_window;
     c.rope_style = RopeStyle::RotateHalf;
     c.tie_word_embeddings = s.tie_word_embeddings;
     c.attention_bias = s.attention_bias < 0 ? s.arch == Architecture::Qwen2 : s.attention_bias > 0;
@@ -157,9 +186,16 @@ void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const Tokenize
     w.add_u32(a + "attention.head_count_kv", uint32_t(c.num_kv_heads));
     w.add_u32(a + "attention.key_length", uint32_t(c.head_dim));
     w.add_u32(a + "attention.value_length", uint32_t(c.head_dim));
-    w.add_u32(a + "rope.dimension_count", uint32_t(c.head_dim));
+    w.add_u32(a + "rope.dimension_count", uint32_t(c.rotary_dims()));
     w.add_f32(a + "rope.freq_base", c.rope_theta);
     w.add_f32(a + "attention.layer_norm_rms_epsilon", c.rms_norm_eps);
+    if (c.arch == Architecture::Phi3 && c.sliding_window > 0)
+        w.add_u32(a + "attention.sliding_window", uint32_t(c.sliding_window));
+    if (c.rope_scaling.kind == RopeScaling::Kind::LongRope) { // factors: phi3_rope_factor_tensors
+        w.add_u32(a + "rope.scaling.original_context_length",
+                  uint32_t(c.rope_scaling.original_max_position));
+        w.add_f32(a + "rope.scaling.attn_factor", c.rope_scaling.attention_factor);
+    }
 
     const bool spm = d.kind == TokenizerData::Kind::SentencePieceBpe;
     std::vector<std::string> tokens;
@@ -198,6 +234,14 @@ void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const Tokenize
         w.add_bool("tokenizer.ggml.add_space_prefix", d.add_space_prefix);
     if (chat_template)
         w.add_string("tokenizer.chat_template", *chat_template);
+}
+
+std::vector<std::pair<std::string, std::vector<float>>>
+longrope_factor_tensors(const ModelConfig& c) {
+    if (c.rope_scaling.kind != RopeScaling::Kind::LongRope)
+        return {};
+    return {{"rope_factors_long.weight", c.rope_scaling.long_factor},
+            {"rope_factors_short.weight", c.rope_scaling.short_factor}};
 }
 
 namespace {
@@ -309,6 +353,11 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
         rep.weight_bytes += t.rows * dtype_row_bytes(ty, t.cols);
         rep.parameter_count += t.rows * t.cols;
     }
+    const auto factors = longrope_factor_tensors(c);
+    for (const auto& [fname, values] : factors) {
+        w.add_tensor(fname, DType::F32, 1, int64_t(values.size()), true);
+        rep.tensors.push_back({"", fname, 1, int64_t(values.size()), DType::F32, false});
+    }
     Status s = w.begin(path);
     if (!s)
         return s;
@@ -318,6 +367,9 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
         if (!s)
             return s;
     }
+    for (const auto& [fname, values] : factors)
+        if (!(s = w.append(values.data(), values.size() * sizeof(float))))
+            return s;
     rep.config = c;
     rep.config.rope_style = llama ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
     if (rope_freqs)
@@ -330,6 +382,7 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
     nlohmann::ordered_json j;
     const char* cls = c.arch == Architecture::Llama   ? "LlamaForCausalLM"
                       : c.arch == Architecture::Qwen2 ? "Qwen2ForCausalLM"
+                      : c.arch == Architecture::Phi3  ? "Phi3ForCausalLM"
                                                       : "Qwen3ForCausalLM";
     j["architectures"] = {cls};
     j["model_type"] = c.arch_name;
@@ -354,8 +407,24 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
             {"low_freq_factor", c.rope_scaling.low_freq_factor},
             {"high_freq_factor", c.rope_scaling.high_freq_factor},
             {"original_max_position_embeddings", c.rope_scaling.original_max_position}};
+    } else if (c.rope_scaling.kind == RopeScaling::Kind::LongRope) {
+        const RopeScaling& sc = c.rope_scaling;
+        j["original_max_position_embeddings"] = sc.original_max_position;
+        j["rope_scaling"] = {{"type", "longrope"},
+                             {"short_factor", sc.short_factor},
+                             {"long_factor", sc.long_factor}};
+        // Written only where it differs from what a reader derives from the positions.
+        if (std::abs(sc.attention_factor - longrope_default_attention_factor(
+                                               c.max_position, sc.original_max_position)) > 1e-7f)
+            j["rope_scaling"]["attention_factor"] = sc.attention_factor;
     } else {
         j["rope_scaling"] = nullptr;
+    }
+    if (c.arch == Architecture::Phi3) {
+        if (c.rotary_dim > 0)
+            j["partial_rotary_factor"] = double(c.rotary_dim) / c.head_dim;
+        j["sliding_window"] = c.sliding_window > 0 ? nlohmann::ordered_json(c.sliding_window)
+                                                   : nlohmann::ordered_json(nullptr);
     }
     j["torch_dtype"] = spec.weight_type == WeightType::F16    ? "float16"
                        : spec.weight_type == WeightType::BF16 ? "bfloat16"

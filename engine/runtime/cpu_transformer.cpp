@@ -60,6 +60,7 @@ CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& po
     assert(static_cast<int32_t>(w.layers.size()) == c.num_layers);
     vocab_ = static_cast<int32_t>(w.output.present() ? w.output.rows : w.tok_embd.rows);
     inv_freq_ = rope_inv_freq(c, w.rope_freqs);
+    rope_scale_ = rope_attention_scale(c);
     for (const LayerWeights& lw : w.layers) {
         Norms::Layer l;
         l.attn_norm = to_f32(lw.attn_norm);
@@ -137,7 +138,8 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
             for (int64_t i = 0; i < H; ++i)
                 x_[t * H + i] *= c.embedding_scale;
         rope_cos_sin(cos_.data() + static_cast<int64_t>(t) * half,
-                     sin_.data() + static_cast<int64_t>(t) * half, inv_freq_, batch.positions[t]);
+                     sin_.data() + static_cast<int64_t>(t) * half, inv_freq_, batch.positions[t],
+                     rope_scale_);
     }
 
     for (int32_t l = 0; l < c.num_layers; ++l) {
@@ -209,8 +211,8 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
                 kernels::rmsnorm(kt + h * hd, kt + h * hd, nl.k_norm.data(), hd, c.rms_norm_eps);
         const float* cs = cos_.data() + static_cast<int64_t>(t) * half;
         const float* sn = sin_.data() + static_cast<int64_t>(t) * half;
-        rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style);
-        rope_apply(kt, c.num_kv_heads, hd, cs, sn, c.rope_style);
+        rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style, c.rotary_dims());
+        rope_apply(kt, c.num_kv_heads, hd, cs, sn, c.rope_style, c.rotary_dims());
     }
     // KV write through the slot mapping, in the pool's element type.
     kernels::kv_write(kv.k_pool(l), kv.layout(), k_.data(), kv_w, batch.slot_mapping.data(), n,
