@@ -62,7 +62,8 @@ Status read_phi3_gguf(const GgufFile& f, const std::string& file, ModelConfig& c
     if (const GgufValue* rd = f.find(p + "rope.dimension_count")) {
         auto n = rd->as_int();
         if (!n || *n < 2 || *n > c.head_dim || *n % 2 != 0)
-            return make_error(file + ": " + p + "rope.dimension_count must be an even integer in 2.." +
+            return make_error(file + ": " + p +
+                              "rope.dimension_count must be an even integer in 2.." +
                               std::to_string(c.head_dim) + " (the head dimension)");
         c.rotary_dim = *n == c.head_dim ? 0 : int(*n);
     }
@@ -101,7 +102,8 @@ Status read_phi3_gguf(const GgufFile& f, const std::string& file, ModelConfig& c
     if (const GgufValue* af = f.find(p + "rope.scaling.attn_factor")) {
         auto x = af->as_number();
         if (!x || !std::isfinite(*x) || *x <= 0)
-            return make_error(file + ": " + p + "rope.scaling.attn_factor must be a positive number");
+            return make_error(file + ": " + p +
+                              "rope.scaling.attn_factor must be a positive number");
         sc.attention_factor = float(*x);
     }
     return ok_status();
@@ -113,6 +115,8 @@ Status read_hf_sliding_window(const json& j, const std::string& file, ModelConfi
         return ok_status();
     if (!it->is_number_integer())
         return make_error(file + ": 'sliding_window' must be an integer or null");
+    if (it->get<int64_t>() == 0) // none, as null
+        return ok_status();
     return set_window(it->get<int64_t>(), file + ": 'sliding_window'", c);
 }
 
@@ -157,7 +161,8 @@ Status read_phi3_hf(const json& j, const std::string& file, ModelConfig& c) {
         std::vector<float>& out = key[0] == 's' ? sc.short_factor : sc.long_factor;
         for (const json& x : *f) {
             if (!x.is_number())
-                return make_error(file + ": rope_scaling '" + key + "' must be an array of numbers");
+                return make_error(file + ": rope_scaling '" + key +
+                                  "' must be an array of numbers");
             out.push_back(float(x.get<double>()));
         }
         if (Status s = check_factors(out, c, file + ": rope_scaling '" + key + "'"); !s)

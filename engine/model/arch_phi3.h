@@ -31,7 +31,8 @@ Status read_phi3_gguf(const GgufFile& f, const std::string& file, ModelConfig& c
 // partial_rotary_factor, rope_scaling "longrope" and sliding_window of a phi3 config.json.
 Status read_phi3_hf(const nlohmann::json& j, const std::string& file, ModelConfig& c);
 
-// config.json `sliding_window` (mistral, phi3): null or absent = none; an integer >= 1 otherwise.
+// config.json `sliding_window` (mistral, phi3): null, absent or 0 = none; an integer >= 1
+// otherwise.
 Status read_hf_sliding_window(const nlohmann::json& j, const std::string& file, ModelConfig& c);
 
 // LongRoPE's default attention factor: sqrt(1 + ln(s) / ln(original)) with s = max_position /

@@ -94,10 +94,13 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
         s.arch != Architecture::Qwen3 && s.arch != Architecture::Phi3)
         return make_error(std::string("model writer: cannot write the ") + c.arch_name +
                           " architecture");
-    if (s.arch != Architecture::Phi3 && (c.rope_scaling.kind == RopeScaling::Kind::LongRope ||
-                                         s.rotary_dim > 0 || s.sliding_window > 0))
-        return make_error("model writer: longrope, partial rotary and a sliding window are "
-                          "written for the phi3 architecture only");
+    if (s.arch != Architecture::Phi3 &&
+        (c.rope_scaling.kind == RopeScaling::Kind::LongRope || s.rotary_dim > 0))
+        return make_error("model writer: longrope and partial rotary are written for the phi3 "
+                          "architecture only");
+    if (s.sliding_window > 0 && s.arch != Architecture::Phi3 && s.arch != Architecture::Llama)
+        return make_error("model writer: a sliding window is written for phi3 and for llama "
+                          "(as a Hugging Face mistral folder) only");
     if (s.rotary_dim > 0) {
         if (s.rotary_dim % 2 != 0 || s.rotary_dim > c.head_dim)
             return make_error("model writer: rotary_dim must be even and at most head_dim");
@@ -372,6 +375,8 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
             return s;
     rep.config = c;
     rep.config.rope_style = llama ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
+    if (llama)
+        rep.config.sliding_window = 0; // no GGUF key: llama/mistral GGUF runs full attention
     if (rope_freqs)
         rep.config.rope_scaling = RopeScaling{}; // carried by rope_freqs
     return w.finish();
@@ -384,8 +389,12 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
                       : c.arch == Architecture::Qwen2 ? "Qwen2ForCausalLM"
                       : c.arch == Architecture::Phi3  ? "Phi3ForCausalLM"
                                                       : "Qwen3ForCausalLM";
-    j["architectures"] = {cls};
-    j["model_type"] = c.arch_name;
+    // llama with a sliding window: a mistral config.json (GGUF files carry no window key).
+    const bool mistral = c.arch == Architecture::Llama && c.sliding_window > 0;
+    j["architectures"] = {mistral ? "MistralForCausalLM" : cls};
+    j["model_type"] = mistral ? "mistral" : c.arch_name;
+    if (mistral)
+        j["sliding_window"] = c.sliding_window;
     j["vocab_size"] = c.vocab_size;
     j["hidden_size"] = c.hidden_size;
     j["intermediate_size"] = c.intermediate_size;

@@ -136,7 +136,8 @@ std::vector<double> ReferencePhi3::step(int32_t token) {
 
         // Phi3MLP: gate, up = gate_up_proj(x).chunk(2); down(silu(gate) * up).
         xb = rmsnorm(x.data(), l.ffn_norm, H, eps);
-        std::vector<double> gu = matvec(l.w_gate_up.w, l.w_gate_up.rows, l.w_gate_up.cols, xb.data());
+        std::vector<double> gu =
+            matvec(l.w_gate_up.w, l.w_gate_up.rows, l.w_gate_up.cols, xb.data());
         std::vector<double> g(I);
         for (int64_t i = 0; i < I; ++i)
             g[i] = gu[i] / (1.0 + std::exp(-gu[i])) * gu[I + i];

@@ -8,11 +8,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../model/gguf_image.h"
 #include "engine/model/arch_phi3.h"
 #include "engine/model/loaded_model.h"
 #include "engine/model/weight_plan.h"
@@ -122,8 +125,8 @@ Fixture& fx() {
 const LoadedModel* model(Variant v, ModelFileFormat format) {
     Fixture& f = fx();
     MT_REQUIRE(f.dir.valid());
-    const std::string key = mini_test::format(
-        "phi3-%s-%s", variant_name(v), format == ModelFileFormat::Gguf ? "gguf" : "st");
+    const std::string key = mini_test::format("phi3-%s-%s", variant_name(v),
+                                              format == ModelFileFormat::Gguf ? "gguf" : "st");
     auto it = f.models.find(key);
     if (it != f.models.end())
         return it->second.get();
@@ -206,8 +209,8 @@ std::vector<ForwardRow> forward_rows() {
         for (auto [fname, format] : {std::pair{"gguf", ModelFileFormat::Gguf},
                                      std::pair{"safetensors", ModelFileFormat::Safetensors}})
             for (int bs : {4, 16})
-                rows.push_back({mini_test::format("%s-%s-bs%d", variant_name(v), fname, bs), v,
-                                format, bs});
+                rows.push_back(
+                    {mini_test::format("%s-%s-bs%d", variant_name(v), fname, bs), v, format, bs});
     return rows;
 }
 
@@ -248,7 +251,8 @@ MT_TEST_TABLE(phi3_forward_matches_reference, ForwardRow, forward_rows()) {
     const ModelConfig& c = m->config;
     MT_REQUIRE_COMPARE(c.rope_style, RopeStyle::RotateHalf);
     const bool longrope = c.rope_scaling.kind == RopeScaling::Kind::LongRope;
-    const bool want_long = row.variant == Variant::LongRopeLong || row.variant == Variant::PartialLong;
+    const bool want_long =
+        row.variant == Variant::LongRopeLong || row.variant == Variant::PartialLong;
     MT_REQUIRE_COMPARE(longrope_uses_long_factors(c), want_long);
     const int n = row.variant == Variant::LongRopeShort ? 32 : 44;
     const std::vector<int32_t> ids = make_prompt(n, c.vocab_size, 5);
@@ -276,7 +280,8 @@ MT_TEST_TABLE(phi3_gguf_equals_safetensors, VariantRow, variant_rows()) {
     const auto a = engine_logits(*g, ids, 8), b = engine_logits(*s, ids, 8);
     double worst = 0;
     for (size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, rel_diff(a[i].data(), std::vector<double>(b[i].begin(), b[i].end())));
+        worst =
+            std::max(worst, rel_diff(a[i].data(), std::vector<double>(b[i].begin(), b[i].end())));
     std::printf("%s gguf vs safetensors: %.3g\n", row.name.c_str(), worst);
     MT_REQUIRE_MSG(worst < 1e-5, "relative diff %g", worst);
 }
@@ -296,10 +301,10 @@ MT_TEST_TABLE(phi3_loaders_read_config_and_fused_weights, VariantRow, variant_ro
         MT_COMPARE(c.rope_scaling.long_factor, spec.rope_scaling.long_factor);
         if (spec.rope_scaling.kind == RopeScaling::Kind::LongRope) {
             MT_COMPARE(c.rope_scaling.original_max_position, kOriginal);
-            const double want = spec.rope_scaling.attention_factor > 0
-                                    ? spec.rope_scaling.attention_factor
-                                    : std::sqrt(1.0 + std::log(4096.0 / kOriginal) /
-                                                          std::log(double(kOriginal)));
+            const double want =
+                spec.rope_scaling.attention_factor > 0
+                    ? spec.rope_scaling.attention_factor
+                    : std::sqrt(1.0 + std::log(4096.0 / kOriginal) / std::log(double(kOriginal)));
             MT_REQUIRE_MSG(std::abs(c.rope_scaling.attention_factor - want) < 1e-6,
                            "attention factor %g, want %g", c.rope_scaling.attention_factor, want);
         }
@@ -393,6 +398,60 @@ MT_TEST_TABLE(phi3_broken_config_is_a_clear_error, BrokenRow, broken_rows()) {
     const std::string dir = edited_folder(*m, "broken-phi3", row.edit);
     auto r = load_model(dir);
     MT_REQUIRE(!r);
+    std::printf("%s: %s\n", row.name.c_str(), r.message().c_str());
+    MT_REQUIRE_MSG(r.message().find(row.keyword) != std::string::npos, "error: %s",
+                   r.message().c_str());
+}
+
+struct GgufBrokenRow {
+    std::string name;
+    std::function<void(GgufImage&)> edit;
+    std::string keyword;
+};
+std::vector<GgufBrokenRow> gguf_broken_rows() {
+    return {
+        {"no short factors", [](GgufImage& g) { g.remove_tensor("rope_factors_short.weight"); },
+         "missing tensor rope_factors_short.weight"},
+        {"long factor count", [](GgufImage& g) { g.tensor("rope_factors_long.weight")->ne = {4}; },
+         "rope_factors_long.weight: expected 6"},
+        {"no original context",
+         [](GgufImage& g) { g.remove_kv("phi3.rope.scaling.original_context_length"); },
+         "missing key phi3.rope.scaling.original_context_length"},
+        {"odd rotary dims",
+         [](GgufImage& g) { g.kv("phi3.rope.dimension_count")->encoded = GgufImage::u32(11); },
+         "phi3.rope.dimension_count"},
+        {"rotary dims above the head",
+         [](GgufImage& g) { g.kv("phi3.rope.dimension_count")->encoded = GgufImage::u32(18); },
+         "phi3.rope.dimension_count"},
+        {"no fused qkv", [](GgufImage& g) { g.remove_tensor("blk.1.attn_qkv.weight"); },
+         "missing tensor blk.1.attn_qkv.weight"},
+        {"fused gate/up rows",
+         [](GgufImage& g) {
+             g.tensor("blk.0.ffn_up.weight")->ne = {64, 96};
+         },
+         "blk.0.ffn_up.weight: shape [96, 64], expected [192, 64]"},
+    };
+}
+
+// Broken phi3 GGUF files (edited from a valid one): each a clear error naming the tensor/key.
+MT_TEST_TABLE(phi3_broken_gguf_is_a_clear_error, GgufBrokenRow, gguf_broken_rows()) {
+    const LoadedModel* m = model(Variant::PartialLong, ModelFileFormat::Gguf);
+    MT_REQUIRE(m);
+    std::string bytes;
+    {
+        std::ifstream f(m->path, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(f), {});
+    }
+    const auto span = std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    auto f = GgufFile::parse(span, "valid");
+    MT_REQUIRE(f.ok());
+    GgufImage img = GgufImage::from(f.value(), span);
+    MT_REQUIRE(img.serialize() == bytes);
+    row.edit(img);
+    const std::string p = fx().dir.file("broken-phi3.gguf");
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << img.serialize();
+    auto r = load_model(p);
+    MT_REQUIRE(!r.ok());
     std::printf("%s: %s\n", row.name.c_str(), r.message().c_str());
     MT_REQUIRE_MSG(r.message().find(row.keyword) != std::string::npos, "error: %s",
                    r.message().c_str());

@@ -56,7 +56,8 @@ std::unique_ptr<WindowModel> make_model(int window, std::vector<uint8_t> layer_s
         float k = 1.0f;
         if (name == "model.embed_tokens.weight" || name == "lm_head.weight")
             k = 25.0f;
-        else if (name.find("q_proj") != std::string::npos || name.find("k_proj") != std::string::npos)
+        else if (name.find("q_proj") != std::string::npos ||
+                 name.find("k_proj") != std::string::npos)
             k = 8.0f;
         for (int64_t i = 0; i < (b - a) * cols; ++i)
             out[i] *= k;
@@ -111,9 +112,9 @@ std::vector<int32_t> prompt(int n, int seed) {
 }
 
 // Runs the engine to completion; every step checks the manager's invariants (and `each`).
-std::map<RequestId, std::vector<int32_t>>
-run(Engine& e, std::map<RequestId, FinishReason>* finish = nullptr,
-    const std::function<void(Engine&)>& each = {}) {
+std::map<RequestId, std::vector<int32_t>> run(Engine& e,
+                                              std::map<RequestId, FinishReason>* finish = nullptr,
+                                              const std::function<void(Engine&)>& each = {}) {
     std::map<RequestId, std::vector<int32_t>> out;
     for (int guard = 0; e.has_unfinished() && guard < 5000; ++guard) {
         StepOutputs s = e.step();
