@@ -12,6 +12,7 @@
 #include "engine/model/model_writer.h"
 #include "engine/model/quantize.h"
 #include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/rope.h"
 
 namespace llmwb::cli {
 
@@ -37,6 +38,9 @@ const char* rope_style_name(RopeStyle s) {
 const char* rope_scaling_name(const LoadedModel& m) {
     if (m.config.rope_scaling.kind == RopeScaling::Kind::Llama3)
         return "llama3";
+    if (m.config.rope_scaling.kind == RopeScaling::Kind::LongRope) // rope.h: one set per model
+        return longrope_uses_long_factors(m.config) ? "longrope (long factors)"
+                                                    : "longrope (short factors)";
     if (m.weights.rope_freqs.present())
         return "llama3 (rope_freqs)";
     if (m.config.rope_scaling.kind == RopeScaling::Kind::Linear)
@@ -99,6 +103,8 @@ int cmd_info(const Args& argv) {
         j["rope_theta"] = c.rope_theta;
         j["rope_style"] = rope_style_name(c.rope_style);
         j["rope_scaling"] = rope_scaling_name(m);
+        j["rotary_dim"] = c.rotary_dims();
+        j["sliding_window"] = c.sliding_window;
         j["rms_norm_eps"] = c.rms_norm_eps;
         if (c.sliding_window > 0) {
             int sliding = 0;
@@ -176,6 +182,8 @@ int cmd_info(const Args& argv) {
                     c.rope_theta_local > 0 ? " (global layers)" : "");
     if (c.rope_theta_local > 0)
         std::printf("               sliding layers: theta %g, no scaling\n", c.rope_theta_local);
+    if (c.rotary_dims() != c.head_dim)
+        std::printf("rotary         %d of %d dims per head\n", c.rotary_dims(), c.head_dim);
     if (c.sliding_window > 0) {
         int sliding = 0;
         for (int l = 0; l < c.num_layers; ++l)
@@ -231,12 +239,31 @@ int cmd_info(const Args& argv) {
 
 int cmd_make_model(const Args& argv) {
     const char* cmd = "make-model";
-    auto args = CliArgs::parse(
-        argv, {"out",      "arch",          "format",        "type",       "shape", "tokenizer",
-               "seed",     "hidden",        "intermediate",  "layers",     "heads", "kv-heads",
-               "head-dim", "vocab",         "context",       "rope-theta", "tie",   "rope-scaling",
-               "name",     "embedding-std", "sliding-window"},
-        {"json", "help"});
+    auto args = CliArgs::parse(argv,
+                               {"out",
+                                "arch",
+                                "format",
+                                "type",
+                                "shape",
+                                "tokenizer",
+                                "seed",
+                                "hidden",
+                                "intermediate",
+                                "layers",
+                                "heads",
+                                "kv-heads",
+                                "head-dim",
+                                "vocab",
+                                "context",
+                                "rope-theta",
+                                "tie",
+                                "rope-scaling",
+                                "name",
+                                "embedding-std",
+                                "rotary-dim",
+                                "sliding-window",
+                                "original-context"},
+                               {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
@@ -248,17 +275,22 @@ int cmd_make_model(const Args& argv) {
             types += std::string(" ") + weight_type_name(t);
         std::printf(
             "llmwb make-model --out PATH [--shape NAME]\n"
-            "                 [--arch llama|qwen2|qwen3|gemma2|gemma3]\n"
+            "                 [--arch llama|mistral|qwen2|qwen3|gemma2|gemma3|phi3]\n"
             "                 [--format gguf|safetensors] [--type T]\n"
             "                 [--tokenizer DIR] [--seed S] [--hidden N] [--intermediate N]\n"
             "                 [--layers N] [--heads N] [--kv-heads N] [--head-dim N] [--vocab N]\n"
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
-            "                 [--rope-scaling none|llama3] [--name TEXT] [--embedding-std X]\n"
-            "                 [--sliding-window N] [--json]\n"
+            "                 [--rope-scaling none|llama3|longrope] [--name TEXT]\n"
+            "                 [--embedding-std X] [--rotary-dim N] [--sliding-window N]\n"
+            "                 [--original-context N] [--json]\n"
             "  Writes a deterministic model with RANDOM weights (for tests and benchmarks).\n"
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
             "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
             "tokenizer_config.json).\n"
+            "  phi3: --rope-scaling longrope writes synthetic short/long factor sets for the\n"
+            "  original context --original-context N (default 4096); --rotary-dim N rotates\n"
+            "  the first N dims of each head. --sliding-window N: gemma2/3, phi3, or llama as a\n"
+            "  mistral config.json (GGUF llama/mistral files carry no window).\n"
             "  --embedding-std X: std of the token embedding and lm_head (default 0.02; e.g. 0.3\n"
             "  gives peaked next-token distributions, as trained models have, for llmwb kld).\n"
             "  shapes:%s (default tiny)\n"
@@ -285,9 +317,16 @@ int cmd_make_model(const Args& argv) {
         else if (*a == "gemma2" || *a == "gemma3")
             spec =
                 gemma_spec_from(spec, *a == "gemma2" ? Architecture::Gemma2 : Architecture::Gemma3);
+        else if (*a == "phi3")
+            spec.arch = Architecture::Phi3;
         else
             return fail(cmd, "--arch: '" + *a +
-                                 "' is not llama, mistral, qwen2, qwen3, gemma2 or " + "gemma3");
+                                 "' is not llama, mistral, qwen2, qwen3, gemma2, gemma3 or phi3");
+        if (spec.arch != Architecture::Phi3) { // a phi3 shape's extras do not carry over
+            spec.rotary_dim = 0;
+            if (spec.rope_scaling.kind == RopeScaling::Kind::LongRope)
+                spec.rope_scaling = RopeScaling{};
+        }
     }
     std::string format = args->get_or("format", "gguf");
     if (format == "gguf")
@@ -314,17 +353,15 @@ int cmd_make_model(const Args& argv) {
                        IntField{"kv-heads", &spec.num_kv_heads, 1, 1024},
                        IntField{"head-dim", &spec.head_dim, 2, 1024},
                        IntField{"vocab", &spec.vocab_size, 0, 1 << 24},
-                       IntField{"context", &spec.max_position, 1, 1 << 24}}) {
+                       IntField{"context", &spec.max_position, 1, 1 << 24},
+                       IntField{"rotary-dim", &spec.rotary_dim, 2, 1024},
+                       IntField{"sliding-window", &spec.sliding_window, 1, 1 << 24}}) {
         auto v = args->get_int(f.name, f.lo, f.hi);
         if (!v)
             return fail(cmd, v.message());
         if (*v)
             *f.field = static_cast<int>(**v);
     }
-    if (auto sw = args->get_int("sliding-window", 1, 1 << 24); !sw)
-        return fail(cmd, sw.message());
-    else if (*sw)
-        spec.sliding_window = static_cast<int>(**sw);
     auto seed = args->get_int("seed", 0, INT64_MAX);
     if (!seed)
         return fail(cmd, seed.message());
@@ -354,8 +391,27 @@ int cmd_make_model(const Args& argv) {
             spec.rope_scaling.low_freq_factor = 1.0f;
             spec.rope_scaling.high_freq_factor = 4.0f;
             spec.rope_scaling.original_max_position = 8192;
+        } else if (*rs == "longrope") {
+            if (spec.rope_scaling.kind != RopeScaling::Kind::LongRope) {
+                spec.rope_scaling = RopeScaling{};
+                spec.rope_scaling.kind = RopeScaling::Kind::LongRope;
+                spec.rope_scaling.original_max_position = 4096;
+            }
         } else
-            return fail(cmd, "--rope-scaling: '" + *rs + "' is not none or llama3");
+            return fail(cmd, "--rope-scaling: '" + *rs + "' is not none, llama3 or longrope");
+    }
+    auto orig = args->get_int("original-context", 2, 1 << 24);
+    if (!orig)
+        return fail(cmd, orig.message());
+    // LongRoPE factor sets sized for the final rotary dims (a shape's, or regenerated).
+    if (spec.rope_scaling.kind == RopeScaling::Kind::LongRope) {
+        const int hd = spec.head_dim > 0 ? spec.head_dim : spec.hidden_size / spec.num_heads;
+        const size_t n = size_t((spec.rotary_dim > 0 ? spec.rotary_dim : hd) / 2);
+        if (*orig || spec.rope_scaling.short_factor.size() != n)
+            set_synthetic_longrope(spec, *orig ? static_cast<int>(**orig)
+                                         : spec.rope_scaling.original_max_position > 2
+                                             ? spec.rope_scaling.original_max_position
+                                             : 4096);
     }
     if (auto n = args->get("name"))
         spec.name = *n;

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "engine/model/arch_gemma.h"
+#include "engine/model/arch_phi3.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/weight_binding.h"
@@ -78,6 +79,8 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
     } else if (is_gemma_gguf_arch(c.arch_name)) {
         c.arch = c.arch_name == "gemma2" ? Architecture::Gemma2 : Architecture::Gemma3;
         c.rope_style = RopeStyle::RotateHalf;
+    } else if (c.arch_name == "phi3") {
+        c.arch = Architecture::Phi3; // rope style, partial rotary, LongRoPE: read_phi3_gguf
     } else {
         return make_error(file + ": unsupported architecture '" + printable(c.arch_name) + "'");
     }
@@ -110,7 +113,7 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
         return make_error(file + ": head_count is not a multiple of head_count_kv");
     }
     // Partial rotary embeddings are not supported: the rotated dimensions are the whole head.
-    if (const GgufValue* rd = k.find("rope.dimension_count")) {
+    if (const GgufValue* rd = k.find("rope.dimension_count"); rd && c.arch != Architecture::Phi3) {
         auto n = rd->as_int();
         if (!n || *n != c.head_dim)
             return make_error(file + ": " + c.arch_name +
@@ -141,6 +144,8 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
     }
     if (is_gemma(c.arch))
         return read_gemma_gguf_config(f, file, c);
+    if (c.arch == Architecture::Phi3)
+        return read_phi3_gguf(f, file, c);
     return ok_status();
 }
 

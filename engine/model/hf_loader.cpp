@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model/arch_gemma.h"
+#include "engine/model/arch_phi3.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/safetensors_file.h"
@@ -110,6 +111,8 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
         c.arch = Architecture::Qwen2;
     } else if (c.arch_name == "qwen3") {
         c.arch = Architecture::Qwen3;
+    } else if (c.arch_name == "phi3") {
+        c.arch = Architecture::Phi3;
     } else {
         return make_error(file + ": unsupported model_type '" + printable(c.arch_name) + "'");
     }
@@ -164,7 +167,12 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
         return s;
     }
     if (c.arch == Architecture::Qwen2)
-        c.attention_bias = true; // qwen2 always has q/k/v biases
+        c.attention_bias = true;      // qwen2 always has q/k/v biases
+    if (c.arch == Architecture::Phi3) // partial rotary, longrope, sliding_window
+        return read_phi3_hf(j, file, c);
+    if (c.arch_name == "mistral") // every layer slides (GGUF mistral files carry no window)
+        if (!(s = read_hf_sliding_window(j, file, c)))
+            return s;
     auto rs = j.find("rope_scaling");
     if (rs != j.end() && !rs->is_null()) {
         if (!rs->is_object())

@@ -23,11 +23,11 @@ void for_each_tensor(const LoadedModel& m,
     const ModelWeights& w = m.weights;
     visit("embedding", w.tok_embd, true);
     for (const auto& L : w.layers) {
-        for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo})
+        for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wqkv, &L.wo})
             visit("attention", *t, true);
         for (const TensorView* t : {&L.bq, &L.bk, &L.bv})
             visit("attention", *t, false);
-        for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_down})
+        for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_gate_up, &L.w_down})
             visit("ffn", *t, true);
         for (const TensorView* t :
              {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm, &L.post_attn_norm, &L.post_ffn_norm})

@@ -1,5 +1,7 @@
 #include "engine/model/model_shapes.h"
 
+#include <algorithm>
+
 namespace llmwb {
 namespace {
 
@@ -9,7 +11,9 @@ struct ShapePreset {
     int vocab, hidden, inter, layers, heads, kv_heads, head_dim, max_pos;
     float theta;
     bool tied;
-    bool llama3_rope;
+    int rope = 0;       // 0: none, 1: llama3 scaling, 2: LongRoPE (phi3; original context 4096)
+    int rotary_dim = 0; // partial rotary (phi-4-mini: 0.75 of 128)
+    int window = 0;     // sliding window (mistral v0.1)
 };
 
 // Shapes as published in each family's config.json.
@@ -30,6 +34,12 @@ constexpr ShapePreset kPresets[] = {
      false},
     {"gemma-3-4b", Architecture::Gemma3, 262208, 2560, 10240, 34, 8, 4, 256, 131072, 1000000.0f,
      true, false},
+    {"phi-3.5-mini", Architecture::Phi3, 32064, 3072, 8192, 32, 32, 32, 96, 131072, 10000.0f, false,
+     2},
+    {"phi-4-mini", Architecture::Phi3, 200064, 3072, 8192, 32, 24, 8, 128, 131072, 10000.0f, true,
+     2, 96},
+    {"mistral-7b", Architecture::Llama, 32000, 4096, 14336, 32, 32, 8, 128, 32768, 10000.0f, false,
+     0, 0, 4096},
 };
 
 // The gemma settings of those shapes (google/gemma-2-2b, gemma-3-1b-pt, gemma-3-4b-pt).
@@ -62,7 +72,11 @@ Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape) {
         s.max_position = p.max_pos;
         s.rope_theta = p.theta;
         s.tie_word_embeddings = p.tied;
-        if (p.llama3_rope) {
+        s.rotary_dim = p.rotary_dim;
+        s.sliding_window = p.window;
+        if (p.rope == 2)
+            set_synthetic_longrope(s, 4096);
+        if (p.rope == 1) {
             s.rope_scaling.kind = RopeScaling::Kind::Llama3;
             s.rope_scaling.factor = 32.0f;
             s.rope_scaling.low_freq_factor = 1.0f;
@@ -89,6 +103,21 @@ Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape) {
     for (const auto& n : known_model_shapes())
         known += (known.empty() ? "" : ", ") + n;
     return make_error("unknown model shape '" + shape + "' (known: " + known + ")");
+}
+
+void set_synthetic_longrope(ModelWriterSpec& s, int original) {
+    const int head_dim = s.head_dim > 0 ? s.head_dim : s.hidden_size / std::max(1, s.num_heads);
+    const int n = (s.rotary_dim > 0 ? s.rotary_dim : head_dim) / 2;
+    RopeScaling& r = s.rope_scaling;
+    r = RopeScaling{};
+    r.kind = RopeScaling::Kind::LongRope;
+    r.original_max_position = original;
+    r.attention_factor = 0.0f; // the writer derives it from the positions
+    for (int i = 0; i < n; ++i) {
+        const float t = n > 1 ? float(i) / float(n - 1) : 0.0f;
+        r.short_factor.push_back(1.0f + 0.1f * t * t);
+        r.long_factor.push_back(1.0f + 39.0f * t * t);
+    }
 }
 
 std::vector<std::string> known_model_shapes() {

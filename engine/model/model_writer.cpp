@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/model/arch_gemma.h"
+#include "engine/model/arch_phi3.h"
 #include "engine/model/demo_tokenizer.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/quantize.h"
@@ -91,9 +92,41 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
     if (c.rope_scaling.kind == RopeScaling::Kind::Linear) {
         if (s.arch != Architecture::Gemma3)
             return make_error("model writer: linear rope scaling needs the gemma3 architecture");
-    } else if (c.rope_scaling.kind != RopeScaling::Kind::None && s.arch != Architecture::Llama) {
+    } else if (c.rope_scaling.kind == RopeScaling::Kind::Llama3 && s.arch != Architecture::Llama) {
         return make_error("model writer: llama3 rope scaling needs the llama architecture");
     }
+    if (s.arch != Architecture::Llama && s.arch != Architecture::Qwen2 &&
+        s.arch != Architecture::Qwen3 && s.arch != Architecture::Phi3 && !is_gemma(s.arch))
+        return make_error(std::string("model writer: cannot write the ") + c.arch_name +
+                          " architecture");
+    if (s.arch != Architecture::Phi3 &&
+        (c.rope_scaling.kind == RopeScaling::Kind::LongRope || s.rotary_dim > 0))
+        return make_error("model writer: longrope and partial rotary are written for the phi3 "
+                          "architecture only");
+    if (s.sliding_window > 0 && s.arch != Architecture::Phi3 && s.arch != Architecture::Llama &&
+        !is_gemma(s.arch))
+        return make_error("model writer: a sliding window is written for gemma2/3, phi3 and "
+                          "llama (as a Hugging Face mistral folder) only");
+    if (s.rotary_dim > 0) {
+        if (s.rotary_dim % 2 != 0 || s.rotary_dim > c.head_dim)
+            return make_error("model writer: rotary_dim must be even and at most head_dim");
+        c.rotary_dim = s.rotary_dim == c.head_dim ? 0 : s.rotary_dim;
+    }
+    if (c.rope_scaling.kind == RopeScaling::Kind::LongRope) {
+        RopeScaling& sc = c.rope_scaling;
+        const size_t n = size_t(c.rotary_dims() / 2);
+        if (sc.short_factor.size() != n || sc.long_factor.size() != n)
+            return make_error("model writer: longrope needs rotary_dim/2 = " + std::to_string(n) +
+                              " short and long factors");
+        if (sc.original_max_position < 2)
+            return make_error("model writer: longrope needs original_max_position >= 2");
+        if (sc.attention_factor <= 0.0f)
+            sc.attention_factor =
+                longrope_default_attention_factor(c.max_position, sc.original_max_position);
+    }
+    if (s.sliding_window < 0)
+        return make_error("model writer: sliding_window must be >= 0");
+    c.sliding_window = s.sliding_window;
     c.rope_style = RopeStyle::RotateHalf;
     c.tie_word_embeddings = s.tie_word_embeddings;
     c.attention_bias = s.attention_bias < 0 ? s.arch == Architecture::Qwen2 : s.attention_bias > 0;
@@ -174,7 +207,7 @@ void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const Tokenize
     w.add_u32(a + "attention.head_count_kv", uint32_t(c.num_kv_heads));
     w.add_u32(a + "attention.key_length", uint32_t(c.head_dim));
     w.add_u32(a + "attention.value_length", uint32_t(c.head_dim));
-    w.add_u32(a + "rope.dimension_count", uint32_t(c.head_dim));
+    w.add_u32(a + "rope.dimension_count", uint32_t(c.rotary_dims()));
     w.add_f32(a + "rope.freq_base", c.rope_theta);
     w.add_f32(a + "attention.layer_norm_rms_epsilon", c.rms_norm_eps);
     if (is_gemma(c.arch)) { // as llama.cpp's converter writes them
@@ -188,6 +221,13 @@ void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const Tokenize
             w.add_string(a + "rope.scaling.type", "linear");
             w.add_f32(a + "rope.scaling.factor", c.rope_scaling.factor);
         }
+    }
+    if (c.arch == Architecture::Phi3 && c.sliding_window > 0)
+        w.add_u32(a + "attention.sliding_window", uint32_t(c.sliding_window));
+    if (c.rope_scaling.kind == RopeScaling::Kind::LongRope) { // factors: phi3_rope_factor_tensors
+        w.add_u32(a + "rope.scaling.original_context_length",
+                  uint32_t(c.rope_scaling.original_max_position));
+        w.add_f32(a + "rope.scaling.attn_factor", c.rope_scaling.attention_factor);
     }
 
     const bool spm = d.kind == TokenizerData::Kind::SentencePieceBpe;
@@ -227,6 +267,14 @@ void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const Tokenize
         w.add_bool("tokenizer.ggml.add_space_prefix", d.add_space_prefix);
     if (chat_template)
         w.add_string("tokenizer.chat_template", *chat_template);
+}
+
+std::vector<std::pair<std::string, std::vector<float>>>
+longrope_factor_tensors(const ModelConfig& c) {
+    if (c.rope_scaling.kind != RopeScaling::Kind::LongRope)
+        return {};
+    return {{"rope_factors_long.weight", c.rope_scaling.long_factor},
+            {"rope_factors_short.weight", c.rope_scaling.short_factor}};
 }
 
 namespace {
@@ -349,6 +397,11 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
         rep.weight_bytes += t.rows * dtype_row_bytes(ty, t.cols);
         rep.parameter_count += t.rows * t.cols;
     }
+    const auto factors = longrope_factor_tensors(c);
+    for (const auto& [fname, values] : factors) {
+        w.add_tensor(fname, DType::F32, 1, int64_t(values.size()), true);
+        rep.tensors.push_back({"", fname, 1, int64_t(values.size()), DType::F32, false});
+    }
     Status s = w.begin(path);
     if (!s)
         return s;
@@ -358,8 +411,13 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
         if (!s)
             return s;
     }
+    for (const auto& [fname, values] : factors)
+        if (!(s = w.append(values.data(), values.size() * sizeof(float))))
+            return s;
     rep.config = c;
     rep.config.rope_style = llama ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
+    if (llama)
+        rep.config.sliding_window = 0; // no GGUF key: llama/mistral GGUF runs full attention
     if (rope_freqs)
         rep.config.rope_scaling = RopeScaling{}; // carried by rope_freqs
     return w.finish();
@@ -372,9 +430,16 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
                       : c.arch == Architecture::Qwen2  ? "Qwen2ForCausalLM"
                       : c.arch == Architecture::Gemma2 ? "Gemma2ForCausalLM"
                       : c.arch == Architecture::Gemma3 ? "Gemma3ForCausalLM"
+                      : c.arch == Architecture::Phi3   ? "Phi3ForCausalLM"
                                                        : "Qwen3ForCausalLM";
-    j["architectures"] = {cls};
-    j["model_type"] = c.arch == Architecture::Gemma3 ? std::string("gemma3_text") : c.arch_name;
+    // llama with a sliding window: a mistral config.json (GGUF files carry no window key).
+    const bool mistral = c.arch == Architecture::Llama && c.sliding_window > 0;
+    j["architectures"] = {mistral ? "MistralForCausalLM" : cls};
+    j["model_type"] = mistral                            ? std::string("mistral")
+                      : c.arch == Architecture::Gemma3 ? std::string("gemma3_text")
+                                                       : c.arch_name;
+    if (mistral)
+        j["sliding_window"] = c.sliding_window;
     j["vocab_size"] = c.vocab_size;
     j["hidden_size"] = c.hidden_size;
     j["intermediate_size"] = c.intermediate_size;
@@ -398,8 +463,24 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
             {"original_max_position_embeddings", c.rope_scaling.original_max_position}};
     } else if (c.rope_scaling.kind == RopeScaling::Kind::Linear) {
         j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", c.rope_scaling.factor}};
+    } else if (c.rope_scaling.kind == RopeScaling::Kind::LongRope) {
+        const RopeScaling& sc = c.rope_scaling;
+        j["original_max_position_embeddings"] = sc.original_max_position;
+        j["rope_scaling"] = {{"type", "longrope"},
+                             {"short_factor", sc.short_factor},
+                             {"long_factor", sc.long_factor}};
+        // Written only where it differs from what a reader derives from the positions.
+        if (std::abs(sc.attention_factor - longrope_default_attention_factor(
+                                               c.max_position, sc.original_max_position)) > 1e-7f)
+            j["rope_scaling"]["attention_factor"] = sc.attention_factor;
     } else {
         j["rope_scaling"] = nullptr;
+    }
+    if (c.arch == Architecture::Phi3) {
+        if (c.rotary_dim > 0)
+            j["partial_rotary_factor"] = double(c.rotary_dim) / c.head_dim;
+        j["sliding_window"] = c.sliding_window > 0 ? nlohmann::ordered_json(c.sliding_window)
+                                                   : nlohmann::ordered_json(nullptr);
     }
     if (is_gemma(c.arch)) {
         j["hidden_activation"] = "gelu_pytorch_tanh";

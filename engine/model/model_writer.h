@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/model_config.h"
@@ -78,7 +79,10 @@ struct ModelWriterSpec {
     int max_position = 4096;
     float rope_theta = 10000.0f;
     float rms_norm_eps = 1e-6f;
-    RopeScaling rope_scaling; // Llama3 only for Architecture::Llama
+    RopeScaling rope_scaling; // Llama3 only for Architecture::Llama, LongRope only for Phi3
+                              // (attention_factor <= 0: the default from the positions)
+    int rotary_dim = 0;       // phi3 partial rotary: rotated dims per head (0 = head_dim)
+    int sliding_window = 0;   // phi3: written as sliding_window / phi3.attention.sliding_window
     bool tie_word_embeddings = false;
     // q/k/v biases: -1 = architecture default (qwen2 yes, others no), 0 = no, 1 = yes.
     int attention_bias = -1;
@@ -145,5 +149,10 @@ Result<ModelConfig> resolve_writer_config(const ModelWriterSpec& spec);
 void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const TokenizerData& tokenizer,
                              const std::optional<std::string>& chat_template,
                              const std::string& name, uint32_t file_type);
+
+// phi3 LongRoPE as GGUF stores it: the F32 tensors rope_factors_long.weight and
+// rope_factors_short.weight (name, values); empty unless c.rope_scaling is LongRope.
+std::vector<std::pair<std::string, std::vector<float>>>
+longrope_factor_tensors(const ModelConfig& c);
 
 } // namespace llmwb

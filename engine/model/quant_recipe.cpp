@@ -115,6 +115,14 @@ DType mix_type(const std::string& t, DType base, TensorKind kind, int64_t cols, 
             return t == "Q4_0" ? DType::Q4_1 : DType::Q5_1;
         return base;
     }
+    case TensorKind::AttnQkv: // the fused q/k/v matrix holds V: a step up, as llama.cpp does
+        if (t == "Q3_K_M" || t == "Q3_K_L")
+            return DType::Q4_K;
+        if (t == "Q4_K_M")
+            return DType::Q5_K;
+        if (t == "Q5_K_M")
+            return DType::Q6_K;
+        return base;
     case TensorKind::AttnOutput:
         if (t == "Q2_K")
             return DType::Q3_K;
@@ -184,6 +192,8 @@ TensorKind tensor_kind_of(const std::string& n) {
         return TensorKind::AttnK;
     if (has("attn_q.weight"))
         return TensorKind::AttnQ;
+    if (has("attn_qkv.weight"))
+        return TensorKind::AttnQkv;
     if (has("attn_output.weight"))
         return TensorKind::AttnOutput;
     if (has("ffn_down"))

@@ -19,6 +19,7 @@ enum class TensorKind {
     TokenEmbd,  // token_embd.weight
     Output,     // output.weight
     AttnQ,      // blk.N.attn_q.weight
+    AttnQkv,    // blk.N.attn_qkv.weight (fused q/k/v: phi3)
     AttnK,      // blk.N.attn_k.weight
     AttnV,      // blk.N.attn_v.weight
     AttnOutput, // blk.N.attn_output.weight

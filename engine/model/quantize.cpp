@@ -154,6 +154,17 @@ Result<Source> open_hf_source(const std::string& dir) {
         }
         s.tensors.push_back(std::move(st));
     }
+    for (auto& [name, values] : longrope_factor_tensors(c)) { // phi3: as the converter writes
+        SourceTensor st;
+        st.name = name;
+        st.rows = 1;
+        st.cols = int64_t(values.size());
+        st.ne = {uint64_t(values.size())};
+        st.type = DType::F32;
+        s.owned.push_back(std::move(values));
+        st.data = reinterpret_cast<const uint8_t*>(s.owned.back().data());
+        s.tensors.push_back(std::move(st));
+    }
     s.n_head = c.num_heads;
     s.n_head_kv = c.num_kv_heads;
     if (rope_freqs)

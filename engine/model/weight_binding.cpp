@@ -217,6 +217,7 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
                           naming(TensorRole::AttnNorm, c.num_layers - 1) +
                           " (missing tensor; layer count beyond what the file holds)");
     w.layers.clear();
+    const bool fused = c.arch == Architecture::Phi3; // qkv_proj / gate_up_proj as stored
     for (int l = 0; l < c.num_layers; ++l) {
         LayerWeights& L = w.layers.emplace_back();
         struct Item {
@@ -228,9 +229,10 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
         };
         const Item items[] = {
             {&L.attn_norm, TensorRole::AttnNorm, 1, hidden, true, true},
-            {&L.wq, TensorRole::Wq, qd, hidden, false, true},
-            {&L.wk, TensorRole::Wk, kvd, hidden, false, true},
-            {&L.wv, TensorRole::Wv, kvd, hidden, false, true},
+            {&L.wq, TensorRole::Wq, qd, hidden, false, !fused},
+            {&L.wk, TensorRole::Wk, kvd, hidden, false, !fused},
+            {&L.wv, TensorRole::Wv, kvd, hidden, false, !fused},
+            {&L.wqkv, TensorRole::Wqkv, qd + 2 * kvd, hidden, false, fused},
             {&L.wo, TensorRole::Wo, hidden, qd, false, true},
             {&L.bq, TensorRole::Bq, 1, qd, true, c.attention_bias},
             {&L.bk, TensorRole::Bk, 1, kvd, true, c.attention_bias},
@@ -239,8 +241,9 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
             {&L.k_norm, TensorRole::KNorm, 1, c.head_dim, true, c.qk_norm},
             {&L.post_attn_norm, TensorRole::PostAttnNorm, 1, hidden, true, c.post_norms},
             {&L.ffn_norm, TensorRole::FfnNorm, 1, hidden, true, true},
-            {&L.w_gate, TensorRole::WGate, inter, hidden, false, true},
-            {&L.w_up, TensorRole::WUp, inter, hidden, false, true},
+            {&L.w_gate, TensorRole::WGate, inter, hidden, false, !fused},
+            {&L.w_up, TensorRole::WUp, inter, hidden, false, !fused},
+            {&L.w_gate_up, TensorRole::WGateUp, 2 * inter, hidden, false, fused},
             {&L.w_down, TensorRole::WDown, hidden, inter, false, true},
             {&L.post_ffn_norm, TensorRole::PostFfnNorm, 1, hidden, true, c.post_norms},
         };

@@ -25,11 +25,16 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
         out.push_back(std::move(t));
     };
     add(TensorRole::TokEmbd, 0, vocab, hidden, false);
+    const bool fused = c.arch == Architecture::Phi3; // qkv_proj / gate_up_proj as stored
     for (int l = 0; l < c.num_layers; ++l) {
         add(TensorRole::AttnNorm, l, 1, hidden, true);
-        add(TensorRole::Wq, l, qd, hidden, false);
-        add(TensorRole::Wk, l, kvd, hidden, false);
-        add(TensorRole::Wv, l, kvd, hidden, false);
+        if (fused) {
+            add(TensorRole::Wqkv, l, qd + 2 * kvd, hidden, false);
+        } else {
+            add(TensorRole::Wq, l, qd, hidden, false);
+            add(TensorRole::Wk, l, kvd, hidden, false);
+            add(TensorRole::Wv, l, kvd, hidden, false);
+        }
         if (c.attention_bias) {
             add(TensorRole::Bq, l, 1, qd, true);
             add(TensorRole::Bk, l, 1, kvd, true);
@@ -43,8 +48,12 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
         if (c.post_norms)
             add(TensorRole::PostAttnNorm, l, 1, hidden, true);
         add(TensorRole::FfnNorm, l, 1, hidden, true);
-        add(TensorRole::WGate, l, inter, hidden, false);
-        add(TensorRole::WUp, l, inter, hidden, false);
+        if (fused) {
+            add(TensorRole::WGateUp, l, 2 * inter, hidden, false);
+        } else {
+            add(TensorRole::WGate, l, inter, hidden, false);
+            add(TensorRole::WUp, l, inter, hidden, false);
+        }
         add(TensorRole::WDown, l, hidden, inter, false);
         if (c.post_norms)
             add(TensorRole::PostFfnNorm, l, 1, hidden, true);
@@ -172,6 +181,10 @@ const TensorView* planned_view(const ModelWeights& w, const PlannedTensor& t) {
         return &L.post_attn_norm;
     case TensorRole::PostFfnNorm:
         return &L.post_ffn_norm;
+    case TensorRole::Wqkv:
+        return &L.wqkv;
+    case TensorRole::WGateUp:
+        return &L.w_gate_up;
     default:
         return nullptr;
     }

@@ -66,6 +66,7 @@ CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& po
         local.rope_scaling = RopeScaling{};
         inv_freq_local_ = rope_inv_freq(local, TensorView{});
     }
+    rope_scale_ = rope_attention_scale(c);
     for (const LayerWeights& lw : w.layers) {
         Norms::Layer l;
         l.attn_norm = to_f32(lw.attn_norm);
@@ -147,7 +148,8 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
             for (int64_t i = 0; i < H; ++i)
                 x_[t * H + i] *= c.embedding_scale;
         rope_cos_sin(cos_.data() + static_cast<int64_t>(t) * half,
-                     sin_.data() + static_cast<int64_t>(t) * half, inv_freq_, batch.positions[t]);
+                     sin_.data() + static_cast<int64_t>(t) * half, inv_freq_, batch.positions[t],
+                     rope_scale_);
         if (!inv_freq_local_.empty())
             rope_cos_sin(cos_local_.data() + static_cast<int64_t>(t) * half,
                          sin_local_.data() + static_cast<int64_t>(t) * half, inv_freq_local_,
@@ -226,8 +228,8 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
                            c.layer_sliding[size_t(l)];
         const float* cs = (local ? cos_local_ : cos_).data() + static_cast<int64_t>(t) * half;
         const float* sn = (local ? sin_local_ : sin_).data() + static_cast<int64_t>(t) * half;
-        rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style);
-        rope_apply(kt, c.num_kv_heads, hd, cs, sn, c.rope_style);
+        rope_apply(qt, c.num_heads, hd, cs, sn, c.rope_style, c.rotary_dims());
+        rope_apply(kt, c.num_kv_heads, hd, cs, sn, c.rope_style, c.rotary_dims());
     }
     // KV write through the slot mapping, in the pool's element type.
     kernels::kv_write(kv.k_pool(l), kv.layout(), k_.data(), kv_w, batch.slot_mapping.data(), n,

@@ -60,8 +60,9 @@ class CpuTransformer {
     const LoadedModel& model_;
     kernels::ThreadPool& pool_;
     int32_t vocab_ = 0;
-    std::vector<double> inv_freq_;       // [head_dim/2]
-    std::vector<double> inv_freq_local_; // [head_dim/2] sliding layers' RoPE (gemma3) or empty
+    std::vector<double> inv_freq_;       // [rotary_dim/2]
+    std::vector<double> inv_freq_local_; // [rotary_dim/2] sliding layers' RoPE (gemma3) or empty
+    float rope_scale_ = 1.0f;            // cos/sin multiplier (LongRoPE attention factor)
     std::unique_ptr<Norms> norms_;
 
     // Workspace, grown to the largest batch seen and reused ("n" = tokens of the batch).

@@ -8,11 +8,12 @@
 namespace llmwb {
 
 std::vector<double> rope_inv_freq(const ModelConfig& config, const TensorView& rope_freqs) {
-    const int32_t half = config.head_dim / 2;
+    const int32_t rot = config.rotary_dims();
+    const int32_t half = rot / 2;
     std::vector<double> inv(half);
     for (int32_t i = 0; i < half; ++i)
-        inv[i] = std::pow(static_cast<double>(config.rope_theta),
-                          -2.0 * i / static_cast<double>(config.head_dim));
+        inv[i] =
+            std::pow(static_cast<double>(config.rope_theta), -2.0 * i / static_cast<double>(rot));
 
     if (rope_freqs.present() && rope_freqs.rows * rope_freqs.cols == half) {
         std::vector<float> factors(half);
@@ -25,6 +26,16 @@ std::vector<double> rope_inv_freq(const ModelConfig& config, const TensorView& r
     if (s.kind == RopeScaling::Kind::Linear) // positions / factor (gemma3's global layers)
         for (double& f : inv)
             f /= s.factor;
+    if (s.kind == RopeScaling::Kind::LongRope) {
+        // The loaders check that both sets hold rotary_dim/2 factors; a set of another length
+        // (a config built by hand) leaves the frequencies unscaled rather than reading past it.
+        const std::vector<float>& f =
+            longrope_uses_long_factors(config) ? s.long_factor : s.short_factor;
+        if (f.size() == inv.size())
+            for (int32_t i = 0; i < half; ++i)
+                inv[i] /= static_cast<double>(f[i]);
+        return inv;
+    }
     if (s.kind == RopeScaling::Kind::Llama3) {
         const double old_ctx = s.original_max_position;
         const double low_wavelen = old_ctx / s.low_freq_factor;
@@ -45,18 +56,29 @@ std::vector<double> rope_inv_freq(const ModelConfig& config, const TensorView& r
     return inv;
 }
 
+bool longrope_uses_long_factors(const ModelConfig& config) {
+    return config.rope_scaling.kind == RopeScaling::Kind::LongRope &&
+           config.max_position > config.rope_scaling.original_max_position;
+}
+
+float rope_attention_scale(const ModelConfig& config) {
+    return config.rope_scaling.kind == RopeScaling::Kind::LongRope
+               ? config.rope_scaling.attention_factor
+               : 1.0f;
+}
+
 void rope_cos_sin(float* cos_out, float* sin_out, const std::vector<double>& inv_freq,
-                  int32_t position) {
+                  int32_t position, float scale) {
     for (size_t i = 0; i < inv_freq.size(); ++i) {
         const double a = position * inv_freq[i];
-        cos_out[i] = static_cast<float>(std::cos(a));
-        sin_out[i] = static_cast<float>(std::sin(a));
+        cos_out[i] = static_cast<float>(std::cos(a) * scale);
+        sin_out[i] = static_cast<float>(std::sin(a) * scale);
     }
 }
 
 void rope_apply(float* x, int32_t n_heads, int32_t head_dim, const float* cos, const float* sin,
-                RopeStyle style) {
-    const int32_t half = head_dim / 2;
+                RopeStyle style, int32_t rotary_dim) {
+    const int32_t half = (rotary_dim > 0 && rotary_dim <= head_dim ? rotary_dim : head_dim) / 2;
     for (int32_t h = 0; h < n_heads; ++h) {
         float* v = x + static_cast<int64_t>(h) * head_dim;
         if (style == RopeStyle::RotateHalf) {

@@ -96,6 +96,8 @@ Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokeni
     e->memory_plan_ = *plan;
     e->kv_mgr_ = std::make_unique<KvCacheManager>(plan->num_blocks, config.block_size,
                                                   config.enable_prefix_caching, config.cache_key);
+    if (mc.sliding_window > 0 && mc.layer_sliding.empty() && !config.keep_window_blocks)
+        e->kv_mgr_->set_sliding_window(mc.sliding_window); // every layer slides (mistral)
     SchedulerConfig sc;
     sc.max_num_seqs = config.max_num_seqs;
     sc.max_num_batched_tokens = config.max_num_batched_tokens;
@@ -107,6 +109,11 @@ Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokeni
 
 int64_t Engine::context_limit() const {
     int64_t limit = static_cast<int64_t>(kv_mgr_->pool().num_blocks()) * config_.block_size;
+    // A sliding window frees what no query sees: a request holds at most window_blocks() (+ a
+    // prefill chunk, which the scheduler caps), so the pool no longer bounds its length.
+    if (kv_mgr_->sliding_window() > 0 && kv_mgr_->window_chunk_limit() > 0 &&
+        exec_.config().max_position > 0)
+        limit = exec_.config().max_position;
     if (exec_.config().max_position > 0)
         limit = std::min<int64_t>(limit, exec_.config().max_position);
     return limit;
@@ -373,7 +380,8 @@ void Engine::account_step() {
     const int64_t limit = context_limit();
     for (const ScheduledRequest& s : step_plan_.scheduled) {
         const Request* r = find(s.id);
-        accounting_.allocated_slot_steps += static_cast<int64_t>(kv_mgr_->blocks(s.id).size()) * bs;
+        accounting_.allocated_slot_steps +=
+            static_cast<int64_t>(kv_mgr_->live_blocks(s.id).size()) * bs;
         accounting_.used_slot_steps += s.num_computed + s.num_scheduled;
         accounting_.contiguous_slot_steps +=
             std::min<int64_t>(limit, r->num_prompt_tokens + r->params.max_tokens);
@@ -440,6 +448,9 @@ void Engine::commit_computed() {
         if (s.prefill)
             total_prompt_computed_ += s.num_scheduled;
         kv_mgr_->commit_computed(r.id, r.tokens, r.num_computed);
+        // Sliding window: blocks no future query of r can see go back to the pool (its next
+        // query is at num_computed; accepted drafts only move it further).
+        kv_mgr_->release_outside_window(r.id, r.num_computed);
     }
 }
 
@@ -459,7 +470,7 @@ void Engine::record_step() {
         rec.num_total = s.num_total + (s.wants_logits() ? 1 : 0);
         rec.num_draft = s.num_draft;
         rec.num_accepted = 0; // process_outputs() counts them
-        auto table = kv_mgr_->blocks(s.id);
+        auto table = kv_mgr_->live_blocks(s.id);
         rec.blocks.assign(table.begin(), table.end());
     }
 }

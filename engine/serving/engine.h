@@ -48,6 +48,9 @@ struct EngineConfig {
     int32_t max_num_batched_tokens = 512;
     SchedulerPolicy policy = SchedulerPolicy::Continuous;
     bool enable_prefix_caching = true;
+    // Sliding-window models: keep the blocks no query can see any more (tests compare against
+    // this; by default they are released as requests advance).
+    bool keep_window_blocks = false;
     MemoryBudget memory;             // the KV pool's budget (memory_plan.h)
     bool skip_special_tokens = true; // leave special tokens out of the streamed text
     uint64_t cache_key = 0;          // extra key of every block hash (model/adapter id)

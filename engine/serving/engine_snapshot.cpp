@@ -22,7 +22,7 @@ SnapshotRequest Engine::metrics_of(const Request& r, EngineClock::time_point now
     m.output_tokens = r.num_output();
     m.computed_tokens = r.num_computed;
     m.cached_tokens = r.num_cached_tokens;
-    m.num_blocks = static_cast<int32_t>(kv_mgr_->blocks(r.id).size());
+    m.num_blocks = static_cast<int32_t>(kv_mgr_->live_blocks(r.id).size()); // window: held only
     m.preemptions = r.num_preemptions;
     m.draft_tokens = r.num_draft_verified;
     m.accepted_tokens = r.num_draft_accepted;
@@ -82,8 +82,8 @@ void Engine::snapshot(EngineSnapshot& s) const {
             blk.state = BlockState::Free;
         }
     }
-    for (const Request* r : scheduler_->running()) // oldest first: the first holder owns
-        for (int32_t b : kv_mgr_->blocks(r->id))
+    for (const Request* r : scheduler_->running())    // oldest first: the first holder owns
+        for (int32_t b : kv_mgr_->live_blocks(r->id)) // blocks released by a window are not its
             if (s.blocks[b].owner < 0)
                 s.blocks[b].owner = r->id;
     s.num_used_blocks = pool.num_used();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <string>
 
 namespace llmwb {
@@ -59,7 +60,7 @@ bool KvCacheManager::allocate_slots(RequestId id, int64_t num_tokens, int64_t fi
     const int64_t new_blocks = needed > have ? needed - have : 0;
     int64_t cow = 0;
     if (!fresh)
-        for (int64_t i = first_write_token / bs; i < have; ++i)
+        for (int64_t i = std::max<int64_t>(first_write_token / bs, t->released); i < have; ++i)
             if (pool_->ref_count(t->blocks[i]) > 1)
                 ++cow;
     if (new_blocks + cow > static_cast<int64_t>(pool_->num_free()) - hit_from_free)
@@ -74,7 +75,7 @@ bool KvCacheManager::allocate_slots(RequestId id, int64_t num_tokens, int64_t fi
         tab.hashes = hit->hashes;
     }
     if (cow > 0) {
-        for (int64_t i = first_write_token / bs; i < have; ++i) {
+        for (int64_t i = std::max<int64_t>(first_write_token / bs, tab.released); i < have; ++i) {
             const int32_t old = tab.blocks[i];
             if (pool_->ref_count(old) <= 1)
                 continue;
@@ -117,9 +118,47 @@ void KvCacheManager::free(RequestId id) {
     if (it == tables_.end())
         return;
     const std::vector<int32_t>& blocks = it->second.blocks;
-    for (auto b = blocks.rbegin(); b != blocks.rend(); ++b)
+    const auto released = static_cast<ptrdiff_t>(it->second.released);
+    for (auto b = blocks.rbegin(); b != blocks.rend() - released; ++b)
         pool_->release(*b);
     tables_.erase(it);
+}
+
+int32_t KvCacheManager::release_outside_window(RequestId id, int64_t next_position) {
+    auto it = tables_.find(id);
+    if (window_ <= 0 || it == tables_.end())
+        return 0;
+    Table& t = it->second;
+    const int64_t first_key = next_position - window_ + 1; // first key a future query sees
+    if (first_key <= 0)
+        return 0;
+    int64_t end = std::min<int64_t>(first_key / block_size(), int64_t(t.blocks.size()));
+    if (prefix_caching_) // keep the chain: release only blocks whose hash is registered
+        end = std::min<int64_t>(end, int64_t(t.hashes.size()));
+    int32_t n = 0;
+    // Oldest first: the chain's head is the least useful to keep cached (a later request with
+    // the same prefix needs the head too, but then it needs every block after it as well).
+    for (int64_t i = t.released; i < end; ++i, ++n) {
+        pool_->release(t.blocks[size_t(i)]);
+        t.blocks[size_t(i)] = kFiller;
+    }
+    t.released = static_cast<int32_t>(std::max<int64_t>(t.released, end));
+    return n;
+}
+
+int64_t KvCacheManager::window_chunk_limit() const {
+    if (window_ <= 0)
+        return INT64_MAX;
+    const int64_t bs = block_size();
+    const int64_t blocks = pool_->num_blocks() - (window_ - 1 + bs - 1) / bs - 1;
+    return std::max<int64_t>(0, blocks * bs);
+}
+
+int32_t KvCacheManager::window_blocks() const {
+    if (window_ <= 0)
+        return 0;
+    const int32_t bs = block_size();
+    return (window_ + bs - 1) / bs + 1;
 }
 
 void KvCacheManager::trim(RequestId id, int64_t num_tokens) {
@@ -127,7 +166,8 @@ void KvCacheManager::trim(RequestId id, int64_t num_tokens) {
     if (it == tables_.end())
         return;
     Table& t = it->second;
-    const auto keep = static_cast<size_t>((num_tokens + block_size() - 1) / block_size());
+    const auto keep = std::max(static_cast<size_t>((num_tokens + block_size() - 1) / block_size()),
+                               static_cast<size_t>(t.released));
     while (t.blocks.size() > keep) {
         pool_->release(t.blocks.back());
         t.blocks.pop_back();
@@ -142,8 +182,8 @@ void KvCacheManager::fork(RequestId src, RequestId dst) {
     if (it == tables_.end())
         return;
     Table copy = it->second;
-    for (int32_t b : copy.blocks)
-        pool_->touch(b);
+    for (size_t i = static_cast<size_t>(copy.released); i < copy.blocks.size(); ++i)
+        pool_->touch(copy.blocks[i]);
     tables_.emplace(dst, std::move(copy));
 }
 
@@ -154,12 +194,26 @@ std::span<const int32_t> KvCacheManager::blocks(RequestId id) const {
     return it->second.blocks;
 }
 
+std::span<const int32_t> KvCacheManager::live_blocks(RequestId id) const {
+    auto it = tables_.find(id);
+    if (it == tables_.end())
+        return {};
+    return std::span<const int32_t>(it->second.blocks)
+        .subspan(static_cast<size_t>(it->second.released));
+}
+
+int32_t KvCacheManager::num_released(RequestId id) const {
+    auto it = tables_.find(id);
+    return it == tables_.end() ? 0 : it->second.released;
+}
+
 void KvCacheManager::resize(int32_t num_blocks, std::vector<BlockCopy>* moves) {
     assert(pool_->num_used() <= num_blocks);
     auto fresh = std::make_unique<BlockPool>(num_blocks, block_size());
     std::vector<int32_t> map(static_cast<size_t>(pool_->num_blocks()), -1);
     for (auto& [id, t] : tables_) {
-        for (int32_t& b : t.blocks) {
+        for (size_t i = static_cast<size_t>(t.released); i < t.blocks.size(); ++i) {
+            const int32_t b = t.blocks[i];
             if (map[b] < 0) {
                 map[b] = *fresh->allocate();
                 if (moves)
@@ -175,8 +229,8 @@ void KvCacheManager::resize(int32_t num_blocks, std::vector<BlockCopy>* moves) {
             fresh->register_full_block(map[old], pool_->block_hash(old), pool_->parent_hash(old),
                                        pool_->block_tokens(old));
     for (auto& [id, t] : tables_)
-        for (int32_t& b : t.blocks)
-            b = map[b];
+        for (size_t i = static_cast<size_t>(t.released); i < t.blocks.size(); ++i)
+            t.blocks[i] = map[t.blocks[i]];
     pool_ = std::move(fresh);
 }
 
@@ -185,11 +239,17 @@ Status KvCacheManager::check_consistency() const {
         return st;
     std::vector<int32_t> holders(static_cast<size_t>(pool_->num_blocks()), 0);
     for (const auto& [id, t] : tables_) {
-        std::vector<int32_t> sorted = t.blocks;
+        if (t.released < 0 || t.released > static_cast<int32_t>(t.blocks.size()))
+            return make_error("request " + std::to_string(id) + " has a bad released count");
+        for (int32_t i = 0; i < t.released; ++i)
+            if (t.blocks[static_cast<size_t>(i)] != kFiller)
+                return make_error("request " + std::to_string(id) +
+                                  " has a released entry that is not the filler");
+        std::vector<int32_t> sorted(t.blocks.begin() + t.released, t.blocks.end());
         std::sort(sorted.begin(), sorted.end());
         if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
             return make_error("request " + std::to_string(id) + " holds a block twice");
-        for (int32_t b : t.blocks) {
+        for (int32_t b : sorted) {
             if (b < 0 || b >= pool_->num_blocks())
                 return make_error("request " + std::to_string(id) + " holds bad block " +
                                   std::to_string(b));

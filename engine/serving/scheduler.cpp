@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 
 namespace llmwb {
 
@@ -85,11 +86,15 @@ void Scheduler::schedule(StepPlan& plan) {
         budget -= n + drafts;
     };
 
+    // Sliding window: a chunk small enough that one request fits the pool whatever its length
+    // (its blocks outside the window are released as it advances).
+    const int64_t chunk_cap = kv_->window_chunk_limit() > 0 ? kv_->window_chunk_limit() : INT64_MAX;
+
     // 1. Running requests, oldest first; preempt the newest when the pool is exhausted.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         Request* r = running_[i];
-        const auto n =
-            static_cast<int32_t>(std::min<int64_t>(r->num_tokens() - r->num_computed, budget));
+        const auto n = static_cast<int32_t>(
+            std::min<int64_t>({r->num_tokens() - r->num_computed, budget, chunk_cap}));
         if (n <= 0) {
             ++i;
             continue;
@@ -137,8 +142,8 @@ void Scheduler::schedule(StepPlan& plan) {
         Request* r = waiting_.front();
         assert(r->num_computed == 0);
         PrefixHit hit = kv_->find_cached_prefix(r->tokens);
-        const auto n = static_cast<int32_t>(
-            std::min<int64_t>(r->num_tokens() - hit.num_tokens, std::max<int64_t>(budget, 0)));
+        const auto n = static_cast<int32_t>(std::min<int64_t>(
+            {r->num_tokens() - hit.num_tokens, std::max<int64_t>(budget, 0), chunk_cap}));
         const int64_t need = reserve_tokens(*r, hit.num_tokens + n);
         if (!kv_->allocate_slots(r->id, need, hit.num_tokens, &hit, &plan.copies))
             break;
