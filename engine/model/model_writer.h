@@ -82,15 +82,15 @@ struct ModelWriterSpec {
     RopeScaling rope_scaling; // Llama3 only for Architecture::Llama, LongRope only for Phi3
                               // (attention_factor <= 0: the default from the positions)
     int rotary_dim = 0;       // phi3 partial rotary: rotated dims per head (0 = head_dim)
-    int sliding_window = 0;   // phi3: written as sliding_window / phi3.attention.sliding_window
+    // Sliding window (0 = none): phi3 and gemma2/3 write it to both formats (gemma: on its
+    // sliding layers); llama is written as a Hugging Face mistral folder (GGUF: no key).
+    int sliding_window = 0;
     bool tie_word_embeddings = false;
     // q/k/v biases: -1 = architecture default (qwen2 yes, others no), 0 = no, 1 = yes.
     int attention_bias = -1;
-    // gemma2/3 (engine/model/arch_gemma.h; ignored by the other families): sliding window of
-    // the sliding layers (0 = none), soft-caps (0 = none; gemma2 only), query_pre_attn_scalar
-    // (0 = head_dim), RoPE base of gemma3's sliding layers (0 = 10000). rope_scaling may be
-    // Linear for gemma3 (its global layers).
-    int sliding_window = 0;
+    // gemma2/3 (engine/model/arch_gemma.h; ignored by the other families): soft-caps (0 =
+    // none; gemma2 only), query_pre_attn_scalar (0 = head_dim), RoPE base of gemma3's sliding
+    // layers (0 = 10000). rope_scaling may be Linear for gemma3 (its global layers).
     float attn_logit_softcap = 0.0f;
     float final_logit_softcap = 0.0f;
     float query_pre_attn_scalar = 0.0f;
