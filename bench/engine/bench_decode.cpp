@@ -144,7 +144,8 @@ bool parse(int argc, char** argv, Options& o) {
 double matmul_flops_per_token(const ModelWeights& w) {
     double f = 0;
     for (const LayerWeights& l : w.layers)
-        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+        for (const TensorView* t :
+             {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
             f += 2.0 * static_cast<double>(t->rows) * static_cast<double>(t->cols);
     return f;
 }
@@ -156,7 +157,8 @@ std::string dtype_mix(const ModelWeights& w) {
             ++counts[static_cast<uint32_t>(t.type) & 63];
     };
     for (const LayerWeights& l : w.layers)
-        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+        for (const TensorView* t :
+             {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
             add(*t);
     add(w.output.present() ? w.output : w.tok_embd);
     std::string s;
@@ -173,7 +175,8 @@ std::string dtype_mix(const ModelWeights& w) {
 bool integer_mix(const ModelWeights& w) {
     int64_t int_bytes = 0, all = 0;
     for (const LayerWeights& l : w.layers)
-        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+        for (const TensorView* t :
+             {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down}) {
             const int64_t b = t->rows * t->row_bytes();
             all += b;
             if (dtype_block_elems(t->type) > 1)
@@ -339,7 +342,8 @@ int main(int argc, char** argv) {
     {
         std::vector<const TensorView*> mats;
         for (const LayerWeights& l : m.weights.layers)
-            for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            for (const TensorView* t :
+                 {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
                 mats.push_back(t);
         mats.push_back(m.weights.output.present() ? &m.weights.output : &m.weights.tok_embd);
         int64_t max_dim = 0;

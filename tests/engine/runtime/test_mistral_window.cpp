@@ -175,8 +175,10 @@ MT_TEST(null_absent_and_context_wide_windows_are_none) {
 }
 
 MT_TEST(bad_window_is_a_clear_error) {
-    for (const nlohmann::json& v : {nlohmann::json(-3), nlohmann::json("big"), nlohmann::json(2.5)}) {
-        auto r = load_model(edited("mistral-bad", [&](nlohmann::json& j) { j["sliding_window"] = v; }));
+    for (const nlohmann::json& v :
+         {nlohmann::json(-3), nlohmann::json("big"), nlohmann::json(2.5)}) {
+        auto r =
+            load_model(edited("mistral-bad", [&](nlohmann::json& j) { j["sliding_window"] = v; }));
         MT_REQUIRE(!r.ok());
         std::printf("%s: %s\n", v.dump().c_str(), r.message().c_str());
         MT_REQUIRE(r.message().find("sliding_window") != std::string::npos);
