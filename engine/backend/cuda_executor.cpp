@@ -269,11 +269,11 @@ Result<KvScales> CudaExecutor::kv_absmax(std::span<const int32_t> tokens) {
     return out;
 }
 
-Status CudaExecutor::set_weight_cache(std::span<const int32_t> slots) {
-    if (slots.size() > cache_candidates_.size())
+Status CudaExecutor::set_weight_cache(std::span<const int32_t> matrices) {
+    if (matrices.size() > cache_candidates_.size())
         return make_error("CUDA weight cache: more matrices than the model has");
-    if (plugin_->api().set_weight_cache(runner_, slots.data(),
-                                        static_cast<int32_t>(slots.size())) != 0)
+    if (plugin_->api().set_weight_cache(runner_, matrices.data(),
+                                        static_cast<int32_t>(matrices.size())) != 0)
         return make_error("CUDA " + plugin_->last_error());
     return ok_status();
 }
@@ -294,6 +294,10 @@ int64_t CudaExecutor::cached_matmuls() const {
     int64_t bytes = 0, matmuls = 0;
     int32_t n = 0;
     return plugin_->api().weight_cache_info(runner_, &bytes, &n, &matmuls) == 0 ? matmuls : 0;
+}
+
+int64_t CudaExecutor::workspace_bytes() const {
+    return plugin_->api().step_buffer_bytes(runner_);
 }
 
 Status CudaExecutor::reserve_step(int32_t max_tokens, int32_t max_seqs) {

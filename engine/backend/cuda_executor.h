@@ -58,10 +58,11 @@ class CudaExecutor final : public ModelExecutor {
 
     // The bf16 weight cache (slots: plugin_api.h's set_weight_cache numbering).
     std::vector<int64_t> weight_cache_candidates() const override { return cache_candidates_; }
-    Status set_weight_cache(std::span<const int32_t> slots) override;
+    Status set_weight_cache(std::span<const int32_t> matrices) override;
     int64_t weight_cache_bytes() const override;
     int32_t weight_cache_matrices() const override;
     Status reserve_step(int32_t max_tokens, int32_t max_seqs) override;
+    int64_t workspace_bytes() const override;
     // Matmuls enqueued on a cached bf16 copy so far (a CUDA graph counts once, at capture).
     int64_t cached_matmuls() const;
 

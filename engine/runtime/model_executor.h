@@ -100,11 +100,11 @@ class ModelExecutor {
 
     // The bf16 weight cache (CUDA; memory_plan.h): bytes of a bf16 copy of each matrix slot (0:
     // no copy possible; empty: the backend has no such cache), the copies made now for the
-    // given slots (others freed; errors: device memory, or slots the backend refuses — then no
-    // cache is left), and the resident cache.
+    // given matrix slots (others freed; errors: device memory, or slots the backend refuses — then
+    // no cache is left), and the resident cache.
     virtual std::vector<int64_t> weight_cache_candidates() const { return {}; }
-    virtual Status set_weight_cache(std::span<const int32_t> slots) {
-        return slots.empty() ? ok_status() : make_error("this backend has no bf16 weight cache");
+    virtual Status set_weight_cache(std::span<const int32_t> matrices) {
+        return matrices.empty() ? ok_status() : make_error("this backend has no bf16 weight cache");
     }
     virtual int64_t weight_cache_bytes() const { return 0; }
     virtual int32_t weight_cache_matrices() const { return 0; }
@@ -114,6 +114,9 @@ class ModelExecutor {
     virtual Status reserve_step(int32_t /*max_tokens*/, int32_t /*max_seqs*/) {
         return ok_status();
     }
+    // Device bytes the backend holds now for step buffers and workspaces (0: not known; the
+    // memory plan then counts its estimate_workspace_bytes alone).
+    virtual int64_t workspace_bytes() const { return 0; }
 };
 
 } // namespace llmwb

@@ -85,8 +85,10 @@ Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokeni
     if (Status st = config.speculative.validate(); !st)
         return make_error("engine: " + st.message());
     const ModelConfig& mc = exec.config();
+    // The estimate, or what the backend already holds for its step buffers when that is more.
     const int64_t workspace =
-        estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs);
+        std::max(estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs),
+                 exec.workspace_bytes());
     std::unique_ptr<Engine> e(new Engine(exec, tokenizer, config));
     e->ngram_ =
         NgramProposer(config.speculative.prompt_lookup_min, config.speculative.prompt_lookup_max);
@@ -269,8 +271,10 @@ void Engine::set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens) {
     // and reports it), and the memory plan counts the new workspace: the KV pool is re-planned
     // at the next step.
     (void)exec_.reserve_step(config_.max_num_batched_tokens, config_.max_num_seqs);
-    const int64_t ws = estimate_workspace_bytes(exec_.config(), config_.max_num_batched_tokens,
-                                                config_.max_num_seqs);
+    const int64_t ws =
+        std::max(estimate_workspace_bytes(exec_.config(), config_.max_num_batched_tokens,
+                                          config_.max_num_seqs),
+                 exec_.workspace_bytes());
     if (ws != memory_plan_.workspace_bytes) {
         const int64_t old_ws = memory_plan_.workspace_bytes;
         memory_plan_.workspace_bytes = ws;

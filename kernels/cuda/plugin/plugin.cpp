@@ -214,6 +214,10 @@ int api_reserve_step(LlmwbRunner* r, int32_t max_tokens, int32_t max_seqs) {
     }
 }
 
+int64_t api_step_buffer_bytes(const LlmwbRunner* r) {
+    return r ? r->runner->step_buffer_bytes() : 0;
+}
+
 const char* api_last_error() {
     return g_last_error.c_str();
 }
@@ -238,6 +242,7 @@ const LlmwbCudaApi kApi = {
     api_set_weight_cache,
     api_weight_cache_info,
     api_reserve_step,
+    api_step_buffer_bytes,
 };
 
 } // namespace

@@ -164,6 +164,9 @@ typedef struct LlmwbCudaApi {
     /* (ABI 3) Grows the step buffers and workspaces now for forwards of up to max_tokens token
      * rows and max_seqs sequences (raised Tuning limits; a larger forward grows them itself). */
     int (*reserve_step)(LlmwbRunner* runner, int32_t max_tokens, int32_t max_seqs);
+    /* (ABI 3) Device bytes held now for step buffers and workspaces (activations, logits,
+     * batch metadata, matmul and attention workspaces). */
+    int64_t (*step_buffer_bytes)(const LlmwbRunner* runner);
 } LlmwbCudaApi;
 
 typedef const LlmwbCudaApi* (*LlmwbCudaPluginEntry)(uint32_t abi_version);

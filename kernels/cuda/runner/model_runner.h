@@ -89,6 +89,8 @@ class ModelRunner {
     // Grows the step buffers and workspaces for forwards of up to max_tokens token rows and
     // max_seqs sequences now (a forward beyond them grows them itself); never shrinks.
     bool reserve(int32_t max_tokens, int32_t max_seqs, std::string& err);
+    // Device bytes of the step buffers and workspaces now.
+    int64_t step_buffer_bytes() const;
 
     int64_t weight_bytes() const { return weight_bytes_; }
     int64_t graph_steps() const { return graph_steps_; }

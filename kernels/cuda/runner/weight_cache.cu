@@ -59,8 +59,7 @@ bool ModelRunner::mm(float* out, int32_t slot, const float* x, int64_t n, const 
                              ? cache_[static_cast<size_t>(slot)]
                              : nullptr;
     const DeviceMatrix use = cached ? DeviceMatrix{DType::BF16, cached, w.rows, w.cols} : w;
-    const OpStatus s =
-        matmul(*blas_, out, use, x, n, matmul_ws_.get(), matmul_ws_bytes_, stream_);
+    const OpStatus s = matmul(*blas_, out, use, x, n, matmul_ws_.get(), matmul_ws_bytes_, stream_);
     if (s != OpStatus::Ok) {
         err = op_error(what, s);
         return false;
@@ -147,6 +146,14 @@ bool ModelRunner::set_weight_cache(const int32_t* slots, int32_t n, std::string&
         return false;
     }
     return true;
+}
+
+int64_t ModelRunner::step_buffer_bytes() const {
+    size_t b = 0;
+    for (const DeviceBuffer* d : {&x_, &xb_, &delta_, &q_, &k_, &v_, &att_, &gate_, &up_, &xl_,
+                                  &logits_dev_, &matmul_ws_, &attn_ws_, &meta_dev_, &ids_dev_})
+        b += d->bytes();
+    return static_cast<int64_t>(b);
 }
 
 bool ModelRunner::reserve(int32_t max_tokens, int32_t max_seqs, std::string& err) {
