@@ -9,7 +9,7 @@
 #   - serving throughput, 256 concurrent requests (input 512, output 256): llmwb bench --device
 #     cuda vs Hugging Face transformers generate() on the same safetensors model;
 #   - logprob agreement with transformers;
-#   - per weight type (every type of kAllDTypes): CUDA GEMV GB/s (n = 1, 4, 8) with the ratio to
+#   - per weight type (every type of kAllDTypes): CUDA GEMV GB/s (n = 1, 2, 4, 8) with the ratio to
 #     Q4_K, and GEMM TFLOP/s, at the ffn_down shapes of Qwen2.5-0.5B/1.5B and a Qwen2.5-7B MLP
 #     matrix (llmwb-bench-cuda-ops --shape all; bench-cuda-ops.txt, summarised in report.md);
 #   - per KV-cache type (issue 16: f32, f16, bf16, fp8_e4m3, fp8_e5m2, int8): the KV-type tests
@@ -121,12 +121,18 @@ OPS_BENCH="$BUILD/bench/gpu/llmwb-bench-cuda-ops"
 ops_summary() { # the per-type GEMV table of each shape
   grep -A16 "^GEMV n=1 per type" "$OUT/bench-cuda-ops.txt" 2>/dev/null
 }
+# Issue 17: the n = 2..8 GEMV (activations staged once per block) and the prefill GEMM on the
+# bf16 weight cache against dequantizing per call, per shape.
+ops_batched_summary() {
+  grep -E "^shape |^[A-Z0-9_]+ +[248] |bf16 cache" "$OUT/bench-cuda-ops.txt" 2>/dev/null
+}
 if has_stage bench || has_stage ops; then
   if [ -x "$OPS_BENCH" ]; then
     say "llmwb-bench-cuda-ops --shape all (GEMV/GEMM per weight type, attention)"
     timeout 240 "$OPS_BENCH" --shape all > "$OUT/bench-cuda-ops.txt" 2>> "$LOG" \
       || say "llmwb-bench-cuda-ops FAILED (rc $?; see $OUT/bench-cuda-ops.txt)"
     ops_summary | tee -a "$LOG"
+    ops_batched_summary | tee -a "$LOG"
   else
     say "llmwb-bench-cuda-ops FAILED: no $OPS_BENCH (run the build stage)"
   fi
@@ -260,7 +266,9 @@ python3 "$ROOT/scripts/device/report.py" "$OUT" > "$OUT/report.md" 2>> "$LOG" ||
 kv_report >> "$OUT/report.md"
 if [ -s "$OUT/bench-cuda-ops.txt" ]; then
   { echo; echo "## CUDA GEMV per weight type (llmwb-bench-cuda-ops --shape all)"; echo
-    echo '```'; ops_summary; echo '```'; } >> "$OUT/report.md"
+    echo '```'; ops_summary; echo '```'
+    echo; echo "## CUDA GEMV n = 2, 4, 8 and GEMM on the bf16 weight cache (issue 17)"; echo
+    echo '```'; ops_batched_summary; echo '```'; } >> "$OUT/report.md"
 fi
 cat "$OUT/report.md"
 say "done in $(( $(date +%s) - T0 )) s; report: $OUT/report.md"

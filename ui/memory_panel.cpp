@@ -14,7 +14,8 @@ namespace llmwb {
 
 namespace {
 
-const QColor kWeights(0x34, 0x6d, 0xc2), kKv(0x16, 0xa0, 0x85), kWorkspace(0xe6, 0x7e, 0x22);
+const QColor kWeights(0x34, 0x6d, 0xc2), kKv(0x16, 0xa0, 0x85), kWorkspace(0xe6, 0x7e, 0x22),
+    kWeightCache(0x8e, 0x44, 0xad);
 
 QString swatch(const QColor& c) {
     return QStringLiteral("<span style=\"color:%1\">■</span> ").arg(c.name());
@@ -98,6 +99,7 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     kvSwitch_ = addField("memoryKvSwitch");
     dtypes_ = addField("memoryDtypes");
     draft_ = addField("memoryDraft");
+    weightCache_ = addField("memoryWeightCache");
     note_ = new QLabel(this);
     note_->setObjectName(QStringLiteral("memoryNote"));
     note_->setWordWrap(true);
@@ -127,6 +129,9 @@ void MemoryPanel::setView(const EngineView& v) {
         hasView_ && m.num_blocks == plan_.num_blocks && m.block_size == plan_.block_size &&
         m.kv_bytes == plan_.kv_bytes && m.device_bytes == plan_.device_bytes &&
         m.workspace_bytes == plan_.workspace_bytes && m.limit == plan_.limit &&
+        m.weight_cache_bytes == plan_.weight_cache_bytes &&
+        m.weight_cache_matrices == plan_.weight_cache_matrices &&
+        m.weight_cache_candidates == plan_.weight_cache_candidates &&
         m.cap_blocks == plan_.cap_blocks && m.note == plan_.note && v.replanError == replanError_ &&
         v.tuning.maxNumSeqs == maxNumSeqs_ && v.device == viewDevice_ &&
         v.deviceName == deviceName_ && v.kvDtype == viewKvDtype_ &&
@@ -167,11 +172,11 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
     const char* names[] = {
-        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),    QT_TR_NOOP("Weights"),
-        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"), QT_TR_NOOP("Free"),
-        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),  QT_TR_NOOP("Limited by"),
-        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("KV switch"), QT_TR_NOOP("Weight dtypes"),
-        QT_TR_NOOP("Draft model")};
+        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),           QT_TR_NOOP("Weights"),
+        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),        QT_TR_NOOP("Free"),
+        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),         QT_TR_NOOP("Limited by"),
+        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("KV switch"),        QT_TR_NOOP("Weight dtypes"),
+        QT_TR_NOOP("Draft model"),    QT_TR_NOOP("bf16 weight cache")};
     for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
         if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
             if (auto* label = qobject_cast<QLabel*>(item->widget()))
@@ -190,7 +195,7 @@ void MemoryPanel::refreshTexts() {
     if (!hasView_) {
         device_->setText(tr("No model loaded."));
         for (QLabel* l : {budget_, weights_, kv_, workspace_, free_, blocks_, capacity_, limit_,
-                          kvDtype_, kvSwitch_})
+                          kvDtype_, kvSwitch_, weightCache_})
             l->setText(QStringLiteral("–"));
         bar_->setParts({});
     } else {
@@ -207,14 +212,17 @@ void MemoryPanel::refreshTexts() {
                     .arg(size(plan_.budget_bytes), loc.toString(plan_.utilization, 'g', 4),
                          size(plan_.base_bytes)));
         else
-            budget_->setText(
-                tr("%1 (weights, workspace and KV cache as planned)")
-                    .arg(size(plan_.weight_bytes + plan_.workspace_bytes + plan_.kv_bytes)));
+            budget_->setText(tr("%1 (weights, workspace and KV cache as planned)")
+                                 .arg(size(plan_.weight_bytes + plan_.workspace_bytes +
+                                           plan_.kv_bytes + plan_.weight_cache_bytes)));
         const QColor freeColor = palette().color(QPalette::Base);
-        bar_->setParts({{tr("Weights"), plan_.weight_bytes, kWeights},
-                        {tr("KV cache"), plan_.kv_bytes, kKv},
-                        {tr("Workspace"), plan_.workspace_bytes, kWorkspace},
-                        {tr("Free"), plan_.free_bytes, freeColor}});
+        QList<MemoryBar::Part> parts = {{tr("Weights"), plan_.weight_bytes, kWeights},
+                                        {tr("KV cache"), plan_.kv_bytes, kKv},
+                                        {tr("Workspace"), plan_.workspace_bytes, kWorkspace}};
+        if (plan_.weight_cache_bytes > 0)
+            parts.append({tr("bf16 weight cache"), plan_.weight_cache_bytes, kWeightCache});
+        parts.append({tr("Free"), plan_.free_bytes, freeColor});
+        bar_->setParts(parts);
         const QString fmt = tr("%1 (%2% of the device)");
         weights_->setText(swatch(kWeights) +
                           fmt.arg(size(plan_.weight_bytes), share(plan_.weight_bytes)));
@@ -223,6 +231,21 @@ void MemoryPanel::refreshTexts() {
                             fmt.arg(size(plan_.workspace_bytes), share(plan_.workspace_bytes)));
         free_->setText(swatch(palette().color(QPalette::Mid)) +
                        fmt.arg(size(plan_.free_bytes), share(plan_.free_bytes)));
+        // The bf16 copies of quantized matrices that prefill GEMMs use (CUDA; memory_plan.h).
+        if (plan_.weight_cache_candidates == 0)
+            weightCache_->setText(viewDevice_ == DeviceKind::Cuda
+                                      ? tr("none (no quantized matrices)")
+                                      : tr("none (CUDA backend only)"));
+        else
+            weightCache_->setText(swatch(kWeightCache) + tr("%1 (%2 of %3 matrices)")
+                                                             .arg(size(plan_.weight_cache_bytes))
+                                                             .arg(plan_.weight_cache_matrices)
+                                                             .arg(plan_.weight_cache_candidates));
+        weightCache_->setToolTip(
+            tr("bf16 copies of quantized weight matrices, made at load when the memory plan "
+               "has room after a minimum KV pool (largest first): prefill runs cuBLAS on them "
+               "instead of dequantizing on every call; decode keeps reading the quantized "
+               "bytes."));
         blocks_->setText(tr("%1 blocks × %2 tokens, %3 per block")
                              .arg(loc.toString(plan_.num_blocks))
                              .arg(plan_.block_size)

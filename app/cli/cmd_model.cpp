@@ -7,6 +7,7 @@
 #include "app/cli/cli_model.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/commands.h"
+#include "engine/backend/cuda_executor.h"
 #include "engine/model/model_info.h"
 #include "engine/model/model_shapes.h"
 #include "engine/model/model_writer.h"
@@ -82,6 +83,16 @@ int cmd_info(const Args& argv) {
     int64_t kv_tok = kv_bytes_per_token(c);
     int64_t kv_total = kv_tok * context;
     auto groups = tensor_group_types(m);
+    // The CUDA backend's bf16 weight cache for prefill (memory_plan.h): a copy of every quantized
+    // matrix; the memory plan takes what fits.
+    int64_t cache_bytes = 0;
+    int32_t cache_matrices = 0;
+    const std::vector<int64_t> cache = cuda_weight_cache_candidates(m);
+    const auto cache_slots = static_cast<int32_t>(cache.size());
+    for (int64_t b : cache) {
+        cache_bytes += b;
+        cache_matrices += b > 0 ? 1 : 0;
+    }
     const TypeHistogram hist = type_histogram(m);
 
     if (args->has("json")) {
@@ -159,6 +170,8 @@ int cmd_info(const Args& argv) {
         j["weight_matrices"] = {{"tensors", hist.matrix_tensors},
                                 {"parameters", hist.matrix_parameters},
                                 {"bytes", hist.matrix_bytes}};
+        j["bf16_weight_cache"] = {
+            {"bytes", cache_bytes}, {"matrices", cache_matrices}, {"of_matrices", cache_slots}};
         j["devices"] = describe_cuda_devices();
         std::cout << dump_json(j) << "\n";
         return 0;
@@ -228,6 +241,9 @@ int cmd_info(const Args& argv) {
                                    : 0.0);
     }
     std::printf("\n");
+    std::printf("bf16 cache     %s (%d of %d matrices quantized; CUDA prefill, taken as the "
+                "memory plan allows)\n",
+                human_bytes(static_cast<double>(cache_bytes)).c_str(), cache_matrices, cache_slots);
     for (const std::string& d : describe_cuda_devices())
         std::printf("device         %s\n", d.c_str());
     std::printf("memory         %s weights + %s KV for %lld tokens = %s\n",

@@ -1,9 +1,10 @@
 // llmwb-bench-cuda-ops: throughput of the CUDA matmul paths on one GPU, for every weight type
 // (kAllDTypes).
-//   GEMV (decode, n = 1/4/8 tokens): weight GB/s against the HBM peak (from the device's memory
+//   GEMV (decode, n = 1/2/4/8 tokens): weight GB/s against the HBM peak (from the device's memory
 //   clock and bus width) and against a measured device-to-device copy; a summary of n = 1 per
 //   type against Q4_K's figure.
-//   GEMM (prefill, n = 2048 tokens): TFLOP/s per weight dtype.
+//   GEMM (prefill, n = 2048 tokens): TFLOP/s per weight dtype; for quantized types also on a bf16
+//   copy made once (the bf16 weight cache), with its speed-up over dequantizing per call.
 //   Paged attention: decode KV GB/s and prefill TFLOP/s at a Qwen2.5-7B shape; per KV type
 //   (every KvDtype): decode at 1 and 32 sequences and a 512-token prefill (--kv-only: just
 //   this table; --kv-ctx N: its context, default 4096).
@@ -237,7 +238,7 @@ bool bench_matmul(const Shape& shape, int64_t prefill_n, double peak_gbs, double
         void* ws = nullptr;
         if (ws_bytes && !check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace"))
             return false;
-        for (int64_t n : {int64_t{1}, int64_t{4}, int64_t{8}}) {
+        for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{8}}) {
             cu::OpStatus st = cu::OpStatus::Ok;
             const double ms =
                 time_ms([&] { st = cu::matmul(*blas, out, m, x, n, ws, ws_bytes, stream); }, 20);
@@ -261,6 +262,23 @@ bool bench_matmul(const Shape& shape, int64_t prefill_n, double peak_gbs, double
             const double tflops = 2.0 * rows * cols * prefill_n / (ms * 1e9);
             std::printf("%-6s %6lld %10.4f  GEMM %.1f TFLOP/s\n", llmwb::dtype_name(t),
                         static_cast<long long>(prefill_n), ms, tflops);
+            // Quantized: the same GEMM on a bf16 copy made once (the bf16 weight cache).
+            void* copy = nullptr;
+            if (llmwb::dtype_block_elems(t) > 1 &&
+                check(cudaMalloc(&copy, static_cast<size_t>(rows * cols * 2)), "cudaMalloc copy") &&
+                cu::dequantize_to_bf16(copy, m, stream) == cu::OpStatus::Ok) {
+                const cu::DeviceMatrix mb{DType::BF16, copy, rows, cols};
+                const double cms = time_ms(
+                    [&] { st = cu::matmul(*blas, out, mb, x, prefill_n, ws, ws_bytes, stream); },
+                    5);
+                if (st == cu::OpStatus::Ok)
+                    std::printf("%-6s %6lld %10.4f  GEMM on the bf16 cache %.1f TFLOP/s (%.2fx)\n",
+                                llmwb::dtype_name(t), static_cast<long long>(prefill_n), cms,
+                                2.0 * rows * cols * prefill_n / (cms * 1e9), ms / cms);
+                else
+                    ok = false;
+            }
+            cudaFree(copy);
         } else {
             std::printf("%-6s GEMM failed: %s\n", llmwb::dtype_name(t), cu::last_error_message());
             ok = false;

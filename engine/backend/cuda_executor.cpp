@@ -37,6 +37,11 @@ const float* f32_of(const TensorView& t, std::vector<std::vector<float>>& store)
     return store.back().data();
 }
 
+// bf16 bytes of a copy of t (0 unless quantized: float types need no cache).
+int64_t bf16_copy_bytes(const TensorView& t) {
+    return t.present() && dtype_block_elems(t.type) > 1 ? t.rows * t.cols * 2 : 0;
+}
+
 int32_t kv_dtype_abi(KvDtype t) {
     switch (t) {
     case KvDtype::F32:
@@ -76,6 +81,17 @@ std::string cuda_unsupported_feature(const ModelConfig& c) {
 }
 
 } // namespace
+
+std::vector<int64_t> cuda_weight_cache_candidates(const LoadedModel& model) {
+    const ModelWeights& w = model.weights;
+    std::vector<int64_t> out;
+    out.reserve(7 * w.layers.size() + 1);
+    for (const LayerWeights& l : w.layers)
+        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            out.push_back(bf16_copy_bytes(*t));
+    out.push_back(bf16_copy_bytes(w.output.present() ? w.output : w.tok_embd));
+    return out;
+}
 
 Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaPlugin> plugin,
                                                            const LoadedModel& model,
@@ -154,6 +170,7 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     e->device_name_ = (*devices)[options.device].name;
     e->vocab_ = m.vocab_size;
     e->weight_bytes_ = e->plugin_->api().weight_bytes(runner);
+    e->cache_candidates_ = cuda_weight_cache_candidates(model);
     // The upload read the weights through the file's mapping: a file truncated meanwhile was
     // read as zeros (mapped_file.h). From here on the runner uses only its device copy, so a
     // later change of the file does not matter on this backend (check_weights stays Ok).
@@ -273,6 +290,45 @@ Result<KvScales> CudaExecutor::kv_absmax(std::span<const int32_t> tokens) {
                                  out.v.data()) != 0)
         return make_error("CUDA KV calibration: " + plugin_->last_error());
     return out;
+}
+
+Status CudaExecutor::set_weight_cache(std::span<const int32_t> matrices) {
+    if (matrices.size() > cache_candidates_.size())
+        return make_error("CUDA weight cache: more matrices than the model has");
+    if (plugin_->api().set_weight_cache(runner_, matrices.data(),
+                                        static_cast<int32_t>(matrices.size())) != 0)
+        return make_error("CUDA " + plugin_->last_error());
+    return ok_status();
+}
+
+int64_t CudaExecutor::weight_cache_bytes() const {
+    int64_t bytes = 0, matmuls = 0;
+    int32_t n = 0;
+    return plugin_->api().weight_cache_info(runner_, &bytes, &n, &matmuls) == 0 ? bytes : 0;
+}
+
+int32_t CudaExecutor::weight_cache_matrices() const {
+    int64_t bytes = 0, matmuls = 0;
+    int32_t n = 0;
+    return plugin_->api().weight_cache_info(runner_, &bytes, &n, &matmuls) == 0 ? n : 0;
+}
+
+int64_t CudaExecutor::cached_matmuls() const {
+    int64_t bytes = 0, matmuls = 0;
+    int32_t n = 0;
+    return plugin_->api().weight_cache_info(runner_, &bytes, &n, &matmuls) == 0 ? matmuls : 0;
+}
+
+int64_t CudaExecutor::workspace_bytes() const {
+    return plugin_->api().step_buffer_bytes(runner_);
+}
+
+Status CudaExecutor::reserve_step(int32_t max_tokens, int32_t max_seqs) {
+    if (plugin_->api().reserve_step(runner_, std::max(1, max_tokens), std::max(1, max_seqs)) != 0)
+        return make_error("CUDA step buffers: " + plugin_->last_error());
+    options_.max_tokens = std::max(options_.max_tokens, max_tokens);
+    options_.max_seqs = std::max(options_.max_seqs, max_seqs);
+    return ok_status();
 }
 
 } // namespace llmwb

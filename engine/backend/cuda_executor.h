@@ -21,6 +21,11 @@ struct CudaExecutorOptions {
     int32_t max_context = 0;  // 0: the model's context length
 };
 
+// The bf16 weight cache's candidates (memory_plan.h) of a model on the CUDA backend: bytes of a
+// bf16 copy of each matrix slot, 7 per layer (q, k, v, o, gate, up, down) then lm_head (the
+// output matrix, or the tied embedding); 0 where the matrix is not quantized (no copy needed).
+std::vector<int64_t> cuda_weight_cache_candidates(const LoadedModel& model);
+
 class CudaExecutor final : public ModelExecutor {
   public:
     // `model` must outlive the executor only during create() (weights are copied to the device).
@@ -51,6 +56,16 @@ class CudaExecutor final : public ModelExecutor {
     bool device_greedy() const override { return true; }
     Status forward_greedy(const ForwardBatch& batch, int32_t* ids) override;
 
+    // The bf16 weight cache (slots: plugin_api.h's set_weight_cache numbering).
+    std::vector<int64_t> weight_cache_candidates() const override { return cache_candidates_; }
+    Status set_weight_cache(std::span<const int32_t> matrices) override;
+    int64_t weight_cache_bytes() const override;
+    int32_t weight_cache_matrices() const override;
+    Status reserve_step(int32_t max_tokens, int32_t max_seqs) override;
+    int64_t workspace_bytes() const override;
+    // Matmuls enqueued on a cached bf16 copy so far (a CUDA graph counts once, at capture).
+    int64_t cached_matmuls() const;
+
     // Steps run through a CUDA graph / eagerly so far.
     void graph_stats(int64_t& graph_steps, int64_t& eager_steps) const;
     const CudaExecutorOptions& options() const { return options_; }
@@ -66,6 +81,7 @@ class CudaExecutor final : public ModelExecutor {
     std::string device_name_;
     int32_t vocab_ = 0;
     int64_t weight_bytes_ = 0;
+    std::vector<int64_t> cache_candidates_; // bf16 bytes per matrix slot (0: not quantized)
     int32_t num_blocks_ = 0, block_size_ = 0;
     std::string pending_error_; // a copy_block failure, reported by the next forward
 };

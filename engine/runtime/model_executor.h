@@ -97,6 +97,26 @@ class ModelExecutor {
     virtual Status forward_greedy(const ForwardBatch& batch, int32_t* ids) {
         return make_error("this backend has no device-side greedy decoding");
     }
+
+    // The bf16 weight cache (CUDA; memory_plan.h): bytes of a bf16 copy of each matrix slot (0:
+    // no copy possible; empty: the backend has no such cache), the copies made now for the
+    // given matrix slots (others freed; errors: device memory, or slots the backend refuses — then
+    // no cache is left), and the resident cache.
+    virtual std::vector<int64_t> weight_cache_candidates() const { return {}; }
+    virtual Status set_weight_cache(std::span<const int32_t> matrices) {
+        return matrices.empty() ? ok_status() : make_error("this backend has no bf16 weight cache");
+    }
+    virtual int64_t weight_cache_bytes() const { return 0; }
+    virtual int32_t weight_cache_matrices() const { return 0; }
+    // Raised step limits (Tuning): buffers for steps of up to max_tokens token rows and max_seqs
+    // sequences are made now where the backend sizes them ahead (CUDA); a step beyond them still
+    // grows them itself. Errors: device memory.
+    virtual Status reserve_step(int32_t /*max_tokens*/, int32_t /*max_seqs*/) {
+        return ok_status();
+    }
+    // Device bytes the backend holds now for step buffers and workspaces (0: not known; the
+    // memory plan then counts its estimate_workspace_bytes alone).
+    virtual int64_t workspace_bytes() const { return 0; }
 };
 
 } // namespace llmwb

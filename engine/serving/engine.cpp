@@ -64,6 +64,9 @@ KvPoolShape Engine::pool_shape(int64_t workspace) const {
     const DeviceMemory mem = exec_.memory();
     shape.total_bytes = mem.total_bytes;
     shape.available_bytes = mem.free_bytes;
+    shape.weight_cache_candidates = exec_.weight_cache_candidates();
+    shape.weight_cache_bytes = exec_.weight_cache_bytes();
+    shape.weight_cache_matrices = exec_.weight_cache_matrices();
     if (exec_.num_blocks() > 0)
         shape.reusable_bytes =
             static_cast<int64_t>(exec_.num_blocks()) *
@@ -82,14 +85,28 @@ Result<std::unique_ptr<Engine>> Engine::create(ModelExecutor& exec, const Tokeni
     if (Status st = config.speculative.validate(); !st)
         return make_error("engine: " + st.message());
     const ModelConfig& mc = exec.config();
+    // The estimate, or what the backend already holds for its step buffers when that is more.
     const int64_t workspace =
-        estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs);
+        std::max(estimate_workspace_bytes(mc, config.max_num_batched_tokens, config.max_num_seqs),
+                 exec.workspace_bytes());
     std::unique_ptr<Engine> e(new Engine(exec, tokenizer, config));
     e->ngram_ =
         NgramProposer(config.speculative.prompt_lookup_min, config.speculative.prompt_lookup_max);
-    auto plan = plan_memory(e->pool_shape(workspace), config.memory);
+    KvPoolShape shape = e->pool_shape(workspace);
+    shape.choose_weight_cache = true; // the bf16 weight cache is chosen once, here
+    auto plan = plan_memory(shape, config.memory);
     if (!plan)
         return plan.error();
+    if (!plan->weight_cache.empty()) {
+        if (Status st = exec.set_weight_cache(plan->weight_cache); !st) {
+            // Not fatal: plan again without a cache, with the reason in the plan's note.
+            shape.choose_weight_cache = false;
+            plan = plan_memory(shape, config.memory);
+            if (!plan)
+                return plan.error();
+            plan->note = "bf16 weight cache not made: " + st.message();
+        }
+    }
     if (Status st = exec.resize_kv(plan->num_blocks, config.block_size, {}); !st)
         return make_error("engine: KV cache of " + std::to_string(plan->num_blocks) +
                           " blocks: " + st.message());
@@ -257,6 +274,20 @@ void Engine::set_limits(int32_t max_num_seqs, int32_t max_num_batched_tokens) {
     sc.max_num_seqs = config_.max_num_seqs;
     sc.max_num_batched_tokens = config_.max_num_batched_tokens;
     scheduler_->set_config(sc);
+    // The step buffers follow the limits now (on failure the step that needs them tries again
+    // and reports it), and the memory plan counts the new workspace: the KV pool is re-planned
+    // at the next step.
+    (void)exec_.reserve_step(config_.max_num_batched_tokens, config_.max_num_seqs);
+    const int64_t ws =
+        std::max(estimate_workspace_bytes(exec_.config(), config_.max_num_batched_tokens,
+                                          config_.max_num_seqs),
+                 exec_.workspace_bytes());
+    if (ws != memory_plan_.workspace_bytes) {
+        const int64_t old_ws = memory_plan_.workspace_bytes;
+        memory_plan_.workspace_bytes = ws;
+        if (Status st = set_memory_budget(config_.memory); !st)
+            memory_plan_.workspace_bytes = old_ws; // the pool stays as planned
+    }
 }
 
 int32_t Engine::min_blocks_for_live() const {

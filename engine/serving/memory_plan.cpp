@@ -34,6 +34,27 @@ int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
 
+// A fresh bf16 weight cache (memory_plan.h): the largest candidates first while they fit in
+// `room` bytes. Fills p.weight_cache, p.weight_cache_bytes and p.weight_cache_matrices.
+void choose_weight_cache(const std::vector<int64_t>& candidates, int64_t room, MemoryPlan& p) {
+    std::vector<int32_t> order;
+    for (size_t i = 0; i < candidates.size(); ++i)
+        if (candidates[i] > 0)
+            order.push_back(static_cast<int32_t>(i));
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+        return candidates[static_cast<size_t>(a)] > candidates[static_cast<size_t>(b)];
+    });
+    for (int32_t i : order) {
+        const int64_t bytes = candidates[static_cast<size_t>(i)];
+        if (bytes > room)
+            continue;
+        room -= bytes;
+        p.weight_cache.push_back(i);
+        p.weight_cache_bytes += bytes;
+        ++p.weight_cache_matrices;
+    }
+}
+
 } // namespace
 
 const char* kv_pool_limit_name(KvPoolLimit l) {
@@ -93,6 +114,11 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
     p.cap_blocks =
         static_cast<int32_t>(std::clamp<int64_t>(per_seq * p.cap_seqs, 1, int64_t{1} << 30));
     min_blocks = std::max(1, min_blocks);
+    p.weight_cache_candidates = static_cast<int32_t>(
+        std::count_if(shape.weight_cache_candidates.begin(), shape.weight_cache_candidates.end(),
+                      [](int64_t b) { return b > 0; }));
+    p.weight_cache_bytes = std::max<int64_t>(0, shape.weight_cache_bytes);
+    p.weight_cache_matrices = p.weight_cache_bytes > 0 ? shape.weight_cache_matrices : 0;
 
     int64_t blocks = 0;
     if (budget.num_blocks) {
@@ -131,7 +157,22 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
         p.utilization = budget.utilization;
         const auto usable = static_cast<int64_t>(
             std::floor(budget.utilization * static_cast<double>(p.base_bytes)));
-        const int64_t kv_budget = usable - shape.weight_bytes - shape.workspace_bytes;
+        int64_t kv_budget =
+            usable - shape.weight_bytes - shape.workspace_bytes - p.weight_cache_bytes;
+        if (shape.choose_weight_cache && p.weight_cache_bytes == 0 && budget.weight_cache) {
+            // The KV reserve first, then the cache out of what is left (and available now).
+            const int64_t reserve_blocks = std::max<int64_t>(
+                min_blocks,
+                std::min<int64_t>(ceil_div(kWeightCacheKvReserveTokens, shape.block_size),
+                                  p.cap_blocks));
+            int64_t room = kv_budget - reserve_blocks * p.bytes_per_block;
+            if (shape.available_bytes > 0)
+                room =
+                    std::min(room, shape.available_bytes + shape.reusable_bytes -
+                                       shape.workspace_bytes - reserve_blocks * p.bytes_per_block);
+            choose_weight_cache(shape.weight_cache_candidates, room, p);
+            kv_budget -= p.weight_cache_bytes;
+        }
         blocks = std::max<int64_t>(0, kv_budget) / p.bytes_per_block;
         p.limit = KvPoolLimit::Utilization;
         if (blocks < min_blocks) {
@@ -156,8 +197,10 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
         } else {
             // Never more than the machine has now (the current pool is given back first).
             if (shape.available_bytes > 0) {
+                // A cache chosen now is not allocated yet; a resident one is not free.
+                const int64_t fresh = p.weight_cache.empty() ? 0 : p.weight_cache_bytes;
                 const int64_t avail =
-                    (shape.available_bytes + shape.reusable_bytes - shape.workspace_bytes) /
+                    (shape.available_bytes + shape.reusable_bytes - shape.workspace_bytes - fresh) /
                     p.bytes_per_block;
                 if (avail < blocks) {
                     blocks = std::max<int64_t>(avail, min_blocks);
@@ -190,9 +233,10 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
         p.limit == KvPoolLimit::Utilization || p.limit == KvPoolLimit::Available ||
                 p.limit == KvPoolLimit::Need || p.limit == KvPoolLimit::Context
             ? static_cast<int64_t>(budget.utilization * static_cast<double>(p.base_bytes))
-            : shape.weight_bytes + shape.workspace_bytes + p.kv_bytes;
-    p.free_bytes = std::max<int64_t>(0, p.device_bytes - shape.weight_bytes -
-                                            shape.workspace_bytes - p.kv_bytes);
+            : shape.weight_bytes + shape.workspace_bytes + p.weight_cache_bytes + p.kv_bytes;
+    p.free_bytes =
+        std::max<int64_t>(0, p.device_bytes - shape.weight_bytes - shape.workspace_bytes -
+                                 p.weight_cache_bytes - p.kv_bytes);
     return p;
 }
 
@@ -206,6 +250,7 @@ std::optional<double> min_utilization(const KvPoolShape& shape, const MemoryBudg
     if (per_block <= 0 || base <= 0)
         return std::nullopt;
     const double need = static_cast<double>(shape.weight_bytes + shape.workspace_bytes +
+                                            std::max<int64_t>(0, shape.weight_cache_bytes) +
                                             per_block * std::max(1, min_blocks));
     // Rounded up to 1e-4, then nudged up while the floor() in plan_memory still falls short.
     double u = std::ceil(need / static_cast<double>(base) * 1e4) / 1e4;

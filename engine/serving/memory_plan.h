@@ -23,11 +23,23 @@
 // On the CPU the pool is also committed lazily (KvCacheStorage): a large plan costs address
 // space, and RAM only as blocks are written.
 // The plan says which bound decided it (limit) — the app's Memory panel shows it.
+//
+// The bf16 weight cache (CUDA): prefill GEMMs (more than 8 token rows) of a quantized matrix
+// dequantize it into the workspace on every call unless a bf16 copy of it is resident. The plan
+// chooses the copies once, when the engine is created (KvPoolShape::choose_weight_cache), out of
+// the same utilization budget as the KV pool: after the weights, the workspace and a KV reserve
+// of max(min_blocks, kWeightCacheKvReserveTokens token slots within the context cap) blocks, the
+// matrices are taken largest first while they fit (a matrix's benefit, the dequantization a
+// prefill GEMM skips, grows with its size as its bytes do; skipping one that does not fit lets
+// smaller ones in), and never beyond the memory available now; the KV pool gets what remains.
+// Explicit pool sizes (num_blocks, kv_bytes), MemoryBudget::weight_cache = false and the fallback
+// get no cache. A cache already resident (later re-plans) is counted like the weights.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/model/model_config.h"
 #include "engine/runtime/device_types.h"
@@ -48,7 +60,12 @@ struct MemoryBudget {
     // A utilization budget too small for the weights: instead of an error, a small pool (one
     // sequence of up to kFallbackPoolTokens, within the context cap) with the error in plan.note.
     bool fallback_when_short = false;
+    // Whether a utilization plan may choose a bf16 weight cache (see above).
+    bool weight_cache = true;
 };
+
+// KV token slots a bf16 weight cache must leave to the pool (see above).
+inline constexpr int64_t kWeightCacheKvReserveTokens = 16384;
 
 inline constexpr int64_t kFallbackPoolTokens = 4096;
 // The CPU's context cap: at most this many sequences of the model's full context.
@@ -88,6 +105,14 @@ struct MemoryPlan {
     DeviceKind device = DeviceKind::Cpu;
     KvPoolLimit limit = KvPoolLimit::Utilization;
     std::string note; // Fallback: why the budget could not be used
+    // The bf16 weight cache: bytes and matrices (resident, or chosen by this plan), and the
+    // quantized matrices that could have a copy.
+    int64_t weight_cache_bytes = 0;
+    int32_t weight_cache_matrices = 0;
+    int32_t weight_cache_candidates = 0;
+    // A fresh choice (KvPoolShape::choose_weight_cache): the slots of the matrices to copy
+    // (indices into KvPoolShape::weight_cache_candidates), largest first.
+    std::vector<int32_t> weight_cache;
     bool capped() const { return limit == KvPoolLimit::Context; }
     // The pool came from utilization x base_bytes (then bounded); not for explicit sizes, the
     // fallback or a pool raised for the live requests.
@@ -109,6 +134,13 @@ struct KvPoolShape {
     int64_t total_bytes = 0;     // device memory (0: unknown)
     int64_t available_bytes = 0; // free now (0: unknown)
     int64_t reusable_bytes = 0;  // the engine's current pool (freed when the plan is applied)
+    // The bf16 weight cache: bytes of a bf16 copy of each matrix slot (0: not quantized, no
+    // copy; ModelExecutor::weight_cache_candidates), the cache resident now (counted like the
+    // weights), and whether this plan chooses a new one (only when none is resident).
+    std::vector<int64_t> weight_cache_candidates;
+    int64_t weight_cache_bytes = 0;
+    int32_t weight_cache_matrices = 0;
+    bool choose_weight_cache = false;
 };
 
 // Activation workspace of a forward over max_tokens token rows and max_logits logits rows.

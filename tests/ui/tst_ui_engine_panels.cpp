@@ -210,6 +210,21 @@ class TestUiEnginePanels : public QObject {
         p.setModel(meta);
         QVERIFY(p.fieldText("memoryDtypes").contains(QStringLiteral("attention: q4_0 ×8")));
         QVERIFY(p.fieldText("memoryDtypes").contains(QStringLiteral("mlp: q8_0 ×6")));
+
+        // The bf16 weight cache (issue 17): none on the CPU; on CUDA its size and N of M
+        // matrices, and a fifth part of the bar before Free.
+        QVERIFY(p.fieldText("memoryWeightCache").contains(QStringLiteral("CUDA backend only")));
+        QCOMPARE(p.bar()->parts().size(), 4);
+        v.device = DeviceKind::Cuda;
+        m.weight_cache_candidates = 15;
+        m.weight_cache_matrices = 9;
+        m.weight_cache_bytes = qint64(300) << 20;
+        p.setView(v);
+        QVERIFY(p.fieldText("memoryWeightCache").contains(QStringLiteral("9 of 15 matrices")));
+        QVERIFY(p.fieldText("memoryWeightCache")
+                    .contains(loc.formattedDataSize(m.weight_cache_bytes, 1)));
+        QCOMPARE(p.bar()->parts().size(), 5);
+        QCOMPARE(p.bar()->parts().at(3).bytes, m.weight_cache_bytes);
     }
 
     // On CUDA the executor stores the KV cache in fp16: the Memory panel says so (and nothing

@@ -17,8 +17,11 @@ using detail::invalid;
 namespace {
 
 constexpr int kGemvMaxN = 8;
-constexpr int kGemvWarps = 8;  // rows per block (one warp per row)
-constexpr int kGemv1Warps = 4; // warps per block of the n == 1 kernel
+constexpr int kGemvWarps = 8;            // warps per block of the n = 2..8 kernel
+constexpr int kGemvMaxRowsPerWarp = 4;   // weight rows one warp of that kernel handles
+constexpr int kGemvTileChunks = 32;      // 32-column chunks staged per pass (one per lane)
+constexpr int kGemvChunkStride = 32 + 4; // floats per staged chunk (padded: bank spread)
+constexpr int kGemv1Warps = 4;           // warps per block of the n == 1 kernel
 constexpr int kThreads = 256;
 constexpr size_t kAlign = 256;
 constexpr size_t kDefaultTileBytes = size_t{64} << 20;
@@ -37,57 +40,107 @@ bool weights_aligned(const DeviceMatrix& w) {
     return reinterpret_cast<uintptr_t>(w.data) % detail::dtype_load_align(w.type) == 0;
 }
 
-// One warp per weight row; each lane decodes chunks of 32 weights and applies them to all N
-// tokens, so the row is read from memory once per call.
+// n = 2..8 token rows (batched decode, short verification steps). Each warp handles up to
+// kGemvMaxRowsPerWarp weight rows (rows_per_warp, warp-uniform) and reads every weight once; the
+// block's kGemvWarps warps share the activations, staged in shared memory kGemvTileChunks chunks
+// of 32 columns at a time for all N tokens. The activations are thus read from global memory
+// once per block (8 x rows_per_warp weight rows), not once per row. Each staged chunk is padded
+// to kGemvChunkStride floats so that the lanes' 16-byte reads of their own chunk fall in
+// different banks.
 template <DType T, int N>
 __global__ void __launch_bounds__(kGemvWarps * 32)
     gemv_kernel(float* out, const uint8_t* w, int64_t row_bytes, const float* x, int64_t rows,
-                int64_t cols, bool vec_w, bool vec_x) {
+                int64_t cols, int rows_per_warp, bool vec_w, bool vec_x) {
+    __shared__ __align__(16) float xs[N * kGemvTileChunks * kGemvChunkStride];
     const int lane = threadIdx.x % 32;
-    const int64_t row = static_cast<int64_t>(blockIdx.x) * kGemvWarps + threadIdx.x / 32;
-    if (row >= rows)
-        return; // no block-level synchronisation below
-    const uint8_t* wr = w + row * row_bytes;
-    float acc[N];
+    const int64_t row0 =
+        (static_cast<int64_t>(blockIdx.x) * kGemvWarps + threadIdx.x / 32) * rows_per_warp;
+    // Rows of this warp (warp-uniform; 0 for a warp past the end, which still stages and
+    // reaches every barrier).
+    const int nr = row0 >= rows                  ? 0
+                   : rows - row0 < rows_per_warp ? static_cast<int>(rows - row0)
+                                                 : rows_per_warp;
+    float acc[kGemvMaxRowsPerWarp][N];
 #pragma unroll
-    for (int t = 0; t < N; ++t)
-        acc[t] = 0.0f;
-    const int64_t chunks = cols / 32;
-    for (int64_t c = lane; c < chunks; c += 32) {
-        float wv[32];
-        detail::dequant_chunk32<T>(wr, c, vec_w, wv);
-#pragma unroll
-        for (int t = 0; t < N; ++t) {
-            const float* xp = x + t * cols + c * 32;
-            float s = 0.0f;
-            if (vec_x) {
-#pragma unroll
-                for (int i = 0; i < 8; ++i) {
-                    const float4 v = reinterpret_cast<const float4*>(xp)[i];
-                    s += wv[4 * i] * v.x + wv[4 * i + 1] * v.y + wv[4 * i + 2] * v.z +
-                         wv[4 * i + 3] * v.w;
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < 32; ++i)
-                    s += wv[i] * xp[i];
-            }
-            acc[t] += s;
-        }
-    }
-    // Tail of a float-typed row whose length is not a multiple of 32.
-    for (int64_t e = chunks * 32 + lane; e < cols; e += 32) {
-        const float wv = detail::dequant_elem<T>(wr, e);
+    for (int r = 0; r < kGemvMaxRowsPerWarp; ++r)
 #pragma unroll
         for (int t = 0; t < N; ++t)
-            acc[t] += wv * x[t * cols + e];
+            acc[r][t] = 0.0f;
+    const int64_t chunks = cols / 32;
+    for (int64_t c0 = 0; c0 < chunks; c0 += kGemvTileChunks) {
+        const int tc =
+            chunks - c0 < kGemvTileChunks ? static_cast<int>(chunks - c0) : kGemvTileChunks;
+        // Stage x[t][32 c0 .. 32 (c0 + tc)) of every token.
+        if (vec_x) {
+            const int per_token = tc * 8; // float4 words
+            for (int i = threadIdx.x; i < N * per_token; i += blockDim.x) {
+                const int t = i / per_token, j = i % per_token;
+                const float4 v = reinterpret_cast<const float4*>(x + t * cols + c0 * 32)[j];
+                *reinterpret_cast<float4*>(
+                    &xs[(t * kGemvTileChunks + j / 8) * kGemvChunkStride + 4 * (j % 8)]) = v;
+            }
+        } else {
+            const int per_token = tc * 32;
+            for (int i = threadIdx.x; i < N * per_token; i += blockDim.x) {
+                const int t = i / per_token, j = i % per_token;
+                xs[(t * kGemvTileChunks + j / 32) * kGemvChunkStride + j % 32] =
+                    x[t * cols + c0 * 32 + j];
+            }
+        }
+        __syncthreads();
+        if (lane < tc) { // one chunk per lane
+#pragma unroll
+            for (int r = 0; r < kGemvMaxRowsPerWarp; ++r) {
+                if (r < nr) {
+                    float wv[32];
+                    detail::dequant_chunk32<T>(w + (row0 + r) * row_bytes, c0 + lane, vec_w, wv);
+#pragma unroll
+                    for (int t = 0; t < N; ++t) {
+                        const float4* xp = reinterpret_cast<const float4*>(
+                            &xs[(t * kGemvTileChunks + lane) * kGemvChunkStride]);
+                        float s = 0.0f;
+#pragma unroll
+                        for (int i = 0; i < 8; ++i) {
+                            const float4 v = xp[i];
+                            s += wv[4 * i] * v.x + wv[4 * i + 1] * v.y + wv[4 * i + 2] * v.z +
+                                 wv[4 * i + 3] * v.w;
+                        }
+                        acc[r][t] += s;
+                    }
+                }
+            }
+        }
+        __syncthreads(); // the next tile overwrites xs
+    }
+    // Tail of a float-typed row whose length is not a multiple of 32 (read in place).
+    for (int64_t e = chunks * 32 + lane; e < cols; e += 32) {
+#pragma unroll
+        for (int r = 0; r < kGemvMaxRowsPerWarp; ++r) {
+            if (r < nr) {
+                const float wv = detail::dequant_elem<T>(w + (row0 + r) * row_bytes, e);
+#pragma unroll
+                for (int t = 0; t < N; ++t)
+                    acc[r][t] += wv * x[t * cols + e];
+            }
+        }
     }
 #pragma unroll
-    for (int t = 0; t < N; ++t) {
-        const float s = detail::warp_sum(acc[t]);
-        if (lane == 0)
-            out[t * rows + row] = s;
+    for (int r = 0; r < kGemvMaxRowsPerWarp; ++r) {
+        if (r < nr) {
+#pragma unroll
+            for (int t = 0; t < N; ++t) {
+                const float s = detail::warp_sum(acc[r][t]);
+                if (lane == 0)
+                    out[t * rows + row0 + r] = s;
+            }
+        }
     }
+}
+
+// Weight rows per warp of the n = 2..8 kernel: more sharing of the staged activations for large
+// matrices, more blocks for small ones.
+int gemv_rows_per_warp(int64_t rows) {
+    return rows >= 8192 ? 4 : (rows >= 2048 ? 2 : 1);
 }
 
 // n == 1 (single-stream decode): each warp handles R rows so that the 32 activations a lane
@@ -155,13 +208,15 @@ __global__ void __launch_bounds__(kGemv1Warps * 32)
 template <DType T>
 OpStatus launch_gemv_t(float* out, const DeviceMatrix& w, const float* x, int64_t n, bool vec_w,
                        bool vec_x, cudaStream_t stream) {
-    const unsigned grid = static_cast<unsigned>(detail::ceil_div(w.rows, kGemvWarps));
+    const int rpw = gemv_rows_per_warp(w.rows);
+    const unsigned grid =
+        static_cast<unsigned>(detail::ceil_div(w.rows, int64_t{kGemvWarps} * rpw));
     const auto* wp = static_cast<const uint8_t*>(w.data);
     const int64_t rb = dtype_row_bytes(w.type, w.cols);
 #define LLMWB_GEMV(NN)                                                                             \
     case NN:                                                                                       \
         LLMWB_LAUNCH(grid, kGemvWarps * 32, 0, stream, gemv_kernel<T, NN>)                         \
-        (out, wp, rb, x, w.rows, w.cols, vec_w, vec_x);                                            \
+        (out, wp, rb, x, w.rows, w.cols, rpw, vec_w, vec_x);                                       \
         break
     if (n == 1) {
         // Rows per warp: more reuse of the activations for large matrices, more warps for small.

@@ -182,6 +182,42 @@ int api_kv_absmax(LlmwbRunner* r, const int32_t* tokens, int32_t n, float* k_abs
     }
 }
 
+int api_set_weight_cache(LlmwbRunner* r, const int32_t* slots, int32_t n) {
+    if (!r || n < 0 || (n > 0 && !slots))
+        return fail("set_weight_cache: null argument");
+    try {
+        std::string err;
+        return r->runner->set_weight_cache(slots, n, err) ? 0 : fail(err);
+    } catch (const std::exception& e) {
+        return fail(std::string("set_weight_cache: ") + e.what());
+    }
+}
+
+int api_weight_cache_info(const LlmwbRunner* r, int64_t* bytes, int32_t* matrices,
+                          int64_t* cached_matmuls) {
+    if (!r || !bytes || !matrices || !cached_matmuls)
+        return fail("weight_cache_info: null argument");
+    *bytes = r->runner->weight_cache_bytes();
+    *matrices = r->runner->weight_cache_count();
+    *cached_matmuls = r->runner->cached_matmuls();
+    return 0;
+}
+
+int api_reserve_step(LlmwbRunner* r, int32_t max_tokens, int32_t max_seqs) {
+    if (!r)
+        return fail("reserve_step: null runner");
+    try {
+        std::string err;
+        return r->runner->reserve(max_tokens, max_seqs, err) ? 0 : fail(err);
+    } catch (const std::exception& e) {
+        return fail(std::string("reserve_step: ") + e.what());
+    }
+}
+
+int64_t api_step_buffer_bytes(const LlmwbRunner* r) {
+    return r ? r->runner->step_buffer_bytes() : 0;
+}
+
 const char* api_last_error() {
     return g_last_error.c_str();
 }
@@ -203,6 +239,10 @@ const LlmwbCudaApi kApi = {
     api_last_error,
     api_set_kv_dtype,
     api_kv_absmax,
+    api_set_weight_cache,
+    api_weight_cache_info,
+    api_reserve_step,
+    api_step_buffer_bytes,
 };
 
 } // namespace

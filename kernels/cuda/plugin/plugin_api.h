@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define LLMWB_CUDA_ABI_VERSION 2u
+#define LLMWB_CUDA_ABI_VERSION 3u
 #define LLMWB_CUDA_PLUGIN_SYMBOL "llmwb_cuda_plugin_api"
 
 /* A weight tensor as stored: row-major [rows][cols], dtype = llmwb::DType's numeric value (GGML
@@ -150,6 +150,23 @@ typedef struct LlmwbCudaApi {
      * |K| and |V| to k_absmax[layer], v_absmax[layer] (num_layers entries each). Synchronous. */
     int (*kv_absmax)(LlmwbRunner* runner, const int32_t* tokens, int32_t n, float* k_absmax,
                      float* v_absmax);
+    /* (ABI 3) The bf16 weight cache: bf16 copies of the quantized matrices at slots[0..n) are
+     * made now (copies of other slots freed first), and forwards of more than 8 token rows run
+     * cuBLAS on them instead of dequantizing in the workspace on every call (decode keeps reading
+     * the quantized bytes). Slots number the matrices as 7 x layer + (0 q, 1 k, 2 v, 3 o, 4 gate,
+     * 5 up, 6 down), and 7 x num_layers for lm_head. A slot out of range, repeated or not
+     * quantized fails; on an allocation failure no cache is left. n = 0 frees the cache. */
+    int (*set_weight_cache)(LlmwbRunner* runner, const int32_t* slots, int32_t n);
+    /* (ABI 3) Device bytes and matrices of the bf16 weight cache, and the matmuls enqueued on a
+     * cached copy so far (a CUDA graph counts once, when captured). */
+    int (*weight_cache_info)(const LlmwbRunner* runner, int64_t* bytes, int32_t* matrices,
+                             int64_t* cached_matmuls);
+    /* (ABI 3) Grows the step buffers and workspaces now for forwards of up to max_tokens token
+     * rows and max_seqs sequences (raised Tuning limits; a larger forward grows them itself). */
+    int (*reserve_step)(LlmwbRunner* runner, int32_t max_tokens, int32_t max_seqs);
+    /* (ABI 3) Device bytes held now for step buffers and workspaces (activations, logits,
+     * batch metadata, matmul and attention workspaces). */
+    int64_t (*step_buffer_bytes)(const LlmwbRunner* runner);
 } LlmwbCudaApi;
 
 typedef const LlmwbCudaApi* (*LlmwbCudaPluginEntry)(uint32_t abi_version);

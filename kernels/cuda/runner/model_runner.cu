@@ -148,6 +148,7 @@ ModelRunner::~ModelRunner() {
     if (stream_)
         cudaStreamSynchronize(stream_);
     drop_graphs();
+    free_weight_cache();
     blas_destroy(blas_);
     for (void* p : weight_allocs_)
         cudaFree(p);
@@ -405,6 +406,7 @@ void* ModelRunner::v_cache(int32_t layer) const {
 bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout& m,
                                 std::string& err) {
     const Layer& L = layers_[l];
+    const int32_t slot = l * kLayerMatrices;
     const int64_t T = sh.n_tokens, H = hidden_, I = inter_;
     const int64_t kvw = int64_t{kv_heads_} * head_dim_;
     auto* base = meta_dev_.as<unsigned char>();
@@ -413,9 +415,12 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
           *q = q_.as<float>(), *k = k_.as<float>(), *v = v_.as<float>(), *att = att_.as<float>(),
           *gate = gate_.as<float>(), *up = up_.as<float>();
 
-    LLMWB_OP(matmul(*blas_, q, L.wq, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "attn_q");
-    LLMWB_OP(matmul(*blas_, k, L.wk, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "attn_k");
-    LLMWB_OP(matmul(*blas_, v, L.wv, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "attn_v");
+    if (!mm(q, slot + 0, xb, T, "attn_q", err))
+        return false;
+    if (!mm(k, slot + 1, xb, T, "attn_k", err))
+        return false;
+    if (!mm(v, slot + 2, xb, T, "attn_v", err))
+        return false;
     if (L.bq)
         LLMWB_OP(bias_add(q, L.bq, T, int64_t{heads_} * head_dim_, s), "q bias");
     if (L.bk)
@@ -457,15 +462,14 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     LLMWB_OP(
         paged_attention(att, q, k_cache(l), v_cache(l), ab, ap, attn_ws_.get(), attn_ws_bytes_, s),
         "paged_attention");
-    LLMWB_OP(matmul(*blas_, delta, L.wo, att, T, matmul_ws_.get(), matmul_ws_bytes_, s),
-             "attn_output");
+    if (!mm(delta, slot + 3, att, T, "attn_output", err))
+        return false;
     LLMWB_OP(add_rmsnorm(x, xb, delta, L.ffn_norm, T, H, eps_, s), "ffn norm");
-    LLMWB_OP(matmul(*blas_, gate, L.w_gate, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s),
-             "ffn_gate");
-    LLMWB_OP(matmul(*blas_, up, L.w_up, xb, T, matmul_ws_.get(), matmul_ws_bytes_, s), "ffn_up");
+    if (!mm(gate, slot + 4, xb, T, "ffn_gate", err) || !mm(up, slot + 5, xb, T, "ffn_up", err))
+        return false;
     LLMWB_OP(silu_mul(gate, gate, up, T * I, s), "silu_mul");
-    LLMWB_OP(matmul(*blas_, delta, L.w_down, gate, T, matmul_ws_.get(), matmul_ws_bytes_, s),
-             "ffn_down");
+    if (!mm(delta, slot + 6, gate, T, "ffn_down", err))
+        return false;
     if (l + 1 < layers_n_)
         LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s), "attn norm");
     return true;
@@ -492,9 +496,9 @@ bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std:
     LLMWB_CU(cudaGetLastError(), "gather rows");
     LLMWB_OP(rmsnorm(xl_.as<float>(), xl_.as<float>(), output_norm_, sh.n_logits, H, eps_, s),
              "output norm");
-    LLMWB_OP(matmul(*blas_, logits_dev_.as<float>(), lm_head_, xl_.as<float>(), sh.n_logits,
-                    matmul_ws_.get(), matmul_ws_bytes_, s),
-             "lm_head");
+    if (!mm(logits_dev_.as<float>(), layers_n_ * kLayerMatrices, xl_.as<float>(), sh.n_logits,
+            "lm_head", err))
+        return false;
     return true;
 }
 

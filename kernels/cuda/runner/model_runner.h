@@ -76,6 +76,21 @@ class ModelRunner {
     // argmax of every logits row computed on the device. Synchronous.
     bool forward(const LlmwbBatch& batch, float* logits, int32_t* ids, std::string& err);
     bool memory_info(int64_t& total, int64_t& free, std::string& err) const;
+    // The bf16 weight cache: bf16 copies of the quantized matrices at the given slots
+    // (plugin_api.h: 7 x layer + {q, k, v, o, gate, up, down}, 7 x layers = lm_head), made now;
+    // copies of other slots are freed first. Steps of more than 8 token rows run cuBLAS on a
+    // cached copy instead of dequantizing the matrix in the workspace; decode keeps reading the
+    // quantized bytes. A slot whose matrix is not quantized, out of range or repeated fails; on
+    // an allocation failure no cache is left.
+    bool set_weight_cache(const int32_t* slots, int32_t n, std::string& err);
+    int64_t weight_cache_bytes() const { return cache_bytes_; }
+    int32_t weight_cache_count() const { return cache_count_; }
+    int64_t cached_matmuls() const { return cached_matmuls_; } // enqueued on a cached copy
+    // Grows the step buffers and workspaces for forwards of up to max_tokens token rows and
+    // max_seqs sequences now (a forward beyond them grows them itself); never shrinks.
+    bool reserve(int32_t max_tokens, int32_t max_seqs, std::string& err);
+    // Device bytes of the step buffers and workspaces now.
+    int64_t step_buffer_bytes() const;
 
     int64_t weight_bytes() const { return weight_bytes_; }
     int64_t graph_steps() const { return graph_steps_; }
@@ -105,6 +120,12 @@ class ModelRunner {
 
     ModelRunner() = default;
     bool upload(const LlmwbModel& model, std::string& err);
+    // Matrix `slot` (the weight cache's numbering) and out = x W^T through matmul(): with more
+    // than 8 rows and a cached bf16 copy, on the copy.
+    const DeviceMatrix& matrix_at(int32_t slot) const;
+    bool mm(float* out, int32_t slot, const float* x, int64_t n, const char* what,
+            std::string& err);
+    void free_weight_cache();
     const void* upload_bytes(const void* host, size_t bytes, std::string& err);
     bool ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t meta_bytes,
                              std::string& err);
@@ -131,6 +152,11 @@ class ModelRunner {
     const double* inv_freq_ = nullptr;
     std::vector<void*> weight_allocs_;
     int64_t weight_bytes_ = 0;
+    static constexpr int32_t kLayerMatrices = 7; // q, k, v, o, gate, up, down
+    std::vector<void*> cache_;                   // [7 x layers + 1] bf16 copies (null: none)
+    int64_t cache_bytes_ = 0;
+    int32_t cache_count_ = 0;
+    int64_t cached_matmuls_ = 0;
 
     // Options.
     int32_t device_ = 0;

@@ -1,6 +1,9 @@
 // The one memory plan: explicit pools, utilization budgets with the executor's real KV element
 // size, the bounds (available memory, need-based sizing, the max_num_seqs x context cap) and
 // which one decided, the fallback for budgets too small for the weights, and the errors.
+#include <numeric>
+#include <vector>
+
 #include "engine/runtime/model_executor.h"
 #include "engine/serving/memory_plan.h"
 #include "support/mini_test.h"
@@ -276,3 +279,127 @@ MT_TEST(short_budget_error_names_sizes_and_the_least_utilization) {
 }
 
 MINI_TEST_MAIN()
+
+namespace {
+
+// bf16 copies of the 7B shape's quantized matrices: 7 per layer (q, k, v, o, gate, up, down) and
+// lm_head; k is left unquantized (0: no copy) to check that such slots are skipped.
+std::vector<int64_t> qwen7b_cache_candidates(const ModelConfig& c) {
+    const int64_t H = c.hidden_size, I = c.intermediate_size, kv = c.num_kv_heads * c.head_dim;
+    std::vector<int64_t> v;
+    for (int32_t l = 0; l < c.num_layers; ++l)
+        for (int64_t e : {H * H, int64_t{0}, kv * H, H * H, I * H, I * H, H * I})
+            v.push_back(2 * e);
+    v.push_back(2 * c.vocab_size * H);
+    return v;
+}
+
+} // namespace
+
+// Issue 17: the bf16 weight cache comes out of the utilization budget after a KV reserve,
+// largest matrices first; memory that is short gets a partial cache or none.
+MT_TEST(weight_cache_is_chosen_largest_first_within_the_budget) {
+    const ModelConfig c = qwen7b();
+    const std::vector<int64_t> cand = qwen7b_cache_candidates(c);
+    const int64_t all = std::accumulate(cand.begin(), cand.end(), int64_t{0});
+    MemoryBudget b;
+    b.utilization = 0.9;
+    KvPoolShape s = shape(c, KvDtype::F16, 141 * GiB, 140 * GiB);
+    s.weight_cache_candidates = cand;
+    auto none = plan_memory(s, b); // not chosen: only Engine::create chooses
+    s.choose_weight_cache = true;
+    auto full = plan_memory(s, b);
+    MT_REQUIRE(none.ok() && full.ok());
+    MT_COMPARE(none->weight_cache_matrices, 0);
+    MT_COMPARE(none->weight_cache_candidates, 28 * 6 + 1);
+    // An H200: everything fits; the KV pool is smaller by the cache.
+    MT_COMPARE(full->weight_cache_matrices, 28 * 6 + 1);
+    MT_COMPARE(full->weight_cache_bytes, all);
+    MT_COMPARE(full->weight_cache.size(), size_t{28 * 6 + 1});
+    MT_COMPARE(full->weight_cache.front(), 28 * 7); // lm_head, the largest, first
+    const int64_t budget = static_cast<int64_t>(0.9 * double(141 * GiB));
+    MT_COMPARE(full->num_blocks,
+               int32_t((budget - 15 * GiB - full->workspace_bytes - all) / full->bytes_per_block));
+    MT_CHECK(full->weight_bytes + full->workspace_bytes + full->weight_cache_bytes +
+                 full->kv_bytes <=
+             budget);
+    MT_CHECK(full->free_bytes ==
+             141 * GiB - 15 * GiB - full->workspace_bytes - all - full->kv_bytes);
+
+    // A 24 GB card: lm_head and some MLP matrices fit, the KV reserve (16k tokens) stays.
+    s = shape(c, KvDtype::F16, 24 * GiB, 23 * GiB);
+    s.weight_cache_candidates = cand;
+    s.choose_weight_cache = true;
+    auto part = plan_memory(s, b);
+    MT_REQUIRE(part.ok());
+    MT_CHECK(part->weight_cache_matrices > 0 && part->weight_cache_matrices < 28 * 6 + 1);
+    MT_COMPARE(part->weight_cache.front(), 28 * 7);
+    for (size_t i = 1; i < part->weight_cache.size(); ++i) // never a smaller before a larger
+        MT_CHECK(cand[size_t(part->weight_cache[i - 1])] >= cand[size_t(part->weight_cache[i])]);
+    MT_CHECK(int64_t{part->num_blocks} * 16 >= kWeightCacheKvReserveTokens);
+    // Another matrix would have cut into the reserve.
+    MT_CHECK((int64_t{part->num_blocks} - kWeightCacheKvReserveTokens / 16) *
+                 part->bytes_per_block <
+             2 * c.intermediate_size * c.hidden_size);
+
+    // Short memory: the weights leave less than the reserve, so no cache, and the pool is the
+    // one a plan without candidates makes.
+    s = shape(c, KvDtype::F16, 17 * GiB, 16 * GiB);
+    KvPoolShape bare = s;
+    s.weight_cache_candidates = cand;
+    s.choose_weight_cache = true;
+    auto shortp = plan_memory(s, b);
+    auto barep = plan_memory(bare, b);
+    MT_REQUIRE(shortp.ok() && barep.ok());
+    MT_COMPARE(shortp->weight_cache_matrices, 0);
+    MT_COMPARE(shortp->weight_cache_bytes, int64_t{0});
+    MT_CHECK(shortp->weight_cache.empty());
+    MT_COMPARE(shortp->num_blocks, barep->num_blocks);
+
+    // The memory free now bounds the cache too (another process holds most of the card).
+    s = shape(c, KvDtype::F16, 141 * GiB, 10 * GiB);
+    s.weight_cache_candidates = cand;
+    s.choose_weight_cache = true;
+    auto busy = plan_memory(s, b);
+    MT_REQUIRE(busy.ok());
+    MT_CHECK(busy->weight_cache_bytes < all);
+    MT_CHECK(busy->weight_cache_bytes > 0);
+    MT_CHECK(busy->weight_cache_bytes + busy->kv_bytes <= 10 * GiB - busy->workspace_bytes);
+}
+
+MT_TEST(weight_cache_off_explicit_pools_and_resident_cache) {
+    const ModelConfig c = qwen7b();
+    KvPoolShape s = shape(c, KvDtype::F16, 141 * GiB, 140 * GiB);
+    s.weight_cache_candidates = qwen7b_cache_candidates(c);
+    s.choose_weight_cache = true;
+    MemoryBudget off;
+    off.weight_cache = false;
+    MemoryBudget blocks;
+    blocks.num_blocks = 1000;
+    for (const MemoryBudget& b : {off, blocks}) {
+        auto p = plan_memory(s, b);
+        MT_REQUIRE(p.ok());
+        MT_COMPARE(p->weight_cache_matrices, 0);
+        MT_CHECK(p->weight_cache.empty());
+    }
+    // A cache made at load is counted like the weights by later plans, never re-chosen.
+    KvPoolShape r = shape(c, KvDtype::F16, 141 * GiB, 140 * GiB);
+    r.weight_cache_candidates = qwen7b_cache_candidates(c);
+    auto before = plan_memory(r, MemoryBudget{});
+    r.weight_cache_bytes = 4 * GiB;
+    r.weight_cache_matrices = 20;
+    r.choose_weight_cache = true;
+    auto after = plan_memory(r, MemoryBudget{});
+    MT_REQUIRE(before.ok() && after.ok());
+    MT_CHECK(after->weight_cache.empty());
+    MT_COMPARE(after->weight_cache_bytes, 4 * GiB);
+    MT_COMPARE(after->weight_cache_matrices, 20);
+    MT_CHECK(before->num_blocks - after->num_blocks >= 4 * GiB / before->bytes_per_block);
+    MT_CHECK(before->num_blocks - after->num_blocks <= 4 * GiB / before->bytes_per_block + 1);
+    // min_utilization counts it.
+    auto u0 = min_utilization(r, MemoryBudget{}, 1);
+    r.weight_cache_bytes = 0;
+    auto u1 = min_utilization(r, MemoryBudget{}, 1);
+    MT_REQUIRE(u0 && u1);
+    MT_CHECK(*u0 > *u1);
+}

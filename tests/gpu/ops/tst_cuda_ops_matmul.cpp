@@ -134,6 +134,13 @@ int main() {
         run_case(t, 45, 512, 17, 7);    // 7 rows per tile
         run_case(t, 300, 256, 10, 200); // tile rounded down to 128
     }
+    // n = 2..8 with 2 and 4 rows per warp, a partial last warp and block, activations staged in
+    // several tiles of 32 chunks (the last one partial), scalar staging and a float row tail.
+    run_case(DType::Q4_K, 2050, 1280, 3);
+    run_case(DType::Q8_0, 8200, 64, 8);
+    run_case(DType::F16, 8193, 67, 5);
+    run_case(DType::BF16, 2049, 1056, 2, 0, true);
+    run_case(DType::Q6_K, 300, 2304, 7);
     // n == 1 with 2 and 4 rows per warp (and a partial last warp).
     run_case(DType::Q4_K, 4100, 256, 1);
     run_case(DType::Q8_0, 16390, 64, 1);
