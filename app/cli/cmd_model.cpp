@@ -1,4 +1,5 @@
 // llmwb info / make-model.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -85,6 +86,15 @@ int cmd_info(const Args& argv) {
         j["name"] = m.name;
         j["architecture"] = c.arch_name;
         j["parameters"] = m.parameter_count;
+        if (c.is_moe()) {
+            const ParameterCounts pc = parameter_counts(m);
+            j["experts"] = {{"count", c.num_experts},
+                            {"used_per_token", c.num_experts_used},
+                            {"intermediate_size", c.expert_intermediate_size},
+                            {"renormalize_top_k", c.expert_norm_topk}};
+            j["active_parameters"] = pc.active;
+            j["active_weight_bytes"] = pc.active_bytes;
+        }
         j["weight_bytes"] = m.weight_bytes;
         j["vocab_size"] = c.vocab_size;
         j["hidden_size"] = c.hidden_size;
@@ -149,6 +159,17 @@ int cmd_info(const Args& argv) {
     std::printf("parameters     %lld (%.3f B)\n", static_cast<long long>(m.parameter_count),
                 m.parameter_count / 1e9);
     std::printf("weights        %s\n", human_bytes(static_cast<double>(m.weight_bytes)).c_str());
+    if (c.is_moe()) {
+        const ParameterCounts pc = parameter_counts(m);
+        std::printf("experts        %d, %d used per token (%s), intermediate %d\n", c.num_experts,
+                    c.num_experts_used,
+                    c.expert_norm_topk ? "top-k renormalised" : "softmax weights",
+                    c.expert_intermediate_size);
+        std::printf("active / total %.3f B / %.3f B parameters (%s / %s per token)\n",
+                    pc.active / 1e9, pc.total / 1e9,
+                    human_bytes(static_cast<double>(pc.active_bytes)).c_str(),
+                    human_bytes(static_cast<double>(pc.total_bytes)).c_str());
+    }
     std::printf("layers         %d, hidden %d, intermediate %d, vocab %d\n", c.num_layers,
                 c.hidden_size, c.intermediate_size, c.vocab_size);
     std::printf("attention      %d heads, %d KV heads (GQA %d:1), head dim %d%s%s\n", c.num_heads,
@@ -201,12 +222,31 @@ int cmd_info(const Args& argv) {
 
 int cmd_make_model(const Args& argv) {
     const char* cmd = "make-model";
-    auto args = CliArgs::parse(
-        argv,
-        {"out",     "arch",         "format", "type",         "shape",    "tokenizer",    "seed",
-         "hidden",  "intermediate", "layers", "heads",        "kv-heads", "head-dim",     "vocab",
-         "context", "rope-theta",   "tie",    "rope-scaling", "name",     "embedding-std"},
-        {"json", "help"});
+    auto args = CliArgs::parse(argv,
+                               {"out",
+                                "arch",
+                                "format",
+                                "type",
+                                "shape",
+                                "tokenizer",
+                                "seed",
+                                "hidden",
+                                "intermediate",
+                                "layers",
+                                "heads",
+                                "kv-heads",
+                                "head-dim",
+                                "vocab",
+                                "context",
+                                "rope-theta",
+                                "tie",
+                                "rope-scaling",
+                                "name",
+                                "embedding-std",
+                                "experts",
+                                "experts-used",
+                                "expert-intermediate"},
+                               {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
@@ -223,13 +263,15 @@ int cmd_make_model(const Args& argv) {
             "                 [--layers N] [--heads N] [--kv-heads N] [--head-dim N] [--vocab N]\n"
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
             "                 [--rope-scaling none|llama3] [--name TEXT] [--embedding-std X]\n"
-            "                 [--json]\n"
+            "                 [--experts N] [--experts-used K] [--expert-intermediate N] [--json]\n"
             "  Writes a deterministic model with RANDOM weights (for tests and benchmarks).\n"
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
             "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
             "tokenizer_config.json).\n"
             "  --embedding-std X: std of the token embedding and lm_head (default 0.02; e.g. 0.3\n"
             "  gives peaked next-token distributions, as trained models have, for llmwb kld).\n"
+            "  --arch qwen3moe: mixture of experts (default 8 experts, 2 used, expert\n"
+            "  intermediate = intermediate / 2).\n"
             "  shapes:%s (default tiny)\n"
             "  types (default f32; safetensors: f32, f16, bf16):%s\n"
             "  A preset mix gives each tensor the type the recipes of %s choose,\n"
@@ -251,8 +293,11 @@ int cmd_make_model(const Args& argv) {
             spec.arch = Architecture::Qwen2;
         else if (*a == "qwen3")
             spec.arch = Architecture::Qwen3;
+        else if (*a == "qwen3moe")
+            spec.arch = Architecture::Qwen3Moe;
         else
-            return fail(cmd, "--arch: '" + *a + "' is not llama, mistral, qwen2 or qwen3");
+            return fail(cmd,
+                        "--arch: '" + *a + "' is not llama, mistral, qwen2, qwen3 or qwen3moe");
     }
     std::string format = args->get_or("format", "gguf");
     if (format == "gguf")
@@ -272,19 +317,31 @@ int cmd_make_model(const Args& argv) {
         int* field;
         int64_t lo, hi;
     };
-    for (IntField f : {IntField{"hidden", &spec.hidden_size, 1, 65536},
-                       IntField{"intermediate", &spec.intermediate_size, 1, 1 << 20},
-                       IntField{"layers", &spec.num_layers, 1, 1024},
-                       IntField{"heads", &spec.num_heads, 1, 1024},
-                       IntField{"kv-heads", &spec.num_kv_heads, 1, 1024},
-                       IntField{"head-dim", &spec.head_dim, 2, 1024},
-                       IntField{"vocab", &spec.vocab_size, 0, 1 << 24},
-                       IntField{"context", &spec.max_position, 1, 1 << 24}}) {
+    for (IntField f :
+         {IntField{"hidden", &spec.hidden_size, 1, 65536},
+          IntField{"intermediate", &spec.intermediate_size, 1, 1 << 20},
+          IntField{"layers", &spec.num_layers, 1, 1024},
+          IntField{"heads", &spec.num_heads, 1, 1024},
+          IntField{"kv-heads", &spec.num_kv_heads, 1, 1024},
+          IntField{"head-dim", &spec.head_dim, 2, 1024},
+          IntField{"vocab", &spec.vocab_size, 0, 1 << 24},
+          IntField{"context", &spec.max_position, 1, 1 << 24},
+          IntField{"experts", &spec.num_experts, 1, 1024},
+          IntField{"experts-used", &spec.num_experts_used, 1, 1024},
+          IntField{"expert-intermediate", &spec.expert_intermediate_size, 1, 1 << 20}}) {
         auto v = args->get_int(f.name, f.lo, f.hi);
         if (!v)
             return fail(cmd, v.message());
         if (*v)
             *f.field = static_cast<int>(**v);
+    }
+    if (spec.arch == Architecture::Qwen3Moe) { // defaults for shapes without experts
+        if (spec.num_experts == 0)
+            spec.num_experts = 8;
+        if (spec.num_experts_used == 0)
+            spec.num_experts_used = std::min(2, spec.num_experts);
+        if (spec.expert_intermediate_size == 0)
+            spec.expert_intermediate_size = std::max(1, spec.intermediate_size / 2);
     }
     auto seed = args->get_int("seed", 0, INT64_MAX);
     if (!seed)

@@ -24,7 +24,16 @@ constexpr ShapePreset kPresets[] = {
      false},
     {"llama3.2-1b", Architecture::Llama, 128256, 2048, 8192, 16, 32, 8, 64, 131072, 500000.0f, true,
      true},
+    {"qwen3-30b-a3b", Architecture::Qwen3Moe, 151936, 2048, 6144, 48, 32, 4, 128, 40960, 1000000.0f,
+     false, false},
 };
+
+// The experts of the mixture-of-experts shapes above: count, used per token, intermediate size.
+struct MoePreset {
+    const char* name;
+    int experts, used, inter;
+};
+constexpr MoePreset kMoePresets[] = {{"qwen3-30b-a3b", 128, 8, 768}};
 
 } // namespace
 
@@ -51,6 +60,13 @@ Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape) {
             s.rope_scaling.high_freq_factor = 4.0f;
             s.rope_scaling.original_max_position = 8192;
         }
+        for (const auto& m : kMoePresets)
+            if (shape == m.name) {
+                s.num_experts = m.experts;
+                s.num_experts_used = m.used;
+                s.expert_intermediate_size = m.inter;
+                s.expert_norm_topk = true;
+            }
         s.name = std::string("llmwb random ") + p.name + " shape";
         return s;
     }

@@ -82,6 +82,12 @@ struct ModelWriterSpec {
     bool tie_word_embeddings = false;
     // q/k/v biases: -1 = architecture default (qwen2 yes, others no), 0 = no, 1 = yes.
     int attention_bias = -1;
+    // Mixture of experts (Architecture::Qwen3Moe only; every layer is MoE). GGUF stacks each
+    // layer's experts into one tensor per projection, safetensors writes one per expert.
+    int num_experts = 0;
+    int num_experts_used = 0;
+    int expert_intermediate_size = 0;
+    bool expert_norm_topk = true; // norm_topk_prob
 
     // Tokenizer: a folder with tokenizer.json (+ tokenizer_config.json), or empty for the
     // built-in demo tokenizer (engine/model/demo_tokenizer.h).

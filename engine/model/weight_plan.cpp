@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <tuple>
 
 #include "engine/model/quant_recipe.h"
 
@@ -40,6 +41,18 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
         }
         add(TensorRole::Wo, l, hidden, qd, false);
         add(TensorRole::FfnNorm, l, 1, hidden, true);
+        if (c.is_moe()) {
+            const int64_t ne = c.num_experts, ei = c.expert_intermediate_size;
+            add(TensorRole::Router, l, ne, hidden, false);
+            for (auto [role, rows, cols] : {std::tuple{TensorRole::ExpGate, ei, hidden},
+                                            std::tuple{TensorRole::ExpUp, ei, hidden},
+                                            std::tuple{TensorRole::ExpDown, hidden, ei}}) {
+                add(role, l, ne * rows, cols, false);
+                out.back().hf_name.clear();
+                out.back().experts = ne;
+            }
+            continue;
+        }
         add(TensorRole::WGate, l, inter, hidden, false);
         add(TensorRole::WUp, l, inter, hidden, false);
         add(TensorRole::WDown, l, hidden, inter, false);
@@ -163,6 +176,8 @@ const TensorView* planned_view(const ModelWeights& w, const PlannedTensor& t) {
         return &L.w_up;
     case TensorRole::WDown:
         return &L.w_down;
+    case TensorRole::Router:
+        return &L.router;
     default:
         return nullptr;
     }
