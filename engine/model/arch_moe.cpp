@@ -45,8 +45,7 @@ Status json_int(const nlohmann::json& j, const std::string& file, const char* ke
         return make_error(file + ": missing key '" + key + "'");
     }
     if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > max)
-        return make_error(file + ": '" + key + "' must be an integer in 1.." +
-                          std::to_string(max));
+        return make_error(file + ": '" + key + "' must be an integer in 1.." + std::to_string(max));
     out = int(it->get<int64_t>());
     return ok_status();
 }
@@ -170,7 +169,8 @@ Status bind_moe_layer(LoadedModel& m, const TensorLookup& lookup, bool stacked, 
     const int64_t n_expert = c.num_experts;
     const auto naming = stacked ? &gguf_tensor_name : &hf_tensor_name;
     RawTensor raw;
-    Status s = bind_matrix(m, lookup, naming(TensorRole::Router, layer), n_expert, hidden, file, raw);
+    Status s =
+        bind_matrix(m, lookup, naming(TensorRole::Router, layer), n_expert, hidden, file, raw);
     if (!s)
         return s;
     L.router = view_of(raw, 0, n_expert);
@@ -195,8 +195,8 @@ Status bind_moe_layer(LoadedModel& m, const TensorLookup& lookup, bool stacked, 
                 return s;
             if (t[i].n_dims != 3)
                 return make_error(file + ": " + name + ": expected a 3-D [" +
-                                  std::to_string(n_expert) + ", " + std::to_string(p.rows) +
-                                  ", " + std::to_string(p.cols) + "] tensor, got " +
+                                  std::to_string(n_expert) + ", " + std::to_string(p.rows) + ", " +
+                                  std::to_string(p.cols) + "] tensor, got " +
                                   std::to_string(t[i].n_dims) + "-D");
         }
         L.experts.resize(size_t(n_expert));

@@ -26,6 +26,9 @@ constexpr ShapePreset kPresets[] = {
      true},
     {"qwen3-30b-a3b", Architecture::Qwen3Moe, 151936, 2048, 6144, 48, 32, 4, 128, 40960, 1000000.0f,
      false, false},
+    // The same with 4 of its 48 layers kept (issue 18's comparable shape for figures).
+    {"qwen3-30b-a3b-4l", Architecture::Qwen3Moe, 151936, 2048, 6144, 4, 32, 4, 128, 40960,
+     1000000.0f, false, false},
 };
 
 // The experts of the mixture-of-experts shapes above: count, used per token, intermediate size.
@@ -33,7 +36,8 @@ struct MoePreset {
     const char* name;
     int experts, used, inter;
 };
-constexpr MoePreset kMoePresets[] = {{"qwen3-30b-a3b", 128, 8, 768}};
+constexpr MoePreset kMoePresets[] = {{"qwen3-30b-a3b", 128, 8, 768},
+                                     {"qwen3-30b-a3b-4l", 128, 8, 768}};
 
 } // namespace
 

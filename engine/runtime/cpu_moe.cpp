@@ -110,8 +110,8 @@ void CpuMoe::forward(float* out, const float* x, int32_t n, const LayerWeights& 
         }
 
     // Each active expert once over its rows: [cnt][H] -> gate, up [cnt][I] -> [cnt][H].
-    auto run_expert = [&](const ExpertWeights& ex, const float* xe, float* ge, float* ue,
-                          float* ye, int64_t rows) {
+    auto run_expert = [&](const ExpertWeights& ex, const float* xe, float* ge, float* ue, float* ye,
+                          int64_t rows) {
         if (observer) {
             observer(ex.w_gate, xe, static_cast<int32_t>(rows));
             observer(ex.w_up, xe, static_cast<int32_t>(rows));

@@ -60,18 +60,18 @@ class CpuMoe {
 
   private:
     std::vector<float> router_f32_; // [n_expert][hidden] a non-F32 router, dequantized
-    std::vector<float> logits_;   // [n][n_expert]
-    std::vector<float> probs_;    // [n_expert] softmax of one token
-    std::vector<int32_t> ids_;    // [n][k]
-    std::vector<float> weights_;  // [n][k]
-    std::vector<int32_t> start_;  // [n_expert + 1] first gathered row of each expert
-    std::vector<int32_t> fill_;   // [n_expert] next free gathered row of each expert
-    std::vector<int32_t> token_;  // [n * k] token of each gathered row (grouped by expert)
-    std::vector<float> row_w_;    // [n * k] routing weight of each gathered row
-    std::vector<float> xg_;       // [n * k][hidden] gathered inputs
-    std::vector<float> gate_;     // [n * k][expert_inter] gate, then silu(gate) * up
-    std::vector<float> up_;       // [n * k][expert_inter]
-    std::vector<float> y_;        // [n * k][hidden] expert outputs
+    std::vector<float> logits_;     // [n][n_expert]
+    std::vector<float> probs_;      // [n_expert] softmax of one token
+    std::vector<int32_t> ids_;      // [n][k]
+    std::vector<float> weights_;    // [n][k]
+    std::vector<int32_t> start_;    // [n_expert + 1] first gathered row of each expert
+    std::vector<int32_t> fill_;     // [n_expert] next free gathered row of each expert
+    std::vector<int32_t> token_;    // [n * k] token of each gathered row (grouped by expert)
+    std::vector<float> row_w_;      // [n * k] routing weight of each gathered row
+    std::vector<float> xg_;         // [n * k][hidden] gathered inputs
+    std::vector<float> gate_;       // [n * k][expert_inter] gate, then silu(gate) * up
+    std::vector<float> up_;         // [n * k][expert_inter]
+    std::vector<float> y_;          // [n * k][hidden] expert outputs
     std::vector<float> pad_x_, pad_gate_, pad_up_, pad_y_; // a small group padded to kMinExpertRows
 };
 

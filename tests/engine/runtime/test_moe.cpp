@@ -182,9 +182,9 @@ struct FormatRow {
 };
 std::vector<FormatRow> format_rows() {
     std::vector<FormatRow> rows;
-    for (auto [sname, shape] : {std::pair{"renorm", MoeShape::Small},
-                                std::pair{"no-renorm", MoeShape::NoRenorm},
-                                std::pair{"router-ties", MoeShape::TieRouter}})
+    for (auto [sname, shape] :
+         {std::pair{"renorm", MoeShape::Small}, std::pair{"no-renorm", MoeShape::NoRenorm},
+          std::pair{"router-ties", MoeShape::TieRouter}})
         for (auto [fname, format] : {std::pair{"gguf", ModelFileFormat::Gguf},
                                      std::pair{"safetensors", ModelFileFormat::Safetensors}})
             rows.push_back({mini_test::format("%s-%s", sname, fname), shape, format});
@@ -208,7 +208,8 @@ std::vector<TypeRow> quant_rows() {
 std::vector<TypeRow> bit_identical_rows() {
     // F16 is left out: its tile kernels' results depend on a row's position inside a tile of
     // tokens (2 of 48 tokens differ in the last bit), which padding small groups does not fix.
-    return {{"f32", WeightType::F32, 0}, {"q8_0", WeightType::Q8_0, 0}, {"q4_k", WeightType::Q4_K, 0}};
+    return {
+        {"f32", WeightType::F32, 0}, {"q8_0", WeightType::Q8_0, 0}, {"q4_k", WeightType::Q4_K, 0}};
 }
 
 std::string read_file(const std::string& path) {
@@ -411,7 +412,8 @@ MT_TEST_TABLE(moe_block_rows_independent_of_batch, TypeRow, bit_identical_rows()
                 differ += std::memcmp(part.data() + t * H, all.data() + (t0 + t) * H,
                                       size_t(H) * sizeof(float)) != 0;
         }
-        MT_CHECK_MSG(differ == 0, "%s: %d of %d tokens differ in batches of %d from the batch of %d",
+        MT_CHECK_MSG(differ == 0,
+                     "%s: %d of %d tokens differ in batches of %d from the batch of %d",
                      weight_type_name(row.type), differ, n, group, n);
     }
 }
@@ -464,18 +466,20 @@ MT_TEST(loader_refuses_bad_expert_counts) {
     write_file(g, bytes);
     auto lg = load_model(g);
     MT_REQUIRE(!lg);
-    MT_CHECK_MSG(lg.message().find("qwen3moe.expert_used_count (9) exceeds qwen3moe.expert_count") !=
-                     std::string::npos,
-                 "%s", lg.message().c_str());
+    MT_CHECK_MSG(
+        lg.message().find("qwen3moe.expert_used_count (9) exceeds qwen3moe.expert_count") !=
+            std::string::npos,
+        "%s", lg.message().c_str());
     // A hostile expert count: the file's tensors hold 8 experts; 1000 claimed.
     bytes = read_file(write_fresh(ModelFileFormat::Gguf, "count-1000"));
     MT_REQUIRE(patch_gguf_u32(bytes, "qwen3moe.expert_count", 1000));
     write_file(g, bytes);
     lg = load_model(g);
     MT_REQUIRE(!lg);
-    MT_CHECK_MSG(lg.message().find("blk.0.ffn_gate_inp.weight: shape [8, 64], expected [1000, 64]") !=
-                     std::string::npos,
-                 "%s", lg.message().c_str());
+    MT_CHECK_MSG(
+        lg.message().find("blk.0.ffn_gate_inp.weight: shape [8, 64], expected [1000, 64]") !=
+            std::string::npos,
+        "%s", lg.message().c_str());
     // config.json: num_experts_per_tok > num_experts; dense layers mixed in.
     const std::string s = write_fresh(ModelFileFormat::Safetensors, "hf-counts");
     const std::string cfg = s + "/config.json";
