@@ -1739,6 +1739,18 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Parameters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>active / total: %1 B / %2 B</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 B</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Device</source>
         <translation type="unfinished"></translation>
     </message>

@@ -1750,6 +1750,18 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <translation>内存规划</translation>
     </message>
     <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>active / total: %1 B / %2 B</source>
+        <translation>活跃 / 总计：%1 B / %2 B</translation>
+    </message>
+    <message>
+        <source>%1 B</source>
+        <translation>%1 B</translation>
+    </message>
+    <message>
         <source>Device</source>
         <translation>设备</translation>
     </message>

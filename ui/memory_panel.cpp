@@ -100,6 +100,7 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     dtypes_ = addField("memoryDtypes");
     draft_ = addField("memoryDraft");
     weightCache_ = addField("memoryWeightCache");
+    params_ = addField("memoryParameters");
     note_ = new QLabel(this);
     note_->setObjectName(QStringLiteral("memoryNote"));
     note_->setWordWrap(true);
@@ -172,11 +173,11 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
     const char* names[] = {
-        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),           QT_TR_NOOP("Weights"),
-        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),        QT_TR_NOOP("Free"),
-        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),         QT_TR_NOOP("Limited by"),
-        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("KV switch"),        QT_TR_NOOP("Weight dtypes"),
-        QT_TR_NOOP("Draft model"),    QT_TR_NOOP("bf16 weight cache")};
+        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),            QT_TR_NOOP("Weights"),
+        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),         QT_TR_NOOP("Free"),
+        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),          QT_TR_NOOP("Limited by"),
+        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("KV switch"),         QT_TR_NOOP("Weight dtypes"),
+        QT_TR_NOOP("Draft model"),    QT_TR_NOOP("bf16 weight cache"), QT_TR_NOOP("Parameters")};
     for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
         if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
             if (auto* label = qobject_cast<QLabel*>(item->widget()))
@@ -278,6 +279,16 @@ void MemoryPanel::refreshTexts() {
                              "committed as drafts write it")
                               .arg(size(draftWeightBytes_), size(draftKvBytes_))
                         : tr("none (prompt lookup needs no memory)"));
+    // Mixture of experts: the parameters one token uses (router + k of n experts) of the total.
+    const auto billions = [&](qint64 n) { return loc.toString(double(n) / 1e9, 'f', 2); };
+    if (!hasModel_ || model_.parameterCount <= 0)
+        params_->setText(QStringLiteral("–"));
+    else if (model_.activeParameterCount > 0 && model_.activeParameterCount < model_.parameterCount)
+        params_->setText(
+            tr("active / total: %1 B / %2 B")
+                .arg(billions(model_.activeParameterCount), billions(model_.parameterCount)));
+    else
+        params_->setText(tr("%1 B").arg(billions(model_.parameterCount)));
     dtypes_->setText(hasModel_ && !model_.dtypeSummary.isEmpty()
                          ? model_.dtypeSummary.join(QLatin1Char('\n'))
                          : QStringLiteral("–"));

@@ -48,7 +48,7 @@ class MemoryPanel : public QWidget {
     // Text of a figure label by object name (memoryDevice, memoryBudget, memoryWeights, memoryKv,
     // memoryWorkspace, memoryFree, memoryBlocks, memoryCapacity, memoryLimit, memoryKvDtype,
     // memoryKvSwitch (the pool before and after the last KV-type switch), memoryDtypes,
-    // memoryNote).
+    // memoryParameters (active / total for a mixture of experts), memoryNote).
     QString fieldText(const char* objectName) const;
     bool hasPlan() const { return hasView_; }
 
@@ -68,7 +68,7 @@ class MemoryPanel : public QWidget {
     QLabel* title_;
     MemoryBar* bar_;
     QLabel *device_, *budget_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *limit_,
-        *kvDtype_, *kvSwitch_, *dtypes_, *draft_, *weightCache_, *note_;
+        *kvDtype_, *kvSwitch_, *dtypes_, *draft_, *weightCache_, *params_, *note_;
     EngineView kvState_; // its KV-type fields only (the pending type, the last switch, notes)
     MemoryPlan plan_;
     int maxNumSeqs_ = 0;

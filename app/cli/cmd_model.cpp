@@ -1,4 +1,5 @@
 // llmwb info / make-model.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -102,6 +103,15 @@ int cmd_info(const Args& argv) {
         j["name"] = m.name;
         j["architecture"] = c.arch_name;
         j["parameters"] = m.parameter_count;
+        if (c.is_moe()) {
+            const ParameterCounts pc = parameter_counts(m);
+            j["experts"] = {{"count", c.num_experts},
+                            {"used_per_token", c.num_experts_used},
+                            {"intermediate_size", c.expert_intermediate_size},
+                            {"renormalize_top_k", c.expert_norm_topk}};
+            j["active_parameters"] = pc.active;
+            j["active_weight_bytes"] = pc.active_bytes;
+        }
         j["weight_bytes"] = m.weight_bytes;
         j["vocab_size"] = c.vocab_size;
         j["hidden_size"] = c.hidden_size;
@@ -183,6 +193,17 @@ int cmd_info(const Args& argv) {
     std::printf("parameters     %lld (%.3f B)\n", static_cast<long long>(m.parameter_count),
                 m.parameter_count / 1e9);
     std::printf("weights        %s\n", human_bytes(static_cast<double>(m.weight_bytes)).c_str());
+    if (c.is_moe()) {
+        const ParameterCounts pc = parameter_counts(m);
+        std::printf("experts        %d, %d used per token (%s), intermediate %d\n", c.num_experts,
+                    c.num_experts_used,
+                    c.expert_norm_topk ? "top-k renormalised" : "softmax weights",
+                    c.expert_intermediate_size);
+        std::printf("active / total %.3f B / %.3f B parameters (%s / %s per token)\n",
+                    pc.active / 1e9, pc.total / 1e9,
+                    human_bytes(static_cast<double>(pc.active_bytes)).c_str(),
+                    human_bytes(static_cast<double>(pc.total_bytes)).c_str());
+    }
     std::printf("layers         %d, hidden %d, intermediate %d, vocab %d\n", c.num_layers,
                 c.hidden_size, c.intermediate_size, c.vocab_size);
     std::printf("attention      %d heads, %d KV heads (GQA %d:1), head dim %d%s%s\n", c.num_heads,
@@ -278,7 +299,10 @@ int cmd_make_model(const Args& argv) {
                                 "embedding-std",
                                 "rotary-dim",
                                 "sliding-window",
-                                "original-context"},
+                                "original-context",
+                                "experts",
+                                "experts-used",
+                                "expert-intermediate"},
                                {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
@@ -298,7 +322,8 @@ int cmd_make_model(const Args& argv) {
             "                 [--context N] [--rope-theta X] [--tie true|false]\n"
             "                 [--rope-scaling none|llama3|longrope] [--name TEXT]\n"
             "                 [--embedding-std X] [--rotary-dim N] [--sliding-window N]\n"
-            "                 [--original-context N] [--json]\n"
+            "                 [--original-context N] [--experts N] [--experts-used K]\n"
+            "                 [--expert-intermediate N] [--json]\n"
             "  Writes a deterministic model with RANDOM weights (for tests and benchmarks).\n"
             "  GGUF: PATH is the file; safetensors: PATH is a folder. Without --tokenizer the\n"
             "  built-in demo tokenizer is used; DIR holds tokenizer.json (+ "
@@ -309,6 +334,8 @@ int cmd_make_model(const Args& argv) {
             "  mistral config.json (GGUF llama/mistral files carry no window).\n"
             "  --embedding-std X: std of the token embedding and lm_head (default 0.02; e.g. 0.3\n"
             "  gives peaked next-token distributions, as trained models have, for llmwb kld).\n"
+            "  --arch qwen3moe: mixture of experts (default 8 experts, 2 used, expert\n"
+            "  intermediate = intermediate / 2).\n"
             "  shapes:%s (default tiny)\n"
             "  types (default f32; safetensors: f32, f16, bf16):%s\n"
             "  A preset mix gives each tensor the type the recipes of %s choose,\n"
@@ -335,9 +362,12 @@ int cmd_make_model(const Args& argv) {
                 gemma_spec_from(spec, *a == "gemma2" ? Architecture::Gemma2 : Architecture::Gemma3);
         else if (*a == "phi3")
             spec.arch = Architecture::Phi3;
+        else if (*a == "qwen3moe")
+            spec.arch = Architecture::Qwen3Moe;
         else
             return fail(cmd, "--arch: '" + *a +
-                                 "' is not llama, mistral, qwen2, qwen3, gemma2, gemma3 or phi3");
+                                 "' is not llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3 or "
+                                 "qwen3moe");
         if (spec.arch != Architecture::Phi3) { // a phi3 shape's extras do not carry over
             spec.rotary_dim = 0;
             if (spec.rope_scaling.kind == RopeScaling::Kind::LongRope)
@@ -362,21 +392,33 @@ int cmd_make_model(const Args& argv) {
         int* field;
         int64_t lo, hi;
     };
-    for (IntField f : {IntField{"hidden", &spec.hidden_size, 1, 65536},
-                       IntField{"intermediate", &spec.intermediate_size, 1, 1 << 20},
-                       IntField{"layers", &spec.num_layers, 1, 1024},
-                       IntField{"heads", &spec.num_heads, 1, 1024},
-                       IntField{"kv-heads", &spec.num_kv_heads, 1, 1024},
-                       IntField{"head-dim", &spec.head_dim, 2, 1024},
-                       IntField{"vocab", &spec.vocab_size, 0, 1 << 24},
-                       IntField{"context", &spec.max_position, 1, 1 << 24},
-                       IntField{"rotary-dim", &spec.rotary_dim, 2, 1024},
-                       IntField{"sliding-window", &spec.sliding_window, 1, 1 << 24}}) {
+    for (IntField f :
+         {IntField{"hidden", &spec.hidden_size, 1, 65536},
+          IntField{"intermediate", &spec.intermediate_size, 1, 1 << 20},
+          IntField{"layers", &spec.num_layers, 1, 1024},
+          IntField{"heads", &spec.num_heads, 1, 1024},
+          IntField{"kv-heads", &spec.num_kv_heads, 1, 1024},
+          IntField{"head-dim", &spec.head_dim, 2, 1024},
+          IntField{"vocab", &spec.vocab_size, 0, 1 << 24},
+          IntField{"context", &spec.max_position, 1, 1 << 24},
+          IntField{"rotary-dim", &spec.rotary_dim, 2, 1024},
+          IntField{"sliding-window", &spec.sliding_window, 1, 1 << 24},
+          IntField{"experts", &spec.num_experts, 1, 1024},
+          IntField{"experts-used", &spec.num_experts_used, 1, 1024},
+          IntField{"expert-intermediate", &spec.expert_intermediate_size, 1, 1 << 20}}) {
         auto v = args->get_int(f.name, f.lo, f.hi);
         if (!v)
             return fail(cmd, v.message());
         if (*v)
             *f.field = static_cast<int>(**v);
+    }
+    if (spec.arch == Architecture::Qwen3Moe) { // defaults for shapes without experts
+        if (spec.num_experts == 0)
+            spec.num_experts = 8;
+        if (spec.num_experts_used == 0)
+            spec.num_experts_used = std::min(2, spec.num_experts);
+        if (spec.expert_intermediate_size == 0)
+            spec.expert_intermediate_size = std::max(1, spec.intermediate_size / 2);
     }
     auto seed = args->get_int("seed", 0, INT64_MAX);
     if (!seed)

@@ -250,6 +250,7 @@ void EngineWorker::doLoad(const QString& path) {
     m.format = q(lm.format);
     m.architecture = q(cfg.arch_name.empty() ? architecture_name(cfg.arch) : cfg.arch_name);
     m.parameterCount = lm.parameter_count;
+    m.activeParameterCount = parameter_counts(lm).active;
     m.weightBytes = lm.weight_bytes;
     m.contextLength = cfg.max_position;
     m.vocabSize = cfg.vocab_size;

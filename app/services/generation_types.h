@@ -79,6 +79,7 @@ struct ModelMetadata {
     QString format;       // "gguf", "safetensors"
     QString architecture; // "llama", "qwen2", "qwen3"
     qint64 parameterCount = 0;
+    qint64 activeParameterCount = 0; // used per token: < parameterCount for a mixture of experts
     qint64 weightBytes = 0;
     int contextLength = 0;
     int vocabSize = 0;

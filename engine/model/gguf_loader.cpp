@@ -3,6 +3,7 @@
 
 #include "engine/model/arch_gemma.h"
 #include "engine/model/arch_phi3.h"
+#include "engine/model/arch_moe.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/weight_binding.h"
@@ -81,6 +82,9 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
         c.rope_style = RopeStyle::RotateHalf;
     } else if (c.arch_name == "phi3") {
         c.arch = Architecture::Phi3; // rope style, partial rotary, LongRoPE: read_phi3_gguf
+    } else if (c.arch_name == "qwen3moe") {
+        c.arch = Architecture::Qwen3Moe;
+        c.rope_style = RopeStyle::RotateHalf;
     } else {
         return make_error(file + ": unsupported architecture '" + printable(c.arch_name) + "'");
     }
@@ -146,6 +150,8 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
         return read_gemma_gguf_config(f, file, c);
     if (c.arch == Architecture::Phi3)
         return read_phi3_gguf(f, file, c);
+    if (c.arch == Architecture::Qwen3Moe)
+        return read_moe_gguf_config(f, file, c);
     return ok_status();
 }
 
@@ -191,7 +197,7 @@ Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
     c.attention_bias =
         c.arch == Architecture::Qwen2 || f.find_tensor("blk.0.attn_q.bias") != nullptr;
     c.qk_norm = f.find_tensor("blk.0.attn_q_norm.weight") != nullptr;
-    if (c.arch == Architecture::Qwen3 && !c.qk_norm) {
+    if ((c.arch == Architecture::Qwen3 || c.arch == Architecture::Qwen3Moe) && !c.qk_norm) {
         return make_error(path + ": missing tensor blk.0.attn_q_norm.weight (qwen3 q/k norm)");
     }
 

@@ -6,6 +6,7 @@
 
 #include "engine/model/arch_gemma.h"
 #include "engine/model/arch_phi3.h"
+#include "engine/model/arch_moe.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/safetensors_file.h"
@@ -113,11 +114,14 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
         c.arch = Architecture::Qwen3;
     } else if (c.arch_name == "phi3") {
         c.arch = Architecture::Phi3;
+    } else if (c.arch_name == "qwen3_moe") {
+        c.arch = Architecture::Qwen3Moe;
     } else {
         return make_error(file + ": unsupported model_type '" + printable(c.arch_name) + "'");
     }
     c.rope_style = RopeStyle::RotateHalf;
-    c.qk_norm = c.arch == Architecture::Qwen3 || c.arch == Architecture::Gemma3;
+    c.qk_norm = c.arch == Architecture::Qwen3 || c.arch == Architecture::Gemma3 ||
+                c.arch == Architecture::Qwen3Moe;
     ConfigReader r(j, file);
     Status s = ok_status();
     if (!(s = r.get_int("vocab_size", c.vocab_size)))
@@ -205,6 +209,8 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
             return make_error(file + ": unsupported rope_scaling type '" + printable(type) + "'");
         }
     }
+    if (c.arch == Architecture::Qwen3Moe)
+        return read_moe_hf_config(j, file, c);
     return ok_status();
 }
 

@@ -29,6 +29,10 @@ void for_each_tensor(const LoadedModel& m,
             visit("attention", *t, false);
         for (const TensorView* t : {&L.w_gate, &L.w_up, &L.w_gate_up, &L.w_down})
             visit("ffn", *t, true);
+        visit("ffn", L.router, true); // mixture of experts (one view per expert)
+        for (const ExpertWeights& e : L.experts)
+            for (const TensorView* t : {&e.w_gate, &e.w_up, &e.w_down})
+                visit("ffn", *t, true);
         for (const TensorView* t :
              {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm, &L.post_attn_norm, &L.post_ffn_norm})
             visit("norm", *t, false);
@@ -94,6 +98,32 @@ TypeHistogram type_histogram(const LoadedModel& m) {
         return a.bytes != b.bytes ? a.bytes > b.bytes : dtype_order(a.type) < dtype_order(b.type);
     });
     return h;
+}
+
+ParameterCounts parameter_counts(const LoadedModel& m) {
+    ParameterCounts p;
+    for_each_tensor(m, [&](const char*, const TensorView& t, bool) {
+        p.total += t.rows * t.cols;
+        p.total_bytes += t.rows * t.row_bytes();
+    });
+    p.active = p.total;
+    p.active_bytes = p.total_bytes;
+    // Experts a token does not use: (n - k) / n of each layer's experts.
+    const int64_t k = m.config.num_experts_used;
+    for (const auto& L : m.weights.layers) {
+        const auto n = static_cast<int64_t>(L.experts.size());
+        if (n == 0 || k >= n)
+            continue;
+        int64_t params = 0, bytes = 0;
+        for (const ExpertWeights& e : L.experts)
+            for (const TensorView* t : {&e.w_gate, &e.w_up, &e.w_down}) {
+                params += t->rows * t->cols;
+                bytes += t->rows * t->row_bytes();
+            }
+        p.active -= params / n * (n - k);
+        p.active_bytes -= bytes / n * (n - k);
+    }
+    return p;
 }
 
 int64_t kv_bytes_per_token(const ModelConfig& c) {

@@ -47,6 +47,17 @@ struct TypeHistogram {
 };
 TypeHistogram type_histogram(const LoadedModel& model);
 
+// Parameters of the model and those one token uses: for a mixture of experts the router and
+// num_experts_used of each layer's experts instead of all of them (embeddings and lm_head
+// count in both, as model cards count them: Qwen3-30B-A3B 30.5 B total, 3.3 B active).
+// Equal for dense models.
+struct ParameterCounts {
+    int64_t total = 0;
+    int64_t active = 0;
+    int64_t total_bytes = 0, active_bytes = 0; // the same as stored
+};
+ParameterCounts parameter_counts(const LoadedModel& model);
+
 // K and V for one token across all layers in fp32: 2 * layers * kv_heads * head_dim * 4.
 int64_t kv_bytes_per_token(const ModelConfig& config);
 

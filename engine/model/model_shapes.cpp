@@ -52,7 +52,20 @@ constexpr GemmaPreset kGemmaPresets[] = {
     {"gemma-2-2b", 4096, 50.0f, 30.0f, 256.0f, 0.0f, 0.0f},
     {"gemma-3-1b", 512, 0.0f, 0.0f, 256.0f, 10000.0f, 0.0f},
     {"gemma-3-4b", 1024, 0.0f, 0.0f, 256.0f, 10000.0f, 8.0f},
+    {"qwen3-30b-a3b", Architecture::Qwen3Moe, 151936, 2048, 6144, 48, 32, 4, 128, 40960, 1000000.0f,
+     false, false},
+    // The same with 4 of its 48 layers kept (issue 18's comparable shape for figures).
+    {"qwen3-30b-a3b-4l", Architecture::Qwen3Moe, 151936, 2048, 6144, 4, 32, 4, 128, 40960,
+     1000000.0f, false, false},
 };
+
+// The experts of the mixture-of-experts shapes above: count, used per token, intermediate size.
+struct MoePreset {
+    const char* name;
+    int experts, used, inter;
+};
+constexpr MoePreset kMoePresets[] = {{"qwen3-30b-a3b", 128, 8, 768},
+                                     {"qwen3-30b-a3b-4l", 128, 8, 768}};
 
 } // namespace
 
@@ -96,6 +109,13 @@ Result<ModelWriterSpec> writer_spec_for_shape(const std::string& shape) {
                 s.rope_scaling.factor = g.linear_factor;
             }
         }
+        for (const auto& m : kMoePresets)
+            if (shape == m.name) {
+                s.num_experts = m.experts;
+                s.num_experts_used = m.used;
+                s.expert_intermediate_size = m.inter;
+                s.expert_norm_topk = true;
+            }
         s.name = std::string("llmwb random ") + p.name + " shape";
         return s;
     }

@@ -13,6 +13,7 @@
 
 #include "engine/model/arch_gemma.h"
 #include "engine/model/arch_phi3.h"
+#include "engine/model/arch_moe.h"
 #include "engine/model/demo_tokenizer.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/quantize.h"
@@ -96,7 +97,8 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
         return make_error("model writer: llama3 rope scaling needs the llama architecture");
     }
     if (s.arch != Architecture::Llama && s.arch != Architecture::Qwen2 &&
-        s.arch != Architecture::Qwen3 && s.arch != Architecture::Phi3 && !is_gemma(s.arch))
+        s.arch != Architecture::Qwen3 && s.arch != Architecture::Phi3 && !is_gemma(s.arch) &&
+        s.arch != Architecture::Qwen3Moe)
         return make_error(std::string("model writer: cannot write the ") + c.arch_name +
                           " architecture");
     if (s.arch != Architecture::Phi3 &&
@@ -133,7 +135,7 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
     if (s.arch == Architecture::Qwen2 && !c.attention_bias) {
         return make_error("model writer: qwen2 always has q/k/v biases");
     }
-    c.qk_norm = s.arch == Architecture::Qwen3;
+    c.qk_norm = s.arch == Architecture::Qwen3 || s.arch == Architecture::Qwen3Moe;
     if (is_gemma(s.arch)) {
         if (s.sliding_window < 0 || s.attn_logit_softcap < 0 || s.final_logit_softcap < 0 ||
             s.query_pre_attn_scalar < 0 || s.rope_theta_local < 0)
@@ -145,6 +147,18 @@ Result<ModelConfig> resolve_config(const ModelWriterSpec& s, const TokenizerData
         c.final_logit_softcap = s.final_logit_softcap;
         c.rope_theta_local = s.arch == Architecture::Gemma3 ? s.rope_theta_local : 0.0f;
         set_gemma_features(c, s.query_pre_attn_scalar);
+    }
+    if (s.arch == Architecture::Qwen3Moe) {
+        if (s.num_experts < 1 || s.num_experts > kMaxExperts || s.num_experts_used < 1 ||
+            s.num_experts_used > s.num_experts || s.expert_intermediate_size < 1)
+            return make_error("model writer: qwen3moe needs 1 <= experts used <= experts <= " +
+                              std::to_string(kMaxExperts) + " and an expert intermediate size");
+        c.num_experts = s.num_experts;
+        c.num_experts_used = s.num_experts_used;
+        c.expert_intermediate_size = s.expert_intermediate_size;
+        c.expert_norm_topk = s.expert_norm_topk;
+    } else if (s.num_experts > 0) {
+        return make_error("model writer: experts need the qwen3moe architecture");
     }
     return c;
 }
@@ -228,6 +242,12 @@ void add_gguf_model_metadata(GgufWriter& w, const ModelConfig& c, const Tokenize
         w.add_u32(a + "rope.scaling.original_context_length",
                   uint32_t(c.rope_scaling.original_max_position));
         w.add_f32(a + "rope.scaling.attn_factor", c.rope_scaling.attention_factor);
+    }
+    if (c.is_moe()) {
+        w.add_u32(a + "expert_count", uint32_t(c.num_experts));
+        w.add_u32(a + "expert_used_count", uint32_t(c.num_experts_used));
+        w.add_u32(a + "expert_feed_forward_length", uint32_t(c.expert_intermediate_size));
+        w.add_bool(a + "expert_weights_norm", c.expert_norm_topk);
     }
 
     const bool spm = d.kind == TokenizerData::Kind::SentencePieceBpe;
@@ -328,6 +348,15 @@ Status stream_tensor(const ModelWriterSpec& spec, const ModelConfig& c, const Pl
                 const int64_t src = llama_qk_source_row(r, c.head_dim);
                 fill_rows(spec, t.hf_name, src, src + 1, t.cols, dst + (r - a) * t.cols);
             }
+        } else if (t.experts > 0) {
+            // Stacked experts: rows [e * per, (e + 1) * per) are expert e's tensor.
+            const int64_t per = t.rows / t.experts;
+            for (int64_t r = a; r < b;) {
+                const int64_t e = r / per, end = std::min(b, (e + 1) * per);
+                fill_rows(spec, hf_expert_tensor_name(t.role, t.layer, int(e)), r - e * per,
+                          end - e * per, t.cols, dst + (r - a) * t.cols);
+                r = end;
+            }
         } else {
             fill_rows(spec, t.hf_name, a, b, t.cols, dst);
         }
@@ -391,7 +420,12 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
         const PlannedTensor& t = plan[i];
         const DType ty = types[i];
         const bool fb = fallback[i];
-        w.add_tensor(t.gguf_name, ty, t.rows, t.cols, t.vector);
+        if (t.experts > 0)
+            w.add_tensor_dims(
+                t.gguf_name, ty,
+                {uint64_t(t.cols), uint64_t(t.rows / t.experts), uint64_t(t.experts)});
+        else
+            w.add_tensor(t.gguf_name, ty, t.rows, t.cols, t.vector);
         rep.tensors.push_back({t.hf_name, t.gguf_name, t.rows, t.cols, ty, fb});
         rep.fallback_tensors += fb ? 1 : 0;
         rep.weight_bytes += t.rows * dtype_row_bytes(ty, t.cols);
@@ -426,18 +460,20 @@ Status write_gguf(const ModelWriterSpec& spec, const ModelConfig& c, const Token
 std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
                            const TokenizerData& tok) {
     nlohmann::ordered_json j;
-    const char* cls = c.arch == Architecture::Llama    ? "LlamaForCausalLM"
-                      : c.arch == Architecture::Qwen2  ? "Qwen2ForCausalLM"
-                      : c.arch == Architecture::Gemma2 ? "Gemma2ForCausalLM"
-                      : c.arch == Architecture::Gemma3 ? "Gemma3ForCausalLM"
-                      : c.arch == Architecture::Phi3   ? "Phi3ForCausalLM"
-                                                       : "Qwen3ForCausalLM";
+    const char* cls = c.arch == Architecture::Llama      ? "LlamaForCausalLM"
+                      : c.arch == Architecture::Qwen2    ? "Qwen2ForCausalLM"
+                      : c.arch == Architecture::Gemma2   ? "Gemma2ForCausalLM"
+                      : c.arch == Architecture::Gemma3   ? "Gemma3ForCausalLM"
+                      : c.arch == Architecture::Phi3     ? "Phi3ForCausalLM"
+                      : c.arch == Architecture::Qwen3Moe ? "Qwen3MoeForCausalLM"
+                                                         : "Qwen3ForCausalLM";
     // llama with a sliding window: a mistral config.json (GGUF files carry no window key).
     const bool mistral = c.arch == Architecture::Llama && c.sliding_window > 0;
     j["architectures"] = {mistral ? "MistralForCausalLM" : cls};
-    j["model_type"] = mistral                            ? std::string("mistral")
-                      : c.arch == Architecture::Gemma3 ? std::string("gemma3_text")
-                                                       : c.arch_name;
+    j["model_type"] = mistral                              ? std::string("mistral")
+                      : c.arch == Architecture::Gemma3   ? std::string("gemma3_text")
+                      : c.arch == Architecture::Qwen3Moe ? std::string("qwen3_moe")
+                                                         : c.arch_name;
     if (mistral)
         j["sliding_window"] = c.sliding_window;
     j["vocab_size"] = c.vocab_size;
@@ -451,6 +487,14 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
     j["rope_theta"] = c.rope_theta;
     j["rms_norm_eps"] = c.rms_norm_eps;
     j["hidden_act"] = is_gemma(c.arch) ? "gelu_pytorch_tanh" : "silu";
+    if (c.is_moe()) {
+        j["num_experts"] = c.num_experts;
+        j["num_experts_per_tok"] = c.num_experts_used;
+        j["moe_intermediate_size"] = c.expert_intermediate_size;
+        j["norm_topk_prob"] = c.expert_norm_topk;
+        j["decoder_sparse_step"] = 1;
+        j["mlp_only_layers"] = nlohmann::ordered_json::array();
+    }
     j["tie_word_embeddings"] = c.tie_word_embeddings;
     if (c.arch != Architecture::Qwen2)
         j["attention_bias"] = c.attention_bias;
@@ -544,7 +588,21 @@ Status write_safetensors(const ModelWriterSpec& spec, const ModelConfig& c,
     fs::create_directories(dir, ec);
     if (ec)
         return make_error(dir + ": cannot create folder: " + ec.message());
-    auto plan = plan_tensors(c, false);
+    // Stacked experts (one planned tensor per layer and projection) become one tensor per expert.
+    std::vector<PlannedTensor> plan;
+    for (PlannedTensor& t : plan_tensors(c, false)) {
+        if (t.experts == 0) {
+            plan.push_back(std::move(t));
+            continue;
+        }
+        for (int64_t e = 0; e < t.experts; ++e) {
+            PlannedTensor one = t;
+            one.experts = 0;
+            one.rows = t.rows / t.experts;
+            one.hf_name = hf_expert_tensor_name(t.role, t.layer, int(e));
+            plan.push_back(std::move(one));
+        }
+    }
     SafetensorsWriter w;
     for (const auto& t : plan) {
         std::vector<int64_t> shape =

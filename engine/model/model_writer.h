@@ -95,6 +95,12 @@ struct ModelWriterSpec {
     float final_logit_softcap = 0.0f;
     float query_pre_attn_scalar = 0.0f;
     float rope_theta_local = 0.0f;
+    // Mixture of experts (Architecture::Qwen3Moe only; every layer is MoE). GGUF stacks each
+    // layer's experts into one tensor per projection, safetensors writes one per expert.
+    int num_experts = 0;
+    int num_experts_used = 0;
+    int expert_intermediate_size = 0;
+    bool expert_norm_topk = true; // norm_topk_prob
 
     // Tokenizer: a folder with tokenizer.json (+ tokenizer_config.json), or empty for the
     // built-in demo tokenizer (engine/model/demo_tokenizer.h).

@@ -206,8 +206,10 @@ TensorKind tensor_kind_of(const std::string& n) {
 }
 
 bool tensor_is_quantizable(const std::string& name, int n_dims) {
+    // MoE routers (ffn_gate_inp) stay as they are, as the common quantizer keeps them.
     return n_dims >= 2 && ends_with(name, "weight") &&
-           name.find("_norm.weight") == std::string::npos;
+           name.find("_norm.weight") == std::string::npos &&
+           name.find("ffn_gate_inp.weight") == std::string::npos;
 }
 
 DType recipe_fallback_type(DType t) {

@@ -125,6 +125,9 @@ Result<Source> open_hf_source(const std::string& dir) {
     s.model = std::move(m.value());
     const LoadedModel& lm = *s.model;
     ModelConfig c = lm.config;
+    if (c.is_moe()) // GGUF stacks each layer's experts into one tensor; this source does not
+        return make_error(dir + ": quantizing a mixture-of-experts Hugging Face folder is not "
+                                "supported yet (quantize a float GGUF file of it instead)");
     const bool llama = c.arch == Architecture::Llama;
     const bool rope_freqs = llama && c.rope_scaling.kind == RopeScaling::Kind::Llama3;
     for (const PlannedTensor& p : plan_tensors(c, rope_freqs)) {

@@ -1,5 +1,7 @@
 #include "engine/model/weight_binding.h"
 
+#include "engine/model/arch_moe.h"
+
 #include <cstdint>
 
 #include "kernels/cpu/quant.h"
@@ -241,10 +243,10 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
             {&L.k_norm, TensorRole::KNorm, 1, c.head_dim, true, c.qk_norm},
             {&L.post_attn_norm, TensorRole::PostAttnNorm, 1, hidden, true, c.post_norms},
             {&L.ffn_norm, TensorRole::FfnNorm, 1, hidden, true, true},
-            {&L.w_gate, TensorRole::WGate, inter, hidden, false, !fused},
-            {&L.w_up, TensorRole::WUp, inter, hidden, false, !fused},
+            {&L.w_gate, TensorRole::WGate, inter, hidden, false, !fused && !c.is_moe()},
+            {&L.w_up, TensorRole::WUp, inter, hidden, false, !fused && !c.is_moe()},
             {&L.w_gate_up, TensorRole::WGateUp, 2 * inter, hidden, false, fused},
-            {&L.w_down, TensorRole::WDown, hidden, inter, false, true},
+            {&L.w_down, TensorRole::WDown, hidden, inter, false, !c.is_moe()},
             {&L.post_ffn_norm, TensorRole::PostFfnNorm, 1, hidden, true, c.post_norms},
         };
         for (const Item& it : items) {
@@ -253,6 +255,9 @@ Status bind_weights(LoadedModel& model, const TensorLookup& lookup,
             if (!(s = b.bind(*it.v, it.role, l, it.rows, it.cols, it.f32)))
                 return s;
         }
+        if (c.is_moe() &&
+            !(s = bind_moe_layer(model, lookup, naming == &gguf_tensor_name, l, file)))
+            return s;
     }
     return ok_status();
 }

@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <tuple>
 
 #include "engine/model/arch_gemma.h"
 #include "engine/model/quant_recipe.h"
@@ -48,6 +49,18 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
         if (c.post_norms)
             add(TensorRole::PostAttnNorm, l, 1, hidden, true);
         add(TensorRole::FfnNorm, l, 1, hidden, true);
+        if (c.is_moe()) {
+            const int64_t ne = c.num_experts, ei = c.expert_intermediate_size;
+            add(TensorRole::Router, l, ne, hidden, false);
+            for (auto [role, rows, cols] : {std::tuple{TensorRole::ExpGate, ei, hidden},
+                                            std::tuple{TensorRole::ExpUp, ei, hidden},
+                                            std::tuple{TensorRole::ExpDown, hidden, ei}}) {
+                add(role, l, ne * rows, cols, false);
+                out.back().hf_name.clear();
+                out.back().experts = ne;
+            }
+            continue;
+        }
         if (fused) {
             add(TensorRole::WGateUp, l, 2 * inter, hidden, false);
         } else {
@@ -185,6 +198,8 @@ const TensorView* planned_view(const ModelWeights& w, const PlannedTensor& t) {
         return &L.wqkv;
     case TensorRole::WGateUp:
         return &L.w_gate_up;
+    case TensorRole::Router:
+        return &L.router;
     default:
         return nullptr;
     }

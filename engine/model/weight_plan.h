@@ -18,6 +18,9 @@ struct PlannedTensor {
     std::string gguf_name;
     int64_t rows = 0, cols = 0;
     bool vector = false; // norms, biases, rope_freqs: 1-D
+    // > 0: the stacked experts of a MoE layer (GGUF [experts][rows / experts][cols]); hf_name is
+    // empty and expert e's rows come from hf_expert_tensor_name(role, layer, e).
+    int64_t experts = 0;
 };
 
 // Tensors in writing order. rope_freqs is included only when with_rope_freqs.
@@ -30,8 +33,8 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, bool with_rope_fre
 std::vector<DType> gguf_storage_types(const std::vector<PlannedTensor>& plan, WeightType wt,
                                       const ModelConfig& c, std::vector<bool>* fallback);
 
-// The view of a planned tensor in a loaded model (by role and layer); nullptr for rope_freqs or
-// a layer the model does not have.
+// The view of a planned tensor in a loaded model (by role and layer); nullptr for rope_freqs,
+// stacked experts (one view per expert) or a layer the model does not have.
 const TensorView* planned_view(const ModelWeights& w, const PlannedTensor& t);
 
 // Rows [row_begin, row_end) of the HF-layout tensor named hf_name, [rows][cols] row-major.

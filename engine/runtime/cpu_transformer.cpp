@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "engine/runtime/cpu_moe.h"
 #include "engine/runtime/rope.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
@@ -81,6 +82,8 @@ CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& po
         norms_->layers.push_back(std::move(l));
     }
     norms_->output_norm = to_f32(w.output_norm);
+    if (c.is_moe())
+        moe_ = std::make_unique<CpuMoe>();
 }
 
 CpuTransformer::~CpuTransformer() = default;
@@ -94,6 +97,17 @@ int64_t CpuTransformer::weight_bytes_per_token() const {
              {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
             if (t->present())
                 bytes += t->rows * t->row_bytes();
+    // Mixture of experts: the router and the k experts a token uses (of n).
+    for (const LayerWeights& l : w.layers) {
+        if (l.experts.empty())
+            continue;
+        bytes += l.router.rows * l.router.row_bytes();
+        int64_t experts = 0;
+        for (const ExpertWeights& e : l.experts)
+            for (const TensorView* t : {&e.w_gate, &e.w_up, &e.w_down})
+                experts += t->rows * t->row_bytes();
+        bytes += experts / static_cast<int64_t>(l.experts.size()) * model_.config.num_experts_used;
+    }
     return bytes;
 }
 
@@ -270,6 +284,11 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
     for (int32_t t = 0; t < n; ++t)
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.ffn_norm.data(), H,
                          c.rms_norm_eps);
+    if (c.is_moe()) { // router top-k over the experts (engine/runtime/cpu_moe.h)
+        moe_->forward(xb_.data(), xb_.data(), n, lw, c, pool_, observer_);
+        kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
+        return;
+    }
     if (lw.w_gate_up.present()) {
         // Fused projection (phi3): [n][2I], gate rows first, then up.
         if (observer_)

@@ -20,6 +20,8 @@ namespace kernels {
 class ThreadPool;
 }
 
+class CpuMoe;
+
 class CpuTransformer {
   public:
     // The model must outlive the CpuTransformer. Preconditions (guaranteed by load_model):
@@ -34,7 +36,8 @@ class CpuTransformer {
     kernels::ThreadPool& pool() { return pool_; }
     int32_t vocab_size() const { return vocab_; } // length of a logits row
 
-    // Bytes of weight matrices a decode step reads once per token (all layers + lm_head).
+    // Bytes of weight matrices a decode step reads once per token (all layers + lm_head; for
+    // mixture-of-experts layers the router and num_experts_used of the experts).
     int64_t weight_bytes_per_token() const;
 
     // Runs the batch: writes this step's K/V through batch.slot_mapping, attends through the
@@ -81,6 +84,7 @@ class CpuTransformer {
     std::vector<float> cos_local_, sin_local_; // [n][hd/2] with inv_freq_local_ (gemma3)
     std::vector<float> xl_;                    // [n_logits][hidden] normed rows that need logits
     AttentionScratch att_scratch_;
+    std::unique_ptr<CpuMoe> moe_; // MoE layers' router, experts and workspace (is_moe() only)
     MatmulObserver observer_;
 };
 
