@@ -172,12 +172,14 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
-    const char* names[] = {
-        QT_TR_NOOP("Device"),         QT_TR_NOOP("Budget"),            QT_TR_NOOP("Weights"),
-        QT_TR_NOOP("KV cache"),       QT_TR_NOOP("Workspace"),         QT_TR_NOOP("Free"),
-        QT_TR_NOOP("KV blocks"),      QT_TR_NOOP("Capacity"),          QT_TR_NOOP("Limited by"),
-        QT_TR_NOOP("KV-cache dtype"), QT_TR_NOOP("KV switch"),         QT_TR_NOOP("Weight dtypes"),
-        QT_TR_NOOP("Draft model"),    QT_TR_NOOP("bf16 weight cache"), QT_TR_NOOP("Parameters")};
+    const char* names[] = {QT_TR_NOOP("Device"),      QT_TR_NOOP("Budget"),
+                           QT_TR_NOOP("Weights"),     QT_TR_NOOP("KV cache"),
+                           QT_TR_NOOP("Workspace"),   QT_TR_NOOP("Free"),
+                           QT_TR_NOOP("KV blocks"),   QT_TR_NOOP("Capacity"),
+                           QT_TR_NOOP("Limited by"),  QT_TR_NOOP("KV-cache dtype"),
+                           QT_TR_NOOP("KV switch"),   QT_TR_NOOP("Weight dtypes"),
+                           QT_TR_NOOP("Draft model"), QT_TR_NOOP("bf16 weight cache"),
+                           QT_TR_NOOP("Parameters")};
     for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
         if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
             if (auto* label = qobject_cast<QLabel*>(item->widget()))

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "engine/model/arch_gemma.h"
-#include "engine/model/arch_phi3.h"
 #include "engine/model/arch_moe.h"
+#include "engine/model/arch_phi3.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/weight_binding.h"

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model/arch_gemma.h"
-#include "engine/model/arch_phi3.h"
 #include "engine/model/arch_moe.h"
+#include "engine/model/arch_phi3.h"
 #include "engine/model/byte_reader.h"
 #include "engine/model/model_loaders.h"
 #include "engine/model/safetensors_file.h"

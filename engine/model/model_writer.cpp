@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "engine/model/arch_gemma.h"
-#include "engine/model/arch_phi3.h"
 #include "engine/model/arch_moe.h"
+#include "engine/model/arch_phi3.h"
 #include "engine/model/demo_tokenizer.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/quantize.h"
@@ -470,7 +470,7 @@ std::string hf_config_json(const ModelWriterSpec& spec, const ModelConfig& c,
     // llama with a sliding window: a mistral config.json (GGUF files carry no window key).
     const bool mistral = c.arch == Architecture::Llama && c.sliding_window > 0;
     j["architectures"] = {mistral ? "MistralForCausalLM" : cls};
-    j["model_type"] = mistral                              ? std::string("mistral")
+    j["model_type"] = mistral                            ? std::string("mistral")
                       : c.arch == Architecture::Gemma3   ? std::string("gemma3_text")
                       : c.arch == Architecture::Qwen3Moe ? std::string("qwen3_moe")
                                                          : c.arch_name;

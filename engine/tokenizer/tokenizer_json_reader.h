@@ -100,7 +100,6 @@ struct Parsed {
     std::vector<TokenizerData::PreTokenizerStep> pre_tokenizer_steps;
 };
 
-
 // normalizer -> Parsed::normalizer_steps and, where they express it, the flags of d.
 Status read_normalizer(const Reader& r, const json& root, TokenizerData& d, Parsed& p);
 // pre_tokenizer -> Parsed::pre_tokenizer_steps and, where they express it, the flags of d.
