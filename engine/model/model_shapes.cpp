@@ -40,6 +40,11 @@ constexpr ShapePreset kPresets[] = {
      2, 96},
     {"mistral-7b", Architecture::Llama, 32000, 4096, 14336, 32, 32, 8, 128, 32768, 10000.0f, false,
      0, 0, 4096},
+    {"qwen3-30b-a3b", Architecture::Qwen3Moe, 151936, 2048, 6144, 48, 32, 4, 128, 40960, 1000000.0f,
+     false, false},
+    // The same with 4 of its 48 layers kept (issue 18's comparable shape for figures).
+    {"qwen3-30b-a3b-4l", Architecture::Qwen3Moe, 151936, 2048, 6144, 4, 32, 4, 128, 40960,
+     1000000.0f, false, false},
 };
 
 // The gemma settings of those shapes (google/gemma-2-2b, gemma-3-1b-pt, gemma-3-4b-pt).
@@ -52,11 +57,6 @@ constexpr GemmaPreset kGemmaPresets[] = {
     {"gemma-2-2b", 4096, 50.0f, 30.0f, 256.0f, 0.0f, 0.0f},
     {"gemma-3-1b", 512, 0.0f, 0.0f, 256.0f, 10000.0f, 0.0f},
     {"gemma-3-4b", 1024, 0.0f, 0.0f, 256.0f, 10000.0f, 8.0f},
-    {"qwen3-30b-a3b", Architecture::Qwen3Moe, 151936, 2048, 6144, 48, 32, 4, 128, 40960, 1000000.0f,
-     false, false},
-    // The same with 4 of its 48 layers kept (issue 18's comparable shape for figures).
-    {"qwen3-30b-a3b-4l", Architecture::Qwen3Moe, 151936, 2048, 6144, 4, 32, 4, 128, 40960,
-     1000000.0f, false, false},
 };
 
 // The experts of the mixture-of-experts shapes above: count, used per token, intermediate size.
