@@ -2,25 +2,6 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en_US">
 <context>
-    <name>QObject</name>
-    <message>
-        <source>LLM Workbench</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The chat database cannot be opened:
-%1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The chat database cannot be opened:
-%1
-
-Chats of this session will not be saved.</source>
-        <translation type="unfinished"></translation>
-    </message>
-</context>
-<context>
     <name>llmwb::BatchTimelineView</name>
     <message>
         <source>Step %1: %2 ms</source>
@@ -1858,6 +1839,26 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <source>none since the model was loaded (Tuning dock: KV-cache dtype)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>bf16 weight cache</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none (no quantized matrices)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none (CUDA backend only)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2 of %3 matrices)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bf16 copies of quantized weight matrices, made at load when the memory plan has room after a minimum KV pool (largest first): prefill runs cuBLAS on them instead of dequantizing on every call; decode keeps reading the quantized bytes.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MemoryPlanText</name>
@@ -2402,6 +2403,247 @@ CUDA is unavailable: %1</source>
     </message>
 </context>
 <context>
+    <name>llmwb::QuantizeController</name>
+    <message>
+        <source>A quantization is already running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the model to quantize.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose where to write the quantized model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The output must be another file than the input.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::QuantizeDialog</name>
+    <message>
+        <source>Choose a float model (GGUF)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a Hugging Face model folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write the quantized model to</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose an importance matrix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Importance matrices (*.gguf *.dat);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a calibration text</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Text files (*.txt *.md);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>every matrix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no quantization</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bpw</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>preset mix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>single type</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantize a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model to quantize:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Importance matrix (optional):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Calibration text (optional):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A GGUF file (F32, F16 or BF16) or a Hugging Face folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where to write the GGUF file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An importance-matrix file (common GGUF imatrix format)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A text file of your own to gather importances from</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The K and IQ types use the importances to choose their scales; without either file, scales come from round-to-nearest with the usual scale search.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop quantizing (no output file is left behind)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load the new model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 already exists. Replace it?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a model and a target, then Start.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Writing the file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantizing %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor %1 of %2 · %3 MB/s · %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Done: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantization failed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled; no output file was written.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size: %1 → %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bits per weight over the quantized matrices: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Types: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n tensor(s) in a fallback type (the row length does not fit the block):</source>
+        <translation>
+            <numerusform>%n tensor in a fallback type (the row length does not fit the block):</numerusform>
+            <numerusform>%n tensors in a fallback type (the row length does not fit the block):</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Time: %1 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A quantization is running. Stop it and close?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gathering importances from the calibration text: token %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::SearchResultsModel</name>
     <message>
         <source>New chat</source>
@@ -2681,247 +2923,6 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Switching to %1 at the next step.</source>
-        <translation type="unfinished"></translation>
-    </message>
-</context>
-<context>
-    <name>llmwb::QuantizeController</name>
-    <message>
-        <source>A quantization is already running.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Choose the model to quantize.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Choose where to write the quantized model.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The output must be another file than the input.</source>
-        <translation type="unfinished"></translation>
-    </message>
-</context>
-<context>
-    <name>llmwb::QuantizeDialog</name>
-    <message>
-        <source>Choose a float model (GGUF)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf);;All files (*)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Choose a Hugging Face model folder</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Write the quantized model to</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Choose an importance matrix</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Importance matrices (*.gguf *.dat);;All files (*)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Choose a calibration text</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Text files (*.txt *.md);;All files (*)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>every matrix</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>no quantization</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>output</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>bpw</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>preset mix</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>single type</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>%1 — %2</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Quantize a model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Model to quantize:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Target:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Output file:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Importance matrix (optional):</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Calibration text (optional):</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>A GGUF file (F32, F16 or BF16) or a Hugging Face folder</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Where to write the GGUF file</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>An importance-matrix file (common GGUF imatrix format)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>A text file of your own to gather importances from</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>File…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Folder…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Browse…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The K and IQ types use the importances to choose their scales; without either file, scales come from round-to-nearest with the usual scale search.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Start</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Stop quantizing (no output file is left behind)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Load the new model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Close</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>%1 already exists. Replace it?</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Choose a model and a target, then Start.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Stopping…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Starting…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Writing the file</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Quantizing %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Tensor %1 of %2 · %3 MB/s · %4</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Done: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Quantization failed.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Cancelled; no output file was written.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Wrote %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Size: %1 → %2</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Bits per weight over the quantized matrices: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Types: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message numerus="yes">
-        <source>%n tensor(s) in a fallback type (the row length does not fit the block):</source>
-        <translation>
-            <numerusform>%n tensor in a fallback type (the row length does not fit the block):</numerusform>
-            <numerusform>%n tensors in a fallback type (the row length does not fit the block):</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>Time: %1 s</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>A quantization is running. Stop it and close?</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Gathering importances from the calibration text: token %1 of %2</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

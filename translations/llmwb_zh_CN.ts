@@ -2,29 +2,6 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>QObject</name>
-    <message>
-        <source>LLM Workbench</source>
-        <translation>LLM 工作台</translation>
-    </message>
-    <message>
-        <source>The chat database cannot be opened:
-%1</source>
-        <translation>无法打开聊天数据库：
-%1</translation>
-    </message>
-    <message>
-        <source>The chat database cannot be opened:
-%1
-
-Chats of this session will not be saved.</source>
-        <translation>无法打开聊天数据库：
-%1
-
-本次会话的聊天不会被保存。</translation>
-    </message>
-</context>
-<context>
     <name>llmwb::BatchTimelineView</name>
     <message>
         <source>Step %1: %2 ms</source>
@@ -1869,6 +1846,26 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <source>none since the model was loaded (Tuning dock: KV-cache dtype)</source>
         <translation>模型加载后尚未切换（调优面板：KV 缓存数据类型）</translation>
     </message>
+    <message>
+        <source>bf16 weight cache</source>
+        <translation>bf16 权重缓存</translation>
+    </message>
+    <message>
+        <source>none (no quantized matrices)</source>
+        <translation>无（没有量化矩阵）</translation>
+    </message>
+    <message>
+        <source>none (CUDA backend only)</source>
+        <translation>无（仅 CUDA 后端）</translation>
+    </message>
+    <message>
+        <source>%1 (%2 of %3 matrices)</source>
+        <translation>%1（%3 个矩阵中的 %2 个）</translation>
+    </message>
+    <message>
+        <source>bf16 copies of quantized weight matrices, made at load when the memory plan has room after a minimum KV pool (largest first): prefill runs cuBLAS on them instead of dequantizing on every call; decode keeps reading the quantized bytes.</source>
+        <translation>量化权重矩阵的 bf16 副本：加载时在保留最小 KV 池后若内存计划仍有余量则创建（从最大的矩阵开始）；预填充直接在副本上运行 cuBLAS，而不是每次调用时反量化；解码仍读取量化字节。</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::MemoryPlanText</name>
@@ -2415,6 +2412,246 @@ CUDA 不可用：%1</translation>
     </message>
 </context>
 <context>
+    <name>llmwb::QuantizeController</name>
+    <message>
+        <source>A quantization is already running.</source>
+        <translation>已有量化任务在运行。</translation>
+    </message>
+    <message>
+        <source>Choose the model to quantize.</source>
+        <translation>请选择要量化的模型。</translation>
+    </message>
+    <message>
+        <source>Choose where to write the quantized model.</source>
+        <translation>请选择量化后模型的保存位置。</translation>
+    </message>
+    <message>
+        <source>The output must be another file than the input.</source>
+        <translation>输出文件必须与输入文件不同。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::QuantizeDialog</name>
+    <message>
+        <source>Choose a float model (GGUF)</source>
+        <translation>选择浮点模型（GGUF）</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf);;All files (*)</source>
+        <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Choose a Hugging Face model folder</source>
+        <translation>选择 Hugging Face 模型文件夹</translation>
+    </message>
+    <message>
+        <source>Write the quantized model to</source>
+        <translation>量化后的模型保存到</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf)</source>
+        <translation>GGUF 模型 (*.gguf)</translation>
+    </message>
+    <message>
+        <source>Choose an importance matrix</source>
+        <translation>选择重要性矩阵</translation>
+    </message>
+    <message>
+        <source>Importance matrices (*.gguf *.dat);;All files (*)</source>
+        <translation>重要性矩阵 (*.gguf *.dat);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Choose a calibration text</source>
+        <translation>选择校准文本</translation>
+    </message>
+    <message>
+        <source>Text files (*.txt *.md);;All files (*)</source>
+        <translation>文本文件 (*.txt *.md);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>every matrix</source>
+        <translation>所有矩阵</translation>
+    </message>
+    <message>
+        <source>no quantization</source>
+        <translation>不量化</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>输出层</translation>
+    </message>
+    <message>
+        <source>bpw</source>
+        <translation>位/权重</translation>
+    </message>
+    <message>
+        <source>preset mix</source>
+        <translation>预设组合</translation>
+    </message>
+    <message>
+        <source>single type</source>
+        <translation>单一类型</translation>
+    </message>
+    <message>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+    <message>
+        <source>Quantize a model</source>
+        <translation>量化模型</translation>
+    </message>
+    <message>
+        <source>Model to quantize:</source>
+        <translation>要量化的模型：</translation>
+    </message>
+    <message>
+        <source>Target:</source>
+        <translation>目标：</translation>
+    </message>
+    <message>
+        <source>Output file:</source>
+        <translation>输出文件：</translation>
+    </message>
+    <message>
+        <source>Importance matrix (optional):</source>
+        <translation>重要性矩阵（可选）：</translation>
+    </message>
+    <message>
+        <source>Calibration text (optional):</source>
+        <translation>校准文本（可选）：</translation>
+    </message>
+    <message>
+        <source>A GGUF file (F32, F16 or BF16) or a Hugging Face folder</source>
+        <translation>GGUF 文件（F32、F16 或 BF16）或 Hugging Face 文件夹</translation>
+    </message>
+    <message>
+        <source>Where to write the GGUF file</source>
+        <translation>GGUF 文件的保存位置</translation>
+    </message>
+    <message>
+        <source>An importance-matrix file (common GGUF imatrix format)</source>
+        <translation>重要性矩阵文件（通用 GGUF imatrix 格式）</translation>
+    </message>
+    <message>
+        <source>A text file of your own to gather importances from</source>
+        <translation>用于收集重要性的自有文本文件</translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation>文件…</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>The K and IQ types use the importances to choose their scales; without either file, scales come from round-to-nearest with the usual scale search.</source>
+        <translation>K 和 IQ 类型根据重要性选择缩放；两个文件都不提供时，缩放由就近取整加常规缩放搜索确定。</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop quantizing (no output file is left behind)</source>
+        <translation>停止量化（不会留下输出文件）</translation>
+    </message>
+    <message>
+        <source>Load the new model</source>
+        <translation>加载新模型</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>%1 already exists. Replace it?</source>
+        <translation>%1 已存在。要替换吗？</translation>
+    </message>
+    <message>
+        <source>Choose a model and a target, then Start.</source>
+        <translation>选择模型和目标，然后点击“开始”。</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>Writing the file</source>
+        <translation>正在写入文件</translation>
+    </message>
+    <message>
+        <source>Quantizing %1</source>
+        <translation>正在量化 %1</translation>
+    </message>
+    <message>
+        <source>Tensor %1 of %2 · %3 MB/s · %4</source>
+        <translation>张量 %1/%2 · %3 MB/s · %4</translation>
+    </message>
+    <message>
+        <source>Done: %1</source>
+        <translation>完成：%1</translation>
+    </message>
+    <message>
+        <source>Quantization failed.</source>
+        <translation>量化失败。</translation>
+    </message>
+    <message>
+        <source>Cancelled; no output file was written.</source>
+        <translation>已取消；未写入输出文件。</translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation>已写入 %1</translation>
+    </message>
+    <message>
+        <source>Size: %1 → %2</source>
+        <translation>大小：%1 → %2</translation>
+    </message>
+    <message>
+        <source>Bits per weight over the quantized matrices: %1</source>
+        <translation>量化矩阵的每权重位数：%1</translation>
+    </message>
+    <message>
+        <source>Types: %1</source>
+        <translation>类型：%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n tensor(s) in a fallback type (the row length does not fit the block):</source>
+        <translation>
+            <numerusform>%n 个张量使用了回退类型（行长度不是块大小的整数倍）：</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Time: %1 s</source>
+        <translation>用时：%1 秒</translation>
+    </message>
+    <message>
+        <source>A quantization is running. Stop it and close?</source>
+        <translation>量化正在进行。要停止并关闭吗？</translation>
+    </message>
+    <message>
+        <source>Gathering importances from the calibration text: token %1 of %2</source>
+        <translation>正在从校准文本收集重要性：第 %1/%2 个词元</translation>
+    </message>
+    <message>
+        <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
+        <translation>用时：%1 秒，其中 %2 秒用于从校准文本收集重要性</translation>
+    </message>
+</context>
+<context>
     <name>llmwb::SearchResultsModel</name>
     <message>
         <source>New chat</source>
@@ -2694,246 +2931,6 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Switching to %1 at the next step.</source>
         <translation>将在下一步切换到 %1。</translation>
-    </message>
-</context>
-<context>
-    <name>llmwb::QuantizeController</name>
-    <message>
-        <source>A quantization is already running.</source>
-        <translation>已有量化任务在运行。</translation>
-    </message>
-    <message>
-        <source>Choose the model to quantize.</source>
-        <translation>请选择要量化的模型。</translation>
-    </message>
-    <message>
-        <source>Choose where to write the quantized model.</source>
-        <translation>请选择量化后模型的保存位置。</translation>
-    </message>
-    <message>
-        <source>The output must be another file than the input.</source>
-        <translation>输出文件必须与输入文件不同。</translation>
-    </message>
-</context>
-<context>
-    <name>llmwb::QuantizeDialog</name>
-    <message>
-        <source>Choose a float model (GGUF)</source>
-        <translation>选择浮点模型（GGUF）</translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf);;All files (*)</source>
-        <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>Choose a Hugging Face model folder</source>
-        <translation>选择 Hugging Face 模型文件夹</translation>
-    </message>
-    <message>
-        <source>Write the quantized model to</source>
-        <translation>量化后的模型保存到</translation>
-    </message>
-    <message>
-        <source>GGUF models (*.gguf)</source>
-        <translation>GGUF 模型 (*.gguf)</translation>
-    </message>
-    <message>
-        <source>Choose an importance matrix</source>
-        <translation>选择重要性矩阵</translation>
-    </message>
-    <message>
-        <source>Importance matrices (*.gguf *.dat);;All files (*)</source>
-        <translation>重要性矩阵 (*.gguf *.dat);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>Choose a calibration text</source>
-        <translation>选择校准文本</translation>
-    </message>
-    <message>
-        <source>Text files (*.txt *.md);;All files (*)</source>
-        <translation>文本文件 (*.txt *.md);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>every matrix</source>
-        <translation>所有矩阵</translation>
-    </message>
-    <message>
-        <source>no quantization</source>
-        <translation>不量化</translation>
-    </message>
-    <message>
-        <source>output</source>
-        <translation>输出层</translation>
-    </message>
-    <message>
-        <source>bpw</source>
-        <translation>位/权重</translation>
-    </message>
-    <message>
-        <source>preset mix</source>
-        <translation>预设组合</translation>
-    </message>
-    <message>
-        <source>single type</source>
-        <translation>单一类型</translation>
-    </message>
-    <message>
-        <source>%1 — %2</source>
-        <translation>%1 — %2</translation>
-    </message>
-    <message>
-        <source>Quantize a model</source>
-        <translation>量化模型</translation>
-    </message>
-    <message>
-        <source>Model to quantize:</source>
-        <translation>要量化的模型：</translation>
-    </message>
-    <message>
-        <source>Target:</source>
-        <translation>目标：</translation>
-    </message>
-    <message>
-        <source>Output file:</source>
-        <translation>输出文件：</translation>
-    </message>
-    <message>
-        <source>Importance matrix (optional):</source>
-        <translation>重要性矩阵（可选）：</translation>
-    </message>
-    <message>
-        <source>Calibration text (optional):</source>
-        <translation>校准文本（可选）：</translation>
-    </message>
-    <message>
-        <source>A GGUF file (F32, F16 or BF16) or a Hugging Face folder</source>
-        <translation>GGUF 文件（F32、F16 或 BF16）或 Hugging Face 文件夹</translation>
-    </message>
-    <message>
-        <source>Where to write the GGUF file</source>
-        <translation>GGUF 文件的保存位置</translation>
-    </message>
-    <message>
-        <source>An importance-matrix file (common GGUF imatrix format)</source>
-        <translation>重要性矩阵文件（通用 GGUF imatrix 格式）</translation>
-    </message>
-    <message>
-        <source>A text file of your own to gather importances from</source>
-        <translation>用于收集重要性的自有文本文件</translation>
-    </message>
-    <message>
-        <source>File…</source>
-        <translation>文件…</translation>
-    </message>
-    <message>
-        <source>Folder…</source>
-        <translation>文件夹…</translation>
-    </message>
-    <message>
-        <source>Browse…</source>
-        <translation>浏览…</translation>
-    </message>
-    <message>
-        <source>The K and IQ types use the importances to choose their scales; without either file, scales come from round-to-nearest with the usual scale search.</source>
-        <translation>K 和 IQ 类型根据重要性选择缩放；两个文件都不提供时，缩放由就近取整加常规缩放搜索确定。</translation>
-    </message>
-    <message>
-        <source>Start</source>
-        <translation>开始</translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <source>Stop quantizing (no output file is left behind)</source>
-        <translation>停止量化（不会留下输出文件）</translation>
-    </message>
-    <message>
-        <source>Load the new model</source>
-        <translation>加载新模型</translation>
-    </message>
-    <message>
-        <source>Close</source>
-        <translation>关闭</translation>
-    </message>
-    <message>
-        <source>%1 already exists. Replace it?</source>
-        <translation>%1 已存在。要替换吗？</translation>
-    </message>
-    <message>
-        <source>Choose a model and a target, then Start.</source>
-        <translation>选择模型和目标，然后点击“开始”。</translation>
-    </message>
-    <message>
-        <source>Stopping…</source>
-        <translation>正在停止…</translation>
-    </message>
-    <message>
-        <source>Starting…</source>
-        <translation>正在启动…</translation>
-    </message>
-    <message>
-        <source>Writing the file</source>
-        <translation>正在写入文件</translation>
-    </message>
-    <message>
-        <source>Quantizing %1</source>
-        <translation>正在量化 %1</translation>
-    </message>
-    <message>
-        <source>Tensor %1 of %2 · %3 MB/s · %4</source>
-        <translation>张量 %1/%2 · %3 MB/s · %4</translation>
-    </message>
-    <message>
-        <source>Done: %1</source>
-        <translation>完成：%1</translation>
-    </message>
-    <message>
-        <source>Quantization failed.</source>
-        <translation>量化失败。</translation>
-    </message>
-    <message>
-        <source>Cancelled; no output file was written.</source>
-        <translation>已取消；未写入输出文件。</translation>
-    </message>
-    <message>
-        <source>Wrote %1</source>
-        <translation>已写入 %1</translation>
-    </message>
-    <message>
-        <source>Size: %1 → %2</source>
-        <translation>大小：%1 → %2</translation>
-    </message>
-    <message>
-        <source>Bits per weight over the quantized matrices: %1</source>
-        <translation>量化矩阵的每权重位数：%1</translation>
-    </message>
-    <message>
-        <source>Types: %1</source>
-        <translation>类型：%1</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n tensor(s) in a fallback type (the row length does not fit the block):</source>
-        <translation>
-            <numerusform>%n 个张量使用了回退类型（行长度不是块大小的整数倍）：</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>Time: %1 s</source>
-        <translation>用时：%1 秒</translation>
-    </message>
-    <message>
-        <source>A quantization is running. Stop it and close?</source>
-        <translation>量化正在进行。要停止并关闭吗？</translation>
-    </message>
-    <message>
-        <source>Gathering importances from the calibration text: token %1 of %2</source>
-        <translation>正在从校准文本收集重要性：第 %1/%2 个词元</translation>
-    </message>
-    <message>
-        <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
-        <translation>用时：%1 秒，其中 %2 秒用于从校准文本收集重要性</translation>
     </message>
 </context>
 </TS>
