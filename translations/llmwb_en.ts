@@ -1724,14 +1724,6 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>active / total: %1 B / %2 B</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>%1 B</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Device</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1857,6 +1849,10 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     </message>
     <message>
         <source>bf16 copies of quantized weight matrices, made at load when the memory plan has room after a minimum KV pool (largest first): prefill runs cuBLAS on them instead of dequantizing on every call; decode keeps reading the quantized bytes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>active / total: %1 / %2</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1731,14 +1731,6 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <translation>参数</translation>
     </message>
     <message>
-        <source>active / total: %1 B / %2 B</source>
-        <translation>活跃 / 总计：%1 B / %2 B</translation>
-    </message>
-    <message>
-        <source>%1 B</source>
-        <translation>%1 B</translation>
-    </message>
-    <message>
         <source>Device</source>
         <translation>设备</translation>
     </message>
@@ -1865,6 +1857,10 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     <message>
         <source>bf16 copies of quantized weight matrices, made at load when the memory plan has room after a minimum KV pool (largest first): prefill runs cuBLAS on them instead of dequantizing on every call; decode keeps reading the quantized bytes.</source>
         <translation>量化权重矩阵的 bf16 副本：加载时在保留最小 KV 池后若内存计划仍有余量则创建（从最大的矩阵开始）；预填充直接在副本上运行 cuBLAS，而不是每次调用时反量化；解码仍读取量化字节。</translation>
+    </message>
+    <message>
+        <source>active / total: %1 / %2</source>
+        <translation>激活 / 总计：%1 / %2</translation>
     </message>
 </context>
 <context>

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "ui/memory_plan_text.h"
+#include "ui/model_panel.h"
 
 namespace llmwb {
 
@@ -282,15 +283,14 @@ void MemoryPanel::refreshTexts() {
                               .arg(size(draftWeightBytes_), size(draftKvBytes_))
                         : tr("none (prompt lookup needs no memory)"));
     // Mixture of experts: the parameters one token uses (router + k of n experts) of the total.
-    const auto billions = [&](qint64 n) { return loc.toString(double(n) / 1e9, 'f', 2); };
     if (!hasModel_ || model_.parameterCount <= 0)
         params_->setText(QStringLiteral("–"));
     else if (model_.activeParameterCount > 0 && model_.activeParameterCount < model_.parameterCount)
         params_->setText(
-            tr("active / total: %1 B / %2 B")
-                .arg(billions(model_.activeParameterCount), billions(model_.parameterCount)));
+            tr("active / total: %1 / %2")
+                .arg(formatCount(model_.activeParameterCount), formatCount(model_.parameterCount)));
     else
-        params_->setText(tr("%1 B").arg(billions(model_.parameterCount)));
+        params_->setText(formatCount(model_.parameterCount));
     dtypes_->setText(hasModel_ && !model_.dtypeSummary.isEmpty()
                          ? model_.dtypeSummary.join(QLatin1Char('\n'))
                          : QStringLiteral("–"));
