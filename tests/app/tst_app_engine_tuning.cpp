@@ -11,6 +11,7 @@
 #include "app/services/app_settings.h"
 #include "app/services/engine_worker.h"
 #include "engine/model/model_writer.h"
+#include "engine/serving/memory_plan.h"
 #include "tests/app/worker_relay.h"
 
 using namespace llmwb;
@@ -21,6 +22,13 @@ class TestAppEngineTuning : public QObject {
   private:
     QTemporaryDir dir_;
     QString modelPath_, otherPath_;
+    ModelConfig config_; // of modelPath_
+    // The weights and the workspace the engine plans for these limits (the workspace follows
+    // max_num_batched_tokens and max_num_seqs when they change: Engine::set_limits).
+    qint64 fixedBytes(const MemoryPlan& m, const EngineTuning& t) const {
+        return m.weight_bytes +
+               estimate_workspace_bytes(config_, t.maxNumBatchedTokens, t.maxNumSeqs);
+    }
     QThread thread_;
     EngineWorker* worker_ = nullptr;
     WorkerRelay relay_; // spies listen here (see worker_relay.h)
@@ -85,6 +93,9 @@ class TestAppEngineTuning : public QObject {
         spec.seed = 11;
         spec.max_position = 1024;
         modelPath_ = dir_.filePath("tiny.gguf");
+        auto cfg = resolve_writer_config(spec);
+        QVERIFY(cfg.ok());
+        config_ = *cfg;
         Status st = write_model(spec, modelPath_.toStdString());
         QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
         spec.seed = 12;
@@ -150,9 +161,9 @@ class TestAppEngineTuning : public QObject {
         // A fixed "device" so that the utilization maps to known block counts.
         const MemoryPlan m = plan_;
         QVERIFY(m.bytes_per_block > 0);
-        const qint64 fixed = m.weight_bytes + m.workspace_bytes;
         EngineTuning t;
         t.maxNumSeqs = 16; // on the CPU the cap is 4 contexts: 4 x 64 = 256 blocks
+        const qint64 fixed = fixedBytes(m, t);
         t.deviceBytes = 2 * (fixed + 200 * m.bytes_per_block);
         t.gpuMemoryUtilization = 0.5; // 200 blocks
         const EngineView big =
@@ -209,9 +220,9 @@ class TestAppEngineTuning : public QObject {
     // "need at least 0 MiB".
     void impossibleUtilizationIsRefused() {
         const MemoryPlan m = plan_;
-        const qint64 fixed = m.weight_bytes + m.workspace_bytes;
         EngineTuning t;
         t.maxNumSeqs = 16;
+        const qint64 fixed = fixedBytes(m, t);
         t.deviceBytes = 2 * (fixed + 200 * m.bytes_per_block);
         t.gpuMemoryUtilization = 0.5; // 200 blocks
         EngineView v = waitView(
@@ -287,9 +298,9 @@ class TestAppEngineTuning : public QObject {
     // when it is smaller than the context (kv_pool), the model's context (context).
     void finishReasonsArePrecise() {
         const MemoryPlan m = plan_;
-        const qint64 fixed = m.weight_bytes + m.workspace_bytes;
         EngineTuning t;
         t.maxNumSeqs = 16;
+        const qint64 fixed = fixedBytes(m, t);
         t.deviceBytes = fixed + 6 * m.bytes_per_block + m.bytes_per_block / 2; // 6 blocks
         t.gpuMemoryUtilization = 1.0;
         EngineView v =
