@@ -208,7 +208,7 @@ std::vector<ForwardRow> forward_rows() {
          {Variant::LongRopeShort, Variant::LongRopeLong, Variant::PartialLong, Variant::Window})
         for (auto [fname, format] : {std::pair{"gguf", ModelFileFormat::Gguf},
                                      std::pair{"safetensors", ModelFileFormat::Safetensors}})
-            for (int bs : {4, 16})
+            for (int bs : {8, 16})
                 rows.push_back(
                     {mini_test::format("%s-%s-bs%d", variant_name(v), fname, bs), v, format, bs});
     return rows;
