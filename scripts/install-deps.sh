@@ -8,7 +8,7 @@ PKGS=(
   qt6-base-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   qt6-httpserver-dev libqt6sql6-sqlite libquazip1-qt6-dev libsqlite3-dev libgl-dev
   libqt6opengl6-dev
-  nlohmann-json3-dev libpcre2-dev libxxhash-dev libicu-dev
+  nlohmann-json3-dev libcpp-httplib-dev libpcre2-dev libxxhash-dev libicu-dev
   clang-14 clang-format-14 libclang-rt-14-dev
   xvfb xauth fonts-noto-cjk
   qt6-translations-l10n
