@@ -7,6 +7,12 @@
 # Environment: LLMWB_SKIP_DEPS=1 skips apt-get, LLMWB_SKIP_ASAN=1 skips the sanitizer pass,
 # JOBS=N sets build parallelism, LLMWB_CUDA_ARCHS the CUDA architectures compiled when nvcc is
 # present (default 90 only, to keep CI short; release builds default to 80;86;89;90 + PTX).
+# Both builds carry line tables only (-g1): enough for backtraces and sanitizer reports with file
+# and line, and a quarter less compile time than full debug info (a build for a debugger:
+# configure `build` yourself with the default RelWithDebInfo flags). The sanitizer pass builds only
+# the executables its tests run (and what they depend on), not the CLI's own tests, the report
+# tests or the benchmarks, and skips the emulator tests' _reverse twins (the same code in another
+# thread order; the first pass runs them).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -18,6 +24,7 @@ bash scripts/fetch-test-assets.sh
 
 echo "== build (RelWithDebInfo) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
       -DCMAKE_CUDA_ARCHITECTURES="${LLMWB_CUDA_ARCHS:-90}"
 cmake --build build -j "$JOBS"
 echo "== tests =="
@@ -26,12 +33,27 @@ echo "== tests =="
 if [ "${LLMWB_SKIP_ASAN:-0}" != 1 ]; then
   echo "== engine tests under AddressSanitizer + UndefinedBehaviorSanitizer =="
   # The Qt-free configuration (what the GPU machine builds): every engine and kernel test is a
-  # plain executable, so this pass also proves they build and run without Qt.
+  # plain executable, so this pass also proves that they build and run without Qt.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLLMWB_SANITIZE=ON \
-        -DLLMWB_WITH_QT=OFF -DLLMWB_CUDA=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
-  cmake --build build-asan -j "$JOBS"
-  ASAN_EXCLUDE='^(test_demo_model_cuda_sim|tst_cuda_engine_greedy_sim)$'
+        -DLLMWB_WITH_QT=OFF -DLLMWB_CUDA=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+        -DCMAKE_C_FLAGS_DEBUG="-O1 -g1"
+  ASAN_LABELS='engine|cudasim'
+  ASAN_EXCLUDE='^(test_demo_model_cuda_sim|tst_cuda_engine_greedy_sim|.*_sim_reverse)$'
   [ "${LLMWB_ASAN_ALL:-0}" = 1 ] && ASAN_EXCLUDE='^$'
+  # The executables those tests run: every path under build-asan in their commands.
+  mapfile -t asan_exes < <(cd build-asan && ctest --show-only=json-v1 -L "$ASAN_LABELS" \
+      -E "$ASAN_EXCLUDE" | python3 -c '
+import json, os, sys
+root = os.path.realpath(".")
+out = set()
+for t in json.load(sys.stdin)["tests"]:
+    for arg in t.get("command", []):
+        p = os.path.realpath(arg) if arg.startswith("/") else ""
+        if p.startswith(root + "/"):
+            out.add(os.path.relpath(p, root))
+print("\n".join(sorted(out)))')
+  [ ${#asan_exes[@]} -gt 0 ] || { echo "test.sh: no sanitizer tests found" >&2; exit 1; }
+  ninja -C build-asan -j "$JOBS" "${asan_exes[@]}"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-     ctest --output-on-failure -j "$JOBS" -L 'engine|cudasim' -E "$ASAN_EXCLUDE")
+     ctest --output-on-failure -j "$JOBS" -L "$ASAN_LABELS" -E "$ASAN_EXCLUDE")
 fi
