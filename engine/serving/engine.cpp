@@ -192,7 +192,7 @@ Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
     child->num_computed = src->num_computed;
     child->prefill_end = src->prefill_end;
     child->num_cached_tokens = src->num_cached_tokens;
-    child->arrival = EngineClock::now();
+    child->arrival = child->scheduled = EngineClock::now(); // it runs from the fork on
     kv_mgr_->fork(src_id, id);
     outputs_.fork(src_id, *child);
     scheduler_->add_running(child.get());
@@ -205,6 +205,7 @@ bool Engine::abort(RequestId id) {
     if (!r)
         return false;
     finish_request(*r, FinishReason::Aborted);
+    aborted_.push_back(finished_.back());
     return true;
 }
 
@@ -379,10 +380,18 @@ bool Engine::schedule(StepOutputs& out) {
     out.preempted.clear();
     out.step_index = -1;
     out.num_prefill_tokens = out.num_decode_tokens = out.batch_size = 0;
+    out.aborted.assign(aborted_.begin(), aborted_.end());
+    aborted_.clear();
     finished_.clear();
     replan_preempted_.clear();
     apply_pending_plan();
     scheduler_->schedule(step_plan_);
+    if (!step_plan_.admitted.empty()) {
+        const auto now = EngineClock::now();
+        for (RequestId id : step_plan_.admitted)
+            if (Request* r = find(id); r && r->scheduled == EngineClock::time_point{})
+                r->scheduled = now; // the first admission: the end of its queue time
+    }
     if (!replan_preempted_.empty())
         step_plan_.preempted.insert(step_plan_.preempted.begin(), replan_preempted_.begin(),
                                     replan_preempted_.end());
@@ -518,6 +527,8 @@ void Engine::process_outputs(StepOutputs& out) {
         Request& r = *find(s.id);
         RequestOutput& o = out.outputs.emplace_back();
         o.id = r.id;
+        const bool had_output = r.num_output() > 0;
+        const EngineClock::time_point prev_last = r.last_token;
         auto logits_row = [&](size_t k) {
             return step_greedy_ ? nullptr : logits_.data() + k * static_cast<size_t>(vocab);
         };
@@ -540,6 +551,8 @@ void Engine::process_outputs(StepOutputs& out) {
         }
         row += static_cast<size_t>(s.num_draft) + 1;
         total_generated_ += static_cast<int64_t>(o.new_token_ids.size());
+        r.output_gap_ms =
+            had_output && !o.new_token_ids.empty() ? ms_between(prev_last, r.last_token) : 0;
         if (s.num_draft > 0) {
             count_verified(r, s.num_draft, accepted);
             if (config_.record_steps && i < last_scheduled_.size()) {

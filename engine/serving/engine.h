@@ -71,6 +71,9 @@ struct StepOutputs {
     std::vector<ScheduledRequest> scheduled; // what ran, in batch order
     std::vector<RequestId> preempted;        // moved back to waiting before the step ran
     std::vector<RequestOutput> outputs;      // scheduled requests that sampled or finished
+    // Requests Engine::abort removed since the previous step, with their final metrics (the
+    // step's own finishes are in `outputs`).
+    std::vector<SnapshotRequest> aborted;
 };
 
 // Slot accounting over all steps (per running request: allocated = blocks x block size, used =
@@ -237,6 +240,7 @@ class Engine {
     int32_t last_logits_rows_ = 0; // of the last step (the speculation tuner's cost fit)
     std::vector<SnapshotScheduled> last_scheduled_; // record_steps only
     std::vector<SnapshotRequest> finished_; // finished (or aborted) since the last step began
+    std::vector<SnapshotRequest> aborted_;  // aborted since the last step began (StepOutputs)
     int64_t step_index_ = 0;
     double last_step_ms_ = 0;
     int64_t total_prompt_computed_ = 0, total_generated_ = 0;

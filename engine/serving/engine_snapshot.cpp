@@ -34,6 +34,14 @@ SnapshotRequest Engine::metrics_of(const Request& r, EngineClock::time_point now
     }
     const bool done = r.status == RequestStatus::Finished && r.num_output() > 0;
     m.e2e_ms = ms_between(r.arrival, done ? r.last_token : now);
+    const bool scheduled = r.scheduled != EngineClock::time_point{};
+    m.queue_ms = ms_between(r.arrival, scheduled ? r.scheduled : now);
+    if (scheduled && r.num_output() > 0) {
+        m.prefill_ms = ms_between(r.scheduled, r.first_token);
+        m.decode_ms = ms_between(r.first_token, r.last_token);
+    }
+    m.output_gap_ms = r.output_gap_ms;
+    m.max_tokens = r.params.max_tokens;
     return m;
 }
 

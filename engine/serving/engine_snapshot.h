@@ -49,6 +49,11 @@ struct SnapshotRequest {
     double tpot_ms = 0;          // (last token - first token) / (output tokens - 1)
     double itl_ms = 0;           // latest inter-token latency
     double e2e_ms = 0;           // arrival -> last token (or now while it runs)
+    double queue_ms = 0;         // arrival -> first scheduled (or now while it waits)
+    double prefill_ms = 0;       // first scheduled -> first token (0 until then)
+    double decode_ms = 0;        // first token -> last token
+    double output_gap_ms = 0;    // Request::output_gap_ms of its latest output
+    int32_t max_tokens = 0;      // the resolved max_tokens parameter
 };
 
 struct EngineSnapshot {

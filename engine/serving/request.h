@@ -51,8 +51,15 @@ struct Request {
     SpecTrack spec; // its acceptance so far (num_speculative_tokens auto)
     int32_t num_draft_verified = 0, num_draft_accepted = 0;
 
-    EngineClock::time_point arrival{}, first_token{}, last_token{};
+    // scheduled: the first time the scheduler admitted it (a preemption does not move it), so
+    // queue time = arrival -> scheduled, prefill time = scheduled -> first token, decode time =
+    // first token -> last token (vLLM's request phases).
+    EngineClock::time_point arrival{}, scheduled{}, first_token{}, last_token{};
     double itl_sum_ms = 0, itl_last_ms = 0, itl_max_ms = 0;
+    // Last token of its latest step output -> last token of the output before it (0 for the
+    // first output): the gap between consecutive outputs (vllm:inter_token_latency_seconds),
+    // one per step even when accepted drafts bring several tokens.
+    double output_gap_ms = 0;
 
     int32_t num_tokens() const { return static_cast<int32_t>(tokens.size()); }
     int32_t num_output() const { return num_tokens() - num_prompt_tokens; }
