@@ -105,8 +105,7 @@ Result<std::vector<remote::EndpointBenchRequest>> make_prompts(const BenchOption
         return out;
     }
     if (tok) {
-        for (BenchRequest& b :
-             make_random_workload(o.spec, tok_model->model->config.vocab_size)) {
+        for (BenchRequest& b : make_random_workload(o.spec, tok_model->model->config.vocab_size)) {
             remote::EndpointBenchRequest r;
             r.prompt = tok->decode(b.prompt, true);
             r.input_tokens = static_cast<int32_t>(b.prompt.size());
@@ -185,7 +184,8 @@ int run_bench_endpoint(const BenchOptions& o) {
         names += (names.empty() ? "" : ", ") + m.id;
     }
     if (!listed)
-        std::fprintf(stderr, "llmwb bench: warning: %s/v1/models does not list '%s' (it lists: %s)\n",
+        std::fprintf(stderr,
+                     "llmwb bench: warning: %s/v1/models does not list '%s' (it lists: %s)\n",
                      base_url.c_str(), ep.model.c_str(), names.c_str());
 
     ProgressLine progress(o.progress);
@@ -232,13 +232,17 @@ int run_bench_endpoint(const BenchOptions& o) {
     out["kv_cache_dtype"] = nullptr;
     nlohmann::json rj = bench_result_json(r);
     null_engine_keys(rj);
+    for (const char* k :
+         {"max_num_seqs", "max_num_batched_tokens", "prefix_caching", "kv_pool_limit",
+          "kv_cache_dtype", "kv_bytes_per_block", "kv_cache_tokens"})
+        rj[k] = nullptr; // the server's engine settings: not visible from here
     rj["endpoint_type"] = type_name;
     rj["base_url"] = base_url;
     rj["failed"] = r.failed;
     out["results"]["endpoint"] = rj;
     if (o.json_path)
-        if (Status st = write_text(*o.json_path, out.dump(2, ' ', false,
-                                                          nlohmann::json::error_handler_t::replace));
+        if (Status st = write_text(
+                *o.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             !st)
             return fail(kCmd, st.message());
 
@@ -255,11 +259,11 @@ int run_bench_endpoint(const BenchOptions& o) {
             d.errors.push_back(rec.error);
         }
         ResultSource src{vllm_type, vllm_type, base_url};
-        auto vj = vllm_result_json(o, ep.model, r, prompts->size(), src,
-                                   o.save_detailed ? &d : nullptr);
-        if (Status st = write_text(vllm_result_path(o, ep.model),
-                                   vj.dump(2, ' ', false,
-                                           nlohmann::ordered_json::error_handler_t::replace));
+        auto vj =
+            vllm_result_json(o, ep.model, r, prompts->size(), src, o.save_detailed ? &d : nullptr);
+        if (Status st = write_text(
+                vllm_result_path(o, ep.model),
+                vj.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
             !st)
             return fail(kCmd, st.message());
     }
@@ -287,9 +291,8 @@ int run_bench_endpoint(const BenchOptions& o) {
         w["seed"] = o.spec.seed;
         put_load_keys(w, o);
         br.settings["workload"] = w;
-        br.settings["engine"] = {{"endpoint_type", type_name},
-                                 {"base_url", base_url},
-                                 {"served_model_name", ep.model}};
+        br.settings["engine"] = {
+            {"endpoint_type", type_name}, {"base_url", base_url}, {"served_model_name", ep.model}};
         br.figures = r;
         br.requests = run->rows;
         report.runs.push_back(std::move(br));

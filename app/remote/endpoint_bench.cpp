@@ -33,9 +33,8 @@ Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchReque
             return c.error();
         clients.push_back(std::move(c.value()));
     }
-    const std::vector<double> arrivals =
-        make_arrival_times(n, std::isinf(o.request_rate) ? 0.0 : o.request_rate, o.seed,
-                           o.burstiness);
+    const std::vector<double> arrivals = make_arrival_times(
+        n, std::isinf(o.request_rate) ? 0.0 : o.request_rate, o.seed, o.burstiness);
 
     EndpointBenchRun run;
     run.rows.resize(requests.size());
@@ -87,8 +86,8 @@ Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchReque
                 row.first_token_s = start + c.ttft_s;
                 row.finish_s = start + c.latency_s;
                 if (c.usage && c.usage->prompt_tokens > 0)
-                    row.input_tokens = static_cast<int32_t>(
-                        std::min<int64_t>(c.usage->prompt_tokens, INT32_MAX));
+                    row.input_tokens =
+                        static_cast<int32_t>(std::min<int64_t>(c.usage->prompt_tokens, INT32_MAX));
                 if (c.usage) {
                     row.output_tokens = static_cast<int32_t>(
                         std::min<int64_t>(c.usage->completion_tokens, INT32_MAX));

@@ -30,8 +30,8 @@ Result<EndpointUrl> parse_endpoint_url(const std::string& url) {
         return make_error(where + ": the scheme must be http or https, not '" + u.scheme + "'");
     pos += 3;
     const size_t slash = url.find('/', pos);
-    std::string authority = url.substr(pos, slash == std::string::npos ? std::string::npos
-                                                                        : slash - pos);
+    std::string authority =
+        url.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
     std::string path = slash == std::string::npos ? "" : url.substr(slash);
     if (authority.find('@') != std::string::npos)
         return make_error(where + ": user info in the URL is not supported (use --api-key)");

@@ -51,7 +51,7 @@ void set_timeout(httplib::Client& c, void (httplib::Client::*set)(time_t, time_t
 // Depth-checked parse; nullopt-like: a discarded value with the reason in `why`.
 Json parse_json(std::string_view text, int max_depth, std::string& why) {
     if (Status st = check_json_depth(text, max_depth, "JSON"); !st) {
-        why = st.message();
+        why = "nested deeper than " + std::to_string(max_depth) + " levels";
         return Json(Json::value_t::discarded);
     }
     Json j = Json::parse(text, nullptr, false);
@@ -138,6 +138,7 @@ OpenAiClient::OpenAiClient(EndpointConfig config, EndpointUrl url)
     set_timeout(*c, &httplib::Client::set_read_timeout, config_.read_timeout_s);
     set_timeout(*c, &httplib::Client::set_write_timeout, config_.read_timeout_s);
     c->set_keep_alive(true);
+    c->set_tcp_nodelay(true);
     c->set_follow_location(false);
     if (!config_.api_key.empty())
         c->set_bearer_token_auth(config_.api_key);
@@ -227,8 +228,9 @@ Result<std::vector<ModelEntry>> OpenAiClient::list_models() {
     return out;
 }
 
-Result<CompletionResult> OpenAiClient::complete(
-    const CompletionRequest& request, const std::function<void(std::string_view)>& on_text) {
+Result<CompletionResult>
+OpenAiClient::complete(const CompletionRequest& request,
+                       const std::function<void(std::string_view)>& on_text) {
     const bool chat = request.type == EndpointType::Chat;
     const std::string route = chat ? "/v1/chat/completions" : "/v1/completions";
     const std::string where = url_.text() + route;
@@ -313,8 +315,8 @@ Result<CompletionResult> OpenAiClient::complete(
     req.response_handler = [&](const httplib::Response& r) {
         status = r.status;
         content_type = r.get_header_value("Content-Type");
-        streaming = request.stream && status == 200 &&
-                    starts_with_ci(content_type, "text/event-stream");
+        streaming =
+            request.stream && status == 200 && starts_with_ci(content_type, "text/event-stream");
         return !cancel_.load();
     };
     req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
@@ -373,16 +375,19 @@ Result<CompletionResult> OpenAiClient::complete(
     if (!fail.empty())
         return make_error(where + ": " + fail);
     if (!sent)
-        return make_error(where + ": " + httplib::to_string(err) +
-                          (out.token_chunks > 0 ? " (mid-stream)" : ""));
+        return make_error(where + ": " +
+                          (out.token_chunks > 0 ? "the connection failed mid-stream after " +
+                                                      std::to_string(out.token_chunks) + " chunks: "
+                                                : std::string()) +
+                          httplib::to_string(err));
     if (status != 200)
         return make_error(where + ": HTTP " + std::to_string(status) + ": " +
                           server_error_message(raw));
     if (request.stream) {
         if (!streaming)
             return make_error(where + ": a streamed request answered with Content-Type '" +
-                              printable(content_type, 80) + "', not text/event-stream: " +
-                              server_error_message(raw));
+                              printable(content_type, 80) +
+                              "', not text/event-stream: " + server_error_message(raw));
         if (!done)
             return make_error(where + ": the stream ended without [DONE] after " +
                               std::to_string(out.token_chunks) + " chunks (truncated)");

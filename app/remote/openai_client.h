@@ -89,7 +89,7 @@ struct CompletionResult {
 };
 
 struct ModelEntry {
-    std::string id, owned_by, root;        // root: vLLM's (the model's path or HF name)
+    std::string id, owned_by, root;       // root: vLLM's (the model's path or HF name)
     std::optional<int64_t> max_model_len; // vLLM's and llmwb serve's
 };
 

@@ -67,7 +67,8 @@ std::optional<double> parse_value(std::string_view t) {
         return std::nullopt;
     double v = 0;
     auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
-    if (end != body.data() + body.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+    if (end != body.data() + body.size() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range))
         return std::nullopt;
     if (ec == std::errc::result_out_of_range) // as ParseFloat: +-Inf on overflow
         v = std::abs(v) > 1 ? std::numeric_limits<double>::infinity() : 0.0;
@@ -123,8 +124,9 @@ Result<PromScrape> parse_prometheus_text(std::string_view text, const PromLimits
                 while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t'))
                     rest.remove_suffix(1);
                 if (!valid_type(rest))
-                    return make_error(at + "unknown metric type '" + std::string(rest.substr(0, 40)) +
-                                      "' for " + std::string(name));
+                    return make_error(at + "unknown metric type '" +
+                                      std::string(rest.substr(0, 40)) + "' for " +
+                                      std::string(name));
                 if (typed[std::string(name)])
                     return make_error(at + "a second # TYPE for " + std::string(name));
                 typed[std::string(name)] = true;

@@ -36,7 +36,7 @@ struct PromFamily {
 };
 
 struct PromScrape {
-    std::vector<PromSample> samples;     // in the text's order
+    std::vector<PromSample> samples;            // in the text's order
     std::map<std::string, PromFamily> families; // by the name HELP/TYPE gave
 };
 
