@@ -203,6 +203,31 @@ int run_bench_endpoint(const BenchOptions& o) {
     const std::string type_name = remote::endpoint_type_name(bo.type);
     const std::string vllm_type = bo.type == remote::EndpointType::Chat ? "openai-chat" : "openai";
     print_bench_result("endpoint " + type_name + " " + base_url, r, o.percentile_metrics, false);
+    const std::optional<remote::ServerFigures>& sf = run->server;
+    if (sf) {
+        std::printf("-----------Server /metrics (%s, %d scrapes)----------\n",
+                    sf->server_kind.empty() ? "unknown" : sf->server_kind.c_str(), sf->scrapes);
+        auto line = [](const char* k, const std::optional<double>& v, double scale) {
+            if (v)
+                std::printf("%-40s %.2f\n", k, scale * *v);
+            else
+                std::printf("%-40s %s\n", k, "unavailable");
+        };
+        auto count = [](const std::optional<int64_t>& v) {
+            return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+        };
+        line("Mean KV cache usage (%):", sf->mean_kv_usage, 100);
+        line("Peak KV cache usage (%):", sf->peak_kv_usage, 100);
+        line("Preemptions:", count(sf->preemptions), 1);
+        std::optional<double> hit;
+        if (sf->prefix_cache_queries && sf->prefix_cache_hits && *sf->prefix_cache_queries > 0)
+            hit = static_cast<double>(*sf->prefix_cache_hits) /
+                  static_cast<double>(*sf->prefix_cache_queries);
+        line("Prefix cache hit rate (%):", hit, 100);
+    } else {
+        std::printf("Server /metrics: unavailable (%s)\n", run->metrics_error.c_str());
+    }
+    std::printf("==================================================\n");
     std::string first_error;
     for (const auto& rec : run->records)
         if (!rec.error.empty()) {
@@ -232,6 +257,22 @@ int run_bench_endpoint(const BenchOptions& o) {
     out["kv_cache_dtype"] = nullptr;
     nlohmann::json rj = bench_result_json(r);
     null_engine_keys(rj);
+    if (sf) { // what the server's /metrics gave
+        if (sf->mean_kv_usage)
+            rj["mean_kv_cache_usage"] = *sf->mean_kv_usage;
+        if (sf->peak_kv_usage)
+            rj["peak_kv_cache_usage"] = *sf->peak_kv_usage;
+        if (sf->preemptions)
+            rj["num_preemptions"] = *sf->preemptions;
+        if (sf->prefix_cache_queries && sf->prefix_cache_hits) {
+            rj["prefix_cache_queries"] = *sf->prefix_cache_queries;
+            rj["prefix_cache_hits"] = *sf->prefix_cache_hits;
+            rj["prefix_cache_hit_rate"] = r.prefix_cache_hit_rate;
+        }
+        rj["server_metrics"] = {{"server_kind", sf->server_kind}, {"scrapes", sf->scrapes}};
+    } else {
+        rj["server_metrics"] = {{"error", run->metrics_error}};
+    }
     for (const char* k :
          {"max_num_seqs", "max_num_batched_tokens", "prefix_caching", "kv_pool_limit",
           "kv_cache_dtype", "kv_bytes_per_block", "kv_cache_tokens"})

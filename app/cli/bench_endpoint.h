@@ -1,7 +1,8 @@
 // `llmwb bench --endpoint URL --model NAME`: bench's workload sent to an OpenAI-compatible
-// endpoint (app/remote/endpoint_bench.h), with the same printed block (the engine-side figures
-// said to be unavailable), the same JSON keys (null where a client cannot measure), vLLM's
-// result file (endpoint_type "openai" / "openai-chat", base_url) and the benchmark report.
+// endpoint (app/remote/endpoint_bench.h), with the same printed block, the same JSON keys (the
+// engine-side ones from the server's /metrics where it has them: KV usage, preemptions, prefix
+// cache; null where neither the client nor /metrics can tell), vLLM's result file (endpoint_type
+// "openai" / "openai-chat", base_url) and the benchmark report.
 //
 // Prompts are text. With a local tokenizer (--tokenizer PATH, or --model when it is a local
 // model), the random workload's token ids are decoded to text (special tokens skipped) and the

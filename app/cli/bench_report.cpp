@@ -87,9 +87,8 @@ void print_bench_result(const std::string& title, const BenchResult& r,
     }
     if (!engine_figures) {
         std::printf("%-40s %d\n", "Failed requests:", r.failed);
-        std::printf("KV cache, prefix cache, preemptions, steps: unavailable (remote endpoint)\n");
-        std::printf("==================================================\n");
-        return;
+        std::printf("KV blocks, steps, batch sizes: unavailable (remote endpoint)\n");
+        return; // the caller prints what the server's /metrics gave, and the closing line
     }
     std::printf("----------------------KV cache--------------------\n");
     std::printf("%-40s %d x %d tokens\n", "Blocks:", r.num_blocks, r.block_size);

@@ -18,8 +18,9 @@ namespace llmwb::cli {
 
 // vLLM's block: for each latency of `metrics` (ttft, tpot, itl, e2el) its mean, median and the
 // percentiles of its LatencyStats ("P99 TTFT (ms):", "P99.9 TTFT (ms):").
-// engine_figures false (a remote endpoint): the KV cache, prefix-cache, preemption, step and
-// speculative figures are not measurable from a client; one line says so instead.
+// engine_figures false (a remote endpoint): the KV block, step and speculative figures are not
+// measurable from a client; one line says so instead, and the block is left open (no closing
+// line) for the server's /metrics figures.
 void print_bench_result(const std::string& title, const BenchResult& r,
                         const std::vector<std::string>& metrics = {"ttft", "tpot", "itl", "e2el"},
                         bool engine_figures = true);

@@ -109,6 +109,45 @@ Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchReque
         }
     };
 
+    // The server's /metrics: one scrape before the run, then every interval while it runs.
+    std::unique_ptr<OpenAiClient> scraper;
+    RemoteEngineMetrics server_metrics(o.endpoint.model);
+    std::optional<RemoteMetricsSample> first_scrape, last_scrape;
+    std::vector<double> kv_during;
+    if (o.scrape_metrics) {
+        auto c = OpenAiClient::create(o.endpoint);
+        if (!c)
+            return c.error();
+        scraper = std::move(c.value());
+        auto s0 = scrape_metrics(*scraper, server_metrics, 0.0);
+        if (s0)
+            first_scrape = *s0;
+        else
+            run.metrics_error = s0.message();
+    }
+    std::mutex smu; // the scraper's own lock and signal (the workers' cv stays theirs)
+    std::condition_variable scv;
+    bool finished = false;
+    std::thread scrape_thread;
+    int32_t scrapes_during = 0;
+    if (first_scrape) {
+        scrape_thread = std::thread([&] {
+            std::unique_lock<std::mutex> lock(smu);
+            const auto every = std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(std::max(0.05, o.scrape_interval_s)));
+            while (!scv.wait_for(lock, every, [&] { return finished; })) {
+                lock.unlock();
+                auto s = scrape_metrics(*scraper, server_metrics, since(t0, Clock::now()));
+                lock.lock();
+                if (!s || finished)
+                    continue;
+                ++scrapes_during;
+                if (s->kv_usage)
+                    kv_during.push_back(*s->kv_usage);
+            }
+        });
+    }
+
     std::vector<std::thread> pool;
     pool.reserve(static_cast<size_t>(workers));
     for (int32_t w = 0; w < workers; ++w)
@@ -127,6 +166,45 @@ Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchReque
     for (std::thread& t : pool)
         t.join();
     const double duration = since(t0, Clock::now());
+    if (scrape_thread.joinable()) {
+        {
+            std::lock_guard<std::mutex> lock(smu);
+            finished = true;
+        }
+        scv.notify_all();
+        scrape_thread.join();
+        auto s1 = scrape_metrics(*scraper, server_metrics, since(t0, Clock::now()));
+        if (s1)
+            last_scrape = *s1;
+        else
+            run.metrics_error = s1.message();
+    }
+    if (first_scrape && last_scrape) {
+        ServerFigures f;
+        f.server_kind = last_scrape->server_kind;
+        f.scrapes = scrapes_during;
+        if (!kv_during.empty()) {
+            double sum = 0, peak = 0;
+            for (double k : kv_during) {
+                sum += k;
+                peak = std::max(peak, k);
+            }
+            f.mean_kv_usage = sum / static_cast<double>(kv_during.size());
+            f.peak_kv_usage = peak;
+        }
+        auto delta = [](const std::optional<double>& a,
+                        const std::optional<double>& b) -> std::optional<int64_t> {
+            if (!a || !b || *b < *a)
+                return std::nullopt;
+            return static_cast<int64_t>(std::llround(*b - *a));
+        };
+        f.preemptions = delta(first_scrape->preemptions_total, last_scrape->preemptions_total);
+        f.prefix_cache_queries = delta(first_scrape->prefix_cache_queries_total,
+                                       last_scrape->prefix_cache_queries_total);
+        f.prefix_cache_hits =
+            delta(first_scrape->prefix_cache_hits_total, last_scrape->prefix_cache_hits_total);
+        run.server = f;
+    }
 
     BenchResult& res = run.result;
     res.request_rate = o.request_rate;
@@ -144,6 +222,17 @@ Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchReque
             itls_ms.push_back(s * 1000.0);
     }
     put_request_figures(res, run.rows, run.token_s, itls_ms, o.percentiles);
+    if (run.server) {
+        const ServerFigures& f = *run.server;
+        res.mean_kv_usage = f.mean_kv_usage.value_or(0);
+        res.peak_kv_usage = f.peak_kv_usage.value_or(0);
+        res.preemptions = f.preemptions.value_or(0);
+        res.prefix_cache_queries = f.prefix_cache_queries.value_or(0);
+        res.prefix_cache_hits = f.prefix_cache_hits.value_or(0);
+        if (res.prefix_cache_queries > 0)
+            res.prefix_cache_hit_rate = static_cast<double>(res.prefix_cache_hits) /
+                                        static_cast<double>(res.prefix_cache_queries);
+    }
     return run;
 }
 

@@ -4,18 +4,22 @@
 // flight: max_concurrency workers when capped (vLLM's semaphore: a request's clock starts when it
 // gets a worker), else max_clients. Each request streams (stream_options.include_usage), greedy
 // (temperature 0) with ignore_eos, and is measured on the client side (openai_client.h). The
-// figures are BenchResult's, computed by the same put_request_figures as in-process runs; the
-// engine-side ones (KV blocks, steps, prefix cache, preemptions) are not measurable from a client
-// and stay 0 here — the caller reports them as unavailable.
+// figures are BenchResult's, computed by the same put_request_figures as in-process runs. The
+// engine-side ones come from the server's /metrics where it has one (scraped before the run,
+// every scrape_interval_s during it and after it: KV usage mean and peak over the scrapes made
+// while requests ran, preemptions and prefix-cache counters as differences); what it does not
+// expose stays unavailable (ServerFigures' nullopts), never 0.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/remote/openai_client.h"
+#include "app/remote/remote_engine_metrics.h"
 #include "engine/serving/bench_runner.h"
 #include "engine/serving/bench_session.h"
 
@@ -40,6 +44,16 @@ struct EndpointBenchOptions {
     // text); empty: the number of token chunks.
     std::function<int32_t(const std::string&)> count_tokens;
     std::function<void(int32_t done, int32_t total)> on_progress; // from worker threads, locked
+    bool scrape_metrics = true;
+    double scrape_interval_s = 1.0;
+};
+
+// The server's own figures over the run, from its /metrics.
+struct ServerFigures {
+    std::string server_kind; // "vllm" | "llama.cpp" | ""
+    int32_t scrapes = 0;     // taken while requests ran
+    std::optional<double> mean_kv_usage, peak_kv_usage;
+    std::optional<int64_t> preemptions, prefix_cache_queries, prefix_cache_hits;
 };
 
 struct EndpointRequestRecord {
@@ -54,6 +68,8 @@ struct EndpointBenchRun {
     std::vector<BenchRequestRow> rows;          // arrival_s = when the request was sent
     std::vector<EndpointRequestRecord> records; // per request, in the workload's order
     std::vector<std::vector<double>> token_s;   // token chunk arrivals, from the run's start
+    std::optional<ServerFigures> server;        // nullopt: no /metrics (metrics_error says why)
+    std::string metrics_error;
 };
 
 // Errors: a bad endpoint URL. Failed requests are rows with an error (vLLM's "failed").

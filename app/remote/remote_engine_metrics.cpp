@@ -1,5 +1,7 @@
 #include "app/remote/remote_engine_metrics.h"
 
+#include "app/remote/openai_client.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -129,8 +131,10 @@ RemoteMetricsSample RemoteEngineMetrics::update(const PromScrape& scrape, double
         s.prompt_tokens_total = v.total("vllm:prompt_tokens_total");
         s.generation_tokens_total = v.total("vllm:generation_tokens_total");
         s.preemptions_total = v.total("vllm:num_preemptions_total");
-        auto q = v.total("vllm:prefix_cache_queries_total");
-        auto h = v.total("vllm:prefix_cache_hits_total");
+        s.prefix_cache_queries_total = v.total("vllm:prefix_cache_queries_total");
+        s.prefix_cache_hits_total = v.total("vllm:prefix_cache_hits_total");
+        const auto& q = s.prefix_cache_queries_total;
+        const auto& h = s.prefix_cache_hits_total;
         if (q && h && *q > 0)
             s.prefix_cache_hit_rate = *h / *q;
         const std::string ttft = "vllm:time_to_first_token_seconds";
@@ -184,6 +188,17 @@ RemoteMetricsSample RemoteEngineMetrics::update(const PromScrape& scrape, double
     }
     last_ = s;
     return s;
+}
+
+Result<RemoteMetricsSample> scrape_metrics(OpenAiClient& client, RemoteEngineMetrics& metrics,
+                                           double time_s) {
+    auto text = client.fetch_metrics();
+    if (!text)
+        return text.error();
+    auto scrape = parse_prometheus_text(*text);
+    if (!scrape)
+        return make_error(client.url().text() + "/metrics: " + scrape.message());
+    return metrics.update(*scrape, time_s);
 }
 
 } // namespace llmwb::remote

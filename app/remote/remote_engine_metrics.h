@@ -37,6 +37,7 @@ struct RemoteMetricsSample {
     // ... and over the server's whole life.
     std::optional<double> ttft_mean_all_s;
     std::optional<double> preemptions_total;
+    std::optional<double> prefix_cache_queries_total, prefix_cache_hits_total; // tokens
     std::optional<double> prefix_cache_hit_rate; // hits / queries over the server's life
 };
 
@@ -63,5 +64,13 @@ class RemoteEngineMetrics {
     double prev_ttft_sum_ = 0, prev_ttft_count_ = 0;
     bool have_prev_ttft_ = false;
 };
+
+class OpenAiClient;
+
+// Fetches `client`'s /metrics, parses it and feeds `metrics` (time_s: the caller's clock).
+// Errors: the fetch (a server without /metrics answers 404: its figures are unavailable) or the
+// parse, naming the endpoint.
+Result<RemoteMetricsSample> scrape_metrics(OpenAiClient& client, RemoteEngineMetrics& metrics,
+                                           double time_s);
 
 } // namespace llmwb::remote

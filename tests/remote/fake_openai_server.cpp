@@ -64,7 +64,15 @@ struct FakeOpenAiServer::Impl {
         "# TYPE vllm:num_requests_running gauge\n"
         "vllm:num_requests_running{engine=\"0\",model_name=\"fake-model\"} 3.0\n"
         "# TYPE vllm:prompt_tokens_total counter\n"
-        "vllm:prompt_tokens_total{engine=\"0\",model_name=\"fake-model\"} 100.0\n";
+        "vllm:prompt_tokens_total{engine=\"0\",model_name=\"fake-model\"} 100.0\n"
+        "# TYPE vllm:kv_cache_usage_perc gauge\n"
+        "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"fake-model\"} 0.42\n"
+        "# TYPE vllm:num_preemptions_total counter\n"
+        "vllm:num_preemptions_total{engine=\"0\",model_name=\"fake-model\"} 7.0\n"
+        "# TYPE vllm:prefix_cache_queries_total counter\n"
+        "vllm:prefix_cache_queries_total{engine=\"0\",model_name=\"fake-model\"} 50.0\n"
+        "# TYPE vllm:prefix_cache_hits_total counter\n"
+        "vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"fake-model\"} 20.0\n";
 };
 
 FakeOpenAiServer::FakeOpenAiServer(std::string api_key) : impl_(std::make_unique<Impl>()) {
@@ -76,8 +84,9 @@ FakeOpenAiServer::FakeOpenAiServer(std::string api_key) : impl_(std::make_unique
         if (api_key.empty() || req.get_header_value("Authorization") == "Bearer " + api_key)
             return true;
         res.status = 401;
-        res.set_content(R"({"error":{"message":"Invalid API key","type":"invalid_request_error","code":401}})",
-                        "application/json");
+        res.set_content(
+            R"({"error":{"message":"Invalid API key","type":"invalid_request_error","code":401}})",
+            "application/json");
         return false;
     };
     s.Get("/v1/models", [authorized](const httplib::Request& req, httplib::Response& res) {
@@ -108,13 +117,14 @@ FakeOpenAiServer::FakeOpenAiServer(std::string api_key) : impl_(std::make_unique
             prompt = body.value("prompt", "");
         const int max_tokens = body.value(chat ? "max_completion_tokens" : "max_tokens", 16);
         const bool stream = body.value("stream", false);
-        const bool usage = body.contains("stream_options") &&
-                           body["stream_options"].value("include_usage", false);
+        const bool usage =
+            body.contains("stream_options") && body["stream_options"].value("include_usage", false);
 
         if (prompt == "error500") {
             res.status = 500;
-            res.set_content(R"({"error":{"message":"CUDA out of memory","type":"InternalServerError","code":500}})",
-                            "application/json");
+            res.set_content(
+                R"({"error":{"message":"CUDA out of memory","type":"InternalServerError","code":500}})",
+                "application/json");
             return;
         }
         if (prompt == "error500plain") {
@@ -131,99 +141,100 @@ FakeOpenAiServer::FakeOpenAiServer(std::string api_key) : impl_(std::make_unique
                         {"object", chat ? "chat.completion" : "text_completion"},
                         {"usage", {{"prompt_tokens", words(prompt)}, {"completion_tokens", 3}}}};
             if (chat)
-                out["choices"] = {{{"index", 0},
-                                   {"message", {{"role", "assistant"}, {"content", "one two three"}}},
-                                   {"finish_reason", "length"}}};
+                out["choices"] = {
+                    {{"index", 0},
+                     {"message", {{"role", "assistant"}, {"content", "one two three"}}},
+                     {"finish_reason", "length"}}};
             else
-                out["choices"] = {{{"index", 0}, {"text", "one two three"}, {"finish_reason", "length"}}};
+                out["choices"] = {
+                    {{"index", 0}, {"text", "one two three"}, {"finish_reason", "length"}}};
             res.set_content(out.dump(), "application/json");
             return;
         }
         std::atomic<int>* aborted = &aborted_;
-        res.set_chunked_content_provider(
-            "text/event-stream",
-            [prompt, chat, max_tokens, usage, aborted](size_t, httplib::DataSink& sink) {
-                auto put = [&](const std::string& s) {
-                    if (!sink.write(s.data(), s.size())) {
-                        ++*aborted;
-                        return false;
-                    }
-                    return true;
-                };
-                auto chunk = [&](const std::string& text) {
-                    return event(chat ? chat_chunk({{"content", text}}) : completion_chunk(text));
-                };
-                if (prompt == "gaps" || prompt == "gaps-nousage") {
-                    // 5 chunks: 100 ms, then 50 ms gaps; one split across two writes, one with
-                    // CRLF line ends, a keep-alive comment between.
-                    sleep_ms(100);
-                    if (chat && !put(event(chat_chunk({{"role", "assistant"}, {"content", ""}}))))
-                        return false;
-                    const char* texts[] = {"a", "b", "c", "d", "e"};
-                    for (int i = 0; i < 5; ++i) {
-                        if (i > 0 || chat)
-                            sleep_ms(50);
-                        std::string ev = chunk(texts[i]);
-                        if (i == 2) {
-                            const size_t half = ev.size() / 2;
-                            if (!put(ev.substr(0, half)))
-                                return false;
-                            sleep_ms(10);
-                            if (!put(ev.substr(half)))
-                                return false;
-                        } else if (i == 3) {
-                            ev.replace(ev.size() - 2, 2, "\r\n\r\n");
-                            if (!put(": keep-alive\r\n\r\n" + ev))
-                                return false;
-                        } else if (!put(ev)) {
-                            return false;
-                        }
-                    }
-                    if (prompt == "gaps" && usage && !put(event(usage_chunk(7, chat ? 6 : 5))))
-                        return false;
-                    if (!put("data: [DONE]\n\n"))
-                        return false;
-                } else if (prompt == "long") { // for cancel: 200 chunks 20 ms apart
-                    for (int i = 0; i < 200; ++i) {
-                        if (!put(chunk("x")))
-                            return false;
-                        sleep_ms(20);
-                    }
-                    put("data: [DONE]\n\n");
-                } else if (prompt == "truncated") {
-                    put(chunk("a") + chunk("b"));
-                } else if (prompt == "closed") { // the connection drops mid-stream
-                    put(chunk("a"));
+        res.set_chunked_content_provider("text/event-stream", [prompt, chat, max_tokens, usage,
+                                                               aborted](size_t,
+                                                                        httplib::DataSink& sink) {
+            auto put = [&](const std::string& s) {
+                if (!sink.write(s.data(), s.size())) {
+                    ++*aborted;
                     return false;
-                } else if (prompt == "hugeline") { // one 100 MB line, 1 MB at a time
-                    if (!put("data: "))
+                }
+                return true;
+            };
+            auto chunk = [&](const std::string& text) {
+                return event(chat ? chat_chunk({{"content", text}}) : completion_chunk(text));
+            };
+            if (prompt == "gaps" || prompt == "gaps-nousage") {
+                // 5 chunks: 100 ms, then 50 ms gaps; one split across two writes, one with
+                // CRLF line ends, a keep-alive comment between.
+                sleep_ms(100);
+                if (chat && !put(event(chat_chunk({{"role", "assistant"}, {"content", ""}}))))
+                    return false;
+                const char* texts[] = {"a", "b", "c", "d", "e"};
+                for (int i = 0; i < 5; ++i) {
+                    if (i > 0 || chat)
+                        sleep_ms(50);
+                    std::string ev = chunk(texts[i]);
+                    if (i == 2) {
+                        const size_t half = ev.size() / 2;
+                        if (!put(ev.substr(0, half)))
+                            return false;
+                        sleep_ms(10);
+                        if (!put(ev.substr(half)))
+                            return false;
+                    } else if (i == 3) {
+                        ev.replace(ev.size() - 2, 2, "\r\n\r\n");
+                        if (!put(": keep-alive\r\n\r\n" + ev))
+                            return false;
+                    } else if (!put(ev)) {
                         return false;
-                    const std::string mb(1 << 20, 'x');
-                    for (int i = 0; i < 100; ++i)
-                        if (!put(mb))
-                            return false;
-                    put("\n\n");
-                } else if (prompt == "badjson") {
-                    put(chunk("a") + "data: {\"choices\": [ {\"text\": \"b\"\n\n");
-                } else if (prompt == "deep") {
-                    put("data: " + std::string(100000, '[') + std::string(100000, ']') + "\n\n");
-                } else if (prompt == "midstream-error") {
-                    put(chunk("a") +
-                        event({{"error", {{"message", "engine died"}, {"code", 500}}}}));
-                } else { // the benchmark answer
-                    for (int i = 0; i < max_tokens; ++i) {
-                        sleep_ms(2);
-                        if (!put(chunk(" tok")))
-                            return false;
                     }
-                    if (usage && !put(event(usage_chunk(words(prompt), max_tokens))))
+                }
+                if (prompt == "gaps" && usage && !put(event(usage_chunk(7, chat ? 6 : 5))))
+                    return false;
+                if (!put("data: [DONE]\n\n"))
+                    return false;
+            } else if (prompt == "long") { // for cancel: 200 chunks 20 ms apart
+                for (int i = 0; i < 200; ++i) {
+                    if (!put(chunk("x")))
                         return false;
-                    if (!put("data: [DONE]\n\n"))
+                    sleep_ms(20);
+                }
+                put("data: [DONE]\n\n");
+            } else if (prompt == "truncated") {
+                put(chunk("a") + chunk("b"));
+            } else if (prompt == "closed") { // the connection drops mid-stream
+                put(chunk("a"));
+                return false;
+            } else if (prompt == "hugeline") { // one 100 MB line, 1 MB at a time
+                if (!put("data: "))
+                    return false;
+                const std::string mb(1 << 20, 'x');
+                for (int i = 0; i < 100; ++i)
+                    if (!put(mb))
+                        return false;
+                put("\n\n");
+            } else if (prompt == "badjson") {
+                put(chunk("a") + "data: {\"choices\": [ {\"text\": \"b\"\n\n");
+            } else if (prompt == "deep") {
+                put("data: " + std::string(100000, '[') + std::string(100000, ']') + "\n\n");
+            } else if (prompt == "midstream-error") {
+                put(chunk("a") + event({{"error", {{"message", "engine died"}, {"code", 500}}}}));
+            } else { // the benchmark answer
+                for (int i = 0; i < max_tokens; ++i) {
+                    sleep_ms(2);
+                    if (!put(chunk(" tok")))
                         return false;
                 }
-                sink.done();
-                return true;
-            });
+                if (usage && !put(event(usage_chunk(words(prompt), max_tokens))))
+                    return false;
+                if (!put("data: [DONE]\n\n"))
+                    return false;
+            }
+            sink.done();
+            return true;
+        });
     };
     s.Post("/v1/completions", handler);
     s.Post("/v1/chat/completions", handler);

@@ -175,14 +175,14 @@ MT_TEST(metricsScrape) {
     RemoteEngineMetrics m("fake-model");
     RemoteMetricsSample a = m.update(*scrape, 0.0);
     MT_COMPARE(a.running, std::optional<double>(3.0));
-    MT_CHECK(!a.kv_usage); // not in this scrape: unavailable
+    MT_COMPARE(a.kv_usage, std::optional<double>(0.42));
     server.set_metrics("# TYPE vllm:prompt_tokens_total counter\n"
                        "vllm:prompt_tokens_total{model_name=\"fake-model\"} 300.0\n");
-    auto text2 = c->fetch_metrics();
-    MT_REQUIRE(text2.ok());
-    auto scrape2 = parse_prometheus_text(*text2);
-    MT_REQUIRE(scrape2.ok());
-    MT_COMPARE(m.update(*scrape2, 2.0).prompt_throughput, std::optional<double>(100.0));
+    auto b = scrape_metrics(*c, m, 2.0);
+    MT_REQUIRE_MSG(b.ok(), "%s", b.ok() ? "" : b.message().c_str());
+    MT_COMPARE(b->prompt_throughput, std::optional<double>(100.0));
+    MT_CHECK(!b->kv_usage); // not in this scrape: unavailable, not 0
+    MT_CHECK(!b->running);
 }
 
 struct Hostile {

@@ -84,7 +84,8 @@ MT_TEST(sseLimits) {
 }
 
 // A vLLM v1 scrape (names, types and labels as vLLM's /metrics writes them).
-const char* kVllmScrape = R"(# HELP vllm:num_requests_running Number of requests in model execution batches.
+const char* kVllmScrape =
+    R"(# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 12.0
 vllm:num_requests_running{engine="1",model_name="meta-llama/Llama-3.1-8B-Instruct"} 4.0
@@ -197,7 +198,8 @@ MT_TEST(prometheusOlderVllmName) {
 }
 
 // llama.cpp's server with --metrics (names and types of its /metrics).
-const char* kLlamaCppScrape = R"(# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
+const char* kLlamaCppScrape =
+    R"(# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
 # TYPE llamacpp:prompt_tokens_total counter
 llamacpp:prompt_tokens_total 2048
 # HELP llamacpp:prompt_seconds_total Prompt process time
@@ -272,7 +274,8 @@ MT_TEST(prometheusEscapesAndValues) {
     MT_COMPARE(s->samples[4].value, -0.5);
 
     // Non-finite gauges are unavailable in the figures.
-    auto n = parse_prometheus_text("vllm:kv_cache_usage_perc NaN\nvllm:num_requests_running +Inf\n");
+    auto n =
+        parse_prometheus_text("vllm:kv_cache_usage_perc NaN\nvllm:num_requests_running +Inf\n");
     MT_REQUIRE(n.ok());
     RemoteEngineMetrics rm;
     RemoteMetricsSample a = rm.update(*n, 0);
