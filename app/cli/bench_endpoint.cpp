@@ -213,12 +213,12 @@ int run_bench_endpoint(const BenchOptions& o) {
             else
                 std::printf("%-40s %s\n", k, "unavailable");
         };
-        auto count = [](const std::optional<int64_t>& v) {
-            return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
-        };
         line("Mean KV cache usage (%):", sf->mean_kv_usage, 100);
         line("Peak KV cache usage (%):", sf->peak_kv_usage, 100);
-        line("Preemptions:", count(sf->preemptions), 1);
+        if (sf->preemptions)
+            std::printf("%-40s %lld\n", "Preemptions:", static_cast<long long>(*sf->preemptions));
+        else
+            std::printf("%-40s %s\n", "Preemptions:", "unavailable");
         std::optional<double> hit;
         if (sf->prefix_cache_queries && sf->prefix_cache_hits && *sf->prefix_cache_queries > 0)
             hit = static_cast<double>(*sf->prefix_cache_hits) /

@@ -138,6 +138,37 @@ MT_TEST(chatEndpointAndVllmSpelling) {
     MT_COMPARE(j["results"]["endpoint"]["total_output_tokens"], Json(6));
 }
 
+MT_TEST(localTokenizerTurnsIdsIntoText) {
+    mini_test::TempDir dir;
+    test::FakeOpenAiServer server;
+    MT_REQUIRE(server.ok());
+    // The demo model (written by a first local run) is the local tokenizer.
+    Run local = run_llmwb(dir, "bench --num-prompts 1 --input-len 4 --output-len 2 --quiet");
+    MT_REQUIRE_MSG(local.status == 0, "%s", local.err.c_str());
+    const std::string demo = dir.file("data/llmwb/llm-workbench/llmwb-demo-ngram.gguf");
+    MT_REQUIRE(std::filesystem::exists(demo));
+    MT_REQUIRE(mini_test::write_file(dir.file("ids.jsonl"),
+                                     "{\"ids\": [5, 6, 7, 8], \"max_tokens\": 3}\n"
+                                     "{\"prompt\": \"plain text here\", \"max_tokens\": 2}\n"));
+    const std::string base =
+        "bench --endpoint " + server.url() + " --quiet --dataset '" + dir.file("ids.jsonl") + "' ";
+    Run no_tok = run_llmwb(dir, base + "--model fake-model");
+    MT_CHECK(no_tok.status != 0);
+    MT_CHECK_MSG(no_tok.err.find("ids.jsonl:1: \"ids\" need a local tokenizer") !=
+                     std::string::npos,
+                 "%s", no_tok.err.c_str());
+    // --model a local path: its tokenizer, and --served-model-name the name sent.
+    Run tok =
+        run_llmwb(dir, base + "--model '" + demo + "' --served-model-name fake-model --json '" +
+                           dir.file("tok.json") + "'");
+    MT_REQUIRE_MSG(tok.status == 0, "%s", tok.err.c_str());
+    Json j = read_json(dir.file("tok.json"));
+    MT_COMPARE(j["model"], Json("fake-model"));
+    MT_COMPARE(j["results"]["endpoint"]["completed"], Json(2));
+    MT_COMPARE(j["results"]["endpoint"]["total_output_tokens"], Json(5));
+    MT_CHECK(tok.err.find("does not list") == std::string::npos); // fake-model is served
+}
+
 MT_TEST(badInvocations) {
     mini_test::TempDir dir;
     test::FakeOpenAiServer server;
