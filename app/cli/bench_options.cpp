@@ -182,6 +182,7 @@ const char* kBenchHelp =
     "  --endpoint URL            send the workload to URL (http[s]://host:port[/v1]) instead of\n"
     "                            running the engine here; --model NAME is the served model\n"
     "                            [--base-url URL with --endpoint /v1/completions as vLLM]\n"
+    "                            (without --max-concurrency: at most 256 connections)\n"
     "  --endpoint-type T         completions (default) | chat [--backend openai|openai-chat]\n"
     "  --api-key K               sent as Authorization: Bearer (default $OPENAI_API_KEY)\n"
     "  --served-model-name N     the model name sent when --model is a local path\n"

@@ -46,7 +46,9 @@ struct EndpointConfig {
     std::string model;    // the served model name ("model" of every request)
     double connect_timeout_s = 10;
     double read_timeout_s = 300; // the most a server may stay silent mid-response
-    double total_timeout_s = 0;  // 0 = none; else the most one request may take
+    // 0 = none; else the most one request may take, checked as data arrives (a server that
+    // goes silent is caught by read_timeout_s).
+    double total_timeout_s = 0;
     size_t max_body_bytes = 64u << 20;
     size_t max_line_bytes = 1u << 20;  // one SSE line
     size_t max_event_bytes = 4u << 20; // one SSE event
@@ -112,7 +114,8 @@ class OpenAiClient {
     // GET <prefix>/metrics: the Prometheus text (bounded by max_body_bytes).
     Result<std::string> fetch_metrics();
 
-    // Stops the request in flight (from any thread): its connection is closed.
+    // Stops the request in flight (from any thread): its connection is closed. A cancel()
+    // before complete() starts is not kept (complete() begins uncancelled).
     void cancel();
 
   private:
