@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "app/remote/sse_parser.h"
 #include "engine/util/json_depth.h"
@@ -142,6 +143,13 @@ OpenAiClient::OpenAiClient(EndpointConfig config, EndpointUrl url)
     c->set_follow_location(false);
     if (!config_.api_key.empty())
         c->set_bearer_token_auth(config_.api_key);
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+    if (url_.scheme == "https") {
+        if (!config_.ca_cert_path.empty())
+            c->set_ca_cert_path(config_.ca_cert_path);
+        c->enable_server_certificate_verification(config_.verify_tls);
+    }
+#endif
     http_->client = std::move(c);
 }
 
@@ -153,6 +161,15 @@ Result<std::unique_ptr<OpenAiClient>> OpenAiClient::create(EndpointConfig config
         return url.error();
     if (config.api_key.find_first_of("\r\n") != std::string::npos)
         return make_error("the API key contains a line break");
+#ifndef CPPHTTPLIB_OPENSSL_SUPPORT
+    if (url->scheme == "https")
+        return make_error(url->text() + ": https needs cpp-httplib built with OpenSSL");
+#endif
+    if (!config.ca_cert_path.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(config.ca_cert_path, ec))
+            return make_error("CA certificate file " + config.ca_cert_path + " not found");
+    }
     return std::unique_ptr<OpenAiClient>(new OpenAiClient(std::move(config), std::move(*url)));
 }
 

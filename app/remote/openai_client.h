@@ -53,6 +53,10 @@ struct EndpointConfig {
     size_t max_line_bytes = 1u << 20;  // one SSE line
     size_t max_event_bytes = 4u << 20; // one SSE event
     int max_json_depth = 64;
+    // https://: the server's certificate is verified against the system's CAs, or against
+    // ca_cert_path (a PEM file: a cluster's own CA) when given; verify_tls false skips the check.
+    std::string ca_cert_path;
+    bool verify_tls = true;
 };
 
 struct ChatMessage {
@@ -97,7 +101,8 @@ struct ModelEntry {
 
 class OpenAiClient {
   public:
-    // Errors: a bad base URL.
+    // Errors: a bad base URL; https:// where cpp-httplib was built without OpenSSL; a CA file
+    // that does not exist.
     static Result<std::unique_ptr<OpenAiClient>> create(EndpointConfig config);
     ~OpenAiClient();
     OpenAiClient(const OpenAiClient&) = delete;

@@ -57,7 +57,9 @@ int words(const std::string& s) {
 } // namespace
 
 struct FakeOpenAiServer::Impl {
-    httplib::Server server;
+    std::unique_ptr<httplib::Server> owned;
+    httplib::Server& server;
+    explicit Impl(std::unique_ptr<httplib::Server> s) : owned(std::move(s)), server(*owned) {}
     std::mutex mu;
     std::string metrics =
         "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
@@ -75,7 +77,19 @@ struct FakeOpenAiServer::Impl {
         "vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"fake-model\"} 20.0\n";
 };
 
-FakeOpenAiServer::FakeOpenAiServer(std::string api_key) : impl_(std::make_unique<Impl>()) {
+namespace {
+
+std::unique_ptr<httplib::Server> make_server(const std::string& cert, const std::string& key) {
+    if (cert.empty())
+        return std::make_unique<httplib::Server>();
+    return std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str());
+}
+
+} // namespace
+
+FakeOpenAiServer::FakeOpenAiServer(std::string api_key, const std::string& tls_cert,
+                                   const std::string& tls_key)
+    : impl_(std::make_unique<Impl>(make_server(tls_cert, tls_key))), tls_(!tls_cert.empty()) {
     httplib::Server& s = impl_->server;
     // Each chunk leaves at once (without it, Nagle's algorithm and the client's delayed ACK hold
     // small chunks for ~40 ms, as a real streaming server would not).
@@ -238,6 +252,8 @@ FakeOpenAiServer::FakeOpenAiServer(std::string api_key) : impl_(std::make_unique
     };
     s.Post("/v1/completions", handler);
     s.Post("/v1/chat/completions", handler);
+    if (!s.is_valid())
+        return; // a TLS server whose certificate did not load
     port_ = s.bind_to_any_port("127.0.0.1");
     if (port_ > 0)
         thread_ = std::thread([this] { impl_->server.listen_after_bind(); });

@@ -14,15 +14,19 @@ namespace llmwb::test {
 
 class FakeOpenAiServer {
   public:
-    // api_key non-empty: /v1/* want "Authorization: Bearer <key>" (else 401).
-    explicit FakeOpenAiServer(std::string api_key = "");
+    // api_key non-empty: /v1/* want "Authorization: Bearer <key>" (else 401). tls_cert and
+    // tls_key (PEM files) non-empty: https.
+    explicit FakeOpenAiServer(std::string api_key = "", const std::string& tls_cert = "",
+                              const std::string& tls_key = "");
     ~FakeOpenAiServer();
     FakeOpenAiServer(const FakeOpenAiServer&) = delete;
     FakeOpenAiServer& operator=(const FakeOpenAiServer&) = delete;
 
     bool ok() const { return port_ > 0; }
     int port() const { return port_; }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    std::string url() const {
+        return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
+    }
     // Streams the server stopped because the client went away.
     int aborted_streams() const { return aborted_.load(); }
     // The /metrics text served next (vLLM-shaped by default).
@@ -33,6 +37,7 @@ class FakeOpenAiServer {
     std::unique_ptr<Impl> impl_;
     std::thread thread_;
     int port_ = -1;
+    bool tls_ = false;
     std::atomic<int> aborted_{0};
 };
 

@@ -3,6 +3,7 @@
 // as loose orderings, not timings), usage, chat, cancel mid-stream, the API key, /v1/models,
 // /metrics, and hostile answers: each a clear error naming the endpoint, never a crash.
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include "app/remote/openai_client.h"
@@ -250,6 +251,42 @@ MT_TEST(nobodyListening) {
     EndpointConfig no_scheme;
     no_scheme.base_url = "localhost:8000";
     MT_CHECK(!OpenAiClient::create(no_scheme).ok());
+}
+
+MT_TEST(httpsWithTheServersCa) {
+    mini_test::TempDir dir;
+    MT_REQUIRE(dir.valid());
+    const std::string cert = dir.file("cert.pem"), key = dir.file("key.pem");
+    const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                            "-addext subjectAltName=IP:127.0.0.1 -keyout '" +
+                            key + "' -out '" + cert + "' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0)
+        MT_SKIP("the openssl command could not make a test certificate");
+    test::FakeOpenAiServer server("", cert, key);
+    MT_REQUIRE(server.ok());
+    MT_REQUIRE(server.url().rfind("https://", 0) == 0);
+    EndpointConfig cfg;
+    cfg.base_url = server.url();
+    cfg.model = "fake-model";
+    cfg.ca_cert_path = cert; // the server's own certificate is its CA
+    auto c = OpenAiClient::create(cfg);
+    MT_REQUIRE(c.ok());
+    auto r = (*c)->complete(prompt("gaps"));
+    MT_REQUIRE_MSG(r.ok(), "%s", r.ok() ? "" : r.message().c_str());
+    MT_COMPARE(r->text, std::string("abcde"));
+    // Without that CA the self-signed certificate is refused; verify_tls false accepts it.
+    cfg.ca_cert_path.clear();
+    auto untrusted = OpenAiClient::create(cfg);
+    MT_REQUIRE(untrusted.ok());
+    auto refused = (*untrusted)->list_models();
+    MT_REQUIRE(!refused.ok());
+    MT_CHECK_MSG(contains(refused.message(), "SSL"), "%s", refused.message().c_str());
+    cfg.verify_tls = false;
+    auto unchecked = OpenAiClient::create(cfg);
+    MT_REQUIRE(unchecked.ok());
+    MT_CHECK((*unchecked)->list_models().ok());
+    cfg.ca_cert_path = dir.file("missing.pem");
+    MT_CHECK(!OpenAiClient::create(cfg).ok());
 }
 
 MINI_TEST_MAIN()
