@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 
@@ -18,8 +20,9 @@ struct Unsupported {
 };
 
 constexpr std::string_view kInProcess =
-    "llmwb bench runs the engine in this process (no server, no HTTP client)";
-constexpr std::string_view kTokenizer = "llmwb bench uses the model's own tokenizer";
+    "llmwb bench's HTTP client (--endpoint) sends the model, prompt and lengths only";
+constexpr std::string_view kTokenizer =
+    "llmwb bench uses the model's own tokenizer (--tokenizer is a local model for --endpoint runs)";
 constexpr std::string_view kGreedy =
     "every llmwb bench request is greedy (temperature 0) and ignores EOS, as vLLM's default "
     "random-dataset run";
@@ -30,19 +33,14 @@ constexpr std::string_view kFigures =
     "(--metric-percentiles) of TTFT, TPOT, ITL and E2EL";
 
 constexpr Unsupported kUnsupported[] = {
-    {"backend", kInProcess},
-    {"base-url", kInProcess},
-    {"host", kInProcess},
-    {"port", kInProcess},
-    {"endpoint", kInProcess},
+    {"host", "give the server as --endpoint http://HOST:PORT (or --base-url)"},
+    {"port", "give the server as --endpoint http://HOST:PORT (or --base-url)"},
     {"header", kInProcess},
-    {"served-model-name", kInProcess},
     {"lora-modules", kInProcess},
     {"request-id-prefix", kInProcess},
     {"ready-check-timeout-sec", kInProcess},
     {"extra-body", kInProcess},
     {"trust-remote-code", kInProcess},
-    {"tokenizer", kTokenizer},
     {"tokenizer-mode", kTokenizer},
     {"temperature", kGreedy},
     {"top-p", kGreedy},
@@ -180,8 +178,20 @@ const char* kBenchHelp =
     "                            results.json, requests.csv, steps.csv, environment.json) or a\n"
     "                            folder OUT of the same files (`llmwb report show OUT`)\n"
     "  --quiet | --disable-tqdm  no progress line (drawn only when stderr is a terminal)\n"
-    "Other `vllm bench serve` options (--backend, --base-url, --tokenizer, --temperature,\n"
-    "--goodput ...) are refused with the reason.\n";
+    "remote endpoint (an OpenAI-compatible server: vLLM, SGLang, llama.cpp, Ollama, llmwb serve):\n"
+    "  --endpoint URL            send the workload to URL (http[s]://host:port[/v1]) instead of\n"
+    "                            running the engine here; --model NAME is the served model\n"
+    "                            [--base-url URL with --endpoint /v1/completions as vLLM]\n"
+    "                            (without --max-concurrency: at most 256 connections)\n"
+    "  --endpoint-type T         completions (default) | chat [--backend openai|openai-chat]\n"
+    "  --api-key K               sent as Authorization: Bearer (default $OPENAI_API_KEY)\n"
+    "  --served-model-name N     the model name sent when --model is a local path\n"
+    "  --tokenizer PATH          a local model whose tokenizer turns the workload's token ids\n"
+    "                            into text and counts tokens when the server sends no usage\n"
+    "                            (default: --model when it is a local path; else prompts are\n"
+    "                            random words and the server's usage gives the counts)\n"
+    "Other `vllm bench serve` options (--host, --header, --temperature, --goodput ...)\n"
+    "are refused with the reason.\n";
 
 const OptionNames& bench_option_names() {
     static const OptionNames n = [] {
@@ -209,7 +219,14 @@ const OptionNames& bench_option_names() {
                        "label",
                        "percentile-metrics",
                        "metric-percentiles",
-                       "report"},
+                       "report",
+                       "endpoint",
+                       "base-url",
+                       "endpoint-type",
+                       "backend",
+                       "api-key",
+                       "served-model-name",
+                       "tokenizer"},
                       {"help", "quiet", "disable-tqdm", "static-no-padding", "ignore-eos",
                        "save-result", "save-detailed"}};
         return o.add(device_option_names()).add(engine_option_names());
@@ -286,6 +303,91 @@ Result<std::vector<double>> parse_metric_percentiles(const std::string& list) {
     }
     return out;
 }
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The endpoint options (nullopt without --endpoint or --base-url).
+Result<std::optional<BenchEndpoint>> parse_bench_endpoint(const CliArgs& a) {
+    auto endpoint = a.get("endpoint");
+    auto base = a.get("base-url");
+    if (!endpoint && !base)
+        return std::optional<BenchEndpoint>{};
+    BenchEndpoint e;
+    std::string path; // vLLM's --endpoint: the API route under --base-url
+    if (base) {
+        e.base_url = *base;
+        if (endpoint) {
+            if (endpoint->empty() || (*endpoint)[0] != '/')
+                return make_error("--endpoint with --base-url is the API route, e.g. "
+                                  "/v1/completions (vLLM's meaning); got '" +
+                                  *endpoint + "'");
+            path = *endpoint;
+        }
+    } else if (!endpoint->empty() && (*endpoint)[0] == '/') {
+        return make_error("--endpoint " + *endpoint +
+                          " is a route: give the server too (--base-url http://HOST:PORT), or "
+                          "the whole URL as --endpoint");
+    } else {
+        e.base_url = *endpoint;
+    }
+    // A URL that names the route itself: ".../v1/chat/completions".
+    std::string route_type;
+    for (const auto& [tail, type] :
+         {std::pair<std::string, std::string>{"/chat/completions", "chat"},
+          {"/completions", "completions"}}) {
+        if (!path.empty() && ends_with(path, tail)) {
+            route_type = type;
+            break;
+        }
+        if (path.empty() && ends_with(e.base_url, tail)) {
+            e.base_url.resize(e.base_url.size() - tail.size());
+            route_type = type;
+            break;
+        }
+    }
+    if (!path.empty() && route_type.empty())
+        return make_error("--endpoint " + path +
+                          ": llmwb bench sends /v1/completions or /v1/chat/completions");
+    std::string type = route_type.empty() ? "completions" : route_type;
+    if (auto b = a.get("backend")) {
+        if (*b == "openai" || *b == "vllm")
+            type = "completions";
+        else if (*b == "openai-chat")
+            type = "chat";
+        else
+            return make_error("--backend " + *b +
+                              ": llmwb bench speaks the OpenAI API (openai, vllm, openai-chat)");
+    }
+    if (auto t = a.get("endpoint-type")) {
+        if (*t != "completions" && *t != "chat")
+            return make_error("--endpoint-type: '" + *t + "' is not completions or chat");
+        type = *t;
+    }
+    if (!route_type.empty() && type != route_type)
+        return make_error("the endpoint's route is " + route_type + " but the type asked is " +
+                          type);
+    e.type = type;
+    auto model = a.get("model");
+    auto served = a.get("served-model-name");
+    if (!model && !served)
+        return make_error("--endpoint: give --model NAME (the served model)");
+    e.model = served ? *served : *model;
+    if (auto k = a.get("api-key"))
+        e.api_key = *k;
+    else if (const char* env = std::getenv("OPENAI_API_KEY"))
+        e.api_key = env;
+    if (auto t = a.get("tokenizer"))
+        e.tokenizer = *t;
+    else if (model && std::filesystem::exists(*model))
+        e.tokenizer = *model;
+    return std::optional<BenchEndpoint>(std::move(e));
+}
+
+} // namespace
 
 Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv) {
     const OptionNames& names = bench_option_names();
@@ -381,6 +483,32 @@ Result<BenchOptions> parse_bench_options(const std::vector<std::string>& argv) {
         return make_error("--save-result writes the result of one run: give one --policy");
     if (Status st = parse_serving_options(a, o); !st)
         return st.error();
+    auto ep = parse_bench_endpoint(a);
+    if (!ep)
+        return ep.error();
+    o.endpoint = std::move(ep.value());
+    if (o.endpoint) {
+        OptionNames engine_side = device_option_names();
+        engine_side.add(engine_option_names());
+        for (const std::string& n : engine_side.values)
+            if (a.has(n))
+                return make_error("--" + n +
+                                  " sets the engine here; it does not apply to an --endpoint run");
+        for (const std::string& n : engine_side.flags)
+            if (a.has(n))
+                return make_error("--" + n +
+                                  " sets the engine here; it does not apply to an --endpoint run");
+        for (const char* n : {"policy", "baseline-prompts", "static-no-padding"})
+            if (a.has(n))
+                return make_error(
+                    std::string("--") + n +
+                    " chooses the engine's scheduling; it does not apply to an --endpoint run");
+    } else {
+        for (const char* n :
+             {"endpoint-type", "backend", "api-key", "served-model-name", "tokenizer"})
+            if (a.has(n))
+                return make_error(std::string("--") + n + " needs --endpoint URL (a remote run)");
+    }
     return o;
 }
 

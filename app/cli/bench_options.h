@@ -4,7 +4,8 @@
 // --request-rate, --burstiness, --max-concurrency, --num-prompts, --seed, --ignore-eos,
 // --disable-tqdm, --label, --save-result, --save-detailed, --result-dir, --result-filename,
 // --percentile-metrics, --metric-percentiles), and refuses every other `vllm bench serve` option
-// by name, with the reason (never ignored).
+// by name, with the reason (never ignored). With --endpoint (or vLLM's --base-url) the workload
+// goes to an OpenAI-compatible server; the engine and device options are then refused.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,20 @@ namespace llmwb::cli {
 struct BenchPolicy {
     std::string name; // continuous | static | sequential
     SchedulerPolicy policy;
+};
+
+// `llmwb bench --endpoint URL`: the workload sent to an OpenAI-compatible endpoint instead of
+// the in-process engine. vLLM's spelling works too: --base-url URL --endpoint /v1/completions
+// (or /v1/chat/completions), --backend openai|vllm|openai-chat, --served-model-name.
+struct BenchEndpoint {
+    std::string base_url; // scheme://host:port[/prefix] (a trailing /v1 is fine)
+    std::string type;     // "completions" | "chat"
+    std::string model;    // the name sent as "model" (--served-model-name, else --model)
+    std::string api_key;  // --api-key, else $OPENAI_API_KEY, else none
+    // A local model (GGUF file or HF folder) whose tokenizer turns the workload's token ids into
+    // text and counts output tokens when the server sends no usage: --tokenizer, else --model
+    // when it names an existing path; nullopt: text prompts of random words.
+    std::optional<std::string> tokenizer;
 };
 
 struct BenchOptions {
@@ -48,6 +63,7 @@ struct BenchOptions {
     std::optional<std::string> report;
     DeviceOptions device;
     EngineOptions engine;
+    std::optional<BenchEndpoint> endpoint; // --endpoint: a remote run
 };
 
 const OptionNames& bench_option_names();

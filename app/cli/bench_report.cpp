@@ -45,7 +45,7 @@ void put_chosen_latencies(Json& j, const std::vector<std::string>& metrics, cons
 } // namespace
 
 void print_bench_result(const std::string& title, const BenchResult& r,
-                        const std::vector<std::string>& metrics) {
+                        const std::vector<std::string>& metrics, bool engine_figures) {
     auto line = [](const char* k, double v, int prec = 2) {
         std::printf("%-40s %.*f\n", k, prec, v);
     };
@@ -84,6 +84,11 @@ void print_bench_result(const std::string& title, const BenchResult& r,
             section("---------------Inter-token Latency----------------", "ITL", r.itl_ms);
         else if (m == "e2el")
             section("----------------End-to-end Latency----------------", "E2EL", r.e2el_ms);
+    }
+    if (!engine_figures) {
+        std::printf("%-40s %d\n", "Failed requests:", r.failed);
+        std::printf("KV blocks, steps, batch sizes: unavailable (remote endpoint)\n");
+        return; // the caller prints what the server's /metrics gave, and the closing line
     }
     std::printf("----------------------KV cache--------------------\n");
     std::printf("%-40s %d x %d tokens\n", "Blocks:", r.num_blocks, r.block_size);
@@ -157,6 +162,15 @@ nlohmann::json bench_result_json(const BenchResult& r) {
     return j;
 }
 
+void null_engine_keys(nlohmann::json& j) {
+    for (const char* k :
+         {"kv_cache_blocks", "block_size", "mean_kv_cache_usage", "peak_kv_cache_usage",
+          "kv_waste_vs_contiguous", "kv_waste_vs_allocated", "contiguous_preallocation_waste",
+          "prefix_cache_queries", "prefix_cache_hits", "prefix_cache_hit_rate", "num_preemptions",
+          "num_steps", "mean_batch_size"})
+        j[k] = nullptr;
+}
+
 namespace {
 
 std::string now_stamp() { // vLLM's "%Y%m%d-%H%M%S"
@@ -191,16 +205,18 @@ void put_load_keys(nlohmann::ordered_json& j, const BenchOptions& o) {
 }
 
 nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string& model_id,
-                                        const BenchResult& r, const BenchRecorder& records,
-                                        const Tokenizer& tokenizer, bool detailed) {
+                                        const BenchResult& r, size_t num_prompts,
+                                        const ResultSource& source, const VllmDetails* details) {
     nlohmann::ordered_json j;
     j["date"] = now_stamp();
-    j["endpoint_type"] = "llmwb";
-    j["backend"] = "llmwb";
+    j["endpoint_type"] = source.endpoint_type;
+    j["backend"] = source.backend;
+    if (!source.base_url.empty())
+        j["base_url"] = source.base_url;
     j["label"] = o.label;
     j["model_id"] = model_id;
     j["tokenizer_id"] = model_id;
-    j["num_prompts"] = records.records().size();
+    j["num_prompts"] = num_prompts;
     put_load_keys(j, o);
     j["duration"] = r.duration_s;
     j["completed"] = r.completed;
@@ -211,32 +227,42 @@ nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string
     j["request_goodput"] = nullptr;
     j["output_throughput"] = r.output_throughput;
     j["total_token_throughput"] = r.total_token_throughput;
-    if (detailed) {
-        nlohmann::ordered_json input_lens = nlohmann::ordered_json::array(),
-                               output_lens = input_lens, ttfts = input_lens, itls = input_lens,
-                               texts = input_lens, errors = input_lens, output_ids = input_lens;
-        for (size_t i = 0; i < records.records().size(); ++i) {
-            const BenchRequestRecord& rec = records.records()[i];
-            input_lens.push_back(rec.input_len);
-            output_lens.push_back(rec.output_ids.size());
-            ttfts.push_back(rec.ttft_s);
-            itls.push_back(records.itls_s(i));
-            texts.push_back(tokenizer.decode(rec.output_ids, true));
-            errors.push_back(rec.error);
-            output_ids.push_back(rec.output_ids);
-        }
-        j["input_lens"] = std::move(input_lens);
-        j["output_lens"] = std::move(output_lens);
-        j["ttfts"] = std::move(ttfts);
-        j["itls"] = std::move(itls);
-        j["generated_texts"] = std::move(texts);
-        j["errors"] = std::move(errors);
-        j["output_ids"] = std::move(output_ids);
+    if (details) {
+        j["input_lens"] = details->input_lens;
+        j["output_lens"] = details->output_lens;
+        j["ttfts"] = details->ttfts;
+        j["itls"] = details->itls;
+        j["generated_texts"] = details->generated_texts;
+        j["errors"] = details->errors;
+        if (details->output_ids)
+            j["output_ids"] = *details->output_ids;
     }
     j["max_output_tokens_per_s"] = r.max_output_tokens_per_s;
     j["max_concurrent_requests"] = r.max_concurrent_requests;
     put_chosen_latencies(j, o.percentile_metrics, r);
     return j;
+}
+
+nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string& model_id,
+                                        const BenchResult& r, const BenchRecorder& records,
+                                        const Tokenizer& tokenizer, bool detailed) {
+    std::optional<VllmDetails> d;
+    if (detailed) {
+        d.emplace();
+        d->output_ids = nlohmann::ordered_json::array();
+        for (size_t i = 0; i < records.records().size(); ++i) {
+            const BenchRequestRecord& rec = records.records()[i];
+            d->input_lens.push_back(rec.input_len);
+            d->output_lens.push_back(rec.output_ids.size());
+            d->ttfts.push_back(rec.ttft_s);
+            d->itls.push_back(records.itls_s(i));
+            d->generated_texts.push_back(tokenizer.decode(rec.output_ids, true));
+            d->errors.push_back(rec.error);
+            d->output_ids->push_back(rec.output_ids);
+        }
+    }
+    return vllm_result_json(o, model_id, r, records.records().size(), ResultSource{},
+                            d ? &*d : nullptr);
 }
 
 std::string vllm_result_path(const BenchOptions& o, const std::string& model_name) {

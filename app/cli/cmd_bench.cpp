@@ -5,7 +5,8 @@
 // and vLLM's result file (--save-result), and the benchmark report (--report OUT.zip or a
 // folder: report.html, results.json, requests.csv, steps.csv, environment.json). Several
 // policies (--policy continuous,static,sequential) run the same workload in one run, and the
-// throughput ratios against the first are printed.
+// throughput ratios against the first are printed. With --endpoint URL the same workload goes to
+// an OpenAI-compatible server instead (bench_endpoint.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/bench_endpoint.h"
 #include "app/cli/bench_options.h"
 #include "app/cli/bench_records.h"
 #include "app/cli/bench_report.h"
@@ -135,6 +137,8 @@ int cmd_bench(const Args& argv) {
     auto opt = parse_bench_options(argv);
     if (!opt)
         return fail(cmd, opt.message());
+    if (opt->endpoint)
+        return run_bench_endpoint(*opt);
     auto mo = open_cli_model(opt->model);
     if (!mo)
         return fail(cmd, mo.message());

@@ -78,6 +78,17 @@ struct BenchResult {
     SpeculativeStats speculative;            // drafts verified during the run
 };
 
+// vLLM's request figures (benchmarks/serve.py, calculate_metrics) over the rows of a run, for
+// the in-process session and for runs against an HTTP endpoint alike: input/output totals of the
+// successful rows (finish_s >= 0, no error), TTFT, TPOT and E2EL per row, the ITLs given, the
+// throughputs over res.duration_s, and the peak figures (token_s[i]: when row i's output tokens
+// arrived, seconds from the run's start). Sets those fields of `res`, nothing else.
+struct BenchRequestRow;
+void put_request_figures(BenchResult& res, const std::vector<BenchRequestRow>& rows,
+                         const std::vector<std::vector<double>>& token_s,
+                         const std::vector<double>& itls_ms,
+                         const std::vector<double>& percentiles);
+
 // Runs every request greedily (temperature 0) with ignore_eos: exactly output_len tokens each
 // (fewer only at the context limit). Errors: a request the engine rejects.
 Result<BenchResult> run_bench(Engine& engine, const std::vector<BenchRequest>& requests,

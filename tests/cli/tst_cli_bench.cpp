@@ -231,9 +231,10 @@ class TstCliBench : public QObject {
     void refusedByName_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("option");
-        QTest::newRow("base-url") << QStringList{"--base-url", "http://x:8000"} << "--base-url";
-        QTest::newRow("backend") << QStringList{"--backend", "vllm"} << "--backend";
-        QTest::newRow("tokenizer") << QStringList{"--tokenizer", "t"} << "--tokenizer";
+        QTest::newRow("host") << QStringList{"--host", "x"} << "--host";
+        QTest::newRow("header") << QStringList{"--header", "X-A=b"} << "--header";
+        QTest::newRow("tokenizer-mode")
+            << QStringList{"--tokenizer-mode", "slow"} << "--tokenizer-mode";
         QTest::newRow("temperature") << QStringList{"--temperature=0.7"} << "--temperature";
         QTest::newRow("dataset-path")
             << QStringList{"--dataset-path", "x.json"} << "--dataset-path";

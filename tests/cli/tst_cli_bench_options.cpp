@@ -86,12 +86,9 @@ MT_TEST(errors_name_the_option_given) {
 }
 
 MT_TEST(unsupported_vllm_options_are_refused_by_name) {
-    const char* names[] = {"backend",
-                           "base-url",
-                           "host",
+    const char* names[] = {"host",
                            "port",
-                           "endpoint",
-                           "tokenizer",
+                           "header",
                            "dataset-path",
                            "temperature",
                            "top-p",
@@ -103,7 +100,7 @@ MT_TEST(unsupported_vllm_options_are_refused_by_name) {
                            "random-mm-base-items-per-request",
                            "append-result",
                            "metadata",
-                           "served-model-name"};
+                           "tokenizer-mode"};
     for (const char* n : names) {
         MT_CHECK_MSG(unsupported_vllm_option(n).has_value(), "%s", n);
         for (bool inline_value : {false, true}) {
@@ -122,10 +119,27 @@ MT_TEST(unsupported_vllm_options_are_refused_by_name) {
         }
     }
     // Names llmwb bench has are not in the list; an unknown name is an unknown option.
-    for (const char* n :
-         {"input-len", "random-input-len", "request-rate", "burstiness", "seed", "num-prompts",
-          "max-concurrency", "model", "dataset-name", "save-result", "save-detailed",
-          "result-filename", "ignore-eos", "percentile-metrics", "metric-percentiles", "report"})
+    for (const char* n : {"input-len",
+                          "random-input-len",
+                          "request-rate",
+                          "burstiness",
+                          "seed",
+                          "num-prompts",
+                          "max-concurrency",
+                          "model",
+                          "dataset-name",
+                          "save-result",
+                          "save-detailed",
+                          "result-filename",
+                          "ignore-eos",
+                          "percentile-metrics",
+                          "metric-percentiles",
+                          "report",
+                          "endpoint",
+                          "base-url",
+                          "backend",
+                          "served-model-name",
+                          "tokenizer"})
         MT_CHECK_MSG(!unsupported_vllm_option(n).has_value(), "%s", n);
     auto unknown = parse({"--frobnicate", "1"});
     MT_REQUIRE(!unknown.ok());
@@ -287,6 +301,64 @@ MT_TEST(speculative_options) {
         if (!r.ok())
             MT_CHECK_MSG(contains(r.message(), "--") || contains(r.message(), "prompt_lookup"),
                          "%s", r.message().c_str());
+    }
+}
+
+MT_TEST(endpoint_options) {
+    auto plain = parse({"--num-prompts", "2"});
+    MT_REQUIRE(plain.ok());
+    MT_CHECK(!plain->endpoint);
+
+    auto a = parse({"--endpoint", "http://10.0.0.5:8000/v1", "--model", "meta-llama/Llama-3.1-8B",
+                    "--api-key", "k1"});
+    MT_REQUIRE_MSG(a.ok(), "%s", a.ok() ? "" : a.message().c_str());
+    MT_REQUIRE(a->endpoint.has_value());
+    MT_COMPARE(a->endpoint->base_url, std::string("http://10.0.0.5:8000/v1"));
+    MT_COMPARE(a->endpoint->type, std::string("completions"));
+    MT_COMPARE(a->endpoint->model, std::string("meta-llama/Llama-3.1-8B"));
+    MT_COMPARE(a->endpoint->api_key, std::string("k1"));
+    MT_CHECK(!a->endpoint->tokenizer); // not a local path
+
+    // vLLM's spelling: --base-url with the route as --endpoint.
+    auto v = parse({"--base-url", "http://h:8000", "--endpoint", "/v1/chat/completions", "--model",
+                    "m", "--served-model-name", "served"});
+    MT_REQUIRE_MSG(v.ok(), "%s", v.ok() ? "" : v.message().c_str());
+    MT_COMPARE(v->endpoint->base_url, std::string("http://h:8000"));
+    MT_COMPARE(v->endpoint->type, std::string("chat"));
+    MT_COMPARE(v->endpoint->model, std::string("served"));
+    // The route in the URL itself.
+    auto r = parse({"--endpoint", "http://h:8000/v1/chat/completions", "--model", "m"});
+    MT_REQUIRE(r.ok());
+    MT_COMPARE(r->endpoint->base_url, std::string("http://h:8000/v1"));
+    MT_COMPARE(r->endpoint->type, std::string("chat"));
+    auto b = parse({"--endpoint", "http://h:8000", "--model", "m", "--backend", "openai-chat"});
+    MT_REQUIRE(b.ok());
+    MT_COMPARE(b->endpoint->type, std::string("chat"));
+
+    struct Bad {
+        std::vector<std::string> argv;
+        std::string expect;
+    };
+    const std::vector<Bad> bad = {
+        {{"--endpoint", "http://h:1"}, "give --model NAME"},
+        {{"--endpoint", "http://h:1", "--model", "m", "--endpoint-type", "embeddings"},
+         "--endpoint-type: 'embeddings' is not completions or chat"},
+        {{"--endpoint", "http://h:1", "--model", "m", "--backend", "tgi"}, "--backend tgi"},
+        {{"--endpoint", "http://h:1", "--model", "m", "--max-num-seqs", "4"},
+         "--max-num-seqs sets the engine here"},
+        {{"--endpoint", "http://h:1", "--model", "m", "--policy", "static"}, "--policy chooses"},
+        {{"--endpoint", "/v1/completions", "--model", "m"}, "give the server too"},
+        {{"--base-url", "http://h:1", "--endpoint", "/v1/embeddings", "--model", "m"},
+         "/v1/completions or /v1/chat/completions"},
+        {{"--endpoint", "http://h:1/v1/completions", "--model", "m", "--endpoint-type", "chat"},
+         "the endpoint's route is completions"},
+        {{"--api-key", "k"}, "--api-key needs --endpoint URL"},
+    };
+    for (const Bad& x : bad) {
+        MT_SCOPE("%s", x.expect.c_str());
+        auto e = parse(x.argv);
+        MT_REQUIRE(!e.ok());
+        MT_CHECK_MSG(contains(e.message(), x.expect), "%s", e.message().c_str());
     }
 }
 
