@@ -1,11 +1,12 @@
 # Precompiled headers: most of the compile time of a translation unit here is parsing the
 # standard library, nlohmann/json and Qt's module headers (a Qt test: ~7 of its ~13 s). Targets
-# of one flag set share one precompiled header: the first target of a group compiles it and the
-# others reuse it (REUSE_FROM). GCC uses a precompiled header only when the flags that matter
-# (-fPIC, -m target flags, macros the headers test) are those it was built with and otherwise
-# parses the headers as usual, so a wrong grouping costs time, never correctness (-Winvalid-pch
-# shows it). The headers stay included where they are used: a build with -DLLMWB_PCH=OFF (or
-# another compiler) is the same program.
+# of one flag set share one precompiled header (REUSE_FROM), compiled by a small owner target
+# that has only the group's base flags. GCC uses a precompiled header only when the flags that
+# matter are the ones it was built with: -fPIC, -m target flags, and every macro defined then
+# must be defined the same now (macros the user defines in addition are fine). So the owner
+# carries the fewest macros of the group; a target that does not match parses the headers as
+# usual (-Winvalid-pch says why), which costs time, never correctness. The headers stay
+# included where they are used: -DLLMWB_PCH=OFF (or another compiler) builds the same program.
 option(LLMWB_PCH "Precompile the standard library, nlohmann/json and Qt headers" ON)
 
 set(LLMWB_PCH_STD
@@ -14,20 +15,28 @@ set(LLMWB_PCH_STD
   <memory> <mutex> <optional> <set> <span> <sstream> <string> <string_view> <thread>
   <unordered_map> <unordered_set> <utility> <variant> <vector> <nlohmann/json.hpp>)
 
-# llmwb_pch(target group [header ...]): `target` compiles with the precompiled header of `group`
-# (the standard headers above plus `header ...`, given by the group's first target).
+# llmwb_pch(target group [PIC] [LIBS lib ...] [HEADERS header ...]): `target` compiles with the
+# precompiled header of `group`: the standard headers above plus HEADERS, built by an owner
+# target with position-independent code if PIC and linking LIBS (for their flags: Qt's macros).
+# The first call of a group (in the folder of the group's targets) defines it.
 function(llmwb_pch target group)
   if(NOT LLMWB_PCH OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     return()
   endif()
-  target_link_libraries(${target} PRIVATE nlohmann_json::nlohmann_json)
+  cmake_parse_arguments(P "PIC" "" "LIBS;HEADERS" ${ARGN})
   string(MAKE_C_IDENTIFIER "${group}" key)
-  get_property(owner GLOBAL PROPERTY LLMWB_PCH_OWNER_${key})
-  if(owner)
-    target_precompile_headers(${target} REUSE_FROM ${owner})
-  else()
-    # (CMake wraps the list in #ifdef __cplusplus: C sources of the target are not affected.)
-    target_precompile_headers(${target} PRIVATE ${LLMWB_PCH_STD} ${ARGN})
-    set_property(GLOBAL PROPERTY LLMWB_PCH_OWNER_${key} ${target})
+  set(owner llmwb_pch_${key})
+  if(NOT TARGET ${owner})
+    set(empty ${PROJECT_BINARY_DIR}/llmwb_pch_empty.cpp)
+    if(NOT EXISTS ${empty})
+      file(WRITE ${empty} "// The translation unit of the precompiled-header owners (LlmwbPch.cmake).\n")
+    endif()
+    add_library(${owner} OBJECT ${empty})
+    target_link_libraries(${owner} PRIVATE nlohmann_json::nlohmann_json ${P_LIBS})
+    set_target_properties(${owner} PROPERTIES POSITION_INDEPENDENT_CODE ${P_PIC})
+    # (CMake wraps the list in #ifdef __cplusplus: C sources of the users are not affected.)
+    target_precompile_headers(${owner} PRIVATE ${LLMWB_PCH_STD} ${P_HEADERS})
   endif()
+  target_link_libraries(${target} PRIVATE nlohmann_json::nlohmann_json)
+  target_precompile_headers(${target} REUSE_FROM ${owner})
 endfunction()

@@ -19,10 +19,11 @@ function(llmwb_add_test)
   set_target_properties(${T_NAME} PROPERTIES AUTOMOC ON)
   # One precompiled header per test folder (QtTest's macros name the folder) and Qt module set.
   if(T_LIBS MATCHES "Widgets|llmwb_ui")
-    llmwb_pch(${T_NAME} "qt_test_widgets_${CMAKE_CURRENT_SOURCE_DIR}" <QtTest/QtTest>
-              <QtWidgets/QtWidgets>)
+    llmwb_pch(${T_NAME} "qt_test_widgets_${CMAKE_CURRENT_SOURCE_DIR}" PIC
+              LIBS Qt6::Core Qt6::Test Qt6::Widgets HEADERS <QtTest/QtTest> <QtWidgets/QtWidgets>)
   else()
-    llmwb_pch(${T_NAME} "qt_test_${CMAKE_CURRENT_SOURCE_DIR}" <QtTest/QtTest>)
+    llmwb_pch(${T_NAME} "qt_test_${CMAKE_CURRENT_SOURCE_DIR}" PIC LIBS Qt6::Core Qt6::Test
+              HEADERS <QtTest/QtTest>)
   endif()
   add_test(NAME ${T_NAME} COMMAND ${T_NAME})
   if(NOT T_TIMEOUT)
