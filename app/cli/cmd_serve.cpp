@@ -153,8 +153,7 @@ int cmd_serve(const Args& argv) {
     CliModel& m = **mo;
     EngineOptions& eo = o.engine;
     eo.config.memory.fallback_when_short = true;
-    auto exec =
-        m.open_executor(o.device, eo.config.max_num_batched_tokens, eo.config.max_num_seqs);
+    auto exec = m.open_executor(o.device, eo.config.max_num_batched_tokens, eo.config.max_num_seqs);
     if (!exec) {
         stop_http();
         return fail(cmd, exec.message());

@@ -20,8 +20,8 @@ struct Choice {
     std::vector<int32_t> ids;
     bool finished = false;
     FinishReason finish = FinishReason::None;
-    bool role_sent = false;      // chat streams: the first delta carries the role
-    int64_t text_offset = 0;     // completions logprobs
+    bool role_sent = false;  // chat streams: the first delta carries the role
+    int64_t text_offset = 0; // completions logprobs
 };
 
 // One generation request from its parsed body to its last byte.
@@ -31,9 +31,9 @@ struct Job {
     int64_t created = 0;
     std::vector<int32_t> prompt;
     GenerationRequest common;
-    int32_t top_n = 0;       // logprobs entries per token
-    bool logprobs = false;   // logprobs asked for
-    bool tools = false;      // chat with tools: look for tool calls in the output
+    int32_t top_n = 0;     // logprobs entries per token
+    bool logprobs = false; // logprobs asked for
+    bool tools = false;    // chat with tools: look for tool calls in the output
     std::vector<Choice> choices;
     std::shared_ptr<RequestStream> stream;
     ServingBackend* backend = nullptr;
@@ -143,9 +143,9 @@ void chunks_of(Job& job, StreamEvent& e, std::vector<std::string>& out) {
         if (o.text.empty() && o.logprobs.empty() && !finishing)
             return;
         json ch{{"index", index}, {"text", o.text}};
-        ch["logprobs"] = job.logprobs ? completion_logprobs(tok, o.logprobs, job.top_n,
-                                                            c.text_offset)
-                                      : json(nullptr);
+        ch["logprobs"] = job.logprobs
+                             ? completion_logprobs(tok, o.logprobs, job.top_n, c.text_offset)
+                             : json(nullptr);
         ch["finish_reason"] = finish_reason_json(finishing, c.finish);
         c.text += o.text;
         wrap(std::move(ch));
@@ -193,49 +193,47 @@ void chunks_of(Job& job, StreamEvent& e, std::vector<std::string>& out) {
 
 void run_stream(std::shared_ptr<Job> job, httplib::Response& res) {
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream", [job](size_t, httplib::DataSink& sink) {
-            std::vector<StreamEvent> events;
-            std::vector<std::string> chunks;
-            auto finished = [&] {
-                for (const Choice& c : job->choices)
-                    if (!c.finished)
-                        return false;
-                return true;
-            };
-            while (!finished()) {
-                events.clear();
-                chunks.clear();
-                const bool got = job->stream->wait_events(events, 100ms);
-                if (!sink.is_writable()) {
+    res.set_chunked_content_provider("text/event-stream", [job](size_t, httplib::DataSink& sink) {
+        std::vector<StreamEvent> events;
+        std::vector<std::string> chunks;
+        auto finished = [&] {
+            for (const Choice& c : job->choices)
+                if (!c.finished)
+                    return false;
+            return true;
+        };
+        while (!finished()) {
+            events.clear();
+            chunks.clear();
+            const bool got = job->stream->wait_events(events, 100ms);
+            if (!sink.is_writable()) {
+                job->backend->cancel(job->stream);
+                return false;
+            }
+            if (!got)
+                continue;
+            for (StreamEvent& e : events)
+                chunks_of(*job, e, chunks);
+            for (const std::string& s : chunks)
+                if (!sink.write(s.data(), s.size())) { // the client went away
                     job->backend->cancel(job->stream);
                     return false;
                 }
-                if (!got)
-                    continue;
-                for (StreamEvent& e : events)
-                    chunks_of(*job, e, chunks);
-                for (const std::string& s : chunks)
-                    if (!sink.write(s.data(), s.size())) { // the client went away
-                        job->backend->cancel(job->stream);
-                        return false;
-                    }
-            }
-            std::string tail;
-            if (job->common.include_usage) {
-                json chunk =
-                    base_object(*job, job->chat ? "chat.completion.chunk" : "text_completion");
-                chunk["choices"] = json::array();
-                chunk["usage"] = usage_json(static_cast<int64_t>(job->prompt.size()),
-                                            job->completion_tokens());
-                tail += sse(chunk);
-            }
-            tail += "data: [DONE]\n\n";
-            if (!sink.write(tail.data(), tail.size()))
-                return false;
-            sink.done();
-            return true;
-        });
+        }
+        std::string tail;
+        if (job->common.include_usage) {
+            json chunk = base_object(*job, job->chat ? "chat.completion.chunk" : "text_completion");
+            chunk["choices"] = json::array();
+            chunk["usage"] =
+                usage_json(static_cast<int64_t>(job->prompt.size()), job->completion_tokens());
+            tail += sse(chunk);
+        }
+        tail += "data: [DONE]\n\n";
+        if (!sink.write(tail.data(), tail.size()))
+            return false;
+        sink.done();
+        return true;
+    });
 }
 
 } // namespace
@@ -261,8 +259,8 @@ std::variant<std::string, ApiError> render_chat_prompt(const ServedModel& model,
     return std::move(text.value());
 }
 
-void handle_generation(ServingBackend& backend, const httplib::Request& req,
-                       httplib::Response& res, bool chat) {
+void handle_generation(ServingBackend& backend, const httplib::Request& req, httplib::Response& res,
+                       bool chat) {
     auto body = parse_json_body(req.body);
     if (auto* e = std::get_if<ApiError>(&body))
         return send_error(res, *e);
@@ -302,12 +300,11 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req,
         if (c.prompt_ids) {
             for (int32_t id : *c.prompt_ids)
                 if (!tok.valid_id(id))
-                    return send_error(res, bad_param("prompt", "prompt token id " +
-                                                                   std::to_string(id) +
-                                                                   " is outside the vocabulary "
-                                                                   "of " +
-                                                                   std::to_string(tok.vocab_size()) +
-                                                                   " tokens"));
+                    return send_error(
+                        res, bad_param("prompt", "prompt token id " + std::to_string(id) +
+                                                     " is outside the vocabulary "
+                                                     "of " +
+                                                     std::to_string(tok.vocab_size()) + " tokens"));
             job->prompt = std::move(*c.prompt_ids);
         } else {
             job->prompt = tok.encode(*c.prompt_text, true);
@@ -324,12 +321,12 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req,
     auto max_tokens =
         resolve_max_tokens(params, static_cast<int64_t>(job->prompt.size()), model.max_model_len);
     if (!max_tokens)
-        return send_error(
-            res, bad_param(params.max_tokens_set ? (chat && j.contains("max_completion_tokens")
-                                                        ? "max_completion_tokens"
-                                                        : "max_tokens")
-                                                 : prompt_param,
-                           max_tokens.message()));
+        return send_error(res, bad_param(params.max_tokens_set
+                                             ? (chat && j.contains("max_completion_tokens")
+                                                    ? "max_completion_tokens"
+                                                    : "max_tokens")
+                                             : prompt_param,
+                                         max_tokens.message()));
     Submission sub;
     sub.prompt_ids = job->prompt;
     for (int32_t i = 0; i < job->common.n; ++i) {

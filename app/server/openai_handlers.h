@@ -17,8 +17,8 @@ void send_error(httplib::Response& res, const ApiError& e);
 std::optional<ApiError> check_model(const ServingBackend& backend, const std::string& requested);
 
 // POST /v1/completions (chat = false) and /v1/chat/completions (chat = true).
-void handle_generation(ServingBackend& backend, const httplib::Request& req,
-                       httplib::Response& res, bool chat);
+void handle_generation(ServingBackend& backend, const httplib::Request& req, httplib::Response& res,
+                       bool chat);
 // The prompt of a chat: the model's chat template over `messages` (and `tools`), as
 // `llmwb render-chat` renders it; errors name "messages".
 std::variant<std::string, ApiError> render_chat_prompt(const ServedModel& model,

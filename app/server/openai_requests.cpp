@@ -65,8 +65,9 @@ Status set_field(SamplingParams& p, const SamplingField& f, const json& v) {
             return sampling_field_error(f, shown(v));
         std::vector<int32_t> ids;
         for (const json& e : v) {
-            if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<uint64_t>() > INT32_MAX) ||
-                e.get<int64_t>() < 0 || e.get<int64_t>() > INT32_MAX)
+            if (!e.is_number_integer() ||
+                (e.is_number_unsigned() && e.get<uint64_t>() > INT32_MAX) || e.get<int64_t>() < 0 ||
+                e.get<int64_t>() > INT32_MAX)
                 return sampling_field_error(f, shown(v));
             ids.push_back(static_cast<int32_t>(e.get<int64_t>()));
         }
@@ -186,8 +187,9 @@ std::optional<ApiError> parse_prompt(const json& v, CompletionRequest& out) {
     auto ids_of = [](const json& a) -> std::optional<std::vector<int32_t>> {
         std::vector<int32_t> ids;
         for (const json& e : a) {
-            if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<uint64_t>() > INT32_MAX) ||
-                e.get<int64_t>() < 0 || e.get<int64_t>() > INT32_MAX)
+            if (!e.is_number_integer() ||
+                (e.is_number_unsigned() && e.get<uint64_t>() > INT32_MAX) || e.get<int64_t>() < 0 ||
+                e.get<int64_t>() > INT32_MAX)
                 return std::nullopt;
             ids.push_back(static_cast<int32_t>(e.get<int64_t>()));
         }
@@ -279,10 +281,10 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(const json& j
 std::variant<ChatRequest, ApiError> parse_chat_request(const json& j) {
     ChatRequest r;
     r.params.max_tokens = INT_MAX; // absent: up to the context (vLLM)
-    if (auto e = parse_common(j, r,
-                              {"messages", "logprobs", "top_logprobs", "max_completion_tokens",
-                               "tools", "tool_choice", "chat_template_kwargs",
-                               "add_generation_prompt"}))
+    if (auto e =
+            parse_common(j, r,
+                         {"messages", "logprobs", "top_logprobs", "max_completion_tokens", "tools",
+                          "tool_choice", "chat_template_kwargs", "add_generation_prompt"}))
         return *e;
     if (!j.contains("messages"))
         return bad_param("messages", "messages is required");
@@ -291,11 +293,11 @@ std::variant<ChatRequest, ApiError> parse_chat_request(const json& j) {
         return *e;
     r.messages = std::move(std::get<json>(msgs));
     if (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null())
-        if (Status st = set_field(r.params, *find_sampling_field("max_tokens"),
-                                  j["max_completion_tokens"]);
+        if (Status st =
+                set_field(r.params, *find_sampling_field("max_tokens"), j["max_completion_tokens"]);
             !st)
-            return bad_param("max_completion_tokens", "max_completion_tokens" +
-                                                          st.message().substr(10));
+            return bad_param("max_completion_tokens",
+                             "max_completion_tokens" + st.message().substr(10));
     if (j.contains("logprobs") && !j["logprobs"].is_null())
         if (auto e = get_bool(j["logprobs"], "logprobs", r.logprobs))
             return *e;

@@ -34,7 +34,7 @@ inline constexpr int kMaxRequestJsonDepth = 64; // tool schemas nest a few dozen
 
 // What both generation routes share.
 struct GenerationRequest {
-    std::string model;    // empty: not given (the served model)
+    std::string model; // empty: not given (the served model)
     int32_t n = 1;
     bool stream = false;
     bool include_usage = false; // stream_options.include_usage

@@ -88,9 +88,9 @@ json chat_logprobs_content(const Tokenizer& tok, std::span<const SampledToken> t
 
 std::string make_response_id(const char* prefix) {
     static std::atomic<uint64_t> counter{0};
-    static const uint64_t salt = std::random_device{}() ^
-                                 static_cast<uint64_t>(
-                                     std::chrono::steady_clock::now().time_since_epoch().count());
+    static const uint64_t salt =
+        std::random_device{}() ^
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     char buf[64];
     std::snprintf(buf, sizeof buf, "%s%016llx%08llx", prefix, static_cast<unsigned long long>(salt),
                   static_cast<unsigned long long>(counter.fetch_add(1)));

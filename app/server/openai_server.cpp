@@ -135,14 +135,14 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
         }
         send_error(res, e);
     });
-    s.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                               std::exception_ptr) {
-        ApiError e;
-        e.status = 500;
-        e.type = "internal_error";
-        e.message = "internal error";
-        send_error(res, e);
-    });
+    s.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+            ApiError e;
+            e.status = 500;
+            e.type = "internal_error";
+            e.message = "internal error";
+            send_error(res, e);
+        });
 
     auto backend_or_503 = [this](httplib::Response& res) -> ServingBackend* {
         ServingBackend* b = backend_.load();
@@ -167,9 +167,12 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
         if (!b)
             return;
         const ServedModel& m = b->model();
-        json model{{"id", m.name},           {"object", "model"},
-                   {"created", m.created},   {"owned_by", "llmwb"},
-                   {"root", m.root},         {"parent", nullptr},
+        json model{{"id", m.name},
+                   {"object", "model"},
+                   {"created", m.created},
+                   {"owned_by", "llmwb"},
+                   {"root", m.root},
+                   {"parent", nullptr},
                    {"max_model_len", m.max_model_len}};
         send_json(res, 200, json{{"object", "list"}, {"data", json::array({model})}});
     });
@@ -206,8 +209,8 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
             bool add_generation_prompt = true;
             if (j.contains("add_generation_prompt") && j["add_generation_prompt"].is_boolean())
                 add_generation_prompt = j["add_generation_prompt"].get<bool>();
-            auto text = render_chat_prompt(m, std::get<json>(msgs), json(),
-                                           add_generation_prompt, std::nullopt);
+            auto text = render_chat_prompt(m, std::get<json>(msgs), json(), add_generation_prompt,
+                                           std::nullopt);
             if (auto* e = std::get_if<ApiError>(&text))
                 return send_error(res, *e);
             tokens = m.tokenizer->encode(std::get<std::string>(text), false);
@@ -217,10 +220,9 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
             return send_error(res, bad_param("prompt", "give \"prompt\" (a string) or "
                                                        "\"messages\""));
         }
-        send_json(res, 200,
-                  json{{"count", tokens.size()},
-                       {"max_model_len", m.max_model_len},
-                       {"tokens", tokens}});
+        send_json(
+            res, 200,
+            json{{"count", tokens.size()}, {"max_model_len", m.max_model_len}, {"tokens", tokens}});
     });
     s.Post("/detokenize", [backend_or_503](const httplib::Request& req, httplib::Response& res) {
         ServingBackend* b = backend_or_503(res);
@@ -241,10 +243,9 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
             if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
                 (v.is_number_unsigned() && v.get<uint64_t>() > INT32_MAX) ||
                 !tok.valid_id(static_cast<int32_t>(v.get<int64_t>())))
-                return send_error(res, bad_param("tokens",
-                                                 "tokens must be token ids in [0, " +
-                                                     std::to_string(tok.vocab_size()) +
-                                                     "), got " + dump(v)));
+                return send_error(res, bad_param("tokens", "tokens must be token ids in [0, " +
+                                                               std::to_string(tok.vocab_size()) +
+                                                               "), got " + dump(v)));
             ids.push_back(static_cast<int32_t>(v.get<int64_t>()));
         }
         send_json(res, 200, json{{"prompt", tok.decode(ids, false)}});

@@ -35,8 +35,8 @@ namespace llmwb {
 
 struct ServerOptions {
     std::string host = "127.0.0.1";
-    int port = 8000; // 0: any free port (bind() returns it)
-    std::string api_key; // empty: no key needed
+    int port = 8000;                          // 0: any free port (bind() returns it)
+    std::string api_key;                      // empty: no key needed
     std::vector<std::string> allowed_origins; // CORS; empty: off; "*": any origin
     bool protect_metrics = false;             // /metrics (and /health) need the key too
     size_t max_body_bytes = size_t(8) << 20;  // larger bodies: 413

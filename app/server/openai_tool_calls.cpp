@@ -56,9 +56,8 @@ std::optional<ParsedToolCalls> parse_tool_calls(std::string_view text, const std
         while (pos != std::string_view::npos) {
             const size_t body = pos + open.size();
             size_t end = text.find(close, body);
-            const std::string_view inner =
-                trim(text.substr(body, end == std::string_view::npos ? text.size() - body
-                                                                     : end - body));
+            const std::string_view inner = trim(
+                text.substr(body, end == std::string_view::npos ? text.size() - body : end - body));
             auto call = call_of(inner, next_id());
             if (!call)
                 return std::nullopt;

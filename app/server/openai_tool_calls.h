@@ -14,7 +14,7 @@
 namespace llmwb {
 
 struct ParsedToolCalls {
-    std::string content;              // text outside the calls (trimmed; may be empty)
+    std::string content;               // text outside the calls (trimmed; may be empty)
     nlohmann::ordered_json tool_calls; // [{"id", "type": "function", "function": {"name",
                                        //   "arguments": "<JSON text>"}}]
 };

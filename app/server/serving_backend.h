@@ -28,10 +28,10 @@ class Tokenizer;
 
 // The model behind the server, fixed while it serves.
 struct ServedModel {
-    std::string name;               // the id clients send as "model" (--served-model-name)
-    std::string root;               // the model's path
-    int64_t max_model_len = 0;      // the model's context in tokens
-    int64_t created = 0;            // unix time the server started
+    std::string name;                     // the id clients send as "model" (--served-model-name)
+    std::string root;                     // the model's path
+    int64_t max_model_len = 0;            // the model's context in tokens
+    int64_t created = 0;                  // unix time the server started
     const Tokenizer* tokenizer = nullptr; // thread safe (immutable)
     // The model's chat template, parsed once (rendering is const); null with
     // chat_template_error saying why (no template, or one the interpreter refuses).

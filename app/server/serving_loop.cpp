@@ -18,8 +18,7 @@ int32_t ServingLoop::num_waiting() const {
     return pending_sequences_ + engine_waiting_.load();
 }
 
-std::shared_ptr<RequestStream> ServingLoop::submit(Submission submission,
-                                                   SubmitRefusal& refusal) {
+std::shared_ptr<RequestStream> ServingLoop::submit(Submission submission, SubmitRefusal& refusal) {
     const auto n = static_cast<int32_t>(submission.choices.size());
     refusal = SubmitRefusal::None;
     std::shared_ptr<RequestStream> stream;
