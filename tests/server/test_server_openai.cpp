@@ -47,8 +47,8 @@ std::vector<std::string> sse_events(const std::string& raw, bool& framing_ok) {
 }
 
 std::string greedy_completion_body(const std::string& prompt, int max_tokens) {
-    return json{{"model", "demo"}, {"prompt", prompt}, {"max_tokens", max_tokens},
-                {"temperature", 0}}
+    return json{
+        {"model", "demo"}, {"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}}
         .dump();
 }
 
@@ -78,8 +78,7 @@ MT_TEST(models_health_version_metrics) {
     auto metrics = c->Get("/metrics");
     MT_REQUIRE(metrics);
     MT_COMPARE(metrics->status, 200);
-    MT_CHECK(metrics->get_header_value("Content-Type").rfind("text/plain; version=0.0.4", 0) ==
-             0);
+    MT_CHECK(metrics->get_header_value("Content-Type").rfind("text/plain; version=0.0.4", 0) == 0);
 }
 
 MT_TEST(unauthorized_without_the_key) {
@@ -122,10 +121,8 @@ std::vector<BadRow> bad_rows() {
         {"top_k", c, R"({"prompt":"a","top_k":-3})", "top_k"},
         {"min_p", c, R"({"prompt":"a","min_p":1.5})", "min_p"},
         {"presence_penalty", c, R"({"prompt":"a","presence_penalty":3})", "presence_penalty"},
-        {"frequency_penalty", c, R"({"prompt":"a","frequency_penalty":-2.5})",
-         "frequency_penalty"},
-        {"repetition_penalty", c, R"({"prompt":"a","repetition_penalty":0})",
-         "repetition_penalty"},
+        {"frequency_penalty", c, R"({"prompt":"a","frequency_penalty":-2.5})", "frequency_penalty"},
+        {"repetition_penalty", c, R"({"prompt":"a","repetition_penalty":0})", "repetition_penalty"},
         {"seed", c, R"({"prompt":"a","seed":-1})", "seed"},
         {"n_zero", c, R"({"prompt":"a","n":0})", "n"},
         {"n_huge", c, R"({"prompt":"a","n":100000})", "n"},
@@ -254,26 +251,32 @@ MT_TEST(greedy_output_equals_generate) {
 MT_TEST(stop_string_ends_the_text) {
     ServerFixture& f = ready();
     MT_REQUIRE(f.error.empty());
-    Reply full = post(f, "/v1/completions",
-                      json{{"prompt", "The model"}, {"max_tokens", 30}, {"temperature", 0},
-                           {"ignore_eos", true}}
-                          .dump());
+    Reply full = post(
+        f, "/v1/completions",
+        json{{"prompt", "The model"}, {"max_tokens", 30}, {"temperature", 0}, {"ignore_eos", true}}
+            .dump());
     MT_REQUIRE_COMPARE(full.status, 200);
     const std::string text = full.body["choices"][0]["text"];
     MT_REQUIRE(text.size() > 12);
     const std::string stop = text.substr(text.size() / 2, 3);
     const size_t at = text.find(stop);
     Reply r = post(f, "/v1/completions",
-                   json{{"prompt", "The model"}, {"max_tokens", 30}, {"temperature", 0},
-                        {"ignore_eos", true}, {"stop", json::array({"zzzz", stop})}}
+                   json{{"prompt", "The model"},
+                        {"max_tokens", 30},
+                        {"temperature", 0},
+                        {"ignore_eos", true},
+                        {"stop", json::array({"zzzz", stop})}}
                        .dump());
     MT_REQUIRE_COMPARE(r.status, 200);
     MT_COMPARE(r.body["choices"][0]["text"].get<std::string>(), text.substr(0, at));
     MT_COMPARE(r.body["choices"][0]["finish_reason"].get<std::string>(), std::string("stop"));
     // A single string works too.
     Reply one = post(f, "/v1/completions",
-                     json{{"prompt", "The model"}, {"max_tokens", 30}, {"temperature", 0},
-                          {"ignore_eos", true}, {"stop", stop}}
+                     json{{"prompt", "The model"},
+                          {"max_tokens", 30},
+                          {"temperature", 0},
+                          {"ignore_eos", true},
+                          {"stop", stop}}
                          .dump());
     MT_COMPARE(one.body["choices"][0]["text"].get<std::string>(), text.substr(0, at));
 }
@@ -281,8 +284,8 @@ MT_TEST(stop_string_ends_the_text) {
 MT_TEST(n_choices_with_seeds) {
     ServerFixture& f = ready();
     MT_REQUIRE(f.error.empty());
-    const json req{{"prompt", "The model"}, {"max_tokens", 12}, {"n", 3}, {"seed", 7},
-                   {"temperature", 1.0}};
+    const json req{
+        {"prompt", "The model"}, {"max_tokens", 12}, {"n", 3}, {"seed", 7}, {"temperature", 1.0}};
     Reply a = post(f, "/v1/completions", req.dump());
     MT_REQUIRE_COMPARE(a.status, 200);
     MT_REQUIRE_COMPARE(a.body["choices"].size(), size_t(3));
@@ -302,10 +305,9 @@ MT_TEST(n_choices_with_seeds) {
     MT_COMPARE(s.body["choices"][0]["text"], a.body["choices"][1]["text"]);
     // usage counts every choice's tokens.
     for (size_t i = 0; i < 3; ++i) {
-        Reply tk = post(f, "/tokenize",
-                        json{{"prompt", a.body["choices"][i]["text"]},
-                             {"add_special_tokens", false}}
-                            .dump());
+        Reply tk = post(
+            f, "/tokenize",
+            json{{"prompt", a.body["choices"][i]["text"]}, {"add_special_tokens", false}}.dump());
         tokens += tk.body["count"].get<size_t>();
     }
     MT_CHECK(a.body["usage"]["completion_tokens"].get<size_t>() >= tokens);
@@ -318,8 +320,11 @@ MT_TEST(logprobs_shapes) {
     ServerFixture& f = ready();
     MT_REQUIRE(f.error.empty());
     Reply c = post(f, "/v1/completions",
-                   json{{"prompt", "The model"}, {"max_tokens", 6}, {"logprobs", 2},
-                        {"temperature", 0}, {"ignore_eos", true}}
+                   json{{"prompt", "The model"},
+                        {"max_tokens", 6},
+                        {"logprobs", 2},
+                        {"temperature", 0},
+                        {"ignore_eos", true}}
                        .dump());
     MT_REQUIRE_COMPARE(c.status, 200);
     const json& lp = c.body["choices"][0]["logprobs"];
@@ -344,7 +349,9 @@ MT_TEST(logprobs_shapes) {
 
     Reply ch = post(f, "/v1/chat/completions",
                     json{{"messages", {{{"role", "user"}, {"content", "Hello"}}}},
-                         {"max_completion_tokens", 5}, {"logprobs", true}, {"top_logprobs", 3},
+                         {"max_completion_tokens", 5},
+                         {"logprobs", true},
+                         {"top_logprobs", 3},
                          {"ignore_eos", true}}
                         .dump());
     MT_REQUIRE_COMPARE(ch.status, 200);
@@ -355,10 +362,9 @@ MT_TEST(logprobs_shapes) {
         MT_COMPARE(t["top_logprobs"].size(), size_t(3));
         MT_CHECK(t["top_logprobs"][0].contains("bytes"));
     }
-    Reply none = post(f, "/v1/chat/completions",
-                      json{{"messages", {{{"role", "user"}, {"content", "Hello"}}}},
-                           {"max_tokens", 3}}
-                          .dump());
+    Reply none = post(
+        f, "/v1/chat/completions",
+        json{{"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"max_tokens", 3}}.dump());
     MT_CHECK(none.body["choices"][0]["logprobs"].is_null());
 }
 
@@ -383,14 +389,14 @@ MT_TEST(chat_completion_uses_the_template) {
     MT_CHECK(rendered.find("Be brief.") != std::string::npos);
     MT_CHECK(rendered.find("Hello") != std::string::npos);
     // Text parts are joined like a string content.
-    Reply parts = post(
-        f, "/v1/chat/completions",
-        json{{"messages",
-              {{{"role", "system"}, {"content", "Be brief."}},
-               {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "Hello"}}}}}}},
-             {"temperature", 0},
-             {"max_tokens", 20}}
-            .dump());
+    Reply parts =
+        post(f, "/v1/chat/completions",
+             json{{"messages",
+                   {{{"role", "system"}, {"content", "Be brief."}},
+                    {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "Hello"}}}}}}},
+                  {"temperature", 0},
+                  {"max_tokens", 20}}
+                 .dump());
     MT_COMPARE(parts.body["choices"][0]["message"]["content"], msg["content"]);
 }
 
@@ -418,12 +424,14 @@ MT_TEST(sse_framing_completion_and_chat) {
     Reply whole = post(f, "/v1/completions", greedy_completion_body("The model", 16));
     MT_REQUIRE_COMPARE(whole.status, 200);
     int status = 0;
-    const std::string raw =
-        post_stream(f, "/v1/completions",
-                    json{{"prompt", "The model"}, {"max_tokens", 16}, {"temperature", 0},
-                         {"stream", true}, {"stream_options", {{"include_usage", true}}}}
-                        .dump(),
-                    0, &status);
+    const std::string raw = post_stream(f, "/v1/completions",
+                                        json{{"prompt", "The model"},
+                                             {"max_tokens", 16},
+                                             {"temperature", 0},
+                                             {"stream", true},
+                                             {"stream_options", {{"include_usage", true}}}}
+                                            .dump(),
+                                        0, &status);
     MT_COMPARE(status, 200);
     bool framing = false;
     auto events = sse_events(raw, framing);
@@ -446,11 +454,14 @@ MT_TEST(sse_framing_completion_and_chat) {
     MT_COMPARE(usage["choices"].size(), size_t(0));
     MT_COMPARE(usage["usage"], whole.body["usage"]);
 
-    const std::string chat_raw = post_stream(
-        f, "/v1/chat/completions",
-        json{{"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"max_tokens", 10},
-             {"temperature", 0}, {"stream", true}, {"n", 2}}
-            .dump());
+    const std::string chat_raw =
+        post_stream(f, "/v1/chat/completions",
+                    json{{"messages", {{{"role", "user"}, {"content", "Hello"}}}},
+                         {"max_tokens", 10},
+                         {"temperature", 0},
+                         {"stream", true},
+                         {"n", 2}}
+                        .dump());
     auto chat = sse_events(chat_raw, framing);
     MT_CHECK(framing);
     MT_REQUIRE(chat.size() >= 3);
@@ -486,8 +497,11 @@ MT_TEST(client_disconnect_mid_stream_frees_blocks) {
     MT_REQUIRE_MSG(f.engine_idle_and_clean(10, why), "before: %s", why.c_str());
     // A long request; the client goes away after a few chunks.
     const std::string raw = post_stream(f, "/v1/completions",
-                                        json{{"prompt", "The model"}, {"max_tokens", 4000},
-                                             {"ignore_eos", true}, {"stream", true}, {"n", 2}}
+                                        json{{"prompt", "The model"},
+                                             {"max_tokens", 4000},
+                                             {"ignore_eos", true},
+                                             {"stream", true},
+                                             {"n", 2}}
                                             .dump(),
                                         3);
     MT_CHECK(raw.find("data: ") == 0);
@@ -537,25 +551,66 @@ MT_TEST(loading_is_503) {
 MT_TEST(hostile_bodies_are_4xx) {
     ServerFixture& f = ready();
     MT_REQUIRE(f.error.empty());
-    std::vector<std::string> bodies = {
-        "", "{", "}", "[]", "null", "1", "\"s\"", "{\"prompt\":", "{\"prompt\":\"a\",}",
-        std::string(5000, '[') + std::string(5000, ']'),
-        "{\"prompt\":" + std::string(100000 / 2, '[') + "}",
-        R"({"prompt":"a","max_tokens":1e999})", R"({"prompt":"a","max_tokens":-1e999})",
-        R"({"prompt":"a","max_tokens":99999999999999999999999999})",
-        R"({"prompt":"a","seed":18446744073709551616})", R"({"prompt":"a","n":1e10})",
-        R"({"prompt":"a","temperature":NaN})", R"({"prompt":"a","top_k":1.0e308})",
-        "{\"prompt\":\"\xff\xfe\"}", "{\"messages\":[{\"role\":\"user\",\"content\":\"\xc3\"}]}",
-        R"({"messages":"hi"})", R"({"messages":[]})", R"({"messages":[1,2]})",
-        R"({"messages":[{"role":5}]})", R"({"tokens":[1e300]})", R"({"tokens":[null]})"};
-    const std::vector<std::string> fields = {
-        "prompt", "messages", "model", "n", "stream", "stream_options", "max_tokens",
-        "max_completion_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop",
-        "stop_token_ids", "presence_penalty", "frequency_penalty", "repetition_penalty",
-        "logprobs", "top_logprobs", "tools", "tool_choice", "response_format",
-        "chat_template_kwargs", "ignore_eos", "best_of", "tokens", "add_generation_prompt"};
-    const std::vector<json> wrong = {json("x"), json(-5), json(1e308), json::array({json::object()}),
-                                     json::object({{"a", json::array()}}), json(true)};
+    std::vector<std::string> bodies = {"",
+                                       "{",
+                                       "}",
+                                       "[]",
+                                       "null",
+                                       "1",
+                                       "\"s\"",
+                                       "{\"prompt\":",
+                                       "{\"prompt\":\"a\",}",
+                                       std::string(5000, '[') + std::string(5000, ']'),
+                                       "{\"prompt\":" + std::string(100000 / 2, '[') + "}",
+                                       R"({"prompt":"a","max_tokens":1e999})",
+                                       R"({"prompt":"a","max_tokens":-1e999})",
+                                       R"({"prompt":"a","max_tokens":99999999999999999999999999})",
+                                       R"({"prompt":"a","seed":18446744073709551616})",
+                                       R"({"prompt":"a","n":1e10})",
+                                       R"({"prompt":"a","temperature":NaN})",
+                                       R"({"prompt":"a","top_k":1.0e308})",
+                                       "{\"prompt\":\"\xff\xfe\"}",
+                                       "{\"messages\":[{\"role\":\"user\",\"content\":\"\xc3\"}]}",
+                                       R"({"messages":"hi"})",
+                                       R"({"messages":[]})",
+                                       R"({"messages":[1,2]})",
+                                       R"({"messages":[{"role":5}]})",
+                                       R"({"tokens":[1e300]})",
+                                       R"({"tokens":[null]})"};
+    const std::vector<std::string> fields = {"prompt",
+                                             "messages",
+                                             "model",
+                                             "n",
+                                             "stream",
+                                             "stream_options",
+                                             "max_tokens",
+                                             "max_completion_tokens",
+                                             "temperature",
+                                             "top_p",
+                                             "top_k",
+                                             "min_p",
+                                             "seed",
+                                             "stop",
+                                             "stop_token_ids",
+                                             "presence_penalty",
+                                             "frequency_penalty",
+                                             "repetition_penalty",
+                                             "logprobs",
+                                             "top_logprobs",
+                                             "tools",
+                                             "tool_choice",
+                                             "response_format",
+                                             "chat_template_kwargs",
+                                             "ignore_eos",
+                                             "best_of",
+                                             "tokens",
+                                             "add_generation_prompt"};
+    const std::vector<json> wrong = {json("x"),
+                                     json(-5),
+                                     json(1e308),
+                                     json::array({json::object()}),
+                                     json::object({{"a", json::array()}}),
+                                     json(true)};
     std::mt19937 rng(1234);
     for (const std::string& k : fields)
         for (const json& w : wrong) {
@@ -575,8 +630,8 @@ MT_TEST(hostile_bodies_are_4xx) {
     }
     int checked = 0;
     for (const std::string& body : bodies)
-        for (const char* path : {"/v1/completions", "/v1/chat/completions", "/tokenize",
-                                 "/detokenize"}) {
+        for (const char* path :
+             {"/v1/completions", "/v1/chat/completions", "/tokenize", "/detokenize"}) {
             Reply r = post(f, path, body);
             MT_SCOPE("%s %s", path, body.substr(0, 60).c_str());
             // A body that happens to be valid may succeed; anything else is a 4xx error object.
@@ -600,13 +655,12 @@ MT_TEST(tool_calls_parsed_from_output) {
     MT_COMPARE(q->content, std::string("Let me check."));
     MT_REQUIRE_COMPARE(q->tool_calls.size(), size_t(2));
     MT_COMPARE(q->tool_calls[0]["type"].get<std::string>(), std::string("function"));
-    MT_COMPARE(q->tool_calls[0]["function"]["name"].get<std::string>(),
-               std::string("get_weather"));
+    MT_COMPARE(q->tool_calls[0]["function"]["name"].get<std::string>(), std::string("get_weather"));
     MT_COMPARE(json::parse(q->tool_calls[0]["function"]["arguments"].get<std::string>()),
                json({{"city", "Paris"}}));
     MT_CHECK(q->tool_calls[0]["id"] != q->tool_calls[1]["id"]);
-    auto l = parse_tool_calls("<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": 1}}",
-                              "y");
+    auto l =
+        parse_tool_calls("<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": 1}}", "y");
     MT_REQUIRE(l.has_value());
     MT_COMPARE(l->content, std::string());
     MT_COMPARE(l->tool_calls[0]["function"]["name"].get<std::string>(), std::string("search"));
