@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <sys/socket.h>
+
 #include "app/server/openai_handlers.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -81,6 +83,13 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
     s.set_read_timeout(options_.read_timeout_s, 0);
     s.set_write_timeout(options_.write_timeout_s, 0);
     s.set_keep_alive_timeout(options_.keep_alive_timeout_s);
+    // The listening socket, to raise its backlog after bind (the library listens with a backlog
+    // of 5, fixed when it was built: a burst of clients would be reset).
+    s.set_socket_options([this](socket_t sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        listen_fd_ = static_cast<int>(sock);
+    });
 
     // Key and CORS before routing.
     s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -262,11 +271,12 @@ Result<int> OpenAiServer::bind() {
         port = svr_->bind_to_any_port(options_.host);
         if (port <= 0)
             return make_error("cannot bind " + options_.host + " to a free port");
-        return port;
-    }
-    if (!svr_->bind_to_port(options_.host, port))
+    } else if (!svr_->bind_to_port(options_.host, port)) {
         return make_error("cannot bind " + options_.host + ":" + std::to_string(port) +
                           " (in use, or not an address of this machine)");
+    }
+    if (listen_fd_ >= 0)
+        ::listen(listen_fd_, kListenBacklog); // listening again only sets the backlog
     return port;
 }
 

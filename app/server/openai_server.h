@@ -69,6 +69,8 @@ class OpenAiServer {
     ServerOptions options_;
     std::atomic<ServingMetrics*> metrics_;
     std::atomic<ServingBackend*> backend_{nullptr};
+    static constexpr int kListenBacklog = 1024;
+    int listen_fd_ = -1;
     std::unique_ptr<httplib::Server> svr_;
 };
 

@@ -7,7 +7,7 @@
 
 namespace llmwb::server_test {
 
-ServerFixture::ServerFixture() {
+ServerFixture::ServerFixture(const FixtureOptions& o) {
     std::signal(SIGPIPE, SIG_IGN);
     auto path = ensure_demo_model(dir.path());
     if (!path) {
@@ -24,11 +24,11 @@ ServerFixture::ServerFixture() {
     dev.device = DevicePreference::Cpu;
     dev.threads = 1;
     EngineConfig cfg;
-    cfg.max_num_seqs = 16;
+    cfg.max_num_seqs = o.max_num_seqs;
     cfg.max_num_batched_tokens = 256;
     cfg.memory.fallback_when_short = true;
-    cfg.memory.need_tokens = 16 * 2048;
-    cfg.memory.need_seqs = 16;
+    cfg.memory.need_tokens = int64_t(o.max_num_seqs) * 2048;
+    cfg.memory.need_seqs = o.max_num_seqs;
     auto exec = model->open_executor(dev, cfg.max_num_batched_tokens, cfg.max_num_seqs);
     if (!exec) {
         error = exec.message();
@@ -49,13 +49,13 @@ ServerFixture::ServerFixture() {
     set_chat_template(served, model->model->chat_template);
     metrics = std::make_unique<ServingMetrics>(served.name);
     ServingLoopOptions lo;
-    lo.max_waiting = kMaxWaiting;
+    lo.max_waiting = o.max_waiting;
     loop = std::make_unique<ServingLoop>(*engine, metrics.get(), std::move(served), lo);
     ServerOptions so;
     so.port = 0;
     so.api_key = kKey;
     so.max_body_bytes = kBodyLimit;
-    so.threads = 24;
+    so.threads = o.http_threads;
     so.allowed_origins = {"http://allowed.example"};
     server = std::make_unique<OpenAiServer>(so, metrics.get());
     server->set_backend(loop.get());
@@ -151,7 +151,7 @@ std::string post_stream(const ServerFixture& f, const std::string& path, const s
     };
     auto r = c->send(req);
     if (status)
-        *status = r ? r->status : 0;
+        *status = r ? r->status : -static_cast<int>(r.error());
     return out;
 }
 

@@ -21,6 +21,12 @@ inline constexpr const char* kKey = "sk-test-key";
 inline constexpr size_t kBodyLimit = 64 * 1024;
 inline constexpr int kMaxWaiting = 2;
 
+struct FixtureOptions {
+    int32_t max_num_seqs = 16;
+    int http_threads = 24;
+    int32_t max_waiting = kMaxWaiting;
+};
+
 struct ServerFixture {
     mini_test::TempDir dir{"llmwb-server-test"};
     std::unique_ptr<cli::CliModel> model;
@@ -32,7 +38,7 @@ struct ServerFixture {
     int port = 0;
     std::string error; // non-empty: the fixture could not be built
 
-    ServerFixture();
+    explicit ServerFixture(const FixtureOptions& options = {});
     ~ServerFixture();
 
     // A client with the key (or without one: key = "").
