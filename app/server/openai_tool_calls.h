@@ -19,7 +19,7 @@ struct ParsedToolCalls {
                                        //   "arguments": "<JSON text>"}}]
 };
 
-// nullopt: no tool call in `text`. `next_id` numbers the call ids (call_<prefix><n>).
+// nullopt: no tool call in `text`. Call ids are call_<prefix><n> (n = 0, 1, ...).
 std::optional<ParsedToolCalls> parse_tool_calls(std::string_view text, const std::string& prefix);
 
 } // namespace llmwb

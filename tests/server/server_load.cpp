@@ -35,11 +35,13 @@ int main(int argc, char** argv) {
     for (int i = 0; i < clients; ++i)
         threads.emplace_back([&, i] {
             const bool leave = disconnect_every > 0 && i % disconnect_every == 0;
-            const std::string body =
-                nlohmann::json{{"prompt", "The model"}, {"max_tokens", max_tokens},
-                               {"ignore_eos", true}, {"stream", true}, {"seed", i},
-                               {"stream_options", {{"include_usage", true}}}}
-                    .dump();
+            const std::string body = nlohmann::json{{"prompt", "The model"},
+                                                    {"max_tokens", max_tokens},
+                                                    {"ignore_eos", true},
+                                                    {"stream", true},
+                                                    {"seed", i},
+                                                    {"stream_options", {{"include_usage", true}}}}
+                                         .dump();
             int status = 0;
             const std::string raw = post_stream(f, "/v1/completions", body, leave ? 3 : 0, &status);
             int64_t n = 0;
@@ -59,8 +61,7 @@ int main(int argc, char** argv) {
         });
     for (auto& t : threads)
         t.join();
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string why;
     const bool clean = f.engine_idle_and_clean(30, why);
     std::printf("clients %d (max_tokens %d, every %d-th disconnects after 3 chunks)\n", clients,
@@ -68,8 +69,7 @@ int main(int argc, char** argv) {
     std::printf("completed %d, disconnected %d, errors %d, chunks %lld, %.2f s, %.0f chunks/s\n",
                 completed.load(), disconnected.load(), errors.load(),
                 static_cast<long long>(chunks.load()), s, static_cast<double>(chunks.load()) / s);
-    std::printf("engine after the run: %s (%s)\n", clean ? "idle, no block used, consistent"
-                                                         : "NOT CLEAN",
-                why.c_str());
+    std::printf("engine after the run: %s (%s)\n",
+                clean ? "idle, no block used, consistent" : "NOT CLEAN", why.c_str());
     return clean && errors == 0 ? 0 : 1;
 }

@@ -398,6 +398,17 @@ MT_TEST(chat_completion_uses_the_template) {
                   {"max_tokens", 20}}
                  .dump());
     MT_COMPARE(parts.body["choices"][0]["message"]["content"], msg["content"]);
+    // Tools go to the template; the demo model writes no call, so the text stays content.
+    const json tools = {{{"type", "function"},
+                         {"function",
+                          {{"name", "get_weather"},
+                           {"parameters", {{"type", "object"}, {"properties", json::object()}}}}}}};
+    Reply withtools = post(
+        f, "/v1/chat/completions",
+        json{{"messages", msgs}, {"tools", tools}, {"temperature", 0}, {"max_tokens", 20}}.dump());
+    MT_REQUIRE_COMPARE(withtools.status, 200);
+    MT_CHECK(withtools.body["choices"][0]["message"]["content"].is_string());
+    MT_CHECK(!withtools.body["choices"][0]["message"].contains("tool_calls"));
 }
 
 MT_TEST(tokenize_detokenize) {
