@@ -40,7 +40,8 @@ struct ServerOptions {
     std::vector<std::string> allowed_origins; // CORS; empty: off; "*": any origin
     bool protect_metrics = false;             // /metrics (and /health) need the key too
     size_t max_body_bytes = size_t(8) << 20;  // larger bodies: 413
-    int threads = 512;                        // HTTP worker threads (one per open connection)
+    // Header lines and the request URI are capped by the library (8 KiB each: 400 / 414).
+    int threads = 512; // HTTP worker threads (one per open connection)
     int read_timeout_s = 30, write_timeout_s = 30, keep_alive_timeout_s = 5;
 };
 

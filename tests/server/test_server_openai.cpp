@@ -657,6 +657,17 @@ MT_TEST(hostile_bodies_are_4xx) {
     MT_CHECK_MSG(f.engine_idle_and_clean(10, why), "%s", why.c_str());
 }
 
+MT_TEST(oversized_header_and_uri_are_refused) {
+    ServerFixture& f = ready();
+    MT_REQUIRE(f.error.empty());
+    auto c = f.client();
+    auto header = c->Get("/v1/models", {{"X-Big", std::string(20000, 'a')}});
+    MT_CHECK(!header || (header->status >= 400 && header->status < 500));
+    auto uri = c->Get(("/v1/models?" + std::string(20000, 'b')).c_str());
+    MT_CHECK(!uri || (uri->status >= 400 && uri->status < 500));
+    MT_COMPARE(get(f, "/v1/models").status, 200); // still serving
+}
+
 MT_TEST(tool_calls_parsed_from_output) {
     auto q = parse_tool_calls("Let me check.\n<tool_call>\n{\"name\": \"get_weather\", "
                               "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>"
