@@ -47,6 +47,8 @@ const char* kServeHelp =
     "                            (default 1024; 0: no limit)\n"
     "  --http-threads N          HTTP worker threads, one per open connection (default 512)\n"
     "  --max-body-mb MB          largest request body (default 8); larger: 413\n"
+    "  --request-timeout S       abort a generation still running after S seconds (its\n"
+    "                            choices end with finish_reason \"abort\"; default 0: none)\n"
     "routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions, POST /tokenize,\n"
     "        POST /detokenize, GET /health, GET /version, GET /metrics (Prometheus)\n";
 
@@ -77,7 +79,7 @@ std::future<int> watch_signals() {
 int cmd_serve(const Args& argv) {
     const char* cmd = "serve";
     OptionNames names{{"model", "host", "port", "api-key", "served-model-name", "allowed-origins",
-                       "max-waiting", "http-threads", "max-body-mb"},
+                       "max-waiting", "http-threads", "max-body-mb", "request-timeout"},
                       {"protect-metrics", "help"}};
     auto args = names.add(device_option_names()).add(engine_option_names()).parse(argv);
     if (!args)
@@ -103,13 +105,15 @@ int cmd_serve(const Args& argv) {
     auto waiting = args->get_int("max-waiting", 0, 1 << 30);
     auto threads = args->get_int("http-threads", 1, 10000);
     auto body_mb = args->get_int("max-body-mb", 1, 1024);
-    for (auto* r : {&port, &waiting, &threads, &body_mb})
+    auto timeout = args->get_int("request-timeout", 0, 86400 * 7);
+    for (auto* r : {&port, &waiting, &threads, &body_mb, &timeout})
         if (!*r)
             return fail(cmd, r->message());
     so.port = static_cast<int>(port->value_or(8000));
     so.threads = static_cast<int>(threads->value_or(512));
     so.max_body_bytes = static_cast<size_t>(body_mb->value_or(8)) << 20;
     so.protect_metrics = args->has("protect-metrics");
+    so.request_timeout_s = static_cast<int>(timeout->value_or(0));
     if (auto key = args->get("api-key"))
         so.api_key = *key;
     else if (const char* env = std::getenv("LLMWB_API_KEY"); env && *env)

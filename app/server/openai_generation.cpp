@@ -37,6 +37,7 @@ struct Job {
     std::vector<Choice> choices;
     std::shared_ptr<RequestStream> stream;
     ServingBackend* backend = nullptr;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
 
     int64_t completion_tokens() const {
         int64_t n = 0;
@@ -55,6 +56,21 @@ std::optional<ParsedToolCalls> tool_calls_of(const Job& job, const Choice& c, si
     if (!job.tools)
         return std::nullopt;
     return parse_tool_calls(c.text, job.id.substr(job.id.size() - 8) + std::to_string(index) + "_");
+}
+
+// Past the deadline: cancel, and end every unfinished choice with an abort event.
+void expire_if_late(Job& job, std::vector<StreamEvent>& events) {
+    if (!job.deadline || std::chrono::steady_clock::now() < *job.deadline)
+        return;
+    job.backend->cancel(job.stream);
+    for (size_t i = 0; i < job.choices.size(); ++i)
+        if (!job.choices[i].finished) {
+            StreamEvent e;
+            e.index = static_cast<int32_t>(i);
+            e.output.finished = true;
+            e.output.finish = FinishReason::Aborted;
+            events.push_back(std::move(e));
+        }
 }
 
 json whole_response(const Job& job, const std::vector<std::vector<SampledToken>>& lps) {
@@ -97,8 +113,8 @@ void run_whole(Job& job, httplib::Response& res) {
     size_t finished = 0;
     while (finished < job.choices.size()) {
         events.clear();
-        if (!job.stream->wait_events(events, 200ms))
-            continue;
+        job.stream->wait_events(events, 200ms);
+        expire_if_late(job, events);
         for (StreamEvent& e : events) {
             Choice& c = job.choices[static_cast<size_t>(e.index)];
             RequestOutput& o = e.output;
@@ -205,13 +221,12 @@ void run_stream(std::shared_ptr<Job> job, httplib::Response& res) {
         while (!finished()) {
             events.clear();
             chunks.clear();
-            const bool got = job->stream->wait_events(events, 100ms);
+            job->stream->wait_events(events, 100ms);
             if (!sink.is_writable()) {
                 job->backend->cancel(job->stream);
                 return false;
             }
-            if (!got)
-                continue;
+            expire_if_late(*job, events);
             for (StreamEvent& e : events)
                 chunks_of(*job, e, chunks);
             for (const std::string& s : chunks)
@@ -260,7 +275,7 @@ std::variant<std::string, ApiError> render_chat_prompt(const ServedModel& model,
 }
 
 void handle_generation(ServingBackend& backend, const httplib::Request& req, httplib::Response& res,
-                       bool chat) {
+                       bool chat, int timeout_s) {
     auto body = parse_json_body(req.body);
     if (auto* e = std::get_if<ApiError>(&body))
         return send_error(res, *e);
@@ -336,6 +351,8 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req, htt
         sub.choices.push_back(std::move(p));
     }
     job->choices.resize(static_cast<size_t>(job->common.n));
+    if (timeout_s > 0)
+        job->deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     SubmitRefusal refusal = SubmitRefusal::None;
     job->stream = backend.submit(std::move(sub), refusal);
     if (!job->stream) {

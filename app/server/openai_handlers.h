@@ -16,9 +16,10 @@ void send_error(httplib::Response& res, const ApiError& e);
 // 404 naming the model when `requested` is neither empty nor the served model's name.
 std::optional<ApiError> check_model(const ServingBackend& backend, const std::string& requested);
 
-// POST /v1/completions (chat = false) and /v1/chat/completions (chat = true).
+// POST /v1/completions (chat = false) and /v1/chat/completions (chat = true). A request still
+// running after timeout_s seconds (0: no limit) is aborted: its choices end with "abort".
 void handle_generation(ServingBackend& backend, const httplib::Request& req, httplib::Response& res,
-                       bool chat);
+                       bool chat, int timeout_s);
 // The prompt of a chat: the model's chat template over `messages` (and `tools`), as
 // `llmwb render-chat` renders it; errors name "messages".
 std::variant<std::string, ApiError> render_chat_prompt(const ServedModel& model,

@@ -186,14 +186,14 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
         send_json(res, 200, json{{"object", "list"}, {"data", json::array({model})}});
     });
     s.Post("/v1/completions",
-           [backend_or_503](const httplib::Request& req, httplib::Response& res) {
+           [this, backend_or_503](const httplib::Request& req, httplib::Response& res) {
                if (ServingBackend* b = backend_or_503(res))
-                   handle_generation(*b, req, res, false);
+                   handle_generation(*b, req, res, false, options_.request_timeout_s);
            });
     s.Post("/v1/chat/completions",
-           [backend_or_503](const httplib::Request& req, httplib::Response& res) {
+           [this, backend_or_503](const httplib::Request& req, httplib::Response& res) {
                if (ServingBackend* b = backend_or_503(res))
-                   handle_generation(*b, req, res, true);
+                   handle_generation(*b, req, res, true, options_.request_timeout_s);
            });
     s.Post("/tokenize", [backend_or_503](const httplib::Request& req, httplib::Response& res) {
         ServingBackend* b = backend_or_503(res);

@@ -43,6 +43,7 @@ struct ServerOptions {
     // Header lines and the request URI are capped by the library (8 KiB each: 400 / 414).
     int threads = 512; // HTTP worker threads (one per open connection)
     int read_timeout_s = 30, write_timeout_s = 30, keep_alive_timeout_s = 5;
+    int request_timeout_s = 0; // a generation still running after this is aborted; 0: none
 };
 
 class OpenAiServer {

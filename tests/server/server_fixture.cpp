@@ -56,6 +56,7 @@ ServerFixture::ServerFixture(const FixtureOptions& o) {
     so.api_key = kKey;
     so.max_body_bytes = kBodyLimit;
     so.threads = o.http_threads;
+    so.request_timeout_s = o.request_timeout_s;
     so.allowed_origins = {"http://allowed.example"};
     server = std::make_unique<OpenAiServer>(so, metrics.get());
     server->set_backend(loop.get());

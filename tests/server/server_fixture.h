@@ -25,6 +25,7 @@ struct FixtureOptions {
     int32_t max_num_seqs = 16;
     int http_threads = 24;
     int32_t max_waiting = kMaxWaiting;
+    int request_timeout_s = 0;
 };
 
 struct ServerFixture {

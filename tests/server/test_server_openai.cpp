@@ -668,6 +668,32 @@ MT_TEST(oversized_header_and_uri_are_refused) {
     MT_COMPARE(get(f, "/v1/models").status, 200); // still serving
 }
 
+MT_TEST(request_timeout_aborts_and_frees_blocks) {
+    FixtureOptions o;
+    o.request_timeout_s = 1;
+    ServerFixture f(o);
+    MT_REQUIRE_MSG(f.error.empty(), "%s", f.error.c_str());
+    // Longer than a second on any machine: 64 sequences of 8000 tokens.
+    const json long_req{
+        {"prompt", "The model"}, {"max_tokens", 8000}, {"ignore_eos", true}, {"n", 64}};
+    const auto t0 = std::chrono::steady_clock::now();
+    Reply r = post(f, "/v1/completions", long_req.dump());
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    MT_REQUIRE_COMPARE(r.status, 200);
+    int aborted = 0;
+    for (const json& c : r.body["choices"])
+        aborted += c["finish_reason"] == "abort";
+    MT_CHECK(aborted > 0);
+    MT_CHECK_MSG(s < 10, "took %.1f s", s);
+    json streamed = long_req;
+    streamed["stream"] = true;
+    const std::string raw = post_stream(f, "/v1/completions", streamed.dump());
+    MT_CHECK(raw.find("\"finish_reason\":\"abort\"") != std::string::npos);
+    MT_CHECK(raw.find("data: [DONE]") != std::string::npos);
+    std::string why;
+    MT_CHECK_MSG(f.engine_idle_and_clean(10, why), "%s", why.c_str());
+}
+
 MT_TEST(tool_calls_parsed_from_output) {
     auto q = parse_tool_calls("Let me check.\n<tool_call>\n{\"name\": \"get_weather\", "
                               "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>"
