@@ -27,6 +27,8 @@ const char* kUsage =
     "  bench        serving benchmark: throughput, TTFT/TPOT/ITL/E2EL, KV usage, prefix cache\n"
     "               (--report OUT.zip: the report to send or to compare)\n"
     "  report       benchmark reports: show REPORT | compare REPORT [REPORT ...]\n"
+    "  serve        an OpenAI-compatible server    (--model M [--host H] [--port N] [--api-key "
+    "K])\n"
     "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
     "  quantize     float model -> quantized GGUF  (IN OUT --type Q4_K_M|Q8_0|... [--imatrix F |\n"
     "                                               --calibration TEXT])\n"
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
         return cmd_bench(args);
     if (command == "report")
         return cmd_report(args);
+    if (command == "serve")
+        return cmd_serve(args);
     std::fprintf(stderr, "llmwb: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
 }
