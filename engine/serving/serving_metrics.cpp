@@ -16,14 +16,13 @@ using metrics::Histogram;
 using metrics::Label;
 
 // vLLM's buckets (vllm/v1/metrics/loggers.py).
-constexpr double kTtftBounds[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,
-                                  0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0,
+constexpr double kTtftBounds[] = {0.001, 0.005, 0.01, 0.02,  0.04,  0.06,  0.08, 0.1,
+                                  0.25,  0.5,   0.75, 1.0,   2.5,   5.0,   7.5,  10.0,
                                   20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};
-constexpr double kTokenLatencyBounds[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
-                                          0.3,  0.4,   0.5,  0.75,  1.0, 2.5,  5.0,
-                                          7.5,  10.0,  20.0, 40.0,  80.0};
-constexpr double kRequestLatencyBounds[] = {0.3,  0.5,  0.8,  1.0,   1.5,   2.0,   2.5,
-                                            5.0,  10.0, 15.0, 20.0,  30.0,  40.0,  50.0,
+constexpr double kTokenLatencyBounds[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+                                          0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+constexpr double kRequestLatencyBounds[] = {0.3,  0.5,   0.8,   1.0,   1.5,   2.0,    2.5,
+                                            5.0,  10.0,  15.0,  20.0,  30.0,  40.0,   50.0,
                                             60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 constexpr double kIterationTokenBounds[] = {1,   8,    16,   32,   64,   128,  256,
                                             512, 1024, 2048, 4096, 8192, 16384};
@@ -48,7 +47,9 @@ Reason reason_of(FinishReason r) {
     return kAbort;
 }
 
-double seconds(double ms) { return ms / 1000.0; }
+double seconds(double ms) {
+    return ms / 1000.0;
+}
 
 // A counter's delta from a total that only grows while the engine lives; a total below the last
 // one means the engine was rebuilt (it starts from zero).
@@ -153,8 +154,8 @@ void ServingMetrics::observe_step(const StepOutputs& out, const Engine& engine) 
     const uint64_t d_draft_tokens = delta(spec.num_draft_tokens, s.spec_draft_tokens);
     const uint64_t d_accepted = delta(spec.num_accepted_tokens, s.spec_accepted);
     std::array<uint64_t, kMaxSpeculativeTokens> d_pos{};
-    const auto positions = static_cast<int32_t>(
-        std::min<size_t>(spec.accepted_per_pos.size(), kMaxSpeculativeTokens));
+    const auto positions =
+        static_cast<int32_t>(std::min<size_t>(spec.accepted_per_pos.size(), kMaxSpeculativeTokens));
     for (int32_t p = 0; p < positions; ++p)
         d_pos[p] = delta(spec.accepted_per_pos[p], s.accepted_per_pos[p]);
     const BlockPool& pool = kv.pool();
@@ -234,21 +235,21 @@ std::string ServingMetrics::render_prometheus() const {
         w.sample(name, labels, static_cast<double>(value));
     };
 
-    gauge("vllm:num_requests_running", "Requests in the engine's running batch.",
-          v.running);
+    gauge("vllm:num_requests_running", "Requests in the engine's running batch.", v.running);
     gauge("vllm:num_requests_waiting", "Requests waiting to be scheduled.", v.waiting);
     gauge("vllm:gpu_cache_usage_perc",
           "Fraction of KV-cache blocks in use (0 to 1); older name of vllm:kv_cache_usage_perc.",
           v.kv_usage);
     gauge("vllm:kv_cache_usage_perc", "Fraction of KV-cache blocks in use (0 to 1).", v.kv_usage);
 
-    counter("vllm:prefix_cache_queries_total",
-            "Prompt tokens looked up in the prefix cache.", v.prefix_queries);
-    counter("vllm:prefix_cache_hits_total",
-            "Prompt tokens served by the prefix cache.", v.prefix_hits);
+    counter("vllm:prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
+            v.prefix_queries);
+    counter("vllm:prefix_cache_hits_total", "Prompt tokens served by the prefix cache.",
+            v.prefix_hits);
     counter("vllm:num_preemptions_total", "Requests preempted (blocks freed, recomputed later).",
             v.preemptions);
-    counter("vllm:prompt_tokens_total", "Prompt tokens of requests that produced their first token.", v.prompt_tokens);
+    counter("vllm:prompt_tokens_total",
+            "Prompt tokens of requests that produced their first token.", v.prompt_tokens);
     counter("vllm:generation_tokens_total", "Tokens generated.", v.generation_tokens);
     w.family("vllm:request_success_total", "counter", "Finished requests by finish reason.");
     for (int r = 0; r < kNumReasons; ++r) {
@@ -256,8 +257,8 @@ std::string ServingMetrics::render_prometheus() const {
         w.sample("vllm:request_success_total", labels, static_cast<double>(v.success[r]),
                  std::span<const Label>(&reason, 1));
     }
-    counter("vllm:spec_decode_num_drafts_total", "Request-steps that verified speculative draft tokens.",
-            v.spec_drafts);
+    counter("vllm:spec_decode_num_drafts_total",
+            "Request-steps that verified speculative draft tokens.", v.spec_drafts);
     counter("vllm:spec_decode_num_draft_tokens_total", "Speculative draft tokens verified.",
             v.spec_draft_tokens);
     counter("vllm:spec_decode_num_accepted_tokens_total", "Speculative draft tokens accepted.",
@@ -274,13 +275,15 @@ std::string ServingMetrics::render_prometheus() const {
 
     w.histogram("vllm:request_prompt_tokens", "Prompt tokens per finished request.", labels,
                 v.prompt_tokens_req);
-    w.histogram("vllm:request_generation_tokens", "Generated tokens per finished request.", labels, v.generation_tokens_req);
-    w.histogram("vllm:iteration_tokens_total", "Tokens computed per engine step (prefill and decode).",
-                labels, v.iteration_tokens);
+    w.histogram("vllm:request_generation_tokens", "Generated tokens per finished request.", labels,
+                v.generation_tokens_req);
+    w.histogram("vllm:iteration_tokens_total",
+                "Tokens computed per engine step (prefill and decode).", labels,
+                v.iteration_tokens);
     w.histogram("vllm:request_params_max_tokens", "The max_tokens parameter of finished requests.",
                 labels, v.max_tokens_req);
-    w.histogram("vllm:time_to_first_token_seconds", "Arrival to first token, in seconds.",
-                labels, v.ttft);
+    w.histogram("vllm:time_to_first_token_seconds", "Arrival to first token, in seconds.", labels,
+                v.ttft);
     w.histogram("vllm:inter_token_latency_seconds",
                 "Between consecutive outputs of a request, in seconds.", labels, v.itl);
     w.histogram("vllm:time_per_output_token_seconds",
@@ -290,16 +293,16 @@ std::string ServingMetrics::render_prometheus() const {
     w.histogram("vllm:request_time_per_output_token_seconds",
                 "Mean time per output token of a finished request, in seconds.", labels,
                 v.tpot_per_request);
-    w.histogram("vllm:e2e_request_latency_seconds", "Arrival to finish, in seconds.",
-                labels, v.e2e);
-    w.histogram("vllm:request_queue_time_seconds",
-                "Arrival to first scheduled, in seconds.", labels, v.queue);
-    w.histogram("vllm:request_inference_time_seconds",
-                "First scheduled to last token, in seconds.", labels, v.inference);
-    w.histogram("vllm:request_prefill_time_seconds",
-                "First scheduled to first token, in seconds.", labels, v.prefill);
-    w.histogram("vllm:request_decode_time_seconds",
-                "First token to last token, in seconds.", labels, v.decode);
+    w.histogram("vllm:e2e_request_latency_seconds", "Arrival to finish, in seconds.", labels,
+                v.e2e);
+    w.histogram("vllm:request_queue_time_seconds", "Arrival to first scheduled, in seconds.",
+                labels, v.queue);
+    w.histogram("vllm:request_inference_time_seconds", "First scheduled to last token, in seconds.",
+                labels, v.inference);
+    w.histogram("vllm:request_prefill_time_seconds", "First scheduled to first token, in seconds.",
+                labels, v.prefill);
+    w.histogram("vllm:request_decode_time_seconds", "First token to last token, in seconds.",
+                labels, v.decode);
     return out;
 }
 

@@ -98,18 +98,18 @@ double value_of(const std::vector<Sample>& samples, const std::string& name,
 }
 
 const char* const kHistograms[] = {
-    "vllm:request_prompt_tokens",         "vllm:request_generation_tokens",
-    "vllm:iteration_tokens_total",        "vllm:request_params_max_tokens",
-    "vllm:time_to_first_token_seconds",   "vllm:inter_token_latency_seconds",
-    "vllm:time_per_output_token_seconds", "vllm:request_time_per_output_token_seconds",
-    "vllm:e2e_request_latency_seconds",   "vllm:request_queue_time_seconds",
+    "vllm:request_prompt_tokens",          "vllm:request_generation_tokens",
+    "vllm:iteration_tokens_total",         "vllm:request_params_max_tokens",
+    "vllm:time_to_first_token_seconds",    "vllm:inter_token_latency_seconds",
+    "vllm:time_per_output_token_seconds",  "vllm:request_time_per_output_token_seconds",
+    "vllm:e2e_request_latency_seconds",    "vllm:request_queue_time_seconds",
     "vllm:request_inference_time_seconds", "vllm:request_prefill_time_seconds",
     "vllm:request_decode_time_seconds"};
 
 // Every histogram: le bounds ascending ending at +Inf, cumulative counts non-decreasing, +Inf
 // equal to _count; returns the (count, sum) of each.
-std::map<std::string, std::pair<double, double>> check_histograms(
-    const std::vector<Sample>& samples) {
+std::map<std::string, std::pair<double, double>>
+check_histograms(const std::vector<Sample>& samples) {
     std::map<std::string, std::pair<double, double>> out;
     for (const char* h : kHistograms) {
         MT_SCOPE("%s", h);
@@ -220,14 +220,13 @@ MT_TEST(counters_and_histograms_equal_what_happened) {
                           sum("vllm:request_decode_time_seconds"),
                       tol),
                  "e2e %.9f", sum("vllm:e2e_request_latency_seconds"));
-    MT_CHECK(near(sum("vllm:request_inference_time_seconds"),
-                  sum("vllm:request_prefill_time_seconds") +
-                      sum("vllm:request_decode_time_seconds"),
-                  tol));
-    MT_CHECK_MSG(near(sum("vllm:inter_token_latency_seconds"),
-                      sum("vllm:request_decode_time_seconds"), tol),
-                 "itl %.9f decode %.9f", sum("vllm:inter_token_latency_seconds"),
-                 sum("vllm:request_decode_time_seconds"));
+    MT_CHECK(near(
+        sum("vllm:request_inference_time_seconds"),
+        sum("vllm:request_prefill_time_seconds") + sum("vllm:request_decode_time_seconds"), tol));
+    MT_CHECK_MSG(
+        near(sum("vllm:inter_token_latency_seconds"), sum("vllm:request_decode_time_seconds"), tol),
+        "itl %.9f decode %.9f", sum("vllm:inter_token_latency_seconds"),
+        sum("vllm:request_decode_time_seconds"));
     MT_CHECK(sum("vllm:time_to_first_token_seconds") > 0);
 
     // Mid-run: the gauges read the engine after that step.
@@ -254,8 +253,8 @@ MT_TEST(exact_lines_for_a_known_case) {
                          "batch.\n# TYPE vllm:num_requests_running gauge\n"
                          "vllm:num_requests_running{model_name=\"demo\",engine=\"0\"} 0.0\n") !=
              std::string::npos);
-    MT_REQUIRE(e->add_request(std::vector<int32_t>{3, 14, 15, 92, 6}, test::scenario_greedy(3))
-                   .ok());
+    MT_REQUIRE(
+        e->add_request(std::vector<int32_t>{3, 14, 15, 92, 6}, test::scenario_greedy(3)).ok());
     StepOutputs out;
     while (e->has_unfinished()) {
         e->step(out);
@@ -266,39 +265,38 @@ MT_TEST(exact_lines_for_a_known_case) {
     const std::string expected_prompt =
         "# HELP vllm:request_prompt_tokens Prompt tokens per finished request.\n"
         "# TYPE vllm:request_prompt_tokens histogram\n"
-        "vllm:request_prompt_tokens_bucket" + l + ",le=\"1.0\"} 0.0\n" +
-        "vllm:request_prompt_tokens_bucket" + l + ",le=\"2.0\"} 0.0\n" +
+        "vllm:request_prompt_tokens_bucket" +
+        l + ",le=\"1.0\"} 0.0\n" + "vllm:request_prompt_tokens_bucket" + l + ",le=\"2.0\"} 0.0\n" +
         "vllm:request_prompt_tokens_bucket" + l + ",le=\"5.0\"} 1.0\n" +
         "vllm:request_prompt_tokens_bucket" + l + ",le=\"10.0\"} 1.0\n" +
         "vllm:request_prompt_tokens_bucket" + l + ",le=\"20.0\"} 1.0\n" +
         "vllm:request_prompt_tokens_bucket" + l + ",le=\"50.0\"} 1.0\n" +
         "vllm:request_prompt_tokens_bucket" + l + ",le=\"100.0\"} 1.0\n" +
         "vllm:request_prompt_tokens_bucket" + l + ",le=\"+Inf\"} 1.0\n" +
-        "vllm:request_prompt_tokens_count" + l + "} 1.0\n" +
-        "vllm:request_prompt_tokens_sum" + l + "} 5.0\n";
+        "vllm:request_prompt_tokens_count" + l + "} 1.0\n" + "vllm:request_prompt_tokens_sum" + l +
+        "} 5.0\n";
     MT_CHECK_MSG(text.find(expected_prompt) != std::string::npos, "%s", text.c_str());
     for (const std::string& line : std::vector<std::string>{
              "# HELP vllm:prompt_tokens_total Prompt tokens of requests that produced their first "
-          "token.\n# TYPE vllm:prompt_tokens_total counter\n",
-          "vllm:prompt_tokens_total" + l + "} 5.0\n",
-          "vllm:generation_tokens_total" + l + "} 3.0\n",
-          "# TYPE vllm:request_success_total counter\n",
-          "vllm:request_success_total" + l + ",finished_reason=\"stop\"} 0.0\n" +
-              "vllm:request_success_total" + l + ",finished_reason=\"length\"} 1.0\n" +
-              "vllm:request_success_total" + l + ",finished_reason=\"abort\"} 0.0\n",
-          "vllm:request_generation_tokens_sum" + l + "} 3.0\n",
-          "vllm:request_params_max_tokens_bucket" + l + ",le=\"2.0\"} 0.0\n" +
-              "vllm:request_params_max_tokens_bucket" + l + ",le=\"5.0\"} 1.0\n",
-          "vllm:time_to_first_token_seconds_count" + l + "} 1.0\n",
-          "vllm:inter_token_latency_seconds_count" + l + "} 2.0\n",
-          "vllm:time_to_first_token_seconds_bucket" + l + ",le=\"0.001\"}",
-          "vllm:e2e_request_latency_seconds_bucket" + l + ",le=\"7680.0\"} 1.0\n",
-          "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n",
-          "vllm:num_preemptions_total" + l + "} 0.0\n"})
+             "token.\n# TYPE vllm:prompt_tokens_total counter\n",
+             "vllm:prompt_tokens_total" + l + "} 5.0\n",
+             "vllm:generation_tokens_total" + l + "} 3.0\n",
+             "# TYPE vllm:request_success_total counter\n",
+             "vllm:request_success_total" + l + ",finished_reason=\"stop\"} 0.0\n" +
+                 "vllm:request_success_total" + l + ",finished_reason=\"length\"} 1.0\n" +
+                 "vllm:request_success_total" + l + ",finished_reason=\"abort\"} 0.0\n",
+             "vllm:request_generation_tokens_sum" + l + "} 3.0\n",
+             "vllm:request_params_max_tokens_bucket" + l + ",le=\"2.0\"} 0.0\n" +
+                 "vllm:request_params_max_tokens_bucket" + l + ",le=\"5.0\"} 1.0\n",
+             "vllm:time_to_first_token_seconds_count" + l + "} 1.0\n",
+             "vllm:inter_token_latency_seconds_count" + l + "} 2.0\n",
+             "vllm:time_to_first_token_seconds_bucket" + l + ",le=\"0.001\"}",
+             "vllm:e2e_request_latency_seconds_bucket" + l + ",le=\"7680.0\"} 1.0\n",
+             "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n",
+             "vllm:num_preemptions_total" + l + "} 0.0\n"})
         MT_CHECK_MSG(text.find(line) != std::string::npos, "missing:\n%s", line.c_str());
     // No speculation: the per-position family has no samples.
-    MT_CHECK(text.find("vllm:spec_decode_num_accepted_tokens_per_pos_total{") ==
-             std::string::npos);
+    MT_CHECK(text.find("vllm:spec_decode_num_accepted_tokens_per_pos_total{") == std::string::npos);
 }
 
 MT_TEST(label_values_are_escaped) {
@@ -386,7 +384,8 @@ MT_TEST(counters_keep_growing_across_engines) {
     c.block_size = 8;
     c.memory.num_blocks = 32;
     ServingMetrics metrics("demo");
-    const std::vector<int32_t> prompt{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+    const std::vector<int32_t> prompt{5,  6,  7,  8,  9,  10, 11, 12, 13,
+                                      14, 15, 16, 17, 18, 19, 20, 21};
     int64_t queries = 0, hits = 0;
     for (int round = 0; round < 2; ++round) {
         auto e = test::serving_engine(c);
