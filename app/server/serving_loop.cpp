@@ -196,7 +196,9 @@ void ServingLoop::run() {
             engine_waiting_ = 0;
             break;
         }
-        if (engine_.has_unfinished()) {
+        // After a cancel, one step even when nothing is left to run (it schedules nothing): the
+        // metrics see the aborted requests' figures and the gauges drop to what is left.
+        if (engine_.has_unfinished() || !cancels.empty()) {
             engine_.step(out);
             if (metrics_)
                 metrics_->observe_step(out, engine_);
