@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_args.h"
+#include "engine/runtime/sampling_params_json.h"
 #include "engine/util/json_depth.h"
 
 namespace llmwb::cli {
@@ -37,50 +38,7 @@ std::optional<std::vector<int32_t>> token_ids(const json& a) {
 }
 
 Status set_field(SamplingParams& p, const SamplingField& f, const json& v) {
-    switch (f.type) {
-    case T::Real:
-        if (!v.is_number())
-            return sampling_field_error(f, shown(v));
-        return set_sampling_number(p, f, v.get<double>());
-    case T::Integer:
-        if (v.is_number_unsigned()) {
-            const auto u = v.get<uint64_t>();
-            if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-                return sampling_field_error(f, shown(v));
-            return set_sampling_integer(p, f, static_cast<int64_t>(u));
-        }
-        if (v.is_number_integer())
-            return set_sampling_integer(p, f, v.get<int64_t>());
-        if (v.is_number_float())
-            return set_sampling_number(p, f, v.get<double>());
-        return sampling_field_error(f, shown(v));
-    case T::Flag:
-        if (!v.is_boolean())
-            return sampling_field_error(f, shown(v));
-        return set_sampling_text(p, f, v.get<bool>() ? "true" : "false");
-    case T::Strings: {
-        p.stop.clear();
-        if (v.is_string())
-            return set_sampling_text(p, f, v.get<std::string>());
-        if (!v.is_array())
-            return sampling_field_error(f, shown(v));
-        for (const json& s : v) {
-            if (!s.is_string())
-                return sampling_field_error(f, shown(v));
-            if (Status st = set_sampling_text(p, f, s.get<std::string>()); !st)
-                return st;
-        }
-        return ok_status();
-    }
-    case T::TokenIds: {
-        auto ids = token_ids(v);
-        if (!ids)
-            return sampling_field_error(f, shown(v));
-        p.stop_token_ids = std::move(*ids);
-        return ok_status();
-    }
-    }
-    return ok_status();
+    return set_sampling_field_json(p, f, v);
 }
 
 Status parse_line(const json& j, PromptLine& out) {

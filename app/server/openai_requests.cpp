@@ -3,6 +3,7 @@
 #include <climits>
 #include <limits>
 
+#include "engine/runtime/sampling_params_json.h"
 #include "engine/util/json_depth.h"
 
 namespace llmwb {
@@ -23,59 +24,8 @@ const char* type_name(const json& v) {
     return v.type_name();
 }
 
-// One SamplingParams field from its JSON value, through the field table.
 Status set_field(SamplingParams& p, const SamplingField& f, const json& v) {
-    switch (f.type) {
-    case T::Real:
-        if (!v.is_number())
-            return sampling_field_error(f, shown(v));
-        return set_sampling_number(p, f, v.get<double>());
-    case T::Integer:
-        if (v.is_number_unsigned()) {
-            const auto u = v.get<uint64_t>();
-            if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-                return sampling_field_error(f, shown(v));
-            return set_sampling_integer(p, f, static_cast<int64_t>(u));
-        }
-        if (v.is_number_integer())
-            return set_sampling_integer(p, f, v.get<int64_t>());
-        if (v.is_number_float())
-            return set_sampling_number(p, f, v.get<double>());
-        return sampling_field_error(f, shown(v));
-    case T::Flag:
-        if (!v.is_boolean())
-            return sampling_field_error(f, shown(v));
-        return set_sampling_text(p, f, v.get<bool>() ? "true" : "false");
-    case T::Strings: {
-        p.stop.clear();
-        if (v.is_string())
-            return set_sampling_text(p, f, v.get<std::string>());
-        if (!v.is_array() || v.size() > 64)
-            return sampling_field_error(f, shown(v));
-        for (const json& s : v) {
-            if (!s.is_string())
-                return sampling_field_error(f, shown(v));
-            if (Status st = set_sampling_text(p, f, s.get<std::string>()); !st)
-                return st;
-        }
-        return ok_status();
-    }
-    case T::TokenIds: {
-        if (!v.is_array() || v.size() > 1024)
-            return sampling_field_error(f, shown(v));
-        std::vector<int32_t> ids;
-        for (const json& e : v) {
-            if (!e.is_number_integer() ||
-                (e.is_number_unsigned() && e.get<uint64_t>() > INT32_MAX) || e.get<int64_t>() < 0 ||
-                e.get<int64_t>() > INT32_MAX)
-                return sampling_field_error(f, shown(v));
-            ids.push_back(static_cast<int32_t>(e.get<int64_t>()));
-        }
-        p.stop_token_ids = std::move(ids);
-        return ok_status();
-    }
-    }
-    return ok_status();
+    return set_sampling_field_json(p, f, v);
 }
 
 // An integer field outside the table (n, top_logprobs, logprobs of completions).
