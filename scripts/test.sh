@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs dependencies, builds, fetches test assets and runs
-# every test; then builds the Qt-free configuration (engine, kernels, CLI, their tests and the CUDA
-# backend on the CPU emulator, cudasim) with ASan+UBSan and runs the engine and cudasim tests.
-# The two whole-model emulator runs (test_demo_model_cuda_sim, tst_cuda_engine_greedy_sim: ~9 of
-# the sanitizer pass's 11 minutes) run in the first pass only; LLMWB_ASAN_ALL=1 adds them here too.
+# every test; then builds the Qt-free configuration (engine, kernels, CLI and their tests) with
+# ASan+UBSan and runs the engine tests (label engine) under it. The CUDA emulator tests (label
+# cudasim) run in the first pass only; LLMWB_ASAN_ALL=1 runs them under the sanitizers too.
 # Environment: LLMWB_SKIP_DEPS=1 skips apt-get, LLMWB_SKIP_ASAN=1 skips the sanitizer pass,
 # JOBS=N sets build parallelism, LLMWB_CUDA_ARCHS the CUDA architectures compiled when nvcc is
 # present (default 90 only, to keep CI short; release builds default to 80;86;89;90 + PTX).
 # Both builds carry line tables only (-g1): enough for backtraces and sanitizer reports with file
 # and line, and a quarter less compile time than full debug info (a build for a debugger:
 # configure `build` yourself with the default RelWithDebInfo flags). The sanitizer pass builds only
-# the executables its tests run (and what they depend on), not the CLI's own tests, the report
-# tests or the benchmarks, and skips the emulator tests' _reverse twins (the same code in another
-# thread order; the first pass runs them).
+# what its tests run.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -37,24 +34,34 @@ if [ "${LLMWB_SKIP_ASAN:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLLMWB_SANITIZE=ON \
         -DLLMWB_WITH_QT=OFF -DLLMWB_CUDA=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
         -DCMAKE_C_FLAGS_DEBUG="-O1 -g1"
-  ASAN_LABELS='engine|cudasim'
-  ASAN_EXCLUDE='^(test_demo_model_cuda_sim|tst_cuda_engine_greedy_sim|.*_sim_reverse)$'
-  [ "${LLMWB_ASAN_ALL:-0}" = 1 ] && ASAN_EXCLUDE='^$'
-  # What those tests run: the Qt-free test executables (llmwb_plain_tests) and every program
-  # under build-asan that a test's command names (node and bash tests). Before the build ctest
-  # knows no path for a command given as a target name, hence the target.
-  mapfile -t asan_exes < <(cd build-asan && ctest --show-only=json-v1 -L "$ASAN_LABELS" \
+  # CI's pass: the engine tests (parsers of untrusted input, kernels, runtime, serving, server,
+  # remote client). LLMWB_ASAN_ALL=1 adds the CUDA emulator tests (label cudasim, ~7 of the
+  # pass's minutes of CPU with their build; the first pass runs them) and the two whole-model
+  # emulator runs.
+  ASAN_LABELS='engine'
+  ASAN_EXCLUDE='^$'
+  [ "${LLMWB_ASAN_ALL:-0}" = 1 ] && ASAN_LABELS='engine|cudasim'
+  # What those tests run: the test targets named like the tests, and every program under
+  # build-asan that a test's command names (node and bash tests). Before the build ctest knows
+  # no path for a command given as a target name, hence the names.
+  mapfile -t asan_targets < <(cd build-asan && ctest --show-only=json-v1 -L "$ASAN_LABELS" \
       -E "$ASAN_EXCLUDE" | python3 -c '
-import json, os, sys
+import json, os, subprocess, sys
 root = os.path.realpath(".")
+targets = set(subprocess.run(["ninja", "-t", "targets", "all"], capture_output=True, text=True,
+                             check=True).stdout.split())
 out = set()
 for t in json.load(sys.stdin)["tests"]:
-    for arg in t.get("command", []):
+    if t["name"] + ":" in targets:
+        out.add(t["name"])
+    for arg in t.get("command") or []:
         p = os.path.realpath(arg) if arg.startswith("/") else ""
         if p.startswith(root + "/"):
             out.add(os.path.relpath(p, root))
 print("\n".join(sorted(out)))')
-  ninja -C build-asan -j "$JOBS" llmwb_plain_tests "${asan_exes[@]}"
+  [ ${#asan_targets[@]} -gt 0 ] || { echo "test.sh: no sanitizer tests found" >&2; exit 1; }
+  [ "${LLMWB_ASAN_ALL:-0}" = 1 ] && asan_targets+=(llmwb_plain_tests)
+  ninja -C build-asan -j "$JOBS" "${asan_targets[@]}"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$JOBS" -L "$ASAN_LABELS" -E "$ASAN_EXCLUDE")
 fi
