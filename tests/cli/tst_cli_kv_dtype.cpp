@@ -72,15 +72,17 @@ class TstCliKvDtype : public QObject {
     }
 
     // generate --json with each type (and the alias): kv_cache_dtype and the pool's bytes per
-    // block (int8 < fp8 < f16 < f32 with int8's scales); auto is f32 on the CPU.
+    // block (int8 < fp8 < f16 < f32 with int8's scales); auto is f32 on the CPU. Seeded, and
+    // past EOS: the random model's sampled text may end early, which is not what this checks.
     void generateEachType() {
         QMap<QString, int> bytes;
         for (const QString& t : kTypes + QStringList{"auto"}) {
             for (const char* flag : {"--kv-cache-dtype", "--kv-dtype"}) {
                 bool ok = false;
-                QJsonObject j = json({"generate", "--model", model_, "--prompt", kText,
-                                      "--max-tokens", "4", "--device", "cpu", flag, t, "--json"},
-                                     &ok);
+                QJsonObject j =
+                    json({"generate", "--model", model_, "--prompt", kText, "--max-tokens", "4",
+                          "--ignore-eos", "--seed", "1", "--device", "cpu", flag, t, "--json"},
+                         &ok);
                 QVERIFY2(ok, qPrintable(t));
                 const QString want = t == "auto" ? "f32" : canonical(t);
                 QCOMPARE(j["kv_cache_dtype"].toString(), want);
