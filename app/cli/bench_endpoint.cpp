@@ -53,15 +53,6 @@ std::string random_words(std::mt19937_64& rng, int32_t n) {
     return out;
 }
 
-std::string now_stamp() { // vLLM's "%Y%m%d-%H%M%S", local time
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-    return buf;
-}
-
 Status write_text(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     f << text << "\n";

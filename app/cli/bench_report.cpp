@@ -173,15 +173,6 @@ void null_engine_keys(nlohmann::json& j) {
 
 namespace {
 
-std::string now_stamp() { // vLLM's "%Y%m%d-%H%M%S"
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-    return buf;
-}
-
 std::string rate_text(double rate) {
     if (std::isinf(rate))
         return "inf";
@@ -276,6 +267,15 @@ std::string vllm_result_path(const BenchOptions& o, const std::string& model_nam
                "-" + base + "-" + now_stamp() + ".json";
     }
     return o.result_dir.empty() ? file : o.result_dir + "/" + file;
+}
+
+std::string now_stamp() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+    return buf;
 }
 
 } // namespace llmwb::cli

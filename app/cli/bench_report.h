@@ -72,4 +72,7 @@ nlohmann::ordered_json vllm_result_json(const BenchOptions& o, const std::string
 
 std::string vllm_result_path(const BenchOptions& o, const std::string& model_name);
 
+// Now, local time, as vLLM stamps a run: "%Y%m%d-%H%M%S".
+std::string now_stamp();
+
 } // namespace llmwb::cli

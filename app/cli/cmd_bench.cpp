@@ -60,15 +60,6 @@ int64_t kv_need(const std::vector<BenchRequest>& reqs, bool padded_batches, int3
     return need;
 }
 
-std::string now_stamp() { // vLLM's "%Y%m%d-%H%M%S", local time
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-    return buf;
-}
-
 std::string join(const std::vector<std::string>& v) {
     std::string out;
     for (const std::string& s : v)
