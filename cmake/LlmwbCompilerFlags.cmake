@@ -17,8 +17,12 @@ endif()
 
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM)
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
-  set(CMAKE_C_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  # ccache refuses objects built with a precompiled header (LlmwbPch.cmake) unless told that
+  # the header's macros and __TIME__ cannot change the object: pch_defines,time_macros.
+  set(_llmwb_ccache ${CMAKE_COMMAND} -E env CCACHE_SLOPPINESS=pch_defines,time_macros
+      ${CCACHE_PROGRAM})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${_llmwb_ccache})
+  set(CMAKE_C_COMPILER_LAUNCHER ${_llmwb_ccache})
 endif()
 
 # SIMD variants of a kernel live in files named *_avx2.cpp and *_avx512.cpp; they are compiled
