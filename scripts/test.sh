@@ -19,8 +19,11 @@ export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/llmwb/ccache}"
 bash scripts/check-format.sh
 bash scripts/fetch-test-assets.sh
 
+# The engine tests (label engine) run in the sanitizer pass only, unless it is skipped.
+ENGINE_TESTS_FIRST=OFF
+[ "${LLMWB_SKIP_ASAN:-0}" = 1 ] && ENGINE_TESTS_FIRST=ON
 echo "== build (RelWithDebInfo) =="
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLMWB_ENGINE_TESTS=$ENGINE_TESTS_FIRST \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
       -DCMAKE_CUDA_ARCHITECTURES="${LLMWB_CUDA_ARCHS:-90}"
 cmake --build build -j "$JOBS"
