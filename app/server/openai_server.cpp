@@ -138,6 +138,14 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
         if (res.status == 404) {
             e.message = "no route " + req.method + " " + req.path;
             e.code = "not_found";
+        } else if (res.status == 413 &&
+                   req.get_header_value("Content-Type")
+                           .rfind("application/x-www-form-urlencoded", 0) == 0) {
+            // cpp-httplib caps form bodies at 8 KB whatever the server's limit (curl -d sends
+            // this type unless told otherwise).
+            e.message = "the request body is too large for Content-Type "
+                        "application/x-www-form-urlencoded (at most 8 KB); send the JSON with "
+                        "Content-Type: application/json";
         } else if (res.status == 413) {
             e.message = "the request body is too large";
         } else if (res.status == 405) {

@@ -125,9 +125,9 @@ Reply reply_of(const httplib::Result& r) {
 } // namespace
 
 Reply post(const ServerFixture& f, const std::string& path, const std::string& body,
-           const std::string& key) {
+           const std::string& key, const std::string& content_type) {
     auto c = f.client(key);
-    return reply_of(c->Post(path.c_str(), body, "application/json"));
+    return reply_of(c->Post(path.c_str(), body, content_type.c_str()));
 }
 
 Reply get(const ServerFixture& f, const std::string& path, const std::string& key) {

@@ -59,7 +59,7 @@ struct Reply {
     httplib::Headers headers;
 };
 Reply post(const ServerFixture& f, const std::string& path, const std::string& body,
-           const std::string& key = kKey);
+           const std::string& key = kKey, const std::string& content_type = "application/json");
 Reply get(const ServerFixture& f, const std::string& path, const std::string& key = kKey);
 // A streamed POST: the raw bytes; `stop_after` > 0 closes the connection after that many
 // receive callbacks (a client that goes away).
