@@ -754,12 +754,15 @@ void Engine::fail_step(StepOutputs& out) {
 bool Engine::step_is_device_greedy() const {
     if (!config_.device_greedy || !exec_.device_greedy())
         return false;
-    for (const ScheduledRequest& s : step_plan_.scheduled)
-        if (s.wants_logits() && find(s.id)->score_top_k > 0)
+    for (const ScheduledRequest& s : step_plan_.scheduled) {
+        if (!s.wants_logits())
+            continue;
+        if (find(s.id)->score_top_k > 0)
             return false; // beam search reads the whole row
-    if (s.wants_logits() && (is_group_prefill(s.id) ? !group_is_plain_greedy(s.id)
-                                                    : !find(s.id)->params.is_plain_greedy()))
-        return false;
+        if (is_group_prefill(s.id) ? !group_is_plain_greedy(s.id)
+                                   : !find(s.id)->params.is_plain_greedy())
+            return false;
+    }
     return true;
 }
 

@@ -2,7 +2,7 @@
 // --beam-width / --length-penalty / --early-stopping options and their errors, then the real
 // binary over the demo model: --n N equals N single runs with seeds s..s+N-1, --vote counts
 // every sample, --best-of keeps the best scores, --beam-width ranks its hypotheses,
-// --thinking-budget is refused for a model without <think>.
+// --thinking-budget is refused for a model without <think>; llmwb think spends n x the tokens.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -141,6 +141,29 @@ MT_TEST(end_to_end_over_the_demo_model) {
     MT_REQUIRE(beams["choices"][0]["score"].get<double>() >=
                beams["choices"][2]["score"].get<double>());
     MT_REQUIRE(beams["forks"].get<int>() > 0);
+
+    // llmwb think: one rung per ladder step, every task counted, more samples spend more tokens.
+    {
+        const std::string cmd = "XDG_DATA_HOME='" + xdg.path() +
+                                "' '" LLMWB_CLI_PATH
+                                "' think --tasks arith:2 --count 3 --ladder n=1,4 "
+                                "--max-tokens 6 --ignore-eos --json 2>/dev/null";
+        FILE* p = popen(cmd.c_str(), "r");
+        MT_REQUIRE(p != nullptr);
+        std::string out;
+        char buf[4096];
+        size_t n = 0;
+        while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+            out.append(buf, n);
+        MT_REQUIRE_COMPARE(pclose(p), 0);
+        const auto j = nlohmann::json::parse(out, nullptr, false);
+        MT_REQUIRE_MSG(!j.is_discarded(), "not JSON: %s", out.c_str());
+        MT_REQUIRE_COMPARE(j["rungs"].size(), size_t(2));
+        MT_REQUIRE_COMPARE(j["rungs"][0]["tokens"].get<int>(), 3 * 6);
+        MT_REQUIRE_COMPARE(j["rungs"][1]["tokens"].get<int>(), 3 * 4 * 6);
+        MT_REQUIRE_COMPARE(j["rungs"][1]["n"].get<int>(), 4);
+        MT_REQUIRE_COMPARE(j["rungs"][1]["tasks"].get<int>(), 3);
+    }
 
     // The demo model has no <think> token: a thinking budget is refused, with the reason.
     Run t = generate(xdg.path(), base + " --thinking-budget 4");
