@@ -94,6 +94,7 @@ struct Row {
     const char* name;
     int prompt_tokens, block_size, budget, n;
     bool greedy;
+    int num_blocks = 96;
 };
 
 // Whole prompt in one step; chunked prefill (the fork happens at the last chunk); a prompt
@@ -102,7 +103,10 @@ MT_TEST_TABLE(n_choices_equal_n_single_requests, Row,
               (std::vector<Row>{{"whole", 37, 16, 512, 4, false},
                                 {"chunked", 70, 8, 24, 5, false},
                                 {"block_edge", 32, 16, 512, 3, false},
-                                {"greedy", 29, 16, 512, 3, true}})) {
+                                {"greedy", 29, 16, 512, 3, true},
+                                // 4 x 7 blocks wanted, 10 in the pool: forks are preempted
+                                // and recomputed.
+                                {"preempted", 37, 8, 512, 4, false, 10}})) {
     const auto prompt = random_prompt(row.prompt_tokens, 11);
     SamplingParams p = sampled(12, 500);
     if (row.greedy)
@@ -110,14 +114,31 @@ MT_TEST_TABLE(n_choices_equal_n_single_requests, Row,
     EngineConfig c;
     c.block_size = row.block_size;
     c.max_num_batched_tokens = row.budget;
-    c.memory.num_blocks = 96;
+    c.memory.num_blocks = row.num_blocks;
     auto e = test::serving_engine(c);
     const auto choices = parallel_sampling_choices(p, row.n);
     auto ids = e->add_request_group(prompt, choices);
     MT_REQUIRE_MSG(ids.ok(), "%s", ids.ok() ? "" : ids.message().c_str());
     MT_REQUIRE_COMPARE(ids->size(), static_cast<size_t>(row.n));
     std::map<RequestId, Collected> got;
-    run(*e, got);
+    int preemptions = 0;
+    for (int i = 0; e->has_unfinished() && i < 5000; ++i) {
+        StepOutputs so = e->step();
+        preemptions += static_cast<int>(so.preempted.size());
+        for (const RequestOutput& o : so.outputs) {
+            Collected& g = got[o.id];
+            g.ids.insert(g.ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+            g.text += o.text;
+            if (o.finished) {
+                g.finish = o.finish;
+                ++g.finished_events;
+            }
+        }
+        Status st = e->check_consistency();
+        MT_REQUIRE_MSG(st.ok(), "consistency: %s", st.ok() ? "" : st.message().c_str());
+    }
+    if (row.num_blocks < 96)
+        MT_REQUIRE(preemptions > 0);
     int distinct = 0;
     for (int i = 0; i < row.n; ++i) {
         const GenerationResult ref = alone(prompt, choices[static_cast<size_t>(i)]);
