@@ -3,6 +3,7 @@
 // prefill, greedy on the device path too); n = 8 over a 1,000-token prompt holds one prompt's
 // blocks plus eight tails (the figure is printed); aborting a choice before and after the fork;
 // a bad choice is refused naming it.
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -232,6 +233,35 @@ MT_TEST(abort_choices_before_and_after_the_fork) {
     run(*e, got);
     MT_REQUIRE_COMPARE(got[ids3[2]].ids, alone(prompt, choices[2]).ids);
     MT_REQUIRE_COMPARE(e->snapshot().num_used_blocks, 0);
+}
+
+// best_of's ranking on constructed samples: the sum of logprobs prefers the short sample, the
+// mean the long one; equal scores keep the sample order; at most n are kept.
+MT_TEST(best_of_ranks_by_sum_or_mean) {
+    auto sample = [](std::vector<float> lps) {
+        GenerationResult r;
+        for (float lp : lps) {
+            SampledToken t;
+            t.id = 1;
+            t.logprob = lp;
+            r.logprobs.push_back(t);
+            r.ids.push_back(1);
+        }
+        return r;
+    };
+    const std::vector<GenerationResult> rs = {
+        sample({-1.0f, -1.0f}),                      // sum -2, mean -1
+        sample({-0.5f, -0.5f, -0.5f, -0.5f, -0.5f}), // sum -2.5, mean -0.5
+        sample({-2.0f}),                             // sum -2, mean -2
+        sample({-3.0f, -0.1f}),                      // sum -3.1, mean -1.55
+    };
+    MT_REQUIRE(std::abs(cumulative_logprob(rs[1]) + 2.5) < 1e-6);
+    MT_REQUIRE_COMPARE(best_of_order(rs, 4, BestOfRank::CumulativeLogprob),
+                       (std::vector<size_t>{0, 2, 1, 3}));
+    MT_REQUIRE_COMPARE(best_of_order(rs, 2, BestOfRank::MeanLogprob), (std::vector<size_t>{1, 0}));
+    MT_REQUIRE_COMPARE(best_of_order(rs, 9, BestOfRank::MeanLogprob).size(), size_t(4));
+    MT_REQUIRE_COMPARE(std::string(best_of_rank_name(BestOfRank::MeanLogprob)),
+                       std::string("mean-logprob"));
 }
 
 MT_TEST(bad_choice_is_refused_naming_it) {
