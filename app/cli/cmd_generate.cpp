@@ -10,6 +10,7 @@
 #include "app/cli/cli_options.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/commands.h"
+#include "app/cli/generate_choices.h"
 #include "engine/runtime/perplexity.h"
 #include "engine/serving/generation.h"
 
@@ -45,6 +46,7 @@ struct GenerateOptions {
     SamplingParams sampling;
     DeviceOptions device;
     SpeculativeConfig speculative;
+    ChoiceOptions choices; // --n, --best-of, --vote (generate_choices.h)
 };
 
 const OptionNames& generate_option_names() {
@@ -52,7 +54,8 @@ const OptionNames& generate_option_names() {
         OptionNames o{{"model", "prompt", "ids", "chat", "enable-thinking"}, {"json", "help"}};
         return o.add(sampling_option_names())
             .add(device_option_names())
-            .add(speculative_option_names());
+            .add(speculative_option_names())
+            .add(choice_option_names());
     }();
     return n;
 }
@@ -86,6 +89,10 @@ Result<GenerateOptions> parse_generate_options(const CliArgs& a) {
     if (!spec)
         return spec.error();
     o.speculative = *spec;
+    auto choices = parse_choice_options(a);
+    if (!choices)
+        return choices.error();
+    o.choices = std::move(choices.value());
     return o;
 }
 
@@ -140,6 +147,7 @@ int cmd_generate(const Args& argv) {
         std::fputs("device:\n", stdout);
         std::fputs(kDeviceOptionsHelp, stdout);
         std::fputs(kSpeculativeOptionsHelp, stdout);
+        std::fputs(kChoiceOptionsHelp, stdout);
         return 0;
     }
     auto opt = parse_generate_options(*args);
@@ -168,14 +176,17 @@ int cmd_generate(const Args& argv) {
                                          m.model->config.max_position);
     if (!max_tokens)
         return fail(cmd, max_tokens.message());
-    // One request: one sequence, prefill in steps of 512 tokens, a pool sized to what the
-    // request can use (within the utilization plan).
+    // One request: one sequence (or one per sample of --n / --best-of, forked from the one
+    // prefill), prefill in steps of 512 tokens, a pool sized to what the request can use
+    // (within the utilization plan).
+    const int32_t seqs = opt->choices.sequences();
     EngineOptions eo;
-    eo.config.max_num_seqs = 1;
+    eo.config.max_num_seqs = seqs;
     eo.config.memory.fallback_when_short = true;
     eo.config.speculative = opt->speculative;
-    eo.size_to_need(static_cast<int64_t>(prompt.size()) + *max_tokens, 1);
-    auto exec = m.open_executor(opt->device, eo.config.max_num_batched_tokens, 1);
+    eo.size_to_need(static_cast<int64_t>(prompt.size()) + static_cast<int64_t>(seqs) * *max_tokens,
+                    seqs);
+    auto exec = m.open_executor(opt->device, eo.config.max_num_batched_tokens, seqs);
     if (!exec)
         return fail(cmd, exec.message());
     std::unique_ptr<DraftModelProposer> draft; // outlives the engine
@@ -190,6 +201,8 @@ int cmd_generate(const Args& argv) {
         std::fprintf(stderr, "llmwb generate: %s\n", plan.note.c_str());
 
     const bool json = opt->json;
+    if (opt->choices.active())
+        return run_choices(cmd, **engine, std::move(prompt), opt->sampling, opt->choices, json);
     auto result = generate(**engine, std::move(prompt), opt->sampling, [&](const TokenEvent& ev) {
         if (!json && !ev.text.empty())
             std::cout << ev.text << std::flush;

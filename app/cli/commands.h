@@ -21,6 +21,7 @@ int cmd_quantize(const Args& args); // float model -> quantized GGUF
 int cmd_bench(const Args& args);
 int cmd_report(const Args& args); // show | compare benchmark reports
 int cmd_serve(const Args& args);  // the OpenAI-compatible server
+int cmd_think(const Args& args);  // accuracy against tokens on generated reasoning tasks
 
 // generate --prompts FILE.jsonl: many prompts at once through the serving engine.
 bool generate_routes_to_batch(const Args& args);

@@ -29,6 +29,7 @@ const char* kUsage =
     "  report       benchmark reports: show REPORT | compare REPORT [REPORT ...]\n"
     "  serve        an OpenAI-compatible server    (--model M [--host H] [--port N] [--api-key "
     "K])\n"
+    "  think        accuracy against tokens spent  (--tasks arith:2 --ladder n=1,2,4,8)\n"
     "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
     "  quantize     float model -> quantized GGUF  (IN OUT --type Q4_K_M|Q8_0|... [--imatrix F |\n"
     "                                               --calibration TEXT])\n"
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
         return cmd_report(args);
     if (command == "serve")
         return cmd_serve(args);
+    if (command == "think")
+        return cmd_think(args);
     std::fprintf(stderr, "llmwb: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
 }

@@ -90,17 +90,13 @@ void ServingLoop::shutdown(std::chrono::milliseconds grace) {
 }
 
 void ServingLoop::admit(Pending& p) {
-    std::vector<RequestId> ids;
-    for (const SamplingParams& params : p.submission.choices) {
-        auto id = engine_.add_request(p.submission.prompt_ids, params);
-        if (!id) {
-            for (RequestId done : ids)
-                engine_.abort(done); // never ran a step: not a finished request for metrics
-            p.stream->refuse(id.message());
-            return;
-        }
-        ids.push_back(*id);
+    // n > 1: one prefill, the choices forked from it (Engine::add_request_group).
+    auto added = engine_.add_request_group(p.submission.prompt_ids, p.submission.choices);
+    if (!added) {
+        p.stream->refuse(added.message());
+        return;
     }
+    const std::vector<RequestId>& ids = *added;
     for (size_t i = 0; i < ids.size(); ++i)
         live_[ids[i]] = Live{p.stream, static_cast<int32_t>(i)};
     ids_of_[p.stream.get()] = ids;

@@ -18,7 +18,7 @@ constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // clang-format off
-constexpr std::array<SamplingField, 13> kFields{{
+constexpr std::array<SamplingField, 14> kFields{{
     {"temperature", T::Real, "[0, inf)", "0 = greedy (default 1.0)", 0, kInf, false, true},
     {"top_p", T::Real, "(0, 1]", "nucleus sampling: smallest set with this probability mass",
      0, 1, true, false},
@@ -38,6 +38,8 @@ constexpr std::array<SamplingField, 13> kFields{{
     {"ignore_eos", T::Flag, "true or false", "keep generating after EOS"},
     {"logprobs", T::Integer, "[0, 20]", "logprob of each token and the top N alternatives",
      0, 0, false, false, 0, 20},
+    {"thinking_budget", T::Integer, "[0, 2147483647]", "tokens inside <think>...</think>; then </think> is forced",
+     0, 0, false, false, 0, kIntMax},
 }};
 // clang-format on
 
@@ -104,6 +106,8 @@ int64_t get_integer(const SamplingParams& p, std::string_view n) {
         return p.max_tokens;
     if (n == "logprobs")
         return p.logprobs;
+    if (n == "thinking_budget")
+        return p.thinking_budget.value_or(0);
     return 0; // seed
 }
 
@@ -115,6 +119,8 @@ void put_integer(SamplingParams& p, std::string_view n, int64_t v) {
         p.max_tokens_set = true; // a request's own limit: the length rule is strict
     } else if (n == "logprobs")
         p.logprobs = static_cast<int>(v);
+    else if (n == "thinking_budget")
+        p.thinking_budget = static_cast<int32_t>(v);
     else
         p.seed = static_cast<uint64_t>(v);
 }

@@ -38,6 +38,10 @@ struct SamplingParams {
     // [0, 20]. N >= 1: report the chosen token's logprob and the top-N of every generated
     // token; 0: no logprobs (their log_softmax over the vocabulary is not computed).
     int logprobs = 0;
+    // Reasoning budget (thinking models, Qwen3's <think> ... </think>): at most this many tokens
+    // inside a thinking block; then </think> is forced and the answer continues. Unset: no cap.
+    // A model without single <think> and </think> tokens refuses it (Engine::add_request).
+    std::optional<int32_t> thinking_budget;
 
     // Ok, or the table's error for the first bad field. vocab_size > 0 also checks that every
     // stop token id is inside the vocabulary (a stop token the model can never produce is a

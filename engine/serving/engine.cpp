@@ -145,14 +145,17 @@ Result<RequestId> Engine::add_request(std::string_view prompt, const SamplingPar
     return add_request(tokenizer_.encode(prompt, true), params);
 }
 
-Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
-                                      const SamplingParams& params) {
+Result<SamplingParams> Engine::check_request(const std::vector<int32_t>& prompt_ids,
+                                             const SamplingParams& params) const {
     if (weights_lost_)
         return make_error("add_request: " + last_error_);
     if (Status st = params.validate(exec_.vocab_size()); !st)
         return st.error();
     if (prompt_ids.empty())
         return make_error("add_request: the prompt has no tokens");
+    if (params.thinking_budget && (outputs_.think_open_id() < 0 || outputs_.think_close_id() < 0))
+        return make_error("add_request: thinking_budget needs a model with <think> and </think> "
+                          "tokens; this tokenizer has none");
     const int32_t vocab = exec_.vocab_size();
     for (int32_t id : prompt_ids)
         if (id < 0 || id >= vocab)
@@ -171,8 +174,16 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
                           std::to_string(limit) + " tokens");
     SamplingParams resolved = params;
     resolved.max_tokens = *max_tokens;
+    return resolved;
+}
+
+Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
+                                      const SamplingParams& params) {
+    auto resolved = check_request(prompt_ids, params);
+    if (!resolved)
+        return resolved.error();
     const RequestId id = next_id_++;
-    auto r = std::make_unique<Request>(id, std::move(prompt_ids), resolved);
+    auto r = std::make_unique<Request>(id, std::move(prompt_ids), *resolved);
     r->arrival = EngineClock::now();
     outputs_.add(*r);
     scheduler_->add(r.get());
@@ -180,30 +191,71 @@ Result<RequestId> Engine::add_request(std::vector<int32_t> prompt_ids,
     return id;
 }
 
+Request& Engine::fork_as(Request& src, RequestId id, const SamplingParams& params) {
+    // The child's prompt is everything up to the fork point; its outputs start there.
+    auto child = std::make_unique<Request>(id, src.tokens, params);
+    child->num_computed = src.num_computed;
+    child->prefill_end = src.prefill_end;
+    child->num_cached_tokens = src.num_cached_tokens;
+    child->score_top_k = src.score_top_k;
+    child->arrival = child->scheduled = EngineClock::now(); // it runs from the fork on
+    kv_mgr_->fork(src.id, id);
+    outputs_.fork(src.id, *child);
+    scheduler_->add_running(child.get());
+    Request& ref = *child;
+    requests_.emplace(id, std::move(child));
+    return ref;
+}
+
 Result<RequestId> Engine::fork(RequestId src_id, const SamplingParams& params) {
     if (Status st = params.validate(exec_.vocab_size()); !st)
         return st.error();
     Request* src = find(src_id);
-    if (!src || src->status != RequestStatus::Running || !kv_mgr_->has_table(src_id))
+    if (!src || src->status != RequestStatus::Running || !kv_mgr_->has_table(src_id) ||
+        is_group_prefill(src_id))
         return make_error("fork: request " + std::to_string(src_id) + " is not running");
-    const RequestId id = next_id_++;
-    // The child's prompt is everything up to the fork point; its outputs start there.
-    auto child = std::make_unique<Request>(id, src->tokens, params);
-    child->num_computed = src->num_computed;
-    child->prefill_end = src->prefill_end;
-    child->num_cached_tokens = src->num_cached_tokens;
-    child->arrival = child->scheduled = EngineClock::now(); // it runs from the fork on
-    kv_mgr_->fork(src_id, id);
-    outputs_.fork(src_id, *child);
-    scheduler_->add_running(child.get());
-    requests_.emplace(id, std::move(child));
+    return fork_as(*src, next_id_++, params).id;
+}
+
+Result<RequestId> Engine::add_scoring_request(std::vector<int32_t> prompt_ids,
+                                              const SamplingParams& params, int32_t top_k) {
+    if (top_k < 1 || top_k > exec_.vocab_size())
+        return make_error("add_request: scoring top_k must be in [1, " +
+                          std::to_string(exec_.vocab_size()) + "], got " + std::to_string(top_k));
+    auto id = add_request(std::move(prompt_ids), params);
+    if (id)
+        find(*id)->score_top_k = top_k;
     return id;
+}
+
+Status Engine::append_token(RequestId id, int32_t token, RequestOutput& o) {
+    Request* r = find(id);
+    if (!r || r->score_top_k == 0 || r->status != RequestStatus::Running ||
+        r->num_computed != r->num_tokens())
+        return make_error("append_token: request " + std::to_string(id) +
+                          " is not a scoring request waiting for its token");
+    if (token < 0 || token >= exec_.vocab_size())
+        return make_error("append_token: token id " + std::to_string(token) +
+                          " is outside the vocabulary");
+    o = RequestOutput{};
+    o.id = id;
+    outputs_.append_chosen(*r, token, context_limit(), o);
+    ++total_generated_;
+    if (o.finished) {
+        finish_request(*r, o.finish); // r is gone
+        o.metrics = finished_.back();
+    } else {
+        o.metrics = metrics_of(*r, EngineClock::now());
+    }
+    return ok_status();
 }
 
 bool Engine::abort(RequestId id) {
     Request* r = find(id);
     if (!r)
-        return false;
+        return abort_group_choice(id);
+    if (is_group_prefill(id))
+        return false; // the prefill of a group is no caller's request: abort its choices
     finish_request(*r, FinishReason::Aborted);
     aborted_.push_back(finished_.back());
     return true;
@@ -525,6 +577,25 @@ void Engine::process_outputs(StepOutputs& out) {
         if (!s.wants_logits())
             continue;
         Request& r = *find(s.id);
+        if (is_group_prefill(r.id)) { // parallel sampling: the prompt is in; fork the choices
+            fork_group(r,
+                       step_greedy_ ? nullptr : logits_.data() + row * static_cast<size_t>(vocab),
+                       step_greedy_ ? greedy_ids_[row] : -1, out);
+            row += 1;
+            continue;
+        }
+        if (r.score_top_k > 0) { // beam search: the caller chooses the token (append_token)
+            RequestOutput& o = out.outputs.emplace_back();
+            o.id = r.id;
+            SampledToken& scores = o.logprobs.emplace_back();
+            scores.top = top_logprobs(
+                std::span<const float>(logits_.data() + row * static_cast<size_t>(vocab),
+                                       static_cast<size_t>(vocab)),
+                r.score_top_k);
+            o.metrics = metrics_of(r, out.time);
+            row += 1;
+            continue;
+        }
         RequestOutput& o = out.outputs.emplace_back();
         o.id = r.id;
         const bool had_output = r.num_output() > 0;
@@ -666,6 +737,10 @@ void Engine::fail_step(StepOutputs& out) {
         Request* r = find(id);
         if (!r)
             continue;
+        if (is_group_prefill(id)) { // its choices fail, not the prefill no one asked for
+            drop_group(id, why, &out);
+            continue;
+        }
         RequestOutput& o = out.outputs.emplace_back();
         o.id = id;
         o.finished = true;
@@ -679,9 +754,15 @@ void Engine::fail_step(StepOutputs& out) {
 bool Engine::step_is_device_greedy() const {
     if (!config_.device_greedy || !exec_.device_greedy())
         return false;
-    for (const ScheduledRequest& s : step_plan_.scheduled)
-        if (s.wants_logits() && !find(s.id)->params.is_plain_greedy())
+    for (const ScheduledRequest& s : step_plan_.scheduled) {
+        if (!s.wants_logits())
+            continue;
+        if (find(s.id)->score_top_k > 0)
+            return false; // beam search reads the whole row
+        if (is_group_prefill(s.id) ? !group_is_plain_greedy(s.id)
+                                   : !find(s.id)->params.is_plain_greedy())
             return false;
+    }
     return true;
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -118,6 +119,37 @@ class Engine {
     // params.
     Result<RequestId> fork(RequestId src, const SamplingParams& params);
 
+    // Parallel sampling (n > 1; engine/serving/parallel_sampling.cpp): one sequence per entry
+    // of `choices` over one prompt, prefilled once. The engine prefills the prompt as one
+    // internal request; the step that computes its last token forks a sequence per choice from
+    // it (prompt blocks shared, copy-on-write on the first divergent write), each samples its
+    // first token from that one logits row with its own sampler, and the internal request goes
+    // away. Returns the choices' ids, in order; their outputs come from step() as any request's.
+    // Each choice is validated as add_request does (errors name the choice). One choice is
+    // add_request. Aborting a choice before the fork drops it; aborting them all drops the
+    // prefill.
+    Result<std::vector<RequestId>> add_request_group(std::vector<int32_t> prompt_ids,
+                                                     std::span<const SamplingParams> choices);
+
+    // Beam search (engine/serving/beam_search.h drives it). A scoring request: each time its
+    // next token's logits are computed its step output carries, instead of a token, one
+    // logprobs entry (id -1) with the top `top_k` raw logprobs (best first, lowest id first on
+    // ties); the caller then appends the token it chooses with append_token, forks it first
+    // (fork: the children are scoring requests too) or aborts it, before the next step.
+    // Errors: add_request's, top_k outside [1, vocabulary].
+    Result<RequestId> add_scoring_request(std::vector<int32_t> prompt_ids,
+                                          const SamplingParams& params, int32_t top_k);
+    // Appends `token` to a scoring request that reported its logprobs; `o` is filled as a step's
+    // output (new_token_ids, text, finish on a stop token, max_tokens or the context; a
+    // finished request is gone). Errors: not a scoring request waiting for its token, a token
+    // outside the vocabulary.
+    Status append_token(RequestId id, int32_t token, RequestOutput& o);
+    // Whether `token` would stop request `id` (its stop ids); false for an unknown id.
+    bool is_stop_token(RequestId id, int32_t token) const {
+        return outputs_.is_stop_token(id, token);
+    }
+    const Tokenizer& tokenizer() const { return tokenizer_; }
+
     // Runs one step: schedules, runs one forward over all scheduled requests, samples.
     StepOutputs step();
     void step(StepOutputs& out); // refills `out`, reusing its buffers
@@ -204,6 +236,26 @@ class Engine {
     void finish_request(Request& r, FinishReason why);
     SnapshotRequest metrics_of(const Request& r, EngineClock::time_point now) const;
     Request* find(RequestId id) const;
+    // add_request's checks; the params with max_tokens resolved.
+    Result<SamplingParams> check_request(const std::vector<int32_t>& prompt_ids,
+                                         const SamplingParams& params) const;
+    // A copy of running `src` under id `id` (fork and parallel sampling).
+    Request& fork_as(Request& src, RequestId id, const SamplingParams& params);
+    // Parallel sampling (parallel_sampling.cpp).
+    struct GroupChoice {
+        RequestId id;
+        SamplingParams params;
+    };
+    bool is_group_prefill(RequestId id) const { return groups_.count(id) > 0; }
+    // The prefill of a group got its logits row: fork every choice, sample their first tokens
+    // into `out`, drop the prefill request.
+    void fork_group(Request& prefill, const float* logits, int32_t device_id, StepOutputs& out);
+    // Aborts a choice not forked yet; false: `id` is none.
+    bool abort_group_choice(RequestId id);
+    // Takes a group's prefill request out without a finish record (it is no one's request);
+    // finishes its unforked choices with `why` into `out` when given.
+    void drop_group(RequestId prefill, FinishReason why, StepOutputs* out);
+    bool group_is_plain_greedy(RequestId prefill) const;
     void account_step();
 
     std::unique_ptr<ModelExecutor> owned_exec_; // set by create(CpuTransformer&, ...)
@@ -219,6 +271,8 @@ class Engine {
     std::unique_ptr<Scheduler> scheduler_;
     OutputProcessor outputs_;
     std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
+    // Parallel sampling: a group's prefill request -> its choices not forked yet.
+    std::unordered_map<RequestId, std::vector<GroupChoice>> groups_;
     RequestId next_id_ = 0;
 
     // Per-step state, reused.

@@ -15,11 +15,43 @@ double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
 
 } // namespace
 
+namespace {
+
+// The id of `text` when the tokenizer has it as one token, else -1.
+int32_t single_token(const Tokenizer& tokenizer, std::string_view text) {
+    const std::vector<int32_t> ids = tokenizer.encode(text, false);
+    return ids.size() == 1 && tokenizer.decode(ids, false) == text ? ids[0] : -1;
+}
+
+} // namespace
+
 OutputProcessor::OutputProcessor(const Tokenizer& tokenizer, bool skip_special_tokens)
-    : tokenizer_(tokenizer), skip_special_tokens_(skip_special_tokens) {}
+    : tokenizer_(tokenizer), skip_special_tokens_(skip_special_tokens),
+      think_open_(single_token(tokenizer, "<think>")),
+      think_close_(single_token(tokenizer, "</think>")) {}
+
+int32_t OutputProcessor::forced_token(const Request& r, const State& st) const {
+    if (r.params.thinking_budget && st.in_think && st.think_tokens >= *r.params.thinking_budget)
+        return think_close_;
+    return -1;
+}
 
 void OutputProcessor::start(State& st, const Request& r) {
     st.sampler.set_prompt(r.tokens);
+    // A thinking block already open in r's tokens (a template that opens it, a fork): the
+    // tokens after its <think> count against the budget.
+    if (r.params.thinking_budget && think_open_ >= 0) {
+        for (int32_t t : r.tokens) {
+            if (t == think_open_) {
+                st.in_think = true;
+                st.think_tokens = 0;
+            } else if (t == think_close_) {
+                st.in_think = false;
+            } else if (st.in_think) {
+                ++st.think_tokens;
+            }
+        }
+    }
     st.stop_ids = r.params.stop_token_ids;
     if (!r.params.ignore_eos)
         for (int32_t s : tokenizer_.stop_ids())
@@ -51,10 +83,18 @@ void OutputProcessor::append_token(Request& r, const float* logits, int32_t voca
     assert(it != states_.end());
     State& st = it->second;
     SampledToken tok;
-    if (logits)
+    if (const int32_t forced = forced_token(r, st); forced >= 0) {
+        tok.id = forced; // the thinking budget is spent
+        if (logits && r.params.logprobs > 0) {
+            const std::span<const float> row(logits, static_cast<size_t>(vocab));
+            tok.logprob = static_cast<float>(log_softmax_at(row, forced));
+            tok.top = top_logprobs(row, r.params.logprobs);
+        }
+    } else if (logits) {
         tok = st.sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)));
-    else
+    } else {
         tok.id = device_id;
+    }
     push_token(r, st, std::move(tok), context_limit, o);
 }
 
@@ -66,7 +106,10 @@ bool OutputProcessor::append_verified(Request& r, const float* logits, int32_t v
     State& st = it->second;
     SampledToken tok;
     bool accepted = false;
-    if (logits) {
+    if (const int32_t forced = forced_token(r, st); forced >= 0) {
+        tok.id = forced; // the thinking budget is spent: the draft stands only if it is </think>
+        accepted = draft == forced;
+    } else if (logits) {
         tok = st.sampler.verify(std::span<const float>(logits, static_cast<size_t>(vocab)), draft,
                                 &accepted);
     } else {
@@ -77,10 +120,37 @@ bool OutputProcessor::append_verified(Request& r, const float* logits, int32_t v
     return accepted;
 }
 
+void OutputProcessor::append_chosen(Request& r, int32_t token, int64_t context_limit,
+                                    RequestOutput& o) {
+    auto it = states_.find(r.id);
+    assert(it != states_.end());
+    SampledToken tok;
+    tok.id = token;
+    push_token(r, it->second, std::move(tok), context_limit, o);
+}
+
+bool OutputProcessor::is_stop_token(RequestId id, int32_t token) const {
+    auto it = states_.find(id);
+    if (it == states_.end())
+        return false;
+    const auto& ids = it->second.stop_ids;
+    return std::find(ids.begin(), ids.end(), token) != ids.end();
+}
+
 void OutputProcessor::push_token(Request& r, State& st, SampledToken tok, int64_t context_limit,
                                  RequestOutput& o) {
     st.sampler.accept(tok.id);
     r.tokens.push_back(tok.id);
+    if (r.params.thinking_budget && think_open_ >= 0) {
+        if (tok.id == think_open_) {
+            st.in_think = true;
+            st.think_tokens = 0;
+        } else if (tok.id == think_close_) {
+            st.in_think = false;
+        } else if (st.in_think) {
+            ++st.think_tokens;
+        }
+    }
     const int32_t id = tok.id;
     o.new_token_ids.push_back(id);
     if (r.params.logprobs > 0)

@@ -62,6 +62,15 @@ class OutputProcessor {
     bool append_verified(Request& r, const float* logits, int32_t vocab, int32_t device_id,
                          int32_t draft, int64_t context_limit, RequestOutput& o);
 
+    // Appends `token`, chosen by the caller (beam search), as append_token does for a sampled
+    // one: detokenizing, stops, max_tokens and the context.
+    void append_chosen(Request& r, int32_t token, int64_t context_limit, RequestOutput& o);
+    // The model's <think> and </think> token ids (-1: the tokenizer has no such single token).
+    int32_t think_open_id() const { return think_open_; }
+    int32_t think_close_id() const { return think_close_; }
+    // Whether `token` ends r (its stop ids: eos/eot unless ignore_eos, plus stop_token_ids).
+    bool is_stop_token(RequestId id, int32_t token) const;
+
   private:
     struct State;
     void start(State& st, const Request& r);
@@ -78,10 +87,16 @@ class OutputProcessor {
         StreamingDecoder decoder;
         StopStringMatcher matcher;
         std::vector<int32_t> stop_ids;
+        // thinking_budget: inside <think> ... </think>, and the tokens generated there so far.
+        bool in_think = false;
+        int32_t think_tokens = 0;
     };
+    // The token a thinking budget forces next (</think>), or -1.
+    int32_t forced_token(const Request& r, const State& st) const;
 
     const Tokenizer& tokenizer_;
     bool skip_special_tokens_;
+    int32_t think_open_ = -1, think_close_ = -1;
     std::unordered_map<RequestId, State> states_;
 };
 

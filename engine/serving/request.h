@@ -49,6 +49,10 @@ struct Request {
     // target accepts them).
     std::vector<int32_t> draft_tokens;
     SpecTrack spec; // its acceptance so far (num_speculative_tokens auto)
+    // > 0: a scoring request (beam search): each time its next token's logits are computed it
+    // reports their top score_top_k logprobs and appends nothing; its caller appends the chosen
+    // token (Engine::append_token) or aborts it before the next step.
+    int32_t score_top_k = 0;
     int32_t num_draft_verified = 0, num_draft_accepted = 0;
 
     // scheduled: the first time the scheduler admitted it (a preemption does not move it), so
