@@ -100,6 +100,15 @@ ModelRunner::create(const LlmwbModel& model, const LlmwbRunnerOptions& options, 
         err = "model description is incomplete or inconsistent";
         return nullptr;
     }
+    if (model.rotary_dim < 0 || model.rotary_dim % 2 != 0 || model.rotary_dim > model.head_dim ||
+        model.activation < LLMWB_ACT_SILU || model.activation > LLMWB_ACT_GELU_TANH ||
+        !std::isfinite(model.embedding_scale) || !std::isfinite(model.attn_scale) ||
+        model.attn_scale < 0.0f || !std::isfinite(model.attn_logit_softcap) ||
+        model.attn_logit_softcap < 0.0f || !std::isfinite(model.final_logit_softcap) ||
+        model.final_logit_softcap < 0.0f || !std::isfinite(model.rope_scale)) {
+        err = "model description: rotary_dim, activation, scales or soft-caps out of range";
+        return nullptr;
+    }
     if (model.head_dim % 32 != 0 || model.head_dim > 256) {
         err = "head_dim " + std::to_string(model.head_dim) +
               " is not supported by the CUDA attention (a multiple of 32, at most 256)";
@@ -184,6 +193,13 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
     head_dim_ = m.head_dim;
     interleaved_ = m.rope_interleaved != 0;
     eps_ = m.rms_norm_eps;
+    gelu_ = m.activation == LLMWB_ACT_GELU_TANH;
+    rotary_dim_ = m.rotary_dim > 0 ? m.rotary_dim : m.head_dim;
+    embedding_scale_ = m.embedding_scale != 0.0f ? m.embedding_scale : 1.0f;
+    attn_scale_ = m.attn_scale;
+    attn_softcap_ = m.attn_logit_softcap;
+    final_softcap_ = m.final_logit_softcap;
+    rope_scale_ = m.rope_scale != 0.0f ? m.rope_scale : 1.0f;
 
     std::unordered_map<const void*, const void*> uploaded; // host -> device (tied embeddings)
     auto matrix = [&](const LlmwbTensor& t, int64_t rows, int64_t cols, const std::string& name,
@@ -237,10 +253,17 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
     if (!matrix(m.tok_embd, vocab_, H, "token_embd", tok_embd_) ||
         !matrix(m.lm_head, vocab_, H, "lm_head", lm_head_) || !vec(m.output_norm, H, output_norm_))
         return false;
-    inv_freq_ = static_cast<const double*>(
-        upload_bytes(m.inv_freq, static_cast<size_t>(head_dim_ / 2) * sizeof(double), err));
+    const size_t freq_bytes = static_cast<size_t>(rotary_dim_ / 2) * sizeof(double);
+    inv_freq_ = static_cast<const double*>(upload_bytes(m.inv_freq, freq_bytes, err));
     if (!inv_freq_)
         return false;
+    inv_freq_local_ = nullptr;
+    if (m.inv_freq_local) {
+        inv_freq_local_ =
+            static_cast<const double*>(upload_bytes(m.inv_freq_local, freq_bytes, err));
+        if (!inv_freq_local_)
+            return false;
+    }
     layers_.resize(static_cast<size_t>(layers_n_));
     for (int32_t l = 0; l < layers_n_; ++l) {
         const LlmwbLayer& s = m.layers[l];
@@ -250,6 +273,13 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
             return false;
         }
         const std::string p = "blk." + std::to_string(l) + ".";
+        if (s.sliding_window < 0 || (s.rope_local && !m.inv_freq_local)) {
+            err = "layer " + std::to_string(l) +
+                  ": negative sliding window, or local RoPE without local frequencies";
+            return false;
+        }
+        d.window = s.sliding_window;
+        d.rope_local = s.rope_local != 0;
         if (!matrix(s.wq, qw, H, p + "attn_q", d.wq) || !matrix(s.wk, kvw, H, p + "attn_k", d.wk) ||
             !matrix(s.wv, kvw, H, p + "attn_v", d.wv) ||
             !matrix(s.wo, H, qw, p + "attn_output", d.wo) ||
@@ -258,7 +288,9 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
             !matrix(s.w_down, H, I, p + "ffn_down", d.w_down) ||
             !vec(s.attn_norm, H, d.attn_norm) || !vec(s.ffn_norm, H, d.ffn_norm) ||
             !vec(s.q_norm, head_dim_, d.q_norm) || !vec(s.k_norm, head_dim_, d.k_norm) ||
-            !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv))
+            !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv) ||
+            !vec(s.post_attn_norm, H, d.post_attn_norm) ||
+            !vec(s.post_ffn_norm, H, d.post_ffn_norm))
             return false;
     }
     return true;
@@ -432,7 +464,8 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     if (L.k_norm)
         LLMWB_OP(rmsnorm(k, k, L.k_norm, T * kv_heads_, head_dim_, eps_, s), "k norm");
     LLMWB_OP(rope(q, k, reinterpret_cast<const int32_t*>(base + m.positions), T, heads_, kv_heads_,
-                  head_dim_, inv_freq_, interleaved_, s),
+                  head_dim_, L.rope_local ? inv_freq_local_ : inv_freq_, interleaved_, s,
+                  rotary_dim_, rope_scale_),
              "rope");
     LLMWB_OP(kv_write(k_cache(l), v_cache(l), k, v,
                       reinterpret_cast<const int64_t*>(base + m.slot_mapping), T,
@@ -452,7 +485,11 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     ap.kv_heads = kv_heads_;
     ap.head_dim = head_dim_;
     ap.block_size = block_size_;
-    ap.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim_)));
+    ap.scale = attn_scale_ > 0.0f
+                   ? attn_scale_
+                   : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim_)));
+    ap.window = L.window;
+    ap.logit_softcap = attn_softcap_;
     ap.kv_dtype = kv_dtype_;
     ap.k_scale = k_scale_[l];
     ap.v_scale = v_scale_[l];
@@ -464,12 +501,19 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
         "paged_attention");
     if (!mm(delta, slot + 3, att, T, "attn_output", err))
         return false;
+    if (L.post_attn_norm)
+        LLMWB_OP(rmsnorm(delta, delta, L.post_attn_norm, T, H, eps_, s), "post-attention norm");
     LLMWB_OP(add_rmsnorm(x, xb, delta, L.ffn_norm, T, H, eps_, s), "ffn norm");
     if (!mm(gate, slot + 4, xb, T, "ffn_gate", err) || !mm(up, slot + 5, xb, T, "ffn_up", err))
         return false;
-    LLMWB_OP(silu_mul(gate, gate, up, T * I, s), "silu_mul");
+    if (gelu_)
+        LLMWB_OP(gelu_tanh_mul(gate, gate, up, T * I, s), "gelu_tanh_mul");
+    else
+        LLMWB_OP(silu_mul(gate, gate, up, T * I, s), "silu_mul");
     if (!mm(delta, slot + 6, gate, T, "ffn_down", err))
         return false;
+    if (L.post_ffn_norm)
+        LLMWB_OP(rmsnorm(delta, delta, L.post_ffn_norm, T, H, eps_, s), "post-MLP norm");
     if (l + 1 < layers_n_)
         LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s), "attn norm");
     return true;
@@ -482,6 +526,8 @@ bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std:
     LLMWB_OP(embedding_gather(x_.as<float>(), tok_embd_,
                               reinterpret_cast<const int32_t*>(base + m.token_ids), T, s),
              "embedding");
+    if (embedding_scale_ != 1.0f)
+        LLMWB_OP(scale(x_.as<float>(), embedding_scale_, T * H, s), "embedding scale");
     LLMWB_OP(rmsnorm(xb_.as<float>(), x_.as<float>(), layers_[0].attn_norm, T, H, eps_, s),
              "attn norm");
     for (int32_t l = 0; l < layers_n_; ++l)
@@ -499,6 +545,9 @@ bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std:
     if (!mm(logits_dev_.as<float>(), layers_n_ * kLayerMatrices, xl_.as<float>(), sh.n_logits,
             "lm_head", err))
         return false;
+    if (final_softcap_ > 0.0f)
+        LLMWB_OP(softcap(logits_dev_.as<float>(), int64_t{sh.n_logits} * vocab_, final_softcap_, s),
+                 "final-logit soft-cap");
     return true;
 }
 
