@@ -90,13 +90,21 @@ int32_t kv_dtype_abi(KvDtype t) {
     return LLMWB_KV_F16;
 }
 
-// Why the CUDA runner cannot run this model yet ("" when it can): the runner implements the dense
-// families (llama / qwen2 / qwen3 / mistral with its window, gemma2, gemma3, phi3); the
-// mixture-of-experts layers run on the CPU backend only.
+// Why the CUDA runner cannot run this model yet ("" when it can): every family of Architecture
+// runs there (the switch has no default, so a new family is a compiler warning until it is
+// decided here).
 std::string cuda_unsupported_feature(const ModelConfig& c) {
-    if (c.is_moe() || c.arch == Architecture::Qwen3Moe)
-        return "mixture-of-experts layers (" + std::string(architecture_name(c.arch)) + ")";
-    return "";
+    switch (c.arch) {
+    case Architecture::Llama:
+    case Architecture::Qwen2:
+    case Architecture::Qwen3:
+    case Architecture::Gemma2:
+    case Architecture::Gemma3:
+    case Architecture::Phi3:
+    case Architecture::Qwen3Moe:
+        return "";
+    }
+    return "the " + std::string(architecture_name(c.arch)) + " architecture";
 }
 
 } // namespace
@@ -134,6 +142,7 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     std::vector<std::vector<float>> store; // fp32 norms and biases, alive during create_runner
     store.reserve(8 * w.layers.size() + 1);
     std::vector<LlmwbLayer> layers(w.layers.size());
+    std::vector<std::vector<LlmwbTensor>> experts(w.layers.size()); // [layer][n_expert * 3]
     for (size_t i = 0; i < w.layers.size(); ++i) {
         const LayerWeights& lw = w.layers[i];
         LlmwbLayer& l = layers[i];
@@ -154,6 +163,13 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
         l.w_gate = tensor_of(p.w_gate);
         l.w_up = tensor_of(p.w_up);
         l.w_down = tensor_of(lw.w_down);
+        if (c.is_moe()) {
+            l.router = tensor_of(lw.router);
+            for (const ExpertWeights& ex : lw.experts)
+                for (const TensorView* t : {&ex.w_gate, &ex.w_up, &ex.w_down})
+                    experts[i].push_back(tensor_of(*t));
+            l.experts = experts[i].data();
+        }
         l.sliding_window = c.window_for_layer(static_cast<int>(i));
         // gemma3: the local RoPE base on the sliding-type layers (even with no window set), as
         // the CPU transformer decides it.
@@ -193,6 +209,10 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     m.final_logit_softcap = c.final_logit_softcap;
     m.rope_scale = rope_attention_scale(c);
     m.inv_freq_local = inv_freq_local.empty() ? nullptr : inv_freq_local.data();
+    m.num_experts = c.num_experts;
+    m.num_experts_used = c.num_experts_used;
+    m.expert_intermediate_size = c.expert_intermediate_size;
+    m.expert_norm_topk = c.expert_norm_topk ? 1 : 0;
 
     LlmwbRunnerOptions ro{};
     ro.device = options.device;

@@ -50,7 +50,12 @@ typedef struct LlmwbLayer {
     const float* post_ffn_norm;  /* (ABI 4) [hidden] gemma2/3: norm of the MLP output */
     int32_t sliding_window;      /* (ABI 4) keys (pos - window, pos]; 0 = every key */
     int32_t rope_local;          /* (ABI 4) 1: RoPE with LlmwbModel::inv_freq_local (gemma3) */
-    LlmwbTensor wq, wk, wv, wo, w_gate, w_up, w_down;
+    LlmwbTensor wq, wk, wv, wo, w_gate, w_up, w_down; /* w_gate/up/down absent in MoE layers */
+    /* (ABI 4) Mixture of experts (LlmwbModel::num_experts > 0): the router [n_expert][hidden]
+     * and the experts as stored, [n_expert][3] tensors: gate [expert_inter][hidden], up (same),
+     * down [hidden][expert_inter] (views of GGUF's stacked tensors, or one tensor each). */
+    LlmwbTensor router;
+    const LlmwbTensor* experts;
 } LlmwbLayer;
 
 /* (ABI 4) The MLP's gate activation. */
@@ -81,6 +86,12 @@ typedef struct LlmwbModel {
     float final_logit_softcap;    /* gemma2: logits = cap * tanh(logits / cap); 0 = none */
     float rope_scale;             /* cos/sin multiplier (LongRoPE attention factor); 0 = 1 */
     const double* inv_freq_local; /* [rotary_dim / 2] RoPE of layers with rope_local, or NULL */
+    /* (ABI 4) Mixture of experts (qwen3moe; 0 experts = dense MLP): top num_experts_used of a
+     * softmax over the router logits, renormalised to sum to 1 when expert_norm_topk. */
+    int32_t num_experts;
+    int32_t num_experts_used; /* 1..64 */
+    int32_t expert_intermediate_size;
+    int32_t expert_norm_topk;
 } LlmwbModel;
 
 /* KV cache element type (llmwb::KvDtype, kernels/cpu/kv_format.h: the same block-major layout

@@ -109,6 +109,13 @@ ModelRunner::create(const LlmwbModel& model, const LlmwbRunnerOptions& options, 
         err = "model description: rotary_dim, activation, scales or soft-caps out of range";
         return nullptr;
     }
+    if (model.num_experts < 0 ||
+        (model.num_experts > 0 &&
+         (model.num_experts_used < 1 || model.num_experts_used > 64 ||
+          model.num_experts_used > model.num_experts || model.expert_intermediate_size < 1))) {
+        err = "model description: expert counts out of range (top-k 1..64, at most the experts)";
+        return nullptr;
+    }
     if (model.head_dim % 32 != 0 || model.head_dim > 256) {
         err = "head_dim " + std::to_string(model.head_dim) +
               " is not supported by the CUDA attention (a multiple of 32, at most 256)";
@@ -124,7 +131,8 @@ ModelRunner::create(const LlmwbModel& model, const LlmwbRunnerOptions& options, 
     r->kv_dtype_ = *kv;
     r->k_scale_.assign(size_t(model.num_layers), 1.0f);
     r->v_scale_.assign(size_t(model.num_layers), 1.0f);
-    r->use_graphs_ = options.use_graphs != 0;
+    // MoE layers read their routing back on the host (one synchronisation per layer): eager.
+    r->use_graphs_ = options.use_graphs != 0 && model.num_experts == 0;
     r->max_context_ = std::max(1, options.max_context);
     cudaError_t e = cudaSetDevice(options.device);
     if (e != cudaSuccess) {
@@ -200,6 +208,10 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
     attn_softcap_ = m.attn_logit_softcap;
     final_softcap_ = m.final_logit_softcap;
     rope_scale_ = m.rope_scale != 0.0f ? m.rope_scale : 1.0f;
+    n_experts_ = m.num_experts;
+    experts_used_ = m.num_experts_used;
+    expert_inter_ = m.expert_intermediate_size;
+    norm_topk_ = m.expert_norm_topk != 0;
 
     std::unordered_map<const void*, const void*> uploaded; // host -> device (tied embeddings)
     auto matrix = [&](const LlmwbTensor& t, int64_t rows, int64_t cols, const std::string& name,
@@ -278,14 +290,32 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
                   ": negative sliding window, or local RoPE without local frequencies";
             return false;
         }
+        if (n_experts_ > 0) {
+            if (!s.experts) {
+                err = "layer " + std::to_string(l) + " has no expert tensors";
+                return false;
+            }
+            if (!matrix(s.router, n_experts_, H, p + "ffn_gate_inp", d.router))
+                return false;
+            d.experts.resize(size_t(n_experts_) * 3);
+            const int64_t EI = expert_inter_;
+            for (int32_t x = 0; x < n_experts_; ++x) {
+                const LlmwbTensor* t = s.experts + size_t(x) * 3;
+                const std::string q = p + "expert " + std::to_string(x) + " ";
+                if (!matrix(t[0], EI, H, q + "ffn_gate", d.experts[size_t(x) * 3]) ||
+                    !matrix(t[1], EI, H, q + "ffn_up", d.experts[size_t(x) * 3 + 1]) ||
+                    !matrix(t[2], H, EI, q + "ffn_down", d.experts[size_t(x) * 3 + 2]))
+                    return false;
+            }
+        }
         d.window = s.sliding_window;
         d.rope_local = s.rope_local != 0;
         if (!matrix(s.wq, qw, H, p + "attn_q", d.wq) || !matrix(s.wk, kvw, H, p + "attn_k", d.wk) ||
             !matrix(s.wv, kvw, H, p + "attn_v", d.wv) ||
             !matrix(s.wo, H, qw, p + "attn_output", d.wo) ||
-            !matrix(s.w_gate, I, H, p + "ffn_gate", d.w_gate) ||
-            !matrix(s.w_up, I, H, p + "ffn_up", d.w_up) ||
-            !matrix(s.w_down, H, I, p + "ffn_down", d.w_down) ||
+            (n_experts_ == 0 && (!matrix(s.w_gate, I, H, p + "ffn_gate", d.w_gate) ||
+                                 !matrix(s.w_up, I, H, p + "ffn_up", d.w_up) ||
+                                 !matrix(s.w_down, H, I, p + "ffn_down", d.w_down))) ||
             !vec(s.attn_norm, H, d.attn_norm) || !vec(s.ffn_norm, H, d.ffn_norm) ||
             !vec(s.q_norm, head_dim_, d.q_norm) || !vec(s.k_norm, head_dim_, d.k_norm) ||
             !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv) ||
@@ -317,10 +347,29 @@ bool ModelRunner::ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t
             ws = std::max(ws, matmul_workspace_bytes(w.rows, w.cols, n_tokens, w.type));
         };
         need(lm_head_);
-        for (const Layer& l : layers_)
+        for (const Layer& l : layers_) {
             for (const DeviceMatrix* w :
                  {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-                need(*w);
+                if (w->data)
+                    need(*w);
+            if (l.router.data)
+                need(l.router);
+            for (const DeviceMatrix& w : l.experts)
+                need(w);
+        }
+        if (n_experts_ > 0) {
+            const size_t m = t * size_t(experts_used_), EI = size_t(expert_inter_);
+            if (!moe_logits_.ensure(t * size_t(n_experts_) * 4, &moved, err) ||
+                !moe_logits_host_.ensure(t * size_t(n_experts_) * 4, err) ||
+                !moe_index_.ensure(m * 12, &moved, err) || !moe_index_host_.ensure(m * 12, err) ||
+                !moe_x_.ensure(m * H * 4, &moved, err) ||
+                !moe_gate_.ensure(m * EI * 4, &moved, err) ||
+                !moe_up_.ensure(m * EI * 4, &moved, err) ||
+                !moe_y_.ensure(m * H * 4, &moved, err)) {
+                cap_tokens_ = 0;
+                return false;
+            }
+        }
         if (!matmul_ws_.ensure(ws, &moved, err))
             return false;
         matmul_ws_bytes_ = ws;
@@ -504,6 +553,14 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     if (L.post_attn_norm)
         LLMWB_OP(rmsnorm(delta, delta, L.post_attn_norm, T, H, eps_, s), "post-attention norm");
     LLMWB_OP(add_rmsnorm(x, xb, delta, L.ffn_norm, T, H, eps_, s), "ffn norm");
+    if (n_experts_ > 0) {
+        if (!enqueue_moe(l, static_cast<int32_t>(T), err))
+            return false;
+        if (l + 1 < layers_n_)
+            LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s),
+                     "attn norm");
+        return true;
+    }
     if (!mm(gate, slot + 4, xb, T, "ffn_gate", err) || !mm(up, slot + 5, xb, T, "ffn_up", err))
         return false;
     if (gelu_)
