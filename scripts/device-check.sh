@@ -19,10 +19,11 @@
 #     4,096 tokens of context and a 32-request bench per type (decode-kv-TYPE.json,
 #     serve-kv-TYPE.json), all summarised in report.md;
 #   - the newer families on CUDA (issue 18: gemma2, gemma3, phi3 with LongRoPE, mistral with its
-#     sliding window): their logits and greedy tokens against the CPU backend
+#     sliding window, qwen3moe): their logits and greedy tokens against the CPU backend
 #     (tst_cuda_model_families, tst_cuda_engine_greedy; ctest-families.txt), and decode / prefill
-#     tok/s of Gemma-2-2B, Gemma-3-1B, Phi-3.5-mini and Mistral-7B shapes with
-#     LLMWB_DC_FAMILY_LAYERS of their layers (default 4; decode-fam-*.json, prefill-fam-*.json).
+#     tok/s of Gemma-2-2B, Gemma-3-1B, Phi-3.5-mini, Mistral-7B and Qwen3-30B-A3B (MoE) shapes
+#     with LLMWB_DC_FAMILY_LAYERS of their layers (default 4; decode-fam-*.json,
+#     prefill-fam-*.json).
 # Models are written by `llmwb make-model` with random weights: Qwen2.5-0.5B and Qwen2.5-7B
 # shapes, bf16 (safetensors) and q4_k (GGUF). To stay well inside 10 minutes the 7B shape keeps
 # LLMWB_DC_7B_LAYERS of its 28 layers (default 8; per-token figures are reported for that depth).
@@ -105,7 +106,7 @@ if has_stage test; then
   [ $CTEST_RC -eq 0 ] || say "GPU tests FAILED (rc $CTEST_RC; details in $OUT/ctest-gpu.txt)"
 fi
 if has_stage test; then
-  say "the newer families vs the CPU (gemma2, gemma3, phi3, mistral window)"
+  say "the newer families vs the CPU (gemma2, gemma3, phi3, mistral window, qwen3moe)"
   (cd "$BUILD" && ctest -L gpu -R "tst_cuda_model_families|tst_cuda_engine_greedy" \
       --output-on-failure --timeout 300 -V) > "$OUT/ctest-families.txt" 2>&1 \
       || say "family tests FAILED (see $OUT/ctest-families.txt)"
@@ -279,7 +280,7 @@ kv_bench
 
 # The newer dense families (issue 18): random-weight models of the real shapes, a few layers kept.
 # Mistral as a bf16 Hugging Face folder (GGUF mistral files carry no window), the others q4_k GGUF.
-for shape in gemma-2-2b gemma-3-1b phi-3.5-mini mistral-7b; do
+for shape in gemma-2-2b gemma-3-1b phi-3.5-mini mistral-7b qwen3-30b-a3b-4l; do
   fam="$WORK/fam-$shape.gguf"; args=(--type q4_k --format gguf)
   [ $shape = mistral-7b ] && { fam="$WORK/fam-$shape-bf16"; args=(--type bf16 --format safetensors); }
   say "make-model $shape (${args[1]}, $FAMILY_LAYERS layers)"
