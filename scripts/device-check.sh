@@ -17,7 +17,13 @@
 #     type (llmwb-bench-cuda-ops --kv-only: decode at 4,096 keys for 1 and 32 sequences, a
 #     512-token prefill; bench-cuda-kv.txt), single-stream decode of the Qwen2.5-0.5B shape at
 #     4,096 tokens of context and a 32-request bench per type (decode-kv-TYPE.json,
-#     serve-kv-TYPE.json), all summarised in report.md.
+#     serve-kv-TYPE.json), all summarised in report.md;
+#   - the newer families on CUDA (issue 18: gemma2, gemma3, phi3 with LongRoPE, mistral with its
+#     sliding window, qwen3moe): their logits and greedy tokens against the CPU backend
+#     (tst_cuda_model_families, tst_cuda_engine_greedy; ctest-families.txt), and decode / prefill
+#     tok/s of Gemma-2-2B, Gemma-3-1B, Phi-3.5-mini, Mistral-7B and Qwen3-30B-A3B (MoE) shapes
+#     with LLMWB_DC_FAMILY_LAYERS of their layers (default 4; decode-fam-*.json,
+#     prefill-fam-*.json).
 # Models are written by `llmwb make-model` with random weights: Qwen2.5-0.5B and Qwen2.5-7B
 # shapes, bf16 (safetensors) and q4_k (GGUF). To stay well inside 10 minutes the 7B shape keeps
 # LLMWB_DC_7B_LAYERS of its 28 layers (default 8; per-token figures are reported for that depth).
@@ -37,6 +43,7 @@ BUILD="${LLMWB_DC_BUILD:-$ROOT/build-device}"
 WORK="${LLMWB_DC_WORK:-/tmp/llmwb-device}"
 STAGES="${LLMWB_DC_STAGES:-build test bench}"
 LAYERS_7B="${LLMWB_DC_7B_LAYERS:-8}"
+FAMILY_LAYERS="${LLMWB_DC_FAMILY_LAYERS:-4}"
 HF_PROMPTS="${LLMWB_DC_HF_PROMPTS:-256}"
 JOBS="$(nproc)"
 mkdir -p "$OUT" "$WORK"
@@ -97,6 +104,14 @@ if has_stage test; then
   (cd "$BUILD" && ctest -R tst_backend_cuda_plugin --output-on-failure) >> "$OUT/ctest-gpu.txt" 2>&1 \
     || say "tst_backend_cuda_plugin FAILED"
   [ $CTEST_RC -eq 0 ] || say "GPU tests FAILED (rc $CTEST_RC; details in $OUT/ctest-gpu.txt)"
+fi
+if has_stage test; then
+  say "the newer families vs the CPU (gemma2, gemma3, phi3, mistral window, qwen3moe)"
+  (cd "$BUILD" && ctest -L gpu -R "tst_cuda_model_families|tst_cuda_engine_greedy" \
+      --output-on-failure --timeout 300 -V) > "$OUT/ctest-families.txt" 2>&1 \
+      || say "family tests FAILED (see $OUT/ctest-families.txt)"
+  grep -E "rel err|requests differ|released|tests passed|tests failed|SKIPPED" \
+      "$OUT/ctest-families.txt" | tee -a "$LOG"
 fi
 if has_stage test || has_stage kv; then
   say "KV-type tests (every KV cache type vs the CPU)"
@@ -262,6 +277,21 @@ for m in q05 q7; do
 done
 
 kv_bench
+
+# The newer dense families (issue 18): random-weight models of the real shapes, a few layers kept.
+# Mistral as a bf16 Hugging Face folder (GGUF mistral files carry no window), the others q4_k GGUF.
+for shape in gemma-2-2b gemma-3-1b phi-3.5-mini mistral-7b qwen3-30b-a3b-4l; do
+  fam="$WORK/fam-$shape.gguf"; args=(--type q4_k --format gguf)
+  [ $shape = mistral-7b ] && { fam="$WORK/fam-$shape-bf16"; args=(--type bf16 --format safetensors); }
+  say "make-model $shape (${args[1]}, $FAMILY_LAYERS layers)"
+  timeout 240 "$LLMWB" make-model --shape "$shape" --layers "$FAMILY_LAYERS" "${args[@]}" \
+      --out "$fam" >> "$LOG" 2>&1 || { say "make-model $shape FAILED"; continue; }
+  run "decode-fam-$shape" 120 "$LLMWB" generate --model "$fam" --ids "$(ids 128 5 32000)" \
+      --max-tokens 128 --temperature 0 --ignore-eos --json --device cuda
+  run "prefill-fam-$shape" 120 "$LLMWB" generate --model "$fam" --ids "$(ids 2048 6 32000)" \
+      --max-tokens 1 --temperature 0 --ignore-eos --json --device cuda
+done
+
 python3 "$ROOT/scripts/device/report.py" "$OUT" > "$OUT/report.md" 2>> "$LOG" || say "report FAILED"
 kv_report >> "$OUT/report.md"
 if [ -s "$OUT/bench-cuda-ops.txt" ]; then

@@ -37,6 +37,36 @@ const float* f32_of(const TensorView& t, std::vector<std::vector<float>>& store)
     return store.back().data();
 }
 
+// Rows [first, first + n) of t (a fused projection's part, as stored: no copy).
+TensorView row_range(const TensorView& t, int64_t first, int64_t n) {
+    TensorView v = t;
+    v.data = t.row(first);
+    v.rows = n;
+    return v;
+}
+
+// The layer's q/k/v and gate/up matrices: the separate tensors, or the row ranges of phi3's fused
+// qkv ([q | k | v] rows) and gate_up ([gate | up] rows) tensors.
+struct Projections {
+    TensorView wq, wk, wv, w_gate, w_up;
+};
+Projections projections_of(const LayerWeights& l, const ModelConfig& c) {
+    Projections p{l.wq, l.wk, l.wv, l.w_gate, l.w_up};
+    const int64_t qw = int64_t{c.num_heads} * c.head_dim,
+                  kvw = int64_t{c.num_kv_heads} * c.head_dim;
+    if (l.wqkv.present() && l.wqkv.rows == qw + 2 * kvw) {
+        p.wq = row_range(l.wqkv, 0, qw);
+        p.wk = row_range(l.wqkv, qw, kvw);
+        p.wv = row_range(l.wqkv, qw + kvw, kvw);
+    }
+    const int64_t I = c.intermediate_size;
+    if (l.w_gate_up.present() && l.w_gate_up.rows == 2 * I) {
+        p.w_gate = row_range(l.w_gate_up, 0, I);
+        p.w_up = row_range(l.w_gate_up, I, I);
+    }
+    return p;
+}
+
 // bf16 bytes of a copy of t (0 unless quantized: float types need no cache).
 int64_t bf16_copy_bytes(const TensorView& t) {
     return t.present() && dtype_block_elems(t.type) > 1 ? t.rows * t.cols * 2 : 0;
@@ -60,24 +90,21 @@ int32_t kv_dtype_abi(KvDtype t) {
     return LLMWB_KV_F16;
 }
 
-// Why the CUDA runner cannot run this model yet ("" when it can): the runner implements the
-// llama / qwen2 / qwen3 forward pass; the newer families' features run on the CPU backend only.
+// Why the CUDA runner cannot run this model yet ("" when it can): every family of Architecture
+// runs there (the switch has no default, so a new family is a compiler warning until it is
+// decided here).
 std::string cuda_unsupported_feature(const ModelConfig& c) {
-    const bool family = c.arch == Architecture::Llama || c.arch == Architecture::Qwen2 ||
-                        c.arch == Architecture::Qwen3;
-    if (!family)
-        return "the " + std::string(architecture_name(c.arch)) + " architecture";
-    if (c.sliding_window > 0)
-        return "sliding-window attention";
-    if (c.is_moe())
-        return "mixture-of-experts layers";
-    if (c.activation != MlpActivation::Silu || c.post_norms || c.attn_logit_softcap > 0 ||
-        c.final_logit_softcap > 0 || c.embedding_scale != 1.0f || c.query_scale > 0 ||
-        c.rotary_dims() != c.head_dim || c.rope_theta_local > 0 ||
-        (c.rope_scaling.kind != RopeScaling::Kind::None &&
-         c.rope_scaling.kind != RopeScaling::Kind::Llama3))
-        return "this model's attention/MLP variant";
-    return "";
+    switch (c.arch) {
+    case Architecture::Llama:
+    case Architecture::Qwen2:
+    case Architecture::Qwen3:
+    case Architecture::Gemma2:
+    case Architecture::Gemma3:
+    case Architecture::Phi3:
+    case Architecture::Qwen3Moe:
+        return "";
+    }
+    return "the " + std::string(architecture_name(c.arch)) + " architecture";
 }
 
 } // namespace
@@ -86,9 +113,11 @@ std::vector<int64_t> cuda_weight_cache_candidates(const LoadedModel& model) {
     const ModelWeights& w = model.weights;
     std::vector<int64_t> out;
     out.reserve(7 * w.layers.size() + 1);
-    for (const LayerWeights& l : w.layers)
-        for (const TensorView* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+    for (const LayerWeights& l : w.layers) {
+        const Projections p = projections_of(l, model.config);
+        for (const TensorView* t : {&p.wq, &p.wk, &p.wv, &l.wo, &p.w_gate, &p.w_up, &l.w_down})
             out.push_back(bf16_copy_bytes(*t));
+    }
     out.push_back(bf16_copy_bytes(w.output.present() ? w.output : w.tok_embd));
     return out;
 }
@@ -113,6 +142,7 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     std::vector<std::vector<float>> store; // fp32 norms and biases, alive during create_runner
     store.reserve(8 * w.layers.size() + 1);
     std::vector<LlmwbLayer> layers(w.layers.size());
+    std::vector<std::vector<LlmwbTensor>> experts(w.layers.size()); // [layer][n_expert * 3]
     for (size_t i = 0; i < w.layers.size(); ++i) {
         const LayerWeights& lw = w.layers[i];
         LlmwbLayer& l = layers[i];
@@ -123,15 +153,37 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
         l.bq = f32_of(lw.bq, store);
         l.bk = f32_of(lw.bk, store);
         l.bv = f32_of(lw.bv, store);
-        l.wq = tensor_of(lw.wq);
-        l.wk = tensor_of(lw.wk);
-        l.wv = tensor_of(lw.wv);
+        l.post_attn_norm = f32_of(lw.post_attn_norm, store);
+        l.post_ffn_norm = f32_of(lw.post_ffn_norm, store);
+        const Projections p = projections_of(lw, c);
+        l.wq = tensor_of(p.wq);
+        l.wk = tensor_of(p.wk);
+        l.wv = tensor_of(p.wv);
         l.wo = tensor_of(lw.wo);
-        l.w_gate = tensor_of(lw.w_gate);
-        l.w_up = tensor_of(lw.w_up);
+        l.w_gate = tensor_of(p.w_gate);
+        l.w_up = tensor_of(p.w_up);
         l.w_down = tensor_of(lw.w_down);
+        if (c.is_moe()) {
+            l.router = tensor_of(lw.router);
+            for (const ExpertWeights& ex : lw.experts)
+                for (const TensorView* t : {&ex.w_gate, &ex.w_up, &ex.w_down})
+                    experts[i].push_back(tensor_of(*t));
+            l.experts = experts[i].data();
+        }
+        l.sliding_window = c.window_for_layer(static_cast<int>(i));
+        // gemma3: the local RoPE base on the sliding-type layers (even with no window set), as
+        // the CPU transformer decides it.
+        l.rope_local =
+            c.rope_theta_local > 0.0f && i < c.layer_sliding.size() && c.layer_sliding[i] ? 1 : 0;
     }
     const std::vector<double> inv_freq = rope_inv_freq(c, w.rope_freqs);
+    std::vector<double> inv_freq_local;
+    if (c.rope_theta_local > 0.0f) { // the sliding layers' base, without rope_scaling
+        ModelConfig local = c;
+        local.rope_theta = c.rope_theta_local;
+        local.rope_scaling = RopeScaling{};
+        inv_freq_local = rope_inv_freq(local, TensorView{});
+    }
     const TensorView& head = w.output.present() ? w.output : w.tok_embd;
 
     LlmwbModel m{};
@@ -149,6 +201,18 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<CudaP
     m.tok_embd = tensor_of(w.tok_embd);
     m.lm_head = tensor_of(head);
     m.layers = layers.data();
+    m.activation = c.activation == MlpActivation::GeluTanh ? LLMWB_ACT_GELU_TANH : LLMWB_ACT_SILU;
+    m.rotary_dim = c.rotary_dims();
+    m.embedding_scale = c.embedding_scale;
+    m.attn_scale = c.query_scale;
+    m.attn_logit_softcap = c.attn_logit_softcap;
+    m.final_logit_softcap = c.final_logit_softcap;
+    m.rope_scale = rope_attention_scale(c);
+    m.inv_freq_local = inv_freq_local.empty() ? nullptr : inv_freq_local.data();
+    m.num_experts = c.num_experts;
+    m.num_experts_used = c.num_experts_used;
+    m.expert_intermediate_size = c.expert_intermediate_size;
+    m.expert_norm_topk = c.expert_norm_topk ? 1 : 0;
 
     LlmwbRunnerOptions ro{};
     ro.device = options.device;

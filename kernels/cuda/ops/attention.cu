@@ -48,6 +48,8 @@ struct KernelArgs {
     int32_t n_tokens;
     int32_t heads, kv_heads, head_dim, block_size;
     float scale;
+    int32_t window; // sliding window (0: none)
+    float softcap;  // attention-logit soft-cap (0: none)
     int32_t split_len, n_splits;
     int32_t skip_query_from; // > 0: sequences with this many query rows are not ours (TC)
     float* part_acc;         // [n_splits][n_tokens][heads][head_dim]
@@ -92,6 +94,12 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     // max_context_len bound (a graph captured earlier) is still attended to completely.
     const int32_t split_end = split == a.n_splits - 1 ? INT_MAX : kb + a.split_len;
     const int32_t ke = std::min<int32_t>(std::min<int32_t>(split_end, key_max + 1), ctx);
+    // Under a sliding window no pair of this block sees a key before the first pair's window
+    // (its position is the smallest): those keys, and their blocks, are never touched.
+    const int32_t key_min =
+        a.window > 0
+            ? std::max<int32_t>(0, ctx - qlen + static_cast<int32_t>(p0 / group) - a.window + 1)
+            : 0;
 
     const int64_t q_stride = static_cast<int64_t>(a.heads) * D;
     const int32_t* table = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
@@ -110,13 +118,14 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     }
 
     float m[PW], l[PW], acc[PW][kMaxDL];
-    int32_t lim[PW];
+    int32_t lim[PW], lo[PW]; // keys [lo, lim] of each pair
     bool valid[PW];
 #pragma unroll
     for (int k = 0; k < PW; ++k) {
         const int64_t p = p0 + warp * PW + k;
         valid[k] = p < total_pairs;
         lim[k] = valid[k] ? ctx - qlen + static_cast<int32_t>(p / group) : -1;
+        lo[k] = a.window > 0 ? std::max<int32_t>(0, lim[k] - a.window + 1) : 0;
         m[k] = -INFINITY;
         l[k] = 0.0f;
 #pragma unroll
@@ -127,7 +136,7 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
     const auto* kc = static_cast<const unsigned char*>(a.k_cache);
     const auto* vc = static_cast<const unsigned char*>(a.v_cache);
     constexpr int elem = T == KvDtype::F32 ? 4 : (T == KvDtype::F16 || T == KvDtype::BF16 ? 2 : 1);
-    for (int32_t t0 = kb; t0 < ke; t0 += kTK) {
+    for (int32_t t0 = std::max(kb, key_min); t0 < ke; t0 += kTK) {
         __syncthreads();      // previous tile (and the query staging) done
         const int d4 = D / 4; // groups of 4 elements per key row
         for (int i = tid; i < kTK * d4; i += blockDim.x) {
@@ -159,16 +168,19 @@ __global__ void __launch_bounds__(kNW * 32) attention_kernel(KernelArgs a) {
         const int32_t key = t0 + lane;
 #pragma unroll
         for (int k = 0; k < PW; ++k) {
-            if (!valid[k] || t0 > lim[k])
-                continue; // warp-uniform
+            // Warp-uniform: no key of this pair in the tile (so every tile that runs has one).
+            if (!valid[k] || t0 > lim[k] || lo[k] >= t0 + kTK || lo[k] >= ke)
+                continue;
             const float* qp = qs + (warp * PW + k) * D;
             float s = -INFINITY;
-            if (key < ke && key <= lim[k]) {
+            if (key < ke && key <= lim[k] && key >= lo[k]) {
                 const float* kp = ks + lane * (D + 1);
                 float dot = 0.0f;
                 for (int d = 0; d < D; ++d)
                     dot += qp[d] * kp[d];
                 s = dot * a.scale;
+                if (a.softcap > 0.0f)
+                    s = a.softcap * tanhf(s / a.softcap);
             }
             const float tile_max = detail::warp_max(s); // finite: key t0 <= lim is valid
             const float m_new = fmaxf(m[k], tile_max);
@@ -342,6 +354,8 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
     if (!(p.k_scale > 0.0f) || !(p.v_scale > 0.0f) || !std::isfinite(p.k_scale) ||
         !std::isfinite(p.v_scale))
         return invalid("paged_attention", "KV scales must be finite and positive");
+    if (p.window < 0 || p.logit_softcap < 0.0f || !std::isfinite(p.logit_softcap))
+        return invalid("paged_attention", "negative window or soft-cap");
     if (reinterpret_cast<uintptr_t>(k_cache) % 16 != 0 ||
         reinterpret_cast<uintptr_t>(v_cache) % 16 != 0)
         return invalid("paged_attention", "KV caches must be 16-byte aligned");
@@ -399,6 +413,8 @@ OpStatus paged_attention(float* out, const float* q, const void* k_cache, const 
     args.head_dim = p.head_dim;
     args.block_size = p.block_size;
     args.scale = p.scale;
+    args.window = p.window;
+    args.softcap = p.logit_softcap;
     args.split_len = static_cast<int32_t>(split_len);
     args.n_splits = static_cast<int32_t>(n_splits);
     args.skip_query_from = use_tc ? detail::kTcMinQuery : 0;

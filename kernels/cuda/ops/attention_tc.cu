@@ -51,6 +51,8 @@ struct TcArgs {
     int32_t max_blocks_per_seq;
     int32_t heads, kv_heads, head_dim, block_size;
     float scale;
+    int32_t window; // sliding window (0: none)
+    float softcap;  // attention-logit soft-cap (0: none)
     KvGeom geom;
     float k_scale, v_scale;
 };
@@ -137,7 +139,11 @@ template <KvDtype T> __global__ void __launch_bounds__(kWarps * 32) attention_tc
     const auto* vc = static_cast<const unsigned char*>(a.v_cache);
     constexpr int elem = T == KvDtype::F32 ? 4 : (T == KvDtype::F16 || T == KvDtype::BF16 ? 2 : 1);
     const int d4 = D / 4;
-    for (int32_t t0 = 0; t0 < kend; t0 += kBN) {
+    // Under a sliding window the block's first row has the earliest window: keys before it (and
+    // their possibly freed blocks) are never read.
+    const int32_t first = ctx - qlen + rb - a.window + 1;
+    const int32_t kstart = a.window > 0 && first > 0 ? first : 0;
+    for (int32_t t0 = kstart; t0 < kend; t0 += kBN) {
         __syncthreads(); // previous tile fully used (and O/m/l initialised)
         for (int i = tid; i < kBN * d4; i += blockDim.x) {
             const int j = i / d4, d = (i % d4) * 4;
@@ -182,12 +188,16 @@ template <KvDtype T> __global__ void __launch_bounds__(kWarps * 32) attention_tc
         if (lane < 16) {
             const int r = warp * 16 + lane;
             const int32_t lim = ctx - qlen + rb + r; // last key this row sees
-            const float* srow = ss + r * kLdS;
+            const int32_t lo = a.window > 0 && lim - a.window + 1 > 0 ? lim - a.window + 1 : 0;
+            float* srow = ss + r * kLdS;
+            if (a.softcap > 0.0f && r < rows_here)
+                for (int j = 0; j < kBN; ++j)
+                    srow[j] = a.softcap * tanhf(srow[j] / a.softcap);
             __half* prow = ps + r * kLdP;
             float mx = -INFINITY;
             if (r < rows_here)
                 for (int j = 0; j < kBN; ++j)
-                    if (t0 + j <= lim && t0 + j < kend)
+                    if (t0 + j <= lim && t0 + j >= lo && t0 + j < kend)
                         mx = fmaxf(mx, srow[j]);
             float alpha = 1.0f;
             if (mx == -INFINITY) { // padding row or no visible key in this tile
@@ -198,7 +208,7 @@ template <KvDtype T> __global__ void __launch_bounds__(kWarps * 32) attention_tc
                 alpha = expf(m_s[r] - m_new); // 0 on the first visible tile
                 float sum = 0.0f;
                 for (int j = 0; j < kBN; ++j) {
-                    const bool vis = t0 + j <= lim && t0 + j < kend;
+                    const bool vis = t0 + j <= lim && t0 + j >= lo && t0 + j < kend;
                     const float pj = vis ? expf(srow[j] - m_new) : 0.0f;
                     const __half ph = __float2half_rn(pj);
                     prow[j] = ph;
@@ -285,6 +295,8 @@ OpStatus launch_attention_tc(float* out, const float* q, const void* k_cache, co
     args.head_dim = p.head_dim;
     args.block_size = p.block_size;
     args.scale = p.scale;
+    args.window = p.window;
+    args.softcap = p.logit_softcap;
     args.geom = kv_geom(KvLayout{p.kv_dtype, p.block_size, p.kv_heads, p.head_dim});
     args.k_scale = p.k_scale;
     args.v_scale = p.v_scale;

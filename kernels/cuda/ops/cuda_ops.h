@@ -95,12 +95,23 @@ OpStatus add_rmsnorm(float* residual_inout, float* out, const float* delta, cons
                      int64_t rows, int64_t dim, float eps, cudaStream_t stream);
 
 // Rotary embedding in place on q [n][heads][head_dim] and k [n][kv_heads][head_dim] (k may be
-// null) at positions[n]. inv_freq[head_dim/2] in DOUBLE (as engine/runtime/rope.h computes it,
-// llama3 factors included) so that angles of long positions match the CPU exactly enough.
-// interleaved = false: pairs (i, i + head_dim/2) (HF rotate-half); true: pairs (2i, 2i+1).
+// null) at positions[n]. inv_freq[rotary_dim/2] in DOUBLE (as engine/runtime/rope.h computes it,
+// llama3 / LongRoPE / linear factors included) so that angles of long positions match the CPU
+// exactly enough. Only the first rotary_dim dimensions of each head turn (0 = head_dim; partial
+// rotary), the rest pass through; cos and sin are multiplied by cs_scale (LongRoPE's attention
+// factor; 1 otherwise).
+// interleaved = false: pairs (i, i + rotary_dim/2) (HF rotate-half); true: pairs (2i, 2i+1).
 OpStatus rope(float* q, float* k, const int32_t* positions, int64_t n, int32_t heads,
               int32_t kv_heads, int32_t head_dim, const double* inv_freq, bool interleaved,
-              cudaStream_t stream);
+              cudaStream_t stream, int32_t rotary_dim = 0, float cs_scale = 1.0f);
+
+// out = gelu_tanh(gate) * up (gemma's GeGLU, the tanh approximation; out may alias gate).
+OpStatus gelu_tanh_mul(float* out, const float* gate, const float* up, int64_t n_elems,
+                       cudaStream_t stream);
+// x = cap * tanh(x / cap) (gemma2's final-logit soft-cap); cap finite and > 0.
+OpStatus softcap(float* x, int64_t n_elems, float cap, cudaStream_t stream);
+// x *= s (gemma's embedding scale).
+OpStatus scale(float* x, float s, int64_t n_elems, cudaStream_t stream);
 
 // out = silu(gate) * up (out may alias gate), out = a + b (out may alias a), x[t][:] += bias.
 OpStatus silu_mul(float* out, const float* gate, const float* up, int64_t n_elems,
@@ -149,6 +160,12 @@ struct AttentionParams {
     // tiles (values beyond the f16 range saturate at +-65504).
     bool tensor_cores = true;
     float k_scale = 1.0f, v_scale = 1.0f; // fp8 per-layer scales (stored value = x / scale)
+    // Sliding window (mistral, gemma2/3's local layers): the query at context index pos sees keys
+    // (pos - window, pos] only, and blocks wholly before pos - window + 1 are never read (the KV
+    // manager may have freed them: their table entries need not be valid). 0 = every key.
+    int32_t window = 0;
+    // gemma2: scores = cap * tanh(scores / cap) after the scale, before the softmax. 0 = none.
+    float logit_softcap = 0.0f;
 };
 
 // Scratch for splitting long contexts (flash-decoding); 0 disables splitting (still correct).

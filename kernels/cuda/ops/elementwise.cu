@@ -1,9 +1,11 @@
-// Row and element-wise ops: rmsnorm (+ fused residual add), silu_mul, add, bias_add, rope,
+// Row and element-wise ops: rmsnorm (+ fused residual add), silu_mul, gelu_tanh_mul, softcap,
+// scale, add, bias_add, rope,
 // embedding_gather, argmax_rows (kv_write: kv_write.cu).
 #include <cuda_fp16.h>
 
 #include <cfloat>
 #include <climits>
+#include <cmath>
 
 #include "kernels/cuda/ops/common.cuh"
 #include "kernels/cuda/ops/dequant.cuh"
@@ -87,11 +89,36 @@ __global__ void bias_add_kernel(float* x, const float* bias, int64_t total, int6
         x[i] += bias[i % dim];
 }
 
-// One thread per (token, head of q then k, pair).
+// gelu_tanh(g) * up with 0.5 (1 + tanh z) written as 1 / (1 + e^(-2z)), as the CPU op does (no
+// cancellation for negative gates).
+__global__ void gelu_tanh_mul_kernel(float* out, const float* gate, const float* up, int64_t n) {
+    constexpr float kC = 0.7978845608028654f; // sqrt(2 / pi)
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const float g = gate[i];
+        const float z = kC * (g + 0.044715f * g * g * g);
+        out[i] = g / (1.0f + expf(-2.0f * z)) * up[i];
+    }
+}
+
+__global__ void softcap_kernel(float* x, int64_t n, float cap, float inv_cap) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        x[i] = cap * tanhf(x[i] * inv_cap);
+}
+
+__global__ void scale_kernel(float* x, float s, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        x[i] *= s;
+}
+
+// One thread per (token, head of q then k, pair of the rotated dimensions); dimensions past
+// rotary_dim pass through.
 __global__ void rope_kernel(float* q, float* k, const int32_t* positions, int64_t n, int32_t heads,
                             int32_t kv_heads, int32_t head_dim, const double* inv_freq,
-                            bool interleaved) {
-    const int32_t half = head_dim / 2;
+                            bool interleaved, int32_t rotary_dim, float cs_scale) {
+    const int32_t half = rotary_dim / 2;
     const int32_t all_heads = heads + (k ? kv_heads : 0);
     const int64_t total = n * all_heads * half;
     for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
@@ -103,7 +130,8 @@ __global__ void rope_kernel(float* q, float* k, const int32_t* positions, int64_
                              : k + (t * kv_heads + (h - heads)) * head_dim;
         double s, c;
         sincos(static_cast<double>(positions[t]) * inv_freq[i], &s, &c);
-        const float cf = static_cast<float>(c), sf = static_cast<float>(s);
+        // As engine/runtime/rope.cpp: the (LongRoPE) multiplier applied in double, then rounded.
+        const float cf = static_cast<float>(c * cs_scale), sf = static_cast<float>(s * cs_scale);
         const int32_t ia = interleaved ? 2 * i : i;
         const int32_t ib = interleaved ? 2 * i + 1 : i + half;
         const float a = v[ia], b = v[ib];
@@ -227,15 +255,50 @@ OpStatus bias_add(float* x, const float* bias, int64_t n, int64_t dim, cudaStrea
 
 OpStatus rope(float* q, float* k, const int32_t* positions, int64_t n, int32_t heads,
               int32_t kv_heads, int32_t head_dim, const double* inv_freq, bool interleaved,
-              cudaStream_t stream) {
+              cudaStream_t stream, int32_t rotary_dim, float cs_scale) {
     if (n < 0 || heads <= 0 || kv_heads < 0 || head_dim <= 0 || head_dim % 2 != 0)
         return invalid("rope", "bad shape");
+    const int32_t rd = rotary_dim > 0 ? rotary_dim : head_dim;
+    if (rd % 2 != 0 || rd > head_dim)
+        return invalid("rope", "rotary_dim must be even and at most head_dim");
+    if (!std::isfinite(cs_scale))
+        return invalid("rope", "cos/sin scale is not finite");
     if (n == 0)
         return OpStatus::Ok;
-    const int64_t total = n * (heads + (k ? kv_heads : 0)) * (head_dim / 2);
+    const int64_t total = n * (heads + (k ? kv_heads : 0)) * (rd / 2);
     LLMWB_LAUNCH(grid_for(total, kThreads), kThreads, 0, stream, rope_kernel)
-    (q, k, positions, n, heads, kv_heads, head_dim, inv_freq, interleaved);
+    (q, k, positions, n, heads, kv_heads, head_dim, inv_freq, interleaved, rd, cs_scale);
     return check_launch("rope");
+}
+
+OpStatus gelu_tanh_mul(float* out, const float* gate, const float* up, int64_t n_elems,
+                       cudaStream_t stream) {
+    if (n_elems < 0)
+        return invalid("gelu_tanh_mul", "negative size");
+    if (n_elems == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, gelu_tanh_mul_kernel)
+    (out, gate, up, n_elems);
+    return check_launch("gelu_tanh_mul");
+}
+
+OpStatus softcap(float* x, int64_t n_elems, float cap, cudaStream_t stream) {
+    if (n_elems < 0 || !(cap > 0.0f) || !std::isfinite(cap))
+        return invalid("softcap", "negative size or a cap that is not finite and positive");
+    if (n_elems == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, softcap_kernel)
+    (x, n_elems, cap, 1.0f / cap);
+    return check_launch("softcap");
+}
+
+OpStatus scale(float* x, float s, int64_t n_elems, cudaStream_t stream) {
+    if (n_elems < 0 || !std::isfinite(s))
+        return invalid("scale", "negative size or a factor that is not finite");
+    if (n_elems == 0)
+        return OpStatus::Ok;
+    LLMWB_LAUNCH(grid_for(n_elems, kThreads), kThreads, 0, stream, scale_kernel)(x, s, n_elems);
+    return check_launch("scale");
 }
 
 OpStatus embedding_gather(float* out, const DeviceMatrix& table, const int32_t* ids, int64_t n,

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define LLMWB_CUDA_ABI_VERSION 3u
+#define LLMWB_CUDA_ABI_VERSION 4u
 #define LLMWB_CUDA_PLUGIN_SYMBOL "llmwb_cuda_plugin_api"
 
 /* A weight tensor as stored: row-major [rows][cols], dtype = llmwb::DType's numeric value (GGML
@@ -34,17 +34,33 @@ typedef struct LlmwbTensor {
     int64_t bytes;
 } LlmwbTensor;
 
-/* One layer. Norm weights and biases are given as fp32 vectors (NULL: absent). */
+/* One layer. Norm weights and biases are given as fp32 vectors (NULL: absent). Gemma's norms
+ * arrive as the multipliers (1 + w), as the loaders give them. Fused projections (phi3's qkv and
+ * gate_up) are passed as the row ranges of the stored tensor (wq / wk / wv, w_gate / w_up point
+ * into it). */
 typedef struct LlmwbLayer {
-    const float* attn_norm; /* [hidden] */
-    const float* ffn_norm;  /* [hidden] */
-    const float* q_norm;    /* [head_dim] (qwen3) */
-    const float* k_norm;    /* [head_dim] (qwen3) */
-    const float* bq;        /* [heads * head_dim] (qwen2) */
-    const float* bk;        /* [kv_heads * head_dim] */
-    const float* bv;        /* [kv_heads * head_dim] */
-    LlmwbTensor wq, wk, wv, wo, w_gate, w_up, w_down;
+    const float* attn_norm;      /* [hidden] */
+    const float* ffn_norm;       /* [hidden] */
+    const float* q_norm;         /* [head_dim] (qwen3, gemma3) */
+    const float* k_norm;         /* [head_dim] (qwen3, gemma3) */
+    const float* bq;             /* [heads * head_dim] (qwen2) */
+    const float* bk;             /* [kv_heads * head_dim] */
+    const float* bv;             /* [kv_heads * head_dim] */
+    const float* post_attn_norm; /* (ABI 4) [hidden] gemma2/3: norm of the attention output */
+    const float* post_ffn_norm;  /* (ABI 4) [hidden] gemma2/3: norm of the MLP output */
+    int32_t sliding_window;      /* (ABI 4) keys (pos - window, pos]; 0 = every key */
+    int32_t rope_local;          /* (ABI 4) 1: RoPE with LlmwbModel::inv_freq_local (gemma3) */
+    LlmwbTensor wq, wk, wv, wo, w_gate, w_up, w_down; /* w_gate/up/down absent in MoE layers */
+    /* (ABI 4) Mixture of experts (LlmwbModel::num_experts > 0): the router [n_expert][hidden]
+     * and the experts as stored, [n_expert][3] tensors: gate [expert_inter][hidden], up (same),
+     * down [hidden][expert_inter] (views of GGUF's stacked tensors, or one tensor each). */
+    LlmwbTensor router;
+    const LlmwbTensor* experts;
 } LlmwbLayer;
+
+/* (ABI 4) The MLP's gate activation. */
+#define LLMWB_ACT_SILU 0
+#define LLMWB_ACT_GELU_TANH 1
 
 typedef struct LlmwbModel {
     int32_t vocab_size; /* rows of lm_head = length of a logits row */
@@ -56,11 +72,26 @@ typedef struct LlmwbModel {
     int32_t head_dim;
     int32_t rope_interleaved; /* 0: rotate-half (HF), 1: interleaved pairs (llama GGUF) */
     float rms_norm_eps;
-    const double* inv_freq;   /* [head_dim / 2], llama3 factors included */
+    const double* inv_freq;   /* [rotary_dim / 2], llama3 / LongRoPE / linear factors included */
     const float* output_norm; /* [hidden] */
     LlmwbTensor tok_embd;     /* [vocab][hidden] */
     LlmwbTensor lm_head;      /* [vocab][hidden]; may point at the same data as tok_embd (tied) */
     const LlmwbLayer* layers; /* [num_layers] */
+    /* (ABI 4) Features of the newer families; zeros give the llama / qwen forward pass. */
+    int32_t activation;           /* LLMWB_ACT_* */
+    int32_t rotary_dim;           /* dims rotated per head (partial rotary); 0 = head_dim */
+    float embedding_scale;        /* x = embedding * scale (gemma: sqrt(hidden)); 0 = 1 */
+    float attn_scale;             /* attention score scale; 0 = 1 / sqrt(head_dim) */
+    float attn_logit_softcap;     /* gemma2: scores = cap * tanh(scores / cap); 0 = none */
+    float final_logit_softcap;    /* gemma2: logits = cap * tanh(logits / cap); 0 = none */
+    float rope_scale;             /* cos/sin multiplier (LongRoPE attention factor); 0 = 1 */
+    const double* inv_freq_local; /* [rotary_dim / 2] RoPE of layers with rope_local, or NULL */
+    /* (ABI 4) Mixture of experts (qwen3moe; 0 experts = dense MLP): top num_experts_used of a
+     * softmax over the router logits, renormalised to sum to 1 when expert_norm_topk. */
+    int32_t num_experts;
+    int32_t num_experts_used; /* 1..64 */
+    int32_t expert_intermediate_size;
+    int32_t expert_norm_topk;
 } LlmwbModel;
 
 /* KV cache element type (llmwb::KvDtype, kernels/cpu/kv_format.h: the same block-major layout

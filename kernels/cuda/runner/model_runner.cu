@@ -100,6 +100,22 @@ ModelRunner::create(const LlmwbModel& model, const LlmwbRunnerOptions& options, 
         err = "model description is incomplete or inconsistent";
         return nullptr;
     }
+    if (model.rotary_dim < 0 || model.rotary_dim % 2 != 0 || model.rotary_dim > model.head_dim ||
+        model.activation < LLMWB_ACT_SILU || model.activation > LLMWB_ACT_GELU_TANH ||
+        !std::isfinite(model.embedding_scale) || !std::isfinite(model.attn_scale) ||
+        model.attn_scale < 0.0f || !std::isfinite(model.attn_logit_softcap) ||
+        model.attn_logit_softcap < 0.0f || !std::isfinite(model.final_logit_softcap) ||
+        model.final_logit_softcap < 0.0f || !std::isfinite(model.rope_scale)) {
+        err = "model description: rotary_dim, activation, scales or soft-caps out of range";
+        return nullptr;
+    }
+    if (model.num_experts < 0 ||
+        (model.num_experts > 0 &&
+         (model.num_experts_used < 1 || model.num_experts_used > 64 ||
+          model.num_experts_used > model.num_experts || model.expert_intermediate_size < 1))) {
+        err = "model description: expert counts out of range (top-k 1..64, at most the experts)";
+        return nullptr;
+    }
     if (model.head_dim % 32 != 0 || model.head_dim > 256) {
         err = "head_dim " + std::to_string(model.head_dim) +
               " is not supported by the CUDA attention (a multiple of 32, at most 256)";
@@ -115,7 +131,8 @@ ModelRunner::create(const LlmwbModel& model, const LlmwbRunnerOptions& options, 
     r->kv_dtype_ = *kv;
     r->k_scale_.assign(size_t(model.num_layers), 1.0f);
     r->v_scale_.assign(size_t(model.num_layers), 1.0f);
-    r->use_graphs_ = options.use_graphs != 0;
+    // MoE layers read their routing back on the host (one synchronisation per layer): eager.
+    r->use_graphs_ = options.use_graphs != 0 && model.num_experts == 0;
     r->max_context_ = std::max(1, options.max_context);
     cudaError_t e = cudaSetDevice(options.device);
     if (e != cudaSuccess) {
@@ -184,6 +201,17 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
     head_dim_ = m.head_dim;
     interleaved_ = m.rope_interleaved != 0;
     eps_ = m.rms_norm_eps;
+    gelu_ = m.activation == LLMWB_ACT_GELU_TANH;
+    rotary_dim_ = m.rotary_dim > 0 ? m.rotary_dim : m.head_dim;
+    embedding_scale_ = m.embedding_scale != 0.0f ? m.embedding_scale : 1.0f;
+    attn_scale_ = m.attn_scale;
+    attn_softcap_ = m.attn_logit_softcap;
+    final_softcap_ = m.final_logit_softcap;
+    rope_scale_ = m.rope_scale != 0.0f ? m.rope_scale : 1.0f;
+    n_experts_ = m.num_experts;
+    experts_used_ = m.num_experts_used;
+    expert_inter_ = m.expert_intermediate_size;
+    norm_topk_ = m.expert_norm_topk != 0;
 
     std::unordered_map<const void*, const void*> uploaded; // host -> device (tied embeddings)
     auto matrix = [&](const LlmwbTensor& t, int64_t rows, int64_t cols, const std::string& name,
@@ -237,10 +265,17 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
     if (!matrix(m.tok_embd, vocab_, H, "token_embd", tok_embd_) ||
         !matrix(m.lm_head, vocab_, H, "lm_head", lm_head_) || !vec(m.output_norm, H, output_norm_))
         return false;
-    inv_freq_ = static_cast<const double*>(
-        upload_bytes(m.inv_freq, static_cast<size_t>(head_dim_ / 2) * sizeof(double), err));
+    const size_t freq_bytes = static_cast<size_t>(rotary_dim_ / 2) * sizeof(double);
+    inv_freq_ = static_cast<const double*>(upload_bytes(m.inv_freq, freq_bytes, err));
     if (!inv_freq_)
         return false;
+    inv_freq_local_ = nullptr;
+    if (m.inv_freq_local) {
+        inv_freq_local_ =
+            static_cast<const double*>(upload_bytes(m.inv_freq_local, freq_bytes, err));
+        if (!inv_freq_local_)
+            return false;
+    }
     layers_.resize(static_cast<size_t>(layers_n_));
     for (int32_t l = 0; l < layers_n_; ++l) {
         const LlmwbLayer& s = m.layers[l];
@@ -250,15 +285,42 @@ bool ModelRunner::upload(const LlmwbModel& m, std::string& err) {
             return false;
         }
         const std::string p = "blk." + std::to_string(l) + ".";
+        if (s.sliding_window < 0 || (s.rope_local && !m.inv_freq_local)) {
+            err = "layer " + std::to_string(l) +
+                  ": negative sliding window, or local RoPE without local frequencies";
+            return false;
+        }
+        if (n_experts_ > 0) {
+            if (!s.experts) {
+                err = "layer " + std::to_string(l) + " has no expert tensors";
+                return false;
+            }
+            if (!matrix(s.router, n_experts_, H, p + "ffn_gate_inp", d.router))
+                return false;
+            d.experts.resize(size_t(n_experts_) * 3);
+            const int64_t EI = expert_inter_;
+            for (int32_t x = 0; x < n_experts_; ++x) {
+                const LlmwbTensor* t = s.experts + size_t(x) * 3;
+                const std::string q = p + "expert " + std::to_string(x) + " ";
+                if (!matrix(t[0], EI, H, q + "ffn_gate", d.experts[size_t(x) * 3]) ||
+                    !matrix(t[1], EI, H, q + "ffn_up", d.experts[size_t(x) * 3 + 1]) ||
+                    !matrix(t[2], H, EI, q + "ffn_down", d.experts[size_t(x) * 3 + 2]))
+                    return false;
+            }
+        }
+        d.window = s.sliding_window;
+        d.rope_local = s.rope_local != 0;
         if (!matrix(s.wq, qw, H, p + "attn_q", d.wq) || !matrix(s.wk, kvw, H, p + "attn_k", d.wk) ||
             !matrix(s.wv, kvw, H, p + "attn_v", d.wv) ||
             !matrix(s.wo, H, qw, p + "attn_output", d.wo) ||
-            !matrix(s.w_gate, I, H, p + "ffn_gate", d.w_gate) ||
-            !matrix(s.w_up, I, H, p + "ffn_up", d.w_up) ||
-            !matrix(s.w_down, H, I, p + "ffn_down", d.w_down) ||
+            (n_experts_ == 0 && (!matrix(s.w_gate, I, H, p + "ffn_gate", d.w_gate) ||
+                                 !matrix(s.w_up, I, H, p + "ffn_up", d.w_up) ||
+                                 !matrix(s.w_down, H, I, p + "ffn_down", d.w_down))) ||
             !vec(s.attn_norm, H, d.attn_norm) || !vec(s.ffn_norm, H, d.ffn_norm) ||
             !vec(s.q_norm, head_dim_, d.q_norm) || !vec(s.k_norm, head_dim_, d.k_norm) ||
-            !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv))
+            !vec(s.bq, qw, d.bq) || !vec(s.bk, kvw, d.bk) || !vec(s.bv, kvw, d.bv) ||
+            !vec(s.post_attn_norm, H, d.post_attn_norm) ||
+            !vec(s.post_ffn_norm, H, d.post_ffn_norm))
             return false;
     }
     return true;
@@ -285,10 +347,29 @@ bool ModelRunner::ensure_step_buffers(int32_t n_tokens, int32_t n_logits, size_t
             ws = std::max(ws, matmul_workspace_bytes(w.rows, w.cols, n_tokens, w.type));
         };
         need(lm_head_);
-        for (const Layer& l : layers_)
+        for (const Layer& l : layers_) {
             for (const DeviceMatrix* w :
                  {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-                need(*w);
+                if (w->data)
+                    need(*w);
+            if (l.router.data)
+                need(l.router);
+            for (const DeviceMatrix& w : l.experts)
+                need(w);
+        }
+        if (n_experts_ > 0) {
+            const size_t m = t * size_t(experts_used_), EI = size_t(expert_inter_);
+            if (!moe_logits_.ensure(t * size_t(n_experts_) * 4, &moved, err) ||
+                !moe_logits_host_.ensure(t * size_t(n_experts_) * 4, err) ||
+                !moe_index_.ensure(m * 12, &moved, err) || !moe_index_host_.ensure(m * 12, err) ||
+                !moe_x_.ensure(m * H * 4, &moved, err) ||
+                !moe_gate_.ensure(m * EI * 4, &moved, err) ||
+                !moe_up_.ensure(m * EI * 4, &moved, err) ||
+                !moe_y_.ensure(m * H * 4, &moved, err)) {
+                cap_tokens_ = 0;
+                return false;
+            }
+        }
         if (!matmul_ws_.ensure(ws, &moved, err))
             return false;
         matmul_ws_bytes_ = ws;
@@ -432,7 +513,8 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     if (L.k_norm)
         LLMWB_OP(rmsnorm(k, k, L.k_norm, T * kv_heads_, head_dim_, eps_, s), "k norm");
     LLMWB_OP(rope(q, k, reinterpret_cast<const int32_t*>(base + m.positions), T, heads_, kv_heads_,
-                  head_dim_, inv_freq_, interleaved_, s),
+                  head_dim_, L.rope_local ? inv_freq_local_ : inv_freq_, interleaved_, s,
+                  rotary_dim_, rope_scale_),
              "rope");
     LLMWB_OP(kv_write(k_cache(l), v_cache(l), k, v,
                       reinterpret_cast<const int64_t*>(base + m.slot_mapping), T,
@@ -452,7 +534,11 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
     ap.kv_heads = kv_heads_;
     ap.head_dim = head_dim_;
     ap.block_size = block_size_;
-    ap.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim_)));
+    ap.scale = attn_scale_ > 0.0f
+                   ? attn_scale_
+                   : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim_)));
+    ap.window = L.window;
+    ap.logit_softcap = attn_softcap_;
     ap.kv_dtype = kv_dtype_;
     ap.k_scale = k_scale_[l];
     ap.v_scale = v_scale_[l];
@@ -464,12 +550,27 @@ bool ModelRunner::enqueue_layer(int32_t l, const StepShape& sh, const MetaLayout
         "paged_attention");
     if (!mm(delta, slot + 3, att, T, "attn_output", err))
         return false;
+    if (L.post_attn_norm)
+        LLMWB_OP(rmsnorm(delta, delta, L.post_attn_norm, T, H, eps_, s), "post-attention norm");
     LLMWB_OP(add_rmsnorm(x, xb, delta, L.ffn_norm, T, H, eps_, s), "ffn norm");
+    if (n_experts_ > 0) {
+        if (!enqueue_moe(l, static_cast<int32_t>(T), err))
+            return false;
+        if (l + 1 < layers_n_)
+            LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s),
+                     "attn norm");
+        return true;
+    }
     if (!mm(gate, slot + 4, xb, T, "ffn_gate", err) || !mm(up, slot + 5, xb, T, "ffn_up", err))
         return false;
-    LLMWB_OP(silu_mul(gate, gate, up, T * I, s), "silu_mul");
+    if (gelu_)
+        LLMWB_OP(gelu_tanh_mul(gate, gate, up, T * I, s), "gelu_tanh_mul");
+    else
+        LLMWB_OP(silu_mul(gate, gate, up, T * I, s), "silu_mul");
     if (!mm(delta, slot + 6, gate, T, "ffn_down", err))
         return false;
+    if (L.post_ffn_norm)
+        LLMWB_OP(rmsnorm(delta, delta, L.post_ffn_norm, T, H, eps_, s), "post-MLP norm");
     if (l + 1 < layers_n_)
         LLMWB_OP(add_rmsnorm(x, xb, delta, layers_[l + 1].attn_norm, T, H, eps_, s), "attn norm");
     return true;
@@ -482,6 +583,8 @@ bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std:
     LLMWB_OP(embedding_gather(x_.as<float>(), tok_embd_,
                               reinterpret_cast<const int32_t*>(base + m.token_ids), T, s),
              "embedding");
+    if (embedding_scale_ != 1.0f)
+        LLMWB_OP(scale(x_.as<float>(), embedding_scale_, T * H, s), "embedding scale");
     LLMWB_OP(rmsnorm(xb_.as<float>(), x_.as<float>(), layers_[0].attn_norm, T, H, eps_, s),
              "attn norm");
     for (int32_t l = 0; l < layers_n_; ++l)
@@ -499,6 +602,9 @@ bool ModelRunner::enqueue_forward(const StepShape& sh, const MetaLayout& m, std:
     if (!mm(logits_dev_.as<float>(), layers_n_ * kLayerMatrices, xl_.as<float>(), sh.n_logits,
             "lm_head", err))
         return false;
+    if (final_softcap_ > 0.0f)
+        LLMWB_OP(softcap(logits_dev_.as<float>(), int64_t{sh.n_logits} * vocab_, final_softcap_, s),
+                 "final-logit soft-cap");
     return true;
 }
 

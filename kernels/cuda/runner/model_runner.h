@@ -1,9 +1,11 @@
-// ModelRunner: the whole-model forward pass on one CUDA device (llama / qwen2 / qwen3), built
-// from the ops of kernels/cuda/ops/cuda_ops.h on one stream:
+// ModelRunner: the whole-model forward pass on one CUDA device (llama / qwen2 / qwen3 / mistral,
+// gemma2 / gemma3, phi3), built from the ops of kernels/cuda/ops/cuda_ops.h on one stream:
 //
-//   embedding -> per layer: [add_]rmsnorm, q/k/v matmuls (+bias), q/k norm, rope, kv_write,
-//   paged_attention, o-proj, add_rmsnorm, gate/up matmuls, silu_mul, down matmul
-//   -> add, gather the rows that need logits, final rmsnorm, lm_head -> pinned host logits.
+//   embedding (x scale) -> per layer: [add_]rmsnorm, q/k/v matmuls (+bias), q/k norm, rope
+//   (partial, per-layer base, LongRoPE factor), kv_write, paged_attention (window, soft-cap),
+//   o-proj (post norm), add_rmsnorm, gate/up matmuls, silu_mul | gelu_tanh_mul, down matmul
+//   (post norm) -> add, gather the rows that need logits, final rmsnorm, lm_head (soft-cap)
+//   -> pinned host logits.
 //
 // Weights are uploaded once with cudaMalloc in their stored dtype (quantized types stay
 // quantized). The paged KV cache lives on the device: 2 x layers pools (K, V of each layer) of
@@ -101,6 +103,11 @@ class ModelRunner {
         DeviceMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
         const float *attn_norm = nullptr, *ffn_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr,
                     *bq = nullptr, *bk = nullptr, *bv = nullptr;
+        const float *post_attn_norm = nullptr, *post_ffn_norm = nullptr; // gemma2/3
+        int32_t window = 0;                // sliding window (0: every key)
+        bool rope_local = false;           // RoPE with inv_freq_local_ (gemma3's sliding layers)
+        DeviceMatrix router;               // MoE: [n_expert][hidden]
+        std::vector<DeviceMatrix> experts; // MoE: [n_expert][3] gate, up, down
     };
     // Where the batch metadata sits inside the packed metadata buffer (byte offsets).
     struct MetaLayout {
@@ -137,6 +144,10 @@ class ModelRunner {
     bool enqueue_forward(const StepShape& shape, const MetaLayout& m, std::string& err);
     bool enqueue_layer(int32_t l, const StepShape& shape, const MetaLayout& m, std::string& err);
     bool run_graph(const LlmwbBatch& b, std::string& err);
+    // The MoE MLP of layer l over xb_'s n rows into delta_ (model_runner_moe.cu; synchronises
+    // the stream once for the routing, so never inside graph capture).
+    bool enqueue_moe(int32_t l, int32_t n, std::string& err);
+    void route_tokens(int32_t n); // host: moe_logits_host_ -> moe_index_host_, moe_start_
     void drop_graphs();
     void* k_cache(int32_t layer) const;
     void* v_cache(int32_t layer) const;
@@ -149,7 +160,20 @@ class ModelRunner {
     std::vector<Layer> layers_;
     DeviceMatrix tok_embd_, lm_head_;
     const float* output_norm_ = nullptr;
-    const double* inv_freq_ = nullptr;
+    const double* inv_freq_ = nullptr;       // [rotary_dim_ / 2]
+    const double* inv_freq_local_ = nullptr; // [rotary_dim_ / 2] or null
+    // The newer families' features (plugin_api.h, ABI 4); defaults = llama / qwen.
+    bool gelu_ = false; // GeGLU (tanh GELU) instead of SwiGLU
+    int32_t rotary_dim_ = 0;
+    float embedding_scale_ = 1.0f, attn_scale_ = 0.0f, attn_softcap_ = 0.0f, final_softcap_ = 0.0f,
+          rope_scale_ = 1.0f;
+    // Mixture of experts (0 experts: dense).
+    int32_t n_experts_ = 0, experts_used_ = 0, expert_inter_ = 0;
+    bool norm_topk_ = true;
+    DeviceBuffer moe_logits_, moe_index_, moe_x_, moe_gate_, moe_up_, moe_y_;
+    PinnedBuffer moe_logits_host_, moe_index_host_;
+    std::vector<int32_t> moe_ids_, moe_start_;
+    std::vector<float> moe_w_, moe_probs_;
     std::vector<void*> weight_allocs_;
     int64_t weight_bytes_ = 0;
     static constexpr int32_t kLayerMatrices = 7; // q, k, v, o, gate, up, down

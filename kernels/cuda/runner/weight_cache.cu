@@ -150,8 +150,10 @@ bool ModelRunner::set_weight_cache(const int32_t* slots, int32_t n, std::string&
 
 int64_t ModelRunner::step_buffer_bytes() const {
     size_t b = 0;
-    for (const DeviceBuffer* d : {&x_, &xb_, &delta_, &q_, &k_, &v_, &att_, &gate_, &up_, &xl_,
-                                  &logits_dev_, &matmul_ws_, &attn_ws_, &meta_dev_, &ids_dev_})
+    for (const DeviceBuffer* d :
+         {&x_,       &xb_,         &delta_,     &q_,          &k_,         &v_,       &att_,
+          &gate_,    &up_,         &xl_,        &logits_dev_, &matmul_ws_, &attn_ws_, &meta_dev_,
+          &ids_dev_, &moe_logits_, &moe_index_, &moe_x_,      &moe_gate_,  &moe_up_,  &moe_y_})
         b += d->bytes();
     return static_cast<int64_t>(b);
 }

@@ -1,6 +1,9 @@
 // Engine-level: the serving engine on the CUDA backend (F32 KV cache) produces exactly the CPU
 // backend's greedy tokens for a concurrent workload with chunked prefill, preemption (a small
-// KV pool) and prefix-cache hits (shared prompt prefixes). Without a CUDA device: SKIPPED.
+// KV pool) and prefix-cache hits (shared prompt prefixes); and for a sliding-window model
+// (mistral) whose leading blocks the engine releases as requests advance, so that the CUDA kernels
+// see block tables whose first entries are fillers. Without a CUDA device: SKIPPED.
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -19,7 +22,8 @@ struct RunStats {
     std::map<RequestId, std::vector<int32_t>> tokens;
     int64_t preemptions = 0;
     int64_t prefix_hits = 0;
-    int64_t accepted = 0; // speculative draft tokens accepted
+    int64_t accepted = 0;     // speculative draft tokens accepted
+    int32_t max_released = 0; // most blocks released by a request's sliding window at once
     std::string error;
 };
 
@@ -65,6 +69,10 @@ RunStats run_workload(ModelExecutor& exec, const Tokenizer& tok, int32_t vocab,
     while ((*engine)->has_unfinished() && ++guard < 10000) {
         (*engine)->step(so);
         out.preemptions += static_cast<int64_t>(so.preempted.size());
+        for (const auto& [id, toks] : out.tokens)
+            if ((*engine)->kv_manager().has_table(id))
+                out.max_released =
+                    std::max(out.max_released, (*engine)->kv_manager().num_released(id));
         for (const RequestOutput& o : so.outputs)
             out.tokens[o.id].insert(out.tokens[o.id].end(), o.new_token_ids.begin(),
                                     o.new_token_ids.end());
@@ -78,11 +86,12 @@ RunStats run_workload(ModelExecutor& exec, const Tokenizer& tok, int32_t vocab,
     return out;
 }
 
-// The tiny qwen2 F32 model on the CPU backend and on CUDA (F32 KV). Skips without a device.
+// The tiny qwen2 F32 model (or `spec`) on the CPU backend and on CUDA (F32 KV). Skips without a
+// device.
 struct Backends {
-    explicit Backends(const char* name)
-        : plugin(plugin_or_skip()),
-          model(write_and_load(tiny_spec(Architecture::Qwen2, WeightType::F32), name)), pool(2),
+    explicit Backends(const char* name,
+                      const ModelWriterSpec& spec = tiny_spec(Architecture::Qwen2, WeightType::F32))
+        : plugin(plugin_or_skip()), model(write_and_load(spec, name)), pool(2),
           transformer(*model, pool), cpu(transformer) {
         auto t = Tokenizer::create(model->tokenizer);
         MT_REQUIRE(t);
@@ -160,6 +169,28 @@ MT_TEST(speculative_greedy_matches_cpu_backend) {
     MT_CHECK_MSG(mismatched == 0, "%d of 10 requests differ", mismatched);
     std::printf("cuda speculative: %lld draft tokens accepted\n",
                 static_cast<long long>(b.accepted));
+}
+
+// Mistral with a sliding window (a Hugging Face folder: GGUF files carry no window) through the
+// engine: blocks wholly before every future query's window are released while requests run,
+// and the CUDA backend's greedy tokens are still the CPU backend's.
+MT_TEST(sliding_window_greedy_matches_cpu_backend) {
+    ModelWriterSpec spec = tiny_spec(Architecture::Llama, WeightType::F32);
+    spec.format = ModelFileFormat::Safetensors;
+    spec.sliding_window = 20;
+    Backends be("engine_window", spec);
+    MT_REQUIRE(be.model->config.sliding_window == 20);
+    RunStats a = run_workload(be.cpu, *be.tok, be.vocab);
+    RunStats b = run_workload(*be.gpu, *be.tok, be.vocab);
+    MT_REQUIRE_MSG(a.error.empty(), "cpu: %s", a.error.c_str());
+    MT_REQUIRE_MSG(b.error.empty(), "cuda: %s", b.error.c_str());
+    MT_CHECK_MSG(b.max_released > 0, "no block was released by the window");
+    MT_REQUIRE(a.tokens.size() == 10 && b.tokens.size() == 10);
+    int mismatched = 0;
+    for (const auto& [id, toks] : a.tokens)
+        mismatched += b.tokens[id] != toks ? 1 : 0;
+    MT_CHECK_MSG(mismatched == 0, "%d of 10 requests differ", mismatched);
+    std::printf("cuda sliding window: up to %d blocks released per request\n", b.max_released);
 }
 
 MINI_TEST_MAIN()

@@ -3,7 +3,10 @@
 // batches mixing prefill chunks and decode rows, KV in F32 and F16 (the other types:
 // tst_cuda_ops_kv_types), with and without the
 // split-context workspace. Cache slots outside every sequence's context hold NaN, so a read
-// past the context shows up in the output.
+// past the context shows up in the output. Sliding windows (mistral, gemma2/3's local layers) and
+// gemma2's attention-logit soft-cap, on the fp32 and the tensor-core kernels: under a window the
+// keys before a sequence's first window hold NaN and its blocks wholly before it point at a
+// NaN-filled block (freed and reused by another request), so any read of them shows.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -32,12 +35,18 @@ struct Case {
     std::vector<SeqSpec> seqs;
 };
 
+// Gemma / mistral attention features: sliding window (0 = none), logit soft-cap (0 = none).
+struct Variant {
+    int32_t window = 0;
+    float softcap = 0.0f;
+};
+
 // ctx_bound > 0: passed as max_context_len instead of the true maximum (an understated bound,
 // as in a graph captured at a shorter context); the result must not change.
 // tensor_cores: prefill sequences (>= 64 rows) on the f16 tensor-core kernel, compared with a
 // looser bound (q, K, V and the probabilities rounded to f16).
 void run_case(const Case& c, KvDtype kv_dtype, bool use_workspace, int32_t ctx_bound = 0,
-              bool tensor_cores = false) {
+              bool tensor_cores = false, Variant var = {}) {
     const int32_t bs = c.block_size;
     int32_t blocks_needed = 0;
     for (const auto& s : c.seqs)
@@ -47,6 +56,7 @@ void run_case(const Case& c, KvDtype kv_dtype, bool use_workspace, int32_t ctx_b
     for (int32_t i = 0; i < num_blocks; ++i)
         pool[i] = i;
     std::shuffle(pool.begin(), pool.end(), rng());
+    const int32_t nan_block = pool.back(); // never a sequence's: NaN throughout
 
     ForwardBatch batch;
     const int64_t kv_dim = static_cast<int64_t>(c.kv_heads) * c.head_dim;
@@ -59,9 +69,15 @@ void run_case(const Case& c, KvDtype kv_dtype, bool use_workspace, int32_t ctx_b
         const int32_t nb = (s.context + bs - 1) / bs;
         std::vector<int32_t> blocks(pool.begin() + next, pool.begin() + next + nb);
         next += nb;
+        // Under a window, keys before the first query row's window are never read: they hold NaN
+        // and their whole blocks are replaced by the NaN block, as freed and reused ones.
+        const int32_t first_key =
+            var.window > 0 ? std::max(0, s.context - s.query_len - var.window + 1) : 0;
+        for (int32_t b = 0; b < first_key / bs; ++b)
+            blocks[b] = nan_block;
         std::vector<int32_t> tokens(s.query_len, 1);
         batch.add_sequence(tokens, s.context - s.query_len, blocks, bs, ForwardBatch::Logits::Last);
-        for (int32_t j = 0; j < s.context; ++j) { // K/V of every key of the context
+        for (int32_t j = first_key; j < s.context; ++j) { // K/V of every key the step may see
             const int64_t slot = static_cast<int64_t>(blocks[j / bs]) * bs + j % bs;
             const auto k = random_floats(kv_dim), v = random_floats(kv_dim);
             std::copy(k.begin(), k.end(), kc.begin() + slot * kv_dim);
@@ -96,9 +112,11 @@ void run_case(const Case& c, KvDtype kv_dtype, bool use_workspace, int32_t ctx_b
     kernels::ThreadPool threads(1);
     AttentionScratch scratch;
     const KvLayout layout{KvDtype::F32, bs, c.kv_heads, c.head_dim};
-    paged_attention(want.data(), q.data(), batch, reinterpret_cast<const unsigned char*>(kc.data()),
-                    reinterpret_cast<const unsigned char*>(vc.data()), layout, 1.0f, 1.0f,
-                    AttentionShape{c.heads, c.kv_heads, c.head_dim, bs, scale}, threads, scratch);
+    paged_attention(
+        want.data(), q.data(), batch, reinterpret_cast<const unsigned char*>(kc.data()),
+        reinterpret_cast<const unsigned char*>(vc.data()), layout, 1.0f, 1.0f,
+        AttentionShape{c.heads, c.kv_heads, c.head_dim, bs, scale, var.window, var.softcap},
+        threads, scratch);
 
     DeviceBuffer<float> dq(q), dout(n * row);
     DeviceBuffer<float> dkc(kv_dtype == KvDtype::F32 ? kc.size() : 0),
@@ -133,13 +151,17 @@ void run_case(const Case& c, KvDtype kv_dtype, bool use_workspace, int32_t ctx_b
     ap.scale = scale;
     ap.kv_dtype = kv_dtype;
     ap.tensor_cores = tensor_cores;
+    ap.window = var.window;
+    ap.logit_softcap = var.softcap;
     const void* kptr = kv_dtype == KvDtype::F32 ? static_cast<const void*>(dkc.get()) : dkh.get();
     const void* vptr = kv_dtype == KvDtype::F32 ? static_cast<const void*>(dvc.get()) : dvh.get();
     GT_OP(cu::paged_attention(dout.get(), dq.get(), kptr, vptr, ab, ap,
                               ws_bytes ? dws.get() : nullptr, ws_bytes, nullptr));
     char what[160];
-    std::snprintf(what, sizeof(what), "attention %s kv %s workspace %zu ctx bound %d tc %d", c.name,
-                  kv_dtype_name(kv_dtype), ws_bytes, ctx_bound, tensor_cores ? 1 : 0);
+    std::snprintf(what, sizeof(what),
+                  "attention %s kv %s workspace %zu ctx bound %d tc %d window %d softcap %g",
+                  c.name, kv_dtype_name(kv_dtype), ws_bytes, ctx_bound, tensor_cores ? 1 : 0,
+                  var.window, static_cast<double>(var.softcap));
     // Rows of one head: each output row of head_dim compared to its own scale.
     const bool tc = tensor_cores && max_q >= 64 && c.head_dim <= 128;
     compare_rows(what, dout.download(), want, static_cast<int64_t>(n) * c.heads, c.head_dim,
@@ -206,6 +228,23 @@ int main() {
             run_case(c, kv, true, 0, true);
     run_case(cases[5], KvDtype::F32, true, 1024); // splits sized for 1024 keys, context 4099
     run_case(cases[2], KvDtype::F16, true, 400);
+    // Sliding windows: shorter than a block, a few blocks, longer than some contexts; on the
+    // fp32 kernel (with and without key splits) and the tensor-core one; with gemma2's soft-cap.
+    const Case windowed[] = {
+        {"win-mixed", 8, 2, 64, 16, {{37, 37}, {700, 1}, {300, 90}, {20, 1}}},
+        {"win-long-decode", 4, 4, 128, 8, {{2100, 1}, {999, 2}}},
+        {"win-tc", 8, 2, 128, 16, {{400, 130}, {64, 64}, {90, 65}}},
+    };
+    for (const Case& c : windowed)
+        for (int32_t window : {5, 48, 256})
+            for (bool tc : {false, true}) {
+                run_case(c, KvDtype::F32, !tc, 0, tc, Variant{window, 0.0f});
+                run_case(c, KvDtype::F16, true, 0, tc, Variant{window, 50.0f});
+            }
+    for (bool tc : {false, true}) { // soft-cap alone (small cap: most scores saturate)
+        run_case(cases[0], KvDtype::F32, true, 0, tc, Variant{0, 2.0f});
+        run_case(cases[6], KvDtype::F16, false, 0, tc, Variant{0, 50.0f});
+    }
     test_invalid_arguments();
     return finish("tst_cuda_ops_attention");
 }

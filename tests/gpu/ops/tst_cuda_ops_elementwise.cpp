@@ -1,5 +1,6 @@
 // CUDA row/element-wise ops against the CPU reference: rmsnorm (+ fused add, qk-norm shapes),
-// silu_mul, add, bias_add, rope (both pairings), embedding_gather (every
+// silu_mul, gelu_tanh_mul, softcap, scale, add, bias_add, rope (both pairings; partial rotary
+// with a cos/sin multiplier as phi3's LongRoPE uses), embedding_gather (every
 // dtype of kAllDTypes, quantized data; random blocks: tst_cuda_ops_quant_types), argmax_rows
 // (ties, NaN). kv_write: tst_cuda_ops_kv_types.
 #include <algorithm>
@@ -69,6 +70,65 @@ void test_elementwise(int64_t n, int64_t dim) {
     compare_rows("add", dout.download(), want_add, n, dim, 1e-6);
     GT_OP(cu::bias_add(da.get(), dbias.get(), n, dim, nullptr));
     compare_rows("bias_add", da.download(), want_bias, n, dim, 1e-6);
+}
+
+// gemma's GeGLU, final-logit soft-cap and embedding scale.
+void test_gemma_elementwise(int64_t n, int64_t dim) {
+    auto a = random_floats(n * dim, -8.0f, 8.0f);
+    a[0] = -30.0f; // a large negative gate: exp(-2z) overflows to inf, the product is -0
+    a[1] = 0.0f;
+    const auto b = random_floats(n * dim, -2.0f, 2.0f);
+    auto x = random_floats(n * dim, -200.0f, 200.0f); // beyond the cap: saturates
+    x[2] = 1e-3f;                                     // tiny: tanh(x) ~ x
+    std::vector<float> want_gelu(n * dim), want_cap = x, want_scale(n * dim);
+    kernels::gelu_tanh_mul(want_gelu.data(), a.data(), b.data(), n * dim);
+    kernels::softcap(want_cap.data(), n * dim, 30.0f);
+    for (int64_t i = 0; i < n * dim; ++i)
+        want_scale[i] = a[i] * 45.254833995939045f;
+    GT_CHECK(std::fabs(want_cap[3]) <= 30.0f, "reference soft-cap bounds");
+    DeviceBuffer<float> da(a), db(b), dx(x), dout(n * dim);
+    dout.poison();
+    GT_OP(cu::gelu_tanh_mul(dout.get(), da.get(), db.get(), n * dim, nullptr));
+    compare_rows("gelu_tanh_mul", dout.download(), want_gelu, n, dim, 1e-5);
+    GT_OP(cu::softcap(dx.get(), n * dim, 30.0f, nullptr));
+    compare_rows("softcap", dx.download(), want_cap, n, dim, 1e-5);
+    GT_OP(cu::scale(da.get(), 45.254833995939045f, n * dim, nullptr));
+    compare_rows("scale", da.download(), want_scale, n, dim, 1e-6);
+    GT_CHECK(cu::softcap(dx.get(), 4, 0.0f, nullptr) == cu::OpStatus::InvalidArgument,
+             "softcap cap 0");
+}
+
+// Partial rotary (phi3: 3/4 of the head; phi-2 style 1/2) with LongRoPE's cos/sin multiplier:
+// the dimensions past rotary_dim are left as they are.
+void test_rope_partial(bool interleaved, int32_t rotary_dim, float cs_scale) {
+    const int32_t n = 5, heads = 4, kv_heads = 2, hd = 96;
+    std::vector<int32_t> pos = {0, 1, 4095, 4096, 131000};
+    std::vector<double> inv(rotary_dim / 2);
+    for (int i = 0; i < rotary_dim / 2; ++i)
+        inv[i] = std::pow(10000.0, -2.0 * i / rotary_dim) / (1.0 + 0.37 * i); // LongRoPE-like
+    const auto q = random_floats(static_cast<size_t>(n) * heads * hd);
+    const auto k = random_floats(static_cast<size_t>(n) * kv_heads * hd);
+    auto want_q = q, want_k = k;
+    const RopeStyle style = interleaved ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
+    std::vector<float> cs(rotary_dim / 2), sn(rotary_dim / 2);
+    for (int32_t t = 0; t < n; ++t) {
+        rope_cos_sin(cs.data(), sn.data(), inv, pos[t], cs_scale);
+        rope_apply(want_q.data() + static_cast<size_t>(t) * heads * hd, heads, hd, cs.data(),
+                   sn.data(), style, rotary_dim);
+        rope_apply(want_k.data() + static_cast<size_t>(t) * kv_heads * hd, kv_heads, hd, cs.data(),
+                   sn.data(), style, rotary_dim);
+    }
+    GT_CHECK(want_q[hd - 1] == q[hd - 1], "reference: the last dimension does not turn");
+    DeviceBuffer<float> dq(q), dk(k);
+    DeviceBuffer<int32_t> dpos(pos);
+    DeviceBuffer<double> dinv(inv);
+    GT_OP(cu::rope(dq.get(), dk.get(), dpos.get(), n, heads, kv_heads, hd, dinv.get(), interleaved,
+                   nullptr, rotary_dim, cs_scale));
+    compare_rows("rope partial q", dq.download(), want_q, n * heads, hd, 1e-5);
+    compare_rows("rope partial k", dk.download(), want_k, n * kv_heads, hd, 1e-5);
+    GT_CHECK(cu::rope(dq.get(), dk.get(), dpos.get(), n, heads, kv_heads, hd, dinv.get(),
+                      interleaved, nullptr, hd + 2, 1.0f) == cu::OpStatus::InvalidArgument,
+             "rope rotary_dim beyond head_dim");
 }
 
 void test_rope(bool interleaved, bool with_k) {
@@ -187,6 +247,12 @@ int main() {
     for (bool inter : {false, true})
         for (bool with_k : {true, false})
             test_rope(inter, with_k);
+    test_gemma_elementwise(3, 1001);
+    test_gemma_elementwise(17, 64);
+    for (bool inter : {false, true}) {
+        test_rope_partial(inter, 64, 1.1902f);
+        test_rope_partial(inter, 48, 1.0f);
+    }
     for (DType t : kAllDTypes) { // every type a GGUF token_embd can have
         const int64_t be = dtype_block_elems(t);
         test_embedding(t, be == 1 ? 50 : (be == 32 ? 50 : 30),
