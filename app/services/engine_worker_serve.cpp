@@ -27,11 +27,7 @@ QString clientLabel(const Submission& s) {
 } // namespace
 
 void EngineWorker::updateServing() {
-    if (!model_ || !model_->serving) {
-        server_->setUnavailable("no model is loaded in the app");
-        return;
-    }
-    if (servedModel_ != model_.get()) { // a newly loaded model
+    if (model_ && model_->serving && servedModel_ != model_.get()) { // a newly loaded model
         servedModel_ = model_.get();
         ServedModel m;
         m.name = model_->metadata.name.toStdString();
@@ -43,6 +39,8 @@ void EngineWorker::updateServing() {
     }
     if (loading_)
         server_->setUnavailable("a model is loading in the app; retry shortly");
+    else if (!model_ || !model_->serving)
+        server_->setUnavailable("no model is loaded in the app");
     else if (bench_)
         server_->setUnavailable("the app is running a benchmark; retry when it ends");
     else

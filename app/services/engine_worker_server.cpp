@@ -133,19 +133,17 @@ void WorkerServingBackend::serve(ServedModel model, std::shared_ptr<const Tokeni
     g->tokenizer = std::move(tokenizer);
     g->model.tokenizer = g->tokenizer.get();
     g->metrics = std::make_unique<ServingMetrics>(g->model.name);
-    std::function<void(ServingMetrics*)> listener;
-    {
-        std::lock_guard lk(mu_);
-        g->id = nextGeneration_++;
-        if (current_)
-            retired_.push_back(Retired{std::move(current_), std::chrono::steady_clock::now()});
-        current_ = g;
-        unavailable_.clear();
-        pruneRetired();
-        listener = metricsListener_;
-    }
-    if (listener)
-        listener(g->metrics.get());
+    std::lock_guard lk(mu_);
+    g->id = nextGeneration_++;
+    if (current_)
+        retired_.push_back(Retired{std::move(current_), std::chrono::steady_clock::now()});
+    current_ = g;
+    unavailable_.clear();
+    pruneRetired();
+    // Under the lock: the listener's server cannot go away meanwhile (LocalServer::stop clears
+    // the listener first).
+    if (metricsListener_)
+        metricsListener_(g->metrics.get());
 }
 
 void WorkerServingBackend::setUnavailable(const std::string& why) {

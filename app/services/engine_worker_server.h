@@ -62,7 +62,8 @@ class WorkerServingBackend final : public ServingBackend {
 
     // Any thread. 0: no limit.
     void setMaxWaiting(int32_t sequences);
-    // Called with the metrics of each newly served model (the server renders them).
+    // Called with the metrics of each newly served model (the server renders them), on the
+    // worker's thread with the backend's lock held: it must only store the pointer.
     void setMetricsListener(std::function<void(ServingMetrics*)> listener);
     ServingMetrics* metrics() const;
     // Ends every request of the server now: queued ones are refused, live ones get an abort

@@ -103,8 +103,7 @@ QString LocalServer::bindFailure(const QString& host, int port) const {
             .arg(port)
             .arg(host);
     if (err == EADDRNOTAVAIL)
-        return tr("Cannot start the Local server: %1 is not an address of this machine.")
-            .arg(host);
+        return tr("Cannot start the Local server: %1 is not an address of this machine.").arg(host);
     if (err == EACCES)
         return tr("Cannot start the Local server: port %1 needs administrator rights; choose "
                   "one above 1023.")
@@ -132,7 +131,8 @@ bool LocalServer::start(const LocalServerSettings& settings) {
     // the log goes away; calls queued to a deleted object are dropped).
     o.request_log = [log](const RequestLogEntry& e) {
         LocalServerLogRow row = toRow(e);
-        QMetaObject::invokeMethod(log, [log, row] { log->append(row); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            log, [log, row] { log->append(row); }, Qt::QueuedConnection);
     };
     backend_->setMaxWaiting(settings.maxWaiting);
     auto server = std::make_unique<OpenAiServer>(std::move(o), backend_->metrics());

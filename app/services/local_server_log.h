@@ -25,8 +25,17 @@ class LocalServerLog : public QAbstractTableModel {
 
   public:
     static constexpr int kMaxRows = 1000;
-    enum Column { Time, Client, Request, Status, PromptTokens, CompletionTokens, Duration, Finish,
-                  ColumnCount };
+    enum Column {
+        Time,
+        Client,
+        Request,
+        Status,
+        PromptTokens,
+        CompletionTokens,
+        Duration,
+        Finish,
+        ColumnCount
+    };
 
     explicit LocalServerLog(QObject* parent = nullptr);
 
