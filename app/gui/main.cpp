@@ -215,6 +215,8 @@ int main(int argc, char** argv) {
         // Started as it was left (not in screenshot runs: no port is taken there).
         if (auto* panel = serverDock->findChild<LocalServerPanel*>())
             panel->restore();
+        if (settings.localServer().enabled)
+            serverDock->raise(); // a server left on shows its log
     }
     window.show();
 
