@@ -1453,6 +1453,10 @@ Updated %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>any free port</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Requests</source>
         <translation type="unfinished"></translation>
     </message>

@@ -1461,6 +1461,10 @@ Updated %2</source>
         <translation>127.0.0.1：仅本机。0.0.0.0：所有网络接口。</translation>
     </message>
     <message>
+        <source>any free port</source>
+        <translation>任意空闲端口</translation>
+    </message>
+    <message>
         <source>Requests</source>
         <translation>请求</translation>
     </message>

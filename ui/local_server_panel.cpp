@@ -2,16 +2,16 @@
 
 #include <QApplication>
 #include <QCheckBox>
-#include <QDockWidget>
-#include <QMainWindow>
-#include <QMenu>
 #include <QClipboard>
+#include <QDockWidget>
 #include <QEvent>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMainWindow>
+#include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableView>
@@ -30,7 +30,7 @@ LocalServerPanel::LocalServerPanel(LocalServer& server, AppSettings& settings, Q
     host_->setObjectName(QStringLiteral("serverHost"));
     port_ = new QSpinBox(this);
     port_->setObjectName(QStringLiteral("serverPort"));
-    port_->setRange(1, 65535);
+    port_->setRange(0, 65535); // 0: any free port (the status says which)
     port_->setGroupSeparatorShown(false);
     key_ = new QLineEdit(this);
     key_->setObjectName(QStringLiteral("serverKey"));
@@ -104,15 +104,13 @@ LocalServerPanel::LocalServerPanel(LocalServer& server, AppSettings& settings, Q
         if (currentSettings() != settings_.localServer())
             apply();
     });
-    connect(showKey_, &QToolButton::toggled, this, [this](bool on) {
-        key_->setEchoMode(on ? QLineEdit::Normal : QLineEdit::Password);
-    });
+    connect(showKey_, &QToolButton::toggled, this,
+            [this](bool on) { key_->setEchoMode(on ? QLineEdit::Normal : QLineEdit::Password); });
     connect(copyCurl_, &QPushButton::clicked, this,
             [this] { QApplication::clipboard()->setText(curlExample()); });
     connect(&server_, &LocalServer::stateChanged, this, &LocalServerPanel::updateState);
-    connect(server_.log(), &QAbstractItemModel::rowsInserted, log_, [this] {
-        log_->scrollToBottom();
-    });
+    connect(server_.log(), &QAbstractItemModel::rowsInserted, log_,
+            [this] { log_->scrollToBottom(); });
     retranslate();
 }
 
@@ -125,8 +123,8 @@ void LocalServerPanel::restore() {
 LocalServerSettings LocalServerPanel::currentSettings() const {
     LocalServerSettings s = settings_.localServer(); // what the panel does not show stays
     s.enabled = enabled_->isChecked();
-    s.host = host_->text().trimmed().isEmpty() ? QStringLiteral("127.0.0.1")
-                                               : host_->text().trimmed();
+    s.host =
+        host_->text().trimmed().isEmpty() ? QStringLiteral("127.0.0.1") : host_->text().trimmed();
     s.port = port_->value();
     s.apiKey = key_->text();
     return s;
@@ -226,6 +224,7 @@ void LocalServerPanel::retranslate() {
     portLabel_->setText(tr("Port:"));
     keyLabel_->setText(tr("API key:"));
     key_->setPlaceholderText(tr("none: no key needed"));
+    port_->setSpecialValueText(tr("any free port"));
     showKey_->setText(tr("Show"));
     showKey_->setToolTip(tr("Show or hide the API key"));
     copyCurl_->setText(tr("Copy curl example"));

@@ -156,7 +156,7 @@ LocalServerSettings AppSettings::localServer() const {
         s.host = host;
     bool ok = false;
     const int port = st.value(QStringLiteral("server/port")).toInt(&ok);
-    if (ok && port >= 1 && port <= 65535)
+    if (ok && port >= 0 && port <= 65535)
         s.port = port;
     s.apiKey = st.value(QStringLiteral("server/api_key")).toString();
     s.allowedOrigins = st.value(QStringLiteral("server/allowed_origins")).toStringList();

@@ -68,7 +68,8 @@ class AppSettings {
     double benchPricePerHour() const;
     QString benchCurrency() const;
     void setBenchPrice(double perHour, const QString& currency);
-    // The Local server's settings (defaults when absent; a port out of 1..65535 reads 8000).
+    // The Local server's settings (defaults when absent; a port out of 0..65535 reads 8000;
+    // 0: any free port).
     LocalServerSettings localServer() const;
     void setLocalServer(const LocalServerSettings& s);
 

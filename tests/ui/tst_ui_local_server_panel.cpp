@@ -3,9 +3,9 @@
 // carries the key, a port in use is explained in the status; the KV map legend and the
 // timeline tooltips name API requests by client.
 #include <QCheckBox>
+#include <QDockWidget>
 #include <QLineEdit>
 #include <QMainWindow>
-#include <QDockWidget>
 #include <QMenu>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -83,7 +83,8 @@ class TestUiLocalServerPanel : public QObject {
         LocalServerPanel panel(second, settings);
         panel.restore();
         QVERIFY(!second.isRunning());
-        QVERIFY2(panel.statusText().contains(QStringLiteral("in use")), qPrintable(panel.statusText()));
+        QVERIFY2(panel.statusText().contains(QStringLiteral("in use")),
+                 qPrintable(panel.statusText()));
     }
 
     void dockJoinsTheViewMenu() {
