@@ -285,6 +285,28 @@ class TestAppLocalServer : public QObject {
         QCOMPARE(again.get().status, 200);
     }
 
+    void nChoicesRunAsSeparateRequests() {
+        views_.clear();
+        auto f = postAsync(port(), "/v1/completions",
+                           R"({"prompt":"Two ways","n":2,"max_tokens":500,"ignore_eos":true,
+                               "temperature":0.8,"seed":5})");
+        QVERIFY(spinUntil([&] { return ready(f); }, 30000));
+        const Reply r = f.get();
+        QCOMPARE(r.status, 200);
+        const json j = json::parse(r.body);
+        QCOMPARE(j["choices"].size(), size_t(2));
+        QCOMPARE(j["usage"]["completion_tokens"].get<int>(), 1000);
+        // Two engine requests, labelled as the same client's two choices.
+        QSet<QString> labels;
+        for (const ViewFacts& v : std::as_const(views_))
+            for (const QString& l : v.requestLabels)
+                labels.insert(l);
+        QVERIFY2(labels.contains(QStringLiteral("API · tst-agent/1.0 · 127.0.0.1 · n0")) &&
+                     labels.contains(QStringLiteral("API · tst-agent/1.0 · 127.0.0.1 · n1")),
+                 qPrintable(QStringList(labels.values()).join(", ")));
+        QVERIFY(spinUntil([&] { return worker_->servingBackend()->numLive() == 0; }, 5000));
+    }
+
     void portInUseIsExplained() {
         LocalServer other(worker_->servingBackend());
         LocalServerSettings s;
