@@ -3,6 +3,13 @@
 <TS version="2.1" language="en_US">
 <context>
     <name>llmwb::BatchTimelineView</name>
+    <message numerus="yes">
+        <source>#%1 %2: %n token(s)</source>
+        <translation>
+            <numerusform>#%1 %2: %n token</numerusform>
+            <numerusform>#%1 %2: %n tokens</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Step %1: %2 ms</source>
         <translation type="unfinished"></translation>
@@ -1310,6 +1317,147 @@ Updated %2</source>
     </message>
     <message>
         <source>Blocks 0–%1 of %2 (the rest are free)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::LocalServer</name>
+    <message>
+        <source>Cannot start the Local server: &quot;%1&quot; is not a host name or address this machine can resolve.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server: port %1 on %2 is in use by another program. Choose another port.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server: %1 is not an address of this machine.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server: port %1 needs administrator rights; choose one above 1023.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server on %1:%2: %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the bind failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::LocalServerLog</name>
+    <message>
+        <source>%1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Client</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Request</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Completion</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finish</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::LocalServerPanel</name>
+    <message>
+        <source>Listening on %1. Requests join the same batch as the chats.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Base URL: %1/v1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stopped. Turn it on to serve the OpenAI API (/v1/chat/completions, /v1/completions, /v1/models, /metrics) from the loaded model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Warning: %1 is reachable from other machines, and no API key is set: anyone on the network can use the model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Warning: %1 is reachable from other machines (they need the API key).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Local server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Serve the OpenAI API (Local server)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Host:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Port:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>API key:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none: no key needed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show or hide the API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy curl example</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copies a curl command that streams a chat answer from this server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>127.0.0.1: this machine only. 0.0.0.0: every network interface.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>any free port</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

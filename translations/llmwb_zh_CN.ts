@@ -3,6 +3,12 @@
 <TS version="2.1" language="zh_CN">
 <context>
     <name>llmwb::BatchTimelineView</name>
+    <message numerus="yes">
+        <source>#%1 %2: %n token(s)</source>
+        <translation>
+            <numerusform>#%1 %2：%n 个词元</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Step %1: %2 ms</source>
         <translation>第 %1 步：%2 毫秒</translation>
@@ -1320,6 +1326,147 @@ Updated %2</source>
     <message>
         <source>Blocks 0–%1 of %2 (the rest are free)</source>
         <translation>显示块 0–%1，共 %2 块（其余均空闲）</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::LocalServer</name>
+    <message>
+        <source>Cannot start the Local server: &quot;%1&quot; is not a host name or address this machine can resolve.</source>
+        <translation>无法启动本地服务器：“%1”不是本机能够解析的主机名或地址。</translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server: port %1 on %2 is in use by another program. Choose another port.</source>
+        <translation>无法启动本地服务器：%2 上的端口 %1 已被其他程序占用。请换一个端口。</translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server: %1 is not an address of this machine.</source>
+        <translation>无法启动本地服务器：%1 不是本机的地址。</translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server: port %1 needs administrator rights; choose one above 1023.</source>
+        <translation>无法启动本地服务器：端口 %1 需要管理员权限；请选择大于 1023 的端口。</translation>
+    </message>
+    <message>
+        <source>Cannot start the Local server on %1:%2: %3</source>
+        <translation>无法在 %1:%2 上启动本地服务器：%3</translation>
+    </message>
+    <message>
+        <source>the bind failed</source>
+        <translation>绑定失败</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::LocalServerLog</name>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Client</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <source>Request</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>Completion</source>
+        <translation>补全</translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation>耗时</translation>
+    </message>
+    <message>
+        <source>Finish</source>
+        <translation>结束原因</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::LocalServerPanel</name>
+    <message>
+        <source>Listening on %1. Requests join the same batch as the chats.</source>
+        <translation>正在监听 %1。请求与聊天加入同一批次。</translation>
+    </message>
+    <message>
+        <source>Base URL: %1/v1</source>
+        <translation>基础 URL：%1/v1</translation>
+    </message>
+    <message>
+        <source>Stopped. Turn it on to serve the OpenAI API (/v1/chat/completions, /v1/completions, /v1/models, /metrics) from the loaded model.</source>
+        <translation>已停止。开启后将用已加载的模型提供 OpenAI API（/v1/chat/completions、/v1/completions、/v1/models、/metrics）。</translation>
+    </message>
+    <message>
+        <source>Warning: %1 is reachable from other machines, and no API key is set: anyone on the network can use the model.</source>
+        <translation>警告：其他机器可以访问 %1，且未设置 API 密钥：网络上的任何人都能使用该模型。</translation>
+    </message>
+    <message>
+        <source>Warning: %1 is reachable from other machines (they need the API key).</source>
+        <translation>警告：其他机器可以访问 %1（需要 API 密钥）。</translation>
+    </message>
+    <message>
+        <source>Local server</source>
+        <translation>本地服务器</translation>
+    </message>
+    <message>
+        <source>Serve the OpenAI API (Local server)</source>
+        <translation>提供 OpenAI API（本地服务器）</translation>
+    </message>
+    <message>
+        <source>Host:</source>
+        <translation>主机：</translation>
+    </message>
+    <message>
+        <source>Port:</source>
+        <translation>端口：</translation>
+    </message>
+    <message>
+        <source>API key:</source>
+        <translation>API 密钥：</translation>
+    </message>
+    <message>
+        <source>none: no key needed</source>
+        <translation>留空：无需密钥</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>显示</translation>
+    </message>
+    <message>
+        <source>Show or hide the API key</source>
+        <translation>显示或隐藏 API 密钥</translation>
+    </message>
+    <message>
+        <source>Copy curl example</source>
+        <translation>复制 curl 示例</translation>
+    </message>
+    <message>
+        <source>Copies a curl command that streams a chat answer from this server</source>
+        <translation>复制一条从本服务器流式获取聊天回答的 curl 命令</translation>
+    </message>
+    <message>
+        <source>127.0.0.1: this machine only. 0.0.0.0: every network interface.</source>
+        <translation>127.0.0.1：仅本机。0.0.0.0：所有网络接口。</translation>
+    </message>
+    <message>
+        <source>any free port</source>
+        <translation>任意空闲端口</translation>
+    </message>
+    <message>
+        <source>Requests</source>
+        <translation>请求</translation>
     </message>
 </context>
 <context>

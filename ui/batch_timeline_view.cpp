@@ -2,6 +2,7 @@
 
 #include <QHelpEvent>
 #include <QPainter>
+#include <QSet>
 #include <QToolTip>
 #include <cmath>
 
@@ -34,7 +35,23 @@ void BatchTimelineView::addSteps(const QVector<StepRecord>& steps) {
 
 void BatchTimelineView::clear() {
     steps_.clear();
+    labels_.clear();
     update();
+}
+
+void BatchTimelineView::addRequestLabels(const QHash<qint64, QString>& labels) {
+    for (auto it = labels.cbegin(); it != labels.cend(); ++it)
+        labels_.insert(it.key(), it.value());
+    if (labels_.size() <= 512)
+        return;
+    // Keep the labels of the requests in the steps shown.
+    QSet<qint64> shown;
+    for (const StepRecord& s : steps_)
+        for (const StepSegment& seg : s.segments)
+            shown.insert(seg.requestId);
+    for (auto it = labels_.begin(); it != labels_.end();)
+        it = shown.contains(it.key()) || labels.contains(it.key()) ? std::next(it)
+                                                                   : labels_.erase(it);
 }
 
 int BatchTimelineView::maxTokens() const {
@@ -95,6 +112,10 @@ QString BatchTimelineView::stepToolTip(int index) const {
                 tr("Speculative drafts: %1 verified, %2 accepted").arg(drafts).arg(accepted);
     if (s.preempted > 0)
         text += QLatin1Char('\n') + tr("Preempted: %1").arg(s.preempted);
+    for (const StepSegment& seg : s.segments)
+        if (const QString label = labels_.value(seg.requestId); !label.isEmpty())
+            text += QLatin1Char('\n') +
+                    tr("#%1 %2: %n token(s)", nullptr, seg.tokens).arg(seg.requestId).arg(label);
     return text;
 }
 

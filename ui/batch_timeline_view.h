@@ -22,6 +22,9 @@ class BatchTimelineView : public QWidget {
     // Appends; steps numbered at or below the newest kept one (a rebuilt engine) replace them.
     void addSteps(const QVector<StepRecord>& steps);
     void clear();
+    // Labels of requests that are not chats (EngineView::requestLabels), kept while their steps
+    // are shown: the step tooltips name them.
+    void addRequestLabels(const QHash<qint64, QString>& labels);
     int stepCount() const { return int(steps_.size()); }
     const StepRecord& stepAtIndex(int i) const { return steps_[size_t(i)]; }
     int maxTokens() const; // tallest bar, in tokens (the vertical scale)
@@ -40,6 +43,7 @@ class BatchTimelineView : public QWidget {
 
   private:
     std::deque<StepRecord> steps_;
+    QHash<qint64, QString> labels_;
 };
 
 } // namespace llmwb

@@ -75,7 +75,9 @@ void EnginePanel::setModel(const ModelMetadata& m) {
 void EnginePanel::setView(const EngineView& view) {
     last_ = view;
     hasView_ = true;
+    map_->setRequestLabels(view.requestLabels); // before the snapshot: the legend's texts
     map_->setSnapshot(view.snapshot);
+    timeline_->addRequestLabels(view.requestLabels);
     timeline_->addSteps(view.steps);
     charts_->addView(view);
     speculation_->addView(view);

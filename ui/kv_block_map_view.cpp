@@ -77,7 +77,7 @@ void KvBlockMapView::layoutLegend() {
     const int rowH = fm.height() + 2;
     int x = kMargin, y = kMargin;
     for (qint64 id : legend_) {
-        const int w = kLegendSwatch + 4 + fm.horizontalAdvance(QStringLiteral("#%1").arg(id)) + 8;
+        const int w = kLegendSwatch + 4 + fm.horizontalAdvance(legendText(id)) + 8;
         if (x + w > width() - kMargin && x > kMargin) {
             x = kMargin;
             y += rowH;
@@ -181,6 +181,20 @@ QRect KvBlockMapView::legendRect(int index) const {
     return index >= 0 && index < legendRects_.size() ? legendRects_[index] : QRect();
 }
 
+void KvBlockMapView::setRequestLabels(const QHash<qint64, QString>& labels) {
+    if (labels == labels_)
+        return;
+    labels_ = labels;
+    layoutLegend();
+    update();
+}
+
+QString KvBlockMapView::legendText(qint64 requestId) const {
+    const QString label = labels_.value(requestId);
+    return label.isEmpty() ? QStringLiteral("#%1").arg(requestId)
+                           : QStringLiteral("#%1 %2").arg(requestId).arg(label);
+}
+
 void KvBlockMapView::setHighlighted(qint64 requestId) {
     if (requestId == highlighted_)
         return;
@@ -259,8 +273,11 @@ QString KvBlockMapView::blockToolTip(int block) const {
     text += QLatin1Char('\n') + tr("Tokens: %1 / %2")
                                     .arg(held >= 0 ? QString::number(held) : QStringLiteral("?"))
                                     .arg(blockSize_);
-    if (b.owner >= 0)
+    if (b.owner >= 0) {
         text += QLatin1Char('\n') + tr("Owner: request #%1").arg(b.owner);
+        if (const QString label = labels_.value(b.owner); !label.isEmpty())
+            text += QStringLiteral(" (%1)").arg(label);
+    }
     if (b.hash != 0)
         text += QLatin1Char('\n') +
                 tr("Hash: %1…")
@@ -337,7 +354,7 @@ void KvBlockMapView::paintEvent(QPaintEvent*) {
         p.fillRect(sw, requestColor(id));
         p.setPen(palette().color(QPalette::Text));
         p.drawText(QRect(sw.right() + 4, r.top(), r.width(), r.height()), Qt::AlignVCenter,
-                   QStringLiteral("#%1").arg(id));
+                   legendText(id));
     }
     if (blocks_.empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));

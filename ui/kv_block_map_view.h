@@ -27,6 +27,10 @@ class KvBlockMapView : public QWidget {
     explicit KvBlockMapView(QWidget* parent = nullptr);
 
     void setSnapshot(const EngineSnapshot& snapshot);
+    // Who the live requests that are not chats belong to (EngineView::requestLabels): shown in
+    // the legend and the block tooltips beside the request's number.
+    void setRequestLabels(const QHash<qint64, QString>& labels);
+    QString legendText(qint64 requestId) const; // "#12" or "#12 API · curl/8.5.0 · 127.0.0.1"
     int blockCount() const { return int(blocks_.size()); }
     static constexpr int kMinCell = 5; // pixels per cell side before cells aggregate blocks
     // The map shows the pool's blocks 0..shownCount()-1: up to a quarter past the last used or
@@ -73,6 +77,7 @@ class KvBlockMapView : public QWidget {
     void resizeEvent(QResizeEvent* e) override;
 
   private:
+    QHash<qint64, QString> labels_;
     void layoutLegend();
     int captionHeight() const;
     QRect gridArea(int captionH) const;

@@ -356,6 +356,7 @@ void MainWindow::createMenus() {
     modelMenu_->addSeparator();
     modelMenu_->addAction(quantize_);
     viewMenu_ = menuBar()->addMenu(QString());
+    viewMenu_->setObjectName(QStringLiteral("viewMenu"));
     for (QDockWidget* d : {conversationsDock_, modelDock_, engineDock_, tuningDock_})
         viewMenu_->addAction(d->toggleViewAction());
     viewMenu_->addSeparator();

@@ -4,6 +4,7 @@
 #include <QByteArray>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -21,7 +22,9 @@
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
+#include "app/services/local_server.h"
 #include "ui/chat_view.h"
+#include "ui/local_server_panel.h"
 #include "ui/main_window.h"
 #include "ui/theme.h"
 
@@ -194,6 +197,10 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &MainWindow::languageChosen, &window,
                      [&translations](const QString& code) { translations.apply(code); });
 
+    // The Local server: OpenAI API requests join the chats' batch in the worker's engine.
+    LocalServer localServer(worker->servingBackend());
+    auto* serverDock = addLocalServerDock(window, localServer, settings);
+
     std::unique_ptr<ScreenshotRunner> runner;
     if (screenshots) {
         runner = std::make_unique<ScreenshotRunner>(window, controller, theme, translations,
@@ -205,6 +212,11 @@ int main(int argc, char** argv) {
         window.resize(1600, 900);
     } else {
         window.restoreLayout();
+        // Started as it was left (not in screenshot runs: no port is taken there).
+        if (auto* panel = serverDock->findChild<LocalServerPanel*>())
+            panel->restore();
+        if (settings.localServer().enabled)
+            serverDock->raise(); // a server left on shows its log
     }
     window.show();
 
@@ -221,6 +233,7 @@ int main(int argc, char** argv) {
 
     // Quitting during a generation: stop the engine, join its thread, save what streamed.
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &app, [&] {
+        localServer.stop(); // its streams end with "abort"; no HTTP thread waits on the engine
         worker->stopAll();
         engineThread.quit();
         engineThread.wait();

@@ -37,6 +37,9 @@ struct Job {
     std::vector<Choice> choices;
     std::shared_ptr<RequestStream> stream;
     ServingBackend* backend = nullptr;
+    // The model the request was made for (an app's backend may switch models meanwhile; its
+    // stream keeps this one alive).
+    const ServedModel* served = nullptr;
     std::optional<std::chrono::steady_clock::time_point> deadline;
 
     int64_t completion_tokens() const {
@@ -73,8 +76,25 @@ void expire_if_late(Job& job, std::vector<StreamEvent>& events) {
         }
 }
 
+// For the request log: the tokens so far and the distinct finish reasons (`gone`: the client
+// went away, its unfinished choices were aborted).
+void record_usage(const Job& job, bool gone = false) {
+    GenerationUsage& u = current_usage();
+    u.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+    u.completion_tokens = job.completion_tokens();
+    u.finish_reason.clear();
+    for (const Choice& c : job.choices) {
+        const json r = finish_reason_json(c.finished, c.finish);
+        const std::string name = r.is_string() ? r.get<std::string>()
+                                 : gone        ? std::string("abort")
+                                               : std::string("unfinished");
+        if (("," + u.finish_reason + ",").find("," + name + ",") == std::string::npos)
+            u.finish_reason += (u.finish_reason.empty() ? "" : ",") + name;
+    }
+}
+
 json whole_response(const Job& job, const std::vector<std::vector<SampledToken>>& lps) {
-    const Tokenizer& tok = *job.backend->model().tokenizer;
+    const Tokenizer& tok = *job.served->tokenizer;
     json out = base_object(job, job.chat ? "chat.completion" : "text_completion");
     json choices = json::array();
     for (size_t i = 0; i < job.choices.size(); ++i) {
@@ -129,6 +149,7 @@ void run_whole(Job& job, httplib::Response& res) {
             }
         }
     }
+    record_usage(job);
     send_json(res, 200, whole_response(job, lps));
 }
 
@@ -138,7 +159,7 @@ std::string sse(const json& j) {
 
 // The chunks of one event (may be none: nothing new to show).
 void chunks_of(Job& job, StreamEvent& e, std::vector<std::string>& out) {
-    const Tokenizer& tok = *job.backend->model().tokenizer;
+    const Tokenizer& tok = *job.served->tokenizer;
     const auto index = static_cast<size_t>(e.index);
     Choice& c = job.choices[index];
     RequestOutput& o = e.output;
@@ -224,6 +245,7 @@ void run_stream(std::shared_ptr<Job> job, httplib::Response& res) {
             job->stream->wait_events(events, 100ms);
             if (!sink.is_writable()) {
                 job->backend->cancel(job->stream);
+                record_usage(*job, true);
                 return false;
             }
             expire_if_late(*job, events);
@@ -232,9 +254,11 @@ void run_stream(std::shared_ptr<Job> job, httplib::Response& res) {
             for (const std::string& s : chunks)
                 if (!sink.write(s.data(), s.size())) { // the client went away
                     job->backend->cancel(job->stream);
+                    record_usage(*job, true);
                     return false;
                 }
         }
+        record_usage(*job);
         std::string tail;
         if (job->common.include_usage) {
             json chunk = base_object(*job, job->chat ? "chat.completion.chunk" : "text_completion");
@@ -285,6 +309,7 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req, htt
     auto job = std::make_shared<Job>();
     job->chat = chat;
     job->backend = &backend;
+    job->served = &model;
     job->model = model.name;
     job->created = static_cast<int64_t>(std::time(nullptr));
     job->id = make_response_id(chat ? "chatcmpl-" : "cmpl-");
@@ -344,6 +369,8 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req, htt
                                          max_tokens.message()));
     Submission sub;
     sub.prompt_ids = job->prompt;
+    sub.client_address = req.remote_addr;
+    sub.user_agent = req.get_header_value("User-Agent");
     for (int32_t i = 0; i < job->common.n; ++i) {
         SamplingParams p = params;
         if (p.seed)
@@ -365,8 +392,9 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req, htt
         } else {
             e.status = 503;
             e.type = "service_unavailable";
-            e.message = refusal == SubmitRefusal::ShuttingDown ? "the server is shutting down"
-                                                               : "the model is not loaded yet";
+            e.message = refusal == SubmitRefusal::ShuttingDown
+                            ? "the server is shutting down"
+                            : backend.unavailable().value_or("the model is not loaded yet");
         }
         return send_error(res, e);
     }

@@ -9,6 +9,14 @@
 
 namespace llmwb::server_detail {
 
+// What the generation handler tells the request log about the request it serves. httplib runs
+// a request's handler, its streamed body and its logger on one thread: this is that thread's.
+struct GenerationUsage {
+    int64_t prompt_tokens = -1, completion_tokens = -1;
+    std::string finish_reason;
+};
+GenerationUsage& current_usage();
+
 // JSON bodies are dumped with invalid UTF-8 replaced (model text may hold partial characters).
 std::string dump(const nlohmann::ordered_json& j);
 void send_json(httplib::Response& res, int status, const nlohmann::ordered_json& j);

@@ -17,6 +17,21 @@ namespace server_detail {
 
 using json = nlohmann::ordered_json;
 
+namespace {
+// The request this handler thread serves, for the request log.
+struct RequestTrace {
+    bool started = false;
+    std::chrono::steady_clock::time_point start;
+    std::chrono::system_clock::time_point arrived;
+    GenerationUsage usage;
+};
+thread_local RequestTrace t_trace;
+} // namespace
+
+GenerationUsage& current_usage() {
+    return t_trace.usage;
+}
+
 std::string dump(const json& j) {
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -96,6 +111,10 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
 
     // Key and CORS before routing.
     s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+        t_trace = RequestTrace{};
+        t_trace.started = true;
+        t_trace.start = std::chrono::steady_clock::now();
+        t_trace.arrived = std::chrono::system_clock::now();
         if (!options_.allowed_origins.empty() && req.has_header("Origin")) {
             const std::string origin = req.get_header_value("Origin");
             for (const std::string& allowed : options_.allowed_origins)
@@ -164,15 +183,49 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
             send_error(res, e);
         });
 
+    if (options_.request_log)
+        s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+            RequestLogEntry e;
+            e.client_address = req.remote_addr;
+            e.client_port = req.remote_port;
+            e.user_agent = req.get_header_value("User-Agent");
+            e.method = req.method;
+            e.path = req.path;
+            e.status = res.status;
+            if (t_trace.started) {
+                e.time = t_trace.arrived;
+                e.duration_ms = std::chrono::duration<double, std::milli>(
+                                    std::chrono::steady_clock::now() - t_trace.start)
+                                    .count();
+                e.prompt_tokens = t_trace.usage.prompt_tokens;
+                e.completion_tokens = t_trace.usage.completion_tokens;
+                e.finish_reason = t_trace.usage.finish_reason;
+            } else {
+                e.time = std::chrono::system_clock::now();
+            }
+            t_trace = RequestTrace{};
+            options_.request_log(e);
+        });
+
+    // The backend, or null after a 503 saying why there is none (or why it serves nothing now).
     auto backend_or_503 = [this](httplib::Response& res) -> ServingBackend* {
         ServingBackend* b = backend_.load();
-        if (!b)
+        if (!b) {
             send_error(res, unavailable());
+            return nullptr;
+        }
+        if (auto why = b->unavailable()) {
+            ApiError e = unavailable();
+            e.message = *why;
+            send_error(res, e);
+            return nullptr;
+        }
         return b;
     };
 
     s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-        res.status = backend_.load() ? 200 : 503;
+        ServingBackend* b = backend_.load();
+        res.status = b && !b->unavailable() ? 200 : 503;
     });
     s.Get("/version", [](const httplib::Request&, httplib::Response& res) {
         send_json(res, 200, json{{"version", LLMWB_VERSION}});
@@ -293,6 +346,10 @@ Result<int> OpenAiServer::bind() {
 
 bool OpenAiServer::listen() {
     return svr_->listen_after_bind();
+}
+
+bool OpenAiServer::is_listening() const {
+    return svr_ && svr_->is_running();
 }
 
 void OpenAiServer::stop() {

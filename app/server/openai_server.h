@@ -18,7 +18,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +35,20 @@ class Server;
 
 namespace llmwb {
 
+// One answered HTTP request, for a request log (ServerOptions::request_log).
+struct RequestLogEntry {
+    std::chrono::system_clock::time_point time; // when it arrived
+    std::string client_address;                 // the peer's address
+    int client_port = 0;
+    std::string user_agent, method, path;
+    int status = 0;
+    // Generations only (-1 otherwise): tokens of the prompt and of all choices, and the
+    // choices' finish reasons ("stop", "length", "abort", ...; distinct ones joined by ",").
+    int64_t prompt_tokens = -1, completion_tokens = -1;
+    std::string finish_reason;
+    double duration_ms = 0; // from arrival to the last byte sent (0: unknown)
+};
+
 struct ServerOptions {
     std::string host = "127.0.0.1";
     int port = 8000;                          // 0: any free port (bind() returns it)
@@ -44,6 +60,9 @@ struct ServerOptions {
     int threads = 512; // HTTP worker threads (one per open connection)
     int read_timeout_s = 30, write_timeout_s = 30, keep_alive_timeout_s = 5;
     int request_timeout_s = 0; // a generation still running after this is aborted; 0: none
+    // Called on the handler's thread once each request is answered (streams: after the last
+    // chunk); null: no log. It must be quick and thread safe.
+    std::function<void(const RequestLogEntry&)> request_log;
 };
 
 class OpenAiServer {
@@ -62,6 +81,8 @@ class OpenAiServer {
     Result<int> bind();
     // Serves until stop(); false when listening failed.
     bool listen();
+    // listen() has started serving (stop() before that would not reach it: wait for this).
+    bool is_listening() const;
     // Stops accepting, waits for the handler threads (end the backend's requests first:
     // ServingLoop::shutdown) and makes listen() return.
     void stop();

@@ -86,6 +86,8 @@ enum class SubmitRefusal : uint8_t { None, Overloaded, ShuttingDown, NotReady };
 struct Submission {
     std::vector<int32_t> prompt_ids;
     std::vector<SamplingParams> choices; // one per sequence (n > 1: seeds seed, seed+1, ...)
+    // Who asked (for views that label requests by client): the peer's address and User-Agent.
+    std::string client_address, user_agent;
 };
 
 class ServingBackend {
@@ -99,6 +101,10 @@ class ServingBackend {
     // Aborts what is left of the request (a client that went away); its blocks are freed at the
     // next step. The stream gets no more events. Safe to call more than once or after the end.
     virtual void cancel(const std::shared_ptr<RequestStream>& stream) = 0;
+    // Why the backend serves nothing now (no model, a model loading, a benchmark running), or
+    // nullopt when it serves. While set, model() may be stale and the model and generation
+    // routes answer 503 with this text.
+    virtual std::optional<std::string> unavailable() const { return std::nullopt; }
 };
 
 } // namespace llmwb

@@ -147,4 +147,32 @@ void AppSettings::setDevice(const QString& preference) {
     settings_->setValue(QStringLiteral("engine/device"), normalizedDevicePreference(preference));
 }
 
+LocalServerSettings AppSettings::localServer() const {
+    LocalServerSettings s;
+    const QSettings& st = *settings_;
+    s.enabled = st.value(QStringLiteral("server/enabled"), false).toBool();
+    const QString host = st.value(QStringLiteral("server/host")).toString().trimmed();
+    if (!host.isEmpty())
+        s.host = host;
+    bool ok = false;
+    const int port = st.value(QStringLiteral("server/port")).toInt(&ok);
+    if (ok && port >= 0 && port <= 65535)
+        s.port = port;
+    s.apiKey = st.value(QStringLiteral("server/api_key")).toString();
+    s.allowedOrigins = st.value(QStringLiteral("server/allowed_origins")).toStringList();
+    const int waiting = st.value(QStringLiteral("server/max_waiting")).toInt(&ok);
+    if (ok && waiting >= 0 && waiting <= (1 << 20))
+        s.maxWaiting = waiting;
+    return s;
+}
+
+void AppSettings::setLocalServer(const LocalServerSettings& s) {
+    settings_->setValue(QStringLiteral("server/enabled"), s.enabled);
+    settings_->setValue(QStringLiteral("server/host"), s.host);
+    settings_->setValue(QStringLiteral("server/port"), s.port);
+    settings_->setValue(QStringLiteral("server/api_key"), s.apiKey);
+    settings_->setValue(QStringLiteral("server/allowed_origins"), s.allowedOrigins);
+    settings_->setValue(QStringLiteral("server/max_waiting"), s.maxWaiting);
+}
+
 } // namespace llmwb

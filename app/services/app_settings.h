@@ -14,6 +14,18 @@ namespace llmwb {
 
 enum class ThemeChoice { System, Light, Dark };
 
+// The Local server (an OpenAI-compatible server over the app's engine): whether it runs, where
+// it listens, the API key clients must send (empty: none) and the CORS origins allowed.
+struct LocalServerSettings {
+    bool enabled = false;
+    QString host = QStringLiteral("127.0.0.1");
+    int port = 8000;
+    QString apiKey;
+    QStringList allowedOrigins;
+    int maxWaiting = 1024; // sequences waiting before 429 (as `llmwb serve --max-waiting`)
+    bool operator==(const LocalServerSettings&) const = default;
+};
+
 class AppSettings {
   public:
     static constexpr int kMaxRecentModels = 10;
@@ -56,6 +68,10 @@ class AppSettings {
     double benchPricePerHour() const;
     QString benchCurrency() const;
     void setBenchPrice(double perHour, const QString& currency);
+    // The Local server's settings (defaults when absent; a port out of 0..65535 reads 8000;
+    // 0: any free port).
+    LocalServerSettings localServer() const;
+    void setLocalServer(const LocalServerSettings& s);
 
     void sync();
     QSettings& raw() { return *settings_; }

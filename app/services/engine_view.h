@@ -4,6 +4,7 @@
 // qRegisterMetaType by registerEngineViewTypes()), the only engine state ui/ reads.
 #pragma once
 
+#include <QHash>
 #include <QMetaType>
 #include <QSet>
 #include <QString>
@@ -59,8 +60,11 @@ struct EngineView {
     double tokensPerSecond = 0;       // generated tokens per second since the previous view
     double promptTokensPerSecond = 0; // prompt (prefill) tokens computed per second
     QSet<qint64> loadTestRequests;    // engine ids of the load test's requests
-    qint64 timeMs = 0;                // when the view was made (ms since the worker started)
-    QVector<TtftSample> ttfts;        // first tokens since the previous view
+    // Who the live requests that are not chats belong to, by engine id: the Local server's
+    // ("API · curl/8.5.0 · 127.0.0.1").
+    QHash<qint64, QString> requestLabels;
+    qint64 timeMs = 0;         // when the view was made (ms since the worker started)
+    QVector<TtftSample> ttfts; // first tokens since the previous view
     // The pool and its settings.
     EngineTuning tuning; // as applied (blockSize: the engine's current block size)
     QString replanError; // the last re-plan or rebuild failed: the previous pool stays

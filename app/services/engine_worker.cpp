@@ -62,6 +62,9 @@ FinishReason refinedLength(int64_t promptTokens, int64_t outputTokens, int64_t a
 
 EngineWorker::EngineWorker(int cpuThreads, QObject* parent)
     : QObject(parent), cpuThreads_(cpuThreads), model_(std::make_unique<Model>()) {
+    server_ = std::make_shared<WorkerServingBackend>([this] {
+        QMetaObject::invokeMethod(this, &EngineWorker::serveQueued, Qt::QueuedConnection);
+    });
     registerGenerationTypes();
     registerEngineViewTypes();
     sinceView_.start();
@@ -69,6 +72,7 @@ EngineWorker::EngineWorker(int cpuThreads, QObject* parent)
 }
 
 EngineWorker::~EngineWorker() {
+    server_->detach(); // server requests end with "abort"; nothing queues calls to this any more
     qDeleteAll(active_);
     // A benchmark's session refers to the engine: it goes first.
     if (bench_)
@@ -90,6 +94,7 @@ void EngineWorker::cancelLoad() {
 
 void EngineWorker::stopAll() {
     shuttingDown_ = true;
+    server_->setUnavailable("the app is closing");
     anyCancelled_ = true;
     renderCancel_ = true;
 }
@@ -386,6 +391,14 @@ void EngineWorker::postStep() {
 }
 
 void EngineWorker::finishActive(qint64 engineId, Active& a, FinishReason reason) {
+    if (a.stream) { // a server request: its stream ends with the reason
+        RequestOutput o;
+        o.id = engineId;
+        o.finished = true;
+        o.finish = reason;
+        pushServed(engineId, a, std::move(o));
+        return;
+    }
     if (a.loadTest) {
         ++loadTestDone_;
         if (--loadTestLeft_ == 0) {
@@ -414,7 +427,7 @@ void EngineWorker::finishActive(qint64 engineId, Active& a, FinishReason reason)
 }
 
 void EngineWorker::failActive(qint64 engineId, Active& a, const QString& message) {
-    if (a.loadTest) {
+    if (a.loadTest || a.stream) {
         finishActive(engineId, a, FinishReason::Aborted); // counted as done
         return;
     }
@@ -432,7 +445,7 @@ void EngineWorker::applyCancellations() {
     const auto ids = active_.keys();
     for (qint64 id : ids) {
         Active* a = active_.value(id);
-        if (!all && (a->loadTest || !takeCancelled(a->requestId)))
+        if (!all && (a->loadTest || a->stream || !takeCancelled(a->requestId)))
             continue;
         model_->serving->abort(id);
         finishActive(id, *a, FinishReason::Aborted);
@@ -462,11 +475,18 @@ void EngineWorker::runStep() {
     StepOutputs& out = model_->out;
     engine.step(out);
     recordStep(out);
+    if (ServingMetrics* m = server_->metrics())
+        m->observe_step(out, engine);
+    server_->setEngineWaiting(int32_t(engine.scheduler().waiting().size()));
     for (RequestOutput& o : out.outputs) {
         Active* a = active_.value(o.id);
         if (!a)
             continue;
         a->metrics = o.metrics;
+        if (a->stream) { // a server request: the handler formats it
+            pushServed(o.id, *a, std::move(o));
+            continue;
+        }
         if (!a->loadTest) {
             a->pending += q(o.text);
             if (!a->pending.isEmpty() && !o.finished &&
@@ -589,6 +609,10 @@ void EngineWorker::emitView() {
     view_.kvDtypeError = kvDtypeError_;
     view_.refusedKvDtype = refusedKvDtype_;
     view_.kvCalibration = kvCalibration_;
+    view_.requestLabels.clear();
+    for (auto it = active_.cbegin(); it != active_.cend(); ++it)
+        if (!it.value()->label.isEmpty())
+            view_.requestLabels.insert(it.key(), it.value()->label);
     // Forget load test ids once they are gone from the snapshot.
     if (loadTestLeft_ == 0)
         view_.loadTestRequests.clear();

@@ -29,6 +29,7 @@
 
 #include "app/services/bench_types.h"
 #include "app/services/engine_view.h"
+#include "app/services/engine_worker_server.h"
 #include "app/services/generation_types.h"
 
 namespace llmwb {
@@ -42,6 +43,8 @@ struct SpeculativeConfig;
 struct KvScales;
 struct StepOutputs;
 struct MemoryBudget;
+class RequestStream;
+class WorkerServingBackend;
 
 class EngineWorker : public QObject {
     Q_OBJECT
@@ -71,6 +74,9 @@ class EngineWorker : public QObject {
     // Wall-time limit of one chat template render (default jinja::RenderLimits' 2 s); tests
     // raise it to show that Stop, not the limit, ends a runaway template.
     void setTemplateTimeLimit(double seconds) { templateSeconds_ = seconds; }
+    // The OpenAI server's backend over this worker's engine (engine_worker_serve.cpp): server
+    // requests join the chats' batch. Thread-safe; it outlives the worker when shared.
+    std::shared_ptr<WorkerServingBackend> servingBackend() const { return server_; }
 
   public slots:
     void loadModel(const QString& path);
@@ -123,6 +129,8 @@ class EngineWorker : public QObject {
   private slots:
     void runStep();
     void benchStep();
+    // Takes the server's submissions and cancellations (engine_worker_serve.cpp).
+    void serveQueued();
 
   private:
     struct Model;
@@ -140,6 +148,14 @@ class EngineWorker : public QObject {
     void finishActive(qint64 engineId, Active& a, FinishReason reason);
     void failActive(qint64 engineId, Active& a, const QString& message);
     void cancelEverything();
+    // Server requests (engine_worker_serve.cpp). updateServing: tells the server whether it can
+    // serve now (a model, not loading, no benchmark) and serves a newly loaded model.
+    void updateServing();
+    void admitServed(WorkerServingBackend::Pending& p);
+    // An output of a server request to its stream; true when that sequence ended (the Active is
+    // deleted then).
+    bool pushServed(qint64 engineId, Active& a, RequestOutput&& o);
+    void abortServedStream(const RequestStream* stream);
     void emitView();
     void recordStep(const StepOutputs& out);           // for the next view (timeline, rates, TTFTs)
     bool loadStage(int percent, const QString& stage); // false: cancelled
@@ -220,6 +236,9 @@ class EngineWorker : public QObject {
     std::atomic<double> templateSeconds_{2.0};
     std::atomic<bool> anyCancelled_{false};
     std::atomic<bool> shuttingDown_{false};
+    std::shared_ptr<WorkerServingBackend> server_;
+    const void* servedModel_ = nullptr; // the Model the server was last given (model_.get())
+    bool servedAbortPending_ = false;   // a step for the metrics after server aborts
 };
 
 } // namespace llmwb

@@ -154,6 +154,7 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
         return;
     }
     bench_ = std::move(job);
+    updateServing(); // the server waits for the benchmark
     benchmarking_ = true;
     benchCancel_ = false;
     // The machine and the model (the model file's SHA-256 is computed once per load path).
@@ -425,6 +426,7 @@ void EngineWorker::endBenchmark(QString message) {
             model_->serving->step(model_->out);
         applySpeculation();
     }
+    updateServing();
     emitView();
     emit benchFinished(planId, message);
     // The chats that waited.

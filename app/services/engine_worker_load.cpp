@@ -78,10 +78,12 @@ void EngineWorker::loadModel(const QString& path) {
         benchStep();
     }
     loading_ = true;
+    updateServing(); // 503 while loading
     emit modelLoading(path);
     doLoad(path);
     loading_ = false;
     loadCancel_ = false;
+    updateServing(); // the new model, or the previous one again
 }
 
 bool EngineWorker::loadStage(int percent, const QString& stage) {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "app/services/engine_worker.h"
+#include "app/services/engine_worker_server.h"
 #include "engine/backend/device_select.h"
 #include "engine/chat/chat_template.h"
 #include "engine/model/loaded_model.h"
@@ -18,7 +19,7 @@ namespace llmwb {
 
 struct EngineWorker::Model {
     std::unique_ptr<LoadedModel> model;
-    std::unique_ptr<Tokenizer> tokenizer;
+    std::shared_ptr<Tokenizer> tokenizer; // shared with the server's ServedGeneration
     std::optional<ChatTemplate> chatTemplate;
     Backend backend; // the executor (on the CPU over a CpuTransformer of `model`)
     // self-q4 speculation: the model's matrices at 4 bits (CPU), made when first chosen.
@@ -41,6 +42,11 @@ struct EngineWorker::Active {
     // left in the context or the pool), and an end there is not the user's limit.
     int64_t askedMaxTokens = 0;
     int64_t contextTokens = 0; // the model's context (0: unknown)
+    // A server request (Local server): its outputs go to this stream as choice streamIndex;
+    // label: who asked ("API · curl/8.5.0 · 127.0.0.1") for the Engine dock's views.
+    std::shared_ptr<RequestStream> stream;
+    int32_t streamIndex = 0;
+    QString label;
 };
 
 // A benchmark plan in progress: its runs in order, the workload (token ids, made once), the
