@@ -21,6 +21,9 @@
 #include "app/services/conversation_store.h"
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
+#ifdef LLMWB_HAVE_REMOTE
+#include "app/services/remote_backend.h"
+#endif
 #include "ui/chat_view.h"
 #include "ui/main_window.h"
 #include "ui/theme.h"
@@ -146,11 +149,19 @@ int main(int argc, char** argv) {
     MainWindow window(controller, settings);
     window.chatView()->setReadOnlyReason(chatDb.readOnlyReason);
     chatDb.listenForActivation(&window);
+#ifdef LLMWB_HAVE_REMOTE
+    // The chat goes to the local engine or to a remote endpoint (Model dock: Chat backend).
+    RemoteBackend remote(controller, worker, settings.raw());
+    window.attachRemote(remote);
+    QObject::connect(worker, &EngineWorker::modelLoaded, &remote,
+                     [&remote](const ModelMetadata& m) { remote.setLocalModelName(m.name); });
+#else
     connectChatToWorker(controller, worker);
-    QObject::connect(worker, &EngineWorker::modelLoading, &window, &MainWindow::onModelLoading);
-    QObject::connect(worker, &EngineWorker::modelLoaded, &window, &MainWindow::onModelLoaded);
     QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
                      [&controller](const ModelMetadata& m) { controller.setModelName(m.name); });
+#endif
+    QObject::connect(worker, &EngineWorker::modelLoading, &window, &MainWindow::onModelLoading);
+    QObject::connect(worker, &EngineWorker::modelLoaded, &window, &MainWindow::onModelLoaded);
     QObject::connect(worker, &EngineWorker::loadFailed, &window, &MainWindow::onModelLoadFailed);
     QObject::connect(worker, &EngineWorker::loadProgress, &window, &MainWindow::onLoadProgress);
     QObject::connect(worker, &EngineWorker::loadCancelled, &window, &MainWindow::onLoadCancelled);
@@ -222,6 +233,10 @@ int main(int argc, char** argv) {
     // Quitting during a generation: stop the engine, join its thread, save what streamed.
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &app, [&] {
         worker->stopAll();
+#ifdef LLMWB_HAVE_REMOTE
+        remote.poller().stop();
+        remote.chatWorker().stopAll();
+#endif
         engineThread.quit();
         engineThread.wait();
         controller.shutdown();
