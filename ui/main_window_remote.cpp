@@ -29,9 +29,8 @@ void MainWindow::attachRemote(RemoteBackend& remote) {
     connect(backendBox_, &ChatBackendBox::backendChosen, this,
             [this](const QString& name) { remote_->selectBackend(name); });
     connect(backendBox_, &ChatBackendBox::editRequested, this, &MainWindow::showRemoteEndpoints);
-    connect(&remote, &RemoteBackend::endpointsChanged, this, [this] {
-        backendBox_->setEndpoints(remote_->endpoints(), remote_->backend());
-    });
+    connect(&remote, &RemoteBackend::endpointsChanged, this,
+            [this] { backendBox_->setEndpoints(remote_->endpoints(), remote_->backend()); });
     connect(&remote, &RemoteBackend::backendChanged, this, &MainWindow::onBackendChanged);
     connect(&remote, &RemoteBackend::metrics, engine_, &EnginePanel::setRemoteMetrics);
     if (modelMenu_) {

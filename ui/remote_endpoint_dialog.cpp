@@ -17,8 +17,7 @@
 
 namespace llmwb {
 
-RemoteEndpointDialog::RemoteEndpointDialog(const QList<RemoteEndpoint>& endpoints,
-                                           QWidget* parent)
+RemoteEndpointDialog::RemoteEndpointDialog(const QList<RemoteEndpoint>& endpoints, QWidget* parent)
     : QDialog(parent), endpoints_(endpoints) {
     setWindowTitle(tr("Remote endpoints"));
     setObjectName(QStringLiteral("remoteEndpointDialog"));
@@ -100,8 +99,7 @@ RemoteEndpointDialog::RemoteEndpointDialog(const QList<RemoteEndpoint>& endpoint
 void RemoteEndpointDialog::refreshList() {
     loading_ = true;
     for (int i = 0; i < endpoints_.size(); ++i) {
-        const QString text =
-            endpoints_[i].name.isEmpty() ? tr("(unnamed)") : endpoints_[i].name;
+        const QString text = endpoints_[i].name.isEmpty() ? tr("(unnamed)") : endpoints_[i].name;
         if (i < list_->count())
             list_->item(i)->setText(text);
         else

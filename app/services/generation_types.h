@@ -60,8 +60,6 @@ struct GenerationStats {
     // context is full), KvPool (the whole KV pool, smaller than the context, is full) or Aborted
     // (the user stopped it). A request the backend failed ends with EngineWorker::failed().
     FinishReason finishReason = FinishReason::None;
-    // A remote endpoint that sent no usage: completionTokens counts the streamed chunks.
-    bool remoteTokensCounted = false;
     bool cancelled() const { return finishReason == FinishReason::Aborted; }
 };
 

@@ -4,8 +4,8 @@
 
 namespace llmwb {
 
-RemoteBackend::RemoteBackend(ChatController& controller, EngineWorker* worker,
-                             QSettings& settings, QObject* parent)
+RemoteBackend::RemoteBackend(ChatController& controller, EngineWorker* worker, QSettings& settings,
+                             QObject* parent)
     : QObject(parent), controller_(controller), settings_(settings),
       router_(controller, worker, worker_) {
     localModelName_ = controller.modelName();
@@ -44,8 +44,9 @@ void RemoteBackend::setEndpoints(const QList<RemoteEndpoint>& endpoints) {
 
 bool RemoteBackend::selectBackend(const QString& endpointName) {
     if (!endpointName.isEmpty()) {
-        const bool known = std::any_of(endpoints_.begin(), endpoints_.end(),
-                                       [&](const RemoteEndpoint& e) { return e.name == endpointName; });
+        const bool known =
+            std::any_of(endpoints_.begin(), endpoints_.end(),
+                        [&](const RemoteEndpoint& e) { return e.name == endpointName; });
         if (!known)
             return false;
     }

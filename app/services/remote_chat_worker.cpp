@@ -191,7 +191,7 @@ void RemoteChatWorker::run(std::shared_ptr<Job> job) {
     GenerationStats st;
     st.requestId = r.requestId;
     st.conversationId = r.conversationId;
-    st.remoteTokensCounted = !c.usage.has_value();
+    // Without usage, each token chunk counts as one token (vLLM's bench counts the same way).
     st.completionTokens = c.usage ? c.usage->completion_tokens : c.token_chunks;
     st.promptTokens = c.usage ? c.usage->prompt_tokens : 0;
     st.ttftMs = c.ttft_s * 1000.0;
@@ -201,8 +201,8 @@ void RemoteChatWorker::run(std::shared_ptr<Job> job) {
         st.tokensPerSecond = double(st.completionTokens - 1) / decodeS;
     else if (st.completionTokens > 0 && c.latency_s > 0)
         st.tokensPerSecond = double(st.completionTokens) / c.latency_s;
-    st.finishReason = c.cancelled || job->stopped ? FinishReason::Aborted
-                                                  : finishReasonOf(c.finish_reason);
+    st.finishReason =
+        c.cancelled || job->stopped ? FinishReason::Aborted : finishReasonOf(c.finish_reason);
     emit finished(st);
     job->done = true;
 }

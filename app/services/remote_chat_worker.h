@@ -5,7 +5,7 @@
 // network); stop() closes that request's connection at once (from any thread). The figures are
 // the client's (vLLM's bench rules, openai_client.h): TTFT from the first token chunk, tokens/s
 // over the chunks after it, completion tokens from the server's usage when it sends one
-// (stream_options.include_usage), else the number of token chunks (GenerationStats says which).
+// (stream_options.include_usage), else the number of token chunks.
 #pragma once
 
 #include <QHash>
@@ -14,8 +14,8 @@
 #include <memory>
 #include <thread>
 
-#include "app/services/generation_types.h"
 #include "app/remote/openai_client.h"
+#include "app/services/generation_types.h"
 #include "app/services/remote_endpoint.h"
 
 namespace llmwb {

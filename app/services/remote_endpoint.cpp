@@ -60,9 +60,8 @@ QList<RemoteEndpoint> loadRemoteEndpoints(QSettings& settings) {
         e.baseUrl = settings.value(QStringLiteral("baseUrl")).toString();
         e.apiKey = settings.value(QStringLiteral("apiKey")).toString();
         e.model = settings.value(QStringLiteral("model")).toString();
-        const bool repeated = std::any_of(out.begin(), out.end(), [&](const RemoteEndpoint& o) {
-            return o.name == e.name;
-        });
+        const bool repeated = std::any_of(
+            out.begin(), out.end(), [&](const RemoteEndpoint& o) { return o.name == e.name; });
         if (e.validate().isEmpty() && !repeated)
             out.append(e);
     }

@@ -88,7 +88,8 @@ void RemoteMetricsPoller::loop(RemoteEndpoint endpoint) {
                 v.promptExposed = sample->prompt_tokens_total.has_value();
                 v.generationExposed = sample->generation_tokens_total.has_value();
                 // llama.cpp's server has no TTFT histogram; vLLM's names have one.
-                v.ttftExposed = sample->ttft_mean_all_s.has_value() || sample->server_kind == "vllm";
+                v.ttftExposed =
+                    sample->ttft_mean_all_s.has_value() || sample->server_kind == "vllm";
             }
         }
         {

@@ -19,8 +19,6 @@
 
 namespace llmwb {
 
-
-
 class RemoteMetricsPoller : public QObject {
     Q_OBJECT
 

@@ -10,10 +10,10 @@
 namespace llmwb {
 
 struct RemoteMetricsView {
-    qint64 timeMs = 0;    // when the scrape was taken (steady clock, from the poller's start)
-    QString endpoint;     // the endpoint's name
-    QString serverKind;   // "vllm" | "llama.cpp" | "" (neither family found)
-    QString error;        // "" = the scrape worked
+    qint64 timeMs = 0;  // when the scrape was taken (steady clock, from the poller's start)
+    QString endpoint;   // the endpoint's name
+    QString serverKind; // "vllm" | "llama.cpp" | "" (neither family found)
+    QString error;      // "" = the scrape worked
     std::optional<double> running, waiting;
     std::optional<double> kvUsage; // fraction 0..1
     std::optional<double> promptTokensPerSecond, generationTokensPerSecond;

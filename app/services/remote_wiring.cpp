@@ -17,11 +17,10 @@ ChatBackendRouter::ChatBackendRouter(ChatController& controller, EngineWorker* w
         connect(worker, &EngineWorker::failed, &controller, &ChatController::onFailed);
     }
     connect(&remote, &RemoteChatWorker::token, &controller, &ChatController::onToken);
-    connect(&remote, &RemoteChatWorker::finished, &controller,
-            [this](const GenerationStats& s) {
-                remoteIds_.remove(s.requestId);
-                controller_.onFinished(s);
-            });
+    connect(&remote, &RemoteChatWorker::finished, &controller, [this](const GenerationStats& s) {
+        remoteIds_.remove(s.requestId);
+        controller_.onFinished(s);
+    });
     connect(&remote, &RemoteChatWorker::failed, &controller,
             [this](quint64 id, qint64 conversationId, const QString& message) {
                 remoteIds_.remove(id);
