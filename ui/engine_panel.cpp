@@ -143,9 +143,10 @@ void EnginePanel::updateFigures() {
         } else {
             const RemoteMetricsView& r = *remoteLast_;
             figures_->setText(
-                tr("Remote endpoint %1 · KV %2% · %3 running / %4 waiting · %5 tokens/s")
+                tr("Remote endpoint %1 · KV %2 · %3 running / %4 waiting · %5 tokens/s")
                     .arg(remoteSource_,
-                         r.kvUsage ? QString::number(*r.kvUsage * 100.0, 'f', 1) : tr("n/a"),
+                         r.kvUsage ? QString::number(*r.kvUsage * 100.0, 'f', 1) + QLatin1Char('%')
+                                   : tr("n/a"),
                          num(r.running, 0), num(r.waiting, 0),
                          num(r.generationTokensPerSecond, 0)));
         }

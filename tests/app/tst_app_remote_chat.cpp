@@ -74,23 +74,21 @@ class TestAppRemoteChat : public QObject {
             return std::nullopt;
         std::optional<ChatMessage> done;
         QStringList seen;
-        QMetaObject::Connection a = connect(
-            controller_.get(), &ChatController::messageTextChanged, this,
-            [&](qint64 conv, qint64, const QString& t) {
-                if (conv != c->id)
-                    return;
-                seen << t;
-                if (stopAfterFirst && seen.size() == 1)
-                    controller_->stop(c->id);
-            });
-        QMetaObject::Connection b =
-            connect(controller_.get(), &ChatController::messageFinished, this,
-                    [&](const ChatMessage& m) {
-                        if (m.conversationId == c->id)
-                            done = m;
-                    });
+        QMetaObject::Connection a = connect(controller_.get(), &ChatController::messageTextChanged,
+                                            this, [&](qint64 conv, qint64, const QString& t) {
+                                                if (conv != c->id)
+                                                    return;
+                                                seen << t;
+                                                if (stopAfterFirst && seen.size() == 1)
+                                                    controller_->stop(c->id);
+                                            });
+        QMetaObject::Connection b = connect(controller_.get(), &ChatController::messageFinished,
+                                            this, [&](const ChatMessage& m) {
+                                                if (m.conversationId == c->id)
+                                                    done = m;
+                                            });
         if (controller_->send(c->id, text))
-            QTRY_VERIFY2_WITH_TIMEOUT(done.has_value(), "no answer finished", 30000);
+            QTest::qWaitFor([&] { return done.has_value(); }, 30000);
         disconnect(a);
         disconnect(b);
         if (updates)
@@ -148,8 +146,7 @@ class TestAppRemoteChat : public QObject {
         RemoteEndpoint nowhere = serveEndpoint();
         nowhere.baseUrl = QStringLiteral("http://127.0.0.1:%1").arg(closedPort());
         const ModelListResult unreachable = fetchRemoteModels(nowhere, 3);
-        QVERIFY2(unreachable.error.contains("could not be reached"),
-                 qPrintable(unreachable.error));
+        QVERIFY2(unreachable.error.contains("could not be reached"), qPrintable(unreachable.error));
         RemoteEndpoint wrongPath = serveEndpoint();
         wrongPath.baseUrl += QStringLiteral("/nothing-here");
         const ModelListResult notFound = fetchRemoteModels(wrongPath);
@@ -199,7 +196,7 @@ class TestAppRemoteChat : public QObject {
         QVERIFY(m);
         QCOMPARE(m->state, MessageState::Complete);
         QVERIFY(m->completionTokens);
-        QCOMPARE(*m->completionTokens, 5); // five token chunks
+        QCOMPARE(*m->completionTokens, 5);      // five token chunks
         QVERIFY(m->ttftMs && *m->ttftMs >= 90); // the fake waits 100 ms before the first
     }
 
@@ -255,7 +252,7 @@ class TestAppRemoteChat : public QObject {
         QVERIFY2(v.ok(), qPrintable(v.error));
         QCOMPARE(*v.running, 3.0);
         QCOMPARE(*v.waiting, 1.0);
-        QVERIFY(!v.kvUsage);      // not exposed: unavailable, not 0
+        QVERIFY(!v.kvUsage);       // not exposed: unavailable, not 0
         QVERIFY(!v.promptExposed); // no prompt token counter either
         QVERIFY(v.generationExposed);
     }
