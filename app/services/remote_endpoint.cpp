@@ -94,13 +94,17 @@ QString describeRemoteError(const std::string& clientMessage) {
     const QString m = QString::fromStdString(clientMessage);
     QString lead;
     if (m.contains(QLatin1String("HTTP 401")) || m.contains(QLatin1String("HTTP 403")))
-        lead = tr("The server refused the API key.");
+        lead =
+            QCoreApplication::translate("llmwb::RemoteEndpoint", "The server refused the API key.");
     else if (m.contains(QLatin1String("HTTP 404")))
-        lead = tr("The server has no such route or model: check the base URL and the model.");
+        lead = QCoreApplication::translate(
+            "llmwb::RemoteEndpoint",
+            "The server has no such route or model: check the base URL and the model.");
     else if (m.contains(QLatin1String("Could not establish connection")) ||
              m.contains(QLatin1String("Connection")) || m.contains(QLatin1String("timeout")) ||
              m.contains(QLatin1String("Timeout")))
-        lead = tr("The server could not be reached.");
+        lead = QCoreApplication::translate("llmwb::RemoteEndpoint",
+                                           "The server could not be reached.");
     return lead.isEmpty() ? m : lead + QLatin1Char(' ') + m;
 }
 
@@ -125,7 +129,8 @@ ModelListResult fetchRemoteModels(const RemoteEndpoint& endpoint, double timeout
         if (r.models.size() < 1000)
             r.models.append(QString::fromStdString(m.id));
     if (r.models.isEmpty())
-        r.error = tr("The server lists no model.");
+        r.error =
+            QCoreApplication::translate("llmwb::RemoteEndpoint", "The server lists no model.");
     return r;
 }
 
