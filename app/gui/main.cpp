@@ -8,6 +8,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QThread>
+#include <QTimer>
 #include <memory>
 
 #include "app/gui/database_startup.h"
@@ -22,6 +23,7 @@
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
 #ifdef LLMWB_HAVE_REMOTE
+#include "app/gui/remote_screenshot_runner.h"
 #include "app/services/remote_backend.h"
 #endif
 #include "ui/chat_view.h"
@@ -44,6 +46,11 @@ struct Options {
         QStringLiteral("Render the main window states to PNG files in DIR and quit (uses a "
                        "fresh temporary data folder unless --data-dir is given)."),
         QStringLiteral("DIR")};
+    QCommandLineOption remoteScreenshots{
+        QStringLiteral("remote-screenshots"),
+        QStringLiteral("Chat through the remote endpoint chosen in the settings, render the "
+                       "remote views to PNG files in DIR and quit."),
+        QStringLiteral("DIR")};
     QCommandLineOption model{QStringLiteral("model"),
                              QStringLiteral("Open this .gguf file or model folder."),
                              QStringLiteral("PATH")};
@@ -57,6 +64,7 @@ struct Options {
         parser.addVersionOption();
         parser.addOption(dataDir);
         parser.addOption(screenshot);
+        parser.addOption(remoteScreenshots);
         parser.addOption(model);
     }
 };
@@ -155,6 +163,12 @@ int main(int argc, char** argv) {
     window.attachRemote(remote);
     QObject::connect(worker, &EngineWorker::modelLoaded, &remote,
                      [&remote](const ModelMetadata& m) { remote.setLocalModelName(m.name); });
+    std::unique_ptr<RemoteScreenshotRunner> remoteShots;
+    if (parser.isSet(options.remoteScreenshots)) {
+        remoteShots = std::make_unique<RemoteScreenshotRunner>(
+            window, controller, remote, translations, parser.value(options.remoteScreenshots));
+        QTimer::singleShot(1500, remoteShots.get(), &RemoteScreenshotRunner::start);
+    }
 #else
     connectChatToWorker(controller, worker);
     QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
