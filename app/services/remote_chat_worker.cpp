@@ -168,6 +168,7 @@ void RemoteChatWorker::run(std::shared_ptr<Job> job) {
     if (s.seed >= 0)
         req.extra["seed"] = s.seed;
 
+    int64_t textChunks = 0; // streamed pieces with text (a chat's role-only chunk has none)
     // A stop() that came before complete() began is not kept by the client: checked here and
     // at every piece.
     auto result =
@@ -177,7 +178,7 @@ void RemoteChatWorker::run(std::shared_ptr<Job> job) {
                                job->client->cancel();
                                return;
                            }
-                           if (!piece.empty())
+                           if (!piece.empty() && ++textChunks > 0)
                                emit token(r.requestId, r.conversationId,
                                           QString::fromUtf8(piece.data(), qsizetype(piece.size())));
                        });
@@ -199,8 +200,9 @@ void RemoteChatWorker::run(std::shared_ptr<Job> job) {
     GenerationStats st;
     st.requestId = r.requestId;
     st.conversationId = r.conversationId;
-    // Without usage, each token chunk counts as one token (vLLM's bench counts the same way).
-    st.completionTokens = c.usage ? c.usage->completion_tokens : c.token_chunks;
+    // Without usage, each streamed piece of text counts as one token (as vLLM's bench counts
+    // chunks; a chat stream's role-only first chunk is not counted).
+    st.completionTokens = c.usage ? c.usage->completion_tokens : textChunks;
     st.promptTokens = c.usage ? c.usage->prompt_tokens : 0;
     st.ttftMs = c.ttft_s * 1000.0;
     st.totalMs = c.latency_s * 1000.0;
