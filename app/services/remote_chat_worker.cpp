@@ -171,17 +171,19 @@ void RemoteChatWorker::run(std::shared_ptr<Job> job) {
     int64_t textChunks = 0; // streamed pieces with text (a chat's role-only chunk has none)
     // A stop() that came before complete() began is not kept by the client: checked here and
     // at every piece.
-    auto result =
-        job->stopped ? Result<remote::CompletionResult>(remote::CompletionResult{})
-                     : job->client->complete(req, [&](std::string_view piece) {
-                           if (job->stopped) {
-                               job->client->cancel();
-                               return;
-                           }
-                           if (!piece.empty() && ++textChunks > 0)
-                               emit token(r.requestId, r.conversationId,
-                                          QString::fromUtf8(piece.data(), qsizetype(piece.size())));
-                       });
+    auto result = job->stopped
+                      ? Result<remote::CompletionResult>(remote::CompletionResult{})
+                      : job->client->complete(req, [&](std::string_view piece) {
+                            if (job->stopped) {
+                                job->client->cancel();
+                                return;
+                            }
+                            if (piece.empty())
+                                return;
+                            ++textChunks;
+                            emit token(r.requestId, r.conversationId,
+                                       QString::fromUtf8(piece.data(), qsizetype(piece.size())));
+                        });
     if (!result) {
         // A Stop that lands while the connection is being set up reads as a failed request.
         if (job->stopped) {
