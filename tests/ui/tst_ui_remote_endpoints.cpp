@@ -11,6 +11,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "app/services/remote_metrics_poller.h"
 #include "app/services/remote_metrics_view.h"
 #include "fake_openai_server.h"
 #include "ui/charts_panel.h"
@@ -89,6 +90,32 @@ class TestUiRemoteEndpoints : public QObject {
         QVERIFY(!charts.unavailableNote(ChartsPanel::Kv)->isVisibleTo(&charts));
         charts.addView(local);
         QCOMPARE(charts.points(ChartsPanel::Running).last().y(), 7.0);
+    }
+
+    // The poller against a server whose /metrics has no KV usage, straight into the charts.
+    void pollerFillsTheCharts() {
+        test::FakeOpenAiServer fake;
+        QVERIFY(fake.ok());
+        fake.set_metrics("# TYPE vllm:num_requests_running gauge\n"
+                         "vllm:num_requests_running{model_name=\"m\"} 2\n"
+                         "# TYPE vllm:num_requests_waiting gauge\n"
+                         "vllm:num_requests_waiting{model_name=\"m\"} 0\n");
+        ChartsPanel charts;
+        charts.show();
+        charts.setRemoteSource("fake");
+        RemoteMetricsPoller poller;
+        poller.setInterval(0.2);
+        connect(&poller, &RemoteMetricsPoller::metrics, &charts, &ChartsPanel::addRemoteMetrics);
+        poller.start(RemoteEndpoint{"fake", QString::fromStdString(fake.url()), "", "m"});
+        QTRY_VERIFY_WITH_TIMEOUT(charts.pointCount(ChartsPanel::Running) >= 2, 10000);
+        poller.stop();
+        QCOMPARE(charts.points(ChartsPanel::Running).last().y(), 2.0);
+        QCOMPARE(charts.series(ChartsPanel::Running)->count(),
+                 charts.pointCount(ChartsPanel::Running));
+        QVERIFY(charts.isUnavailable(ChartsPanel::KvUsage));
+        QVERIFY(charts.isUnavailable(ChartsPanel::GenerationTps));
+        QVERIFY(charts.isUnavailable(ChartsPanel::Ttft));
+        QCOMPARE(charts.pointCount(ChartsPanel::KvUsage), 0);
     }
 
     void blockMapSaysUnavailableForARemoteEndpoint() {
