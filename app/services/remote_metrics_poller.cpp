@@ -1,8 +1,10 @@
 #include "app/services/remote_metrics_poller.h"
 
 #include <QCoreApplication>
+#include <algorithm>
 #include <chrono>
 
+#include "app/remote/prometheus_text.h"
 #include "app/remote/remote_engine_metrics.h"
 
 namespace llmwb {
@@ -73,23 +75,33 @@ void RemoteMetricsPoller::loop(RemoteEndpoint endpoint) {
         if (!client) {
             v.error = describeRemoteError(created.message());
         } else {
-            auto sample = remote::scrape_metrics(*client, figures, t);
-            if (!sample) {
-                v.error = describeRemoteError(sample.message());
+            // Fetched and parsed here rather than by remote::scrape_metrics: whether the TTFT
+            // histogram exists at all is read from the samples.
+            auto text = client->fetch_metrics();
+            auto scrape = text ? remote::parse_prometheus_text(*text)
+                               : Result<remote::PromScrape>(text.error());
+            if (!scrape) {
+                v.error = describeRemoteError(text ? client->url().text() +
+                                                         "/metrics: " + scrape.message()
+                                                   : scrape.message());
             } else {
-                v.serverKind = QString::fromStdString(sample->server_kind);
-                v.running = sample->running;
-                v.waiting = sample->waiting;
-                v.kvUsage = sample->kv_usage;
-                v.promptTokensPerSecond = sample->prompt_throughput;
-                v.generationTokensPerSecond = sample->generation_throughput;
-                if (sample->ttft_mean_s)
-                    v.ttftMeanMs = *sample->ttft_mean_s * 1000.0;
-                v.promptExposed = sample->prompt_tokens_total.has_value();
-                v.generationExposed = sample->generation_tokens_total.has_value();
-                // llama.cpp's server has no TTFT histogram; vLLM's names have one.
+                const remote::RemoteMetricsSample sample = figures.update(*scrape, t);
+                v.serverKind = QString::fromStdString(sample.server_kind);
+                v.running = sample.running;
+                v.waiting = sample.waiting;
+                v.kvUsage = sample.kv_usage;
+                v.promptTokensPerSecond = sample.prompt_throughput;
+                v.generationTokensPerSecond = sample.generation_throughput;
+                if (sample.ttft_mean_s)
+                    v.ttftMeanMs = *sample.ttft_mean_s * 1000.0;
+                v.promptExposed = sample.prompt_tokens_total.has_value();
+                v.generationExposed = sample.generation_tokens_total.has_value();
+                // vLLM's TTFT histogram (llama.cpp's server has none).
                 v.ttftExposed =
-                    sample->ttft_mean_all_s.has_value() || sample->server_kind == "vllm";
+                    std::any_of(scrape->samples.begin(), scrape->samples.end(),
+                                [](const remote::PromSample& ps) {
+                                    return ps.name == "vllm:time_to_first_token_seconds_count";
+                                });
             }
         }
         {
