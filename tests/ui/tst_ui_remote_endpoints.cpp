@@ -9,6 +9,7 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QXYSeries>
 #include <QtTest>
 
 #include "app/services/remote_metrics_poller.h"
