@@ -90,7 +90,9 @@ RemoteEndpointDialog::RemoteEndpointDialog(const QList<RemoteEndpoint>& endpoint
 
     refreshList();
     current_ = endpoints_.isEmpty() ? -1 : 0;
+    loading_ = true; // the form is empty yet: nothing to store into the first entry
     list_->setCurrentRow(current_);
+    loading_ = false;
     showCurrent();
     if (endpoints_.isEmpty())
         addEndpoint();

@@ -161,6 +161,21 @@ class TestUiRemoteEndpoints : public QObject {
         QCOMPARE(dialog.endpoints()[0].apiKey, QStringLiteral("sk-right"));
     }
 
+    void dialogShowsAndKeepsTheStoredEndpoints() {
+        const QList<RemoteEndpoint> stored{{"a", "http://10.0.0.1:8000/v1", "k1", "m1"},
+                                           {"b", "http://10.0.0.2:8000", "", "m2"}};
+        RemoteEndpointDialog dialog(stored);
+        QCOMPARE(dialog.list()->count(), 2);
+        QCOMPARE(dialog.nameEdit()->text(), QStringLiteral("a"));
+        QCOMPARE(dialog.urlEdit()->text(), QStringLiteral("http://10.0.0.1:8000/v1"));
+        QCOMPARE(dialog.modelCombo()->currentText(), QStringLiteral("m1"));
+        dialog.list()->setCurrentRow(1);
+        QCOMPARE(dialog.nameEdit()->text(), QStringLiteral("b"));
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        QVERIFY(dialog.endpoints() == stored);
+    }
+
     void dialogRefusesAnUnusableEntry() {
         RemoteEndpointDialog dialog({});
         dialog.show();
