@@ -1,16 +1,11 @@
 #include "app/services/remote_chat_worker.h"
 
-#include <QCoreApplication>
 #include <QMutexLocker>
 #include <atomic>
 
 namespace llmwb {
 
 namespace {
-
-QString tr(const char* text) {
-    return QCoreApplication::translate("llmwb::RemoteChatWorker", text);
-}
 
 // OpenAI's finish_reason as the chat stores it. A reason the app has no name for ("tool_calls",
 // "content_filter") ends the answer normally.

@@ -88,7 +88,7 @@ class TestAppRemoteChat : public QObject {
                                                     done = m;
                                             });
         if (controller_->send(c->id, text))
-            QTest::qWaitFor([&] { return done.has_value(); }, 30000);
+            (void)QTest::qWaitFor([&] { return done.has_value(); }, 30000); // done says
         disconnect(a);
         disconnect(b);
         if (updates)
