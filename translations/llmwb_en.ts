@@ -665,6 +665,65 @@
         <source>per request</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Unavailable: %1 is not exposed by this server&apos;s /metrics.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source: %1 (its /metrics, every 1.5 s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last scrape failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>generation throughput</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prompt throughput</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>running requests</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>waiting requests</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV cache usage</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>time to first token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean per scrape</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ChatBackendBox</name>
+    <message>
+        <source>Local model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Chat backend:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Endpoints…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add, edit or remove OpenAI-compatible endpoints (vLLM, SGLang, llama.cpp&apos;s server, Ollama, llmwb serve)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ChatController</name>
@@ -1060,6 +1119,26 @@ Updated %2</source>
     </message>
     <message>
         <source>Speculation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The KV block map and the batch timeline are not available for a remote endpoint (%1): its server does not expose them. The Charts tab shows what its /metrics does.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remote endpoint %1: waiting for its /metrics…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remote endpoint %1: no figures (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remote endpoint %1 · KV %2 · %3 running / %4 waiting · %5 tokens/s</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1843,6 +1922,14 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     </message>
     <message>
         <source>A model is being quantized. Quit and stop it? (No half-written file is left behind.)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remote endpoints…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Chat: %1 (remote endpoint)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2784,6 +2871,118 @@ CUDA is unavailable: %1</source>
     </message>
     <message>
         <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::RemoteChatWorker</name>
+    <message>
+        <source>No usable remote endpoint: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::RemoteEndpoint</name>
+    <message>
+        <source>The endpoint needs a name.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A field is longer than %1 characters.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The base URL is not usable: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the model the endpoint serves.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The API key contains a line break.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The server refused the API key.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The server has no such route or model: check the base URL and the model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The server could not be reached.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The server lists no model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::RemoteEndpointDialog</name>
+    <message>
+        <source>Remote endpoints</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fetch models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Base URL</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(unnamed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Endpoint %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The base URL is not usable: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Asking %1 for its models…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) served.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Another endpoint has this name.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -662,6 +662,65 @@
         <source>per request</source>
         <translation>每个请求</translation>
     </message>
+    <message>
+        <source>Unavailable: %1 is not exposed by this server&apos;s /metrics.</source>
+        <translation>不可用：此服务器的 /metrics 未提供%1。</translation>
+    </message>
+    <message>
+        <source>Source: %1 (its /metrics, every 1.5 s)</source>
+        <translation>来源：%1（其 /metrics，每 1.5 秒）</translation>
+    </message>
+    <message>
+        <source>Last scrape failed: %1</source>
+        <translation>上次抓取失败：%1</translation>
+    </message>
+    <message>
+        <source>generation throughput</source>
+        <translation>生成吞吐量</translation>
+    </message>
+    <message>
+        <source>prompt throughput</source>
+        <translation>提示吞吐量</translation>
+    </message>
+    <message>
+        <source>running requests</source>
+        <translation>运行中的请求</translation>
+    </message>
+    <message>
+        <source>waiting requests</source>
+        <translation>等待中的请求</translation>
+    </message>
+    <message>
+        <source>KV cache usage</source>
+        <translation>KV 缓存使用率</translation>
+    </message>
+    <message>
+        <source>time to first token</source>
+        <translation>首 token 延迟</translation>
+    </message>
+    <message>
+        <source>mean per scrape</source>
+        <translation>每次抓取的平均值</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ChatBackendBox</name>
+    <message>
+        <source>Local model</source>
+        <translation>本地模型</translation>
+    </message>
+    <message>
+        <source>Chat backend:</source>
+        <translation>聊天后端：</translation>
+    </message>
+    <message>
+        <source>Endpoints…</source>
+        <translation>端点…</translation>
+    </message>
+    <message>
+        <source>Add, edit or remove OpenAI-compatible endpoints (vLLM, SGLang, llama.cpp&apos;s server, Ollama, llmwb serve)</source>
+        <translation>添加、编辑或删除 OpenAI 兼容端点（vLLM、SGLang、llama.cpp 服务器、Ollama、llmwb serve）</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::ChatController</name>
@@ -1069,6 +1128,26 @@ Updated %2</source>
     <message>
         <source>Speculation</source>
         <translation>推测解码</translation>
+    </message>
+    <message>
+        <source>The KV block map and the batch timeline are not available for a remote endpoint (%1): its server does not expose them. The Charts tab shows what its /metrics does.</source>
+        <translation>远程端点（%1）没有 KV 块图和批次时间线：其服务器不提供这些信息。“图表”标签页显示其 /metrics 提供的数据。</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>不可用</translation>
+    </message>
+    <message>
+        <source>Remote endpoint %1: waiting for its /metrics…</source>
+        <translation>远程端点 %1：正在等待其 /metrics…</translation>
+    </message>
+    <message>
+        <source>Remote endpoint %1: no figures (%2)</source>
+        <translation>远程端点 %1：无数据（%2）</translation>
+    </message>
+    <message>
+        <source>Remote endpoint %1 · KV %2 · %3 running / %4 waiting · %5 tokens/s</source>
+        <translation>远程端点 %1 · KV %2 · %3 个运行 / %4 个等待 · %5 token/秒</translation>
     </message>
 </context>
 <context>
@@ -1850,6 +1929,14 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     <message>
         <source>A model is being quantized. Quit and stop it? (No half-written file is left behind.)</source>
         <translation>正在量化模型。要退出并停止吗？（不会留下写了一半的文件。）</translation>
+    </message>
+    <message>
+        <source>Remote endpoints…</source>
+        <translation>远程端点…</translation>
+    </message>
+    <message>
+        <source>Chat: %1 (remote endpoint)</source>
+        <translation>聊天：%1（远程端点）</translation>
     </message>
 </context>
 <context>
@@ -2792,6 +2879,117 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Time: %1 s, of which %2 s gathering importances from the calibration text</source>
         <translation>用时：%1 秒，其中 %2 秒用于从校准文本收集重要性</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::RemoteChatWorker</name>
+    <message>
+        <source>No usable remote endpoint: %1</source>
+        <translation>没有可用的远程端点：%1</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::RemoteEndpoint</name>
+    <message>
+        <source>The endpoint needs a name.</source>
+        <translation>端点需要一个名称。</translation>
+    </message>
+    <message>
+        <source>A field is longer than %1 characters.</source>
+        <translation>某个字段超过 %1 个字符。</translation>
+    </message>
+    <message>
+        <source>The base URL is not usable: %1</source>
+        <translation>基础 URL 不可用：%1</translation>
+    </message>
+    <message>
+        <source>Choose the model the endpoint serves.</source>
+        <translation>请选择端点提供的模型。</translation>
+    </message>
+    <message>
+        <source>The API key contains a line break.</source>
+        <translation>API 密钥包含换行符。</translation>
+    </message>
+    <message>
+        <source>The server refused the API key.</source>
+        <translation>服务器拒绝了 API 密钥。</translation>
+    </message>
+    <message>
+        <source>The server has no such route or model: check the base URL and the model.</source>
+        <translation>服务器没有此路径或模型：请检查基础 URL 和模型。</translation>
+    </message>
+    <message>
+        <source>The server could not be reached.</source>
+        <translation>无法连接到服务器。</translation>
+    </message>
+    <message>
+        <source>The server lists no model.</source>
+        <translation>服务器未列出任何模型。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::RemoteEndpointDialog</name>
+    <message>
+        <source>Remote endpoints</source>
+        <translation>远程端点</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Fetch models</source>
+        <translation>获取模型</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Base URL</source>
+        <translation>基础 URL</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>(unnamed)</source>
+        <translation>（未命名）</translation>
+    </message>
+    <message>
+        <source>Endpoint %1</source>
+        <translation>端点 %1</translation>
+    </message>
+    <message>
+        <source>The base URL is not usable: %1</source>
+        <translation>基础 URL 不可用：%1</translation>
+    </message>
+    <message>
+        <source>Asking %1 for its models…</source>
+        <translation>正在向 %1 查询模型…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) served.</source>
+        <translation>
+            <numerusform>服务器提供 %n 个模型。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Another endpoint has this name.</source>
+        <translation>已有同名端点。</translation>
     </message>
 </context>
 <context>

@@ -60,6 +60,11 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     caption_->setWordWrap(true);
     caption_->setForegroundRole(QPalette::PlaceholderText);
     outer->addWidget(caption_);
+    source_ = new QLabel(this);
+    source_->setObjectName(QStringLiteral("chartsSource"));
+    source_->setWordWrap(true);
+    source_->hide();
+    outer->addWidget(source_);
     auto* scroll = new QScrollArea(this);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -119,9 +124,20 @@ void ChartsPanel::makeChart(Chart c, std::initializer_list<Series> series, bool 
         tracks_[s].series = xy;
         tracks_[s].chart = c;
     }
-    box.view = new QChartView(box.chart, this);
+    box.box = new QWidget(this);
+    auto* boxLayout = new QVBoxLayout(box.box);
+    boxLayout->setContentsMargins(0, 0, 0, 0);
+    boxLayout->setSpacing(0);
+    box.view = new QChartView(box.chart, box.box);
     box.view->setRenderHint(QPainter::Antialiasing);
     box.view->setMinimumHeight(190);
+    box.note = new QLabel(box.box);
+    box.note->setWordWrap(true);
+    box.note->setAlignment(Qt::AlignCenter);
+    box.note->setStyleSheet(QStringLiteral("color: #b9770e; font-weight: bold;"));
+    box.note->hide();
+    boxLayout->addWidget(box.view, 1);
+    boxLayout->addWidget(box.note);
     if (series.size() == 1) // the title names the one series
         box.chart->legend()->hide();
     box.view->setMinimumWidth(220);
@@ -151,6 +167,8 @@ void ChartsPanel::trim(Series s, double t) {
 }
 
 void ChartsPanel::addView(const EngineView& v) {
+    if (!remoteSource_.isEmpty()) // the charts show the remote endpoint's figures
+        return;
     const double t = double(v.timeMs) / 1000.0;
     if (t < lastT_) // another worker (or a restarted clock): start over
         clear();
@@ -167,6 +185,107 @@ void ChartsPanel::addView(const EngineView& v) {
     dirty_ = true;
     if (isVisible())
         refresh();
+}
+
+void ChartsPanel::setRemoteSource(const QString& endpointName) {
+    remoteSource_ = endpointName;
+    remoteError_.clear();
+    clear();
+    for (int s = 0; s < SeriesCount; ++s)
+        setUnavailable(Series(s), false);
+    source_->setVisible(!endpointName.isEmpty());
+    retranslate();
+    dirty_ = true;
+    refresh();
+}
+
+void ChartsPanel::addRemoteMetrics(const RemoteMetricsView& v) {
+    if (remoteSource_.isEmpty() || v.endpoint != remoteSource_)
+        return;
+    const double t = double(v.timeMs) / 1000.0;
+    if (t < lastT_)
+        clear();
+    lastT_ = t;
+    remoteError_ = v.error;
+    // A failed scrape (no /metrics, unreachable): every figure is unavailable until one works.
+    setUnavailable(Running, !v.ok() || !v.running);
+    setUnavailable(Waiting, !v.ok() || !v.waiting);
+    setUnavailable(KvUsage, !v.ok() || !v.kvUsage);
+    setUnavailable(PromptTps, !v.ok() || !v.promptExposed);
+    setUnavailable(GenerationTps, !v.ok() || !v.generationExposed);
+    setUnavailable(Ttft, !v.ok() || !v.ttftExposed);
+    if (v.running)
+        append(Running, t, *v.running, false);
+    if (v.waiting)
+        append(Waiting, t, *v.waiting, false);
+    if (v.kvUsage)
+        append(KvUsage, t, *v.kvUsage * 100.0, false);
+    if (v.promptTokensPerSecond)
+        append(PromptTps, t, *v.promptTokensPerSecond, false);
+    if (v.generationTokensPerSecond)
+        append(GenerationTps, t, *v.generationTokensPerSecond, false);
+    if (v.ttftMeanMs)
+        append(Ttft, t, *v.ttftMeanMs, false);
+    for (int s = 0; s < SeriesCount; ++s)
+        trim(Series(s), t);
+    updateNotes();
+    dirty_ = true;
+    if (isVisible())
+        refresh();
+}
+
+void ChartsPanel::setUnavailable(Series s, bool unavailable) {
+    Track& tr = tracks_[s];
+    if (tr.unavailable == unavailable)
+        return;
+    tr.unavailable = unavailable;
+    if (unavailable) {
+        tr.points.clear();
+        dirty_ = true;
+    }
+    tr.series->setVisible(!unavailable);
+    for (QXYSeries* xy : std::as_const(tr.older))
+        xy->setVisible(!unavailable);
+}
+
+void ChartsPanel::updateNotes() {
+    for (int c = 0; c < ChartCount; ++c) {
+        QStringList missing;
+        for (int s = 0; s < SeriesCount; ++s)
+            if (tracks_[s].chart == c && tracks_[s].unavailable)
+                missing.append(seriesName(Series(s)));
+        ChartBox& box = charts_[c];
+        box.note->setVisible(!missing.isEmpty());
+        box.note->setText(missing.isEmpty()
+                              ? QString()
+                              : tr("Unavailable: %1 is not exposed by this server's /metrics.")
+                                    .arg(missing.join(QStringLiteral(", "))));
+    }
+    if (remoteSource_.isEmpty())
+        return;
+    QString text = tr("Source: %1 (its /metrics, every 1.5 s)").arg(remoteSource_);
+    if (!remoteError_.isEmpty())
+        text += QLatin1Char('\n') + tr("Last scrape failed: %1").arg(remoteError_);
+    source_->setText(text);
+}
+
+QString ChartsPanel::seriesName(Series s) const {
+    switch (s) {
+    case GenerationTps:
+        return tr("generation throughput");
+    case PromptTps:
+        return tr("prompt throughput");
+    case Running:
+        return tr("running requests");
+    case Waiting:
+        return tr("waiting requests");
+    case KvUsage:
+        return tr("KV cache usage");
+    case Ttft:
+        return tr("time to first token");
+    default:
+        return {};
+    }
 }
 
 void ChartsPanel::clear() {
@@ -188,6 +307,8 @@ void ChartsPanel::refresh() {
     dirty_ = false;
     std::array<double, ChartCount> maxY{};
     QList<QPointF> shifted;
+    // Remote scrapes come every 1.5 s: a gap is a few missed scrapes, not an idle engine.
+    const double gap = remoteSource_.isEmpty() ? kGapSeconds : 3 * kGapSeconds;
     for (int s = 0; s < SeriesCount; ++s) {
         Track& tr = tracks_[s];
         const bool line = !qobject_cast<QScatterSeries*>(tr.series);
@@ -195,7 +316,7 @@ void ChartsPanel::refresh() {
         QList<QList<QPointF>> runs(1);
         for (qsizetype i = 0; i < tr.points.size(); ++i) {
             const QPointF& p = tr.points[i];
-            if (line && i > 0 && p.x() - tr.points[i - 1].x() > kGapSeconds)
+            if (line && i > 0 && p.x() - tr.points[i - 1].x() > gap)
                 runs.append(QList<QPointF>());
             runs.last().append(QPointF(p.x() - lastT_, p.y()));
             maxY[tr.chart] = std::max(maxY[tr.chart], p.y());
@@ -301,7 +422,9 @@ void ChartsPanel::retranslate() {
     tracks_[Running].series->setName(tr("running"));
     tracks_[Waiting].series->setName(tr("waiting"));
     tracks_[KvUsage].series->setName(tr("used blocks"));
-    tracks_[Ttft].series->setName(tr("per request"));
+    tracks_[Ttft].series->setName(remoteSource_.isEmpty() ? tr("per request")
+                                                          : tr("mean per scrape"));
+    updateNotes();
 }
 
 // Two columns when there is room, otherwise one (the scroll area takes the rest).
@@ -311,9 +434,9 @@ void ChartsPanel::arrange() {
         return;
     columns_ = cols;
     for (const ChartBox& box : charts_)
-        grid_->removeWidget(box.view);
+        grid_->removeWidget(box.box);
     for (int c = 0; c < ChartCount; ++c)
-        grid_->addWidget(charts_[c].view, c / cols, c % cols);
+        grid_->addWidget(charts_[c].box, c / cols, c % cols);
 }
 
 void ChartsPanel::changeEvent(QEvent* e) {

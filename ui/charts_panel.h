@@ -5,6 +5,10 @@
 // (-window..0); a line breaks where no view came for kGapSeconds (the engine was idle). Each
 // update appends to kept point lists and replaces the series' points (no new series or axes),
 // and only while the panel is visible (a hidden panel catches up when shown).
+// With a remote endpoint as the source (setRemoteSource), the same charts are fed from its
+// /metrics scrapes (addRemoteMetrics) and the local views are ignored; "source: <endpoint>" is
+// shown above them, and each figure the server does not expose is hidden and named under its
+// chart as unavailable (no flat zero line).
 #pragma once
 
 #include <QList>
@@ -13,6 +17,7 @@
 #include <array>
 
 #include "app/services/engine_view.h"
+#include "app/services/remote_metrics_view.h"
 
 class QChart;
 class QChartView;
@@ -47,9 +52,18 @@ class ChartsPanel : public QWidget {
     QChart* chart(Chart c) const { return charts_[c].chart; }
     QValueAxis* xAxis(Chart c) const { return charts_[c].x; }
     QValueAxis* yAxis(Chart c) const { return charts_[c].y; }
+    // A remote source: the series the server does not expose; the source line; the note under
+    // a chart (hidden when all its figures are available).
+    bool isUnavailable(Series s) const { return tracks_[s].unavailable; }
+    QString remoteSource() const { return remoteSource_; }
+    QLabel* sourceLabel() const { return source_; }
+    QLabel* unavailableNote(Chart c) const { return charts_[c].note; }
 
   public slots:
     void addView(const llmwb::EngineView& view);
+    // "" = the local engine (the charts follow addView again). Either way the charts restart.
+    void setRemoteSource(const QString& endpointName);
+    void addRemoteMetrics(const llmwb::RemoteMetricsView& view);
     void clear();
 
   protected:
@@ -63,13 +77,16 @@ class ChartsPanel : public QWidget {
         QXYSeries* series = nullptr; // the newest run
         QList<QXYSeries*> older;     // earlier runs (before idle gaps), reused; no legend entry
         Chart chart = Throughput;
+        bool unavailable = false; // a remote source does not expose it
     };
     struct ChartBox {
         QChart* chart = nullptr;
         QChartView* view = nullptr;
         QValueAxis* x = nullptr;
         QValueAxis* y = nullptr;
-        double fixedMax = 0; // > 0: a fixed y range (KV usage %)
+        double fixedMax = 0;    // > 0: a fixed y range (KV usage %)
+        QWidget* box = nullptr; // the view and its note (what the grid lays out)
+        QLabel* note = nullptr; // "unavailable: ..." for a remote source
     };
     void makeChart(Chart c, std::initializer_list<Series> series, bool scatter = false);
     void append(Series s, double t, double y, bool merge = true);
@@ -80,11 +97,17 @@ class ChartsPanel : public QWidget {
     QXYSeries* olderRun(Series s, int i); // creates it when needed
     void retranslate();
     void arrange();
+    void setUnavailable(Series s, bool unavailable);
+    void updateNotes();
+    QString seriesName(Series s) const;
 
     std::array<Track, SeriesCount> tracks_;
     std::array<ChartBox, ChartCount> charts_;
     QGridLayout* grid_ = nullptr;
     QLabel* caption_ = nullptr;
+    QLabel* source_ = nullptr;
+    QString remoteSource_;
+    QString remoteError_; // the last failed scrape's reason
     int columns_ = 0;
     double lastT_ = -1;
     bool dirty_ = false;

@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QLabel>
 #include <QScrollArea>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
@@ -49,7 +50,16 @@ EnginePanel::EnginePanel(QWidget* parent) : QWidget(parent) {
     memoryScroll->setWidgetResizable(true);
     memoryScroll->setFrameShape(QFrame::NoFrame);
     memoryScroll->setWidget(memory_);
-    tabs_->addTab(blocks, QString());
+    // A remote endpoint has no block map nor step timeline to show: a note takes their place.
+    blocksStack_ = new QStackedWidget(tabs_);
+    blocksStack_->addWidget(blocks);
+    remoteNote_ = new QLabel(blocksStack_);
+    remoteNote_->setObjectName(QStringLiteral("remoteBlocksNote"));
+    remoteNote_->setWordWrap(true);
+    remoteNote_->setAlignment(Qt::AlignCenter);
+    remoteNote_->setMargin(12);
+    blocksStack_->addWidget(remoteNote_);
+    tabs_->addTab(blocksStack_, QString());
     tabs_->addTab(charts_, QString());
     tabs_->addTab(memoryScroll, QString());
     // Scrolls like the memory panel: its charts never raise the dock's minimum height.
@@ -72,11 +82,31 @@ void EnginePanel::setModel(const ModelMetadata& m) {
     memory_->setModel(m);
 }
 
+bool EnginePanel::blocksUnavailable() const {
+    return blocksStack_->currentWidget() == remoteNote_;
+}
+
+void EnginePanel::setRemoteSource(const QString& endpointName) {
+    remoteSource_ = endpointName;
+    remoteLast_.reset();
+    charts_->setRemoteSource(endpointName);
+    blocksStack_->setCurrentIndex(endpointName.isEmpty() ? 0 : 1);
+    retranslate();
+}
+
+void EnginePanel::setRemoteMetrics(const RemoteMetricsView& view) {
+    if (remoteSource_.isEmpty() || view.endpoint != remoteSource_)
+        return;
+    remoteLast_ = view;
+    charts_->addRemoteMetrics(view);
+    updateFigures();
+}
+
 void EnginePanel::setView(const EngineView& view) {
     last_ = view;
     hasView_ = true;
     map_->setRequestLabels(view.requestLabels); // before the snapshot: the legend's texts
-    map_->setSnapshot(view.snapshot);
+    map_->setSnapshot(view.snapshot); // kept current for when the local engine is chosen again
     timeline_->addRequestLabels(view.requestLabels);
     timeline_->addSteps(view.steps);
     charts_->addView(view);
@@ -93,10 +123,37 @@ void EnginePanel::retranslate() {
     mapTitle_->setText(tr("KV cache blocks (hatched: shared, grey: cached)"));
     timelineTitle_->setText(
         tr("Tokens per step, √ scale (solid: prefill, light: decode, red: preemption)"));
+    remoteNote_->setText(
+        tr("The KV block map and the batch timeline are not available for a remote endpoint "
+           "(%1): its server does not expose them. The Charts tab shows what its /metrics "
+           "does.")
+            .arg(remoteSource_));
     updateFigures();
 }
 
 void EnginePanel::updateFigures() {
+    if (!remoteSource_.isEmpty()) {
+        const auto num = [this](const std::optional<double>& v, int decimals) {
+            return v ? QString::number(*v, 'f', decimals) : tr("n/a");
+        };
+        if (!remoteLast_) {
+            figures_->setText(
+                tr("Remote endpoint %1: waiting for its /metrics…").arg(remoteSource_));
+        } else if (!remoteLast_->ok()) {
+            figures_->setText(
+                tr("Remote endpoint %1: no figures (%2)").arg(remoteSource_, remoteLast_->error));
+        } else {
+            const RemoteMetricsView& r = *remoteLast_;
+            figures_->setText(
+                tr("Remote endpoint %1 · KV %2 · %3 running / %4 waiting · %5 tokens/s")
+                    .arg(remoteSource_,
+                         r.kvUsage ? QString::number(*r.kvUsage * 100.0, 'f', 1) + QLatin1Char('%')
+                                   : tr("n/a"),
+                         num(r.running, 0), num(r.waiting, 0),
+                         num(r.generationTokensPerSecond, 0)));
+        }
+        return;
+    }
     if (!hasView_) {
         figures_->setText(tr("No model loaded."));
         return;

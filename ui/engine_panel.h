@@ -4,10 +4,13 @@
 #pragma once
 
 #include <QWidget>
+#include <optional>
 
 #include "app/services/engine_view.h"
+#include "app/services/remote_metrics_view.h"
 
 class QLabel;
+class QStackedWidget;
 class QTabWidget;
 
 namespace llmwb {
@@ -35,11 +38,19 @@ class EnginePanel : public QWidget {
     BatchTimelineView* timeline() const { return timeline_; }
     QLabel* figures() const { return figures_; }
     bool hasView() const { return hasView_; }
+    QString remoteSource() const { return remoteSource_; }
+    QLabel* remoteBlocksNote() const { return remoteNote_; }
+    bool blocksUnavailable() const; // the remote note is shown instead of the map
     const EngineView& lastView() const { return last_; }
 
   public slots:
     void setView(const llmwb::EngineView& view);
     void setModel(const llmwb::ModelMetadata& m);
+    // A remote endpoint chosen as the chat backend ("" = the local engine): the charts and the
+    // figures line follow its /metrics; the block map and the batch timeline, which no remote
+    // server exposes, say so instead of drawing the local engine's.
+    void setRemoteSource(const QString& endpointName);
+    void setRemoteMetrics(const llmwb::RemoteMetricsView& view);
 
   protected:
     void changeEvent(QEvent* e) override;
@@ -57,6 +68,10 @@ class EnginePanel : public QWidget {
     ChartsPanel* charts_;
     MemoryPanel* memory_;
     SpeculationPanel* speculation_;
+    QStackedWidget* blocksStack_;
+    QLabel* remoteNote_;
+    QString remoteSource_;
+    std::optional<RemoteMetricsView> remoteLast_;
     EngineView last_;
     bool hasView_ = false;
 };

@@ -485,6 +485,7 @@ void MainWindow::updateStatus() {
                 : tr("Loading the model…"));
         statusModel_->setToolTip(QDir::toNativeSeparators(loadingPath_));
     }
+    const bool remoteAnswers = applyRemoteStatus();
     statusState_->setText(engineBenchmark_ && engineHeldChats_ > 0
                               ? tr("● benchmark (%n chat(s) wait)", nullptr, engineHeldChats_)
                           : engineBenchmark_            ? tr("● benchmark")
@@ -492,7 +493,7 @@ void MainWindow::updateStatus() {
                           : engineLoadTest_             ? tr("● load test")
                           : engineBusy_                 ? tr("● busy")
                                                         : tr("idle"));
-    chat_->setNotice(modelLoaded_ && modelMeta_.randomWeights
+    chat_->setNotice(!remoteAnswers && modelLoaded_ && modelMeta_.randomWeights
                          ? tr("The demo model is a bigram model of this project's own sentences, "
                               "not a trained model: its answers are silly. Open a real model "
                               "(File > Open model, or drop a .gguf file here) to chat.")

@@ -25,6 +25,8 @@ class QTimer;
 namespace llmwb {
 
 class BenchController;
+class ChatBackendBox;
+class RemoteBackend;
 class BenchmarkPage;
 class ChatController;
 class ChatView;
@@ -58,6 +60,13 @@ class MainWindow : public QMainWindow {
     // Engine > Benchmark; the load test becomes the page's preset (main_window_bench.cpp).
     void attachBenchmark(BenchController& bench);
     BenchmarkPage* benchmarkPage() const { return benchPage_; }
+    // Remote OpenAI-compatible endpoints (main_window_remote.cpp): the chat backend box at the
+    // top of the Model dock, Model > Remote endpoints…, the Engine dock fed from the chosen
+    // endpoint's /metrics, the status bar naming the endpoint that answers.
+    void attachRemote(RemoteBackend& remote);
+    ChatBackendBox* backendBox() const { return backendBox_; }
+    // The endpoints dialog (modal); OK stores the list.
+    void showRemoteEndpoints();
     QTabWidget* centralTabs() const { return centralTabs_; }
     void showBenchmark();
     // File dialogs for the page's Export / Import (tests call the page directly).
@@ -169,6 +178,12 @@ class MainWindow : public QMainWindow {
     // Quitting while a model is being quantized asks first; true: quit (the run is cancelled
     // when the dialog goes, and leaves no file behind).
     bool mayQuitWhileQuantizing();
+    RemoteBackend* remote_ = nullptr;
+    ChatBackendBox* backendBox_ = nullptr;
+    QAction* remoteEndpoints_ = nullptr;
+    void onBackendChanged(const QString& endpointName);
+    // The status bar and the chat's notice while a remote endpoint answers (true: it does).
+    bool applyRemoteStatus();
 };
 
 } // namespace llmwb

@@ -408,6 +408,11 @@ void ModelPanel::setLoadFailed(const QString& message) {
     updateRecentItems();
 }
 
+void ModelPanel::setTopWidget(QWidget* w) {
+    if (auto* box = qobject_cast<QVBoxLayout*>(content_->layout()))
+        box->insertWidget(0, w);
+}
+
 bool ModelPanel::eventFilter(QObject* watched, QEvent* event) {
     if (watched == content_ && event->type() == QEvent::LayoutRequest) {
         const int bar = scroll_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, scroll_);

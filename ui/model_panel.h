@@ -32,6 +32,8 @@ class ModelPanel : public QWidget {
     bool isLoading() const { return loading_; }
     QString fieldText(const char* objectName) const; // for tests
     QComboBox* deviceCombo() const { return device_; }
+    // Puts a widget (the chat backend box) at the top of the panel; the panel owns it.
+    void setTopWidget(QWidget* w);
     // "auto", "cpu" or "cuda".
     QString devicePreference() const;
     QString cudaUnavailableReason() const { return cudaReason_; }

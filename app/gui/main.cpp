@@ -9,6 +9,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QThread>
+#include <QTimer>
 #include <memory>
 
 #include "app/gui/database_startup.h"
@@ -23,6 +24,10 @@
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
 #include "app/services/local_server.h"
+#ifdef LLMWB_HAVE_REMOTE
+#include "app/gui/remote_screenshot_runner.h"
+#include "app/services/remote_backend.h"
+#endif
 #include "ui/chat_view.h"
 #include "ui/local_server_panel.h"
 #include "ui/main_window.h"
@@ -44,6 +49,11 @@ struct Options {
         QStringLiteral("Render the main window states to PNG files in DIR and quit (uses a "
                        "fresh temporary data folder unless --data-dir is given)."),
         QStringLiteral("DIR")};
+    QCommandLineOption remoteScreenshots{
+        QStringLiteral("remote-screenshots"),
+        QStringLiteral("Chat through the remote endpoint chosen in the settings, render the "
+                       "remote views to PNG files in DIR and quit."),
+        QStringLiteral("DIR")};
     QCommandLineOption model{QStringLiteral("model"),
                              QStringLiteral("Open this .gguf file or model folder."),
                              QStringLiteral("PATH")};
@@ -57,6 +67,7 @@ struct Options {
         parser.addVersionOption();
         parser.addOption(dataDir);
         parser.addOption(screenshot);
+        parser.addOption(remoteScreenshots);
         parser.addOption(model);
     }
 };
@@ -149,11 +160,25 @@ int main(int argc, char** argv) {
     MainWindow window(controller, settings);
     window.chatView()->setReadOnlyReason(chatDb.readOnlyReason);
     chatDb.listenForActivation(&window);
+#ifdef LLMWB_HAVE_REMOTE
+    // The chat goes to the local engine or to a remote endpoint (Model dock: Chat backend).
+    RemoteBackend remote(controller, worker, settings.raw());
+    window.attachRemote(remote);
+    QObject::connect(worker, &EngineWorker::modelLoaded, &remote,
+                     [&remote](const ModelMetadata& m) { remote.setLocalModelName(m.name); });
+    std::unique_ptr<RemoteScreenshotRunner> remoteShots;
+    if (parser.isSet(options.remoteScreenshots)) {
+        remoteShots = std::make_unique<RemoteScreenshotRunner>(
+            window, controller, remote, translations, parser.value(options.remoteScreenshots));
+        QTimer::singleShot(1500, remoteShots.get(), &RemoteScreenshotRunner::start);
+    }
+#else
     connectChatToWorker(controller, worker);
-    QObject::connect(worker, &EngineWorker::modelLoading, &window, &MainWindow::onModelLoading);
-    QObject::connect(worker, &EngineWorker::modelLoaded, &window, &MainWindow::onModelLoaded);
     QObject::connect(worker, &EngineWorker::modelLoaded, &controller,
                      [&controller](const ModelMetadata& m) { controller.setModelName(m.name); });
+#endif
+    QObject::connect(worker, &EngineWorker::modelLoading, &window, &MainWindow::onModelLoading);
+    QObject::connect(worker, &EngineWorker::modelLoaded, &window, &MainWindow::onModelLoaded);
     QObject::connect(worker, &EngineWorker::loadFailed, &window, &MainWindow::onModelLoadFailed);
     QObject::connect(worker, &EngineWorker::loadProgress, &window, &MainWindow::onLoadProgress);
     QObject::connect(worker, &EngineWorker::loadCancelled, &window, &MainWindow::onLoadCancelled);
@@ -235,6 +260,10 @@ int main(int argc, char** argv) {
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &app, [&] {
         localServer.stop(); // its streams end with "abort"; no HTTP thread waits on the engine
         worker->stopAll();
+#ifdef LLMWB_HAVE_REMOTE
+        remote.poller().stop();
+        remote.chatWorker().stopAll();
+#endif
         engineThread.quit();
         engineThread.wait();
         controller.shutdown();
