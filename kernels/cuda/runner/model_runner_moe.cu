@@ -14,23 +14,13 @@
 #include <string>
 
 #include "kernels/cuda/ops/launch.cuh"
+#include "kernels/cuda/runner/gather_rows.cuh"
 #include "kernels/cuda/runner/model_runner.h"
+#include "kernels/cuda/runner/runner_util.cuh"
 
 namespace llmwb::cuda {
 
 namespace {
-
-// out[i][:] = x[rows[i]][:], i < n.
-__global__ void moe_gather_kernel(float* __restrict__ out, const float* __restrict__ x,
-                                  const int32_t* __restrict__ rows, int32_t n, int32_t dim) {
-    const int32_t i = blockIdx.x;
-    if (i >= n)
-        return;
-    const float* src = x + static_cast<int64_t>(rows[i]) * dim;
-    float* dst = out + static_cast<int64_t>(i) * dim;
-    for (int32_t c = threadIdx.x; c < dim; c += blockDim.x)
-        dst[c] = src[c];
-}
 
 // out[t][d] = sum_j w[t][j] * y[rows[t][j]][d], j < k (rows in ascending expert order).
 __global__ void moe_combine_kernel(float* __restrict__ out, const float* __restrict__ y,
@@ -143,7 +133,7 @@ bool ModelRunner::enqueue_moe(int32_t l, int32_t n, std::string& err) {
     const auto* combine_w = reinterpret_cast<const float*>(combine_rows + m);
     float *xg = moe_x_.as<float>(), *g = moe_gate_.as<float>(), *u = moe_up_.as<float>(),
           *y = moe_y_.as<float>();
-    LLMWB_LAUNCH(static_cast<unsigned>(m), 256, 0, s, moe_gather_kernel)
+    LLMWB_LAUNCH(static_cast<unsigned>(m), 256, 0, s, gather_rows_kernel)
     (xg, xb, gather, static_cast<int32_t>(m), hidden_);
     if ((e = cudaGetLastError()) != cudaSuccess) {
         err = std::string("expert gather: ") + cudaGetErrorString(e);
