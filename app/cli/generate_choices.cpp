@@ -34,11 +34,11 @@ Result<ChoiceOptions> parse_choice_options(const CliArgs& a) {
     ChoiceOptions o;
     auto n = a.get_int("n", 1, 256);
     if (!n)
-        return make_error("--n: " + n.message());
+        return n.error(); // names the option
     o.n = static_cast<int32_t>(n->value_or(1));
     auto best_of = a.get_int("best-of", 1, 256);
     if (!best_of)
-        return make_error("--best-of: " + best_of.message());
+        return best_of.error(); // names the option
     if (*best_of) {
         o.best_of = static_cast<int32_t>(**best_of);
         if (o.best_of < o.n)
@@ -64,11 +64,11 @@ Result<ChoiceOptions> parse_choice_options(const CliArgs& a) {
     }
     auto width = a.get_int("beam-width", 1, 64);
     if (!width)
-        return make_error("--beam-width: " + width.message());
+        return width.error(); // names the option
     o.beam_width = static_cast<int32_t>(width->value_or(0));
     auto lp = a.get_double("length-penalty", -100, 100);
     if (!lp)
-        return make_error("--length-penalty: " + lp.message());
+        return lp.error(); // names the option
     if (auto es = a.get("early-stopping")) {
         auto parsed = parse_early_stopping(*es);
         if (!parsed)
