@@ -11,7 +11,7 @@
 namespace llmwb {
 
 namespace {
-constexpr int kMargin = 4;
+constexpr int kTimelineMargin = 4;
 constexpr int kMarkHeight = 4;
 } // namespace
 
@@ -62,8 +62,9 @@ int BatchTimelineView::maxTokens() const {
 }
 
 QRect BatchTimelineView::plotRect() const {
-    return QRect(kMargin, kMargin + kMarkHeight + 2, std::max(1, width() - 2 * kMargin),
-                 std::max(1, height() - 2 * kMargin - kMarkHeight - 2));
+    return QRect(kTimelineMargin, kTimelineMargin + kMarkHeight + 2,
+                 std::max(1, width() - 2 * kTimelineMargin),
+                 std::max(1, height() - 2 * kTimelineMargin - kMarkHeight - 2));
 }
 
 QRect BatchTimelineView::columnRect(int index) const {
@@ -154,7 +155,7 @@ void BatchTimelineView::paintEvent(QPaintEvent*) {
             }
         }
         if (s.preempted > 0)
-            p.fillRect(QRect(col.left(), kMargin, std::max(w, 2), kMarkHeight),
+            p.fillRect(QRect(col.left(), kTimelineMargin, std::max(w, 2), kMarkHeight),
                        QColor(220, 40, 40));
     }
     p.setPen(palette().color(QPalette::Mid));

@@ -15,7 +15,7 @@ namespace llmwb {
 namespace {
 constexpr int kMaxCell = 22;
 constexpr int kLegendSwatch = 10;
-constexpr int kMargin = 4;
+constexpr int kBlockMapMargin = 4;
 } // namespace
 
 KvBlockMapView::KvBlockMapView(QWidget* parent) : QWidget(parent) {
@@ -75,17 +75,17 @@ void KvBlockMapView::layoutLegend() {
     legendRects_.clear();
     const QFontMetrics fm(font());
     const int rowH = fm.height() + 2;
-    int x = kMargin, y = kMargin;
+    int x = kBlockMapMargin, y = kBlockMapMargin;
     for (qint64 id : legend_) {
         const int w = kLegendSwatch + 4 + fm.horizontalAdvance(legendText(id)) + 8;
-        if (x + w > width() - kMargin && x > kMargin) {
-            x = kMargin;
+        if (x + w > width() - kBlockMapMargin && x > kBlockMapMargin) {
+            x = kBlockMapMargin;
             y += rowH;
         }
         legendRects_.push_back(QRect(x, y, w, rowH));
         x += w;
     }
-    legendHeight_ = legend_.isEmpty() ? 0 : y + rowH + kMargin;
+    legendHeight_ = legend_.isEmpty() ? 0 : y + rowH + kBlockMapMargin;
 }
 
 void KvBlockMapView::resizeEvent(QResizeEvent* e) {
@@ -94,8 +94,9 @@ void KvBlockMapView::resizeEvent(QResizeEvent* e) {
 }
 
 QRect KvBlockMapView::gridArea(int captionH) const {
-    return QRect(kMargin, legendHeight_ + kMargin + captionH, std::max(1, width() - 2 * kMargin),
-                 std::max(1, height() - legendHeight_ - captionH - 2 * kMargin));
+    return QRect(kBlockMapMargin, legendHeight_ + kBlockMapMargin + captionH,
+                 std::max(1, width() - 2 * kBlockMapMargin),
+                 std::max(1, height() - legendHeight_ - captionH - 2 * kBlockMapMargin));
 }
 
 int KvBlockMapView::blocksPerCellIn(const QRect& g) const {

@@ -11,7 +11,6 @@ namespace llmwb {
 namespace {
 
 using nlohmann::json;
-constexpr int64_t kMaxDimension = int64_t(1) << 24;
 
 // Hugging Face defaults of the keys a gemma config.json may leave out (Gemma2Config,
 // Gemma3TextConfig): the multimodal Gemma 3 checkpoints' text_config names only a few keys.

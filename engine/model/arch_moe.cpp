@@ -50,8 +50,6 @@ Status json_int(const nlohmann::json& j, const std::string& file, const char* ke
     return ok_status();
 }
 
-constexpr int kMaxDimension = 1 << 24;
-
 const char* expert_suffix(TensorRole role) {
     switch (role) {
     case TensorRole::ExpGate:

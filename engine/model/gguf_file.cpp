@@ -10,7 +10,7 @@ namespace llmwb {
 namespace {
 
 constexpr uint64_t kMaxStringLength = uint64_t(1) << 30; // 1 GiB: far above any real key/value
-constexpr uint32_t kMaxDims = 4;
+constexpr uint32_t kMaxGgufDims = 4;
 
 } // namespace
 
@@ -358,7 +358,7 @@ class GgufParser {
             if (!r_.ok())
                 return false;
             std::string tn = "tensor '" + printable(t.name) + "'";
-            if (t.n_dims == 0 || t.n_dims > kMaxDims) {
+            if (t.n_dims == 0 || t.n_dims > kMaxGgufDims) {
                 return fail(tn + ": n_dims " + std::to_string(t.n_dims) + " is outside 1..4");
             }
             int64_t n = 1;

@@ -12,8 +12,6 @@ namespace llmwb {
 
 namespace {
 
-constexpr int64_t kMaxDimension = int64_t(1) << 24; // sanity cap for sizes/counts in metadata
-
 class Keys {
   public:
     Keys(const GgufFile& f, std::string prefix, const std::string& file)

@@ -19,7 +19,6 @@ namespace llmwb {
 namespace {
 
 using nlohmann::json;
-constexpr int64_t kMaxDimension = int64_t(1) << 24;
 
 class ConfigReader {
   public:

@@ -16,11 +16,6 @@ constexpr int64_t kMaxEntries = 1 << 20;
 constexpr int64_t kMaxCols = int64_t(1) << 24;
 constexpr int64_t kMaxName = 4096;
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() &&
-           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Status check_values(const std::string& file, const std::string& name, const std::vector<float>& v) {
     for (float x : v) {
         if (!std::isfinite(x) || x < 0) {
@@ -46,8 +41,8 @@ Result<ImportanceMatrix> read_gguf_imatrix(const std::string& path) {
         m.chunk_size = int(std::max<int64_t>(0, v->as_int().value_or(0)));
     std::map<std::string, const GgufTensorInfo*> sums, counts;
     for (const auto& t : f->tensors) {
-        const bool is_sum = ends_with(t.name, ".in_sum2");
-        const bool is_count = ends_with(t.name, ".counts");
+        const bool is_sum = t.name.ends_with(".in_sum2");
+        const bool is_count = t.name.ends_with(".counts");
         if (!is_sum && !is_count) {
             return make_error(path + ": tensor '" + printable(t.name) +
                               "' is not <weight>.in_sum2 or <weight>.counts");

@@ -7,6 +7,10 @@
 
 namespace llmwb {
 
+// Sanity cap for sizes and counts read from a model file's metadata or config.json (hidden size,
+// layers, heads, expert sizes ...): larger values are refused as malformed before any allocation.
+inline constexpr int64_t kMaxDimension = int64_t(1) << 24;
+
 // The families the engine runs. Mistral is Llama (with ModelConfig::sliding_window when its
 // config.json sets one). Each family is one forward pass per backend, switched by the feature
 // fields of ModelConfig below rather than by the enum wherever a feature is shared.

@@ -60,11 +60,6 @@ bool starts_with(const std::string& s, const char* p) {
     return s.rfind(p, 0) == 0;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() &&
-           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // llama.cpp's use_more_bits: the first and last eighth of the layers and every third between.
 bool use_more_bits(int i, int n) {
     return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
@@ -207,7 +202,7 @@ TensorKind tensor_kind_of(const std::string& n) {
 
 bool tensor_is_quantizable(const std::string& name, int n_dims) {
     // MoE routers (ffn_gate_inp) stay as they are, as the common quantizer keeps them.
-    return n_dims >= 2 && ends_with(name, "weight") &&
+    return n_dims >= 2 && name.ends_with("weight") &&
            name.find("_norm.weight") == std::string::npos &&
            name.find("ffn_gate_inp.weight") == std::string::npos;
 }

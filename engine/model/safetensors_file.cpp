@@ -13,7 +13,7 @@ namespace llmwb {
 namespace {
 
 constexpr uint64_t kMaxHeaderBytes = uint64_t(100) << 20; // 100 MiB of JSON
-constexpr size_t kMaxDims = 8;
+constexpr size_t kMaxSafetensorsDims = 8;
 
 std::optional<DType> dtype_from_safetensors(const std::string& s) {
     if (s == "F32")
@@ -113,7 +113,7 @@ Result<SafetensorsFile> SafetensorsFile::parse(std::span<const uint8_t> bytes,
         if (!type)
             return err(tn + ": unsupported dtype '" + printable(dts) + "'");
         t.type = *type;
-        if (sh->size() > kMaxDims)
+        if (sh->size() > kMaxSafetensorsDims)
             return err(tn + ": too many dimensions");
         int64_t n = 1;
         for (const auto& d : *sh) {

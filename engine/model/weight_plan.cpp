@@ -116,20 +116,15 @@ uint64_t fnv1a(const std::string& s) {
     return h;
 }
 
-bool ends_with(const std::string& s, const char* suffix) {
-    const size_t n = std::char_traits<char>::length(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 } // namespace
 
 void generate_rows(uint64_t seed, const std::string& hf_name, int64_t row_begin, int64_t row_end,
                    int64_t cols, float* out) {
     float mean = 0.0f, std = 0.02f;
-    if (ends_with(hf_name, "norm.weight")) {
+    if (hf_name.ends_with("norm.weight")) {
         mean = 1.0f;
         std = 0.05f;
-    } else if (ends_with(hf_name, ".bias")) {
+    } else if (hf_name.ends_with(".bias")) {
         std = 0.02f;
     }
     const uint64_t base = fnv1a(hf_name) ^ (seed * 0xD1B54A32D192ED03ull);

@@ -12,7 +12,7 @@ namespace llmwb {
 
 namespace {
 
-kernels::WeightMatrix as_matrix(const TensorView& t) {
+kernels::WeightMatrix expert_matrix(const TensorView& t) {
     return kernels::WeightMatrix{t.type, t.data, t.rows, t.cols};
 }
 
@@ -116,12 +116,12 @@ void CpuMoe::forward(float* out, const float* x, int32_t n, const LayerWeights& 
             observer(ex.w_gate, xe, static_cast<int32_t>(rows));
             observer(ex.w_up, xe, static_cast<int32_t>(rows));
         }
-        kernels::matmul(ge, as_matrix(ex.w_gate), xe, rows, &pool);
-        kernels::matmul(ue, as_matrix(ex.w_up), xe, rows, &pool);
+        kernels::matmul(ge, expert_matrix(ex.w_gate), xe, rows, &pool);
+        kernels::matmul(ue, expert_matrix(ex.w_up), xe, rows, &pool);
         kernels::silu_mul(ge, ge, ue, rows * I);
         if (observer)
             observer(ex.w_down, ge, static_cast<int32_t>(rows));
-        kernels::matmul(ye, as_matrix(ex.w_down), ge, rows, &pool);
+        kernels::matmul(ye, expert_matrix(ex.w_down), ge, rows, &pool);
     };
     for (int32_t e = 0; e < E; ++e) {
         const int64_t r0 = start_[static_cast<size_t>(e)];

@@ -8,14 +8,6 @@
 
 namespace llmwb {
 
-namespace {
-
-double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-} // namespace
-
 const char* finish_reason_name(FinishReason r) {
     switch (r) {
     case FinishReason::None:

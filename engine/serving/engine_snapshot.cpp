@@ -5,14 +5,6 @@
 
 namespace llmwb {
 
-namespace {
-
-double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-} // namespace
-
 SnapshotRequest Engine::metrics_of(const Request& r, EngineClock::time_point now) const {
     SnapshotRequest m;
     m.id = r.id;

@@ -2,14 +2,6 @@
 
 namespace llmwb {
 
-namespace {
-
-double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-} // namespace
-
 Result<GenerationResult> generate(Engine& engine, std::vector<int32_t> prompt_ids,
                                   const SamplingParams& params,
                                   const std::function<bool(const TokenEvent&)>& on_token) {

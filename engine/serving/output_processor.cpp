@@ -9,14 +9,6 @@ namespace llmwb {
 
 namespace {
 
-double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-} // namespace
-
-namespace {
-
 // The id of `text` when the tokenizer has it as one token, else -1.
 int32_t single_token(const Tokenizer& tokenizer, std::string_view text) {
     const std::vector<int32_t> ids = tokenizer.encode(text, false);

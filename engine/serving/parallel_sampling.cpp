@@ -18,14 +18,6 @@ std::vector<SamplingParams> parallel_sampling_choices(const SamplingParams& para
     return choices;
 }
 
-namespace {
-
-double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-} // namespace
-
 Result<std::vector<GenerationResult>> generate_choices(Engine& engine,
                                                        std::vector<int32_t> prompt_ids,
                                                        std::span<const SamplingParams> choices) {

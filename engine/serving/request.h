@@ -17,6 +17,11 @@ namespace llmwb {
 using RequestId = int64_t;
 using EngineClock = std::chrono::steady_clock;
 
+// Milliseconds from a to b (the engine's figures are kept in ms).
+inline double ms_between(EngineClock::time_point a, EngineClock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
 enum class RequestStatus : uint8_t { Waiting, Running, Finished };
 // Why a request ended, as OpenAI's and vLLM's finish_reason: "stop" (a stop token or string),
 // "length" (max_tokens or the context), "abort" (aborted, cancelled or a backend failure).

@@ -11,8 +11,8 @@ namespace llmwb {
 
 namespace {
 
-using Spec = TokenizerData::PreTokenizerStep;
-using Behavior = Spec::Behavior;
+using PreSpec = TokenizerData::PreTokenizerStep;
+using Behavior = PreSpec::Behavior;
 
 struct Piece {
     std::string text;
@@ -120,7 +120,7 @@ void apply_behavior(const std::vector<Span>& spans, Behavior behavior,
 } // namespace
 
 struct PreTokenizerSequence::Step {
-    Spec spec;
+    PreSpec spec;
     std::optional<BuiltinPattern> builtin; // Split with a built-in regex
     std::unique_ptr<HfRegex> regex;        // Split (other regex), Punctuation, Whitespace
 
@@ -131,7 +131,7 @@ struct PreTokenizerSequence::Step {
         Behavior behavior = spec.behavior;
         bool invert = false;
         switch (spec.type) {
-        case Spec::Type::ByteLevel:
+        case PreSpec::Type::ByteLevel:
             if (spec.add_prefix_space && (in.text.empty() || in.text.front() != ' '))
                 in.text.insert(0, " ");
             if (!spec.use_regex) {
@@ -141,7 +141,7 @@ struct PreTokenizerSequence::Step {
             builtin_matches(BuiltinPattern::Gpt2, in.text, matches);
             behavior = Behavior::Isolated;
             break;
-        case Spec::Type::Metaspace: {
+        case PreSpec::Type::Metaspace: {
             std::string t;
             t.reserve(in.text.size() + 8);
             for (char c : in.text) {
@@ -167,7 +167,7 @@ struct PreTokenizerSequence::Step {
             behavior = Behavior::MergedWithNext;
             break;
         }
-        case Spec::Type::Split:
+        case PreSpec::Type::Split:
             invert = spec.invert;
             if (builtin) {
                 builtin_matches(*builtin, in.text, matches);
@@ -183,18 +183,18 @@ struct PreTokenizerSequence::Step {
                 }
             }
             break;
-        case Spec::Type::Digits:
+        case PreSpec::Type::Digits:
             char_matches(
                 in.text,
                 [](std::uint32_t cp) { return (unicode::category_flags(cp) & unicode::kNumber); },
                 matches);
             behavior = spec.individual_digits ? Behavior::Isolated : Behavior::Contiguous;
             break;
-        case Spec::Type::Punctuation:
+        case PreSpec::Type::Punctuation:
             matches.clear();
             regex->find_all(in.text, matches);
             break;
-        case Spec::Type::WhitespaceSplit:
+        case PreSpec::Type::WhitespaceSplit:
             char_matches(
                 in.text,
                 [](std::uint32_t cp) {
@@ -203,7 +203,7 @@ struct PreTokenizerSequence::Step {
                 matches);
             behavior = Behavior::Removed;
             break;
-        case Spec::Type::Whitespace:
+        case PreSpec::Type::Whitespace:
             matches.clear();
             regex->find_all(in.text, matches);
             invert = true;
@@ -249,16 +249,16 @@ PreTokenizerSequence::create(const std::vector<StepSpec>& steps) {
         step->spec = s;
         const char* rx = nullptr;
         std::string what;
-        if (s.type == Spec::Type::Split && s.regex) {
+        if (s.type == PreSpec::Type::Split && s.regex) {
             step->builtin = builtin_from_regex(s.pattern);
             if (!step->builtin) {
                 rx = s.pattern.c_str();
                 what = "pre_tokenizer.Split";
             }
-        } else if (s.type == Spec::Type::Punctuation) {
+        } else if (s.type == PreSpec::Type::Punctuation) {
             rx = kPunctuationRegex;
             what = "pre_tokenizer.Punctuation";
-        } else if (s.type == Spec::Type::Whitespace) {
+        } else if (s.type == PreSpec::Type::Whitespace) {
             rx = kWhitespaceRegex;
             what = "pre_tokenizer.Whitespace";
         }
@@ -275,7 +275,7 @@ PreTokenizerSequence::create(const std::vector<StepSpec>& steps) {
 
 bool PreTokenizerSequence::has_metaspace() const {
     for (const auto& s : steps_) {
-        if (s->spec.type == Spec::Type::Metaspace)
+        if (s->spec.type == PreSpec::Type::Metaspace)
             return true;
     }
     return false;
@@ -283,7 +283,7 @@ bool PreTokenizerSequence::has_metaspace() const {
 
 bool PreTokenizerSequence::has_byte_level() const {
     for (const auto& s : steps_) {
-        if (s->spec.type == Spec::Type::ByteLevel)
+        if (s->spec.type == PreSpec::Type::ByteLevel)
             return true;
     }
     return false;
@@ -311,16 +311,16 @@ void PreTokenizerSequence::split(std::string_view text, bool at_text_start,
 std::optional<std::vector<TokenizerData::PreTokenizerStep>>
 gguf_pre_tokenizer_steps(std::string_view pre) {
     auto split = [](std::string rx) {
-        Spec s;
-        s.type = Spec::Type::Split;
+        PreSpec s;
+        s.type = PreSpec::Type::Split;
         s.pattern = std::move(rx);
         return s;
     };
-    Spec byte_level;
-    byte_level.type = Spec::Type::ByteLevel;
+    PreSpec byte_level;
+    byte_level.type = PreSpec::Type::ByteLevel;
     byte_level.use_regex = false;
     if (pre == "deepseek-v3") {
-        return std::vector<Spec>{
+        return std::vector<PreSpec>{
             split(R"(\p{N}{1,3})"),
             split("[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+"),
             split(R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^)"
@@ -333,7 +333,7 @@ gguf_pre_tokenizer_steps(std::string_view pre) {
             byte_level};
     }
     if (pre == "gpt-4o") {
-        return std::vector<Spec>{
+        return std::vector<PreSpec>{
             split(
                 R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
             byte_level};
@@ -342,13 +342,13 @@ gguf_pre_tokenizer_steps(std::string_view pre) {
 }
 
 std::string gguf_pre_tokenizer_name(const std::vector<TokenizerData::PreTokenizerStep>& steps) {
-    auto same = [](const Spec& a, const Spec& b) {
+    auto same = [](const PreSpec& a, const PreSpec& b) {
         if (a.type != b.type)
             return false;
-        if (a.type == Spec::Type::Split)
+        if (a.type == PreSpec::Type::Split)
             return a.pattern == b.pattern && a.regex == b.regex && a.invert == b.invert &&
                    a.behavior == b.behavior;
-        if (a.type == Spec::Type::ByteLevel)
+        if (a.type == PreSpec::Type::ByteLevel)
             return a.use_regex == b.use_regex && a.add_prefix_space == b.add_prefix_space;
         return false;
     };

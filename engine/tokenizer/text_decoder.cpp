@@ -8,7 +8,7 @@ namespace llmwb {
 
 namespace {
 
-constexpr std::string_view kMetaspace = "\xE2\x96\x81";
+constexpr std::string_view kMetaspaceMark = "\xE2\x96\x81";
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 int byte_token_value(std::string_view t) {
@@ -66,9 +66,9 @@ void TextDecoder::push(std::int32_t id, std::string& out) {
     flush_byte_run(out);
     std::string t = text;
     if (dec.metaspace_first_token && index == 0) {
-        replace_all(t, kMetaspace, "");
+        replace_all(t, kMetaspaceMark, "");
     } else if (dec.replace_metaspace) {
-        replace_all(t, kMetaspace, " ");
+        replace_all(t, kMetaspaceMark, " ");
     }
     emit_text(t, out);
 }

@@ -31,16 +31,6 @@ inline __m256i dot_u8s8(__m256i u, __m256i s) { // 8 x int32 sums of 4 products
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
-size_t a32_bytes(int64_t cols) {
-    return A32Layout(cols).row_bytes;
-}
-size_t ak_bytes(int64_t cols) {
-    return AKLayout(cols).row_bytes;
-}
-void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
-    prepare_act_a32(x, cols, dst, false);
-}
-
 // ---- float weights -------------------------------------------------------------------------
 
 struct LoadF32 {

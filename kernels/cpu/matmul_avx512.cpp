@@ -62,10 +62,6 @@ template <bool kQ4KOrder> void prep_ak(const float* x, int64_t cols, uint8_t* ds
     }
 }
 
-size_t ak_bytes(int64_t cols) {
-    return AKLayout(cols).row_bytes;
-}
-
 // ---- float weights -------------------------------------------------------------------------
 
 struct LoadF32 {

@@ -176,4 +176,16 @@ void prepare_act_ak(const float* x, int64_t cols, uint8_t* dst);
 // The same bytes as prepare_act_ak, with AVX2 (matmul_kx_avx2.cpp; call only at that level).
 void avx2_prepare_act_ak(const float* x, int64_t cols, uint8_t* dst);
 
+// Activation row sizes and the plain (signed) A32 quantizer, in MatmulKernel's shapes: shared by
+// every level's kernel tables.
+inline size_t a32_bytes(int64_t cols) {
+    return A32Layout(cols).row_bytes;
+}
+inline size_t ak_bytes(int64_t cols) {
+    return AKLayout(cols).row_bytes;
+}
+inline void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
+    prepare_act_a32(x, cols, dst, false);
+}
+
 } // namespace llmwb::kernels::detail

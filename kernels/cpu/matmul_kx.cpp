@@ -119,7 +119,7 @@ float dot_iq4_xs(const BlockIQ4_XS* w, const uint8_t* a, const AKLayout& L, int6
 }
 
 template <class Block, float (*Dot)(const Block*, const uint8_t*, const AKLayout&, int64_t)>
-void tile(const TileArgs& p) {
+void tile_kx(const TileArgs& p) {
     const AKLayout L(p.cols);
     const int64_t nb = p.cols / 256;
     for (int r = 0; r < p.nr; ++r) {
@@ -129,14 +129,10 @@ void tile(const TileArgs& p) {
     }
 }
 
-size_t ak_bytes(int64_t cols) {
-    return AKLayout(cols).row_bytes;
-}
-
-const MatmulKernel kQ2_K{ak_bytes, prepare_act_ak, tile<BlockQ2_K, dot_q2_k>};
-const MatmulKernel kQ3_K{ak_bytes, prepare_act_ak, tile<BlockQ3_K, dot_q3_k>};
-const MatmulKernel kQ5_K{ak_bytes, prepare_act_ak, tile<BlockQ5_K, dot_q5_k>};
-const MatmulKernel kIQ4_XS{ak_bytes, prepare_act_ak, tile<BlockIQ4_XS, dot_iq4_xs>};
+const MatmulKernel kQ2_K{ak_bytes, prepare_act_ak, tile_kx<BlockQ2_K, dot_q2_k>};
+const MatmulKernel kQ3_K{ak_bytes, prepare_act_ak, tile_kx<BlockQ3_K, dot_q3_k>};
+const MatmulKernel kQ5_K{ak_bytes, prepare_act_ak, tile_kx<BlockQ5_K, dot_q5_k>};
+const MatmulKernel kIQ4_XS{ak_bytes, prepare_act_ak, tile_kx<BlockIQ4_XS, dot_iq4_xs>};
 
 } // namespace
 

@@ -107,10 +107,6 @@ void avx2_prepare_act_ak(const float* x, int64_t cols, uint8_t* dst) {
 
 namespace {
 
-size_t ak_bytes(int64_t cols) {
-    return AKLayout(cols).row_bytes;
-}
-
 template <int NT> struct Acts {
     const uint8_t* q[NT];
     const float* d[NT];

@@ -63,10 +63,6 @@ template <Order O> void prep_ak(const float* x, int64_t cols, uint8_t* dst) {
     }
 }
 
-size_t ak_bytes(int64_t cols) {
-    return AKLayout(cols).row_bytes;
-}
-
 template <int NT> struct Acts {
     const uint8_t* q[NT];
     const float* d[NT];

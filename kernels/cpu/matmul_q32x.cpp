@@ -107,7 +107,7 @@ float dot_iq4_nl(const uint8_t* row, const ActRow& x, int64_t nb) {
     return s;
 }
 
-template <float (*Dot)(const uint8_t*, const ActRow&, int64_t)> void tile(const TileArgs& p) {
+template <float (*Dot)(const uint8_t*, const ActRow&, int64_t)> void tile_q32x(const TileArgs& p) {
     const A32Layout L(p.cols);
     const int64_t nb = p.cols / 32;
     for (int r = 0; r < p.nr; ++r) {
@@ -117,17 +117,10 @@ template <float (*Dot)(const uint8_t*, const ActRow&, int64_t)> void tile(const 
     }
 }
 
-size_t a32_bytes(int64_t cols) {
-    return A32Layout(cols).row_bytes;
-}
-void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
-    prepare_act_a32(x, cols, dst, false);
-}
-
-const MatmulKernel kQ4_1{a32_bytes, prep_a32, tile<dot_q4_1>};
-const MatmulKernel kQ5_0{a32_bytes, prep_a32, tile<dot_q5_0>};
-const MatmulKernel kQ5_1{a32_bytes, prep_a32, tile<dot_q5_1>};
-const MatmulKernel kIQ4_NL{a32_bytes, prep_a32, tile<dot_iq4_nl>};
+const MatmulKernel kQ4_1{a32_bytes, prep_a32, tile_q32x<dot_q4_1>};
+const MatmulKernel kQ5_0{a32_bytes, prep_a32, tile_q32x<dot_q5_0>};
+const MatmulKernel kQ5_1{a32_bytes, prep_a32, tile_q32x<dot_q5_1>};
+const MatmulKernel kIQ4_NL{a32_bytes, prep_a32, tile_q32x<dot_iq4_nl>};
 
 } // namespace
 

@@ -160,13 +160,6 @@ template <class F> void tile(const TileArgs& p) {
     }
 }
 
-size_t a32_bytes(int64_t cols) {
-    return A32Layout(cols).row_bytes;
-}
-void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
-    prepare_act_a32(x, cols, dst, false);
-}
-
 const MatmulKernel kQ4_1{a32_bytes, prep_a32, tile<FmtQ4_1>};
 const MatmulKernel kQ5_0{a32_bytes, prep_a32, tile<FmtQ5_0>};
 const MatmulKernel kQ5_1{a32_bytes, prep_a32, tile<FmtQ5_1>};

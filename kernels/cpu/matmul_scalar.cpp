@@ -199,16 +199,6 @@ void tile_quant(const TileArgs& p) {
     }
 }
 
-size_t a32_bytes(int64_t cols) {
-    return A32Layout(cols).row_bytes;
-}
-size_t ak_bytes(int64_t cols) {
-    return AKLayout(cols).row_bytes;
-}
-void prep_a32(const float* x, int64_t cols, uint8_t* dst) {
-    prepare_act_a32(x, cols, dst, false);
-}
-
 const MatmulKernel kF32{nullptr, nullptr, tile_f32};
 const MatmulKernel kF16{nullptr, nullptr, tile_f16};
 const MatmulKernel kBF16{nullptr, nullptr, tile_bf16};

@@ -55,9 +55,7 @@ void dequantize_row_q6_k(const BlockQ6_K* b, float* y, int64_t n) {
 
 namespace {
 
-int round_clamp(float v, int lo, int hi) {
-    return std::clamp(static_cast<int>(std::lround(v)), lo, hi);
-}
+using detail::round_clamp; // quant_fit.h (NaN and huge values handled)
 
 // Fits x ~ s * q - m with q in [0, 15], s >= 0, m >= 0 over one sub-block of 32.
 void fit_scale_min(const float* x, float* s_out, float* m_out) {
