@@ -9,11 +9,17 @@
 # Both builds carry line tables only (-g1): enough for backtraces and sanitizer reports with file
 # and line, and a quarter less compile time than full debug info (a build for a debugger:
 # configure `build` yourself with the default RelWithDebInfo flags). The sanitizer pass builds only
-# what its tests run.
+# what its tests run. Both builds are unity builds (CMake joins up to 8 source files of a target
+# into one translation unit: the headers are parsed once per batch instead of once per file;
+# LLMWB_UNITY=0 turns it off). Unity builds need file-local names (anonymous namespaces, static
+# functions, constants) to be distinct across the files of a target: a clash is a compile error
+# here ("redefinition of ..."); scripts/unity-clashes.py lists them from a configured build dir.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 JOBS="${JOBS:-$(nproc)}"
+UNITY=ON
+[ "${LLMWB_UNITY:-1}" = 0 ] && UNITY=OFF
 [ "${LLMWB_SKIP_DEPS:-0}" = 1 ] || bash scripts/install-deps.sh
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/llmwb/ccache}"
 bash scripts/check-format.sh
@@ -24,6 +30,7 @@ ENGINE_TESTS_FIRST=OFF
 [ "${LLMWB_SKIP_ASAN:-0}" = 1 ] && ENGINE_TESTS_FIRST=ON
 echo "== build (RelWithDebInfo) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLMWB_ENGINE_TESTS=$ENGINE_TESTS_FIRST \
+      -DCMAKE_UNITY_BUILD=$UNITY \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
       -DCMAKE_CUDA_ARCHITECTURES="${LLMWB_CUDA_ARCHS:-90}"
 cmake --build build -j "$JOBS"
@@ -34,7 +41,7 @@ if [ "${LLMWB_SKIP_ASAN:-0}" != 1 ]; then
   echo "== engine tests under AddressSanitizer + UndefinedBehaviorSanitizer =="
   # The Qt-free configuration (what the GPU machine builds): every engine and kernel test is a
   # plain executable, so this pass also proves that they build and run without Qt.
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLLMWB_SANITIZE=ON \
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLLMWB_SANITIZE=ON -DCMAKE_UNITY_BUILD=$UNITY \
         -DLLMWB_WITH_QT=OFF -DLLMWB_CUDA=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
         -DCMAKE_C_FLAGS_DEBUG="-O1 -g1"
   # CI's pass: the engine tests (parsers of untrusted input, kernels, runtime, serving, server,
