@@ -108,7 +108,8 @@ std::string fit_cell(const ModelHeader& h, const FitDevice& dev, const FitReques
 const char* kModelsHelp =
     "llmwb models [--folder DIR ...] [--context N] [--seqs M] [--device auto|cpu|cuda] [--json]\n"
     "  Lists the models this machine already has, reading their headers only: LM Studio\n"
-    "  (~/.lmstudio/models, ~/.cache/lm-studio/models), GPT4All (~/.local/share/nomic.ai/GPT4All),\n"
+    "  (~/.lmstudio/models, ~/.cache/lm-studio/models), GPT4All "
+    "(~/.local/share/nomic.ai/GPT4All),\n"
     "  Ollama ($OLLAMA_MODELS, ~/.ollama/models, /usr/share/ollama/.ollama/models), the Hugging\n"
     "  Face cache ($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub) and each --folder.\n"
     "  For each: source, architecture, size, tensor types, context, and whether it fits this\n"
@@ -127,9 +128,9 @@ const char* kFitHelp =
 
 int cmd_models(const Args& argv) {
     const char* cmd = "models";
-    auto args = CliArgs::parse(argv, {"folder", "context", "seqs", "device",
-                                      "gpu-memory-utilization", "kv-cache-dtype"},
-                               {"json", "help"});
+    auto args = CliArgs::parse(
+        argv, {"folder", "context", "seqs", "device", "gpu-memory-utilization", "kv-cache-dtype"},
+        {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
@@ -178,8 +179,7 @@ int cmd_models(const Args& argv) {
     }
     print_machine(machine);
     std::printf("fit at %s context x %d sequence(s) on %s\n\n",
-                fit_context_text(fa->request.context).c_str(), fa->request.seqs,
-                dev.name.c_str());
+                fit_context_text(fa->request.context).c_str(), fa->request.seqs, dev.name.c_str());
     if (models.empty())
         std::puts("no models found");
     for (const DiscoveredModel& m : models) {
@@ -207,9 +207,9 @@ int cmd_fit(const Args& argv_in) {
         model = argv.front();
         argv.erase(argv.begin());
     }
-    auto args = CliArgs::parse(argv, {"model", "context", "seqs", "device",
-                                      "gpu-memory-utilization", "kv-cache-dtype"},
-                               {"json", "help"});
+    auto args = CliArgs::parse(
+        argv, {"model", "context", "seqs", "device", "gpu-memory-utilization", "kv-cache-dtype"},
+        {"json", "help"});
     if (!args)
         return fail(cmd, args.message());
     if (args->has("help")) {
@@ -276,9 +276,9 @@ int cmd_fit(const Args& argv_in) {
         FitRequest r = fa->request;
         r.kv_dtype = t;
         const FitEstimate e = estimate_fit(c, h.weight_bytes, dev, r);
-        std::printf("%-9s %12s %12s %12s  %s\n", kv_dtype_name(t), discovery_gib(e.kv_bytes).c_str(),
-                    discovery_gib(e.need_bytes).c_str(), discovery_gib(e.budget_bytes).c_str(),
-                    e.fits ? "yes" : "no");
+        std::printf("%-9s %12s %12s %12s  %s\n", kv_dtype_name(t),
+                    discovery_gib(e.kv_bytes).c_str(), discovery_gib(e.need_bytes).c_str(),
+                    discovery_gib(e.budget_bytes).c_str(), e.fits ? "yes" : "no");
     }
     std::printf("\nadvice: %s\n", advice.summary.c_str());
     if (advice.fits)

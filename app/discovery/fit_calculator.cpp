@@ -117,8 +117,8 @@ FitDevice fit_device_for(const MachineFacts& machine, bool use_gpu) {
         d.total_bytes = d.base_bytes = g.memory_bytes;
         return d;
     }
-    d.name = "CPU (" + machine.simd_level + ", " + std::to_string(machine.physical_cores) +
-             " cores)";
+    d.name =
+        "CPU (" + machine.simd_level + ", " + std::to_string(machine.physical_cores) + " cores)";
     d.total_bytes = machine.ram_bytes;
     d.base_bytes = machine.ram_available_bytes;
     return d;
@@ -126,7 +126,7 @@ FitDevice fit_device_for(const MachineFacts& machine, bool use_gpu) {
 
 const std::vector<FitQuantOption>& fit_quant_options() {
     static const std::vector<FitQuantOption> options = {
-        {"F16", 16.0}, {"Q8_0", 8.5},   {"Q6_K", 6.5625},
+        {"F16", 16.0},   {"Q8_0", 8.5},   {"Q6_K", 6.5625},
         {"Q5_K_M", 5.7}, {"Q4_K_M", 4.9}, {"Q3_K_M", 3.9},
     };
     return options;
@@ -156,7 +156,8 @@ FitAdvice advise_fit(const ModelConfig& config, int64_t weight_bytes, int64_t pa
     }
     const int64_t context = std::max<int64_t>(1, request.context);
     if (a.fits) {
-        const double share = double(chosen.need_bytes) / double(std::max<int64_t>(1, device.base_bytes));
+        const double share =
+            double(chosen.need_bytes) / double(std::max<int64_t>(1, device.base_bytes));
         a.gpu_memory_utilization =
             std::min(kFitMaxUtilization, std::ceil((share + 0.02) * 100.0) / 100.0);
         // Full-context sequences the request's budget holds besides weights and overhead.
@@ -187,8 +188,8 @@ FitAdvice advise_fit(const ModelConfig& config, int64_t weight_bytes, int64_t pa
         }
     }
     if (!a.quantization.empty())
-        a.summary = a.quantization + " fits with " + fit_context_text(a.quantization_context) +
-                    " context";
+        a.summary =
+            a.quantization + " fits with " + fit_context_text(a.quantization_context) + " context";
     else
         a.summary = "does not fit this machine";
     return a;

@@ -80,10 +80,10 @@ struct FitQuantOption {
 const std::vector<FitQuantOption>& fit_quant_options(); // best quality first
 
 struct FitAdvice {
-    bool fits = false;              // the request fits as asked (with the advised KV dtype)
-    KvDtype kv_dtype = KvDtype::F16; // the most precise of f16, int8, fp8_e4m3 that fits
+    bool fits = false;                 // the request fits as asked (with the advised KV dtype)
+    KvDtype kv_dtype = KvDtype::F16;   // the most precise of f16, int8, fp8_e4m3 that fits
     double gpu_memory_utilization = 0; // the smallest share that holds the request (+2% margin)
-    int32_t max_num_seqs = 0;           // full-context sequences the budget holds (kv_dtype)
+    int32_t max_num_seqs = 0;          // full-context sequences the budget holds (kv_dtype)
     // When the weights as stored do not fit the request: the best quantization that does, and
     // the longest context it allows with f16 KV (a power of two, at most the model's context);
     // empty when none does. "" also when the model fits as it is.

@@ -73,9 +73,8 @@ struct DiscoveryWalk {
 
 bool discovery_is_gguf(const fs::path& p) {
     std::string ext = p.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) {
-        return static_cast<char>(std::tolower(c));
-    });
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     // Vision projectors (mmproj-*.gguf) sit beside LM Studio's models; they are not models.
     return ext == ".gguf" && p.filename().string().rfind("mmproj", 0) != 0;
 }
@@ -110,8 +109,8 @@ void discovery_walk_folder(const fs::path& root, const char* source, DiscoveryWa
         stack.pop_back();
         if (!w.first_visit(dir))
             continue; // a symlink loop or a folder reached twice
-        const std::string rel = dir == root ? dir.filename().string()
-                                            : fs::relative(dir, root, ec).string();
+        const std::string rel =
+            dir == root ? dir.filename().string() : fs::relative(dir, root, ec).string();
         if (discovery_is_hf_folder(dir, w)) {
             w.add(rel, source, dir.string(), true);
             continue;
@@ -204,8 +203,7 @@ Result<fs::path> discovery_ollama_blob(const fs::path& store, const fs::path& ma
             return make_error(manifest.string() + ": bad digest (want sha256:<64 hex digits>)");
         return store / "blobs" / ("sha256-" + d.substr(7));
     }
-    return make_error(manifest.string() +
-                      ": no layer of type application/vnd.ollama.image.model");
+    return make_error(manifest.string() + ": no layer of type application/vnd.ollama.image.model");
 }
 
 void discovery_scan_ollama(const fs::path& store, DiscoveryWalk& w) {
@@ -257,11 +255,11 @@ std::string discovery_hf_ref(const fs::path& repo) {
     std::string rev = *text;
     while (!rev.empty() && (rev.back() == '\n' || rev.back() == '\r' || rev.back() == ' '))
         rev.pop_back();
-    const bool safe = !rev.empty() && rev != "." && rev != ".." &&
-                      std::all_of(rev.begin(), rev.end(), [](char c) {
-                          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
-                                 c == '_' || c == '.';
-                      });
+    const bool safe =
+        !rev.empty() && rev != "." && rev != ".." &&
+        std::all_of(rev.begin(), rev.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+        });
     std::error_code ec;
     if (!safe || !fs::is_directory(repo / "snapshots" / rev, ec))
         return {};
@@ -357,8 +355,8 @@ std::vector<DiscoveredModel> discover_models(const DiscoveryRoots& roots,
     w.notes = notes;
     if (!roots.home.empty()) {
         const fs::path home(roots.home);
-        for (const fs::path& p : {home / ".lmstudio" / "models",
-                                  home / ".cache" / "lm-studio" / "models"})
+        for (const fs::path& p :
+             {home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"})
             discovery_walk_folder(p, "LM Studio", w, false);
         discovery_walk_folder(home / ".local" / "share" / "nomic.ai" / "GPT4All", "GPT4All", w,
                               false);

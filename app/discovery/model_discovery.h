@@ -23,8 +23,8 @@ inline constexpr int64_t kMaxOllamaManifestBytes = 1 << 20;
 
 // Where to look. Empty strings are skipped.
 struct DiscoveryRoots {
-    std::string home;              // $HOME: ~/.lmstudio/models, ~/.cache/lm-studio/models, ...
-    std::string hf_hub;            // $HF_HUB_CACHE, or $HF_HOME/hub, or ~/.cache/huggingface/hub
+    std::string home;                // $HOME: ~/.lmstudio/models, ~/.cache/lm-studio/models, ...
+    std::string hf_hub;              // $HF_HUB_CACHE, or $HF_HOME/hub, or ~/.cache/huggingface/hub
     std::vector<std::string> ollama; // $OLLAMA_MODELS, ~/.ollama/models, the service's store
     std::vector<std::string> user_folders;
 };

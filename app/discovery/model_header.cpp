@@ -28,10 +28,9 @@ struct HeaderTypeTally {
         std::vector<HeaderTypeCount> out;
         for (const auto& [name, c] : by_type)
             out.push_back(c);
-        std::stable_sort(out.begin(), out.end(),
-                         [](const HeaderTypeCount& a, const HeaderTypeCount& b) {
-                             return a.bytes > b.bytes;
-                         });
+        std::stable_sort(
+            out.begin(), out.end(),
+            [](const HeaderTypeCount& a, const HeaderTypeCount& b) { return a.bytes > b.bytes; });
         return out;
     }
 };

@@ -87,11 +87,11 @@ MT_TEST(lm_studio_gpt4all_and_user_folders) {
         write_text(user / "broken.gguf", head);
         std::string hostile("GGUF\x03\x00\x00\x00", 8);
         hostile += std::string("\x00\x00\x00\x00\x00\x01\x00\x00", 8); // tensors 2^40
-        hostile += std::string(8, '\0');                                // metadata 0
+        hostile += std::string(8, '\0');                               // metadata 0
         write_text(user / "hostile.gguf", hostile);
     }
-    MT_REQUIRE(bool(write_model(discovery_spec(ModelFileFormat::Safetensors),
-                                (user / "hf-model").string())));
+    MT_REQUIRE(bool(
+        write_model(discovery_spec(ModelFileFormat::Safetensors), (user / "hf-model").string())));
 
     DiscoveryRoots roots;
     roots.home = home.string();
@@ -124,8 +124,7 @@ MT_TEST(lm_studio_gpt4all_and_user_folders) {
         const DiscoveredModel* m = find_model(ms, bad);
         MT_REQUIRE(m);
         MT_CHECK(!m->header.ok());
-        MT_CHECK_MSG(m->header.error.find(bad) != std::string::npos, "%s",
-                     m->header.error.c_str());
+        MT_CHECK_MSG(m->header.error.find(bad) != std::string::npos, "%s", m->header.error.c_str());
     }
     // The missing user folder is noted.
     bool noted = false;
@@ -141,9 +140,11 @@ MT_TEST(ollama_manifests_name_their_blobs) {
     MT_REQUIRE(write_gguf(store / "blobs" / ("sha256-" + hex)));
     fs::copy_file(store / "blobs" / ("sha256-" + hex), store / "blobs" / ("sha256-" + hex2));
     auto manifest = [&](const std::string& model_digest) {
-        return std::string(R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)") +
+        return std::string(
+                   R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)") +
                R"("config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:)" +
-               cfg + R"(","size":10},"layers":[{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:)" +
+               cfg +
+               R"(","size":10},"layers":[{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:)" +
                cfg + R"(","size":5},{"mediaType":"application/vnd.ollama.image.model","digest":")" +
                model_digest + R"(","size":100}]})";
     };

@@ -70,7 +70,8 @@ MT_TEST(sliding_layers_count_as_the_engine_allocates) {
     c.layer_sliding.assign(32, 0);
     for (size_t l = 0; l < 32; l += 2)
         c.layer_sliding[l] = 1;
-    MT_COMPARE(fit_kv_cache_bytes(c, 32768, KvDtype::F16), 2048 * kv_bytes_per_block(c, 16, KvDtype::F16));
+    MT_COMPARE(fit_kv_cache_bytes(c, 32768, KvDtype::F16),
+               2048 * kv_bytes_per_block(c, 16, KvDtype::F16));
     MT_COMPARE(fit_kv_cache_bytes(c, 32768, KvDtype::F16), 4 * kGiB);
 }
 
@@ -169,8 +170,8 @@ MT_TEST(q4_k_m_advised_on_8_gib) {
 // Nothing fits 2 GiB: even Q3_K_M's 3.9 GB of weights exceed the budget.
 MT_TEST(nothing_fits_a_tiny_machine) {
     FitRequest r;
-    const FitAdvice a =
-        advise_fit(llama3_8b(), 2 * kLlama8bParams, kLlama8bParams, cpu_with_available(2 * kGiB), r);
+    const FitAdvice a = advise_fit(llama3_8b(), 2 * kLlama8bParams, kLlama8bParams,
+                                   cpu_with_available(2 * kGiB), r);
     MT_CHECK(!a.fits);
     MT_CHECK(a.quantization.empty());
     MT_COMPARE(a.summary, std::string("does not fit this machine"));
