@@ -126,8 +126,8 @@ QString FirstRunDialog::machineHtml(const MachineFacts& m) {
     if (m.gpus.empty())
         html += tr("<b>GPU</b> none: the engine runs on the CPU (%1)<br>")
                     .arg(firstRunQ(m.gpu_note).toHtmlEscaped());
-    html += tr("<b>System</b> %1, %2").arg(firstRunQ(m.os).toHtmlEscaped(),
-                                           firstRunQ(m.kernel).toHtmlEscaped());
+    html += tr("<b>System</b> %1, %2")
+                .arg(firstRunQ(m.os).toHtmlEscaped(), firstRunQ(m.kernel).toHtmlEscaped());
     return html;
 }
 
@@ -193,8 +193,8 @@ void FirstRunDialog::updateFit() {
             asked.kv_dtype = a.fits ? a.kv_dtype : KvDtype::F16;
             const FitEstimate e = estimate_fit(*h.config, h.weight_bytes, dev, asked);
             const QString need = tr("needs %1 (weights %2 + KV %3 + overhead %4) of %5")
-                                     .arg(firstRunBytes(e.need_bytes), firstRunBytes(e.weight_bytes),
-                                          firstRunBytes(e.kv_bytes),
+                                     .arg(firstRunBytes(e.need_bytes),
+                                          firstRunBytes(e.weight_bytes), firstRunBytes(e.kv_bytes),
                                           firstRunBytes(e.activation_bytes + e.runtime_bytes),
                                           firstRunBytes(e.budget_bytes));
             if (a.fits) {
@@ -221,8 +221,9 @@ void FirstRunDialog::updateFit() {
         if (QTableWidgetItem* name = table_->item(row, ColName))
             name->setForeground(h.ok() ? palette().color(QPalette::Text) : colour);
     }
-    deviceLabel_->setText(dev.gpu ? tr("against %1 of GPU memory").arg(firstRunBytes(dev.base_bytes))
-                                  : tr("against %1 of available RAM").arg(firstRunBytes(dev.base_bytes)));
+    deviceLabel_->setText(
+        dev.gpu ? tr("against %1 of GPU memory").arg(firstRunBytes(dev.base_bytes))
+                : tr("against %1 of available RAM").arg(firstRunBytes(dev.base_bytes)));
     table_->resizeColumnsToContents();
 }
 

@@ -81,7 +81,8 @@ class TstFirstRun : public QObject {
         QVERIFY(writeTinyGguf(h + "/ollama/blobs/sha256-" + hex));
         QVERIFY(writeText(h + "/ollama/manifests/registry.ollama.ai/library/tiny/latest",
                           R"({"layers":[{"mediaType":"application/vnd.ollama.image.model",)"
-                          R"("digest":"sha256:)" + hex.toLatin1() + R"("}]})"));
+                          R"("digest":"sha256:)" +
+                              hex.toLatin1() + R"("}]})"));
         userDir_ = h + "/mine";
         QVERIFY(writeText(userDir_ + "/broken.gguf", QByteArray("GGUF\x03\x00\x00\x00", 8)));
         roots_.home = h.toStdString();
@@ -189,8 +190,10 @@ class TstFirstRun : public QObject {
         QCOMPARE(d.table()->horizontalHeaderItem(FirstRunDialog::ColFit)->text(),
                  QString::fromUtf8("能否装下"));
         const int row = rowOf(d.table(), "tiny:latest");
-        QVERIFY(d.table()->item(row, FirstRunDialog::ColFit)->text().startsWith(
-            QString::fromUtf8("装得下")));
+        QVERIFY(d.table()
+                    ->item(row, FirstRunDialog::ColFit)
+                    ->text()
+                    .startsWith(QString::fromUtf8("装得下")));
     }
 };
 
