@@ -12,6 +12,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "app/discovery/fit_calculator.h"
 
 namespace llmwb {
@@ -47,6 +49,7 @@ FirstRunDialog::FirstRunDialog(const MachineFacts& machine, const DiscoveryRoots
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setWordWrap(false);
+    table_->setTextElideMode(Qt::ElideMiddle); // long paths keep both ends; tooltips hold all
     context_ = new QSpinBox(this);
     context_->setObjectName(QStringLiteral("contextBox"));
     context_->setRange(256, 1 << 20);
@@ -225,6 +228,9 @@ void FirstRunDialog::updateFit() {
         dev.gpu ? tr("against %1 of GPU memory").arg(firstRunBytes(dev.base_bytes))
                 : tr("against %1 of available RAM").arg(firstRunBytes(dev.base_bytes)));
     table_->resizeColumnsToContents();
+    // Long names and reasons are elided so that every column stays in view.
+    table_->setColumnWidth(ColName, std::min(table_->columnWidth(ColName), 340));
+    table_->setColumnWidth(ColFit, std::min(table_->columnWidth(ColFit), 420));
 }
 
 void FirstRunDialog::retranslate() {
@@ -241,8 +247,8 @@ void FirstRunDialog::retranslate() {
     addFolder_->setText(tr("Add folder…"));
     rescan_->setText(tr("Search again"));
     close_->setText(tr("Close"));
-    table_->setHorizontalHeaderLabels({tr("Model"), tr("Source"), tr("Architecture"), tr("Size"),
-                                       tr("Tensor types"), tr("Context"), tr("Fits?")});
+    table_->setHorizontalHeaderLabels({tr("Model"), tr("Fits?"), tr("Source"), tr("Architecture"),
+                                       tr("Size"), tr("Tensor types"), tr("Context")});
 }
 
 void FirstRunDialog::changeEvent(QEvent* e) {

@@ -25,7 +25,8 @@ class FirstRunDialog : public QDialog {
     Q_OBJECT
 
   public:
-    enum Column { ColName, ColSource, ColArch, ColSize, ColTypes, ColContext, ColFit, ColCount };
+    // The fit comes right after the name: it is what the panel is for.
+    enum Column { ColName, ColFit, ColSource, ColArch, ColSize, ColTypes, ColContext, ColCount };
 
     // `roots` without the user folders; `folders` are the user's (from the settings).
     FirstRunDialog(const MachineFacts& machine, const DiscoveryRoots& roots,
