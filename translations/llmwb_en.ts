@@ -3315,9 +3315,12 @@ CUDA is unavailable: %1</source>
         <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
         <translation type="unfinished"></translation>
     </message>
-    <message>
-        <source>fits — KV %1, up to %2 sequences, gpu_memory_utilization %3</source>
-        <translation type="unfinished"></translation>
+    <message numerus="yes">
+        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
+        <translation>
+            <numerusform>fits — KV %1, up to %n sequence, gpu_memory_utilization %2</numerusform>
+            <numerusform>fits — KV %1, up to %n sequences, gpu_memory_utilization %2</numerusform>
+        </translation>
     </message>
     <message>
         <source>too big — %1 fits with %2 context</source>

@@ -3320,9 +3320,11 @@ CUDA 不可用：%1</translation>
         <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
         <translation>需要 %1（权重 %2 + KV %3 + 开销 %4），可用 %5</translation>
     </message>
-    <message>
-        <source>fits — KV %1, up to %2 sequences, gpu_memory_utilization %3</source>
-        <translation>装得下 — KV %1，最多 %2 个序列，gpu_memory_utilization %3</translation>
+    <message numerus="yes">
+        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
+        <translation>
+            <numerusform>装得下 — KV %1，最多 %n 个序列，gpu_memory_utilization %2</numerusform>
+        </translation>
     </message>
     <message>
         <source>too big — %1 fits with %2 context</source>

@@ -201,9 +201,9 @@ void FirstRunDialog::updateFit() {
                                           firstRunBytes(e.activation_bytes + e.runtime_bytes),
                                           firstRunBytes(e.budget_bytes));
             if (a.fits) {
-                text = tr("fits — KV %1, up to %2 sequences, gpu_memory_utilization %3")
+                text = tr("fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2", nullptr,
+                          a.max_num_seqs)
                            .arg(QString::fromLatin1(kv_dtype_name(a.kv_dtype)))
-                           .arg(a.max_num_seqs)
                            .arg(a.gpu_memory_utilization, 0, 'f', 2);
                 colour = a.kv_dtype == KvDtype::F16 ? QColor(0x2e, 0x7d, 0x32)
                                                     : QColor(0xb2, 0x8b, 0x00);

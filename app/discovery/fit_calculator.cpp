@@ -167,7 +167,9 @@ FitAdvice advise_fit(const ModelConfig& config, int64_t weight_bytes, int64_t pa
             a.max_num_seqs = static_cast<int32_t>(
                 std::min<int64_t>(kFitMaxSeqs, (chosen.budget_bytes - fixed) / per_seq));
         a.summary = std::string("fits: ") + kv_dtype_name(a.kv_dtype) + " KV, up to " +
-                    std::to_string(a.max_num_seqs) + " sequences of " + fit_context_text(context);
+                    std::to_string(a.max_num_seqs) +
+                    (a.max_num_seqs == 1 ? " sequence of " : " sequences of ") +
+                    fit_context_text(context);
         return a;
     }
     // Too big as stored: the best quantization (smaller than the file) that fits the request
