@@ -1543,6 +1543,14 @@ Updated %2</source>
 <context>
     <name>llmwb::MainWindow</name>
     <message>
+        <source>&amp;Find models and check what fits…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This machine, the models it already has (LM Studio, GPT4All, Ollama, Hugging Face) and whether they fit its memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Delete conversation</source>
         <translation type="unfinished"></translation>
     </message>
@@ -3267,6 +3275,131 @@ CUDA is unavailable: %1</source>
     <message>
         <source>Switching to %1 at the next step.</source>
         <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::FirstRunDialog</name>
+    <message>
+        <source>Add a folder of models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;CPU&lt;/b&gt; %1 — %2 cores, %3 threads, SIMD %4&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Memory&lt;/b&gt; %1 installed, %2 available now&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; %1 — %2, compute capability %3, driver %4&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; none: the engine runs on the CPU (%1)&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;System&lt;/b&gt; %1, %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
+        <translation>
+            <numerusform>fits — KV %1, up to %n sequence, gpu_memory_utilization %2</numerusform>
+            <numerusform>fits — KV %1, up to %n sequences, gpu_memory_utilization %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>too big — %1 fits with %2 context</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>does not fit this machine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>against %1 of GPU memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>against %1 of available RAM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Welcome — this machine and its models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No models found in LM Studio's, GPT4All's, Ollama's or the Hugging Face cache's folders. Add a folder, or open a model from the File menu.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context (tokens):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sequences:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor types</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fits?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) found (headers read, nothing loaded). Double-click one to load it.</source>
+        <translation>
+            <numerusform>%n model found (headers read, nothing loaded). Double-click it to load it.</numerusform>
+            <numerusform>%n models found (headers read, nothing loaded). Double-click one to load it.</numerusform>
+        </translation>
     </message>
 </context>
 </TS>

@@ -1551,6 +1551,14 @@ Updated %2</source>
 <context>
     <name>llmwb::MainWindow</name>
     <message>
+        <source>&amp;Find models and check what fits…</source>
+        <translation>查找模型并检查能否装下(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>This machine, the models it already has (LM Studio, GPT4All, Ollama, Hugging Face) and whether they fit its memory</source>
+        <translation>本机、已有的模型（LM Studio、GPT4All、Ollama、Hugging Face）以及它们能否装入内存</translation>
+    </message>
+    <message>
         <source>Delete conversation</source>
         <translation>删除对话</translation>
     </message>
@@ -3272,6 +3280,129 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Switching to %1 at the next step.</source>
         <translation>将在下一步切换到 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::FirstRunDialog</name>
+    <message>
+        <source>Add a folder of models</source>
+        <translation>添加模型文件夹</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;CPU&lt;/b&gt; %1 — %2 cores, %3 threads, SIMD %4&lt;br&gt;</source>
+        <translation>&lt;b&gt;处理器&lt;/b&gt; %1 — %2 核，%3 线程，SIMD %4&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Memory&lt;/b&gt; %1 installed, %2 available now&lt;br&gt;</source>
+        <translation>&lt;b&gt;内存&lt;/b&gt; 共 %1，当前可用 %2&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; %1 — %2, compute capability %3, driver %4&lt;br&gt;</source>
+        <translation>&lt;b&gt;GPU&lt;/b&gt; %1 — %2，计算能力 %3，驱动 %4&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; none: the engine runs on the CPU (%1)&lt;br&gt;</source>
+        <translation>&lt;b&gt;GPU&lt;/b&gt; 无：引擎在 CPU 上运行（%1）&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;System&lt;/b&gt; %1, %2</source>
+        <translation>&lt;b&gt;系统&lt;/b&gt; %1，%2</translation>
+    </message>
+    <message>
+        <source>error: %1</source>
+        <translation>错误：%1</translation>
+    </message>
+    <message>
+        <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
+        <translation>需要 %1（权重 %2 + KV %3 + 开销 %4），可用 %5</translation>
+    </message>
+    <message numerus="yes">
+        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
+        <translation>
+            <numerusform>装得下 — KV %1，最多 %n 个序列，gpu_memory_utilization %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>too big — %1 fits with %2 context</source>
+        <translation>太大 — %1 可装下 %2 上下文</translation>
+    </message>
+    <message>
+        <source>does not fit this machine</source>
+        <translation>本机装不下</translation>
+    </message>
+    <message>
+        <source>against %1 of GPU memory</source>
+        <translation>对比 %1 显存</translation>
+    </message>
+    <message>
+        <source>against %1 of available RAM</source>
+        <translation>对比 %1 可用内存</translation>
+    </message>
+    <message>
+        <source>Welcome — this machine and its models</source>
+        <translation>欢迎 — 本机与已有的模型</translation>
+    </message>
+    <message>
+        <source>No models found in LM Studio's, GPT4All's, Ollama's or the Hugging Face cache's folders. Add a folder, or open a model from the File menu.</source>
+        <translation>在 LM Studio、GPT4All、Ollama 和 Hugging Face 缓存的文件夹中未找到模型。请添加文件夹，或从“文件”菜单打开模型。</translation>
+    </message>
+    <message>
+        <source>Context (tokens):</source>
+        <translation>上下文（词元）：</translation>
+    </message>
+    <message>
+        <source>Sequences:</source>
+        <translation>序列数：</translation>
+    </message>
+    <message>
+        <source>Add folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <source>Search again</source>
+        <translation>重新搜索</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Tensor types</source>
+        <translation>张量类型</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>Fits?</source>
+        <translation>能否装下</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) found (headers read, nothing loaded). Double-click one to load it.</source>
+        <translation>
+            <numerusform>找到 %n 个模型（只读取了文件头，未加载）。双击即可加载。</numerusform>
+        </translation>
     </message>
 </context>
 </TS>

@@ -64,6 +64,7 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
     createDocks();
     createActions();
     createQuantizeAction();
+    createFirstRunAction();
     createMenus();
 
     // The model's line is elided (the whole text in its tooltip) so that a long name or error
@@ -321,12 +322,7 @@ void MainWindow::createActions() {
         engineDock_->raise();
         emit loadTestRequested();
     });
-    connect(about_, &QAction::triggered, this, [this] {
-        QMessageBox::about(this, tr("About LLM Workbench"),
-                           tr("<b>LLM Workbench</b> %1<br>Chat with local language models and "
-                              "watch the inference engine work.")
-                               .arg(QApplication::applicationVersion()));
-    });
+    connect(about_, &QAction::triggered, this, &MainWindow::showAbout);
 }
 
 void MainWindow::createMenus() {
@@ -372,6 +368,7 @@ void MainWindow::createMenus() {
     languageMenu_->addAction(langEn_);
     languageMenu_->addAction(langZh_);
     helpMenu_ = menuBar()->addMenu(QString());
+    helpMenu_->addAction(firstRun_);
     helpMenu_->addAction(about_);
 }
 
@@ -419,6 +416,7 @@ void MainWindow::retranslate() {
     about_->setText(tr("&About LLM Workbench"));
     retranslateBenchmark();
     retranslateQuantize();
+    retranslateFirstRun();
     updateStatus();
 }
 

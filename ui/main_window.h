@@ -35,6 +35,7 @@ class ConversationListModel;
 class ConversationsPanel;
 class EnginePanel;
 class ModelPanel;
+class FirstRunDialog;
 class QuantizeDialog;
 class SearchResultsModel;
 class TuningPanel;
@@ -76,6 +77,13 @@ class MainWindow : public QMainWindow {
     // until the user picks another), shown without blocking the window (main_window_quantize.cpp).
     void showQuantizeDialog();
     QuantizeDialog* quantizeDialog() const { return quantizeDialog_; }
+    // Help > Find models…: the first-run panel (machine, models found, fit), made on each call
+    // with the machine probed anew; shown without blocking the window (main_window_first_run.cpp).
+    // Marks the first run done in the settings.
+    void showFirstRun();
+    FirstRunDialog* firstRunDialog() const { return firstRunDialog_; }
+    // Help > About: the version and this machine's facts.
+    void showAbout();
     QString statusModelText() const; // the model's part of the status bar
     QString statusStateText() const; // "idle", "● generating", "● load test", …
 
@@ -174,6 +182,10 @@ class MainWindow : public QMainWindow {
     QAction* quantize_ = nullptr;
     QuantizeDialog* quantizeDialog_ = nullptr;
     void createQuantizeAction();
+    QAction* firstRun_ = nullptr;
+    FirstRunDialog* firstRunDialog_ = nullptr;
+    void createFirstRunAction();
+    void retranslateFirstRun();
     void retranslateQuantize();
     // Quitting while a model is being quantized asks first; true: quit (the run is cancelled
     // when the dialog goes, and leaves no file behind).

@@ -22,6 +22,8 @@ int cmd_bench(const Args& args);
 int cmd_report(const Args& args); // show | compare benchmark reports
 int cmd_serve(const Args& args);  // the OpenAI-compatible server
 int cmd_think(const Args& args);  // accuracy against tokens on generated reasoning tasks
+int cmd_models(const Args& args); // models found on this machine (headers only), fit at a context
+int cmd_fit(const Args& args);    // whether a model fits this machine, and what to set
 
 // generate --prompts FILE.jsonl: many prompts at once through the serving engine.
 bool generate_routes_to_batch(const Args& args);

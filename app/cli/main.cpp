@@ -30,6 +30,8 @@ const char* kUsage =
     "  serve        an OpenAI-compatible server    (--model M [--host H] [--port N] [--api-key "
     "K])\n"
     "  think        accuracy against tokens spent  (--tasks arith:2 --ladder n=1,2,4,8)\n"
+    "  models       models found on this machine (LM Studio, GPT4All, Ollama, Hugging Face cache)\n"
+    "  fit          whether a model fits this machine (MODEL [--context N] [--seqs M])\n"
     "  make-model   write a small deterministic model with random weights (GGUF or safetensors)\n"
     "  quantize     float model -> quantized GGUF  (IN OUT --type Q4_K_M|Q8_0|... [--imatrix F |\n"
     "                                               --calibration TEXT])\n"
@@ -76,6 +78,10 @@ int main(int argc, char** argv) {
         return cmd_serve(args);
     if (command == "think")
         return cmd_think(args);
+    if (command == "models")
+        return cmd_models(args);
+    if (command == "fit")
+        return cmd_fit(args);
     std::fprintf(stderr, "llmwb: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
 }

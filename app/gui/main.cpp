@@ -244,6 +244,9 @@ int main(int argc, char** argv) {
             serverDock->raise(); // a server left on shows its log
     }
     window.show();
+    // A fresh profile starts with the first-run panel: this machine, the models it has, the fit.
+    if (!screenshots && !settings.firstRunDone())
+        window.showFirstRun();
 
     // Start on the requested model, the last one used, or the demo model.
     QString model = parser.value(modelOpt);

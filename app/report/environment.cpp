@@ -3,9 +3,6 @@
 // file's own (FIPS 180-4), fed in 1 MiB chunks.
 #include "app/report/environment.h"
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -13,12 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "app/report/git_commit.h" // generated: LLMWB_GIT_COMMIT
+#include "app/report/machine_probe.h"
 #include "engine/backend/cuda_plugin.h"
-#include "kernels/cpu/simd.h"
 
 #ifndef LLMWB_APP_VERSION
 #define LLMWB_APP_VERSION "unknown"
@@ -143,79 +139,6 @@ Status hash_file_into(const std::string& path, Sha256& h, std::vector<unsigned c
     return ok_status();
 }
 
-// The first `max_bytes` of a small system file ("" when it cannot be read).
-std::string read_small(const char* path, size_t max_bytes) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        return {};
-    std::string s(max_bytes, '\0');
-    f.read(s.data(), static_cast<std::streamsize>(max_bytes));
-    s.resize(static_cast<size_t>(std::max<std::streamsize>(0, f.gcount())));
-    return s;
-}
-
-std::string trim(std::string s) {
-    const auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos)
-        return {};
-    const auto e = s.find_last_not_of(" \t\r\n");
-    return s.substr(b, e - b + 1);
-}
-
-// The value of the first "key : value" line of /proc/cpuinfo with that key.
-std::string cpuinfo_value(const std::string& text, const std::string& key) {
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos)
-            end = text.size();
-        const std::string line = text.substr(pos, end - pos);
-        pos = end + 1;
-        const auto colon = line.find(':');
-        if (colon != std::string::npos && trim(line.substr(0, colon)) == key)
-            return trim(line.substr(colon + 1));
-    }
-    return {};
-}
-
-std::string cpu_model() {
-    const std::string info = read_small("/proc/cpuinfo", 1 << 20); // the first CPUs suffice
-    for (const char* key : {"model name", "Hardware", "Processor", "cpu model"})
-        if (std::string v = cpuinfo_value(info, key); !v.empty())
-            return v;
-    return "unknown";
-}
-
-std::string os_pretty_name() {
-    for (const char* path : {"/etc/os-release", "/usr/lib/os-release"}) {
-        const std::string text = read_small(path, 64 << 10);
-        size_t pos = 0;
-        while (pos < text.size()) {
-            size_t end = text.find('\n', pos);
-            if (end == std::string::npos)
-                end = text.size();
-            std::string line = text.substr(pos, end - pos);
-            pos = end + 1;
-            if (line.rfind("PRETTY_NAME=", 0) != 0)
-                continue;
-            std::string v = trim(line.substr(12));
-            if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
-                v = v.substr(1, v.size() - 2);
-            return v;
-        }
-    }
-    return "unknown";
-}
-
-int64_t ram_bytes() {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && page > 0)
-        return static_cast<int64_t>(pages) * static_cast<int64_t>(page);
-    // /proc/meminfo "MemTotal: N kB"
-    const std::string mem = cpuinfo_value(read_small("/proc/meminfo", 64 << 10), "MemTotal");
-    return mem.empty() ? 0 : std::strtoll(mem.c_str(), nullptr, 10) * 1024;
-}
-
 // The weight files of a model folder: *.safetensors directly in it, in name order.
 constexpr size_t kMaxWeightFiles = 4096;
 
@@ -313,23 +236,21 @@ Result<std::string> file_sha256(const std::string& path) {
 }
 
 nlohmann::ordered_json probe_environment(const EnvironmentInputs& in, bool hash_model) {
-    using kernels::SimdLevel;
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    j["cpu_model"] = cpu_model();
-    const SimdLevel active = kernels::active_simd_level(), cpu = kernels::cpu_simd_level();
-    j["simd_level"] = kernels::simd_level_name(active);
-    if (cpu != active)
-        j["cpu_simd_level"] = kernels::simd_level_name(cpu);
-    const long online = sysconf(_SC_NPROCESSORS_ONLN);
-    j["logical_cores"] = online > 0 ? static_cast<int64_t>(online)
-                                    : static_cast<int64_t>(std::thread::hardware_concurrency());
+    const MachineFacts m = probe_machine(nullptr);
+    j["cpu_model"] = m.cpu_model;
+    j["simd_level"] = m.simd_level;
+    if (m.cpu_simd_level != m.simd_level)
+        j["cpu_simd_level"] = m.cpu_simd_level;
+    j["logical_cores"] = m.logical_cores;
+    j["physical_cores"] = m.physical_cores;
     if (in.threads > 0)
         j["threads"] = in.threads;
-    j["ram_bytes"] = ram_bytes();
-    j["os"] = os_pretty_name();
-    struct utsname u {};
-    if (uname(&u) == 0)
-        j["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+    j["ram_bytes"] = m.ram_bytes;
+    j["ram_available_bytes"] = m.ram_available_bytes;
+    j["os"] = m.os;
+    if (!m.kernel.empty())
+        j["kernel"] = m.kernel;
     if (!in.gpu_name.empty()) {
         j["gpu_name"] = in.gpu_name;
         j["gpu_driver"] = in.gpu_driver;
@@ -348,27 +269,6 @@ nlohmann::ordered_json probe_environment(const EnvironmentInputs& in, bool hash_
         in.engine_settings.is_object() ? in.engine_settings : nlohmann::ordered_json::object();
     return j;
 }
-
-namespace {
-
-// The driver number of /proc/driver/nvidia/version's first line ("" when there is none).
-std::string nvidia_driver_version() {
-    std::ifstream f("/proc/driver/nvidia/version");
-    std::string line;
-    if (!f || !std::getline(f, line))
-        return {};
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  560.35.03  ..."
-    const auto k = line.find("Kernel Module");
-    if (k == std::string::npos)
-        return {};
-    size_t b = line.find_first_not_of(' ', k + 13);
-    if (b == std::string::npos)
-        return {};
-    const size_t e = line.find(' ', b);
-    return line.substr(b, e == std::string::npos ? std::string::npos : e - b);
-}
-
-} // namespace
 
 void describe_cuda_device(EnvironmentInputs& in, const CudaPlugin& plugin) {
     auto devices = plugin.devices();

@@ -36,13 +36,14 @@ void describe_cuda_device(EnvironmentInputs& in, const CudaPlugin& plugin);
 // Keys, in this order (those in brackets only when known or given):
 //   cpu_model ("model name" of /proc/cpuinfo), simd_level (what the kernels use: scalar, avx2,
 //   avx512), [cpu_simd_level] (the CPU's, when the kernels were held lower), logical_cores,
-//   [threads], ram_bytes, os (PRETTY_NAME of /etc/os-release), [kernel] ("Linux 6.1.0 x86_64"),
-//   [gpu_name, gpu_driver, gpu_compute_capability, gpu_memory_bytes], app_version, app_commit
-//   (12 hex digits, "-dirty" with uncommitted changes; "unknown" outside a git checkout),
-//   model_name, [model_file] (the file or folder name, never the path), [model_size_bytes],
-//   [model_sha256] (a folder: one hash over its *.safetensors concatenated in name order, what
-//   `cat $(ls *.safetensors) | sha256sum` prints, with [model_sha256_of] listing them),
-//   [model_error] (why there is no size or hash), weight_dtype, kv_dtype, device, engine.
+//   physical_cores, [threads], ram_bytes, ram_available_bytes (MemAvailable; machine_probe.h), os
+//   (PRETTY_NAME of /etc/os-release), [kernel] ("Linux 6.1.0 x86_64"), [gpu_name, gpu_driver,
+//   gpu_compute_capability, gpu_memory_bytes], app_version, app_commit (12 hex digits, "-dirty"
+//   with uncommitted changes; "unknown" outside a git checkout), model_name, [model_file] (the file
+//   or folder name, never the path), [model_size_bytes], [model_sha256] (a folder: one hash over
+//   its *.safetensors concatenated in name order, what `cat $(ls *.safetensors) | sha256sum`
+//   prints, with [model_sha256_of] listing them), [model_error] (why there is no size or hash),
+//   weight_dtype, kv_dtype, device, engine.
 nlohmann::ordered_json probe_environment(const EnvironmentInputs& in, bool hash_model = true);
 
 // SHA-256 of a file, in lowercase hex, read in bounded chunks. Errors name the file.

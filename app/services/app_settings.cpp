@@ -33,6 +33,22 @@ void AppSettings::setLanguage(const QString& code) {
     settings_->setValue(QStringLiteral("ui/language"), code);
 }
 
+bool AppSettings::firstRunDone() const {
+    return settings_->value(QStringLiteral("firstRun/done"), false).toBool();
+}
+
+void AppSettings::setFirstRunDone(bool done) {
+    settings_->setValue(QStringLiteral("firstRun/done"), done);
+}
+
+QStringList AppSettings::modelFolders() const {
+    return settings_->value(QStringLiteral("models/folders")).toStringList();
+}
+
+void AppSettings::setModelFolders(const QStringList& folders) {
+    settings_->setValue(QStringLiteral("models/folders"), folders);
+}
+
 QStringList AppSettings::recentModels() const {
     return settings_->value(QStringLiteral("models/recent")).toStringList();
 }

@@ -46,6 +46,13 @@ class AppSettings {
     void removeRecentModel(const QString& path);
     QString lastModel() const; // "" = the demo model
 
+    // The first-run panel (ui/first_run_dialog.h): shown once on a fresh profile; the folders
+    // the user added to model discovery.
+    bool firstRunDone() const;
+    void setFirstRunDone(bool done);
+    QStringList modelFolders() const;
+    void setModelFolders(const QStringList& folders);
+
     QByteArray windowGeometry() const;
     QByteArray windowState() const;
     void setWindowLayout(const QByteArray& geometry, const QByteArray& state);

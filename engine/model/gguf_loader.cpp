@@ -155,6 +155,17 @@ Status read_config(const GgufFile& f, const std::string& file, ModelConfig& c) {
 
 } // namespace
 
+Result<ModelConfig> gguf_model_config(const GgufFile& f, const std::string& file) {
+    ModelConfig c;
+    if (Status s = read_config(f, file, c); !s)
+        return s.error();
+    if (const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
+        embd && embd->n_dims == 2 && embd->rows() <= kMaxDimension)
+        c.vocab_size = int(embd->rows());
+    c.tie_word_embeddings = f.find_tensor("output.weight") == nullptr;
+    return c;
+}
+
 Result<std::unique_ptr<LoadedModel>> load_gguf_model(const std::string& path) {
     auto gf = GgufFile::open(path);
     if (!gf)

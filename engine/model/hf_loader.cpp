@@ -215,6 +215,13 @@ Status read_hf_config(const std::string& file, ModelConfig& c) {
 
 } // namespace
 
+Result<ModelConfig> hf_model_config(const std::string& config_json) {
+    ModelConfig c;
+    if (Status s = read_hf_config(config_json, c); !s)
+        return s.error();
+    return c;
+}
+
 Result<std::unique_ptr<LoadedModel>> load_hf_model(const std::string& dir) {
     namespace fs = std::filesystem;
     auto m = std::make_unique<LoadedModel>();

@@ -92,7 +92,11 @@ MT_TEST(probe_describes_machine_and_model_file) {
     MT_REQUIRE_MSG(simd == "scalar" || simd == "avx2" || simd == "avx512", "%s", simd.c_str());
     MT_REQUIRE(!j.value("cpu_model", "").empty());
     MT_REQUIRE(j.value("logical_cores", int64_t(0)) >= 1);
+    MT_REQUIRE(j.value("physical_cores", int64_t(0)) >= 1);
+    MT_REQUIRE(j.value("physical_cores", int64_t(0)) <= j.value("logical_cores", int64_t(0)));
     MT_REQUIRE(j.value("ram_bytes", int64_t(0)) > (int64_t(64) << 20));
+    MT_REQUIRE(j.value("ram_available_bytes", int64_t(0)) > 0);
+    MT_REQUIRE(j.value("ram_available_bytes", int64_t(0)) <= j.value("ram_bytes", int64_t(0)));
     MT_REQUIRE(!j.value("os", "").empty());
     MT_REQUIRE(j.value("kernel", "").rfind("Linux ", 0) == 0);
     MT_REQUIRE(!j.value("app_version", "").empty());
