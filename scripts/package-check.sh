@@ -8,7 +8,7 @@
 #   sudo scripts/package-check.sh [BUILD_DIR]     (default: build; configured with Qt)
 #
 # Needs root (chroot, mounts), mmdebstrap, lintian, appstream, desktop-file-utils, Xvfb, xwd
-# and ImageMagick's convert on the host, and a Debian mirror (LLMWB_DEBIAN_MIRROR, default
+# and python3 on the host, and a Debian mirror (LLMWB_DEBIAN_MIRROR, default
 # deb.debian.org). The base root is made once and kept as a tarball
 # (LLMWB_DEB12_BASE, default ~/.cache/llmwb/deb12-base.tar). Results go to
 # BUILD_DIR/package-check (packages/, lintian.txt, screenshot-zh_CN.png, ...).
@@ -32,7 +32,7 @@ check() { # check NAME COMMAND...: runs it, records a failure instead of stoppin
 }
 
 [ "$(id -u)" = 0 ] || { echo "package-check: needs root (chroot, mount)" >&2; exit 2; }
-for tool in cpack lintian appstreamcli desktop-file-validate mmdebstrap Xvfb xwd convert; do
+for tool in cpack lintian appstreamcli desktop-file-validate mmdebstrap Xvfb xwd python3; do
     command -v "$tool" >/dev/null || { echo "package-check: $tool not found" >&2; exit 2; }
 done
 rm -rf "$OUT"
@@ -74,7 +74,7 @@ APP_PID=
 cleanup() {
     if [ -n "$APP_PID" ]; then kill "$APP_PID" 2>/dev/null || true; fi
     if [ -n "$XVFB_PID" ]; then kill "$XVFB_PID" 2>/dev/null || true; fi
-    for m in tmp/.X11-unix dev/pts dev proc; do
+    for m in tmp/.X11-unix var/cache/apt/archives dev/pts dev proc; do
         mountpoint -q "$ROOT/$m" && umount -l "$ROOT/$m"
     done
     rm -rf --one-file-system "$ROOT"
@@ -84,9 +84,40 @@ tar -C "$ROOT" -xf "$BASE"
 mount -t proc proc "$ROOT/proc"
 mount --bind /dev "$ROOT/dev"
 mount --bind /dev/pts "$ROOT/dev/pts"
+# Downloaded .deb files are kept between runs (LLMWB_DEB12_APT_CACHE); the root stays fresh.
+APT_CACHE=${LLMWB_DEB12_APT_CACHE:-$HOME/.cache/llmwb/deb12-apt-archives}
+mkdir -p "$APT_CACHE/partial" "$ROOT/var/cache/apt/archives"
+mount --bind "$APT_CACHE" "$ROOT/var/cache/apt/archives"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 mkdir -p "$ROOT/tmp/pkgs"
 cp "$OUT"/packages/*.deb "$TGZ" "$ROOT/tmp/pkgs/"
+# An xwd dump (ZPixmap, 24/32 bits per pixel, as Xvfb's root window is) as an RGB PNG.
+xwd_to_png() {
+    python3 - "$1" "$2" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+h = struct.unpack(">25I", data[:100])
+size, fmt, width, height, order, bpp, stride = h[0], h[2], h[4], h[5], h[7], h[11], h[12]
+masks, ncolors = h[14:17], h[19]
+if fmt != 2 or bpp not in (24, 32):
+    sys.exit(f"xwd_to_png: unsupported xwd (format {fmt}, {bpp} bits per pixel)")
+shifts = [(m & -m).bit_length() - 1 for m in masks]
+pixels = data[size + 12 * ncolors:]
+step, endian = bpp // 8, "little" if order == 0 else "big"
+rows = bytearray()
+for y in range(height):
+    rows.append(0)
+    line = pixels[y * stride:y * stride + width * step]
+    for x in range(0, width * step, step):
+        v = int.from_bytes(line[x:x + step], endian)
+        rows += bytes(((v & m) >> s) & 0xFF for m, s in zip(masks, shifts))
+def chunk(kind, body):
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+png += chunk(b"IDAT", zlib.compress(bytes(rows), 6)) + chunk(b"IEND", b"")
+open(sys.argv[2], "wb").write(png)
+PY
+}
 in_root() { chroot "$ROOT" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root "$@"; }
 
 step "apt install"
@@ -99,9 +130,10 @@ grep -E '^(Setting up|The following NEW)' "$OUT/apt-install.log" | head -3
 echo "$(grep -c '^Setting up' "$OUT/apt-install.log") packages set up"
 
 step "in the root: CLI"
-check version bash -c "chroot '$ROOT' llmwb --version | tee /dev/stderr | grep -qx 'llmwb [0-9.]*'"
+check version bash -c "chroot '$ROOT' llmwb --version | tee '$OUT/version.txt' | grep -qx 'llmwb [0-9.]*'"
+cat "$OUT/version.txt"
 check generate bash -c "chroot '$ROOT' env HOME=/root XDG_DATA_HOME=/tmp/xdg llmwb generate \
-    --prompt 'The engine' --max-tokens 24 --seed 1 | tee '$OUT/generate.txt' | grep -q ."
+    --prompt 'The engine' --max-tokens 24 --ignore-eos --seed 1 | tee '$OUT/generate.txt' | grep -q ."
 check man-pages test -s "$ROOT/usr/share/man/man1/llmwb.1.gz" -a \
     -s "$ROOT/usr/share/man/man1/llm-workbench.1.gz"
 check qt-translations test -s "$ROOT/usr/share/qt6/translations/qtbase_zh_CN.qm"
@@ -124,7 +156,8 @@ chroot "$ROOT" env -i PATH=/usr/bin:/bin HOME=/root DISPLAY=":$DISPLAY_NUM" \
 APP_PID=$!
 sleep "${LLMWB_PKG_APP_WAIT:-15}"
 check app-running kill -0 "$APP_PID"
-xwd -root -display ":$DISPLAY_NUM" -silent | convert xwd:- "$OUT/screenshot-zh_CN.png"
+xwd -root -display ":$DISPLAY_NUM" -silent >"$OUT/screenshot-zh_CN.xwd"
+xwd_to_png "$OUT/screenshot-zh_CN.xwd" "$OUT/screenshot-zh_CN.png"
 check screenshot test -s "$OUT/screenshot-zh_CN.png"
 kill "$APP_PID" 2>/dev/null || true
 wait "$APP_PID" 2>/dev/null || true
