@@ -2,6 +2,7 @@
 // section, and each section holds exactly the words of that command's --help, in order, so
 // the manual and --help cannot drift apart; roff escaping keeps text from being read as
 // requests.
+#include <cstdio>
 #include <set>
 #include <sstream>
 #include <string>
@@ -167,6 +168,24 @@ MT_TEST(roffEscapesRequestsMinusAndBackslash) {
         if (!line.empty() && line[0] == '.')
             MT_CHECK_MSG(line == ".TP" || line == ".PP" || line == ".nf" || line == ".fi",
                          "line '%s'", line.c_str());
+}
+
+// The binary: `llmwb --version` names the project's version and `llmwb --help-man` prints the
+// page built here (one run of the binary for each).
+MT_TEST(theBinaryPrintsVersionAndThePage) {
+    const auto run = [](const char* args) {
+        std::string out;
+        FILE* p =
+            popen((std::string("'" LLMWB_CLI_PATH "' ") + args + " 2>/dev/null").c_str(), "r");
+        MT_REQUIRE(p != nullptr);
+        char buf[4096];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+            out.append(buf, n);
+        MT_CHECK_MSG(pclose(p) == 0, "llmwb %s failed", args);
+        return out;
+    };
+    MT_COMPARE(run("--version"), std::string("llmwb " LLMWB_VERSION "\n"));
+    MT_CHECK(run("--help-man") == llmwb_man_page(LLMWB_VERSION));
 }
 
 MINI_TEST_MAIN()
