@@ -1,7 +1,8 @@
 # CPack post-build script (CPACK_POST_BUILD_SCRIPTS): repairs the -dbgsym packages CPack 3.25
 # writes. Their md5sums list absolute paths of CPack's staging folder, and they have no
-# /usr/share/doc entry; as dh_strip does, the doc folder becomes a link to the main package's
-# (which the dbgsym package depends on). Each .ddeb is unpacked, fixed and packed again.
+# /usr/share/doc entry, and the debug files keep the executable bit. As dh_strip does, the doc
+# folder becomes a link to the main package's (which the dbgsym package depends on) and the
+# debug files are 0644. Each .ddeb is unpacked, fixed and packed again.
 # CPACK_PACKAGE_FILES: the files this generator wrote, still in CPack's staging folder.
 set(llmwb_ddebs ${CPACK_PACKAGE_FILES})
 list(FILTER llmwb_ddebs INCLUDE REGEX "-dbgsym_[^/]*\\.ddeb$")
@@ -22,6 +23,8 @@ foreach(ddeb IN LISTS llmwb_ddebs)
   list(SORT files)
   set(md5sums "")
   foreach(f IN LISTS files)
+    # Debug files are data (0644), as dh_strip writes them; CPack keeps the executable bit.
+    file(CHMOD "${tree}/${f}" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
     file(MD5 "${tree}/${f}" sum)
     string(APPEND md5sums "${sum}  ${f}\n")
   endforeach()
