@@ -126,7 +126,7 @@ DEBS=("/tmp/pkgs/$(basename "$MAIN_DEB")")
 [ -n "$CUDA_DEB" ] && DEBS+=("/tmp/pkgs/$(basename "$CUDA_DEB")")
 in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${DEBS[@]}" \
     >"$OUT/apt-install.log" 2>&1 || { tail -30 "$OUT/apt-install.log"; exit 1; }
-grep -E '^(Setting up|The following NEW)' "$OUT/apt-install.log" | head -3
+grep -m3 -E '^(Setting up|The following NEW)' "$OUT/apt-install.log" || true
 echo "$(grep -c '^Setting up' "$OUT/apt-install.log") packages set up"
 
 step "in the root: CLI"
