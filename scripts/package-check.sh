@@ -51,7 +51,7 @@ dpkg-deb -I "$MAIN_DEB" | sed -n '/Package:/,$p'
 
 step "lintian, appstreamcli, desktop-file-validate"
 # lintian exits non-zero on errors only (warnings are listed in lintian.txt).
-check lintian bash -c "lintian --info --display-experimental --no-tag-display-limit \
+check lintian bash -c "lintian --info --display-experimental --tag-display-limit 0 \
     '$OUT'/packages/*.deb '$OUT'/packages/*.ddeb >'$OUT/lintian.txt' 2>&1"
 cat "$OUT/lintian.txt"
 check appstreamcli appstreamcli validate --no-net \
@@ -158,6 +158,7 @@ sleep "${LLMWB_PKG_APP_WAIT:-15}"
 check app-running kill -0 "$APP_PID"
 xwd -root -display ":$DISPLAY_NUM" -silent >"$OUT/screenshot-zh_CN.xwd"
 xwd_to_png "$OUT/screenshot-zh_CN.xwd" "$OUT/screenshot-zh_CN.png"
+rm -f "$OUT/screenshot-zh_CN.xwd"
 check screenshot test -s "$OUT/screenshot-zh_CN.png"
 kill "$APP_PID" 2>/dev/null || true
 wait "$APP_PID" 2>/dev/null || true
