@@ -69,6 +69,11 @@ struct Options {
         parser.addOption(screenshot);
         parser.addOption(remoteScreenshots);
         parser.addOption(model);
+        // The .desktop file's Exec=llm-workbench %F: a double-clicked .gguf arrives here.
+        parser.addPositionalArgument(QStringLiteral("file"),
+                                     QStringLiteral("A .gguf file or model folder to open (the "
+                                                    "same as --model)."),
+                                     QStringLiteral("[FILE]"));
     }
 };
 
@@ -250,9 +255,14 @@ int main(int argc, char** argv) {
 
     // Start on the requested model, the last one used, or the demo model.
     QString model = parser.value(modelOpt);
+    if (model.isEmpty() && !parser.positionalArguments().isEmpty())
+        model = parser.positionalArguments().constFirst();
+    // A path given on the command line is loaded even when it is missing: the load error names
+    // it (the last model used falls back to the demo model quietly).
+    const bool modelGiven = !model.isEmpty();
     if (model.isEmpty() && !screenshots)
         model = settings.lastModel();
-    if (!model.isEmpty() && QFileInfo::exists(model)) {
+    if (modelGiven || (!model.isEmpty() && QFileInfo::exists(model))) {
         QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection, Q_ARG(QString, model));
     } else {
         QMetaObject::invokeMethod(worker, "loadDemoModel", Qt::QueuedConnection,

@@ -1,0 +1,188 @@
+#include "app/cli/man_page.h"
+
+#include <cstdio>
+#include <unistd.h>
+#include <vector>
+
+namespace llmwb::cli {
+
+namespace {
+
+// Restores fd 1 when it goes out of scope.
+struct ManPageStdoutRedirect {
+    int saved = -1;
+    ~ManPageStdoutRedirect() {
+        if (saved >= 0) {
+            std::fflush(stdout);
+            dup2(saved, STDOUT_FILENO);
+            close(saved);
+        }
+    }
+};
+
+std::vector<std::string_view> man_page_lines(std::string_view text) {
+    std::vector<std::string_view> out;
+    while (!text.empty()) {
+        const size_t nl = text.find('\n');
+        out.push_back(text.substr(0, nl));
+        if (nl == std::string_view::npos)
+            break;
+        text.remove_prefix(nl + 1);
+    }
+    return out;
+}
+
+size_t man_page_indent(std::string_view line) {
+    const size_t i = line.find_first_not_of(' ');
+    return i == std::string_view::npos ? line.size() : i;
+}
+
+std::string_view man_page_trim(std::string_view s) {
+    const size_t b = s.find_first_not_of(' ');
+    if (b == std::string_view::npos)
+        return {};
+    const size_t e = s.find_last_not_of(' ');
+    return s.substr(b, e - b + 1);
+}
+
+// "  --opt ARG    description": the option part and the description (empty when the row has
+// only the option, its description on the following lines).
+bool man_page_option_row(std::string_view line, std::string_view& option,
+                         std::string_view& description) {
+    const size_t indent = man_page_indent(line);
+    if (indent == 0 || indent > 4 || indent >= line.size() || line[indent] != '-')
+        return false;
+    const std::string_view rest = line.substr(indent);
+    const size_t gap = rest.find("  ");
+    option = man_page_trim(rest.substr(0, gap));
+    description =
+        gap == std::string_view::npos ? std::string_view{} : man_page_trim(rest.substr(gap));
+    return true;
+}
+
+} // namespace
+
+std::string capture_command_help(const CliCommand& command) {
+    FILE* tmp = std::tmpfile();
+    if (!tmp)
+        return {};
+    std::vector<std::string> args;
+    std::string_view variant = command.help_variant;
+    while (!variant.empty()) {
+        const size_t sp = variant.find(' ');
+        args.emplace_back(variant.substr(0, sp));
+        variant = sp == std::string_view::npos ? std::string_view{} : variant.substr(sp + 1);
+    }
+    args.emplace_back("--help");
+    {
+        std::fflush(stdout);
+        ManPageStdoutRedirect redirect;
+        redirect.saved = dup(STDOUT_FILENO);
+        if (redirect.saved < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
+            std::fclose(tmp);
+            return {};
+        }
+        command.run(args);
+    }
+    std::string text;
+    std::rewind(tmp);
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, tmp)) > 0;)
+        text.append(buf, n);
+    std::fclose(tmp);
+    return text;
+}
+
+std::string roff_escape(std::string_view line) {
+    std::string out;
+    out.reserve(line.size() + 8);
+    if (!line.empty() && (line[0] == '.' || line[0] == '\''))
+        out += "\\&";
+    for (char c : line) {
+        if (c == '\\')
+            out += "\\e";
+        else if (c == '-')
+            out += "\\-";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string help_to_roff(std::string_view help) {
+    std::string out;
+    bool in_option = false; // the last entry was a .TP whose description may continue
+    bool no_fill = false;   // text lines are kept as laid out (.nf) until .fi
+    const auto end_text = [&] {
+        if (no_fill)
+            out += ".fi\n";
+        no_fill = false;
+    };
+    for (std::string_view line : man_page_lines(help)) {
+        if (man_page_trim(line).empty()) {
+            end_text();
+            if (in_option || !out.empty())
+                out += ".PP\n";
+            in_option = false;
+            continue;
+        }
+        std::string_view option, description;
+        if (man_page_option_row(line, option, description)) {
+            end_text();
+            out += ".TP\n\\fB" + roff_escape(option) + "\\fR\n";
+            if (!description.empty())
+                out += roff_escape(description) + "\n";
+            in_option = true;
+            continue;
+        }
+        if (in_option && man_page_indent(line) > 4) {
+            out += roff_escape(man_page_trim(line)) + "\n";
+            continue;
+        }
+        if (in_option)
+            out += ".PP\n";
+        in_option = false;
+        if (!no_fill)
+            out += ".nf\n";
+        no_fill = true;
+        // Tables and usage lines keep their columns (no-fill mode keeps leading spaces).
+        out += roff_escape(line.substr(0, line.find_last_not_of(' ') + 1)) + "\n";
+    }
+    end_text();
+    return out;
+}
+
+std::string llmwb_man_page(std::string_view version) {
+    const std::string v = roff_escape(version);
+    std::string out;
+    out += ".\\\" Generated by `llmwb --help-man` from the texts of --help; do not edit.\n";
+    out += ".TH LLMWB 1 \"\" \"llmwb " + v + "\" \"User Commands\"\n";
+    out += ".SH NAME\nllmwb \\- command-line interface of the LLM Workbench inference engine\n";
+    out += ".SH SYNOPSIS\n\\fBllmwb\\fR \\fIcommand\\fR [\\fIoptions\\fR]\n.br\n"
+           "\\fBllmwb\\fR \\fIcommand\\fR \\fB\\-\\-help\\fR\n.br\n"
+           "\\fBllmwb\\fR \\fB\\-\\-version\\fR | \\fB\\-\\-help\\fR | \\fB\\-\\-help\\-man\\fR\n";
+    out += ".SH DESCRIPTION\n";
+    out += "\\fBllmwb\\fR drives the engine of LLM Workbench without a display: it inspects, "
+           "tokenizes, generates with and quantizes GGUF files and Hugging Face safetensors "
+           "folders, measures perplexity and KL divergence, benchmarks serving and serves an "
+           "OpenAI\\-compatible API.\n";
+    out += "The CUDA backend is a plugin (libllmwb_cuda.so in ../lib/llmwb next to the binary, "
+           "package llm\\-workbench\\-cuda); without it or without an NVIDIA driver the CPU "
+           "runs.\n.PP\n";
+    out += help_to_roff(kCliUsage);
+    out += ".SH COMMANDS\n";
+    for (const CliCommand& c : cli_commands()) {
+        std::string title = std::string("llmwb ") + c.name;
+        if (*c.help_variant)
+            title += std::string(" ") + c.help_variant;
+        out += ".SS \"" + roff_escape(title) + "\"\n";
+        out += help_to_roff(capture_command_help(c));
+    }
+    out += ".SH FILES\n.TP\n\\fI$XDG_DATA_HOME/llmwb/llm\\-workbench\\fR\n"
+           "The demo model, written on first use (without XDG_DATA_HOME: "
+           "\\fI~/.local/share/llmwb/llm\\-workbench\\fR), shared with the desktop app.\n";
+    out += ".SH SEE ALSO\n\\fBllm\\-workbench\\fR(1)\n";
+    return out;
+}
+
+} // namespace llmwb::cli
