@@ -3,6 +3,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
+#include <QColor>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
@@ -17,6 +18,7 @@
 #include <QListWidget>
 #include <QLocale>
 #include <QMap>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -476,8 +478,10 @@ void ThinkPage::showRun(const tj& run) {
 
 void ThinkPage::plot(const tj& rungs, double pricePerHour) {
     chart_->removeAllSeries();
-    for (QAbstractAxis* a : chart_->axes())
+    for (QAbstractAxis* a : chart_->axes()) {
         chart_->removeAxis(a);
+        delete a;
+    }
     const int axis = xAxis_->currentIndex();
     QMap<QString, QLineSeries*> byKind;
     const QStringList kinds = {QStringLiteral("n"), QStringLiteral("think"),

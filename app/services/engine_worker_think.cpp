@@ -11,6 +11,7 @@
 #include "app/services/engine_worker.h"
 #include "app/services/engine_worker_private.h"
 #include "app/services/engine_worker_think.h"
+#include "engine/runtime/model_executor.h"
 
 namespace llmwb {
 

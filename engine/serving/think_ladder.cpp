@@ -58,7 +58,7 @@ Result<std::vector<ThinkRung>> parse_think_ladder(std::string_view text) {
         text = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
         const size_t eq = group.find('=');
         const std::string_view key = group.substr(0, eq);
-        ThinkRungKind kind;
+        ThinkRungKind kind = ThinkRungKind::Samples;
         if (key == "n")
             kind = ThinkRungKind::Samples;
         else if (key == "think")

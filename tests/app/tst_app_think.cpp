@@ -161,7 +161,8 @@ class TestAppThink : public QObject {
                 QCOMPARE(q["vote"].is_null(), !v.winner.has_value());
                 if (v.winner)
                     QCOMPARE(q["vote"].get<std::string>(), *v.winner);
-                const std::string expected = tasks[q["task"].get<size_t>()]["answer"];
+                const std::string expected =
+                    tasks[q["task"].get<size_t>()]["answer"].get<std::string>();
                 const bool ok = v.winner && normalize_number(*v.winner) == expected;
                 QCOMPARE(q["correct"].get<bool>(), ok);
                 correct += ok ? 1 : 0;
@@ -299,7 +300,7 @@ class TestAppThink : public QObject {
         QCOMPARE(j[0]["rungs"].size(), size_t(3));
         QCOMPARE(j[0]["rungs"][1]["tokens"].get<int64_t>(),
                  run["rungs"][1]["tokens"].get<int64_t>());
-        QCOMPARE(std::count(thinkCsv.begin(), thinkCsv.end(), '\n'), 1 + 3);
+        QCOMPARE(int(std::count(thinkCsv.begin(), thinkCsv.end(), '\n')), 1 + 3);
         QVERIFY(html.find("Think harder") != std::string::npos);
         QVERIFY(html.find("<svg") != std::string::npos);
         QCOMPARE(store_->deleteRun(id), true);
