@@ -73,7 +73,7 @@ ThinkPage::ThinkPage(ThinkController& controller, QWidget* parent)
     auto* scroll = new QScrollArea(split);
     scroll->setWidgetResizable(true);
     scroll->setWidget(buildForm());
-    scroll->setMinimumWidth(330);
+    scroll->setMinimumWidth(300);
 
     auto* right = new QSplitter(Qt::Vertical, split);
     auto* top = new QWidget(right);
@@ -106,7 +106,7 @@ ThinkPage::ThinkPage(ThinkController& controller, QWidget* parent)
     rungRow->addWidget(rungBox_);
     rungRow->addStretch();
     qLayout->addLayout(rungRow);
-    auto* qSplit = new QSplitter(Qt::Horizontal, qPage);
+    auto* qSplit = new QSplitter(Qt::Vertical, qPage); // the table, then its samples
     questions_ = new QTableWidget(0, 7, qSplit);
     questions_->setObjectName(QStringLiteral("thinkQuestions"));
     questions_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -138,6 +138,7 @@ ThinkPage::ThinkPage(ThinkController& controller, QWidget* parent)
     right->setStretchFactor(0, 1);
     right->setStretchFactor(1, 1);
     split->setStretchFactor(1, 1);
+    split->setSizes({320, 680}); // the form narrow, the curve and the questions wide
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
