@@ -92,7 +92,7 @@ ThinkPage::ThinkPage(ThinkController& controller, QWidget* parent)
     chart_->setAnimationOptions(QChart::NoAnimation);
     chartView_ = new QChartView(chart_, top);
     chartView_->setRenderHint(QPainter::Antialiasing);
-    chartView_->setMinimumHeight(220);
+    chartView_->setMinimumHeight(280); // room for the axis labels under a title and legend
     topLayout->addWidget(chartView_);
 
     tabs_ = new QTabWidget(right);
@@ -138,7 +138,7 @@ ThinkPage::ThinkPage(ThinkController& controller, QWidget* parent)
     right->setStretchFactor(0, 1);
     right->setStretchFactor(1, 1);
     split->setStretchFactor(1, 1);
-    split->setSizes({320, 680}); // the form narrow, the curve and the questions wide
+    split->setSizes({345, 655}); // the form narrow, the curve and the questions wide
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
