@@ -1312,6 +1312,42 @@ Updated %2</source>
         <source>the %1 backend cannot store it as %2.</source>
         <translation>%1 后端无法以 %2 存储它。</translation>
     </message>
+    <message>
+        <source>Think harder is already running.</source>
+        <translation>深度思考已在运行。</translation>
+    </message>
+    <message>
+        <source>A benchmark is running.</source>
+        <translation>基准测试正在运行。</translation>
+    </message>
+    <message>
+        <source>This model has no &lt;think&gt; and &lt;/think&gt; tokens: thinking budgets do not apply.</source>
+        <translation>此模型没有 &lt;think&gt; 和 &lt;/think&gt; token：思考预算不适用。</translation>
+    </message>
+    <message>
+        <source>The chat template failed on a question: %1</source>
+        <translation>聊天模板处理题目时失败：%1</translation>
+    </message>
+    <message>
+        <source>The model was replaced.</source>
+        <translation>模型已被替换。</translation>
+    </message>
+    <message>
+        <source>Question %1: %2</source>
+        <translation>第 %1 题：%2</translation>
+    </message>
+    <message>
+        <source>Running %1</source>
+        <translation>正在运行 %1</translation>
+    </message>
+    <message>
+        <source>The backend failed.</source>
+        <translation>后端失败。</translation>
+    </message>
+    <message>
+        <source>Think harder is running.</source>
+        <translation>深度思考正在运行。</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::InstanceLock</name>
@@ -1945,6 +1981,26 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     <message>
         <source>Chat: %1 (remote endpoint)</source>
         <translation>聊天：%1（远程端点）</translation>
+    </message>
+    <message>
+        <source>Think harder</source>
+        <translation>深度思考</translation>
+    </message>
+    <message>
+        <source>&amp;Think harder…</source>
+        <translation>深度思考(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>Export Think harder report</source>
+        <translation>导出深度思考报告</translation>
+    </message>
+    <message>
+        <source>Check the runs to export in the Runs tab.</source>
+        <translation>请在“运行记录”标签页中勾选要导出的运行。</translation>
+    </message>
+    <message>
+        <source>Reports (*.zip)</source>
+        <translation>报告 (*.zip)</translation>
     </message>
 </context>
 <context>
@@ -3403,6 +3459,358 @@ CUDA 不可用：%1</translation>
         <translation>
             <numerusform>找到 %n 个模型（只读取了文件头，未加载）。双击即可加载。</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ThinkPage</name>
+    <message>
+        <source>Task file</source>
+        <translation>任务文件</translation>
+    </message>
+    <message>
+        <source>JSON Lines (*.jsonl);;All files (*)</source>
+        <translation>JSON Lines (*.jsonl);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Tasks</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>Task set:</source>
+        <translation>任务集：</translation>
+    </message>
+    <message>
+        <source>Generated arithmetic (multi-step)</source>
+        <translation>生成的算术题（多步）</translation>
+    </message>
+    <message>
+        <source>Generated logic (ordering)</source>
+        <translation>生成的逻辑题（排序）</translation>
+    </message>
+    <message>
+        <source>My JSONL file of questions and answers</source>
+        <translation>我的问答 JSONL 文件</translation>
+    </message>
+    <message>
+        <source>Difficulty level:</source>
+        <translation>难度等级：</translation>
+    </message>
+    <message>
+        <source>Questions:</source>
+        <translation>题目数：</translation>
+    </message>
+    <message>
+        <source>Task seed:</source>
+        <translation>任务种子：</translation>
+    </message>
+    <message>
+        <source>Task file:</source>
+        <translation>任务文件：</translation>
+    </message>
+    <message>
+        <source>{&quot;question&quot;: &quot;…&quot;, &quot;answer&quot;: &quot;…&quot;} per line</source>
+        <translation>每行一个 {&quot;question&quot;: &quot;…&quot;, &quot;answer&quot;: &quot;…&quot;}</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Ladder of budgets</source>
+        <translation>预算阶梯</translation>
+    </message>
+    <message>
+        <source>Samples (vote):</source>
+        <translation>采样数（投票）：</translation>
+    </message>
+    <message>
+        <source>Thinking budgets:</source>
+        <translation>思考预算：</translation>
+    </message>
+    <message>
+        <source>Beam widths:</source>
+        <translation>束宽：</translation>
+    </message>
+    <message>
+        <source>Thinking tokens before &lt;/think&gt; is forced, comma-separated (0 to 4,096 and up to 32,768).</source>
+        <translation>强制输出 &lt;/think&gt; 之前的思考 token 数，以逗号分隔（0 到 4,096，最多 32,768）。</translation>
+    </message>
+    <message>
+        <source>Beam search widths, comma-separated (1 to 16).</source>
+        <translation>束搜索宽度，以逗号分隔（1 到 16）。</translation>
+    </message>
+    <message>
+        <source>Sampling and cost</source>
+        <translation>采样与成本</translation>
+    </message>
+    <message>
+        <source>Max tokens per answer:</source>
+        <translation>每个回答的最大 token 数：</translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation>温度：</translation>
+    </message>
+    <message>
+        <source>Sampling seed:</source>
+        <translation>采样种子：</translation>
+    </message>
+    <message>
+        <source>Price per hour:</source>
+        <translation>每小时价格：</translation>
+    </message>
+    <message>
+        <source>What an hour of this machine costs you (for the cost axis).</source>
+        <translation>这台机器每小时的花费（用于成本坐标轴）。</translation>
+    </message>
+    <message>
+        <source>Run ladder</source>
+        <translation>运行阶梯</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Accuracy against:</source>
+        <translation>准确率对比：</translation>
+    </message>
+    <message>
+        <source>Tokens per question</source>
+        <translation>每题 token 数</translation>
+    </message>
+    <message>
+        <source>Wall time per question (s)</source>
+        <translation>每题耗时（秒）</translation>
+    </message>
+    <message>
+        <source>Cost per question</source>
+        <translation>每题成本</translation>
+    </message>
+    <message>
+        <source>Rung:</source>
+        <translation>阶梯档位：</translation>
+    </message>
+    <message>
+        <source>Questions</source>
+        <translation>题目</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行记录</translation>
+    </message>
+    <message>
+        <source>Export report…</source>
+        <translation>导出报告…</translation>
+    </message>
+    <message>
+        <source>Delete run</source>
+        <translation>删除运行</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Question</source>
+        <translation>题目</translation>
+    </message>
+    <message>
+        <source>Expected</source>
+        <translation>期望答案</translation>
+    </message>
+    <message>
+        <source>Vote</source>
+        <translation>投票结果</translation>
+    </message>
+    <message>
+        <source>Correct</source>
+        <translation>正确</translation>
+    </message>
+    <message>
+        <source>Answers</source>
+        <translation>各样本答案</translation>
+    </message>
+    <message>
+        <source>Agreement</source>
+        <translation>一致性</translation>
+    </message>
+    <message>
+        <source>This model has no &lt;think&gt; tokens: thinking budgets do not apply.</source>
+        <translation>此模型没有 &lt;think&gt; token：思考预算不适用。</translation>
+    </message>
+    <message>
+        <source>Load a model with &lt;think&gt; tokens (Qwen3) for thinking budgets.</source>
+        <translation>加载带 &lt;think&gt; token 的模型（如 Qwen3）以使用思考预算。</translation>
+    </message>
+    <message>
+        <source>Load a model first.</source>
+        <translation>请先加载模型。</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Rung %1 of %2 (%3): %4 of %5 questions · %6 s</source>
+        <translation>第 %1/%2 档（%3）：已完成 %4/%5 题 · %6 秒</translation>
+    </message>
+    <message>
+        <source>Done in %1 s.</source>
+        <translation>完成，用时 %1 秒。</translation>
+    </message>
+    <message>
+        <source>Cancelled; the rungs done so far are kept.</source>
+        <translation>已取消；已完成的档位已保留。</translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <source>Samples + vote</source>
+        <translation>采样 + 投票</translation>
+    </message>
+    <message>
+        <source>Thinking budget</source>
+        <translation>思考预算</translation>
+    </message>
+    <message>
+        <source>Beam search</source>
+        <translation>束搜索</translation>
+    </message>
+    <message>
+        <source>Accuracy (%)</source>
+        <translation>准确率（%）</translation>
+    </message>
+    <message>
+        <source>Run a ladder to see accuracy against compute</source>
+        <translation>运行一个阶梯，查看准确率与计算量的关系</translation>
+    </message>
+    <message>
+        <source>Test-time scaling on this model</source>
+        <translation>此模型的测试时扩展曲线</translation>
+    </message>
+    <message>
+        <source>no answer ×%1</source>
+        <translation>无答案 ×%1</translation>
+    </message>
+    <message>
+        <source>one sample</source>
+        <translation>单个样本</translation>
+    </message>
+    <message>
+        <source>unanimous</source>
+        <translation>一致</translation>
+    </message>
+    <message>
+        <source>no answers</source>
+        <translation>均无答案</translation>
+    </message>
+    <message>
+        <source>tie</source>
+        <translation>平票</translation>
+    </message>
+    <message>
+        <source>split</source>
+        <translation>有分歧</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>Sample %1 (%2 tokens) → %3</source>
+        <translation>样本 %1（%2 个 token）→ %3</translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation>无答案</translation>
+    </message>
+    <message>
+        <source>Think harder report</source>
+        <translation>深度思考报告</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ThinkController</name>
+    <message>
+        <source>Think harder is already running.</source>
+        <translation>深度思考已在运行。</translation>
+    </message>
+    <message>
+        <source>Choose the runs to export.</source>
+        <translation>请选择要导出的运行。</translation>
+    </message>
+    <message>
+        <source>No benchmark runs are available.</source>
+        <translation>没有可用的基准测试运行。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ThinkPlan</name>
+    <message>
+        <source>Choose a task file.</source>
+        <translation>请选择任务文件。</translation>
+    </message>
+    <message>
+        <source>Unknown task set &quot;%1&quot;.</source>
+        <translation>未知任务集“%1”。</translation>
+    </message>
+    <message>
+        <source>The level must be 1 to 5.</source>
+        <translation>难度等级须为 1 到 5。</translation>
+    </message>
+    <message>
+        <source>The task count must be 1 to %1.</source>
+        <translation>题目数须为 1 到 %1。</translation>
+    </message>
+    <message>
+        <source>Max tokens must be 1 to 8192.</source>
+        <translation>最大 token 数须为 1 到 8192。</translation>
+    </message>
+    <message>
+        <source>The temperature must be 0 to 2.</source>
+        <translation>温度须为 0 到 2。</translation>
+    </message>
+    <message>
+        <source>The price per hour must be 0 or more.</source>
+        <translation>每小时价格须不小于 0。</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ThinkStore</name>
+    <message>
+        <source>Think harder runs: the run is not a JSON object</source>
+        <translation>深度思考运行：该运行不是 JSON 对象</translation>
+    </message>
+    <message>
+        <source>Think harder runs: cannot store the run &quot;%1&quot;: %2</source>
+        <translation>深度思考运行：无法保存运行“%1”：%2</translation>
+    </message>
+    <message>
+        <source>Think harder runs: %1</source>
+        <translation>深度思考运行：%1</translation>
+    </message>
+    <message>
+        <source>Think harder runs: no run %1</source>
+        <translation>深度思考运行：没有运行 %1</translation>
+    </message>
+    <message>
+        <source>Think harder runs: run %1 has no rungs</source>
+        <translation>深度思考运行：运行 %1 没有档位</translation>
     </message>
 </context>
 </TS>

@@ -36,6 +36,7 @@
 #include "ui/model_panel.h"
 #include "ui/search_results_model.h"
 #include "ui/storage_banner.h"
+#include "ui/think_page.h"
 #include "ui/tuning_panel.h"
 
 namespace llmwb {
@@ -415,6 +416,7 @@ void MainWindow::retranslate() {
     langZh_->setText(QStringLiteral("简体中文"));
     about_->setText(tr("&About LLM Workbench"));
     retranslateBenchmark();
+    retranslateThink();
     retranslateQuantize();
     retranslateFirstRun();
     updateStatus();
@@ -579,6 +581,8 @@ void MainWindow::onModelLoaded(const ModelMetadata& m) {
     engine_->setModel(m);
     modelError_.clear();
     model_->setModel(m);
+    if (thinkPage_)
+        thinkPage_->setModel(true, m.hasThinkTokens);
     if (!m.randomWeights) {
         settings_.addRecentModel(m.path);
         model_->setRecentModels(settings_.recentModels());

@@ -25,6 +25,8 @@ class QTimer;
 namespace llmwb {
 
 class BenchController;
+class ThinkController;
+class ThinkPage;
 class ChatBackendBox;
 class RemoteBackend;
 class BenchmarkPage;
@@ -61,6 +63,11 @@ class MainWindow : public QMainWindow {
     // Engine > Benchmark; the load test becomes the page's preset (main_window_bench.cpp).
     void attachBenchmark(BenchController& bench);
     BenchmarkPage* benchmarkPage() const { return benchPage_; }
+    // The Think harder page as a tab after the Benchmark, Engine > Think harder
+    // (main_window_think.cpp).
+    void attachThink(ThinkController& think);
+    ThinkPage* thinkPage() const { return thinkPage_; }
+    void showThink();
     // Remote OpenAI-compatible endpoints (main_window_remote.cpp): the chat backend box at the
     // top of the Model dock, Model > Remote endpoints…, the Engine dock fed from the chosen
     // endpoint's /metrics, the status bar naming the endpoint that answers.
@@ -178,6 +185,10 @@ class MainWindow : public QMainWindow {
     QTabWidget* centralTabs_ = nullptr;
     QAction *benchmarkAction_ = nullptr, *importReport_ = nullptr, *exportReport_ = nullptr;
     void retranslateBenchmark();
+    ThinkPage* thinkPage_ = nullptr;
+    QAction* thinkAction_ = nullptr;
+    void retranslateThink();
+    void exportThinkReport();
     QMenu* modelMenu_ = nullptr;
     QAction* quantize_ = nullptr;
     QuantizeDialog* quantizeDialog_ = nullptr;

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -15,9 +14,7 @@
 #include "app/cli/cli_output.h"
 #include "app/cli/commands.h"
 #include "engine/chat/chat_template.h"
-#include "engine/serving/answer_vote.h"
-#include "engine/serving/parallel_sampling.h"
-#include "engine/serving/reasoning_tasks.h"
+#include "engine/serving/think_ladder.h"
 
 namespace llmwb::cli {
 
@@ -29,29 +26,11 @@ const char* kThinkHelp =
     "  --tasks S            arith:1..5 (multi-step arithmetic) | logic:1..5 (ordering)\n"
     "  --count N            tasks (default 8)\n"
     "  --task-seed S        the task generator's seed (default 1)\n"
-    "  --ladder n=1,2,4,8   samples per question at each rung (majority vote over them)\n"
+    "  --ladder n=1,2,4,8   samples per question at each rung (majority vote over them);\n"
+    "                       also think=0,256 (thinking budgets) and beam=2,4, joined by ';'\n"
     "  --enable-thinking B  passed to the chat template\n"
     "  --json               one JSON object: rungs [{n, accuracy, correct, tokens, ...}]\n"
     "  (max tokens default 64; sampling options as generate's, temperature default 0.8)\n";
-
-Result<std::vector<int32_t>> parse_ladder(const std::string& text) {
-    if (text.rfind("n=", 0) != 0)
-        return make_error("--ladder: expected n=1,2,4,..., got \"" + text + "\"");
-    std::vector<int32_t> rungs;
-    std::stringstream ss(text.substr(2));
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        char* end = nullptr;
-        const long v = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v < 1 || v > 64)
-            return make_error("--ladder: each n must be an integer in [1, 64], got \"" + item +
-                              "\"");
-        rungs.push_back(static_cast<int32_t>(v));
-    }
-    if (rungs.empty() || rungs.size() > 16)
-        return make_error("--ladder: 1 to 16 rungs");
-    return rungs;
-}
 
 } // namespace
 
@@ -76,9 +55,9 @@ int cmd_think(const Args& argv) {
     auto task_seed = args->get_int("task-seed", 0, INT64_MAX);
     if (!task_seed)
         return fail(cmd, "--task-seed: " + task_seed.message());
-    auto ladder = parse_ladder(args->get_or("ladder", "n=1,2,4,8"));
+    auto ladder = parse_think_ladder(args->get_or("ladder", "n=1,2,4,8"));
     if (!ladder)
-        return fail(cmd, ladder.message());
+        return fail(cmd, "--" + ladder.message());
     auto thinking = args->get_bool("enable-thinking");
     if (!thinking)
         return fail(cmd, thinking.message());
@@ -132,8 +111,9 @@ int cmd_think(const Args& argv) {
     }
     int32_t widest = 1;
     int64_t longest = 1;
-    for (int32_t n : *ladder)
-        widest = std::max(widest, n);
+    for (const ThinkRung& r : *ladder)
+        if (r.kind != ThinkRungKind::ThinkingBudget)
+            widest = std::max(widest, r.value);
     for (const auto& p : prompts)
         longest = std::max<int64_t>(longest, static_cast<int64_t>(p.size()));
     auto max_tokens = resolve_max_tokens(*sampling, longest, m.model->config.max_position);
@@ -150,54 +130,38 @@ int cmd_think(const Args& argv) {
     if (!engine)
         return fail(cmd, engine.message());
 
-    nlohmann::json rungs = nlohmann::json::array();
+    nlohmann::ordered_json rungs = nlohmann::ordered_json::array();
     const bool json = args->has("json");
     if (!json)
-        std::printf("%zu %s:%d tasks (task seed %lld)\n%6s %9s %8s %14s %12s %8s %10s\n",
+        std::printf("%zu %s:%d tasks (task seed %lld)\n%10s %9s %8s %14s %12s %8s %10s\n",
                     tasks.size(), task_kind_name(spec->kind), spec->level,
-                    static_cast<long long>(task_seed->value_or(1)), "n", "accuracy", "correct",
+                    static_cast<long long>(task_seed->value_or(1)), "rung", "accuracy", "correct",
                     "tokens/task", "ms/task", "ties", "no answer");
-    for (int32_t n : *ladder) {
-        int correct = 0, ties = 0, no_answer = 0;
-        int64_t tokens = 0;
+    for (const ThinkRung& rung : *ladder) {
+        ThinkRungResult rr;
+        rr.rung = rung;
         const auto t0 = std::chrono::steady_clock::now();
         for (size_t q = 0; q < tasks.size(); ++q) {
-            const auto choices = parallel_sampling_choices(*sampling, n);
-            auto res = generate_choices(**engine, prompts[q], choices);
+            auto res = think_run_question(**engine, prompts[q], rung, *sampling, &*spec, tasks[q],
+                                          static_cast<int32_t>(q));
             if (!res)
                 return fail(cmd, res.message());
-            std::vector<std::optional<std::string>> answers;
-            for (const GenerationResult& r : *res) {
-                tokens += static_cast<int64_t>(r.ids.size());
-                answers.push_back(task_answer_in(*spec, tasks[q], r.text));
-            }
-            const VoteResult v = tally_answers(std::move(answers));
-            ties += v.tie() ? 1 : 0;
-            no_answer += v.winner ? 0 : 1;
-            correct += v.winner && *v.winner == tasks[q].answer ? 1 : 0;
+            rr.add(std::move(*res), false);
         }
-        const double ms =
+        rr.wall_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                 .count();
         const double k = static_cast<double>(tasks.size());
-        const double acc = correct / k;
         if (json)
-            rungs.push_back({{"n", n},
-                             {"accuracy", acc},
-                             {"correct", correct},
-                             {"tasks", tasks.size()},
-                             {"tokens", tokens},
-                             {"tokens_per_task", tokens / k},
-                             {"ms_per_task", ms / k},
-                             {"ties", ties},
-                             {"no_answer", no_answer}});
+            rungs.push_back(think_rung_json(rr, false));
         else
-            std::printf("%6d %8.1f%% %8d %14.1f %12.1f %8d %10d\n", n, 100 * acc, correct,
-                        tokens / k, ms / k, ties, no_answer);
+            std::printf("%10s %8.1f%% %8d %14.1f %12.1f %8d %10d\n", think_rung_label(rung).c_str(),
+                        100 * rr.accuracy(), rr.correct, rr.tokens / k, rr.wall_ms / k, rr.ties,
+                        rr.no_answer);
         std::fflush(stdout);
     }
     if (json) {
-        nlohmann::json j;
+        nlohmann::ordered_json j;
         j["tasks"] = std::string(task_kind_name(spec->kind)) + ":" + std::to_string(spec->level);
         j["count"] = tasks.size();
         j["rungs"] = std::move(rungs);

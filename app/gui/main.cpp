@@ -24,6 +24,8 @@
 #include "app/services/database.h"
 #include "app/services/engine_worker.h"
 #include "app/services/local_server.h"
+#include "app/services/think_controller.h"
+#include "app/services/think_store.h"
 #ifdef LLMWB_HAVE_REMOTE
 #include "app/gui/remote_screenshot_runner.h"
 #include "app/services/remote_backend.h"
@@ -217,6 +219,17 @@ int main(int argc, char** argv) {
     QObject::connect(worker, &EngineWorker::benchRunFinished, &bench,
                      &BenchController::onRunFinished);
     QObject::connect(worker, &EngineWorker::benchFinished, &bench, &BenchController::onFinished);
+    // Think harder: ladders on the loaded model, stored beside the benchmark runs.
+    ThinkStore thinkStore(*activeDb);
+    ThinkController think(thinkStore, &benchStore);
+    window.attachThink(think);
+    QObject::connect(&think, &ThinkController::startRequested, worker, &EngineWorker::runThink,
+                     Qt::QueuedConnection);
+    QObject::connect(
+        &think, &ThinkController::cancelRequested, worker, [worker] { worker->cancelThink(); },
+        Qt::DirectConnection);
+    QObject::connect(worker, &EngineWorker::thinkProgress, &think, &ThinkController::onProgress);
+    QObject::connect(worker, &EngineWorker::thinkFinished, &think, &ThinkController::onFinished);
     QObject::connect(&window, &MainWindow::openModelRequested, worker,
                      [worker](const QString& path) {
                          QMetaObject::invokeMethod(worker, "loadModel", Qt::QueuedConnection,

@@ -29,6 +29,10 @@ inline constexpr const char* kReportResults = "results.json";
 inline constexpr const char* kReportRequests = "requests.csv";
 inline constexpr const char* kReportSteps = "steps.csv";
 inline constexpr const char* kReportEnvironment = "environment.json";
+// Think harder runs (issue 20), when the report has any: think.json (the runs, an array of
+// think_types.h's objects) and think.csv (one row per rung).
+inline constexpr const char* kReportThink = "think.json";
+inline constexpr const char* kReportThinkCsv = "think.csv";
 
 enum class BenchRunStatus { Completed, Cancelled, Failed };
 const char* bench_run_status_name(BenchRunStatus s); // "completed" | "cancelled" | "failed"
@@ -66,6 +70,8 @@ struct BenchReport {
     // engine settings of the first run.
     nlohmann::ordered_json environment = nlohmann::ordered_json::object();
     std::vector<BenchRun> runs;
+    // Think harder runs exported with the benchmark runs (an array; empty: no think files).
+    nlohmann::ordered_json think = nlohmann::ordered_json::array();
 };
 
 // Cost of 1M tokens at `price_per_hour` for a run producing `tokens_per_s`:

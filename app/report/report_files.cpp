@@ -4,6 +4,7 @@
 
 #include "app/report/report_html.h"
 #include "app/report/report_text.h"
+#include "app/report/report_think.h"
 
 namespace llmwb {
 
@@ -120,6 +121,10 @@ ReportFiles report_files(const BenchReport& report) {
     files.emplace_back(kReportRequests, requests_csv(runs));
     files.emplace_back(kReportSteps, steps_csv(runs));
     files.emplace_back(kReportEnvironment, environment_json(report));
+    if (report.think.is_array() && !report.think.empty()) {
+        files.emplace_back(kReportThink, report.think.dump(1) + "\n");
+        files.emplace_back(kReportThinkCsv, think_csv(report.think));
+    }
     return files;
 }
 

@@ -8,6 +8,7 @@
 
 #include "app/report/report_compare.h"
 #include "app/report/report_text.h"
+#include "app/report/report_think.h"
 #include "app/report/svg_chart.h"
 
 namespace llmwb {
@@ -416,6 +417,7 @@ std::string report_html(const BenchReport& report) {
     s += sweep_section(report);
     s += settings_section(report);
     s += environment_section(report);
+    s += think_html_section(report.think);
     if (!report.runs.empty()) {
         s += "<h2>Runs</h2>\n";
         for (size_t k = 0; k < report.runs.size(); ++k)

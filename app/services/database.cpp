@@ -141,6 +141,20 @@ QStringList migrationBenchRuns() {
     };
 }
 
+// Think harder runs (issue 20), stored beside the benchmark runs: each run's think.json entry
+// (settings, tasks, rungs with every question's samples and vote) and the columns of its list.
+QStringList migrationThinkRuns() {
+    return {QStringLiteral("CREATE TABLE think_runs ("
+                           " id INTEGER PRIMARY KEY,"
+                           " name TEXT NOT NULL,"
+                           " model TEXT NOT NULL DEFAULT '',"
+                           " task_set TEXT NOT NULL DEFAULT '',"
+                           " ladder TEXT NOT NULL DEFAULT '',"
+                           " status TEXT NOT NULL DEFAULT 'completed',"
+                           " run TEXT NOT NULL,"
+                           " created_at INTEGER NOT NULL)")};
+}
+
 } // namespace
 
 const QList<QStringList>& databaseMigrations() {
@@ -149,7 +163,8 @@ const QList<QStringList>& databaseMigrations() {
                                                   migrationV3(),
                                                   migrationV4(),
                                                   migrationMessageVersions(),
-                                                  migrationBenchRuns()};
+                                                  migrationBenchRuns(),
+                                                  migrationThinkRuns()};
     return migrations;
 }
 

@@ -16,8 +16,9 @@ class Database {
   public:
     // Schema versions: 1 = conversations + messages; 2 = presets, bench_runs, FTS5 search;
     // 3 = messages.finish_reason; 4 = messages.error; 5 = message_versions; 6 = bench_runs as
-    // BenchStore keeps them (group, policy, status, sweep, environment, CSV rows, import source).
-    static constexpr int kLatestVersion = 6;
+    // BenchStore keeps them (group, policy, status, sweep, environment, CSV rows, import source);
+    // 7 = think_runs (ThinkStore).
+    static constexpr int kLatestVersion = 7;
 
     // filePath empty: defaultPath() (QStandardPaths::AppDataLocation/llmwb.sqlite).
     explicit Database(QString filePath = {});

@@ -1,5 +1,6 @@
 #include "app/services/engine_worker.h"
 #include "app/services/engine_worker_private.h"
+#include "app/services/engine_worker_think.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -479,6 +480,8 @@ void EngineWorker::runStep() {
         m->observe_step(out, engine);
     server_->setEngineWaiting(int32_t(engine.scheduler().waiting().size()));
     for (RequestOutput& o : out.outputs) {
+        if (think_ && thinkOutput(o))
+            continue; // a Think harder sample (engine_worker_think.cpp)
         Active* a = active_.value(o.id);
         if (!a)
             continue;

@@ -31,6 +31,7 @@
 #include "app/services/engine_view.h"
 #include "app/services/engine_worker_server.h"
 #include "app/services/generation_types.h"
+#include "app/services/think_types.h"
 
 namespace llmwb {
 
@@ -69,6 +70,10 @@ class EngineWorker : public QObject {
     // cancelled, with what it measured), later runs do not start, the chat engine comes back.
     void cancelBenchmark();
     bool isBenchmarking() const { return benchmarking_; }
+    // Thread-safe. Cancels the Think harder run in progress (its requests are aborted; the rungs
+    // done so far are kept in the outcome, status "cancelled").
+    void cancelThink();
+    bool isThinking() const { return thinking_; }
     // Minimum time between two token signals (text is coalesced in between); 0 = every token.
     void setTokenSignalIntervalMs(int ms) { tokenIntervalMs_ = ms; }
     // Wall-time limit of one chat template render (default jinja::RenderLimits' 2 s); tests
@@ -94,6 +99,10 @@ class EngineWorker : public QObject {
     // when the plan ends or is cancelled. Progress: benchProgress(); each run, however it ended:
     // benchRunFinished(); the plan: benchFinished().
     void runBenchmark(const llmwb::BenchPlan& plan);
+    // Runs a Think harder ladder on the loaded model (think_types.h, engine_worker_think.cpp):
+    // the rungs in order, each over every task; chats keep running in the same batch. Progress:
+    // thinkProgress(); the end (completed, cancelled or failed): thinkFinished().
+    void runThink(const llmwb::ThinkPlan& plan);
     // Engine settings from the Tuning dock; also used by the next model load.
     void setTuning(const llmwb::EngineTuning& tuning);
     // The device of the next load: "auto" (CUDA when the plugin loads and a device exists, else
@@ -123,12 +132,15 @@ class EngineWorker : public QObject {
     // The plan ended: message "" when every run completed, else why it stopped (cancelled, no
     // model, a run that failed: its error).
     void benchFinished(qint64 planId, const QString& message);
+    void thinkProgress(const llmwb::ThinkProgress& progress);
+    void thinkFinished(const llmwb::ThinkRunOutcome& outcome);
     // reason: why CUDA cannot be used ("" when it can).
     void deviceAvailability(bool cudaAvailable, const QString& reason);
 
   private slots:
     void runStep();
     void benchStep();
+    void thinkStep();
     // Takes the server's submissions and cancellations (engine_worker_serve.cpp).
     void serveQueued();
 
@@ -191,6 +203,15 @@ class EngineWorker : public QObject {
     void endBenchmark(QString message);
     void emitBenchProgress(const QString& stage, bool force);
     void applySpeculationConfig(SpeculativeConfig c);
+    // Think harder (engine_worker_think.cpp). thinkOutput: true when `o` is one of the run's
+    // requests (consumed); endThink: status "completed" | "cancelled" | "failed".
+    struct ThinkJob;
+    void postThinkStep(int delayMs);
+    bool thinkOutput(const RequestOutput& o);
+    void thinkQuestionDone(int question);
+    void endThinkRung();
+    void endThink(const QString& status, const QString& error);
+    void emitThinkProgress(const QString& stage, bool force);
 
     int cpuThreads_;
     // The CPU backend's threads, shared by the loaded and a loading model (unused on CUDA).
@@ -224,6 +245,9 @@ class EngineWorker : public QObject {
     std::atomic<bool> benchmarking_{false};
     std::atomic<bool> benchCancel_{false};
     QVector<GenerationRequest> heldGenerates_; // chats sent during a benchmark
+    std::unique_ptr<ThinkJob> think_;
+    std::atomic<bool> thinking_{false};
+    std::atomic<bool> thinkCancel_{false};
     // environment.json's model_sha256 (and model_error) by "path|size|mtime".
     QHash<QString, nlohmann::ordered_json> modelHashes_;
     EngineView view_;

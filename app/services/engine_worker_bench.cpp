@@ -66,6 +66,10 @@ void EngineWorker::runBenchmark(const BenchPlan& plan) {
         emit benchFinished(plan.id, tr("A benchmark is already running."));
         return;
     }
+    if (think_) {
+        emit benchFinished(plan.id, tr("Think harder is running."));
+        return;
+    }
     if (!model_ || !model_->serving || loading_) {
         emit benchFinished(plan.id, tr("No model is loaded."));
         return;

@@ -77,6 +77,8 @@ void EngineWorker::loadModel(const QString& path) {
         benchCancel_ = true;
         benchStep();
     }
+    if (think_) // Think harder ran on the model being replaced
+        endThink(QStringLiteral("failed"), tr("The model was replaced."));
     loading_ = true;
     updateServing(); // 503 while loading
     emit modelLoading(path);
@@ -265,6 +267,8 @@ void EngineWorker::doLoad(const QString& path) {
     m.matrixBitsPerWeight = histogram.matrix_bits_per_weight();
     m.bitsPerWeight = histogram.bits_per_weight();
     m.hasChatTemplate = engine->chatTemplate.has_value();
+    m.hasThinkTokens = engine->tokenizer->encode("<think>", false).size() == 1 &&
+                       engine->tokenizer->encode("</think>", false).size() == 1;
     m.randomWeights = lm.name == kDemoModelName ||
                       QFileInfo(path).fileName() == QLatin1String(kDemoModelFileName);
     m.devicePreference = devicePref_;

@@ -92,7 +92,8 @@ struct ModelMetadata {
     double matrixBitsPerWeight = 0; // average over the weight matrices (2-D tensors)
     double bitsPerWeight = 0;       // average over all tensors
     bool hasChatTemplate = false;
-    bool randomWeights = false; // the built-in demo model (not trained: a bigram table)
+    bool hasThinkTokens = false; // <think> and </think> are single tokens (thinking budgets)
+    bool randomWeights = false;  // the built-in demo model (not trained: a bigram table)
     // The backend the model runs on.
     QString devicePreference = QStringLiteral("auto"); // as asked: "auto", "cpu", "cuda"
     DeviceKind device = DeviceKind::Cpu;               // used

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/serving/answer_vote.h"
+#include "engine/util/json_depth.h"
 
 namespace llmwb {
 
@@ -113,6 +117,82 @@ std::optional<std::string> task_answer_in(const TaskSetSpec& spec, const Reasoni
         }
     }
     return best;
+}
+
+} // namespace llmwb
+
+namespace llmwb {
+
+Result<std::vector<ReasoningTask>> parse_tasks_jsonl(std::string_view text,
+                                                     const std::string& name) {
+    if (static_cast<int64_t>(text.size()) > kMaxTaskFileBytes)
+        return make_error(name + ": larger than " + std::to_string(kMaxTaskFileBytes >> 20) +
+                          " MiB");
+    if (text.substr(0, 3) == "\xEF\xBB\xBF")
+        text.remove_prefix(3);
+    std::vector<ReasoningTask> tasks;
+    int line_no = 0;
+    while (!text.empty()) {
+        const size_t nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        ++line_no;
+        const std::string where = name + ":" + std::to_string(line_no);
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+            continue;
+        if (static_cast<int32_t>(tasks.size()) >= kMaxTaskLines)
+            return make_error(name + ": more than " + std::to_string(kMaxTaskLines) + " tasks");
+        if (Status st = check_json_depth(line, 8, where); !st)
+            return st.error();
+        const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded())
+            return make_error(where + ": not valid JSON");
+        if (!j.is_object())
+            return make_error(where + ": expected an object {\"question\", \"answer\"}");
+        const auto q = j.find("question");
+        const auto a = j.find("answer");
+        if (q == j.end() || !q->is_string() || q->get_ref<const std::string&>().empty())
+            return make_error(where + ": \"question\" must be a non-empty string");
+        if (q->get_ref<const std::string&>().size() > kMaxTaskQuestionBytes)
+            return make_error(where + ": the question is longer than " +
+                              std::to_string(kMaxTaskQuestionBytes) + " bytes");
+        ReasoningTask t;
+        t.question = q->get<std::string>();
+        if (a != j.end() && a->is_string())
+            t.answer = a->get<std::string>();
+        else if (a != j.end() && a->is_number())
+            t.answer = a->dump();
+        else
+            return make_error(where + ": \"answer\" must be a string or a number");
+        const size_t b = t.answer.find_first_not_of(" \t\r\n");
+        if (b == std::string::npos || t.answer.size() > 1024)
+            return make_error(where + ": \"answer\" must be non-empty text (at most 1024 bytes)");
+        t.answer = t.answer.substr(b, t.answer.find_last_not_of(" \t\r\n") - b + 1);
+        if (auto n = normalize_number(t.answer))
+            t.answer = *n;
+        tasks.push_back(std::move(t));
+    }
+    if (tasks.empty())
+        return make_error(name + ": no tasks");
+    return tasks;
+}
+
+Result<std::vector<ReasoningTask>> load_tasks_jsonl(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return make_error(path + ": cannot be opened");
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size < 0)
+        return make_error(path + ": cannot be read");
+    if (size > kMaxTaskFileBytes)
+        return make_error(path + ": larger than " + std::to_string(kMaxTaskFileBytes >> 20) +
+                          " MiB");
+    in.seekg(0);
+    std::string text(static_cast<size_t>(size), '\0');
+    if (!in.read(text.data(), size))
+        return make_error(path + ": cannot be read");
+    return parse_tasks_jsonl(text, path);
 }
 
 } // namespace llmwb

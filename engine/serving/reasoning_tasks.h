@@ -45,3 +45,20 @@ std::optional<std::string> task_answer_in(const TaskSetSpec& spec, const Reasoni
                                           std::string_view text);
 
 } // namespace llmwb
+
+namespace llmwb {
+
+// A task file the user brings: JSON Lines, one {"question": "...", "answer": "..."} object a line
+// (the answer may be a JSON number too; other keys are ignored). Hostile input: the file is at
+// most kMaxTaskFileBytes, at most kMaxTaskLines tasks, a question at most kMaxTaskQuestionBytes;
+// blank lines are skipped; every other failure (malformed JSON, deep nesting, a missing or empty
+// key, a wrong type) is an error naming the file and the 1-based line.
+inline constexpr int64_t kMaxTaskFileBytes = 16ll << 20;
+inline constexpr int32_t kMaxTaskLines = 10000;
+inline constexpr size_t kMaxTaskQuestionBytes = 16384;
+
+Result<std::vector<ReasoningTask>> parse_tasks_jsonl(std::string_view text,
+                                                     const std::string& name);
+Result<std::vector<ReasoningTask>> load_tasks_jsonl(const std::string& path);
+
+} // namespace llmwb

@@ -313,7 +313,8 @@ class TestAppBenchStore : public QObject {
         QVERIFY(store.run(*good));
     }
 
-    // A version-5 database with rows in bench_runs (the v2 columns only) upgrades to 6 keeping
+    // A version-5 database with rows in bench_runs (the v2 columns only) upgrades to 6 (and on)
+    // keeping
     // them: listed as completed runs, each its own group, not imported. Their results are not
     // a report's line, so opening one is an error naming it; new runs go in beside them.
     void upgradeFromVersion5KeepsOldRuns() {
@@ -331,8 +332,8 @@ class TestAppBenchStore : public QObject {
         }
         Database db(path);
         QVERIFY2(db.open(), qPrintable(db.errorString()));
-        QCOMPARE(db.schemaVersion(), 6);
-        QCOMPARE(Database::kLatestVersion, 6);
+        QCOMPARE(db.schemaVersion(), Database::kLatestVersion);
+        QVERIFY(Database::kLatestVersion >= 6);
         BenchStore store(db);
         const auto listed = store.runs();
         QCOMPARE(listed.size(), 2);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/serving/reasoning_tasks.h"
+#include "engine/serving/think_ladder.h"
 #include "support/mini_test.h"
 
 using namespace llmwb;
@@ -155,6 +156,82 @@ MT_TEST(answers_in_texts) {
     const std::string text = l.names[0] + " or maybe " + l.names[1];
     MT_REQUIRE_COMPARE(task_answer_in(logic, l, text), std::optional<std::string>(l.names[1]));
     MT_REQUIRE(!task_answer_in(logic, l, "nobody").has_value());
+}
+
+// A user's task file (issue 20's Think harder page): hostile lines are errors naming the line.
+MT_TEST(task_files) {
+    auto ok = parse_tasks_jsonl("\xEF\xBB\xBF{\"question\": \"2+2?\", \"answer\": 4}\n\n"
+                                "{\"question\": \"Who?\", \"answer\": \" Ann \", \"x\": 1}\r\n",
+                                "t.jsonl");
+    MT_REQUIRE_MSG(ok.ok(), "%s", ok.ok() ? "" : ok.message().c_str());
+    MT_REQUIRE_COMPARE(ok->size(), size_t(2));
+    MT_REQUIRE_COMPARE((*ok)[0].answer, std::string("4"));
+    MT_REQUIRE_COMPARE((*ok)[1].answer, std::string("Ann"));
+    const std::pair<const char*, const char*> bad[] = {
+        {"{\"question\": \"q\", \"answer\": 1}\nnot json\n", "t.jsonl:2"},
+        {"[1, 2]\n", "t.jsonl:1"},
+        {"{\"question\": \"\", \"answer\": 1}\n", "t.jsonl:1"},
+        {"{\"question\": \"q\"}\n", "t.jsonl:1"},
+        {"{\"question\": \"q\", \"answer\": [1]}\n", "t.jsonl:1"},
+        {"\n\n{\"question\": [[[[[[[[[[[[1]]]]]]]]]]]], \"answer\": 1}\n", "t.jsonl:3"},
+        {"\n  \n", "no tasks"},
+    };
+    for (const auto& [text, where] : bad) {
+        auto r = parse_tasks_jsonl(text, "t.jsonl");
+        MT_REQUIRE_MSG(!r.ok(), "%s", text);
+        MT_REQUIRE_MSG(r.message().find(where) != std::string::npos, "%s", r.message().c_str());
+    }
+    std::string huge(size_t(kMaxTaskFileBytes) + 1, ' ');
+    MT_REQUIRE(!parse_tasks_jsonl(huge, "big").ok());
+    MT_REQUIRE(!load_tasks_jsonl("/nonexistent/tasks.jsonl").ok());
+}
+
+MT_TEST(think_ladders) {
+    auto l = parse_think_ladder("n=1,2,4;think=0,256;beam=2");
+    MT_REQUIRE(l.ok());
+    MT_REQUIRE_COMPARE(l->size(), size_t(6));
+    MT_REQUIRE((*l)[3].kind == ThinkRungKind::ThinkingBudget);
+    MT_REQUIRE_COMPARE((*l)[3].value, 0);
+    MT_REQUIRE_COMPARE(think_ladder_text(*l), std::string("n=1,2,4;think=0,256;beam=2"));
+    MT_REQUIRE_COMPARE(think_rung_choices((*l)[2], SamplingParams{}).size(), size_t(4));
+    MT_REQUIRE_COMPARE(*think_rung_choices((*l)[4], SamplingParams{})[0].thinking_budget, 256);
+    for (const char* bad : {"", "n=", "n=0", "n=65", "beam=17", "think=-1", "think=40000", "x=1",
+                            "n=1,,2", "n=99999999999"})
+        MT_REQUIRE_MSG(!parse_think_ladder(bad).ok(), "%s", bad);
+}
+
+MT_TEST(think_scoring) {
+    ReasoningTask t;
+    t.question = "Compute 2 + 3.";
+    t.answer = "5";
+    const TaskSetSpec arith{TaskKind::Arithmetic, 1};
+    std::vector<ThinkSample> s = {{"it is 5", 3, {}}, {"maybe 4", 2, {}}, {"5.0!", 4, {}}};
+    auto q = think_score_question(&arith, t, 7, s);
+    MT_REQUIRE(q.correct);
+    MT_REQUIRE_COMPARE(q.tokens, int64_t(9));
+    MT_REQUIRE_COMPARE(q.vote.winner_votes, 2);
+    MT_REQUIRE_COMPARE(*q.samples[1].answer, std::string("4"));
+    // A file's text answer: mentioned (any case) or the last line.
+    ReasoningTask c;
+    c.answer = "Paris";
+    MT_REQUIRE_COMPARE(*think_answer_in(nullptr, c, "I think PARIS."), std::string("Paris"));
+    MT_REQUIRE_COMPARE(*think_answer_in(nullptr, c, "Lyon\n  Rome  \n\n"), std::string("Rome"));
+    MT_REQUIRE(!think_answer_in(nullptr, c, " \n").has_value());
+    ThinkRungResult r;
+    r.add(q, true);
+    r.add(think_score_question(&arith, t, 8, {{"no idea", 2, {}}}), true);
+    MT_REQUIRE_COMPARE(r.correct, 1);
+    MT_REQUIRE_COMPARE(r.no_answer, 1);
+    r.wall_ms = 12.5;
+    const auto j = think_rung_json(r, true);
+    auto back = parse_think_rung_json(nlohmann::json(j), "rung");
+    MT_REQUIRE_MSG(back.ok(), "%s", back.ok() ? "" : back.message().c_str());
+    MT_REQUIRE_COMPARE(back->tokens, r.tokens);
+    MT_REQUIRE_COMPARE(back->questions.size(), size_t(2));
+    MT_REQUIRE_COMPARE(*back->questions[0].vote.winner, std::string("5"));
+    auto broken = nlohmann::json(j);
+    broken["correct"] = 5; // more than the tasks
+    MT_REQUIRE(!parse_think_rung_json(broken, "rung").ok());
 }
 
 MINI_TEST_MAIN()
