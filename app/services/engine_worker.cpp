@@ -477,7 +477,7 @@ void EngineWorker::runStep() {
     recordStep(out);
     if (ServingMetrics* m = server_->metrics())
         m->observe_step(out, engine);
-    server_->setEngineWaiting(int32_t(engine.scheduler().waiting().size()));
+    server_->setEngineWaiting(engine.num_waiting_sequences());
     for (RequestOutput& o : out.outputs) {
         Active* a = active_.value(o.id);
         if (!a)
