@@ -454,12 +454,12 @@ MT_TEST(enable_thinking_per_request_reaches_the_template) {
     ServedModel m;
     m.name = "thinker";
     m.tokenizer = f.model->tokenizer.get();
-    set_chat_template(
-        m, std::string("{%- for message in messages %}<|im_start|>{{ message.role }}\n"
-                       "{{ message.content }}<|im_end|>\n{%- endfor %}"
-                       "{%- if add_generation_prompt %}<|im_start|>assistant\n"
-                       "{%- if enable_thinking is defined and enable_thinking is false %}"
-                       "<think>\n\n</think>\n\n{%- endif %}{%- endif %}"));
+    set_chat_template(m,
+                      std::string("{% for message in messages %}<|im_start|>{{ message.role }}\n"
+                                  "{{ message.content }}<|im_end|>\n{% endfor %}"
+                                  "{% if add_generation_prompt %}<|im_start|>assistant\n"
+                                  "{% if enable_thinking is defined and enable_thinking is false %}"
+                                  "<think>\n\n</think>\n\n{% endif %}{% endif %}"));
     MT_REQUIRE_MSG(m.chat_template != nullptr, "%s", m.chat_template_error.c_str());
     auto rendered = [&](const std::string& body) {
         auto r = parse_chat_request(json::parse(body));
