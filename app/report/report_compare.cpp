@@ -402,7 +402,7 @@ std::string run_summary_text(const BenchRun& run) {
     out += line("Preemptions:", av.preemptions ? std::to_string(f.preemptions) : na);
     out += line("Engine steps:", av.engine ? std::to_string(f.steps) : na);
     out += line("Mean batch size:", av.engine ? fixed2(f.mean_batch_size) : na);
-    out += std::string(50, '=') + "\n";
+    out.append(50, '=').push_back('\n');
     return out;
 }
 

@@ -208,7 +208,10 @@ class TestAppLocalServer : public QObject {
         QVERIFY(shared);
         // The log row of the API request: tokens and the finish reason.
         QVERIFY(spinUntil(
-            [&] { return server_->log()->rows().last().path == QStringLiteral("/v1/completions"); },
+            [&] {
+                const LocalServerLogRow& last = server_->log()->rows().last();
+                return last.path == QStringLiteral("/v1/completions") && !last.running;
+            },
             5000));
         const LocalServerLogRow& row = server_->log()->rows().last();
         QCOMPARE(row.status, 200);
@@ -249,7 +252,8 @@ class TestAppLocalServer : public QObject {
         QVERIFY(spinUntil(
             [&] {
                 const auto& rows = server_->log()->rows();
-                return !rows.isEmpty() && rows.last().userAgent == QStringLiteral("quitter/2");
+                return !rows.isEmpty() && rows.last().userAgent == QStringLiteral("quitter/2") &&
+                       !rows.last().running;
             },
             10000));
         QCOMPARE(server_->log()->rows().last().finishReason, QStringLiteral("abort"));
