@@ -1429,6 +1429,10 @@ Updated %2</source>
 <context>
     <name>llmwb::LocalServerLog</name>
     <message>
+        <source>running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>%1 ms</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2290,6 +2294,10 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     </message>
     <message>
         <source>TTFT %1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 generated tokens (counted streamed chunks: the endpoint sent no usage)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

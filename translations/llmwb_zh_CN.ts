@@ -1473,6 +1473,10 @@ Updated %2</source>
 <context>
     <name>llmwb::LocalServerLog</name>
     <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
         <source>%1 ms</source>
         <translation>%1 毫秒</translation>
     </message>
@@ -2353,6 +2357,10 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     <message>
         <source>TTFT %1 ms</source>
         <translation>首词元延迟 %1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 generated tokens (counted streamed chunks: the endpoint sent no usage)</source>
+        <translation>生成 %1 个词元（按流式片段计数：端点未返回 usage）</translation>
     </message>
     <message>
         <source>%1 prompt + %2 generated tokens</source>

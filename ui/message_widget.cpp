@@ -310,7 +310,10 @@ QString MessageWidget::figuresText(const ChatMessage& m) {
         parts << tr("%1 tokens/s").arg(loc.toString(*m.tokensPerSecond, 'f', 1));
     if (m.ttftMs)
         parts << tr("TTFT %1 ms").arg(loc.toString(*m.ttftMs, 'f', 0));
-    if (m.promptTokens || m.completionTokens)
+    if (m.completionTokensCounted && m.completionTokens)
+        parts << tr("%1 generated tokens (counted streamed chunks: the endpoint sent no usage)")
+                     .arg(loc.toString(*m.completionTokens));
+    else if (m.promptTokens || m.completionTokens)
         parts << tr("%1 prompt + %2 generated tokens")
                      .arg(loc.toString(m.promptTokens.value_or(0)),
                           loc.toString(m.completionTokens.value_or(0)));

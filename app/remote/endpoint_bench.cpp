@@ -21,6 +21,28 @@ double since(Clock::time_point t0, Clock::time_point t) {
 
 } // namespace
 
+void put_server_figures(BenchResult& res, const std::optional<ServerFigures>& server) {
+    res.available = {};
+    res.available.engine = false; // the block pool, steps and batches are the server's own
+    res.available.kv_usage = server && server->mean_kv_usage && server->peak_kv_usage;
+    res.available.preemptions = server && server->preemptions;
+    res.available.prefix_cache =
+        server && server->prefix_cache_queries && server->prefix_cache_hits;
+    res.num_blocks = res.block_size = 0;
+    res.kv_waste_vs_contiguous = res.kv_waste_vs_allocated = res.contiguous_waste = 0;
+    res.steps = 0;
+    res.mean_batch_size = 0;
+    res.mean_kv_usage = res.available.kv_usage ? *server->mean_kv_usage : 0;
+    res.peak_kv_usage = res.available.kv_usage ? *server->peak_kv_usage : 0;
+    res.preemptions = res.available.preemptions ? *server->preemptions : 0;
+    res.prefix_cache_queries = res.available.prefix_cache ? *server->prefix_cache_queries : 0;
+    res.prefix_cache_hits = res.available.prefix_cache ? *server->prefix_cache_hits : 0;
+    res.prefix_cache_hit_rate = res.prefix_cache_queries > 0
+                                    ? static_cast<double>(res.prefix_cache_hits) /
+                                          static_cast<double>(res.prefix_cache_queries)
+                                    : 0;
+}
+
 Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchRequest>& requests,
                                             const EndpointBenchOptions& o) {
     const auto n = static_cast<int32_t>(requests.size());
@@ -222,17 +244,7 @@ Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchReque
             itls_ms.push_back(s * 1000.0);
     }
     put_request_figures(res, run.rows, run.token_s, itls_ms, o.percentiles);
-    if (run.server) {
-        const ServerFigures& f = *run.server;
-        res.mean_kv_usage = f.mean_kv_usage.value_or(0);
-        res.peak_kv_usage = f.peak_kv_usage.value_or(0);
-        res.preemptions = f.preemptions.value_or(0);
-        res.prefix_cache_queries = f.prefix_cache_queries.value_or(0);
-        res.prefix_cache_hits = f.prefix_cache_hits.value_or(0);
-        if (res.prefix_cache_queries > 0)
-            res.prefix_cache_hit_rate = static_cast<double>(res.prefix_cache_hits) /
-                                        static_cast<double>(res.prefix_cache_queries);
-    }
+    put_server_figures(res, run.server);
     return run;
 }
 

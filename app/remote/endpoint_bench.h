@@ -72,6 +72,10 @@ struct EndpointBenchRun {
     std::string metrics_error;
 };
 
+// Sets res's engine-side figures from what the server's /metrics gave (nullopt: no /metrics) and
+// marks the rest unavailable (res.available): an endpoint run never reports them as 0.
+void put_server_figures(BenchResult& res, const std::optional<ServerFigures>& server);
+
 // Errors: a bad endpoint URL. Failed requests are rows with an error (vLLM's "failed").
 Result<EndpointBenchRun> run_endpoint_bench(const std::vector<EndpointBenchRequest>& requests,
                                             const EndpointBenchOptions& options);

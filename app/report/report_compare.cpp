@@ -58,6 +58,14 @@ std::string percentile_word(double q) {
 std::vector<Figure> figures_for(const std::vector<const BenchRun*>& runs) {
     using R = const BenchRun&;
     auto always = [](auto f) { return [f](R r) -> std::optional<double> { return f(r.figures); }; };
+    // An engine-side figure: none (n/a) where the run could not measure it (an endpoint run).
+    auto when = [](bool BenchFigureAvailability::*has, auto f) {
+        return [has, f](R r) -> std::optional<double> {
+            if (!(r.figures.available.*has))
+                return std::nullopt;
+            return f(r.figures);
+        };
+    };
     std::vector<Figure> out = {
         {"request_throughput", "req/s", true,
          always([](const BenchResult& f) { return f.request_throughput; })},
@@ -107,17 +115,23 @@ std::vector<Figure> figures_for(const std::vector<const BenchRun*>& runs) {
         {"total_output_tokens", "", true,
          always([](const BenchResult& f) { return double(f.total_output_tokens); })},
         {"mean_kv_usage", "%", false,
-         always([](const BenchResult& f) { return f.mean_kv_usage * 100.0; })},
+         when(&BenchFigureAvailability::kv_usage,
+              [](const BenchResult& f) { return f.mean_kv_usage * 100.0; })},
         {"peak_kv_usage", "%", false,
-         always([](const BenchResult& f) { return f.peak_kv_usage * 100.0; })},
+         when(&BenchFigureAvailability::kv_usage,
+              [](const BenchResult& f) { return f.peak_kv_usage * 100.0; })},
         {"kv_waste_vs_allocated", "%", false,
-         always([](const BenchResult& f) { return f.kv_waste_vs_allocated * 100.0; })},
+         when(&BenchFigureAvailability::engine,
+              [](const BenchResult& f) { return f.kv_waste_vs_allocated * 100.0; })},
         {"prefix_cache_hit_rate", "%", true,
-         always([](const BenchResult& f) { return f.prefix_cache_hit_rate * 100.0; })},
+         when(&BenchFigureAvailability::prefix_cache,
+              [](const BenchResult& f) { return f.prefix_cache_hit_rate * 100.0; })},
         {"preemptions", "", false,
-         always([](const BenchResult& f) { return double(f.preemptions); })},
+         when(&BenchFigureAvailability::preemptions,
+              [](const BenchResult& f) { return double(f.preemptions); })},
         {"mean_batch_size", "", true,
-         always([](const BenchResult& f) { return f.mean_batch_size; })},
+         when(&BenchFigureAvailability::engine,
+              [](const BenchResult& f) { return f.mean_batch_size; })},
         {"spec_decode_acceptance_rate", "%", true,
          [](R r) -> std::optional<double> {
              if (!speculated(r))
@@ -134,6 +148,14 @@ std::vector<Figure> figures_for(const std::vector<const BenchRun*>& runs) {
     for (Figure& f : more)
         out.push_back(std::move(f));
     return out;
+}
+
+bool engine_side(std::string_view key) {
+    for (const char* k : {"mean_kv_usage", "peak_kv_usage", "kv_waste_vs_allocated",
+                          "prefix_cache_hit_rate", "preemptions", "mean_batch_size"})
+        if (key == k)
+            return true;
+    return false;
 }
 
 // Display width of UTF-8 text: East Asian wide characters count two columns.
@@ -230,7 +252,9 @@ std::vector<CompareRow> compare_runs(const std::vector<const BenchRun*>& runs) {
             any = any || v.has_value();
             row.values.push_back(v);
         }
-        if (!any)
+        // A figure no run has is left out, except the engine-side ones: a report of endpoint
+        // runs shows them as n/a (the server has them; this client could not see them).
+        if (!any && !engine_side(f.key))
             continue;
         const std::optional<double> v0 = row.values[0];
         for (const auto& v : row.values) {
@@ -355,20 +379,30 @@ std::string run_summary_text(const BenchRun& run) {
     }
     if (!run.sweep_setting.empty())
         out += line("Swept setting:", run.sweep_setting + " = " + format_value(run.sweep_value));
+    // Engine-side figures: "n/a" where the run could not measure them (an endpoint run).
+    const BenchFigureAvailability& av = f.available;
+    const std::string na = "n/a";
     out += line("KV blocks (block size):",
-                std::to_string(f.num_blocks) + " (" + std::to_string(f.block_size) + ")");
-    out += line("Mean KV usage (%):", fixed2(f.mean_kv_usage * 100.0));
-    out += line("Peak KV usage (%):", fixed2(f.peak_kv_usage * 100.0));
-    out += line("KV waste vs allocated (%):", fixed2(f.kv_waste_vs_allocated * 100.0));
-    out += line("KV waste vs contiguous (%):", fixed2(f.kv_waste_vs_contiguous * 100.0));
-    out += line("Contiguous preallocation waste (%):", fixed2(f.contiguous_waste * 100.0));
-    out += line("Prefix cache hit rate (%):", fixed2(f.prefix_cache_hit_rate * 100.0));
-    out += line("Prefix cache hits / queries:", std::to_string(f.prefix_cache_hits) + " / " +
-                                                    std::to_string(f.prefix_cache_queries));
-    out += line("Preemptions:", std::to_string(f.preemptions));
-    out += line("Engine steps:", std::to_string(f.steps));
-    out += line("Mean batch size:", fixed2(f.mean_batch_size));
-    out += std::string(50, '=') + "\n";
+                av.engine ? std::to_string(f.num_blocks) + " (" + std::to_string(f.block_size) + ")"
+                          : na);
+    out += line("Mean KV usage (%):", av.kv_usage ? fixed2(f.mean_kv_usage * 100.0) : na);
+    out += line("Peak KV usage (%):", av.kv_usage ? fixed2(f.peak_kv_usage * 100.0) : na);
+    out += line("KV waste vs allocated (%):",
+                av.engine ? fixed2(f.kv_waste_vs_allocated * 100.0) : na);
+    out += line("KV waste vs contiguous (%):",
+                av.engine ? fixed2(f.kv_waste_vs_contiguous * 100.0) : na);
+    out += line("Contiguous preallocation waste (%):",
+                av.engine ? fixed2(f.contiguous_waste * 100.0) : na);
+    out += line("Prefix cache hit rate (%):",
+                av.prefix_cache ? fixed2(f.prefix_cache_hit_rate * 100.0) : na);
+    out += line("Prefix cache hits / queries:", av.prefix_cache
+                                                    ? std::to_string(f.prefix_cache_hits) + " / " +
+                                                          std::to_string(f.prefix_cache_queries)
+                                                    : na);
+    out += line("Preemptions:", av.preemptions ? std::to_string(f.preemptions) : na);
+    out += line("Engine steps:", av.engine ? std::to_string(f.steps) : na);
+    out += line("Mean batch size:", av.engine ? fixed2(f.mean_batch_size) : na);
+    out.append(50, '=').push_back('\n');
     return out;
 }
 

@@ -172,6 +172,19 @@ class CellReader {
         }
         return static_cast<int32_t>(v);
     }
+    // An engine-only count: an empty cell where the run has no such figure (an endpoint run),
+    // an integer otherwise.
+    int32_t engine_int32(size_t i, bool available) {
+        if (failed())
+            return 0;
+        if (!available) {
+            if (!f_[i].empty())
+                fail(i, "'" + report_detail::printable(f_[i]) +
+                            "' where the run has no engine figures (empty expected)");
+            return 0;
+        }
+        return int32(i);
+    }
     void fail(size_t i, const std::string& why) {
         if (err_.empty())
             err_ = where_ + ": column " + cols_[i] + ": " + why;
@@ -239,8 +252,13 @@ std::string requests_csv(const std::vector<const BenchRun*>& runs) {
             out += std::to_string(k) + ',' + std::to_string(r.index) + ',' +
                    format_double(r.arrival_s) + ',' + format_double(r.first_token_s) + ',' +
                    format_double(r.finish_s) + ',' + std::to_string(r.input_tokens) + ',' +
-                   std::to_string(r.output_tokens) + ',' + std::to_string(r.preemptions) + ',' +
-                   std::to_string(r.prefix_hit_tokens) + ',';
+                   std::to_string(r.output_tokens) + ',';
+            // Engine-only: empty where the run could not see them (an endpoint run).
+            if (runs[k]->figures.available.engine)
+                out += std::to_string(r.preemptions) + ',' + std::to_string(r.prefix_hit_tokens);
+            else
+                out += ',';
+            out += ',';
             append_field(out, r.error);
             out += '\n';
         }
@@ -273,8 +291,9 @@ Status parse_requests_csv(std::string_view csv, std::vector<BenchRun>& runs) {
                         r.finish_s = c.number(4, -1, kBig);
                         r.input_tokens = c.int32(5);
                         r.output_tokens = c.int32(6);
-                        r.preemptions = c.int32(7);
-                        r.prefix_hit_tokens = c.int32(8);
+                        const bool engine = runs[run].figures.available.engine;
+                        r.preemptions = c.engine_int32(7, engine);
+                        r.prefix_hit_tokens = c.engine_int32(8, engine);
                         r.error = std::move(fields[9]);
                         if (!c.failed())
                             runs[run].requests.push_back(std::move(r));

@@ -309,19 +309,40 @@ template <class J> Result<BenchRun> parse_line(const J& j, const std::string& wh
     run.error = r.string("error");
     run.sweep_setting = r.string("sweep_setting");
     run.sweep_value = r.number("sweep_value", -kBig, kBig);
-    f.num_blocks = r.int32("num_blocks");
-    f.block_size = r.int32("block_size");
-    f.mean_kv_usage = r.number("mean_kv_usage", 0, 1);
-    f.peak_kv_usage = r.number("peak_kv_usage", 0, 1);
-    f.kv_waste_vs_contiguous = r.number("kv_waste_vs_contiguous", 0, kBig);
-    f.kv_waste_vs_allocated = r.number("kv_waste_vs_allocated", 0, 1);
-    f.contiguous_waste = r.number("contiguous_waste", 0, 1);
-    f.prefix_cache_queries = r.count("prefix_cache_queries");
-    f.prefix_cache_hits = r.count("prefix_cache_hits");
-    f.prefix_cache_hit_rate = r.number("prefix_cache_hit_rate", 0, 1);
-    f.preemptions = r.count("preemptions");
-    f.steps = r.count("steps");
-    f.mean_batch_size = r.number("mean_batch_size", 0, kBig);
+    // Engine-side figures: null where the run could not measure them (an endpoint run).
+    BenchFigureAvailability& av = f.available;
+    auto is_null = [&](const char* key) {
+        const auto it = j.find(key);
+        return it != j.end() && it->is_null();
+    };
+    for (const char* k : {"num_blocks", "block_size", "kv_waste_vs_contiguous",
+                          "kv_waste_vs_allocated", "contiguous_waste", "steps", "mean_batch_size"})
+        if (is_null(k))
+            av.engine = false;
+    av.kv_usage = !is_null("mean_kv_usage") && !is_null("peak_kv_usage");
+    av.preemptions = !is_null("preemptions");
+    av.prefix_cache = !is_null("prefix_cache_queries") && !is_null("prefix_cache_hits") &&
+                      !is_null("prefix_cache_hit_rate");
+    if (av.engine) {
+        f.num_blocks = r.int32("num_blocks");
+        f.block_size = r.int32("block_size");
+        f.kv_waste_vs_contiguous = r.number("kv_waste_vs_contiguous", 0, kBig);
+        f.kv_waste_vs_allocated = r.number("kv_waste_vs_allocated", 0, 1);
+        f.contiguous_waste = r.number("contiguous_waste", 0, 1);
+        f.steps = r.count("steps");
+        f.mean_batch_size = r.number("mean_batch_size", 0, kBig);
+    }
+    if (av.kv_usage) {
+        f.mean_kv_usage = r.number("mean_kv_usage", 0, 1);
+        f.peak_kv_usage = r.number("peak_kv_usage", 0, 1);
+    }
+    if (av.prefix_cache) {
+        f.prefix_cache_queries = r.count("prefix_cache_queries");
+        f.prefix_cache_hits = r.count("prefix_cache_hits");
+        f.prefix_cache_hit_rate = r.number("prefix_cache_hit_rate", 0, 1);
+    }
+    if (av.preemptions)
+        f.preemptions = r.count("preemptions");
     if (const J* a = r.array("per_request_ttft_ms", std::numeric_limits<size_t>::max())) {
         f.per_request_ttft_ms.reserve(a->size()); // the parsed array exists: no claimed count
         for (const auto& x : *a) {
@@ -426,19 +447,27 @@ oj run_results_json(const BenchRun& run) {
     j["metric_percentiles"] = std::move(jq);
     if (sp.num_drafts > 0 || sp.num_draft_tokens > 0)
         j["spec_decode_per_position_accepted_tokens"] = sp.accepted_per_pos;
-    j["num_blocks"] = f.num_blocks;
-    j["block_size"] = f.block_size;
-    j["mean_kv_usage"] = finite_or_zero(f.mean_kv_usage);
-    j["peak_kv_usage"] = finite_or_zero(f.peak_kv_usage);
-    j["kv_waste_vs_contiguous"] = finite_or_zero(f.kv_waste_vs_contiguous);
-    j["kv_waste_vs_allocated"] = finite_or_zero(f.kv_waste_vs_allocated);
-    j["contiguous_waste"] = finite_or_zero(f.contiguous_waste);
-    j["prefix_cache_queries"] = f.prefix_cache_queries;
-    j["prefix_cache_hits"] = f.prefix_cache_hits;
-    j["prefix_cache_hit_rate"] = finite_or_zero(f.prefix_cache_hit_rate);
-    j["preemptions"] = f.preemptions;
-    j["steps"] = f.steps;
-    j["mean_batch_size"] = finite_or_zero(f.mean_batch_size);
+    // Engine-side figures: null where the run could not measure them (never a fake 0).
+    const BenchFigureAvailability& av = f.available;
+    auto put = [&j](const char* key, bool available, auto value) {
+        if (available)
+            j[key] = value;
+        else
+            j[key] = nullptr;
+    };
+    put("num_blocks", av.engine, f.num_blocks);
+    put("block_size", av.engine, f.block_size);
+    put("mean_kv_usage", av.kv_usage, finite_or_zero(f.mean_kv_usage));
+    put("peak_kv_usage", av.kv_usage, finite_or_zero(f.peak_kv_usage));
+    put("kv_waste_vs_contiguous", av.engine, finite_or_zero(f.kv_waste_vs_contiguous));
+    put("kv_waste_vs_allocated", av.engine, finite_or_zero(f.kv_waste_vs_allocated));
+    put("contiguous_waste", av.engine, finite_or_zero(f.contiguous_waste));
+    put("prefix_cache_queries", av.prefix_cache, f.prefix_cache_queries);
+    put("prefix_cache_hits", av.prefix_cache, f.prefix_cache_hits);
+    put("prefix_cache_hit_rate", av.prefix_cache, finite_or_zero(f.prefix_cache_hit_rate));
+    put("preemptions", av.preemptions, f.preemptions);
+    put("steps", av.engine, f.steps);
+    put("mean_batch_size", av.engine, finite_or_zero(f.mean_batch_size));
     oj ttfts = oj::array();
     for (double v : f.per_request_ttft_ms)
         ttfts.push_back(finite_or_zero(v));

@@ -1,5 +1,6 @@
 // POST /v1/completions and /v1/chat/completions: parse -> prompt ids -> the length rule ->
 // submit n sequences -> a whole response, or SSE chunks as outputs arrive.
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -127,6 +128,30 @@ json whole_response(const Job& job, const std::vector<std::vector<SampledToken>>
     return out;
 }
 
+// best_of: of the sampled sequences, the n with the highest cumulative logprob, best first
+// (equal sums keep the sample order), as OpenAI's and vLLM's completions return them. The others
+// are dropped before the response and its usage (vLLM counts the returned outputs' tokens).
+void keep_best(Job& job, std::vector<std::vector<SampledToken>>& lps) {
+    std::vector<double> sum(job.choices.size(), 0.0);
+    for (size_t i = 0; i < lps.size(); ++i)
+        for (const SampledToken& t : lps[i])
+            sum[i] += static_cast<double>(t.logprob);
+    std::vector<size_t> order(job.choices.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return sum[a] > sum[b]; });
+    order.resize(static_cast<size_t>(job.common.n));
+    std::vector<Choice> choices;
+    std::vector<std::vector<SampledToken>> kept;
+    for (size_t i : order) {
+        choices.push_back(std::move(job.choices[i]));
+        kept.push_back(job.logprobs ? std::move(lps[i]) : std::vector<SampledToken>{});
+    }
+    job.choices = std::move(choices);
+    lps = std::move(kept);
+}
+
 void run_whole(Job& job, httplib::Response& res) {
     std::vector<std::vector<SampledToken>> lps(job.choices.size());
     std::vector<StreamEvent> events;
@@ -149,6 +174,8 @@ void run_whole(Job& job, httplib::Response& res) {
             }
         }
     }
+    if (job.common.best_of > job.common.n)
+        keep_best(job, lps);
     record_usage(job);
     send_json(res, 200, whole_response(job, lps));
 }
@@ -371,13 +398,17 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req, htt
     sub.prompt_ids = job->prompt;
     sub.client_address = req.remote_addr;
     sub.user_agent = req.get_header_value("User-Agent");
-    for (int32_t i = 0; i < job->common.n; ++i) {
+    // best_of > n: best_of sequences, ranked at the end by their tokens' logprobs.
+    const int32_t sequences = std::max(job->common.n, job->common.best_of);
+    for (int32_t i = 0; i < sequences; ++i) {
         SamplingParams p = params;
         if (p.seed)
             p.seed = *p.seed + static_cast<uint64_t>(i);
+        if (job->common.best_of > job->common.n)
+            p.logprobs = std::max(p.logprobs, 1);
         sub.choices.push_back(std::move(p));
     }
-    job->choices.resize(static_cast<size_t>(job->common.n));
+    job->choices.resize(static_cast<size_t>(sequences));
     if (timeout_s > 0)
         job->deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     SubmitRefusal refusal = SubmitRefusal::None;
@@ -403,6 +434,7 @@ void handle_generation(ServingBackend& backend, const httplib::Request& req, htt
         ;
     if (!*admitted)
         return send_error(res, bad_param("", admitted->message()));
+    log_generation_started(req, static_cast<int64_t>(job->prompt.size()));
     if (job->common.stream)
         run_stream(job, res);
     else

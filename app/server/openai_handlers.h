@@ -16,6 +16,8 @@ struct GenerationUsage {
     std::string finish_reason;
 };
 GenerationUsage& current_usage();
+// Tells the request log (if any) that this thread's generation was admitted and runs.
+void log_generation_started(const httplib::Request& req, int64_t prompt_tokens);
 
 // JSON bodies are dumped with invalid UTF-8 replaced (model text may hold partial characters).
 std::string dump(const nlohmann::ordered_json& j);

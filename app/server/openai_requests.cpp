@@ -70,11 +70,8 @@ std::optional<ApiError> parse_common(const json& j, GenerationRequest& r,
             if (auto e = get_int(v, "n", 1, kMaxChoices, r.n))
                 return e;
         } else if (key == "best_of") {
-            int32_t best_of = 0;
-            if (auto e = get_int(v, "best_of", 1, kMaxChoices, best_of))
+            if (auto e = get_int(v, "best_of", 1, kMaxChoices, r.best_of))
                 return e;
-            if (best_of != r.n && best_of != 1)
-                return bad_param("best_of", "best_of other than n is not supported");
         } else if (key == "stream") {
             if (auto e = get_bool(v, "stream", r.stream))
                 return e;
@@ -99,6 +96,17 @@ std::optional<ApiError> parse_common(const json& j, GenerationRequest& r,
     }
     if (!r.stream && j.contains("stream_options") && !j["stream_options"].is_null())
         return bad_param("stream_options", "stream_options is only allowed with stream: true");
+    if (r.best_of > 0) { // the keys come in any order: checked once all are read
+        if (r.best_of < r.n)
+            return bad_param("best_of", "best_of must be greater than or equal to n, got best_of " +
+                                            std::to_string(r.best_of) + " and n " +
+                                            std::to_string(r.n));
+        if (r.best_of > r.n && r.stream)
+            return bad_param("best_of", "best_of cannot be used with stream: true (the best are "
+                                        "known only at the end)");
+        if (r.best_of == r.n)
+            r.best_of = 0; // every sample is returned: plain n
+    }
     return std::nullopt;
 }
 
@@ -236,6 +244,8 @@ std::variant<ChatRequest, ApiError> parse_chat_request(const json& j) {
                          {"messages", "logprobs", "top_logprobs", "max_completion_tokens", "tools",
                           "tool_choice", "chat_template_kwargs", "add_generation_prompt"}))
         return *e;
+    if (r.best_of > 0)
+        return bad_param("best_of", "best_of other than n is only supported by /v1/completions");
     if (!j.contains("messages"))
         return bad_param("messages", "messages is required");
     auto msgs = parse_messages(j["messages"]);

@@ -36,6 +36,9 @@ inline constexpr int kMaxRequestJsonDepth = 64; // tool schemas nest a few dozen
 struct GenerationRequest {
     std::string model; // empty: not given (the served model)
     int32_t n = 1;
+    // Completions' best_of: best_of sequences are sampled and the n with the highest cumulative
+    // logprob returned (OpenAI's semantics: best_of >= n, not with stream). 0: not given (n).
+    int32_t best_of = 0;
     bool stream = false;
     bool include_usage = false; // stream_options.include_usage
     SamplingParams params;

@@ -1,5 +1,7 @@
 #include "app/server/openai_server.h"
 
+#include <atomic>
+
 #include <cstdio>
 
 #include <sys/socket.h>
@@ -21,15 +23,39 @@ namespace {
 // The request this handler thread serves, for the request log.
 struct RequestTrace {
     bool started = false;
+    uint64_t id = 0; // RequestLogEntry::id
     std::chrono::steady_clock::time_point start;
     std::chrono::system_clock::time_point arrived;
     GenerationUsage usage;
+    const std::function<void(const RequestLogEntry&)>* log = nullptr; // the server's, or null
 };
 thread_local RequestTrace t_trace;
+std::atomic<uint64_t> g_next_request_log_id{1};
+
+RequestLogEntry log_entry_of(const httplib::Request& req) {
+    RequestLogEntry e;
+    e.id = t_trace.id;
+    e.client_address = req.remote_addr;
+    e.client_port = req.remote_port;
+    e.user_agent = req.get_header_value("User-Agent");
+    e.method = req.method;
+    e.path = req.path;
+    return e;
+}
 } // namespace
 
 GenerationUsage& current_usage() {
     return t_trace.usage;
+}
+
+void log_generation_started(const httplib::Request& req, int64_t prompt_tokens) {
+    if (!t_trace.started || !t_trace.log)
+        return;
+    RequestLogEntry e = log_entry_of(req);
+    e.running = true;
+    e.time = t_trace.arrived;
+    e.prompt_tokens = prompt_tokens;
+    (*t_trace.log)(e);
 }
 
 std::string dump(const json& j) {
@@ -113,6 +139,8 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
     s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         t_trace = RequestTrace{};
         t_trace.started = true;
+        t_trace.id = g_next_request_log_id.fetch_add(1);
+        t_trace.log = options_.request_log ? &options_.request_log : nullptr;
         t_trace.start = std::chrono::steady_clock::now();
         t_trace.arrived = std::chrono::system_clock::now();
         if (!options_.allowed_origins.empty() && req.has_header("Origin")) {
@@ -185,12 +213,7 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServingMetrics* metrics)
 
     if (options_.request_log)
         s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-            RequestLogEntry e;
-            e.client_address = req.remote_addr;
-            e.client_port = req.remote_port;
-            e.user_agent = req.get_header_value("User-Agent");
-            e.method = req.method;
-            e.path = req.path;
+            RequestLogEntry e = log_entry_of(req);
             e.status = res.status;
             if (t_trace.started) {
                 e.time = t_trace.arrived;

@@ -35,8 +35,12 @@ class Server;
 
 namespace llmwb {
 
-// One answered HTTP request, for a request log (ServerOptions::request_log).
+// One HTTP request, for a request log (ServerOptions::request_log): a generation is reported
+// when it starts running (running = true, prompt tokens known) and again when it is answered,
+// with the same id; any other request once, when answered.
 struct RequestLogEntry {
+    uint64_t id = 0;      // unique per request while the process runs
+    bool running = false; // the start of a generation (status, completion, duration not yet)
     std::chrono::system_clock::time_point time; // when it arrived
     std::string client_address;                 // the peer's address
     int client_port = 0;
@@ -60,8 +64,8 @@ struct ServerOptions {
     int threads = 512; // HTTP worker threads (one per open connection)
     int read_timeout_s = 30, write_timeout_s = 30, keep_alive_timeout_s = 5;
     int request_timeout_s = 0; // a generation still running after this is aborted; 0: none
-    // Called on the handler's thread once each request is answered (streams: after the last
-    // chunk); null: no log. It must be quick and thread safe.
+    // Called on the handler's thread when a generation starts running and once each request is
+    // answered (streams: after the last chunk); null: no log. It must be quick and thread safe.
     std::function<void(const RequestLogEntry&)> request_log;
 };
 

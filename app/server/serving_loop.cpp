@@ -200,7 +200,7 @@ void ServingLoop::run() {
                 metrics_->observe_step(out, engine_);
             dispatch(out);
         }
-        engine_waiting_ = static_cast<int32_t>(engine_.scheduler().waiting().size());
+        engine_waiting_ = engine_.num_waiting_sequences();
     }
     // Calls that arrive from now on run on the caller's thread (with_engine checks running_);
     // the ones queued meanwhile run here.

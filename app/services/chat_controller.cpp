@@ -240,8 +240,10 @@ void ChatController::onFinished(const GenerationStats& stats) {
     if (it == active_.end() || (*it)->requestId != stats.requestId)
         return;
     GenerationFigures f;
-    f.promptTokens = stats.promptTokens;
+    if (!stats.completionTokensCounted) // counted chunks: the endpoint did not say its prompt's
+        f.promptTokens = stats.promptTokens;
     f.completionTokens = stats.completionTokens;
+    f.completionTokensCounted = stats.completionTokensCounted;
     f.finishReason = stats.finishReason;
     if (stats.completionTokens > 0) {
         f.ttftMs = stats.ttftMs;
@@ -286,6 +288,7 @@ void ChatController::finishActive(qint64 conversationId, MessageState state,
         u->message.state = state;
         u->message.promptTokens = f.promptTokens;
         u->message.completionTokens = f.completionTokens;
+        u->message.completionTokensCounted = f.completionTokensCounted;
         u->message.ttftMs = f.ttftMs;
         u->message.tokensPerSecond = f.tokensPerSecond;
         u->message.finishReason = f.finishReason;

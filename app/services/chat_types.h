@@ -49,6 +49,9 @@ struct ChatMessage {
     std::optional<qint64> completionTokens;
     std::optional<double> ttftMs;
     std::optional<double> tokensPerSecond;
+    // completionTokens counts the streamed chunks of an endpoint that sent no usage (stored in
+    // `sampling` as "completion_tokens_source": "streamed_chunks"), not the server's count.
+    bool completionTokensCounted = false;
     QDateTime created;
     MessageState state = MessageState::Complete;
     // Why the answer ended (None: unknown — a message of an older database, or not an answer).
@@ -62,6 +65,7 @@ struct GenerationFigures {
     std::optional<qint64> completionTokens;
     std::optional<double> ttftMs;
     std::optional<double> tokensPerSecond;
+    bool completionTokensCounted = false; // ChatMessage::completionTokensCounted
     FinishReason finishReason = FinishReason::None;
     QString error; // a failed generation: the message shown to the user (stored with it)
 };

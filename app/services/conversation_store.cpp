@@ -17,6 +17,11 @@ qint64 nowMs() {
     return QDateTime::currentMSecsSinceEpoch();
 }
 
+// A message whose completion tokens are counted streamed chunks (an endpoint without usage)
+// says so in its stored sampling object.
+constexpr const char* kTokenCountSourceKey = "completion_tokens_source";
+constexpr const char* kCountedChunks = "streamed_chunks";
+
 QString toJsonText(const QJsonObject& o) {
     return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
 }
@@ -94,6 +99,8 @@ ChatMessage readMessage(const QSqlQuery& q) {
     m.content = q.value(3).toString();
     m.model = q.value(4).toString();
     m.sampling = fromJsonText(q.value(5).toString());
+    m.completionTokensCounted = m.sampling.value(QLatin1String(kTokenCountSourceKey)).toString() ==
+                                QLatin1String(kCountedChunks);
     m.promptTokens = optionalInt(q.value(6));
     m.completionTokens = optionalInt(q.value(7));
     m.ttftMs = optionalDouble(q.value(8));
@@ -348,6 +355,21 @@ bool ConversationStore::finishMessage(qint64 id, MessageState state, const Gener
     q.addBindValue(id);
     if (!q.exec())
         return fail(q.lastError().text());
+    if (f.completionTokensCounted) { // said in the message's stored sampling object
+        QSqlQuery s(db_.connection());
+        s.prepare(QStringLiteral("SELECT sampling FROM messages WHERE id = ?"));
+        s.addBindValue(id);
+        if (!s.exec() || !s.next())
+            return fail(s.lastError().text());
+        QJsonObject sampling = fromJsonText(s.value(0).toString());
+        sampling[QLatin1String(kTokenCountSourceKey)] = QLatin1String(kCountedChunks);
+        QSqlQuery u(db_.connection());
+        u.prepare(QStringLiteral("UPDATE messages SET sampling = ? WHERE id = ?"));
+        u.addBindValue(toJsonText(sampling));
+        u.addBindValue(id);
+        if (!u.exec())
+            return fail(u.lastError().text());
+    }
     return q.numRowsAffected() == 1 || fail(tr("no message %1").arg(id));
 }
 
@@ -563,7 +585,11 @@ QString ConversationStore::exportMarkdown(qint64 conversationId) {
         if (m.promptTokens)
             figures << QStringLiteral("%1 prompt tokens").arg(*m.promptTokens);
         if (m.completionTokens)
-            figures << QStringLiteral("%1 completion tokens").arg(*m.completionTokens);
+            figures << (m.completionTokensCounted
+                            ? QStringLiteral("%1 completion tokens (counted streamed chunks: the "
+                                             "endpoint sent no usage)")
+                            : QStringLiteral("%1 completion tokens"))
+                           .arg(*m.completionTokens);
         if (m.ttftMs)
             figures << QStringLiteral("TTFT %1 ms").arg(*m.ttftMs, 0, 'f', 0);
         if (m.tokensPerSecond)
@@ -609,6 +635,8 @@ QByteArray ConversationStore::exportJson(qint64 conversationId) {
             o[QStringLiteral("prompt_tokens")] = *m.promptTokens;
         if (m.completionTokens)
             o[QStringLiteral("completion_tokens")] = *m.completionTokens;
+        if (m.completionTokens && m.completionTokensCounted)
+            o[QLatin1String(kTokenCountSourceKey)] = QLatin1String(kCountedChunks);
         if (m.ttftMs)
             o[QStringLiteral("ttft_ms")] = *m.ttftMs;
         if (m.tokensPerSecond)

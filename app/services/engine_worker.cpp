@@ -478,7 +478,7 @@ void EngineWorker::runStep() {
     recordStep(out);
     if (ServingMetrics* m = server_->metrics())
         m->observe_step(out, engine);
-    server_->setEngineWaiting(int32_t(engine.scheduler().waiting().size()));
+    server_->setEngineWaiting(engine.num_waiting_sequences());
     for (RequestOutput& o : out.outputs) {
         if (think_ && thinkOutput(o))
             continue; // a Think harder sample (engine_worker_think.cpp)

@@ -84,23 +84,20 @@ void EngineWorker::serveQueued() {
         emitView();
     }
     servedAbortPending_ = false;
-    server_->setEngineWaiting(int32_t(engine.scheduler().waiting().size()));
+    server_->setEngineWaiting(engine.num_waiting_sequences());
 }
 
 void EngineWorker::admitServed(WorkerServingBackend::Pending& p) {
     Engine& engine = *model_->serving;
-    std::vector<RequestId> ids;
-    for (const SamplingParams& params : p.submission.choices) {
-        auto id = engine.add_request(p.submission.prompt_ids, params);
-        if (!id) {
-            for (RequestId done : ids)
-                engine.abort(done); // never ran a step: not a finished request for metrics
-            p.stream->refuse(id.message());
-            server_->release(p.stream.get());
-            return;
-        }
-        ids.push_back(*id);
+    // n > 1: one prefill, the choices forked from it (as ServingLoop::admit). The group is
+    // refused whole: no choice is added when one is invalid.
+    auto added = engine.add_request_group(p.submission.prompt_ids, p.submission.choices);
+    if (!added) {
+        p.stream->refuse(added.message());
+        server_->release(p.stream.get());
+        return;
     }
+    const std::vector<RequestId>& ids = *added;
     const QString label = clientLabel(p.submission);
     for (size_t i = 0; i < ids.size(); ++i) {
         auto* a = new Active;

@@ -53,6 +53,9 @@ struct GenerationStats {
     qint64 conversationId = 0;
     qint64 promptTokens = 0;
     qint64 completionTokens = 0;
+    // A remote endpoint that sent no usage: completionTokens counts the streamed text chunks
+    // (promptTokens is unknown, 0).
+    bool completionTokensCounted = false;
     double ttftMs = 0;
     double tokensPerSecond = 0; // decode rate
     double totalMs = 0;

@@ -24,6 +24,8 @@ constexpr int kHttpThreads = 128;
 
 LocalServerLogRow toRow(const RequestLogEntry& e) {
     LocalServerLogRow r;
+    r.id = e.id;
+    r.running = e.running;
     r.time = QDateTime::fromMSecsSinceEpoch(
         std::chrono::duration_cast<std::chrono::milliseconds>(e.time.time_since_epoch()).count());
     r.clientAddress = QString::fromStdString(e.client_address);

@@ -7,6 +7,13 @@ namespace llmwb {
 LocalServerLog::LocalServerLog(QObject* parent) : QAbstractTableModel(parent) {}
 
 void LocalServerLog::append(const LocalServerLogRow& row) {
+    if (row.id != 0)
+        for (int i = int(rows_.size()) - 1; i >= 0; --i)
+            if (rows_[i].id == row.id) { // the end of a request whose start is shown
+                rows_[i] = row;
+                emit dataChanged(index(i, 0), index(i, ColumnCount - 1));
+                return;
+            }
     if (rows_.size() >= kMaxRows) {
         const int drop = int(rows_.size()) - kMaxRows + 1;
         beginRemoveRows({}, 0, drop - 1);
@@ -56,7 +63,7 @@ QVariant LocalServerLog::data(const QModelIndex& index, int role) const {
     case Request:
         return r.method + QLatin1Char(' ') + r.path;
     case Status:
-        return r.status;
+        return r.running ? QVariant() : QVariant(r.status);
     case PromptTokens:
         return r.promptTokens >= 0 ? loc.toString(r.promptTokens) : QString();
     case CompletionTokens:
@@ -64,7 +71,7 @@ QVariant LocalServerLog::data(const QModelIndex& index, int role) const {
     case Duration:
         return r.durationMs > 0 ? tr("%1 ms").arg(loc.toString(r.durationMs, 'f', 0)) : QString();
     case Finish:
-        return r.finishReason;
+        return r.running ? tr("running") : r.finishReason;
     default:
         return {};
     }

@@ -1,5 +1,6 @@
 // LocalServerLog: the Local server's live request log as a table model (GUI thread) — one row
-// per answered HTTP request, newest last, at most kMaxRows (the oldest go first).
+// per HTTP request, newest last, at most kMaxRows (the oldest go first). A generation's row
+// appears when it starts running (finish "running") and is updated when it is answered.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -10,7 +11,9 @@
 namespace llmwb {
 
 struct LocalServerLogRow {
-    QDateTime time; // arrival
+    quint64 id = 0;       // the server's request id (RequestLogEntry::id); 0: none
+    bool running = false; // started, not answered yet
+    QDateTime time;       // arrival
     QString clientAddress;
     int clientPort = 0;
     QString userAgent, method, path;
@@ -39,6 +42,7 @@ class LocalServerLog : public QAbstractTableModel {
 
     explicit LocalServerLog(QObject* parent = nullptr);
 
+    // Appends `row`, or updates the row of the same request (id) when it has one.
     void append(const LocalServerLogRow& row);
     void clear();
     const QVector<LocalServerLogRow>& rows() const { return rows_; }

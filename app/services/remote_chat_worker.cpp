@@ -200,6 +200,7 @@ void RemoteChatWorker::run(std::shared_ptr<Job> job) {
     // Without usage, each streamed piece of text counts as one token (as vLLM's bench counts
     // chunks; a chat stream's role-only first chunk is not counted).
     st.completionTokens = c.usage ? c.usage->completion_tokens : textChunks;
+    st.completionTokensCounted = !c.usage; // stored and shown as counted, not the server's
     st.promptTokens = c.usage ? c.usage->prompt_tokens : 0;
     st.ttftMs = c.ttft_s * 1000.0;
     st.totalMs = c.latency_s * 1000.0;

@@ -44,7 +44,22 @@ struct LatencyStats {
 LatencyStats latency_stats(std::vector<double> values_ms,
                            const std::vector<double>& percentiles = {99});
 
+// Which engine-side figures a run has. An in-process run has all of them; a run against an HTTP
+// endpoint has none of the engine's internals (block pool, steps, batch sizes, a request's
+// preemptions and prefix hits) and KV usage, preemptions and prefix-cache counters only where
+// the server's /metrics gave them. Report writers show a missing figure as null (JSON), an empty
+// cell (CSV) or "n/a" (HTML, text, comparisons), never as 0.
+struct BenchFigureAvailability {
+    bool engine = true;       // num_blocks, block_size, kv_waste_*, contiguous_waste, steps,
+                              // mean_batch_size; requests' preemptions and prefix_hit_tokens
+    bool kv_usage = true;     // mean_kv_usage, peak_kv_usage
+    bool preemptions = true;  // preemptions (the run's total)
+    bool prefix_cache = true; // prefix_cache_queries, prefix_cache_hits, prefix_cache_hit_rate
+    bool operator==(const BenchFigureAvailability&) const = default;
+};
+
 struct BenchResult {
+    BenchFigureAvailability available;
     int32_t completed = 0;
     int32_t failed = 0; // requests that ended with an error or were cancelled
     // The load asked for (vLLM's request_rate, burstiness, max_concurrency): rate inf = all at

@@ -158,6 +158,9 @@ class Engine {
     bool abort(RequestId id);
     bool has_unfinished() const { return scheduler_->has_unfinished(); }
     int32_t num_unfinished() const { return static_cast<int32_t>(requests_.size()); }
+    // Sequences waiting to be scheduled: a group whose prompt is not prefilled yet counts its
+    // unforked choices (the server's waiting limit counts sequences, not requests).
+    int32_t num_waiting_sequences() const;
 
     void snapshot(EngineSnapshot& out) const;
     EngineSnapshot snapshot() const;

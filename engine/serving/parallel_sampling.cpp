@@ -175,6 +175,15 @@ void Engine::fork_group(Request& prefill, const float* logits, int32_t device_id
     requests_.erase(prefill.id); // prefill is gone
 }
 
+int32_t Engine::num_waiting_sequences() const {
+    int32_t n = 0;
+    for (const Request* r : scheduler_->waiting()) {
+        const auto g = groups_.find(r->id);
+        n += g == groups_.end() ? 1 : static_cast<int32_t>(g->second.size());
+    }
+    return n;
+}
+
 bool Engine::abort_group_choice(RequestId id) {
     for (auto& [prefill_id, choices] : groups_) {
         auto c = std::find_if(choices.begin(), choices.end(),

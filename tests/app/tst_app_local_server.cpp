@@ -208,7 +208,10 @@ class TestAppLocalServer : public QObject {
         QVERIFY(shared);
         // The log row of the API request: tokens and the finish reason.
         QVERIFY(spinUntil(
-            [&] { return server_->log()->rows().last().path == QStringLiteral("/v1/completions"); },
+            [&] {
+                const LocalServerLogRow& last = server_->log()->rows().last();
+                return last.path == QStringLiteral("/v1/completions") && !last.running;
+            },
             5000));
         const LocalServerLogRow& row = server_->log()->rows().last();
         QCOMPARE(row.status, 200);
@@ -249,7 +252,8 @@ class TestAppLocalServer : public QObject {
         QVERIFY(spinUntil(
             [&] {
                 const auto& rows = server_->log()->rows();
-                return !rows.isEmpty() && rows.last().userAgent == QStringLiteral("quitter/2");
+                return !rows.isEmpty() && rows.last().userAgent == QStringLiteral("quitter/2") &&
+                       !rows.last().running;
             },
             10000));
         QCOMPARE(server_->log()->rows().last().finishReason, QStringLiteral("abort"));
@@ -285,17 +289,22 @@ class TestAppLocalServer : public QObject {
         QCOMPARE(again.get().status, 200);
     }
 
-    void nChoicesRunAsSeparateRequests() {
+    // n > 1 runs as one group (Engine::add_request_group): the prompt is prefilled once and
+    // the choices forked from it; choice i samples with seed + i, as a single request would.
+    void nChoicesShareOnePrefill() {
+        // The earlier requests' last steps reach the test thread first.
+        QVERIFY(spinUntil([&] { return worker_->servingBackend()->numLive() == 0; }, 5000));
+        QTest::qWait(500);
         views_.clear();
         auto f = postAsync(port(), "/v1/completions",
-                           R"({"prompt":"Two ways","n":2,"max_tokens":500,"ignore_eos":true,
+                           R"({"prompt":"Two ways","n":2,"max_tokens":200,"ignore_eos":true,
                                "temperature":0.8,"seed":5})");
         QVERIFY(spinUntil([&] { return ready(f); }, 30000));
         const Reply r = f.get();
         QCOMPARE(r.status, 200);
         const json j = json::parse(r.body);
         QCOMPARE(j["choices"].size(), size_t(2));
-        QCOMPARE(j["usage"]["completion_tokens"].get<int>(), 1000);
+        QCOMPARE(j["usage"]["completion_tokens"].get<int>(), 400);
         // Two engine requests, labelled as the same client's two choices.
         QSet<QString> labels;
         for (const ViewFacts& v : std::as_const(views_))
@@ -304,7 +313,59 @@ class TestAppLocalServer : public QObject {
         QVERIFY2(labels.contains(QStringLiteral("API · tst-agent/1.0 · 127.0.0.1 · n0")) &&
                      labels.contains(QStringLiteral("API · tst-agent/1.0 · 127.0.0.1 · n1")),
                  qPrintable(QStringList(labels.values()).join(", ")));
+        // The prompt's tokens were computed once, not once per choice.
+        int prefilled = 0;
+        for (const ViewFacts& v : std::as_const(views_))
+            for (const StepRecord& st : v.steps)
+                for (const StepSegment& seg : st.segments)
+                    if (seg.prefill)
+                        prefilled += seg.tokens;
+        QCOMPARE(prefilled, j["usage"]["prompt_tokens"].get<int>());
         QVERIFY(spinUntil([&] { return worker_->servingBackend()->numLive() == 0; }, 5000));
+        // Choice 1 is the single request with seed 6.
+        auto single = postAsync(port(), "/v1/completions",
+                                R"({"prompt":"Two ways","max_tokens":200,"ignore_eos":true,
+                                    "temperature":0.8,"seed":6})");
+        QVERIFY(spinUntil([&] { return ready(single); }, 60000));
+        const Reply one = single.get();
+        QCOMPARE(one.status, 200);
+        QCOMPARE(json::parse(one.body)["choices"][0]["text"], j["choices"][1]["text"]);
+        QVERIFY(spinUntil([&] { return worker_->servingBackend()->numLive() == 0; }, 5000));
+    }
+
+    // The request log: a generation's row appears when it starts ("running", its prompt
+    // tokens) and the same row is updated when it is answered.
+    void logRowAppearsWhenARequestStarts() {
+        QVERIFY(spinUntil([&] { return worker_->servingBackend()->numLive() == 0; }, 5000));
+        LocalServerLog* log = server_->log();
+        const int before = log->rowCount();
+        auto api = postAsync(port(), "/v1/completions",
+                             R"({"prompt":"Start logging","max_tokens":1500,"ignore_eos":true})",
+                             "log-watcher/1");
+        QVERIFY(spinUntil([&] { return log->rowCount() == before + 1; }, 20000));
+        const int at = before >= LocalServerLog::kMaxRows ? log->rowCount() - 1 : before;
+        const LocalServerLogRow started = log->rows()[at];
+        QVERIFY(!ready(api)); // still generating
+        QVERIFY(started.running);
+        QVERIFY(started.id != 0);
+        QCOMPARE(started.userAgent, QStringLiteral("log-watcher/1"));
+        QCOMPARE(started.path, QStringLiteral("/v1/completions"));
+        QVERIFY(started.promptTokens > 0);
+        QCOMPARE(log->data(log->index(at, LocalServerLog::Finish)).toString(),
+                 QStringLiteral("running"));
+        QVERIFY(log->data(log->index(at, LocalServerLog::Status)).toString().isEmpty());
+        QVERIFY(spinUntil([&] { return ready(api); }, 120000));
+        QCOMPARE(api.get().status, 200);
+        QVERIFY(spinUntil([&] { return !log->rows()[at].running; }, 5000));
+        QCOMPARE(log->rowCount(), before + 1); // updated, not a second row
+        const LocalServerLogRow& done = log->rows()[at];
+        QCOMPARE(done.id, started.id);
+        QCOMPARE(done.status, 200);
+        QCOMPARE(done.completionTokens, qint64(1500));
+        QCOMPARE(done.finishReason, QStringLiteral("length"));
+        QVERIFY(done.durationMs > 0);
+        QCOMPARE(log->data(log->index(at, LocalServerLog::Finish)).toString(),
+                 QStringLiteral("length"));
     }
 
     void portInUseIsExplained() {

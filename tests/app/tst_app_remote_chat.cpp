@@ -169,6 +169,8 @@ class TestAppRemoteChat : public QObject {
         if (m->finishReason == FinishReason::Length)
             QCOMPARE(*m->completionTokens, 12);
         QVERIFY(m->promptTokens && *m->promptTokens > 0);
+        QVERIFY(!m->completionTokensCounted); // the server's usage (stream_options asked for it)
+        QVERIFY(!m->sampling.contains(QStringLiteral("completion_tokens_source")));
         QVERIFY(m->ttftMs && *m->ttftMs > 0);
         QVERIFY(m->tokensPerSecond && *m->tokensPerSecond > 0);
         std::string why;
@@ -198,6 +200,18 @@ class TestAppRemoteChat : public QObject {
         QVERIFY(m->completionTokens);
         QCOMPARE(*m->completionTokens, 5);      // five token chunks
         QVERIFY(m->ttftMs && *m->ttftMs >= 90); // the fake waits 100 ms before the first
+        // Stored as counted, not the server's count; the prompt's tokens unknown (not 0).
+        QVERIFY(m->completionTokensCounted);
+        QVERIFY(!m->promptTokens);
+        QCOMPARE(m->sampling.value(QStringLiteral("completion_tokens_source")).toString(),
+                 QStringLiteral("streamed_chunks"));
+        // Exported saying so.
+        const QByteArray json = store_->exportJson(m->conversationId);
+        QVERIFY2(json.contains("\"completion_tokens_source\": \"streamed_chunks\""),
+                 json.constData());
+        const QString md = store_->exportMarkdown(m->conversationId);
+        QVERIFY2(md.contains(QStringLiteral("5 completion tokens (counted streamed chunks")),
+                 qPrintable(md));
     }
 
     void refusedKeyIsAnErrorInTheBubble() {

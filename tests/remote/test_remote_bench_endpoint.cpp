@@ -122,6 +122,47 @@ MT_TEST(endpointRunHasTheKeysOfALocalRun) {
         MT_CHECK_MSG(std::filesystem::exists(dir.file(std::string("ep-report/") + f)), "%s", f);
     MT_COMPARE(first_line(dir.file("ep-report/requests.csv")),
                first_line(dir.file("local-report/requests.csv")));
+
+    // The benchmark report: what an endpoint cannot give is null / empty / n/a, never 0.
+    const Json rr = Json::parse(first_line(dir.file("ep-report/results.json")), nullptr, false);
+    MT_REQUIRE(rr.is_object());
+    for (const char* k : {"num_blocks", "block_size", "kv_waste_vs_contiguous",
+                          "kv_waste_vs_allocated", "contiguous_waste", "steps", "mean_batch_size"})
+        MT_CHECK_MSG(rr.contains(k) && rr[k].is_null(), "results.json %s: %s", k,
+                     rr.value(k, Json()).dump().c_str());
+    MT_COMPARE(rr["preemptions"], Json(0)); // the fake's /metrics has the counter
+    MT_COMPARE(rr["prefix_cache_queries"], Json(0));
+    MT_CHECK(rr["mean_kv_usage"].is_null() || rr["mean_kv_usage"] == Json(0.42));
+    const Json lr0 = Json::parse(first_line(dir.file("local-report/results.json")), nullptr, false);
+    MT_REQUIRE(lr0.is_object());
+    MT_CHECK(lr0["num_blocks"].is_number_integer() && lr0["num_blocks"].get<int>() > 0);
+    const std::string csv = mini_test::read_file(dir.file("ep-report/requests.csv")).value_or("");
+    const std::string row1 =
+        csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
+    MT_CHECK_MSG(row1.size() > 3 && row1.substr(row1.size() - 3) == ",,,",
+                 "requests.csv row without engine cells: %s", row1.c_str());
+
+    Run show = run_llmwb(dir, "report show '" + dir.file("ep-report") + "'");
+    MT_REQUIRE_MSG(show.status == 0, "report show: %s", show.err.c_str());
+    std::snprintf(line, sizeof line, "%-40s n/a", "Engine steps:");
+    MT_CHECK_MSG(show.out.find(line) != std::string::npos, "%s", show.out.c_str());
+    std::snprintf(line, sizeof line, "%-40s n/a", "KV blocks (block size):");
+    MT_CHECK(show.out.find(line) != std::string::npos);
+    Run cmp = run_llmwb(dir, "report compare '" + dir.file("local-report") + "' '" +
+                                 dir.file("ep-report") + "'");
+    MT_REQUIRE_MSG(cmp.status == 0, "report compare: %s", cmp.err.c_str());
+    std::printf("%s", cmp.out.c_str());
+    const size_t at = cmp.out.find("\nmean_batch_size");
+    MT_REQUIRE_MSG(at != std::string::npos, "%s", cmp.out.c_str());
+    const std::string row = cmp.out.substr(at + 1, cmp.out.find('\n', at + 1) - at - 1);
+    // The local run's value, then n/a for the endpoint and n/a as the difference.
+    MT_CHECK_MSG(row.size() > 12 && row.substr(row.size() - 3) == "n/a" &&
+                     row.find("n/a") < row.size() - 3,
+                 "mean_batch_size row: %s", row.c_str());
+    const std::string html = mini_test::read_file(dir.file("ep-report/report.html")).value_or("");
+    const size_t h = html.find(">mean_batch_size<");
+    MT_REQUIRE(h != std::string::npos);
+    MT_CHECK(html.substr(h, 60).find("<td>n/a</td>") != std::string::npos);
 }
 
 MT_TEST(chatEndpointAndVllmSpelling) {

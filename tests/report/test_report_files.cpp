@@ -3,6 +3,7 @@
 // hostile input (each naming the file, the line and the reason).
 #include <random>
 
+#include "app/report/report_compare.h"
 #include "app/report/report_files.h"
 #include "app/report/report_text.h"
 #include "report/report_fixture.h"
@@ -507,3 +508,104 @@ MT_TEST(crlfCsvIsRead) {
 }
 
 MINI_TEST_MAIN()
+
+// An endpoint run: engine-side figures it could not see are null in results.json, empty cells
+// in requests.csv, "n/a" in the summary and the comparison, and read back as unavailable.
+MT_TEST(endpointRunWritesUnavailableFiguresAsNull) {
+    BenchReport rep = make_report();
+    BenchResult& f = rep.runs[1].figures;
+    f.available.engine = false;
+    f.available.kv_usage = false;
+    f.available.prefix_cache = false; // preemptions: the server's /metrics had them
+    // What an endpoint run has in them (remote::put_server_figures): zeros that are never shown.
+    f.num_blocks = f.block_size = 0;
+    f.steps = 0;
+    f.mean_kv_usage = f.peak_kv_usage = 0;
+    f.kv_waste_vs_contiguous = f.kv_waste_vs_allocated = f.contiguous_waste = 0;
+    f.prefix_cache_queries = f.prefix_cache_hits = 0;
+    f.prefix_cache_hit_rate = 0;
+    f.mean_batch_size = 0;
+    rep.runs[1].steps.clear();
+    for (BenchRequestRow& q : rep.runs[1].requests)
+        q.preemptions = q.prefix_hit_tokens = 0; // what a reader gets back from empty cells
+    const ReportFiles files = report_files(rep);
+    ReportFiles copy = files;
+    const auto lines = result_lines(copy);
+    for (const char* k :
+         {"num_blocks", "block_size", "mean_kv_usage", "peak_kv_usage", "kv_waste_vs_contiguous",
+          "kv_waste_vs_allocated", "contiguous_waste", "prefix_cache_queries", "prefix_cache_hits",
+          "prefix_cache_hit_rate", "steps", "mean_batch_size"}) {
+        MT_CHECK_MSG(lines[1][k].is_null(), "run 1 %s = %s", k, lines[1][k].dump().c_str());
+        MT_CHECK_MSG(!lines[0][k].is_null(), "run 0 %s is null", k);
+    }
+    MT_COMPARE(lines[1]["preemptions"].get<int64_t>(), f.preemptions);
+
+    const std::string& csv = file_of(copy, kReportRequests);
+    MT_CHECK(csv.find("\n1,0,") != std::string::npos);
+    for (size_t at = csv.find("\n1,"); at != std::string::npos; at = csv.find("\n1,", at + 1)) {
+        const std::string row = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+        // index..output_tokens, then two empty engine cells, then the (empty) error.
+        MT_CHECK_MSG(row.size() > 3 && row.substr(row.size() - 3) == ",,,", "%s", row.c_str());
+    }
+
+    auto back = parse_report_files(files);
+    MT_REQUIRE_MSG(back.ok(), back.ok() ? "" : back.message());
+    MT_CHECK(back->runs[1].figures.available == f.available);
+    MT_CHECK(back->runs[0].figures.available == BenchFigureAvailability{});
+    check_same_run(back->runs[1], rep.runs[1]);
+    const ReportFiles again = report_files(*back);
+    for (size_t i = 1; i < files.size(); ++i)
+        MT_COMPARE(again[i].second, files[i].second);
+
+    const std::string text = run_summary_text(back->runs[1]);
+    for (const char* label : {"KV blocks (block size):", "Mean KV usage (%):", "Engine steps:",
+                              "Mean batch size:", "Prefix cache hit rate (%):"}) {
+        char want[96];
+        std::snprintf(want, sizeof want, "%-40s n/a\n", label);
+        MT_CHECK_MSG(text.find(want) != std::string::npos, "%s", label);
+    }
+    char pre[96];
+    std::snprintf(pre, sizeof pre, "%-40s %lld\n",
+                  "Preemptions:", static_cast<long long>(f.preemptions));
+    MT_CHECK(text.find(pre) != std::string::npos);
+
+    // A comparison local vs endpoint: the value, n/a, and no difference.
+    const std::vector<const BenchRun*> runs = {&back->runs[0], &back->runs[1]};
+    bool seen = false;
+    for (const CompareRow& row : compare_runs(runs)) {
+        if (row.key != "mean_batch_size" && row.key != "mean_kv_usage")
+            continue;
+        seen = true;
+        MT_CHECK(row.values[0].has_value());
+        MT_CHECK(!row.values[1].has_value());
+        MT_CHECK(!row.diff_pct[1].has_value());
+    }
+    MT_CHECK(seen);
+    // Only endpoint runs: the engine-side rows are still there, all n/a.
+    const std::vector<const BenchRun*> only = {&back->runs[1]};
+    bool batch_row = false;
+    for (const CompareRow& row : compare_runs(only))
+        if (row.key == "mean_batch_size")
+            batch_row = !row.values[0].has_value();
+    MT_CHECK(batch_row);
+}
+
+MT_TEST(engineCellsOfAnEndpointRunMustBeEmpty) {
+    BenchReport rep = make_report();
+    rep.runs[0].figures.available.engine = false;
+    rep.runs[0].steps.clear();
+    ReportFiles files = report_files(rep);
+    std::string& csv = file_of(files, kReportRequests);
+    const size_t at = csv.find("\n0,0,");
+    MT_REQUIRE(at != std::string::npos);
+    const size_t end = csv.find('\n', at + 1);
+    csv.replace(end - 1, 1, "0,"); // "...,64,,," -> "...,64,,0,": a fake 0 for its prefix hits
+    CHECK_ERROR_HAS(files, "column prefix_hit_tokens: '0' where the run has no engine figures");
+    // And an engine run's empty cell is not a number.
+    ReportFiles good = report_files(make_report());
+    std::string& csv2 = file_of(good, kReportRequests);
+    const size_t at2 = csv2.find("\n0,0,");
+    const size_t end2 = csv2.find('\n', at2 + 1);
+    csv2.replace(end2 - 4, 4, ",0,"); // "...,64,1,0," -> "...,64,,0,"
+    CHECK_ERROR_HAS(good, "column preemptions: '' is not an integer");
+}

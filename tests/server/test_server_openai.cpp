@@ -6,9 +6,11 @@
 #include <random>
 #include <thread>
 
+#include "app/server/openai_handlers.h"
 #include "app/server/openai_tool_calls.h"
 #include "engine/model/demo_model.h"
 #include "engine/serving/generation.h"
+#include "engine/serving/parallel_sampling.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "server_fixture.h"
 
@@ -157,6 +159,12 @@ std::vector<BadRow> bad_rows() {
          "top_logprobs"},
         {"tool_choice", ch, "{" + msgs + R"(,"tool_choice":"required"})", "tool_choice"},
         {"tools_shape", ch, "{" + msgs + R"(,"tools":[{"type":"function"}]})", "tools[0]"},
+        {"best_of_below_n", c, R"({"best_of":2,"prompt":"a","n":3})", "best_of"},
+        {"best_of_stream", c, R"({"prompt":"a","best_of":3,"stream":true})", "best_of"},
+        {"best_of_chat", ch, "{" + msgs + R"(,"best_of":2})", "best_of"},
+        {"enable_thinking_type", ch,
+         "{" + msgs + R"(,"chat_template_kwargs":{"enable_thinking":1}})",
+         "chat_template_kwargs.enable_thinking"},
     };
 }
 
@@ -238,6 +246,40 @@ MT_TEST(too_many_waiting_is_429_with_retry_after) {
     MT_COMPARE(r.body["error"]["type"].get<std::string>(), std::string("rate_limit_error"));
     for (int s : statuses)
         MT_COMPARE(s, 200);
+}
+
+// The waiting limit counts sequences: a group (n > 1) still waiting for its prefill counts its
+// n choices, not 1 (Engine::num_waiting_sequences, which the loop's 429 check adds).
+MT_TEST(waiting_group_counts_its_sequences) {
+    ServerFixture& f = ready();
+    MT_REQUIRE(f.error.empty());
+    int32_t before = -1, with_group = -1, with_single = -1, after = -1;
+    std::string error;
+    f.loop->with_engine([&](Engine& e) {
+        before = e.num_waiting_sequences();
+        const std::vector<int32_t> prompt = f.model->tokenizer->encode("Group of three", true);
+        SamplingParams p;
+        p.max_tokens = 4;
+        auto group = e.add_request_group(prompt, parallel_sampling_choices(p, 3));
+        auto single = group ? e.add_request(prompt, p) : Result<RequestId>(group.error());
+        if (!group || !single) {
+            error = group ? single.message() : group.message();
+            return;
+        }
+        with_group = e.num_waiting_sequences();
+        for (RequestId id : *group) // unforked choices: dropped with their prefill
+            e.abort(id);
+        with_single = e.num_waiting_sequences();
+        e.abort(*single);
+        after = e.num_waiting_sequences();
+    });
+    MT_REQUIRE_MSG(error.empty(), "%s", error.c_str());
+    MT_COMPARE(before, 0);
+    MT_COMPARE(with_group, 4); // 3 choices + 1 single request
+    MT_COMPARE(with_single, 1);
+    MT_COMPARE(after, 0);
+    std::string why;
+    MT_CHECK_MSG(f.engine_idle_and_clean(5.0, why), "%s", why.c_str());
 }
 
 MT_TEST(greedy_output_equals_generate) {
@@ -333,6 +375,118 @@ MT_TEST(n_choices_with_seeds) {
     MT_COMPARE(a.body["usage"]["total_tokens"].get<size_t>(),
                a.body["usage"]["completion_tokens"].get<size_t>() +
                    a.body["usage"]["prompt_tokens"].get<size_t>());
+}
+
+// best_of: best_of seeded samples, the n with the highest cumulative logprob returned best
+// first; usage counts the prompt once and the returned choices' tokens (vLLM).
+MT_TEST(best_of_returns_the_n_most_likely_samples) {
+    ServerFixture& f = ready();
+    MT_REQUIRE(f.error.empty());
+    const json base{{"prompt", "The model"}, {"max_tokens", 6},    {"seed", 11},
+                    {"temperature", 1.5},    {"ignore_eos", true}, {"logprobs", 0}};
+    // The 4 samples best_of draws: choice i has seed 11 + i.
+    json all = base;
+    all["n"] = 4;
+    Reply a = post(f, "/v1/completions", all.dump());
+    MT_REQUIRE_COMPARE(a.status, 200);
+    std::vector<std::pair<double, std::string>> samples;
+    for (const json& c : a.body["choices"]) {
+        double sum = 0;
+        for (const json& lp : c["logprobs"]["token_logprobs"])
+            sum += lp.get<double>();
+        samples.emplace_back(sum, c["text"].get<std::string>());
+    }
+    MT_REQUIRE_COMPARE(samples.size(), size_t(4));
+    std::vector<size_t> order = {0, 1, 2, 3};
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return samples[x].first > samples[y].first; });
+    MT_CHECK_MSG(samples[order[0]].first > samples[order[3]].first,
+                 "the samples should differ in likelihood");
+
+    json best = base;
+    best["n"] = 2;
+    best["best_of"] = 4;
+    Reply b = post(f, "/v1/completions", best.dump());
+    MT_REQUIRE_COMPARE(b.status, 200);
+    MT_REQUIRE_COMPARE(b.body["choices"].size(), size_t(2));
+    for (size_t i = 0; i < 2; ++i) {
+        MT_COMPARE(b.body["choices"][i]["index"].get<size_t>(), i);
+        MT_COMPARE(b.body["choices"][i]["text"].get<std::string>(), samples[order[i]].second);
+    }
+    MT_COMPARE(b.body["usage"]["prompt_tokens"], a.body["usage"]["prompt_tokens"]);
+    MT_COMPARE(b.body["usage"]["completion_tokens"].get<int>(), 2 * 6);
+    // Without logprobs asked for, the ranking still happens and none are returned.
+    best.erase("logprobs");
+    best["n"] = 1;
+    Reply c = post(f, "/v1/completions", best.dump());
+    MT_REQUIRE_COMPARE(c.status, 200);
+    MT_REQUIRE_COMPARE(c.body["choices"].size(), size_t(1));
+    MT_COMPARE(c.body["choices"][0]["text"].get<std::string>(), samples[order[0]].second);
+    MT_CHECK(c.body["choices"][0]["logprobs"].is_null());
+    // best_of equal to n is plain n.
+    best["n"] = 2;
+    best["best_of"] = 2;
+    MT_COMPARE(post(f, "/v1/completions", best.dump()).status, 200);
+    std::string why;
+    MT_CHECK_MSG(f.engine_idle_and_clean(5.0, why), "%s", why.c_str());
+}
+
+// n > 1: the prompt's tokens are counted once in usage, as vLLM counts them (per prompt).
+MT_TEST(usage_counts_the_prompt_once_for_n_choices) {
+    ServerFixture& f = ready();
+    MT_REQUIRE(f.error.empty());
+    json one{{"prompt", "Words follow words"}, {"max_tokens", 4}, {"ignore_eos", true}};
+    Reply r1 = post(f, "/v1/completions", one.dump());
+    one["n"] = 3;
+    Reply r3 = post(f, "/v1/completions", one.dump());
+    MT_REQUIRE_COMPARE(r1.status, 200);
+    MT_REQUIRE_COMPARE(r3.status, 200);
+    MT_COMPARE(r3.body["usage"]["prompt_tokens"], r1.body["usage"]["prompt_tokens"]);
+    MT_COMPARE(r3.body["usage"]["completion_tokens"].get<int>(), 12);
+    MT_COMPARE(r3.body["usage"]["total_tokens"].get<int>(),
+               r1.body["usage"]["prompt_tokens"].get<int>() + 12);
+}
+
+// chat_template_kwargs.enable_thinking (vLLM's spelling) reaches the template per request.
+MT_TEST(enable_thinking_per_request_reaches_the_template) {
+    ServerFixture& f = ready();
+    MT_REQUIRE(f.error.empty());
+    ServedModel m;
+    m.name = "thinker";
+    m.tokenizer = f.model->tokenizer.get();
+    set_chat_template(m,
+                      std::string("{% for message in messages %}<|im_start|>{{ message.role }}\n"
+                                  "{{ message.content }}<|im_end|>\n{% endfor %}"
+                                  "{% if add_generation_prompt %}<|im_start|>assistant\n"
+                                  "{% if enable_thinking is defined and enable_thinking is false %}"
+                                  "<think>\n\n</think>\n\n{% endif %}{% endif %}"));
+    MT_REQUIRE_MSG(m.chat_template != nullptr, "%s", m.chat_template_error.c_str());
+    auto rendered = [&](const std::string& body) {
+        auto r = parse_chat_request(json::parse(body));
+        if (!std::holds_alternative<ChatRequest>(r))
+            return std::string("parse error: ") + std::get<ApiError>(r).message;
+        const ChatRequest& c = std::get<ChatRequest>(r);
+        auto t = server_detail::render_chat_prompt(m, c.messages, c.tools, c.add_generation_prompt,
+                                                   c.enable_thinking);
+        return std::holds_alternative<std::string>(t)
+                   ? std::get<std::string>(t)
+                   : "render error: " + std::get<ApiError>(t).message;
+    };
+    const std::string msgs = R"("messages":[{"role":"user","content":"2+2?"}])";
+    const std::string off =
+        rendered("{" + msgs + R"(,"chat_template_kwargs":{"enable_thinking":false}})");
+    const std::string on =
+        rendered("{" + msgs + R"(,"chat_template_kwargs":{"enable_thinking":true}})");
+    const std::string unset = rendered("{" + msgs + "}");
+    MT_CHECK_MSG(off.find("assistant\n<think>\n\n</think>\n\n") != std::string::npos, "%s",
+                 off.c_str());
+    MT_CHECK_MSG(on.find("<think>") == std::string::npos, "%s", on.c_str());
+    MT_COMPARE(on, unset);
+    // Through the route: accepted, and a wrong type is refused naming the key (bad_rows).
+    Reply r =
+        post(f, "/v1/chat/completions",
+             "{" + msgs + R"(,"max_tokens":2,"chat_template_kwargs":{"enable_thinking":false}})");
+    MT_COMPARE(r.status, 200);
 }
 
 MT_TEST(logprobs_shapes) {

@@ -375,6 +375,22 @@ class TestUiChatWidgets : public QObject {
         QVERIFY(widgets[0]->findChild<QLabel*>(QStringLiteral("messageFooter"))->isHidden());
     }
 
+    // An answer from an endpoint without usage: its figures say the count is counted chunks.
+    void countedChunksAreNamedInTheFigures() {
+        ChatMessage m;
+        m.role = QStringLiteral("assistant");
+        m.completionTokens = 5;
+        m.tokensPerSecond = 12.0;
+        QString f = MessageWidget::figuresText(m);
+        QVERIFY2(f.contains(QStringLiteral("0 prompt + 5 generated tokens")), qPrintable(f));
+        m.completionTokensCounted = true;
+        f = MessageWidget::figuresText(m);
+        QVERIFY2(f.contains(QStringLiteral("5 generated tokens (counted streamed chunks: the "
+                                           "endpoint sent no usage)")),
+                 qPrintable(f));
+        QVERIFY(!f.contains(QStringLiteral("prompt")));
+    }
+
     void editorKeys() {
         ChatMessage m;
         m.id = 7;
