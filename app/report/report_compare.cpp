@@ -45,7 +45,7 @@ bool speculated(const BenchRun& r) {
     return r.figures.speculative.num_drafts > 0 || r.figures.speculative.num_draft_tokens > 0;
 }
 
-std::string percentile_word(double q) {
+std::string percentile_label(double q) {
     char buf[32];
     if (q == std::floor(q))
         std::snprintf(buf, sizeof buf, "%.0f", q);
@@ -95,7 +95,7 @@ std::vector<Figure> figures_for(const std::vector<const BenchRun*>& runs) {
                     if (std::find(qs.begin(), qs.end(), q) == qs.end())
                         qs.push_back(q);
         for (double q : qs) {
-            out.push_back({"p" + percentile_word(q) + "_" + ms + "_ms", "ms", false,
+            out.push_back({"p" + percentile_label(q) + "_" + ms + "_ms", "ms", false,
                            [ms, q](R r) -> std::optional<double> {
                                if (!has_metric(r, ms))
                                    return std::nullopt;
@@ -348,7 +348,7 @@ std::string run_summary_text(const BenchRun& run) {
         out += line(("Mean " + a + " (ms):").c_str(), fixed2(st.mean));
         out += line(("Median " + a + " (ms):").c_str(), fixed2(st.median));
         for (const auto& [q, v] : st.percentiles)
-            out += line(("P" + percentile_word(q) + " " + a + " (ms):").c_str(), fixed2(v));
+            out += line(("P" + percentile_label(q) + " " + a + " (ms):").c_str(), fixed2(v));
     }
     if (speculated(run)) {
         const SpeculativeStats& sp = f.speculative;

@@ -197,7 +197,7 @@ class CellReader {
     std::string err_;
 };
 
-constexpr double kBig = std::numeric_limits<double>::max();
+constexpr double kCsvBig = std::numeric_limits<double>::max();
 
 // Reads the header and every record, calling on_row(run index, cells) for each.
 template <class OnRow>
@@ -286,9 +286,9 @@ Status parse_requests_csv(std::string_view csv, std::vector<BenchRun>& runs) {
                     [&](size_t run, CellReader& c, std::vector<std::string>& fields) {
                         BenchRequestRow r;
                         r.index = c.int32(1);
-                        r.arrival_s = c.number(2, 0, kBig);
-                        r.first_token_s = c.number(3, -1, kBig);
-                        r.finish_s = c.number(4, -1, kBig);
+                        r.arrival_s = c.number(2, 0, kCsvBig);
+                        r.first_token_s = c.number(3, -1, kCsvBig);
+                        r.finish_s = c.number(4, -1, kCsvBig);
                         r.input_tokens = c.int32(5);
                         r.output_tokens = c.int32(6);
                         const bool engine = runs[run].figures.available.engine;
@@ -304,8 +304,8 @@ Status parse_steps_csv(std::string_view csv, std::vector<BenchRun>& runs) {
     return read_csv(csv, kReportSteps, step_columns(), runs.size(),
                     [&](size_t run, CellReader& c, std::vector<std::string>&) {
                         BenchStepRow s;
-                        s.time_s = c.number(1, 0, kBig);
-                        s.step_ms = c.number(2, 0, kBig);
+                        s.time_s = c.number(1, 0, kCsvBig);
+                        s.step_ms = c.number(2, 0, kCsvBig);
                         s.prefill_tokens = c.int32(3);
                         s.decode_tokens = c.int32(4);
                         s.running = c.int32(5);

@@ -42,11 +42,6 @@ QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-// Text for a NOT NULL column: a null QString binds as NULL.
-QVariant text(const QString& s) {
-    return s.isNull() ? QVariant(QStringLiteral("")) : QVariant(s);
-}
-
 std::string utf8(const QVariant& v) {
     return v.toString().toStdString();
 }
@@ -145,21 +140,21 @@ std::optional<qint64> BenchStore::insertRun(const BenchRun& run, const oj& envir
         "INSERT INTO bench_runs(name, model, config, results, created_at, group_id, policy, "
         "status, error, sweep_setting, sweep_value, environment, requests_csv, steps_csv, "
         "imported_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    q.addBindValue(text(qs(run.name)));
-    q.addBindValue(text(qs(run.model_id)));
+    q.addBindValue(sqlText(qs(run.name)));
+    q.addBindValue(sqlText(qs(run.model_id)));
     q.addBindValue(qs((run.settings.is_object() ? run.settings : oj::object()).dump()));
     q.addBindValue(qs(run_results_json(run).dump()));
     q.addBindValue(QDateTime::currentMSecsSinceEpoch());
     q.addBindValue(groupId > 0 ? QVariant(groupId) : QVariant(QMetaType(QMetaType::LongLong)));
-    q.addBindValue(text(qs(run.policy)));
+    q.addBindValue(sqlText(qs(run.policy)));
     q.addBindValue(QString::fromLatin1(bench_run_status_name(run.status)));
-    q.addBindValue(text(qs(run.error)));
-    q.addBindValue(text(qs(run.sweep_setting)));
+    q.addBindValue(sqlText(qs(run.error)));
+    q.addBindValue(sqlText(qs(run.sweep_setting)));
     q.addBindValue(std::isfinite(run.sweep_value) ? run.sweep_value : 0.0);
     q.addBindValue(qs((environment.is_object() ? environment : oj::object()).dump()));
-    q.addBindValue(text(qs(requests_csv(one))));
-    q.addBindValue(text(qs(steps_csv(one))));
-    q.addBindValue(text(importedFrom));
+    q.addBindValue(sqlText(qs(requests_csv(one))));
+    q.addBindValue(sqlText(qs(steps_csv(one))));
+    q.addBindValue(sqlText(importedFrom));
     if (!q.exec()) {
         error_ = tr("Benchmark runs: cannot store the run \"%1\": %2")
                      .arg(qs(run.name), q.lastError().text().simplified());

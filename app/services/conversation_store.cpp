@@ -33,11 +33,6 @@ QJsonObject fromJsonText(const QString& text) {
     return doc.isObject() ? doc.object() : QJsonObject();
 }
 
-// A null QString binds as SQL NULL; the text columns are NOT NULL with '' for "none".
-QString text(const QString& s) {
-    return s.isNull() ? QStringLiteral("") : s;
-}
-
 QVariant optionalValue(const std::optional<qint64>& v) {
     return v ? QVariant(*v) : QVariant(QMetaType(QMetaType::LongLong));
 }
@@ -173,10 +168,10 @@ std::optional<Conversation> ConversationStore::createConversation(const QString&
     q.prepare(QStringLiteral("INSERT INTO conversations(title, system_prompt, sampling, model, "
                              "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
-    q.addBindValue(text(title));
-    q.addBindValue(text(systemPrompt));
+    q.addBindValue(sqlText(title));
+    q.addBindValue(sqlText(systemPrompt));
     q.addBindValue(toJsonText(sampling));
-    q.addBindValue(text(model));
+    q.addBindValue(sqlText(model));
     q.addBindValue(now);
     q.addBindValue(now);
     if (!q.exec()) {
@@ -224,10 +219,10 @@ bool ConversationStore::updateConversation(const Conversation& c) {
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("UPDATE conversations SET title = ?, system_prompt = ?, "
                              "sampling = ?, model = ?, updated_at = ? WHERE id = ?"));
-    q.addBindValue(text(c.title));
-    q.addBindValue(text(c.systemPrompt));
+    q.addBindValue(sqlText(c.title));
+    q.addBindValue(sqlText(c.systemPrompt));
     q.addBindValue(toJsonText(c.sampling));
-    q.addBindValue(text(c.model));
+    q.addBindValue(sqlText(c.model));
     q.addBindValue(nowMs());
     q.addBindValue(c.id);
     if (!q.exec())
@@ -260,9 +255,9 @@ std::optional<ChatMessage> ConversationStore::addMessage(const ChatMessage& m) {
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     const qint64 now = nowMs();
     q.addBindValue(m.conversationId);
-    q.addBindValue(text(m.role));
-    q.addBindValue(text(m.content));
-    q.addBindValue(text(m.model));
+    q.addBindValue(sqlText(m.role));
+    q.addBindValue(sqlText(m.content));
+    q.addBindValue(sqlText(m.model));
     q.addBindValue(toJsonText(m.sampling));
     q.addBindValue(optionalValue(m.promptTokens));
     q.addBindValue(optionalValue(m.completionTokens));
@@ -321,7 +316,7 @@ std::optional<ChatMessage> ConversationStore::message(qint64 id) {
 bool ConversationStore::setMessageContent(qint64 id, const QString& content) {
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("UPDATE messages SET content = ? WHERE id = ?"));
-    q.addBindValue(text(content));
+    q.addBindValue(sqlText(content));
     q.addBindValue(id);
     if (!q.exec())
         return fail(q.lastError().text());
@@ -333,7 +328,7 @@ bool ConversationStore::appendMessageContent(qint64 id, const QString& delta) {
         return true;
     QSqlQuery q(db_.connection());
     q.prepare(QStringLiteral("UPDATE messages SET content = content || ? WHERE id = ?"));
-    q.addBindValue(text(delta));
+    q.addBindValue(sqlText(delta));
     q.addBindValue(id);
     if (!q.exec())
         return fail(q.lastError().text());
@@ -394,9 +389,9 @@ std::optional<ChatMessage> ConversationStore::restoreMessage(const ChatMessage& 
         "finish_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(m.id);
     q.addBindValue(m.conversationId);
-    q.addBindValue(text(m.role));
-    q.addBindValue(text(m.content));
-    q.addBindValue(text(m.model));
+    q.addBindValue(sqlText(m.role));
+    q.addBindValue(sqlText(m.content));
+    q.addBindValue(sqlText(m.model));
     q.addBindValue(toJsonText(m.sampling));
     q.addBindValue(optionalValue(m.promptTokens));
     q.addBindValue(optionalValue(m.completionTokens));
@@ -423,9 +418,9 @@ std::optional<qint64> ConversationStore::keepAnswerVersion(const ChatMessage& an
         "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(answer.conversationId);
     q.addBindValue(parentId);
-    q.addBindValue(text(answer.role));
-    q.addBindValue(text(answer.content));
-    q.addBindValue(text(answer.model));
+    q.addBindValue(sqlText(answer.role));
+    q.addBindValue(sqlText(answer.content));
+    q.addBindValue(sqlText(answer.model));
     q.addBindValue(toJsonText(answer.sampling));
     q.addBindValue(optionalValue(answer.promptTokens));
     q.addBindValue(optionalValue(answer.completionTokens));

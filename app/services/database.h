@@ -10,6 +10,12 @@
 
 namespace llmwb {
 
+// A value for a NOT NULL text column: the stores keep '' for "none", and a null QString would
+// bind as SQL NULL.
+inline QString sqlText(const QString& s) {
+    return s.isNull() ? QStringLiteral("") : s;
+}
+
 class Database {
     Q_DECLARE_TR_FUNCTIONS(llmwb::Database)
 

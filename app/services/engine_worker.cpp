@@ -25,10 +25,6 @@ namespace llmwb {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 SamplingParams toParams(const SamplingSettings& s) {
     SamplingParams p;
     p.temperature = float(s.temperature);

@@ -21,10 +21,6 @@ namespace llmwb {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 QString number(double v) {
     return QString::number(v, 'g', 6);
 }

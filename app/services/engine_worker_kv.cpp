@@ -12,10 +12,6 @@ namespace llmwb {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 QString name(KvDtype t) {
     return QString::fromLatin1(kv_dtype_name(t));
 }

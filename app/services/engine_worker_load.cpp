@@ -27,10 +27,6 @@ namespace llmwb {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 QStringList dtypeSummary(const LoadedModel& m) {
     QStringList lines;
     for (const TensorGroupTypes& g : tensor_group_types(m)) {

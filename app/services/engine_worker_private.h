@@ -17,6 +17,10 @@
 
 namespace llmwb {
 
+inline QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
 struct EngineWorker::Model {
     std::unique_ptr<LoadedModel> model;
     std::shared_ptr<Tokenizer> tokenizer; // shared with the server's ServedGeneration
