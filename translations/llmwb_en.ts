@@ -1472,6 +1472,10 @@ Updated %2</source>
 <context>
     <name>llmwb::LocalServerPanel</name>
     <message>
+        <source>Kept in the app&apos;s settings file, which only you can read.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Listening on %1. Requests join the same batch as the chats.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2938,6 +2942,10 @@ CUDA is unavailable: %1</source>
 </context>
 <context>
     <name>llmwb::RemoteEndpointDialog</name>
+    <message>
+        <source>Kept in the app&apos;s settings file, which only you can read.</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message>
         <source>Remote endpoints</source>
         <translation type="unfinished"></translation>

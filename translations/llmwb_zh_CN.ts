@@ -1516,6 +1516,10 @@ Updated %2</source>
 <context>
     <name>llmwb::LocalServerPanel</name>
     <message>
+        <source>Kept in the app&apos;s settings file, which only you can read.</source>
+        <translation>保存在应用的设置文件中，只有你能读取。</translation>
+    </message>
+    <message>
         <source>Listening on %1. Requests join the same batch as the chats.</source>
         <translation>正在监听 %1。请求与聊天加入同一批次。</translation>
     </message>
@@ -3001,6 +3005,10 @@ CUDA 不可用：%1</translation>
 </context>
 <context>
     <name>llmwb::RemoteEndpointDialog</name>
+    <message>
+        <source>Kept in the app&apos;s settings file, which only you can read.</source>
+        <translation>保存在应用的设置文件中，只有你能读取。</translation>
+    </message>
     <message>
         <source>Remote endpoints</source>
         <translation>远程端点</translation>

@@ -35,6 +35,7 @@ LocalServerPanel::LocalServerPanel(LocalServer& server, AppSettings& settings, Q
     key_ = new QLineEdit(this);
     key_->setObjectName(QStringLiteral("serverKey"));
     key_->setEchoMode(QLineEdit::Password);
+    key_->setToolTip(tr("Kept in the app's settings file, which only you can read."));
     showKey_ = new QToolButton(this);
     showKey_->setCheckable(true);
     copyCurl_ = new QPushButton(this);

@@ -38,6 +38,7 @@ RemoteEndpointDialog::RemoteEndpointDialog(const QList<RemoteEndpoint>& endpoint
     key_ = new QLineEdit(this);
     key_->setEchoMode(QLineEdit::Password);
     key_->setPlaceholderText(tr("none"));
+    key_->setToolTip(tr("Kept in the app's settings file, which only you can read."));
     model_ = new QComboBox(this);
     model_->setEditable(true);
     model_->setObjectName(QStringLiteral("endpointModel"));

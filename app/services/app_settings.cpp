@@ -1,12 +1,26 @@
 #include "app/services/app_settings.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 
 namespace llmwb {
 
+bool restrictSettingsToOwner(QSettings& settings) {
+    settings.sync();
+    const QString path = settings.fileName();
+    if (path.isEmpty() || !QFileInfo(path).isFile())
+        return false;
+    return QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+}
+
 AppSettings::AppSettings(const QString& iniPath)
     : settings_(iniPath.isEmpty() ? std::make_unique<QSettings>()
-                                  : std::make_unique<QSettings>(iniPath, QSettings::IniFormat)) {}
+                                  : std::make_unique<QSettings>(iniPath, QSettings::IniFormat)) {
+    // Profiles written before keys were kept private: tighten the file when it holds one.
+    if (!settings_->value(QStringLiteral("server/api_key")).toString().isEmpty())
+        restrictSettingsToOwner(*settings_);
+}
 
 ThemeChoice AppSettings::theme() const {
     const QString t = settings_->value(QStringLiteral("ui/theme")).toString();
@@ -189,6 +203,8 @@ void AppSettings::setLocalServer(const LocalServerSettings& s) {
     settings_->setValue(QStringLiteral("server/api_key"), s.apiKey);
     settings_->setValue(QStringLiteral("server/allowed_origins"), s.allowedOrigins);
     settings_->setValue(QStringLiteral("server/max_waiting"), s.maxWaiting);
+    if (!s.apiKey.isEmpty())
+        restrictSettingsToOwner(*settings_);
 }
 
 } // namespace llmwb

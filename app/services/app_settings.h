@@ -26,6 +26,12 @@ struct LocalServerSettings {
     bool operator==(const LocalServerSettings&) const = default;
 };
 
+// Makes the file behind `settings` readable and writable by its owner only (0600), after
+// writing what is pending: it holds API keys (the Local server's, the remote endpoints'). QSettings
+// keeps a file's permissions when it rewrites it. False when the file could not be changed (a
+// native, non-file store: nothing to do).
+bool restrictSettingsToOwner(QSettings& settings);
+
 class AppSettings {
   public:
     static constexpr int kMaxRecentModels = 10;

@@ -4,6 +4,7 @@
 
 #include "app/remote/endpoint_url.h"
 #include "app/remote/openai_client.h"
+#include "app/services/app_settings.h"
 
 namespace llmwb {
 
@@ -80,6 +81,9 @@ void saveRemoteEndpoints(QSettings& settings, const QList<RemoteEndpoint>& endpo
         settings.setValue(QStringLiteral("model"), endpoints[i].model);
     }
     settings.endArray();
+    if (std::any_of(endpoints.begin(), endpoints.end(),
+                    [](const RemoteEndpoint& e) { return !e.apiKey.isEmpty(); }))
+        restrictSettingsToOwner(settings);
 }
 
 QString loadChatBackend(QSettings& settings) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "engine/util/result.h"
 
@@ -26,7 +27,11 @@ constexpr bool is_kv_block_size(int64_t b) {
 inline Status check_kv_block_size(int64_t b, std::string_view what = "block size") {
     if (is_kv_block_size(b))
         return ok_status();
-    return make_error(std::string(what) + " must be 8, 16 or 32, got " + std::to_string(b));
+    // Appended in place: GCC 12 reports a false -Warray-bounds on `std::string(what) + "..."`
+    // once this is inlined into a large (unity) translation unit.
+    std::string message(what);
+    message.append(" must be 8, 16 or 32, got ").append(std::to_string(b));
+    return make_error(std::move(message));
 }
 
 } // namespace llmwb

@@ -59,7 +59,15 @@ uint64_t delta(int64_t now, int64_t& last) {
     return static_cast<uint64_t>(d > 0 ? d : 0);
 }
 
-// Everything a scrape shows: plain values, copied out whole under the lock by a reader.
+} // namespace
+
+// Everything a scrape shows: plain values, copied out whole under the lock by a reader. In a
+// named namespace: ServingMetrics::State holds one (GCC warns about a member whose type has
+// internal linkage once a unity build includes this file into another).
+namespace serving_metrics_detail {
+
+using metrics::Histogram;
+
 struct ServingValues {
     double running = 0, waiting = 0, kv_usage = 0;
     uint64_t prefix_queries = 0, prefix_hits = 0, preemptions = 0;
@@ -75,7 +83,9 @@ struct ServingValues {
     bool token_bounds_set = false;
 };
 
-} // namespace
+} // namespace serving_metrics_detail
+
+using serving_metrics_detail::ServingValues;
 
 struct ServingMetrics::State {
     std::string model_name;

@@ -5,6 +5,7 @@
 // its blocks freed; the request log's rows; /metrics; a port in use; a reload ending a live
 // request with "abort"; the settings persisting.
 #include <QElapsedTimer>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThread>
@@ -428,6 +429,9 @@ class TestAppLocalServer : public QObject {
             a.setLocalServer(s);
             a.sync();
         }
+        // The file holds the key: readable and writable by its owner only.
+        QCOMPARE(QFile::permissions(ini) & ~(QFileDevice::ReadUser | QFileDevice::WriteUser),
+                 QFileDevice::ReadOwner | QFileDevice::WriteOwner);
         AppSettings b(ini);
         const LocalServerSettings r = b.localServer();
         QCOMPARE(r.enabled, true);

@@ -8,6 +8,7 @@
 // errors; the metrics poller delivers the server's figures and leaves the missing ones
 // unavailable.
 #include <QCoreApplication>
+#include <QFile>
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -133,6 +134,12 @@ class TestAppRemoteChat : public QObject {
         QSettings bad(dir_.filePath("bad.ini"), QSettings::IniFormat);
         saveRemoteEndpoints(bad, {RemoteEndpoint{"x", "not a url", "", "m"}, serveEndpoint()});
         QCOMPARE(loadRemoteEndpoints(bad).size(), 1);
+        // Endpoint keys are kept in a file only its owner can read.
+        QSettings keyed(dir_.filePath("keyed.ini"), QSettings::IniFormat);
+        saveRemoteEndpoints(keyed, {serveEndpoint("a-key")});
+        QCOMPARE(QFile::permissions(keyed.fileName()) &
+                     ~(QFileDevice::ReadUser | QFileDevice::WriteUser),
+                 QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     }
 
     void modelListFromServe() {
