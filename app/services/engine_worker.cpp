@@ -516,7 +516,7 @@ void EngineWorker::runStep() {
         reloadOnNewDevice(); // replaces model_
         return;
     }
-    if (sinceView_.elapsed() >= kSnapshotIntervalMs || !model_->serving->has_unfinished())
+    if (sinceView_.elapsed() >= snapshotIntervalMs_ || !model_->serving->has_unfinished())
         emitView();
     if (model_->serving->has_unfinished())
         postStep();

@@ -84,6 +84,9 @@ class EngineWorker : public QObject {
     std::shared_ptr<WorkerServingBackend> servingBackend() const { return server_; }
 
   public slots:
+    // The engine views' interval while requests run (default kSnapshotIntervalMs; 0 = a view
+    // after every step, which tests use to see every request a step ran).
+    void setSnapshotIntervalMs(int ms) { snapshotIntervalMs_ = ms < 0 ? 0 : ms; }
     void loadModel(const QString& path);
     // Writes the demo model into dir on first use (a bigram model, engine/model/demo_model.h),
     // then loads it.
@@ -252,6 +255,7 @@ class EngineWorker : public QObject {
     QHash<QString, nlohmann::ordered_json> modelHashes_;
     EngineView view_;
     QElapsedTimer sinceView_;
+    int snapshotIntervalMs_ = kSnapshotIntervalMs;
     qint64 tokensSinceView_ = 0;
     QMutex mutex_;
     QSet<quint64> cancelled_;

@@ -328,7 +328,7 @@ void EngineWorker::benchStep() {
     } else if (job.session->done()) {
         endBenchRun(BenchRunStatus::Completed, {});
     } else {
-        if (sinceView_.elapsed() >= kSnapshotIntervalMs)
+        if (sinceView_.elapsed() >= snapshotIntervalMs_)
             emitView();
         emitBenchProgress(tr("Running"), false);
         postBenchStep(int(std::ceil(std::min(*wait, 0.05) * 1000.0)));

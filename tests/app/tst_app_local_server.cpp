@@ -118,6 +118,10 @@ class TestAppLocalServer : public QObject {
         const Status st = write_model(spec, modelPath_.toStdString());
         QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
         worker_ = startRelayedWorker(thread_, relay_, 2);
+        // A view after every step: the tests look for what shared a step and for the labels of
+        // requests that live only a few milliseconds on this tiny model.
+        QMetaObject::invokeMethod(worker_, "setSnapshotIntervalMs", Qt::QueuedConnection,
+                                  Q_ARG(int, 0));
         connect(&relay_, &WorkerRelay::engineView, this, [this](const EngineView& v) {
             views_.push_back(
                 {v.steps, v.requestLabels, v.snapshot.num_used_blocks, v.snapshot.num_running});
