@@ -871,6 +871,38 @@ Updated %2</source>
 <context>
     <name>llmwb::ConversationSettingsDialog</name>
     <message>
+        <source>Template default</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>enable_thinking for models whose chat template has it (Qwen3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no cap</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking tokens after which &lt;/think&gt; is forced (models with &lt;think&gt; tokens only)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking budget (tokens)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Conversation settings</source>
         <translation type="unfinished"></translation>
     </message>

@@ -879,6 +879,38 @@ Updated %2</source>
 <context>
     <name>llmwb::ConversationSettingsDialog</name>
     <message>
+        <source>Template default</source>
+        <translation>模板默认</translation>
+    </message>
+    <message>
+        <source>On</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>Off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>enable_thinking for models whose chat template has it (Qwen3)</source>
+        <translation>用于聊天模板支持 enable_thinking 的模型（Qwen3）</translation>
+    </message>
+    <message>
+        <source>no cap</source>
+        <translation>不限</translation>
+    </message>
+    <message>
+        <source>Thinking tokens after which &lt;/think&gt; is forced (models with &lt;think&gt; tokens only)</source>
+        <translation>思考 token 数达到此值后强制输出 &lt;/think&gt;（仅限有 &lt;think&gt; token 的模型）</translation>
+    </message>
+    <message>
+        <source>Thinking</source>
+        <translation>思考</translation>
+    </message>
+    <message>
+        <source>Thinking budget (tokens)</source>
+        <translation>思考预算（token）</translation>
+    </message>
+    <message>
         <source>Conversation settings</source>
         <translation>对话设置</translation>
     </message>

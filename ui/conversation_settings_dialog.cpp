@@ -1,5 +1,8 @@
 #include "ui/conversation_settings_dialog.h"
 
+#include <algorithm>
+
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -45,6 +48,18 @@ ConversationSettingsDialog::ConversationSettingsDialog(QWidget* parent) : QDialo
     seed_ = new QSpinBox(this);
     seed_->setRange(-1, std::numeric_limits<int>::max());
     seed_->setSpecialValueText(tr("random"));
+    thinking_ = new QComboBox(this);
+    thinking_->setObjectName(QStringLiteral("thinking"));
+    thinking_->addItem(tr("Template default"), -1);
+    thinking_->addItem(tr("On"), 1);
+    thinking_->addItem(tr("Off"), 0);
+    thinking_->setToolTip(tr("enable_thinking for models whose chat template has it (Qwen3)"));
+    thinkingBudget_ = new QSpinBox(this);
+    thinkingBudget_->setObjectName(QStringLiteral("thinkingBudget"));
+    thinkingBudget_->setRange(-1, 1 << 20);
+    thinkingBudget_->setSpecialValueText(tr("no cap"));
+    thinkingBudget_->setToolTip(
+        tr("Thinking tokens after which </think> is forced (models with <think> tokens only)"));
 
     auto* form = new QFormLayout;
     form->addRow(tr("Title"), title_);
@@ -58,6 +73,8 @@ ConversationSettingsDialog::ConversationSettingsDialog(QWidget* parent) : QDialo
     form->addRow(tr("Frequency penalty"), frequency_);
     form->addRow(tr("Max new tokens"), maxTokens_);
     form->addRow(tr("Seed"), seed_);
+    form->addRow(tr("Thinking"), thinking_);
+    form->addRow(tr("Thinking budget (tokens)"), thinkingBudget_);
     auto* buttons = new QDialogButtonBox(
         QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::RestoreDefaults, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -83,6 +100,8 @@ void ConversationSettingsDialog::setValues(const QString& title, const QString& 
     frequency_->setValue(s.frequencyPenalty);
     maxTokens_->setValue(s.maxTokens);
     seed_->setValue(int(std::min<qint64>(s.seed, std::numeric_limits<int>::max())));
+    thinking_->setCurrentIndex(std::max(0, thinking_->findData(s.enableThinking)));
+    thinkingBudget_->setValue(s.thinkingBudget);
 }
 
 QString ConversationSettingsDialog::title() const {
@@ -103,6 +122,8 @@ SamplingSettings ConversationSettingsDialog::sampling() const {
     s.frequencyPenalty = frequency_->value();
     s.maxTokens = maxTokens_->value();
     s.seed = seed_->value();
+    s.enableThinking = thinking_->currentData().toInt();
+    s.thinkingBudget = thinkingBudget_->value();
     return s;
 }
 

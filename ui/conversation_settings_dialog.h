@@ -5,6 +5,7 @@
 
 #include "app/services/generation_types.h"
 
+class QComboBox;
 class QLineEdit;
 class QPlainTextEdit;
 class QDoubleSpinBox;
@@ -35,6 +36,8 @@ class ConversationSettingsDialog : public QDialog {
     QDoubleSpinBox* frequency_;
     QSpinBox* maxTokens_;
     QSpinBox* seed_;
+    QComboBox* thinking_;      // template default / on / off (data: -1, 1, 0)
+    QSpinBox* thinkingBudget_; // -1 = no cap
 };
 
 } // namespace llmwb

@@ -37,6 +37,8 @@ SamplingParams toParams(const SamplingSettings& s) {
     p.max_tokens = std::max(1, s.maxTokens);
     if (s.seed >= 0)
         p.seed = uint64_t(s.seed);
+    if (s.thinkingBudget >= 0)
+        p.thinking_budget = s.thinkingBudget;
     return p;
 }
 
@@ -243,6 +245,8 @@ QString EngineWorker::buildPrompt(const GenerationRequest& request, std::string*
             opts.eos_token = tok.token_text(tok.eos_id());
         opts.cancel = cancel;
         opts.max_seconds = templateSeconds_;
+        if (request.sampling.enableThinking >= 0)
+            opts.enable_thinking = request.sampling.enableThinking == 1;
         Result<std::string> text = make_error("not rendered");
         try {
             text = render_chat(*model_->chatTemplate, messages, opts);

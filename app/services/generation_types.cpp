@@ -39,6 +39,10 @@ QJsonObject SamplingSettings::toJson() const {
     o[QStringLiteral("frequency_penalty")] = frequencyPenalty;
     o[QStringLiteral("max_tokens")] = maxTokens;
     o[QStringLiteral("seed")] = seed;
+    if (enableThinking >= 0)
+        o[QStringLiteral("enable_thinking")] = enableThinking == 1;
+    if (thinkingBudget >= 0)
+        o[QStringLiteral("thinking_budget")] = thinkingBudget;
     return o;
 }
 
@@ -53,6 +57,9 @@ SamplingSettings SamplingSettings::fromJson(const QJsonObject& o) {
     s.frequencyPenalty = clampedDouble(o, "frequency_penalty", s.frequencyPenalty, -2.0, 2.0);
     s.maxTokens = int(clampedInt(o, "max_tokens", s.maxTokens, 1, 1 << 20));
     s.seed = clampedInt(o, "seed", s.seed, -1, (qint64(1) << 53));
+    const QJsonValue thinking = o.value(QStringLiteral("enable_thinking"));
+    s.enableThinking = thinking.isBool() ? int(thinking.toBool()) : -1;
+    s.thinkingBudget = int(clampedInt(o, "thinking_budget", s.thinkingBudget, -1, 1 << 20));
     return s;
 }
 

@@ -28,6 +28,11 @@ struct SamplingSettings {
     double frequencyPenalty = 0.0;
     int maxTokens = 512;
     qint64 seed = -1; // -1 = random
+    // Thinking models (Qwen3's <think> ... </think>): enableThinking -1 = the chat template's
+    // default, 0 = off, 1 = on (the template's enable_thinking); thinkingBudget -1 = no cap, else
+    // the thinking tokens after which </think> is forced (refused on models without them).
+    int enableThinking = -1;
+    int thinkingBudget = -1;
 
     QJsonObject toJson() const;
     // Unknown keys are ignored, missing ones keep their defaults, values out of range are

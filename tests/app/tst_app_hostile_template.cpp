@@ -26,6 +26,13 @@ const char* kSlowTemplate =
     "{% for i in range(1000) %}{% for j in range(1000) %}{% if a == b %}{% endif %}"
     "{% endfor %}{% endfor %}{{ messages[0]['content'] }}";
 
+// Writes the `enable_thinking` it was given (Qwen3's templates test `is defined` the same way):
+// "default" when absent, a longer text when false, so the prompt's length tells them apart.
+const char* kThinkingTemplate =
+    "{{ messages[0]['content'] }}{% if enable_thinking is defined %}"
+    "{% if enable_thinking %} think{% else %} no thinking here please just answer{% endif %}"
+    "{% else %} default{% endif %}";
+
 } // namespace
 
 class TestAppHostileTemplate : public QObject {
@@ -33,7 +40,23 @@ class TestAppHostileTemplate : public QObject {
 
   private:
     QTemporaryDir dir_;
-    QString modelPath_;
+    QString modelPath_, thinkingModelPath_;
+
+    // A safetensors model folder whose tokenizer_config.json carries `chatTemplate`.
+    static bool writeModelWithTemplate(const QString& path, const char* chatTemplate) {
+        ModelWriterSpec spec;
+        spec.format = ModelFileFormat::Safetensors;
+        if (!write_model(spec, path.toStdString()).ok())
+            return false;
+        QFile cfg(QDir(path).filePath("tokenizer_config.json"));
+        if (!cfg.open(QIODevice::ReadOnly))
+            return false;
+        QJsonObject o = QJsonDocument::fromJson(cfg.readAll()).object();
+        cfg.close();
+        o["chat_template"] = QString::fromUtf8(chatTemplate);
+        return cfg.open(QIODevice::WriteOnly | QIODevice::Truncate) &&
+               cfg.write(QJsonDocument(o).toJson()) > 0;
+    }
 
     GenerationRequest request(quint64 id) {
         GenerationRequest r;
@@ -46,10 +69,11 @@ class TestAppHostileTemplate : public QObject {
     }
 
     // A started worker with the model loaded.
-    EngineWorker* startWorker(QThread& thread, WorkerRelay& relay) {
+    EngineWorker* startWorker(QThread& thread, WorkerRelay& relay, QString path = {}) {
         EngineWorker* w = startRelayedWorker(thread, relay, 1);
         QSignalSpy loaded(&relay, &WorkerRelay::modelLoaded);
-        QMetaObject::invokeMethod(w, "loadModel", Qt::QueuedConnection, Q_ARG(QString, modelPath_));
+        QMetaObject::invokeMethod(w, "loadModel", Qt::QueuedConnection,
+                                  Q_ARG(QString, path.isEmpty() ? modelPath_ : path));
         if (!waitFor(loaded, 1, 30000))
             return nullptr;
         if (!loaded.first().first().value<ModelMetadata>().hasChatTemplate)
@@ -61,17 +85,67 @@ class TestAppHostileTemplate : public QObject {
     void initTestCase() {
         QVERIFY(dir_.isValid());
         modelPath_ = dir_.filePath("hostile");
-        ModelWriterSpec spec;
-        spec.format = ModelFileFormat::Safetensors;
-        const Status st = write_model(spec, modelPath_.toStdString());
-        QVERIFY2(st.ok(), st.ok() ? "" : st.message().c_str());
-        QFile cfg(QDir(modelPath_).filePath("tokenizer_config.json"));
-        QVERIFY(cfg.open(QIODevice::ReadOnly));
-        QJsonObject o = QJsonDocument::fromJson(cfg.readAll()).object();
-        cfg.close();
-        o["chat_template"] = QString::fromUtf8(kSlowTemplate);
-        QVERIFY(cfg.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        cfg.write(QJsonDocument(o).toJson());
+        QVERIFY(writeModelWithTemplate(modelPath_, kSlowTemplate));
+        thinkingModelPath_ = dir_.filePath("thinking");
+        QVERIFY(writeModelWithTemplate(thinkingModelPath_, kThinkingTemplate));
+    }
+
+    // A chat's Thinking setting reaches the template as enable_thinking (absent by default);
+    // a thinking budget on a model without <think> tokens is refused with the reason.
+    void chatThinkingSettingsReachTheTemplate() {
+        QThread thread;
+        WorkerRelay relay;
+        EngineWorker* w = startWorker(thread, relay, thinkingModelPath_);
+        QVERIFY(w);
+        QSignalSpy finished(&relay, &WorkerRelay::finished);
+        QSignalSpy failed(&relay, &WorkerRelay::failed);
+        qint64 promptTokens[3] = {};
+        for (int setting : {-1, 1, 0}) {
+            GenerationRequest r = request(quint64(20 + setting));
+            r.sampling.enableThinking = setting;
+            finished.clear();
+            QMetaObject::invokeMethod(w, "generate", Qt::QueuedConnection,
+                                      Q_ARG(llmwb::GenerationRequest, r));
+            QVERIFY(waitFor(finished, 1, 30000));
+            promptTokens[setting + 1] =
+                finished.first().first().value<GenerationStats>().promptTokens;
+        }
+        QCOMPARE(failed.size(), 0);
+        // " no thinking here please just answer" is longer than " think" and " default".
+        QVERIFY2(promptTokens[0] > promptTokens[1] && promptTokens[0] > promptTokens[2] &&
+                     promptTokens[1] != promptTokens[2],
+                 qPrintable(QStringLiteral("off %1, default %2, on %3")
+                                .arg(promptTokens[0])
+                                .arg(promptTokens[1])
+                                .arg(promptTokens[2])));
+        GenerationRequest budget = request(30);
+        budget.sampling.thinkingBudget = 16;
+        QMetaObject::invokeMethod(w, "generate", Qt::QueuedConnection,
+                                  Q_ARG(llmwb::GenerationRequest, budget));
+        QVERIFY(waitFor(failed, 1, 30000));
+        QCOMPARE(failed.first().at(0).value<quint64>(), quint64(30));
+        QVERIFY2(failed.first().at(2).toString().contains("think"),
+                 qPrintable(failed.first().at(2).toString()));
+        w->stopAll();
+        thread.quit();
+        QVERIFY(thread.wait(10000));
+    }
+
+    // The chat's settings (stored as JSON in the database file: external input).
+    void thinkingSettingsJson() {
+        SamplingSettings s;
+        QVERIFY(!s.toJson().contains("enable_thinking") && !s.toJson().contains("thinking_budget"));
+        s.enableThinking = 0;
+        s.thinkingBudget = 512;
+        QCOMPARE(SamplingSettings::fromJson(s.toJson()), s);
+        QJsonObject bad;
+        bad["enable_thinking"] = QStringLiteral("yes");
+        bad["thinking_budget"] = -50;
+        const SamplingSettings b = SamplingSettings::fromJson(bad);
+        QCOMPARE(b.enableThinking, -1);
+        QCOMPARE(b.thinkingBudget, -1);
+        bad["thinking_budget"] = 1e12;
+        QCOMPARE(SamplingSettings::fromJson(bad).thinkingBudget, 1 << 20);
     }
 
     void runawayTemplateFailsNamingTheLimit() {

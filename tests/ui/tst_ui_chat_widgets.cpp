@@ -8,6 +8,7 @@
 #include <QAbstractTextDocumentLayout>
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -19,6 +20,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTextBlock>
 #include <QToolButton>
@@ -32,6 +34,7 @@
 #include "scripted_engine.h"
 #include "ui/chat_view.h"
 #include "ui/conversation_list_model.h"
+#include "ui/conversation_settings_dialog.h"
 #include "ui/markdown_body.h"
 #include "ui/markdown_view.h"
 #include "ui/message_widget.h"
@@ -59,6 +62,28 @@ class TestUiChatWidgets : public QObject {
     }
 
   private slots:
+    // The chat's Thinking and Thinking budget settings: shown as set, read back as chosen.
+    void conversationSettingsCarryThinking() {
+        ConversationSettingsDialog d;
+        SamplingSettings s;
+        d.setValues(QStringLiteral("t"), QString(), s);
+        auto* thinking = d.findChild<QComboBox*>(QStringLiteral("thinking"));
+        auto* budget = d.findChild<QSpinBox*>(QStringLiteral("thinkingBudget"));
+        QVERIFY(thinking && budget);
+        QCOMPARE(thinking->currentData().toInt(), -1);
+        QCOMPARE(budget->text(), QStringLiteral("no cap"));
+        QCOMPARE(d.sampling().enableThinking, -1);
+        QCOMPARE(d.sampling().thinkingBudget, -1);
+        s.enableThinking = 0;
+        s.thinkingBudget = 256;
+        d.setValues(QStringLiteral("t"), QString(), s);
+        QCOMPARE(thinking->currentText(), QStringLiteral("Off"));
+        thinking->setCurrentIndex(thinking->findData(1));
+        budget->setValue(1024);
+        QCOMPARE(d.sampling().enableThinking, 1);
+        QCOMPARE(d.sampling().thinkingBudget, 1024);
+    }
+
     void initTestCase() { QVERIFY(dir_.isValid()); }
 
     void codeBlockCopyButtonsCopyExactlyTheCode() {
