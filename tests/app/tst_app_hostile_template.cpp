@@ -99,7 +99,7 @@ class TestAppHostileTemplate : public QObject {
         QVERIFY(w);
         QSignalSpy finished(&relay, &WorkerRelay::finished);
         QSignalSpy failed(&relay, &WorkerRelay::failed);
-        qint64 promptTokens[3] = {};
+        qint64 promptTokens[3] = {}; // by setting + 1: template default, off, on
         for (int setting : {-1, 1, 0}) {
             GenerationRequest r = request(quint64(20 + setting));
             r.sampling.enableThinking = setting;
@@ -112,12 +112,10 @@ class TestAppHostileTemplate : public QObject {
         }
         QCOMPARE(failed.size(), 0);
         // " no thinking here please just answer" is longer than " think" and " default".
-        QVERIFY2(promptTokens[0] > promptTokens[1] && promptTokens[0] > promptTokens[2] &&
-                     promptTokens[1] != promptTokens[2],
-                 qPrintable(QStringLiteral("off %1, default %2, on %3")
-                                .arg(promptTokens[0])
-                                .arg(promptTokens[1])
-                                .arg(promptTokens[2])));
+        const qint64 byDefault = promptTokens[0], off = promptTokens[1], on = promptTokens[2];
+        QVERIFY2(off > byDefault && off > on && on != byDefault,
+                 qPrintable(
+                     QStringLiteral("default %1, off %2, on %3").arg(byDefault).arg(off).arg(on)));
         GenerationRequest budget = request(30);
         budget.sampling.thinkingBudget = 16;
         QMetaObject::invokeMethod(w, "generate", Qt::QueuedConnection,
