@@ -111,6 +111,13 @@ ServerFixture& fixture() {
     return f;
 }
 
+ServerFixture& ready() {
+    ServerFixture& f = fixture();
+    if (!f.error.empty())
+        std::fprintf(stderr, "fixture: %s\n", f.error.c_str());
+    return f;
+}
+
 namespace {
 Reply reply_of(const httplib::Result& r) {
     Reply out;

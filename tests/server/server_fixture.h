@@ -50,6 +50,8 @@ struct ServerFixture {
 };
 
 ServerFixture& fixture();
+// The fixture, its start-up error (if any) printed once per caller.
+ServerFixture& ready();
 
 // POST `body` as JSON; status and parsed body (discarded when not JSON).
 struct Reply {
