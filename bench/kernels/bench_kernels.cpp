@@ -12,7 +12,7 @@
 // so a busy machine lowers both alike; (4) single-thread matrix-vector on L2-resident weights
 // gives the kernels' compute cost in TSC ticks per 256 weights, which hardly depends on load.
 // Usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512]
-//                            [--no-matvec] [--no-matmat] [--type T] [--rounds N]
+//                            [--weight-layout rows|panels] [--no-matvec] [--no-matmat] [--type T] [--rounds N]
 //                            [--tokens N,N..]   (matrix-matrix token counts, default 512)
 #include <algorithm>
 #include <cctype>
@@ -95,10 +95,14 @@ std::vector<float> random_row(int64_t n, uint32_t seed) {
 
 // A weight matrix whose rows all hold the same quantized random row (timing does not depend on
 // the values), `copies` times over so that a sweep over all copies exceeds the caches.
+// --weight-layout: panels (the engine's default where a type has a panel layout) or rows.
+bool g_panels = true;
+
 struct BenchMatrix {
     std::vector<uint8_t> data;
     int64_t rows, cols, row_bytes, matrix_bytes;
     int copies;
+    WeightLayout layout = WeightLayout::Rows;
     BenchMatrix(DType t, int64_t r, int64_t c, size_t min_total) : rows(r), cols(c) {
         row_bytes = dtype_row_bytes(t, c);
         matrix_bytes = row_bytes * r;
@@ -109,11 +113,20 @@ struct BenchMatrix {
         quantize_row(t, row.data(), data.data(), c);
         for (int64_t i = 1; i < r * copies; ++i)
             std::memcpy(data.data() + i * row_bytes, data.data(), static_cast<size_t>(row_bytes));
+        if (g_panels && panel_layout_applies(t, r, c)) {
+            layout = WeightLayout::Panels;
+            std::vector<uint8_t> packed(static_cast<size_t>(matrix_bytes));
+            for (int k = 0; k < copies; ++k) {
+                uint8_t* m = data.data() + static_cast<size_t>(k) * static_cast<size_t>(matrix_bytes);
+                pack_matrix_panels(t, m, r, c, packed.data(), nullptr);
+                std::memcpy(m, packed.data(), packed.size());
+            }
+        }
     }
     WeightMatrix matrix(DType t, int copy) const {
         return WeightMatrix{
             t, data.data() + static_cast<size_t>(copy) * static_cast<size_t>(matrix_bytes), rows,
-            cols};
+            cols, layout};
     }
 };
 
@@ -355,14 +368,21 @@ bool parse(int argc, char** argv, Options& o) {
             o.bw_bytes = size_t{256} << 20;
         } else if (a == "--threads" && i + 1 < argc)
             o.threads = std::max(1, std::atoi(argv[++i]));
-        else if (a == "--simd" && i + 1 < argc) {
+        else if (a == "--weight-layout" && i + 1 < argc) {
+            const std::string l = argv[++i];
+            if (l != "rows" && l != "panels") {
+                std::fprintf(stderr, "--weight-layout: rows or panels, not %s\n", l.c_str());
+                return false;
+            }
+            g_panels = l == "panels";
+        } else if (a == "--simd" && i + 1 < argc) {
             const std::string l = argv[++i];
             set_simd_level(l == "scalar" ? SimdLevel::Scalar
                            : l == "avx2" ? SimdLevel::Avx2
                                          : SimdLevel::Avx512);
         } else {
             std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] "
-                                 "[--simd scalar|avx2|avx512] [--no-matvec] [--no-matmat] [--type "
+                                 "[--simd scalar|avx2|avx512] [--weight-layout rows|panels] [--no-matvec] [--no-matmat] [--type "
                                  "T] [--rounds N] [--tokens N,N..]\n");
             return false;
         }
@@ -396,8 +416,9 @@ int main(int argc, char** argv) {
 
     auto selected = [&](DType t) { return o.only.empty() || o.only == dtype_name(t); };
     if (!o.json) {
-        std::printf("threads %d, SIMD %s (cpu %s)\n", o.threads, simd_level_name(level),
-                    simd_level_name(cpu_simd_level()));
+        std::printf("threads %d, SIMD %s (cpu %s), weight layout %s where the type has it\n",
+                    o.threads, simd_level_name(level), simd_level_name(cpu_simd_level()),
+                    g_panels ? "panels" : "rows");
         std::printf("read bandwidth: %.1f GB/s wide, %.1f GB/s scalar\n", bw_wide, bw_scalar);
         std::printf("peak: %.1f GFLOP/s fp32 FMA, %.1f Gop/s int8 dot\n\n", fma_peak, int8_peak);
     }

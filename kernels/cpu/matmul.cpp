@@ -98,12 +98,106 @@ void gemm_quant(const detail::QGemm& q, float* y, const uint8_t* w, size_t w_str
     });
 }
 
+const detail::PanelKernel* select_panel_kernel(DType t) {
+    const SimdLevel l = active_simd_level();
+    if (const detail::PanelKernel* k = detail::q32_panel_kernel(t, l))
+        return k;
+    if (const detail::PanelKernel* k = detail::kq_panel_kernel(t, l))
+        return k;
+    return detail::float_panel_kernel(t, l);
+}
+
+// Activation rows in a kernel's prepared format (thread-local scratch), or x itself.
+const uint8_t* prepare_rows(size_t (*row_bytes)(int64_t), void (*prep)(const float*, int64_t, uint8_t*),
+                            const float* x, int64_t cols, int64_t n_tokens, ThreadPool* pool,
+                            size_t* stride) {
+    *stride = static_cast<size_t>(cols) * sizeof(float);
+    if (!row_bytes)
+        return reinterpret_cast<const uint8_t*>(x);
+    thread_local detail::AlignedBuffer scratch;
+    *stride = row_bytes(cols);
+    uint8_t* buf = scratch.get(*stride * static_cast<size_t>(n_tokens), true);
+    const size_t s = *stride;
+    auto work = [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+            prep(x + t * cols, cols, buf + t * s);
+    };
+    if (n_tokens * cols >= (1 << 16))
+        for_range(pool, n_tokens, 1, work);
+    else
+        work(0, n_tokens);
+    return buf;
+}
+
+void matmul_rows(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens,
+                 ThreadPool* pool);
+
+// WeightLayout::Panels: the family's panel kernel over whole panels (or, at a level without
+// one, each panel unpacked and run through the Rows tile kernels), then the Rows tail.
+void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens,
+                   ThreadPool* pool) {
+    const auto row_bytes = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
+    const int64_t n_panels = w.rows / kPanelRows;
+    const int64_t full = n_panels * kPanelRows;
+    const auto* base = static_cast<const uint8_t*>(w.data);
+    if (const detail::PanelKernel* pk = select_panel_kernel(w.type)) {
+        size_t a_stride = 0;
+        const uint8_t* acts = prepare_rows(pk->act_row_bytes, pk->prepare_act, x, w.cols,
+                                           n_tokens, pool, &a_stride);
+        const detail::PanelArgs args{base, row_bytes, w.cols, acts, a_stride, n_tokens, y, w.rows};
+        for_range(pool, n_panels, 1, [&](int64_t p0, int64_t p1) { pk->panels(args, p0, p1); });
+    } else {
+        const MatmulKernel* k = select_kernel(w.type);
+        size_t a_stride = 0;
+        const uint8_t* acts =
+            prepare_rows(k->act_row_bytes, k->prepare_act, x, w.cols, n_tokens, pool, &a_stride);
+        const PanelFormat* f = panel_format(w.type);
+        for_range(pool, n_panels, 1, [&](int64_t p0, int64_t p1) {
+            thread_local detail::AlignedBuffer rows16;
+            uint8_t* buf = rows16.get(row_bytes * kPanelRows);
+            for (int64_t p = p0; p < p1; ++p) {
+                const uint8_t* panel = base + static_cast<size_t>(p) * kPanelRows * row_bytes;
+                for (int i = 0; i < kPanelRows; ++i)
+                    f->unpack_row(panel, w.cols, i, buf + static_cast<size_t>(i) * row_bytes);
+                for (int64_t t0 = 0; t0 < n_tokens; t0 += detail::kMaxTileTokens) {
+                    const int nt =
+                        static_cast<int>(std::min<int64_t>(detail::kMaxTileTokens, n_tokens - t0));
+                    const TileArgs a{buf,          row_bytes, w.cols, kPanelRows,
+                                     acts + t0 * a_stride, a_stride, nt,
+                                     y + t0 * w.rows + p * kPanelRows, w.rows};
+                    k->tile(a);
+                }
+            }
+        });
+    }
+    if (full == w.rows)
+        return;
+    const int64_t tail = w.rows - full;
+    thread_local std::vector<float> ty;
+    ty.resize(static_cast<size_t>(tail * n_tokens));
+    const WeightMatrix rest{w.type, base + static_cast<size_t>(full) * row_bytes, tail, w.cols,
+                            WeightLayout::Rows};
+    matmul_rows(ty.data(), rest, x, n_tokens, pool);
+    for (int64_t t = 0; t < n_tokens; ++t)
+        std::copy_n(ty.data() + t * tail, tail, y + t * w.rows + full);
+}
+
 } // namespace
 
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
     assert(w.cols % dtype_block_elems(w.type) == 0);
     if (n_tokens <= 0 || w.rows <= 0)
         return;
+    if (w.layout == WeightLayout::Panels)
+        matmul_panels(y, w, x, n_tokens, pool);
+    else
+        matmul_rows(y, w, x, n_tokens, pool);
+}
+
+namespace {
+
+void matmul_rows(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens,
+                 ThreadPool* pool) {
     const MatmulKernel* k = select_kernel(w.type);
     const auto* wbase = static_cast<const uint8_t*>(w.data);
     const size_t w_stride = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
@@ -183,12 +277,12 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
     });
 }
 
+} // namespace
+
 void matmul_reference(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens) {
     std::vector<float> row(static_cast<size_t>(w.cols));
-    const auto* base = static_cast<const uint8_t*>(w.data);
-    const int64_t stride = dtype_row_bytes(w.type, w.cols);
     for (int64_t r = 0; r < w.rows; ++r) {
-        dequantize_row(w.type, base + r * stride, row.data(), w.cols);
+        dequantize_weight_row(w, r, row.data());
         for (int64_t t = 0; t < n_tokens; ++t) {
             const float* xt = x + t * w.cols;
             double s = 0;

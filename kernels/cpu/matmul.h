@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/weight_layout.h"
 
 namespace llmwb::kernels {
 
@@ -15,6 +16,7 @@ struct WeightMatrix {
     const void* data = nullptr;
     int64_t rows = 0;
     int64_t cols = 0; // multiple of dtype_block_elems(type)
+    WeightLayout layout = WeightLayout::Rows; // see weight_layout.h
 };
 
 // y[t][r] = sum_c W[r][c] * x[t][c]   for t < n_tokens, r < rows.

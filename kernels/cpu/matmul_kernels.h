@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/simd.h"
+#include "kernels/cpu/weight_layout.h"
 
 namespace llmwb::kernels::detail {
 
@@ -169,6 +170,41 @@ const MatmulKernel* avx512_q32x_matmul_kernel(DType t);
 const MatmulKernel* scalar_kx_matmul_kernel(DType t);
 const MatmulKernel* avx2_kx_matmul_kernel(DType t);
 const MatmulKernel* avx512_kx_matmul_kernel(DType t);
+
+// ---- Panel layout (weight_layout.h) ------------------------------------------------------
+// Kernels for matrices in WeightLayout::Panels. The driver prepares every activation row once
+// with prepare_act (act_row_bytes each, a_stride apart; act_row_bytes == nullptr: the kernel
+// reads the fp32 rows directly, a_stride = cols * 4) and splits the panels over the threads;
+// one panels() call computes y[t * ldy + r] for rows [16 * p0, 16 * p1) and every token
+// t < n_tokens. Contract: the value of a (row, token) does not depend on n_tokens or on the
+// other tokens of the call (bit-identical alone or in any batch). The rows % 16 tail of a
+// matrix is in Rows order and computed by the driver with the Rows tile kernels.
+struct PanelArgs {
+    const uint8_t* w;  // panel 0 (the matrix's first byte)
+    size_t row_bytes;  // dtype_row_bytes(type, cols); panel p starts at w + p * 16 * row_bytes
+    int64_t cols;
+    const uint8_t* a;  // first prepared activation row
+    size_t a_stride;
+    int64_t n_tokens;
+    float* y;
+    int64_t ldy;
+};
+struct PanelKernel {
+    size_t (*act_row_bytes)(int64_t cols) = nullptr;
+    void (*prepare_act)(const float* x, int64_t cols, uint8_t* dst) = nullptr;
+    void (*panels)(const PanelArgs& args, int64_t p0, int64_t p1) = nullptr;
+};
+// Per type family and SIMD level; nullptr when that family has no panel kernel at that level
+// (the driver then unpacks each panel and runs the level's Rows kernels: correct, slower).
+// panel_q32.cpp (+ _avx2/_avx512): Q8_0, Q4_0.  panel_kq*.cpp: Q4_K, Q5_K, Q6_K.
+// panel_float*.cpp: F16, BF16 (F32 stays in Rows order).
+const PanelKernel* q32_panel_kernel(DType t, SimdLevel level);
+const PanelKernel* kq_panel_kernel(DType t, SimdLevel level);
+const PanelKernel* float_panel_kernel(DType t, SimdLevel level);
+// Their formats (weight_layout.cpp's panel_format asks each family in turn).
+const PanelFormat* q32_panel_format(DType t);
+const PanelFormat* kq_panel_format(DType t);
+const PanelFormat* float_panel_format(DType t);
 
 // Scalar activation quantizers (shared by the levels that keep the plain signed format).
 void prepare_act_a32(const float* x, int64_t cols, uint8_t* dst, bool biased);
