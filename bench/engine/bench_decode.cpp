@@ -26,6 +26,7 @@
 #include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/panel_weights.h"
 #include "engine/runtime/sampler.h"
 #include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/kv_format.h"
@@ -55,19 +56,22 @@ struct Options {
     int pp = 512;    // prompt-processing length
     int block_size = 16;
     KvDtype kv_dtype = KvDtype::F32;
-    std::string simd; // empty: the best the CPU has (or LLMWB_SIMD)
+    std::string simd;   // empty: the best the CPU has (or LLMWB_SIMD)
+    std::string layout; // empty: the engine's default (panels where a type has them)
     bool json = false;
 };
 
 void usage() {
-    std::fprintf(stderr,
-                 "usage: llmwb-bench-decode [--model PATH | --shape NAME (qwen2.5-0.5b) --type "
-                 "f16|q8_0|q4_k] [--cache-dir DIR]\n"
-                 "                          [--threads N] [--tokens N] [--prompt N] [--pp N] "
-                 "[--rounds N] [--block-size 8|16|32]\n"
-                 "                          [--kv-cache-dtype %s]\n"
-                 "                          [--simd scalar|avx2|avx512] [--json]\n",
-                 kv_dtype_choices());
+    std::fprintf(
+        stderr,
+        "usage: llmwb-bench-decode [--model PATH | --shape NAME (qwen2.5-0.5b) --type "
+        "f16|q8_0|q4_k] [--cache-dir DIR]\n"
+        "                          [--threads N] [--tokens N] [--prompt N] [--pp N] "
+        "[--rounds N] [--block-size 8|16|32]\n"
+        "                          [--kv-cache-dtype %s]\n"
+        "                          [--simd scalar|avx2|avx512] [--weight-layout rows|panels] "
+        "[--json]\n",
+        kv_dtype_choices());
 }
 
 bool parse(int argc, char** argv, Options& o) {
@@ -124,6 +128,8 @@ bool parse(int argc, char** argv, Options& o) {
             }
         } else if (a == "--simd") {
             ok = next(o.simd) && (o.simd == "scalar" || o.simd == "avx2" || o.simd == "avx512");
+        } else if (a == "--weight-layout") {
+            ok = next(o.layout) && (o.layout == "rows" || o.layout == "panels");
         } else if (a == "--json")
             o.json = true;
         else if (a == "-h" || a == "--help")
@@ -226,6 +232,8 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
+    if (!o.layout.empty())
+        kernels::set_panel_layout_enabled(o.layout == "panels");
     std::string path = o.model;
     if (path.empty()) {
         auto p = bench::ensure_shape_model(o.shape, o.type, o.cache_dir);
@@ -341,11 +349,12 @@ int main(int argc, char** argv) {
     double mm_s = 1e30;
     {
         std::vector<const TensorView*> mats;
-        for (const LayerWeights& l : m.weights.layers)
+        const ModelWeights& pw = tf.panel_weights().weights(); // what the step reads
+        for (const LayerWeights& l : pw.layers)
             for (const TensorView* t :
                  {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
                 mats.push_back(t);
-        mats.push_back(m.weights.output.present() ? &m.weights.output : &m.weights.tok_embd);
+        mats.push_back(pw.output.present() ? &pw.output : &pw.tok_embd);
         int64_t max_dim = 0;
         for (const TensorView* t : mats)
             max_dim = std::max({max_dim, t->rows, t->cols});
@@ -354,9 +363,10 @@ int main(int argc, char** argv) {
             const auto t0 = Clock::now();
             for (int i = 0; i < std::min(o.tokens, 16); ++i)
                 for (const TensorView* t : mats)
-                    kernels::matmul(y.data(),
-                                    kernels::WeightMatrix{t->type, t->data, t->rows, t->cols},
-                                    x.data(), 1, &pool);
+                    kernels::matmul(
+                        y.data(),
+                        kernels::WeightMatrix{t->type, t->data, t->rows, t->cols, t->layout},
+                        x.data(), 1, &pool);
             if (r > 0)
                 mm_s = std::min(mm_s, seconds_since(t0) / std::min(o.tokens, 16));
         }
@@ -389,6 +399,7 @@ int main(int argc, char** argv) {
     const bool int8_mix = integer_mix(m.weights);
     const double peak = o.pp > 0 ? measure_peak_gops(pool, int8_mix) : 0.0;
     const char* simd = kernels::simd_level_name(kernels::active_simd_level());
+    const char* layout = tf.panel_weights().packed_matrices() > 0 ? "panels" : "rows";
     const char* kvt = kv_dtype_name(kv.dtype());
     if (o.json) {
         std::printf("{\"model\": \"%s\", \"weights\": \"%s\", \"threads\": %d, \"simd\": \"%s\", "
@@ -400,16 +411,25 @@ int main(int argc, char** argv) {
                     "\"matmul_only_ms\": %.3f, \"peak_gops\": %.2f, \"peak_kind\": \"%s\", "
                     "\"pp_peak_ratio\": %.4f, \"kv_cache_dtype\": \"%s\", "
                     "\"kv_bytes_per_token\": %.0f, \"context\": %d, \"attention_ms\": %.3f, "
-                    "\"attention_share\": %.4f}\n",
+                    "\"attention_share\": %.4f, \"weight_layout\": \"%s\", "
+                    "\"panel_matrices\": %d}\n",
                     path.c_str(), dtype_mix(m.weights).c_str(), pool.size(), simd, bw, bw_scalar,
                     bytes_per_token, o.tokens, decode_tps, roofline_tps, ratio,
                     decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops, step_ms, matmul_ms,
                     peak, int8_mix ? "int8-dot" : "fp32-fma", peak > 0 ? pp_gflops / peak : 0.0,
-                    kvt, kv_bytes_per_token, att_context, att_ms, att_ms / step_ms);
+                    kvt, kv_bytes_per_token, att_context, att_ms, att_ms / step_ms, layout,
+                    tf.panel_weights().packed_matrices());
     } else {
         std::printf("model                      %s\n", path.c_str());
         std::printf("matrices                   %s\n", dtype_mix(m.weights).c_str());
         std::printf("threads / simd             %d / %s\n", pool.size(), simd);
+        if (tf.panel_weights().packed_matrices() > 0)
+            std::printf("weight layout              panels (%d matrices, %.1f MB packed at load)\n",
+                        tf.panel_weights().packed_matrices(),
+                        static_cast<double>(tf.panel_weights().packed_bytes()) / 1e6);
+        else
+            std::printf("weight layout              rows (%s)\n",
+                        tf.panel_weights().not_packed_reason().c_str());
         std::printf("read bandwidth (wide)      %.2f GB/s   (scalar probe %.2f GB/s)\n", bw,
                     bw_scalar);
         std::printf("weight bytes per token     %.1f MB\n", bytes_per_token / 1e6);

@@ -12,7 +12,8 @@
 // so a busy machine lowers both alike; (4) single-thread matrix-vector on L2-resident weights
 // gives the kernels' compute cost in TSC ticks per 256 weights, which hardly depends on load.
 // Usage: llmwb-bench-kernels [--threads N] [--json] [--quick] [--simd scalar|avx2|avx512]
-//                            [--weight-layout rows|panels] [--no-matvec] [--no-matmat] [--type T] [--rounds N]
+//                            [--weight-layout rows|panels] [--no-matvec] [--no-matmat] [--type T]
+//                            [--rounds N]
 //                            [--tokens N,N..]   (matrix-matrix token counts, default 512)
 #include <algorithm>
 #include <cctype>
@@ -117,7 +118,8 @@ struct BenchMatrix {
             layout = WeightLayout::Panels;
             std::vector<uint8_t> packed(static_cast<size_t>(matrix_bytes));
             for (int k = 0; k < copies; ++k) {
-                uint8_t* m = data.data() + static_cast<size_t>(k) * static_cast<size_t>(matrix_bytes);
+                uint8_t* m =
+                    data.data() + static_cast<size_t>(k) * static_cast<size_t>(matrix_bytes);
                 pack_matrix_panels(t, m, r, c, packed.data(), nullptr);
                 std::memcpy(m, packed.data(), packed.size());
             }
@@ -382,7 +384,8 @@ bool parse(int argc, char** argv, Options& o) {
                                          : SimdLevel::Avx512);
         } else {
             std::fprintf(stderr, "usage: llmwb-bench-kernels [--threads N] [--json] [--quick] "
-                                 "[--simd scalar|avx2|avx512] [--weight-layout rows|panels] [--no-matvec] [--no-matmat] [--type "
+                                 "[--simd scalar|avx2|avx512] [--weight-layout rows|panels] "
+                                 "[--no-matvec] [--no-matmat] [--type "
                                  "T] [--rounds N] [--tokens N,N..]\n");
             return false;
         }

@@ -7,18 +7,22 @@
 #include <vector>
 
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/weight_layout.h"
 
 namespace llmwb {
 
 // A row-major matrix [rows][cols] in any DType (a vector has rows == 1). Row r starts at
 // data + r * dtype_row_bytes(type, cols). For linear layers rows = out_features,
 // cols = in_features, i.e. y = W x. data == nullptr means "absent".
+// Loaders always produce WeightLayout::Rows; only a CPU runtime's own copies of the matrices
+// are in WeightLayout::Panels (kernels/cpu/weight_layout.h), where row() does not apply.
 struct TensorView {
     DType type = DType::F32;
     const void* data = nullptr;
     int64_t rows = 0;
     int64_t cols = 0;
     std::string name; // name in the file, for messages
+    kernels::WeightLayout layout = kernels::WeightLayout::Rows;
 
     bool present() const { return data != nullptr; }
     int64_t row_bytes() const { return dtype_row_bytes(type, cols); }

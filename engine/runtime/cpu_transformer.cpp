@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/runtime/cpu_moe.h"
+#include "engine/runtime/panel_weights.h"
 #include "engine/runtime/rope.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
@@ -18,7 +19,7 @@ namespace llmwb {
 namespace {
 
 kernels::WeightMatrix as_matrix(const TensorView& t) {
-    return kernels::WeightMatrix{t.type, t.data, t.rows, t.cols};
+    return kernels::WeightMatrix{t.type, t.data, t.rows, t.cols, t.layout};
 }
 
 // A norm vector or bias as fp32 (empty when absent).
@@ -84,6 +85,7 @@ CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& po
     norms_->output_norm = to_f32(w.output_norm);
     if (c.is_moe())
         moe_ = std::make_unique<CpuMoe>();
+    panels_ = std::make_unique<PanelWeights>(model, pool);
 }
 
 CpuTransformer::~CpuTransformer() = default;
@@ -142,7 +144,7 @@ void CpuTransformer::reserve(int32_t n, int32_t n_logits) {
 
 void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, float* logits) {
     const ModelConfig& c = model_.config;
-    const ModelWeights& w = model_.weights;
+    const ModelWeights& w = panels_->weights();
     const int32_t n = batch.n_tokens();
     const auto n_logits = static_cast<int32_t>(batch.logits_rows.size());
     assert(kv.num_layers() == c.num_layers && kv.num_kv_heads() == c.num_kv_heads &&
@@ -157,7 +159,7 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
     for (int32_t t = 0; t < n; ++t) {
         const int32_t id = batch.token_ids[t];
         assert(id >= 0 && id < w.tok_embd.rows);
-        kernels::dequantize_row(w.tok_embd.type, w.tok_embd.row(id), x_.data() + t * H, H);
+        kernels::dequantize_weight_row(as_matrix(w.tok_embd), id, x_.data() + t * H);
         if (c.embedding_scale != 1.0f) // gemma: x = embedding * sqrt(hidden)
             for (int64_t i = 0; i < H; ++i)
                 x_[t * H + i] *= c.embedding_scale;
@@ -191,7 +193,8 @@ void CpuTransformer::forward(const ForwardBatch& batch, KvCacheStorage& kv, floa
 
 void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCacheStorage& kv) {
     const ModelConfig& c = model_.config;
-    const LayerWeights& lw = model_.weights.layers[l];
+    const LayerWeights& lw = model_.weights.layers[l];     // loaded views (the observer's keys)
+    const LayerWeights& pw = panels_->weights().layers[l]; // what the products read
     const Norms::Layer& nl = norms_->layers[l];
     const int32_t n = batch.n_tokens();
     const int64_t H = c.hidden_size;
@@ -206,7 +209,7 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
         // Fused projection (phi3): one product [n][q_w + 2 kv_w], then split per row.
         if (observer_)
             observer_(lw.wqkv, xb_.data(), n);
-        kernels::matmul(fused_.data(), as_matrix(lw.wqkv), xb_.data(), n, &pool_);
+        kernels::matmul(fused_.data(), as_matrix(pw.wqkv), xb_.data(), n, &pool_);
         const int64_t fw = q_w + 2 * kv_w;
         for (int32_t t = 0; t < n; ++t) {
             const float* src = fused_.data() + t * fw;
@@ -220,9 +223,9 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
             observer_(lw.wk, xb_.data(), n);
             observer_(lw.wv, xb_.data(), n);
         }
-        kernels::matmul(q_.data(), as_matrix(lw.wq), xb_.data(), n, &pool_); // [n][q_w]
-        kernels::matmul(k_.data(), as_matrix(lw.wk), xb_.data(), n, &pool_); // [n][kv_w]
-        kernels::matmul(v_.data(), as_matrix(lw.wv), xb_.data(), n, &pool_); // [n][kv_w]
+        kernels::matmul(q_.data(), as_matrix(pw.wq), xb_.data(), n, &pool_); // [n][q_w]
+        kernels::matmul(k_.data(), as_matrix(pw.wk), xb_.data(), n, &pool_); // [n][kv_w]
+        kernels::matmul(v_.data(), as_matrix(pw.wv), xb_.data(), n, &pool_); // [n][kv_w]
     }
     add_bias(q_.data(), nl.bq, n);
     add_bias(k_.data(), nl.bk, n);
@@ -266,7 +269,7 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
 
     if (observer_)
         observer_(lw.wo, att_.data(), n);
-    kernels::matmul(xb_.data(), as_matrix(lw.wo), att_.data(), n, &pool_); // [n][H]
+    kernels::matmul(xb_.data(), as_matrix(pw.wo), att_.data(), n, &pool_); // [n][H]
     if (!nl.post_attn_norm.empty()) // gemma2/3: norm the block output before the residual add
         for (int32_t t = 0; t < n; ++t)
             kernels::rmsnorm(xb_.data() + t * H, xb_.data() + t * H, nl.post_attn_norm.data(), H,
@@ -276,7 +279,8 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
 
 void CpuTransformer::mlp_block(int32_t l, int32_t n) {
     const ModelConfig& c = model_.config;
-    const LayerWeights& lw = model_.weights.layers[l];
+    const LayerWeights& lw = model_.weights.layers[l];     // loaded views (the observer's keys)
+    const LayerWeights& pw = panels_->weights().layers[l]; // what the products read
     const Norms::Layer& nl = norms_->layers[l];
     const int64_t H = c.hidden_size;
     const int64_t I = c.intermediate_size;
@@ -293,7 +297,7 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
         // Fused projection (phi3): [n][2I], gate rows first, then up.
         if (observer_)
             observer_(lw.w_gate_up, xb_.data(), n);
-        kernels::matmul(fused_.data(), as_matrix(lw.w_gate_up), xb_.data(), n, &pool_);
+        kernels::matmul(fused_.data(), as_matrix(pw.w_gate_up), xb_.data(), n, &pool_);
         for (int32_t t = 0; t < n; ++t) {
             const float* src = fused_.data() + t * 2 * I;
             std::copy(src, src + I, gate_.data() + t * I);
@@ -304,8 +308,8 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
             observer_(lw.w_gate, xb_.data(), n);
             observer_(lw.w_up, xb_.data(), n);
         }
-        kernels::matmul(gate_.data(), as_matrix(lw.w_gate), xb_.data(), n, &pool_); // [n][I]
-        kernels::matmul(up_.data(), as_matrix(lw.w_up), xb_.data(), n, &pool_);     // [n][I]
+        kernels::matmul(gate_.data(), as_matrix(pw.w_gate), xb_.data(), n, &pool_); // [n][I]
+        kernels::matmul(up_.data(), as_matrix(pw.w_up), xb_.data(), n, &pool_);     // [n][I]
     }
     if (c.activation == MlpActivation::GeluTanh)
         kernels::gelu_tanh_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
@@ -313,7 +317,7 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
         kernels::silu_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);
     if (observer_)
         observer_(lw.w_down, gate_.data(), n);
-    kernels::matmul(xb_.data(), as_matrix(lw.w_down), gate_.data(), n, &pool_); // [n][H]
+    kernels::matmul(xb_.data(), as_matrix(pw.w_down), gate_.data(), n, &pool_); // [n][H]
     if (!nl.post_ffn_norm.empty())                                              // gemma2/3
         for (int32_t t = 0; t < n; ++t)
             kernels::rmsnorm(xb_.data() + t * H, xb_.data() + t * H, nl.post_ffn_norm.data(), H,

@@ -21,6 +21,7 @@ class ThreadPool;
 }
 
 class CpuMoe;
+class PanelWeights;
 
 class CpuTransformer {
   public:
@@ -39,6 +40,10 @@ class CpuTransformer {
     // Bytes of weight matrices a decode step reads once per token (all layers + lm_head; for
     // mixture-of-experts layers the router and num_experts_used of the experts).
     int64_t weight_bytes_per_token() const;
+
+    // The weights the products read: the loaded views, or this runtime's copy in the panel
+    // layout (engine/runtime/panel_weights.h) — never the loaded views' pages afterwards.
+    const PanelWeights& panel_weights() const { return *panels_; }
 
     // Runs the batch: writes this step's K/V through batch.slot_mapping, attends through the
     // block tables and writes logits [batch.logits_rows.size()][vocab_size()].
@@ -67,6 +72,7 @@ class CpuTransformer {
     std::vector<double> inv_freq_local_; // [rotary_dim/2] sliding layers' RoPE (gemma3) or empty
     float rope_scale_ = 1.0f;            // cos/sin multiplier (LongRoPE attention factor)
     std::unique_ptr<Norms> norms_;
+    std::unique_ptr<PanelWeights> panels_;
 
     // Workspace, grown to the largest batch seen and reused ("n" = tokens of the batch).
     int32_t cap_tokens_ = 0, cap_logits_ = 0;

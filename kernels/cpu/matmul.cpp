@@ -108,9 +108,9 @@ const detail::PanelKernel* select_panel_kernel(DType t) {
 }
 
 // Activation rows in a kernel's prepared format (thread-local scratch), or x itself.
-const uint8_t* prepare_rows(size_t (*row_bytes)(int64_t), void (*prep)(const float*, int64_t, uint8_t*),
-                            const float* x, int64_t cols, int64_t n_tokens, ThreadPool* pool,
-                            size_t* stride) {
+const uint8_t* prepare_rows(size_t (*row_bytes)(int64_t),
+                            void (*prep)(const float*, int64_t, uint8_t*), const float* x,
+                            int64_t cols, int64_t n_tokens, ThreadPool* pool, size_t* stride) {
     *stride = static_cast<size_t>(cols) * sizeof(float);
     if (!row_bytes)
         return reinterpret_cast<const uint8_t*>(x);
@@ -142,8 +142,8 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
     const auto* base = static_cast<const uint8_t*>(w.data);
     if (const detail::PanelKernel* pk = select_panel_kernel(w.type)) {
         size_t a_stride = 0;
-        const uint8_t* acts = prepare_rows(pk->act_row_bytes, pk->prepare_act, x, w.cols,
-                                           n_tokens, pool, &a_stride);
+        const uint8_t* acts =
+            prepare_rows(pk->act_row_bytes, pk->prepare_act, x, w.cols, n_tokens, pool, &a_stride);
         const detail::PanelArgs args{base, row_bytes, w.cols, acts, a_stride, n_tokens, y, w.rows};
         for_range(pool, n_panels, 1, [&](int64_t p0, int64_t p1) { pk->panels(args, p0, p1); });
     } else {
@@ -162,9 +162,15 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
                 for (int64_t t0 = 0; t0 < n_tokens; t0 += detail::kMaxTileTokens) {
                     const int nt =
                         static_cast<int>(std::min<int64_t>(detail::kMaxTileTokens, n_tokens - t0));
-                    const TileArgs a{buf,          row_bytes, w.cols, kPanelRows,
-                                     acts + t0 * a_stride, a_stride, nt,
-                                     y + t0 * w.rows + p * kPanelRows, w.rows};
+                    const TileArgs a{buf,
+                                     row_bytes,
+                                     w.cols,
+                                     kPanelRows,
+                                     acts + t0 * a_stride,
+                                     a_stride,
+                                     nt,
+                                     y + t0 * w.rows + p * kPanelRows,
+                                     w.rows};
                     k->tile(a);
                 }
             }

@@ -15,7 +15,7 @@ struct WeightMatrix {
     DType type = DType::F32;
     const void* data = nullptr;
     int64_t rows = 0;
-    int64_t cols = 0; // multiple of dtype_block_elems(type)
+    int64_t cols = 0;                         // multiple of dtype_block_elems(type)
     WeightLayout layout = WeightLayout::Rows; // see weight_layout.h
 };
 

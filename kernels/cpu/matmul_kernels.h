@@ -180,10 +180,10 @@ const MatmulKernel* avx512_kx_matmul_kernel(DType t);
 // other tokens of the call (bit-identical alone or in any batch). The rows % 16 tail of a
 // matrix is in Rows order and computed by the driver with the Rows tile kernels.
 struct PanelArgs {
-    const uint8_t* w;  // panel 0 (the matrix's first byte)
-    size_t row_bytes;  // dtype_row_bytes(type, cols); panel p starts at w + p * 16 * row_bytes
+    const uint8_t* w; // panel 0 (the matrix's first byte)
+    size_t row_bytes; // dtype_row_bytes(type, cols); panel p starts at w + p * 16 * row_bytes
     int64_t cols;
-    const uint8_t* a;  // first prepared activation row
+    const uint8_t* a; // first prepared activation row
     size_t a_stride;
     int64_t n_tokens;
     float* y;

@@ -89,7 +89,8 @@ void copy_weight_row(const WeightMatrix& w, int64_t r, uint8_t* dst) {
 void dequantize_weight_row(const WeightMatrix& w, int64_t r, float* dst) {
     if (w.layout == WeightLayout::Rows) {
         const auto row_bytes = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
-        dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + static_cast<size_t>(r) * row_bytes,
+        dequantize_row(w.type,
+                       static_cast<const uint8_t*>(w.data) + static_cast<size_t>(r) * row_bytes,
                        dst, w.cols);
         return;
     }

@@ -1,0 +1,54 @@
+// PanelWeights: a CPU runtime's own copy of a model's weight matrices in the panel layout
+// (kernels/cpu/weight_layout.h), made once at load.
+//
+// Every dense matrix that goes through kernels::matmul (attention and MLP projections, the
+// lm_head and the token embeddings it is tied to) and whose type has a panel format is packed
+// into one anonymous arena (2 MiB aligned, transparent huge pages requested: a decode step
+// streams all of it, and fewer TLB misses matter). As each matrix is packed, the pages of its
+// source in the model's read-only file mapping are released (never memory outside
+// LoadedModel::mappings) (madvise MADV_DONTNEED: they are clean
+// file pages, faulted in again from the file if another reader needs them), so the resident
+// weight memory stays one copy. Mixture-of-experts experts, routers, norms and biases stay as
+// loaded. When the layout is off (kernels::panel_layout_enabled()), no type has a format, or
+// the arena cannot be mapped, the views are the loaded ones and the reason is kept.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/model/model_weights.h"
+
+
+namespace llmwb {
+
+struct LoadedModel;
+
+namespace kernels {
+class ThreadPool;
+}
+
+class PanelWeights {
+  public:
+    // weights(): the views to use for products (the loaded ones where nothing is packed).
+    PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool);
+    ~PanelWeights();
+    PanelWeights(const PanelWeights&) = delete;
+    PanelWeights& operator=(const PanelWeights&) = delete;
+
+    const ModelWeights& weights() const { return views_; }
+    int64_t packed_bytes() const { return packed_bytes_; }
+    int32_t packed_matrices() const { return packed_matrices_; }
+    // Why nothing was packed ("" when something was).
+    const std::string& not_packed_reason() const { return reason_; }
+
+  private:
+    ModelWeights views_;
+    void* arena_ = nullptr;
+    size_t arena_bytes_ = 0;
+    int64_t packed_bytes_ = 0;
+    int32_t packed_matrices_ = 0;
+    std::string reason_;
+};
+
+} // namespace llmwb

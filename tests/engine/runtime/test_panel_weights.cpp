@@ -1,0 +1,240 @@
+// The CPU runtime's panel layout (engine/runtime/panel_weights.h) on real model files written by
+// the project's writer: which matrices are packed, that packing loses no byte, that the tied
+// lm_head shares the embedding's copy, that the layout switch keeps the loaded views, that
+// panels and rows give the same predictions, and the guarantee the layout exists for: a
+// sequence's logits have the same bits alone or with any other sequences in the step.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/cpu_transformer.h"
+#include "engine/runtime/forward_batch.h"
+#include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/panel_weights.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/weight_layout.h"
+#include "runtime_test_models.h"
+#include "support/mini_test.h"
+
+using namespace llmwb;
+using namespace llmwb::test;
+
+namespace {
+
+struct PanelFixture {
+    mini_test::TempDir dir{"llmwb-panels"};
+    std::map<std::string, std::unique_ptr<LoadedModel>> models;
+    kernels::ThreadPool pool{2};
+};
+
+PanelFixture& pfx() {
+    static PanelFixture f;
+    return f;
+}
+
+const LoadedModel* panel_model(Shape shape, WeightType type) {
+    PanelFixture& f = pfx();
+    const std::string key =
+        mini_test::format("%d-%s", static_cast<int>(shape), weight_type_name(type));
+    auto it = f.models.find(key);
+    if (it != f.models.end())
+        return it->second.get();
+    std::string err;
+    auto m = write_and_load(spec_for(shape, ModelFileFormat::Gguf, type), f.dir.path(), key, &err);
+    if (!m) {
+        std::fprintf(stderr, "%s\n", err.c_str());
+        return nullptr;
+    }
+    return (f.models[key] = std::move(m)).get();
+}
+
+// Restores the process-wide layout switch.
+struct LayoutGuard {
+    bool saved = kernels::panel_layout_enabled();
+    ~LayoutGuard() { kernels::set_panel_layout_enabled(saved); }
+};
+
+std::vector<const TensorView*> matrices(const ModelWeights& w) {
+    std::vector<const TensorView*> out{&w.tok_embd, &w.output};
+    for (const LayerWeights& l : w.layers)
+        for (const TensorView* t :
+             {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
+            out.push_back(t);
+    return out;
+}
+
+kernels::WeightMatrix matrix_of(const TensorView& t) {
+    return kernels::WeightMatrix{t.type, t.data, t.rows, t.cols, t.layout};
+}
+
+struct PanelTypeRow {
+    std::string name;
+    WeightType type;
+    DType dtype;
+};
+// The weight types whose matrices have a panel layout. Q8_0 must be among them (the layout's
+// first type): the tests below would otherwise test nothing.
+std::vector<PanelTypeRow> panel_type_rows() {
+    std::vector<PanelTypeRow> rows;
+    for (const PanelTypeRow& r :
+         {PanelTypeRow{"q8_0", WeightType::Q8_0, DType::Q8_0},
+          PanelTypeRow{"q4_0", WeightType::Q4_0, DType::Q4_0},
+          PanelTypeRow{"q4_k", WeightType::Q4_K, DType::Q4_K},
+          PanelTypeRow{"q5_k", WeightType::Q5_K, DType::Q5_K},
+          PanelTypeRow{"q6_k", WeightType::Q6_K, DType::Q6_K},
+          PanelTypeRow{"f16", WeightType::F16, DType::F16},
+          PanelTypeRow{"bf16", WeightType::BF16, DType::BF16}})
+        if (kernels::panel_format(r.dtype))
+            rows.push_back(r);
+    return rows;
+}
+
+// Logits of the last position of every sequence of one step.
+std::vector<float> step_logits(CpuTransformer& tf, KvCacheStorage& kv, const ForwardBatch& b) {
+    std::vector<float> out(b.logits_rows.size() * static_cast<size_t>(tf.vocab_size()));
+    tf.forward(b, kv, out.data());
+    return out;
+}
+
+} // namespace
+
+MT_TEST(q8_0_has_a_panel_layout) {
+    MT_REQUIRE(kernels::panel_format(DType::Q8_0) != nullptr);
+    MT_CHECK(kernels::panel_format(DType::F32) == nullptr); // fp32 stays in rows
+}
+
+MT_TEST_TABLE(packs_every_dense_matrix_losslessly, PanelTypeRow, panel_type_rows()) {
+    LayoutGuard guard;
+    kernels::set_panel_layout_enabled(true);
+    const LoadedModel* m = panel_model(Shape::Quant, row.type); // qwen2: tied embeddings
+    MT_REQUIRE(m);
+    PanelWeights pw(*m, pfx().pool);
+    MT_REQUIRE(pw.packed_matrices() > 0);
+    MT_CHECK(pw.not_packed_reason().empty());
+    const std::vector<const TensorView*> loaded = matrices(m->weights);
+    const std::vector<const TensorView*> packed = matrices(pw.weights());
+    int64_t bytes = 0;
+    for (size_t i = 0; i < loaded.size(); ++i) {
+        const TensorView& a = *loaded[i];
+        const TensorView& b = *packed[i];
+        if (!a.present())
+            continue;
+        MT_SCOPE("%s", a.name.c_str());
+        const bool applies = kernels::panel_layout_applies(a.type, a.rows, a.cols);
+        MT_CHECK(b.layout == (applies ? kernels::WeightLayout::Panels : kernels::WeightLayout::Rows));
+        MT_CHECK(applies ? b.data != a.data : b.data == a.data);
+        // Every row of the packed copy unpacks to the file's bytes.
+        std::vector<uint8_t> got(static_cast<size_t>(a.row_bytes()));
+        for (int64_t r = 0; r < a.rows; ++r) {
+            kernels::copy_weight_row(matrix_of(b), r, got.data());
+            MT_REQUIRE_MSG(std::memcmp(got.data(), a.row(r), got.size()) == 0, "row %lld",
+                           static_cast<long long>(r));
+        }
+        if (applies && (i != 1 || a.data != m->weights.tok_embd.data))
+            bytes += a.rows * a.row_bytes();
+    }
+    // Tied: the lm_head view is the embedding's packed copy, counted once.
+    if (m->weights.output.data == m->weights.tok_embd.data)
+        MT_CHECK(pw.weights().output.data == pw.weights().tok_embd.data);
+    MT_COMPARE(pw.packed_bytes(), bytes);
+}
+
+MT_TEST(layout_off_keeps_the_loaded_views) {
+    LayoutGuard guard;
+    kernels::set_panel_layout_enabled(false);
+    const LoadedModel* m = panel_model(Shape::Quant, WeightType::Q8_0);
+    MT_REQUIRE(m);
+    PanelWeights pw(*m, pfx().pool);
+    MT_COMPARE(pw.packed_matrices(), 0);
+    MT_CHECK(!pw.not_packed_reason().empty());
+    const auto a = matrices(m->weights), b = matrices(pw.weights());
+    for (size_t i = 0; i < a.size(); ++i) {
+        MT_CHECK(a[i]->data == b[i]->data);
+        MT_CHECK(b[i]->layout == kernels::WeightLayout::Rows);
+    }
+}
+
+// Panels and rows: the same greedy predictions and logits within the kernels' rounding (the
+// activations are quantized the same way; only the float summation order may differ).
+MT_TEST_TABLE(panels_predict_as_rows, PanelTypeRow, panel_type_rows()) {
+    LayoutGuard guard;
+    const LoadedModel* m = panel_model(Shape::Quant, row.type);
+    MT_REQUIRE(m);
+    std::vector<std::vector<float>> out;
+    for (bool on : {false, true}) {
+        kernels::set_panel_layout_enabled(on);
+        CpuTransformer tf(*m, pfx().pool);
+        MT_REQUIRE((tf.panel_weights().packed_matrices() > 0) == on);
+        KvCacheStorage kv(m->config, 8, 16);
+        const int32_t V = tf.vocab_size();
+        std::vector<int32_t> ids(24);
+        for (int i = 0; i < 24; ++i)
+            ids[static_cast<size_t>(i)] = (i * 37 + 5) % V;
+        const std::vector<int32_t> table = {3, 1};
+        ForwardBatch b;
+        b.add_sequence(ids, 0, table, 16, ForwardBatch::Logits::All);
+        out.push_back(step_logits(tf, kv, b));
+    }
+    const int64_t V = static_cast<int64_t>(out[0].size()) / 24;
+    double md = 0, mr = 0;
+    int same_argmax = 0;
+    for (int64_t t = 0; t < 24; ++t) {
+        const float* a = out[0].data() + t * V;
+        const float* b = out[1].data() + t * V;
+        for (int64_t i = 0; i < V; ++i) {
+            md = std::max(md, static_cast<double>(std::abs(a[i] - b[i])));
+            mr = std::max(mr, static_cast<double>(std::abs(a[i])));
+        }
+        same_argmax += std::max_element(a, a + V) - a == std::max_element(b, b + V) - b;
+    }
+    std::printf("%s panels vs rows: relative diff %.3g, same argmax %d/24\n", row.name.c_str(),
+                md / mr, same_argmax);
+    MT_CHECK_MSG(md / mr < 3e-2, "relative diff %g", md / mr);
+    MT_CHECK(same_argmax >= 22);
+}
+
+// A decode step of sequence A has the same bits alone as beside 1 or 31 other sequences (the
+// batched-decode shape), and a prefill's logits do not depend on the chunk sharing its step.
+MT_TEST_TABLE(decode_bits_independent_of_the_batch, PanelTypeRow, panel_type_rows()) {
+    LayoutGuard guard;
+    kernels::set_panel_layout_enabled(true);
+    const LoadedModel* m = panel_model(Shape::Quant, row.type);
+    MT_REQUIRE(m);
+    CpuTransformer tf(*m, pfx().pool);
+    const int32_t V = tf.vocab_size(), bs = 16, n_seq = 32, prompt = 5;
+    KvCacheStorage kv(m->config, 2 * n_seq + 2, bs);
+    std::vector<std::vector<int32_t>> tables(n_seq);
+    std::vector<std::vector<int32_t>> ids(n_seq);
+    for (int32_t s = 0; s < n_seq; ++s) {
+        tables[static_cast<size_t>(s)] = {2 * s + 1, 2 * s};
+        for (int i = 0; i <= prompt; ++i)
+            ids[static_cast<size_t>(s)].push_back((s * 131 + i * 17 + 3) % V);
+    }
+    // Prefill every sequence's prompt, one step each.
+    for (int32_t s = 0; s < n_seq; ++s) {
+        ForwardBatch b;
+        b.add_sequence(std::span(ids[static_cast<size_t>(s)]).first(prompt), 0,
+                       tables[static_cast<size_t>(s)], bs, ForwardBatch::Logits::Last);
+        step_logits(tf, kv, b);
+    }
+    // The decode token at position `prompt` of the first k sequences in one step. Rewriting the
+    // same K/V slots with the same values keeps the cache as it was.
+    auto decode = [&](int32_t k) {
+        ForwardBatch b;
+        for (int32_t s = 0; s < k; ++s)
+            b.add_sequence(std::span(ids[static_cast<size_t>(s)]).subspan(prompt, 1), prompt,
+                           tables[static_cast<size_t>(s)], bs, ForwardBatch::Logits::Last);
+        return step_logits(tf, kv, b);
+    };
+    const std::vector<float> alone = decode(1);
+    for (int32_t k : {2, 7, n_seq}) {
+        const std::vector<float> many = decode(k);
+        MT_CHECK_MSG(std::memcmp(alone.data(), many.data(), sizeof(float) * V) == 0,
+                     "sequence 0 alone vs in a step of %d: the logits differ", k);
+    }
+}
