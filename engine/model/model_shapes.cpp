@@ -22,6 +22,8 @@ constexpr ShapePreset kPresets[] = {
     {"llama2-tiny", Architecture::Llama, 0, 64, 160, 2, 4, 2, 16, 4096, 10000.0f, false, false},
     {"qwen2.5-0.5b", Architecture::Qwen2, 151936, 896, 4864, 24, 14, 2, 64, 32768, 1000000.0f, true,
      false},
+    {"qwen2.5-1.5b", Architecture::Qwen2, 151936, 1536, 8960, 28, 12, 2, 128, 32768, 1000000.0f,
+     true, false},
     {"qwen2.5-7b", Architecture::Qwen2, 152064, 3584, 18944, 28, 28, 4, 128, 32768, 1000000.0f,
      false, false},
     {"qwen3-0.6b", Architecture::Qwen3, 151936, 1024, 3072, 28, 16, 8, 128, 40960, 1000000.0f, true,

@@ -13,7 +13,14 @@ namespace llmwb {
 namespace {
 
 kernels::WeightMatrix expert_matrix(const TensorView& t) {
-    return kernels::WeightMatrix{t.type, t.data, t.rows, t.cols};
+    return kernels::WeightMatrix{t.type, t.data, t.rows, t.cols, t.layout};
+}
+
+// The expert's products give the same bits for any number of rows (panel layout): no padding.
+bool batch_invariant(const ExpertWeights& px) {
+    return kernels::matmul_batch_invariant(expert_matrix(px.w_gate)) &&
+           kernels::matmul_batch_invariant(expert_matrix(px.w_up)) &&
+           kernels::matmul_batch_invariant(expert_matrix(px.w_down));
 }
 
 } // namespace
@@ -50,7 +57,7 @@ void moe_route(const float* logits, int32_t n_expert, int32_t k, bool renormaliz
 }
 
 void CpuMoe::forward(float* out, const float* x, int32_t n, const LayerWeights& lw,
-                     const ModelConfig& c, kernels::ThreadPool& pool,
+                     const LayerWeights& pw, const ModelConfig& c, kernels::ThreadPool& pool,
                      const MatmulObserver& observer) {
     assert(c.is_moe() && static_cast<int32_t>(lw.experts.size()) == c.num_experts);
     const int32_t E = c.num_experts, K = c.num_experts_used;
@@ -110,18 +117,19 @@ void CpuMoe::forward(float* out, const float* x, int32_t n, const LayerWeights& 
         }
 
     // Each active expert once over its rows: [cnt][H] -> gate, up [cnt][I] -> [cnt][H].
-    auto run_expert = [&](const ExpertWeights& ex, const float* xe, float* ge, float* ue, float* ye,
-                          int64_t rows) {
+    // `ex`: the loaded views (the observer's keys); `px`: what the products read.
+    auto run_expert = [&](const ExpertWeights& ex, const ExpertWeights& px, const float* xe,
+                          float* ge, float* ue, float* ye, int64_t rows) {
         if (observer) {
             observer(ex.w_gate, xe, static_cast<int32_t>(rows));
             observer(ex.w_up, xe, static_cast<int32_t>(rows));
         }
-        kernels::matmul(ge, expert_matrix(ex.w_gate), xe, rows, &pool);
-        kernels::matmul(ue, expert_matrix(ex.w_up), xe, rows, &pool);
+        kernels::matmul(ge, expert_matrix(px.w_gate), xe, rows, &pool);
+        kernels::matmul(ue, expert_matrix(px.w_up), xe, rows, &pool);
         kernels::silu_mul(ge, ge, ue, rows * I);
         if (observer)
             observer(ex.w_down, ge, static_cast<int32_t>(rows));
-        kernels::matmul(ye, expert_matrix(ex.w_down), ge, rows, &pool);
+        kernels::matmul(ye, expert_matrix(px.w_down), ge, rows, &pool);
     };
     for (int32_t e = 0; e < E; ++e) {
         const int64_t r0 = start_[static_cast<size_t>(e)];
@@ -129,8 +137,9 @@ void CpuMoe::forward(float* out, const float* x, int32_t n, const LayerWeights& 
         if (cnt == 0)
             continue;
         const ExpertWeights& ex = lw.experts[static_cast<size_t>(e)];
-        if (cnt >= kMinExpertRows) {
-            run_expert(ex, xg_.data() + r0 * H, gate_.data() + r0 * I, up_.data() + r0 * I,
+        const ExpertWeights& px = pw.experts[static_cast<size_t>(e)];
+        if (cnt >= kMinExpertRows || batch_invariant(px)) {
+            run_expert(ex, px, xg_.data() + r0 * H, gate_.data() + r0 * I, up_.data() + r0 * I,
                        y_.data() + r0 * H, cnt);
             continue;
         }
@@ -140,7 +149,7 @@ void CpuMoe::forward(float* out, const float* x, int32_t n, const LayerWeights& 
         pad_up_.resize(static_cast<size_t>(kMinExpertRows * I));
         pad_y_.resize(static_cast<size_t>(kMinExpertRows * H));
         std::copy(xg_.data() + r0 * H, xg_.data() + (r0 + cnt) * H, pad_x_.data());
-        run_expert(ex, pad_x_.data(), pad_gate_.data(), pad_up_.data(), pad_y_.data(),
+        run_expert(ex, px, pad_x_.data(), pad_gate_.data(), pad_up_.data(), pad_y_.data(),
                    kMinExpertRows);
         std::copy(pad_y_.data(), pad_y_.data() + cnt * H, y_.data() + r0 * H);
     }

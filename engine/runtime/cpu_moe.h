@@ -17,7 +17,9 @@
 // of fewer than kMinExpertRows rows runs padded with zero rows to kMinExpertRows: every group
 // then takes the many-row path and a token's output has the same bits alone or in any batch
 // (test_runtime_moe: moe_block_rows_independent_of_batch). The price: a decode step multiplies
-// kMinExpertRows rows per active expert (compute, not extra weight reads).
+// kMinExpertRows rows per active expert (compute, not extra weight reads). Experts in the panel
+// layout (engine/runtime/panel_weights.h) whose products are batch-invariant
+// (kernels::matmul_batch_invariant) need no padding and run over their rows only.
 #pragma once
 
 #include <cstdint>
@@ -49,10 +51,17 @@ class CpuMoe {
         std::function<void(const TensorView& weight, const float* x, int32_t n_tokens)>;
 
     // out[n][hidden] = MoE(x[n][hidden]) with layer `lw`'s router and experts; out may alias x.
+    // `pw`: the same layer's views the expert products read (the runtime's panel copy; the
+    // observer still sees `lw`'s views).
     // Preconditions: c.is_moe(), lw bound for c (router [n_expert][hidden], n_expert experts).
     void forward(float* out, const float* x, int32_t n, const LayerWeights& lw,
-                 const ModelConfig& c, kernels::ThreadPool& pool,
+                 const LayerWeights& pw, const ModelConfig& c, kernels::ThreadPool& pool,
                  const MatmulObserver& observer = {});
+    void forward(float* out, const float* x, int32_t n, const LayerWeights& lw,
+                 const ModelConfig& c, kernels::ThreadPool& pool,
+                 const MatmulObserver& observer = {}) {
+        forward(out, x, n, lw, lw, c, pool, observer);
+    }
 
     // The routing of the last forward(): [n][k] expert ids and weights (for tests and views).
     const std::vector<int32_t>& last_ids() const { return ids_; }

@@ -289,7 +289,7 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
         kernels::rmsnorm(xb_.data() + t * H, x_.data() + t * H, nl.ffn_norm.data(), H,
                          c.rms_norm_eps);
     if (c.is_moe()) { // router top-k over the experts (engine/runtime/cpu_moe.h)
-        moe_->forward(xb_.data(), xb_.data(), n, lw, c, pool_, observer_);
+        moe_->forward(xb_.data(), xb_.data(), n, lw, pw, c, pool_, observer_);
         kernels::add(x_.data(), x_.data(), xb_.data(), static_cast<int64_t>(n) * H);
         return;
     }

@@ -22,13 +22,20 @@ size_t matrix_bytes(const TensorView& t) {
     return static_cast<size_t>(t.rows) * static_cast<size_t>(t.row_bytes());
 }
 
-// The dense matrices of the model, in a fixed order; the tied lm_head is the embedding's view.
+// The matrices the products read, in a fixed order; the tied lm_head is the embedding's view.
+// Experts of a stacked GGUF tensor are separate views (row ranges): each is packed on its own.
 std::vector<TensorView*> packable_views(ModelWeights& w) {
     std::vector<TensorView*> out{&w.tok_embd, &w.output};
-    for (LayerWeights& l : w.layers)
+    for (LayerWeights& l : w.layers) {
         for (TensorView* t :
              {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
             out.push_back(t);
+        for (ExpertWeights& e : l.experts)
+            for (TensorView* t : {&e.w_gate, &e.w_up, &e.w_down})
+                out.push_back(t);
+        for (TensorView* t : {&l.shared_expert.w_gate, &l.shared_expert.w_up, &l.shared_expert.w_down})
+            out.push_back(t);
+    }
     return out;
 }
 

@@ -1,15 +1,14 @@
 // PanelWeights: a CPU runtime's own copy of a model's weight matrices in the panel layout
 // (kernels/cpu/weight_layout.h), made once at load.
 //
-// Every dense matrix that goes through kernels::matmul (attention and MLP projections, the
+// Every matrix that goes through kernels::matmul (attention and MLP projections, experts, the
 // lm_head and the token embeddings it is tied to) and whose type has a panel format is packed
 // into one anonymous arena (2 MiB aligned, transparent huge pages requested: a decode step
 // streams all of it, and fewer TLB misses matter). As each matrix is packed, the pages of its
 // source in the model's read-only file mapping are released (never memory outside
 // LoadedModel::mappings) (madvise MADV_DONTNEED: they are clean
 // file pages, faulted in again from the file if another reader needs them), so the resident
-// weight memory stays one copy. Mixture-of-experts experts, routers, norms and biases stay as
-// loaded. When the layout is off (kernels::panel_layout_enabled()), no type has a format, or
+// weight memory stays one copy. Routers, norms and biases stay as loaded. When the layout is off (kernels::panel_layout_enabled()), no type has a format, or
 // the arena cannot be mapped, the views are the loaded ones and the reason is kept.
 #pragma once
 

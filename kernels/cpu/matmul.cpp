@@ -190,6 +190,11 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
 
 } // namespace
 
+bool matmul_batch_invariant(const WeightMatrix& w) {
+    return w.layout == WeightLayout::Panels && w.rows % kPanelRows == 0 &&
+           select_panel_kernel(w.type) != nullptr;
+}
+
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
     assert(w.cols % dtype_block_elems(w.type) == 0);
     if (n_tokens <= 0 || w.rows <= 0)

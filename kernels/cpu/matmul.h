@@ -26,6 +26,12 @@ struct WeightMatrix {
 // (activations are quantized to 8 bits per block for the integer dot products).
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool);
 
+// True when every (row, token) result of matmul(w, ...) has the same bits whatever the number
+// of tokens in the call and whatever the other tokens are: a matrix in WeightLayout::Panels with
+// no Rows tail whose type has a panel kernel at the active SIMD level. (Rows-layout products
+// keep that property only within one kernel path; see tests/kernels.)
+bool matmul_batch_invariant(const WeightMatrix& w);
+
 // Plain reference: dequantizes one row at a time and accumulates in double. Slow; for tests.
 void matmul_reference(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens);
 

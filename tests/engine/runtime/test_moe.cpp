@@ -21,6 +21,8 @@
 #include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
+#include "engine/runtime/panel_weights.h"
+#include "kernels/cpu/weight_layout.h"
 #include "kernels/cpu/thread_pool.h"
 #include "reference_moe.h"
 #include "runtime_test_models.h"
@@ -397,24 +399,47 @@ MT_TEST_TABLE(moe_block_rows_independent_of_batch, TypeRow, bit_identical_rows()
     generate_rows(99, "moe-block-input", 0, n, H, x.data());
     for (float& v : x)
         v *= 50.0f; // the generator's std 0.02 -> 1, as normed activations
-    CpuMoe moe;
-    std::vector<float> all(x.size());
-    moe.forward(all.data(), x.data(), n, lw, c, fx().pool);
-    std::set<int32_t> used(moe.last_ids().begin(), moe.last_ids().end());
-    MT_CHECK_MSG(used.size() == size_t(c.num_experts), "only %zu experts active", used.size());
-    for (int32_t group : {1, 2, 3, 5, 8, 17}) {
-        int differ = 0;
-        for (int32_t t0 = 0; t0 < n; t0 += group) {
-            const int32_t cnt = std::min(group, n - t0);
-            std::vector<float> part(static_cast<size_t>(cnt * H));
-            moe.forward(part.data(), x.data() + t0 * H, cnt, lw, c, fx().pool);
-            for (int32_t t = 0; t < cnt; ++t)
-                differ += std::memcmp(part.data() + t * H, all.data() + (t0 + t) * H,
-                                      size_t(H) * sizeof(float)) != 0;
+    // The experts as loaded (small groups padded) and in the runtime's panel layout (no padding
+    // where the products are batch-invariant).
+    const bool saved = kernels::panel_layout_enabled();
+    kernels::set_panel_layout_enabled(true);
+    PanelWeights panels(*m, fx().pool);
+    kernels::set_panel_layout_enabled(saved);
+    const LayerWeights& pw = panels.weights().layers[0];
+    std::vector<float> rows_layout;
+    for (const LayerWeights* views : {&lw, &pw}) {
+        MT_SCOPE("%s", views == &lw ? "rows" : "panels");
+        CpuMoe moe;
+        std::vector<float> all(x.size());
+        moe.forward(all.data(), x.data(), n, lw, *views, c, fx().pool);
+        std::set<int32_t> used(moe.last_ids().begin(), moe.last_ids().end());
+        MT_CHECK_MSG(used.size() == size_t(c.num_experts), "only %zu experts active", used.size());
+        for (int32_t group : {1, 2, 3, 5, 8, 17}) {
+            int differ = 0;
+            for (int32_t t0 = 0; t0 < n; t0 += group) {
+                const int32_t cnt = std::min(group, n - t0);
+                std::vector<float> part(static_cast<size_t>(cnt * H));
+                moe.forward(part.data(), x.data() + t0 * H, cnt, lw, *views, c, fx().pool);
+                for (int32_t t = 0; t < cnt; ++t)
+                    differ += std::memcmp(part.data() + t * H, all.data() + (t0 + t) * H,
+                                          size_t(H) * sizeof(float)) != 0;
+            }
+            MT_CHECK_MSG(differ == 0,
+                         "%s: %d of %d tokens differ in batches of %d from the batch of %d",
+                         weight_type_name(row.type), differ, n, group, n);
         }
-        MT_CHECK_MSG(differ == 0,
-                     "%s: %d of %d tokens differ in batches of %d from the batch of %d",
-                     weight_type_name(row.type), differ, n, group, n);
+        if (views == &lw) {
+            rows_layout = all;
+            continue;
+        }
+        // Panels compute the same block within the kernels' rounding.
+        double md = 0, mr = 0;
+        for (size_t i = 0; i < all.size(); ++i) {
+            md = std::max(md, static_cast<double>(std::abs(all[i] - rows_layout[i])));
+            mr = std::max(mr, static_cast<double>(std::abs(rows_layout[i])));
+        }
+        const double tolerance = row.type == WeightType::F32 ? 1e-5 : 3e-2;
+        MT_CHECK_MSG(md <= tolerance * mr, "panels vs rows: relative diff %g", md / mr);
     }
 }
 
