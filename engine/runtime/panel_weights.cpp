@@ -33,7 +33,8 @@ std::vector<TensorView*> packable_views(ModelWeights& w) {
         for (ExpertWeights& e : l.experts)
             for (TensorView* t : {&e.w_gate, &e.w_up, &e.w_down})
                 out.push_back(t);
-        for (TensorView* t : {&l.shared_expert.w_gate, &l.shared_expert.w_up, &l.shared_expert.w_down})
+        for (TensorView* t :
+             {&l.shared_expert.w_gate, &l.shared_expert.w_up, &l.shared_expert.w_down})
             out.push_back(t);
     }
     return out;

@@ -8,8 +8,9 @@
 // source in the model's read-only file mapping are released (never memory outside
 // LoadedModel::mappings) (madvise MADV_DONTNEED: they are clean
 // file pages, faulted in again from the file if another reader needs them), so the resident
-// weight memory stays one copy. Routers, norms and biases stay as loaded. When the layout is off (kernels::panel_layout_enabled()), no type has a format, or
-// the arena cannot be mapped, the views are the loaded ones and the reason is kept.
+// weight memory stays one copy. Routers, norms and biases stay as loaded. When the layout is off
+// (kernels::panel_layout_enabled()), no type has a format, or the arena cannot be mapped, the views
+// are the loaded ones and the reason is kept.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,6 @@
 #include <string>
 
 #include "engine/model/model_weights.h"
-
 
 namespace llmwb {
 

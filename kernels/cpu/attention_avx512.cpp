@@ -5,7 +5,7 @@
 //   softmax: vector exp (range reduction to [-ln2/2, ln2/2], degree-6 polynomial, scalef);
 //           the 1 / sum is applied to the outputs at the end;
 //   values: each V row is loaded once and multiplied into the accumulators of up to 4 heads
-//           (head_dim 32/64) or 2 heads (96/128), kept in registers over all keys.
+//           (head_dim 32/64), 2 heads (96/128) or 1 (256), kept in registers over all keys.
 // Any KV element type (kv_format.h): each row is converted in registers as it is loaded (f16 by
 // vcvtph2ps, bf16 by a 16-bit shift, fp8 e5m2 as the top byte of an fp16, fp8 e4m3 re-packed
 // into an fp16 whose exponent bias is 8 short, int8 by widening) — for the scores a 16-key tile
@@ -112,7 +112,7 @@ template <int NV, KvDtype T>
 void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale,
             const PagedKvView& kv, float* scratch) {
     constexpr int HD = 16 * NV;
-    constexpr int kHeadsPerPass = NV <= 4 ? 4 : 2;
+    constexpr int kHeadsPerPass = NV <= 4 ? 4 : NV <= 8 ? 2 : 1;
     constexpr bool kRowScales = kv_dtype_has_row_scales(T);
     const int64_t ld = round16(n_keys);
     float* sc = scratch;
@@ -145,13 +145,16 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
             kRowScales ? _mm512_mul_ps(vscale, _mm512_maskz_loadu_ps(first_n(n), ks + j0)) : vscale;
         for (int h = 0; h < n_heads; ++h) {
             const float* qh = q + h * HD;
-            __m512 qv[NV], p[16];
-            LLMWB_UNROLL for (int c = 0; c < NV; ++c) qv[c] = _mm512_loadu_ps(qh + 16 * c);
-            LLMWB_UNROLL for (int i = 0; i < 16; ++i) {
-                __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kr[i]));
-                LLMWB_UNROLL for (int c = 1; c < NV; ++c) acc =
-                    _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(kr[i] + 16 * c), acc);
-                p[i] = acc;
+            // Column by column (one q vector live; 16 accumulators), the same products in the
+            // same order per key as a key-by-key loop: registers suffice up to head_dim 256.
+            __m512 p[16];
+            const __m512 q0 = _mm512_loadu_ps(qh);
+            LLMWB_UNROLL for (int i = 0; i < 16; ++i) p[i] =
+                _mm512_mul_ps(q0, _mm512_loadu_ps(kr[i]));
+            LLMWB_UNROLL for (int c = 1; c < NV; ++c) {
+                const __m512 qc = _mm512_loadu_ps(qh + 16 * c);
+                LLMWB_UNROLL for (int i = 0; i < 16; ++i) p[i] =
+                    _mm512_fmadd_ps(qc, _mm512_loadu_ps(kr[i] + 16 * c), p[i]);
             }
             _mm512_mask_storeu_ps(sc + h * ld + j0, first_n(n), _mm512_mul_ps(reduce16(p), tscale));
         }

@@ -15,7 +15,8 @@ namespace llmwb::kernels {
 namespace {
 
 constexpr bool attention_simd_head_dim(int head_dim) {
-    return head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128;
+    return head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128 ||
+           head_dim == 256; // 256: gemma2/3
 }
 
 template <KvDtype T> using KvType = std::integral_constant<KvDtype, T>;
@@ -59,6 +60,9 @@ void attend_group_chunks(float* out, const float* q, int n_heads, int head_dim, 
             break;
         case 128:
             with_type(std::integral_constant<int, 128 / Lanes>{}, o, qq, nh);
+            break;
+        case 256:
+            with_type(std::integral_constant<int, 256 / Lanes>{}, o, qq, nh);
             break;
         default:
             break;

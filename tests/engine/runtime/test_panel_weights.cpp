@@ -81,14 +81,13 @@ struct PanelTypeRow {
 // first type): the tests below would otherwise test nothing.
 std::vector<PanelTypeRow> panel_type_rows() {
     std::vector<PanelTypeRow> rows;
-    for (const PanelTypeRow& r :
-         {PanelTypeRow{"q8_0", WeightType::Q8_0, DType::Q8_0},
-          PanelTypeRow{"q4_0", WeightType::Q4_0, DType::Q4_0},
-          PanelTypeRow{"q4_k", WeightType::Q4_K, DType::Q4_K},
-          PanelTypeRow{"q5_k", WeightType::Q5_K, DType::Q5_K},
-          PanelTypeRow{"q6_k", WeightType::Q6_K, DType::Q6_K},
-          PanelTypeRow{"f16", WeightType::F16, DType::F16},
-          PanelTypeRow{"bf16", WeightType::BF16, DType::BF16}})
+    for (const PanelTypeRow& r : {PanelTypeRow{"q8_0", WeightType::Q8_0, DType::Q8_0},
+                                  PanelTypeRow{"q4_0", WeightType::Q4_0, DType::Q4_0},
+                                  PanelTypeRow{"q4_k", WeightType::Q4_K, DType::Q4_K},
+                                  PanelTypeRow{"q5_k", WeightType::Q5_K, DType::Q5_K},
+                                  PanelTypeRow{"q6_k", WeightType::Q6_K, DType::Q6_K},
+                                  PanelTypeRow{"f16", WeightType::F16, DType::F16},
+                                  PanelTypeRow{"bf16", WeightType::BF16, DType::BF16}})
         if (kernels::panel_format(r.dtype))
             rows.push_back(r);
     return rows;
@@ -126,7 +125,8 @@ MT_TEST_TABLE(packs_every_dense_matrix_losslessly, PanelTypeRow, panel_type_rows
             continue;
         MT_SCOPE("%s", a.name.c_str());
         const bool applies = kernels::panel_layout_applies(a.type, a.rows, a.cols);
-        MT_CHECK(b.layout == (applies ? kernels::WeightLayout::Panels : kernels::WeightLayout::Rows));
+        MT_CHECK(b.layout ==
+                 (applies ? kernels::WeightLayout::Panels : kernels::WeightLayout::Rows));
         MT_CHECK(applies ? b.data != a.data : b.data == a.data);
         // Every row of the packed copy unpacks to the file's bytes.
         std::vector<uint8_t> got(static_cast<size_t>(a.row_bytes()));
