@@ -2119,6 +2119,26 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Weight layout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>panels: %1 matrices (%2) rearranged at load, no copy kept</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rows, as stored</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>as stored</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On the CPU, weight matrices of the types with a panel layout (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16) are rearranged once at load into 16-row panels read by both the decode and the batched kernels: nothing is repacked per step, and a token&apos;s result does not depend on what shares its batch. LLMWB_WEIGHT_LAYOUT=rows keeps the file&apos;s order.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>none (no quantized matrices)</source>
         <translation type="unfinished"></translation>
     </message>

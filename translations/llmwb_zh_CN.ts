@@ -2181,6 +2181,26 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
         <translation>bf16 权重缓存</translation>
     </message>
     <message>
+        <source>Weight layout</source>
+        <translation>权重布局</translation>
+    </message>
+    <message>
+        <source>panels: %1 matrices (%2) rearranged at load, no copy kept</source>
+        <translation>面板：加载时重排了 %1 个矩阵（%2），不保留副本</translation>
+    </message>
+    <message>
+        <source>rows, as stored</source>
+        <translation>按行，与文件相同</translation>
+    </message>
+    <message>
+        <source>as stored</source>
+        <translation>与文件相同</translation>
+    </message>
+    <message>
+        <source>On the CPU, weight matrices of the types with a panel layout (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16) are rearranged once at load into 16-row panels read by both the decode and the batched kernels: nothing is repacked per step, and a token&apos;s result does not depend on what shares its batch. LLMWB_WEIGHT_LAYOUT=rows keeps the file&apos;s order.</source>
+        <translation>在 CPU 上，具有面板布局的类型（Q8_0、Q4_0、Q4_K、Q5_K、Q6_K、F16、BF16）的权重矩阵在加载时一次性重排为 16 行的面板，解码和批处理内核都读取它：每一步都无需重新打包，且一个词元的结果与同批的其他请求无关。LLMWB_WEIGHT_LAYOUT=rows 保留文件中的顺序。</translation>
+    </message>
+    <message>
         <source>none (no quantized matrices)</source>
         <translation>无（没有量化矩阵）</translation>
     </message>

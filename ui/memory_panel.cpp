@@ -101,6 +101,7 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     dtypes_ = addField("memoryDtypes");
     draft_ = addField("memoryDraft");
     weightCache_ = addField("memoryWeightCache");
+    weightLayout_ = addField("memoryWeightLayout");
     params_ = addField("memoryParameters");
     note_ = new QLabel(this);
     note_->setObjectName(QStringLiteral("memoryNote"));
@@ -134,6 +135,7 @@ void MemoryPanel::setView(const EngineView& v) {
         m.weight_cache_bytes == plan_.weight_cache_bytes &&
         m.weight_cache_matrices == plan_.weight_cache_matrices &&
         m.weight_cache_candidates == plan_.weight_cache_candidates &&
+        m.panel_matrices == plan_.panel_matrices && m.panel_bytes == plan_.panel_bytes &&
         m.cap_blocks == plan_.cap_blocks && m.note == plan_.note && v.replanError == replanError_ &&
         v.tuning.maxNumSeqs == maxNumSeqs_ && v.device == viewDevice_ &&
         v.deviceName == deviceName_ && v.kvDtype == viewKvDtype_ &&
@@ -173,14 +175,14 @@ void MemoryPanel::setModel(const ModelMetadata& m) {
 
 void MemoryPanel::retranslate() {
     title_->setText(tr("Memory plan"));
-    const char* names[] = {QT_TR_NOOP("Device"),      QT_TR_NOOP("Budget"),
-                           QT_TR_NOOP("Weights"),     QT_TR_NOOP("KV cache"),
-                           QT_TR_NOOP("Workspace"),   QT_TR_NOOP("Free"),
-                           QT_TR_NOOP("KV blocks"),   QT_TR_NOOP("Capacity"),
-                           QT_TR_NOOP("Limited by"),  QT_TR_NOOP("KV-cache dtype"),
-                           QT_TR_NOOP("KV switch"),   QT_TR_NOOP("Weight dtypes"),
-                           QT_TR_NOOP("Draft model"), QT_TR_NOOP("bf16 weight cache"),
-                           QT_TR_NOOP("Parameters")};
+    const char* names[] = {QT_TR_NOOP("Device"),        QT_TR_NOOP("Budget"),
+                           QT_TR_NOOP("Weights"),       QT_TR_NOOP("KV cache"),
+                           QT_TR_NOOP("Workspace"),     QT_TR_NOOP("Free"),
+                           QT_TR_NOOP("KV blocks"),     QT_TR_NOOP("Capacity"),
+                           QT_TR_NOOP("Limited by"),    QT_TR_NOOP("KV-cache dtype"),
+                           QT_TR_NOOP("KV switch"),     QT_TR_NOOP("Weight dtypes"),
+                           QT_TR_NOOP("Draft model"),   QT_TR_NOOP("bf16 weight cache"),
+                           QT_TR_NOOP("Weight layout"), QT_TR_NOOP("Parameters")};
     for (int row = 0; row < form_->rowCount() && row < int(std::size(names)); ++row)
         if (auto* item = form_->itemAt(row, QFormLayout::LabelRole))
             if (auto* label = qobject_cast<QLabel*>(item->widget()))
@@ -199,7 +201,7 @@ void MemoryPanel::refreshTexts() {
     if (!hasView_) {
         device_->setText(tr("No model loaded."));
         for (QLabel* l : {budget_, weights_, kv_, workspace_, free_, blocks_, capacity_, limit_,
-                          kvDtype_, kvSwitch_, weightCache_})
+                          kvDtype_, kvSwitch_, weightCache_, weightLayout_})
             l->setText(QStringLiteral("–"));
         bar_->setParts({});
     } else {
@@ -245,6 +247,20 @@ void MemoryPanel::refreshTexts() {
                                                              .arg(size(plan_.weight_cache_bytes))
                                                              .arg(plan_.weight_cache_matrices)
                                                              .arg(plan_.weight_cache_candidates));
+        // The CPU kernels' panel layout (engine/runtime/panel_weights.h).
+        if (plan_.panel_matrices > 0)
+            weightLayout_->setText(tr("panels: %1 matrices (%2) rearranged at load, no copy kept")
+                                       .arg(plan_.panel_matrices)
+                                       .arg(size(plan_.panel_bytes)));
+        else
+            weightLayout_->setText(viewDevice_ == DeviceKind::Cpu ? tr("rows, as stored")
+                                                                  : tr("as stored"));
+        weightLayout_->setToolTip(
+            tr("On the CPU, weight matrices of the types with a panel layout (Q8_0, Q4_0, Q4_K, "
+               "Q5_K, Q6_K, F16, BF16) are rearranged once at load into 16-row panels read by "
+               "both the decode and the batched kernels: nothing is repacked per step, and a "
+               "token's result does not depend on what shares its batch. "
+               "LLMWB_WEIGHT_LAYOUT=rows keeps the file's order."));
         weightCache_->setToolTip(
             tr("bf16 copies of quantized weight matrices, made at load when the memory plan "
                "has room after a minimum KV pool (largest first): prefill runs cuBLAS on them "

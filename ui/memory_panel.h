@@ -68,7 +68,7 @@ class MemoryPanel : public QWidget {
     QLabel* title_;
     MemoryBar* bar_;
     QLabel *device_, *budget_, *weights_, *kv_, *workspace_, *free_, *blocks_, *capacity_, *limit_,
-        *kvDtype_, *kvSwitch_, *dtypes_, *draft_, *weightCache_, *params_, *note_;
+        *kvDtype_, *kvSwitch_, *dtypes_, *draft_, *weightCache_, *weightLayout_, *params_, *note_;
     EngineView kvState_; // its KV-type fields only (the pending type, the last switch, notes)
     MemoryPlan plan_;
     int maxNumSeqs_ = 0;

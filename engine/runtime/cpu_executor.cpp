@@ -1,5 +1,7 @@
 #include "engine/runtime/cpu_executor.h"
 
+#include "engine/runtime/panel_weights.h"
+
 #include "engine/model/loaded_model.h"
 #include "engine/model/mapped_file.h"
 #include "engine/runtime/host_memory.h"
@@ -120,6 +122,14 @@ Result<KvScales> CpuExecutor::kv_absmax(std::span<const int32_t> tokens) {
         }
     }
     return out;
+}
+
+int32_t CpuExecutor::panel_matrices() const {
+    return model_.panel_weights().packed_matrices();
+}
+
+int64_t CpuExecutor::panel_bytes() const {
+    return model_.panel_weights().packed_bytes();
 }
 
 } // namespace llmwb

@@ -25,6 +25,8 @@ class CpuExecutor final : public ModelExecutor {
     const ModelConfig& config() const override { return model_.config(); }
     int32_t vocab_size() const override { return model_.vocab_size(); }
     int64_t weight_bytes() const override { return model_.model().weight_bytes; }
+    int32_t panel_matrices() const override;
+    int64_t panel_bytes() const override;
     KvDtype kv_dtype() const override { return kv_dtype_; }
     bool supports_kv_dtype(KvDtype) const override { return true; }
     Status set_kv_dtype(KvDtype t, const KvScales& scales) override;

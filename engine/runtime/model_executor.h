@@ -108,6 +108,10 @@ class ModelExecutor {
     }
     virtual int64_t weight_cache_bytes() const { return 0; }
     virtual int32_t weight_cache_matrices() const { return 0; }
+    // The CPU's panel layout (engine/runtime/panel_weights.h): matrices rearranged at load and
+    // their bytes (the same bytes as stored, not a copy); 0 elsewhere.
+    virtual int32_t panel_matrices() const { return 0; }
+    virtual int64_t panel_bytes() const { return 0; }
     // Raised step limits (Tuning): buffers for steps of up to max_tokens token rows and max_seqs
     // sequences are made now where the backend sizes them ahead (CUDA); a step beyond them still
     // grows them itself. Errors: device memory.

@@ -59,6 +59,8 @@ KvPoolShape Engine::pool_shape(int64_t workspace) const {
     shape.weight_cache_candidates = exec_.weight_cache_candidates();
     shape.weight_cache_bytes = exec_.weight_cache_bytes();
     shape.weight_cache_matrices = exec_.weight_cache_matrices();
+    shape.panel_matrices = exec_.panel_matrices();
+    shape.panel_bytes = exec_.panel_bytes();
     if (exec_.num_blocks() > 0)
         shape.reusable_bytes =
             static_cast<int64_t>(exec_.num_blocks()) *

@@ -119,6 +119,8 @@ Result<MemoryPlan> plan_memory(const KvPoolShape& shape, const MemoryBudget& bud
                       [](int64_t b) { return b > 0; }));
     p.weight_cache_bytes = std::max<int64_t>(0, shape.weight_cache_bytes);
     p.weight_cache_matrices = p.weight_cache_bytes > 0 ? shape.weight_cache_matrices : 0;
+    p.panel_matrices = shape.panel_matrices;
+    p.panel_bytes = shape.panel_bytes;
 
     int64_t blocks = 0;
     if (budget.num_blocks) {

@@ -113,6 +113,9 @@ struct MemoryPlan {
     // A fresh choice (KvPoolShape::choose_weight_cache): the slots of the matrices to copy
     // (indices into KvPoolShape::weight_cache_candidates), largest first.
     std::vector<int32_t> weight_cache;
+    // The CPU's panel layout: matrices rearranged at load and their bytes (part of weight_bytes).
+    int32_t panel_matrices = 0;
+    int64_t panel_bytes = 0;
     bool capped() const { return limit == KvPoolLimit::Context; }
     // The pool came from utilization x base_bytes (then bounded); not for explicit sizes, the
     // fallback or a pool raised for the live requests.
@@ -141,6 +144,8 @@ struct KvPoolShape {
     int64_t weight_cache_bytes = 0;
     int32_t weight_cache_matrices = 0;
     bool choose_weight_cache = false;
+    int32_t panel_matrices = 0; // ModelExecutor::panel_matrices / panel_bytes
+    int64_t panel_bytes = 0;
 };
 
 // Activation workspace of a forward over max_tokens token rows and max_logits logits rows.

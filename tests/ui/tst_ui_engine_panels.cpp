@@ -215,6 +215,17 @@ class TestUiEnginePanels : public QObject {
         // matrices, and a fifth part of the bar before Free.
         QVERIFY(p.fieldText("memoryWeightCache").contains(QStringLiteral("CUDA backend only")));
         QCOMPARE(p.bar()->parts().size(), 4);
+        // The CPU's weight layout (issue 22): as stored, then the panels the runtime made.
+        QVERIFY(p.fieldText("memoryWeightLayout").contains(QStringLiteral("rows, as stored")));
+        m.panel_matrices = 169;
+        m.panel_bytes = qint64(500) << 20;
+        p.setView(v);
+        QVERIFY(p.fieldText("memoryWeightLayout").contains(QStringLiteral("panels: 169 matrices")));
+        QVERIFY(
+            p.fieldText("memoryWeightLayout").contains(loc.formattedDataSize(m.panel_bytes, 1)));
+        QCOMPARE(p.bar()->parts().size(), 4); // not a part of its own: the weights' bytes
+        m.panel_matrices = 0;
+        m.panel_bytes = 0;
         v.device = DeviceKind::Cuda;
         m.weight_cache_candidates = 15;
         m.weight_cache_matrices = 9;
