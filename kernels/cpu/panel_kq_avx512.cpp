@@ -1,0 +1,329 @@
+// AVX-512 (F, BW, VL, VNNI) panel kernels of Q4_K, Q5_K and Q6_K (arrangement in panel_kq.h).
+// Compiled with AVX-512 flags and selected only after the CPU check.
+//
+// One 64-byte weight vector holds the same 4 columns of the panel's 16 rows; one vpdpbusd
+// multiplies its 16 x 4 unsigned codes by a token's 4 int8 activations (broadcast), giving one
+// int32 lane per row: no horizontal sums, one sequential stream per panel. Per super-block
+// (256 columns) and token, every sub-block's exact int32 dot is scaled by the row's integer
+// sub-scale and summed in int32 (exact); the Q4_K/Q5_K mins go through vpmaddwd against the
+// activation's sub-block sums, Q6_K's code offset (32) through the accumulator's start value.
+// The float part, y += d_x * (d * isum - dmin * msum), runs per super-block in column order, so
+// a (row, token) value is the same whatever the number of tokens or the tiling (the contract of
+// matmul_kernels.h's PanelKernel). Tokens are register-blocked (up to kTileQ4K / kTileQ6K per
+// pass over a panel), panels swept in chunks that stay in L2 while the token tiles go by.
+#include "kernels/cpu/avx512_util.h"
+#include "kernels/cpu/panel_kq.h"
+#include "kernels/cpu/quant_blocks.h"
+
+#include <algorithm>
+#include <cmath>
+
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
+namespace llmwb::kernels::detail {
+
+namespace {
+
+constexpr int kTileQ4K = 4; // tokens per register block (Q4_K, Q5_K)
+constexpr int kTileQ6K = 3; // Q6_K keeps 4 sub-block accumulators per token
+constexpr size_t kChunkBytes = 192 << 10; // panels per chunk: ~192 KiB of weights (L2)
+constexpr int kTernSelect = 0xE4;         // (A & C) | (B & ~C)
+
+inline __m512i bcast32(const int8_t* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+inline __m512i load(const uint8_t* p) {
+    return _mm512_loadu_si512(p);
+}
+
+inline __m512 load_f16x16(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+template <int S> inline __m512i shift16(__m512i v) {
+    if constexpr (S > 0)
+        return _mm512_slli_epi16(v, S);
+    else if constexpr (S < 0)
+        return _mm512_srli_epi16(v, -S);
+    else
+        return v;
+}
+
+// Byte k of every dword, zero-extended (the sub-block scale or min k of each row).
+inline __m512i dword_byte(__m512i v, int k) {
+    const __m512i base = _mm512_set4_epi32(static_cast<int>(0x8080800C), static_cast<int>(0x80808008),
+                                           static_cast<int>(0x80808004), static_cast<int>(0x80808000));
+    return _mm512_shuffle_epi8(v, _mm512_add_epi32(base, _mm512_set1_epi32(k)));
+}
+
+// ---- activations (KP rows, panel_kq.h) ------------------------------------------------------
+
+void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
+    const KPLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* s32 = reinterpret_cast<int16_t*>(dst + L.s32_off);
+    auto* n16 = reinterpret_cast<int32_t*>(dst + L.n16_off);
+    static constexpr int kPairOrder[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m512 m = _mm512_setzero_ps();
+        LLMWB_UNROLL for (int i = 0; i < 16; ++i) m =
+            _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + 16 * i)));
+        const float amax = _mm512_reduce_max_ps(m);
+        const __m512 vid = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        int sum16[16];
+        for (int g = 0; g < 16; ++g) {
+            const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 16 * g), vid));
+            sum16[g] = _mm512_reduce_add_epi32(q);
+            n16[16 * b + g] = -32 * sum16[g];
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + 16 * g),
+                             _mm512_cvtsepi32_epi8(q));
+        }
+        for (int k = 0; k < 8; ++k) {
+            const int j = kPairOrder[k];
+            s32[8 * b + k] = static_cast<int16_t>(sum16[2 * j] + sum16[2 * j + 1]);
+        }
+    }
+}
+
+// One token's pointers into its KP row.
+struct Act {
+    const int8_t* q;
+    const float* d;
+    const int16_t* s32;
+    const int32_t* n16;
+};
+
+template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
+    const KPLayout L(a.cols);
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+        const uint8_t* r = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
+        out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off),
+                  reinterpret_cast<const int16_t*>(r + L.s32_off),
+                  reinterpret_cast<const int32_t*>(r + L.n16_off)};
+    }
+}
+
+// ---- Q4_K and Q5_K -----------------------------------------------------------------------
+
+// The 5th bit of Q5_K's codes: bit 2c (low nibble) / 2c + 1 (high nibble) of the QH vector
+// moved to bit 4.
+template <int C, bool kHigh> inline __m512i q5_bit(__m512i h, __m512i bit4) {
+    constexpr int kFrom = 2 * C + (kHigh ? 1 : 0);
+    return _mm512_and_si512(shift16<4 - kFrom>(h), bit4);
+}
+
+// y[t][16p .. 16p + 16) for NT tokens from t0; kQ5: Q5_K (QH plane), else Q4_K.
+template <bool kQ5, int NT> void q45_panel(const PanelArgs& a, int64_t p, int64_t t0) {
+    constexpr size_t kGroup = kQ5 ? kQ5KGroupBytes : kQ4KGroupBytes;
+    constexpr size_t kCodes = kQ5 ? 768 : 256;
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i bits45 = _mm512_set1_epi8(0x30);
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    const __m512i words = _mm512_set1_epi32(0x00FF00FF);
+    __m512 y[NT];
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kGroup;
+        if (NT == 1)
+            _mm_prefetch(reinterpret_cast<const char*>(g + 2 * kGroup), _MM_HINT_T0);
+        const __m512i sc_lo = load(g + 64), mn_lo = load(g + 128), hi = load(g + 192);
+        // Full 6-bit values, 4 per row dword: sub-blocks 0..3 and 4..7.
+        const __m512i sc03 = _mm512_ternarylogic_epi32(
+            sc_lo, _mm512_and_si512(_mm512_slli_epi16(hi, 4), bits45), low4, kTernSelect);
+        const __m512i sc47 = _mm512_ternarylogic_epi32(
+            _mm512_srli_epi16(sc_lo, 4), _mm512_and_si512(_mm512_slli_epi16(hi, 2), bits45), low4,
+            kTernSelect);
+        __m512i isum[NT];
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+        const uint8_t* codes = g + kCodes;
+        const auto chunk = [&]<int C>() {
+            const __m512i scv = C < 2 ? sc03 : sc47;
+            const __m512i s_lo = dword_byte(scv, (2 * C) % 4);
+            const __m512i s_hi = dword_byte(scv, (2 * C + 1) % 4);
+            __m512i dl[NT], dh[NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                dl[t] = _mm512_setzero_si512();
+                dh[t] = _mm512_setzero_si512();
+            }
+            LLMWB_UNROLL for (int k = 0; k < 8; ++k) {
+                const __m512i q = load(codes + 64 * (8 * C + k));
+                __m512i lo, hv;
+                if constexpr (kQ5) {
+                    const __m512i h = load(g + 256 + 64 * k);
+                    lo = _mm512_ternarylogic_epi32(q, q5_bit<C, false>(h, bit4), low4, kTernSelect);
+                    hv = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4), q5_bit<C, true>(h, bit4),
+                                                   low4, kTernSelect);
+                } else {
+                    lo = _mm512_and_si512(q, low4);
+                    hv = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const int8_t* x = act[t].q + 256 * b + 64 * C + 4 * k;
+                    dl[t] = _mm512_dpbusd_epi32(dl[t], lo, bcast32(x));
+                    dh[t] = _mm512_dpbusd_epi32(dh[t], hv, bcast32(x + 32));
+                }
+            }
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) isum[t] = _mm512_add_epi32(
+                isum[t], _mm512_add_epi32(_mm512_mullo_epi32(dl[t], s_lo),
+                                          _mm512_mullo_epi32(dh[t], s_hi)));
+        };
+        chunk.template operator()<0>();
+        chunk.template operator()<1>();
+        chunk.template operator()<2>();
+        chunk.template operator()<3>();
+        // Mins: words (m[k], m[k + 2]) of each row against the sums in pair order.
+        const __m512i m03 = _mm512_ternarylogic_epi32(mn_lo, _mm512_and_si512(hi, bits45), low4,
+                                                      kTernSelect);
+        const __m512i m47 = _mm512_ternarylogic_epi32(
+            _mm512_srli_epi16(mn_lo, 4), _mm512_and_si512(_mm512_srli_epi16(hi, 2), bits45), low4,
+            kTernSelect);
+        const __m512i w02 = _mm512_and_si512(m03, words);
+        const __m512i w13 = _mm512_and_si512(_mm512_srli_epi32(m03, 8), words);
+        const __m512i w46 = _mm512_and_si512(m47, words);
+        const __m512i w57 = _mm512_and_si512(_mm512_srli_epi32(m47, 8), words);
+        const __m512 dw = load_f16x16(g), dm = load_f16x16(g + 32);
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+            const auto* s = reinterpret_cast<const int8_t*>(act[t].s32 + 8 * b);
+            __m512i ms = _mm512_madd_epi16(w02, bcast32(s));
+            ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w13, bcast32(s + 4)));
+            ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w46, bcast32(s + 8)));
+            ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w57, bcast32(s + 12)));
+            const __m512 f = _mm512_fmsub_ps(dw, _mm512_cvtepi32_ps(isum[t]),
+                                             _mm512_mul_ps(dm, _mm512_cvtepi32_ps(ms)));
+            y[t] = _mm512_fmadd_ps(f, _mm512_set1_ps(act[t].d[b]), y[t]);
+        }
+    }
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows, y[t]);
+}
+
+template <int NT> void q4k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
+    q45_panel<false, NT>(a, p, t0);
+}
+template <int NT> void q5k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
+    q45_panel<true, NT>(a, p, t0);
+}
+
+// ---- Q6_K --------------------------------------------------------------------------------
+
+template <int NT> void q6k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i bits45 = _mm512_set1_epi8(0x30);
+    __m512 y[NT];
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kQ6KGroupBytes;
+        if (NT == 1)
+            _mm_prefetch(reinterpret_cast<const char*>(g + 2 * kQ6KGroupBytes), _MM_HINT_T0);
+        __m512i isum[NT];
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+        for (int h = 0; h < 2; ++h) {
+            // k-groups 0..3 are the first sub-block of 16 of each 32 columns, 4..7 the second.
+            LLMWB_UNROLL for (int half = 0; half < 2; ++half) {
+                __m512i dot[4][NT];
+                LLMWB_UNROLL for (int s = 0; s < 4; ++s) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                    dot[s][t] = _mm512_set1_epi32(act[t].n16[16 * b + 8 * h + 2 * s + half]);
+                LLMWB_UNROLL for (int k = 4 * half; k < 4 * half + 4; ++k) {
+                    const uint8_t* v = g + 256 + 192 * (8 * h + k);
+                    const __m512i la = load(v), lb = load(v + 64), qh = load(v + 128);
+                    __m512i c[4];
+                    c[0] = _mm512_ternarylogic_epi32(
+                        la, _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45), low4, kTernSelect);
+                    c[1] = _mm512_ternarylogic_epi32(
+                        lb, _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45), low4, kTernSelect);
+                    c[2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(la, 4),
+                                                     _mm512_and_si512(qh, bits45), low4, kTernSelect);
+                    c[3] = _mm512_ternarylogic_epi32(
+                        _mm512_srli_epi16(lb, 4),
+                        _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45), low4, kTernSelect);
+                    LLMWB_UNROLL for (int s = 0; s < 4; ++s) LLMWB_UNROLL for (int t = 0; t < NT;
+                                                                                ++t) dot[s][t] =
+                        _mm512_dpbusd_epi32(dot[s][t], c[s],
+                                            bcast32(act[t].q + 256 * b + 128 * h + 32 * s + 4 * k));
+                }
+                LLMWB_UNROLL for (int s = 0; s < 4; ++s) {
+                    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(
+                        reinterpret_cast<const __m128i*>(g + 16 * (8 * h + 2 * s + half))));
+                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) isum[t] =
+                        _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot[s][t], sc));
+                }
+            }
+        }
+        const __m512 dw = load_f16x16(g + 3328);
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[t] =
+            _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(isum[t])),
+                            _mm512_set1_ps(act[t].d[b]), y[t]);
+    }
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows, y[t]);
+}
+
+// ---- driver over the panels of one thread ----------------------------------------------------
+
+template <template <int> class F, int NTMax> void run_tile(const PanelArgs& a, int64_t p, int64_t t0, int nt) {
+    if constexpr (NTMax >= 1) {
+        if (nt == NTMax)
+            return F<NTMax>::run(a, p, t0);
+        run_tile<F, NTMax - 1>(a, p, t0, nt);
+    }
+}
+
+template <int NT> struct Q4KTile {
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q4k_panel<NT>(a, p, t0); }
+};
+template <int NT> struct Q5KTile {
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q5k_panel<NT>(a, p, t0); }
+};
+template <int NT> struct Q6KTile {
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q6k_panel<NT>(a, p, t0); }
+};
+
+// Panels [p0, p1): with few tokens one pass per panel; with more, chunks of panels that stay in
+// L2 while every token tile sweeps them.
+template <template <int> class F, int kTile> void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const int64_t chunk =
+        std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)));
+    for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
+        const int64_t c1 = std::min(p1, c0 + chunk);
+        for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kTile) {
+            const int nt = static_cast<int>(std::min<int64_t>(kTile, a.n_tokens - t0));
+            for (int64_t p = c0; p < c1; ++p)
+                run_tile<F, kTile>(a, p, t0, nt);
+        }
+    }
+}
+
+const PanelKernel kQ4K{kp_bytes, prep_kp, panels<Q4KTile, kTileQ4K>};
+const PanelKernel kQ5K{kp_bytes, prep_kp, panels<Q5KTile, kTileQ4K>};
+const PanelKernel kQ6K{kp_bytes, prep_kp, panels<Q6KTile, kTileQ6K>};
+
+} // namespace
+
+const PanelKernel* avx512_kq_panel_kernel(DType t) {
+    switch (t) {
+    case DType::Q4_K:
+        return &kQ4K;
+    case DType::Q5_K:
+        return &kQ5K;
+    case DType::Q6_K:
+        return &kQ6K;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace llmwb::kernels::detail
