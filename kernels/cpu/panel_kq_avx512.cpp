@@ -24,9 +24,9 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
-constexpr int kTileQ4K = 4; // tokens per register block (Q4_K, Q5_K)
+constexpr int kTileQ4K = 3; // tokens per register block (Q4_K, Q5_K: x 2 panels)
 constexpr int kTileQ6K = 3; // Q6_K keeps 4 sub-block accumulators per token
-constexpr size_t kChunkBytes = 192 << 10; // panels per chunk: ~192 KiB of weights (L2)
+constexpr size_t kChunkBytes = 192 << 10; // panels per chunk: ~192 KiB of weights (L2) // panels per chunk: ~192 KiB of weights (L2)
 constexpr int kTernSelect = 0xE4;         // (A & C) | (B & ~C)
 
 // Matrix-vector: software prefetch of every weight line kPrefetchBytes ahead of its use (the
@@ -108,6 +108,11 @@ struct Act {
     const int32_t* n16;
 };
 
+inline void prefetch_act(const Act& x, int64_t b) {
+    LLMWB_UNROLL for (int i = 0; i < 4; ++i)
+        _mm_prefetch(reinterpret_cast<const char*>(x.q + 256 * b + 64 * i), _MM_HINT_T0);
+}
+
 template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
     const KPLayout L(a.cols);
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
@@ -127,114 +132,132 @@ template <int C, bool kHigh> inline __m512i q5_bit(__m512i h, __m512i bit4) {
     return _mm512_and_si512(shift16<4 - kFrom>(h), bit4);
 }
 
-// y[t][16p .. 16p + 16) for NT tokens from t0; kQ5: Q5_K (QH plane), else Q4_K.
-template <bool kQ5, int NT> void q45_panel(const PanelArgs& a, int64_t p, int64_t t0) {
+// y[t][16p .. 16p + 16 NP) for NT tokens from t0 (NP panels side by side: each broadcast
+// activation feeds NP vpdpbusd); kQ5: Q5_K (QH plane), else Q4_K.
+template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t p, int64_t t0) {
     constexpr size_t kGroup = kQ5 ? kQ5KGroupBytes : kQ4KGroupBytes;
     constexpr size_t kCodes = kQ5 ? 768 : 256;
+    // One panel and token: two accumulators per sub-block (even / odd k-groups) halve the
+    // dependency chains; integer sums, so the result is the same bits.
+    constexpr int kSplit = NP * NT == 1 ? 2 : 1;
     const int64_t nb = a.cols / 256;
-    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * panel_bytes;
     Act act[NT];
     acts_of<NT>(a, t0, act);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i bits45 = _mm512_set1_epi8(0x30);
     const __m512i bit4 = _mm512_set1_epi8(0x10);
     const __m512i words = _mm512_set1_epi32(0x00FF00FF);
-    __m512 y[NT];
-    LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[t] = _mm512_setzero_ps();
+    __m512 y[NP][NT];
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* g = panel + static_cast<size_t>(b) * kGroup;
-        if constexpr (NT == 1) // the header lines (Q5_K: and the QH plane) of a later group
-            LLMWB_UNROLL for (size_t i = 0; i < kCodes; i += 64) prefetch_ahead(g + i);
-        const __m512i sc_lo = load(g + 64), mn_lo = load(g + 128), hi = load(g + 192);
-        // Full 6-bit values, 4 per row dword: sub-blocks 0..3 and 4..7.
-        const __m512i sc03 = _mm512_ternarylogic_epi32(
-            sc_lo, _mm512_and_si512(_mm512_slli_epi16(hi, 4), bits45), low4, kTernSelect);
-        const __m512i sc47 = _mm512_ternarylogic_epi32(
-            _mm512_srli_epi16(sc_lo, 4), _mm512_and_si512(_mm512_slli_epi16(hi, 2), bits45), low4,
-            kTernSelect);
-        __m512i isum[NT];
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
-        const uint8_t* codes = g + kCodes;
+        const uint8_t* g[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) g[v] =
+            panel + v * panel_bytes + static_cast<size_t>(b) * kGroup;
+        if constexpr (NP * NT == 1) // the header lines (Q5_K: and the QH plane) of a later group
+            LLMWB_UNROLL for (size_t i = 0; i < kCodes; i += 64) prefetch_ahead(g[0] + i);
+        else // the activations of two groups later (from L3 when the batch is large)
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) prefetch_act(act[t], b + 2);
+        // Full 6-bit scales, 4 per row dword: sub-blocks 0..3 and 4..7.
+        __m512i sc03[NP], sc47[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+            const __m512i sc_lo = load(g[v] + 64), hi = load(g[v] + 192);
+            sc03[v] = _mm512_ternarylogic_epi32(
+                sc_lo, _mm512_and_si512(_mm512_slli_epi16(hi, 4), bits45), low4, kTernSelect);
+            sc47[v] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(sc_lo, 4),
+                                                _mm512_and_si512(_mm512_slli_epi16(hi, 2), bits45),
+                                                low4, kTernSelect);
+        }
+        __m512i isum[NP][NT];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            isum[v][t] = _mm512_setzero_si512();
         const auto chunk = [&]<int C>() {
-            const __m512i scv = C < 2 ? sc03 : sc47;
-            const __m512i s_lo = dword_byte(scv, (2 * C) % 4);
-            const __m512i s_hi = dword_byte(scv, (2 * C + 1) % 4);
-            // One token: two accumulators per sub-block (even / odd k-groups) halve the
-            // dependency chains; integer sums, so the result is the same bits.
-            constexpr int kSplit = NT == 1 ? 2 : 1;
-            __m512i dl[NT][kSplit], dh[NT][kSplit];
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int s = 0; s < kSplit; ++s) {
-                dl[t][s] = _mm512_setzero_si512();
-                dh[t][s] = _mm512_setzero_si512();
+            __m512i dl[NP][NT][kSplit], dh[NP][NT][kSplit];
+            LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                LLMWB_UNROLL for (int s = 0; s < kSplit; ++s) {
+                dl[v][t][s] = _mm512_setzero_si512();
+                dh[v][t][s] = _mm512_setzero_si512();
             }
             LLMWB_UNROLL for (int k = 0; k < 8; ++k) {
-                if constexpr (NT == 1)
-                    prefetch_ahead(codes + 64 * (8 * C + k));
-                const __m512i q = load(codes + 64 * (8 * C + k));
-                __m512i lo, hv;
-                if constexpr (kQ5) {
-                    const __m512i h = load(g + 256 + 64 * k);
-                    lo = _mm512_ternarylogic_epi32(q, q5_bit<C, false>(h, bit4), low4, kTernSelect);
-                    hv = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4), q5_bit<C, true>(h, bit4),
-                                                   low4, kTernSelect);
-                } else {
-                    // The high nibble in place: 16 x the code (u8 <= 240), divided out below.
-                    lo = _mm512_and_si512(q, low4);
-                    hv = _mm512_andnot_si512(low4, q);
+                __m512i lo[NP], hv[NP];
+                LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                    const uint8_t* cp = g[v] + kCodes + 64 * (8 * C + k);
+                    if constexpr (NP * NT == 1)
+                        prefetch_ahead(cp);
+                    const __m512i q = load(cp);
+                    if constexpr (kQ5) {
+                        const __m512i h = load(g[v] + 256 + 64 * k);
+                        lo[v] = _mm512_ternarylogic_epi32(q, q5_bit<C, false>(h, bit4), low4,
+                                                          kTernSelect);
+                        hv[v] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4),
+                                                          q5_bit<C, true>(h, bit4), low4,
+                                                          kTernSelect);
+                    } else {
+                        // The high nibble in place: 16 x the code (u8 <= 240), divided out below.
+                        lo[v] = _mm512_and_si512(q, low4);
+                        hv[v] = _mm512_andnot_si512(low4, q);
+                    }
                 }
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const int8_t* x = act[t].q + 256 * b + 64 * C + 4 * k;
-                    dl[t][k % kSplit] = _mm512_dpbusd_epi32(dl[t][k % kSplit], lo, bcast32(x));
-                    dh[t][k % kSplit] = _mm512_dpbusd_epi32(dh[t][k % kSplit], hv, bcast32(x + 32));
+                    const __m512i xl = bcast32(x), xh = bcast32(x + 32);
+                    LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                        dl[v][t][k % kSplit] = _mm512_dpbusd_epi32(dl[v][t][k % kSplit], lo[v], xl);
+                        dh[v][t][k % kSplit] = _mm512_dpbusd_epi32(dh[v][t][k % kSplit], hv[v], xh);
+                    }
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                __m512i l = dl[t][0], h = dh[t][0];
-                if constexpr (kSplit == 2) {
-                    l = _mm512_add_epi32(l, dl[t][1]);
-                    h = _mm512_add_epi32(h, dh[t][1]);
+            LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                const __m512i scv = C < 2 ? sc03[v] : sc47[v];
+                const __m512i s_lo = dword_byte(scv, (2 * C) % 4);
+                const __m512i s_hi = dword_byte(scv, (2 * C + 1) % 4);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    __m512i l = dl[v][t][0], h = dh[v][t][0];
+                    if constexpr (kSplit == 2) {
+                        l = _mm512_add_epi32(l, dl[v][t][1]);
+                        h = _mm512_add_epi32(h, dh[v][t][1]);
+                    }
+                    if constexpr (!kQ5)
+                        h = _mm512_srai_epi32(h, 4); // exact: a sum of multiples of 16
+                    isum[v][t] = _mm512_add_epi32(
+                        isum[v][t], _mm512_add_epi32(_mm512_mullo_epi32(l, s_lo),
+                                                     _mm512_mullo_epi32(h, s_hi)));
                 }
-                if constexpr (!kQ5)
-                    h = _mm512_srai_epi32(h, 4); // exact: a sum of multiples of 16
-                isum[t] = _mm512_add_epi32(isum[t], _mm512_add_epi32(_mm512_mullo_epi32(l, s_lo),
-                                                                     _mm512_mullo_epi32(h, s_hi)));
             }
         };
         chunk.template operator()<0>();
         chunk.template operator()<1>();
         chunk.template operator()<2>();
         chunk.template operator()<3>();
-        // Mins: words (m[k], m[k + 2]) of each row against the sums in pair order.
-        const __m512i m03 = _mm512_ternarylogic_epi32(mn_lo, _mm512_and_si512(hi, bits45), low4,
-                                                      kTernSelect);
-        const __m512i m47 = _mm512_ternarylogic_epi32(
-            _mm512_srli_epi16(mn_lo, 4), _mm512_and_si512(_mm512_srli_epi16(hi, 2), bits45), low4,
-            kTernSelect);
-        const __m512i w02 = _mm512_and_si512(m03, words);
-        const __m512i w13 = _mm512_and_si512(_mm512_srli_epi32(m03, 8), words);
-        const __m512i w46 = _mm512_and_si512(m47, words);
-        const __m512i w57 = _mm512_and_si512(_mm512_srli_epi32(m47, 8), words);
-        const __m512 dw = load_f16x16(g), dm = load_f16x16(g + 32);
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-            const auto* s = reinterpret_cast<const int8_t*>(act[t].s32 + 8 * b);
-            __m512i ms = _mm512_madd_epi16(w02, bcast32(s));
-            ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w13, bcast32(s + 4)));
-            ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w46, bcast32(s + 8)));
-            ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w57, bcast32(s + 12)));
-            const __m512 f = _mm512_fmsub_ps(dw, _mm512_cvtepi32_ps(isum[t]),
-                                             _mm512_mul_ps(dm, _mm512_cvtepi32_ps(ms)));
-            y[t] = _mm512_fmadd_ps(f, _mm512_set1_ps(act[t].d[b]), y[t]);
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+            // Mins: words (m[k], m[k + 2]) of each row against the sums in pair order.
+            const __m512i mn_lo = load(g[v] + 128), hi = load(g[v] + 192);
+            const __m512i m03 = _mm512_ternarylogic_epi32(mn_lo, _mm512_and_si512(hi, bits45),
+                                                          low4, kTernSelect);
+            const __m512i m47 = _mm512_ternarylogic_epi32(
+                _mm512_srli_epi16(mn_lo, 4), _mm512_and_si512(_mm512_srli_epi16(hi, 2), bits45),
+                low4, kTernSelect);
+            const __m512i w02 = _mm512_and_si512(m03, words);
+            const __m512i w13 = _mm512_and_si512(_mm512_srli_epi32(m03, 8), words);
+            const __m512i w46 = _mm512_and_si512(m47, words);
+            const __m512i w57 = _mm512_and_si512(_mm512_srli_epi32(m47, 8), words);
+            const __m512 dw = load_f16x16(g[v]), dm = load_f16x16(g[v] + 32);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                const auto* s = reinterpret_cast<const int8_t*>(act[t].s32 + 8 * b);
+                __m512i ms = _mm512_madd_epi16(w02, bcast32(s));
+                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w13, bcast32(s + 4)));
+                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w46, bcast32(s + 8)));
+                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w57, bcast32(s + 12)));
+                const __m512 f = _mm512_fmsub_ps(dw, _mm512_cvtepi32_ps(isum[v][t]),
+                                                 _mm512_mul_ps(dm, _mm512_cvtepi32_ps(ms)));
+                y[v][t] = _mm512_fmadd_ps(f, _mm512_set1_ps(act[t].d[b]), y[v][t]);
+            }
         }
     }
-    LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows, y[t]);
-}
-
-template <int NT> void q4k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
-    q45_panel<false, NT>(a, p, t0);
-}
-template <int NT> void q5k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
-    q45_panel<true, NT>(a, p, t0);
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
 }
 
 // ---- Q6_K --------------------------------------------------------------------------------
@@ -299,36 +322,58 @@ template <int NT> void q6k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
 
 // ---- driver over the panels of one thread ----------------------------------------------------
 
-template <template <int> class F, int NTMax> void run_tile(const PanelArgs& a, int64_t p, int64_t t0, int nt) {
+template <template <int> class F, int NTMax, int NP>
+void run_tile(const PanelArgs& a, int64_t p, int64_t t0, int nt) {
     if constexpr (NTMax >= 1) {
-        if (nt == NTMax)
-            return F<NTMax>::run(a, p, t0);
-        run_tile<F, NTMax - 1>(a, p, t0, nt);
+        if (nt == NTMax) {
+            if constexpr (NP == 2)
+                return F<NTMax>::run2(a, p, t0);
+            else
+                return F<NTMax>::run(a, p, t0);
+        }
+        run_tile<F, NTMax - 1, NP>(a, p, t0, nt);
     }
 }
 
 template <int NT> struct Q4KTile {
-    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q4k_panel<NT>(a, p, t0); }
+    static constexpr int kPanels = 2;
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<false, 1, NT>(a, p, t0); }
+    static void run2(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<false, 2, NT>(a, p, t0); }
 };
 template <int NT> struct Q5KTile {
-    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q5k_panel<NT>(a, p, t0); }
+    static constexpr int kPanels = 2;
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<true, 1, NT>(a, p, t0); }
+    static void run2(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<true, 2, NT>(a, p, t0); }
 };
 template <int NT> struct Q6KTile {
+    static constexpr int kPanels = 1;
     static void run(const PanelArgs& a, int64_t p, int64_t t0) { q6k_panel<NT>(a, p, t0); }
+    static void run2(const PanelArgs& a, int64_t p, int64_t t0) { q6k_panel<NT>(a, p, t0); }
 };
 
-// Panels [p0, p1): with few tokens one pass per panel; with more, chunks of panels that stay in
-// L2 while every token tile sweeps them.
+// Panels [p0, p1). One token: one panel at a time (one sequential stream per thread). More:
+// chunks of panels that stay in L2 while every token tile sweeps them, kPanels panels side by
+// side where the chunk has them.
 template <template <int> class F, int kTile> void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
+    if (a.n_tokens == 1) {
+        for (int64_t p = p0; p < p1; ++p)
+            F<1>::run(a, p, 0);
+        return;
+    }
+    constexpr int NP = F<1>::kPanels;
     const size_t panel_bytes = kPanelRows * a.row_bytes;
-    const int64_t chunk =
-        std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)));
+    const int64_t chunk = std::max<int64_t>(
+        NP, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)) / NP * NP);
     for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
         const int64_t c1 = std::min(p1, c0 + chunk);
         for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kTile) {
             const int nt = static_cast<int>(std::min<int64_t>(kTile, a.n_tokens - t0));
-            for (int64_t p = c0; p < c1; ++p)
-                run_tile<F, kTile>(a, p, t0, nt);
+            int64_t p = c0;
+            if constexpr (NP == 2)
+                for (; p + 2 <= c1; p += 2)
+                    run_tile<F, kTile, 2>(a, p, t0, nt);
+            for (; p < c1; ++p)
+                run_tile<F, kTile, 1>(a, p, t0, nt);
         }
     }
 }
