@@ -85,13 +85,28 @@ void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
         const float amax = _mm512_reduce_max_ps(m);
         const __m512 vid = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
         d[b] = amax / 127.0f;
+        // 64 elements at a time: int8 codes, then the sums of 16 by vpdpbusd against ones and
+        // two in-lane folds (one 128-bit lane = 16 codes).
+        alignas(64) int32_t lanes[16];
         int sum16[16];
-        for (int g = 0; g < 16; ++g) {
-            const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 16 * g), vid));
-            sum16[g] = _mm512_reduce_add_epi32(q);
-            n16[16 * b + g] = -32 * sum16[g];
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 256 * b + 16 * g),
-                             _mm512_cvtsepi32_epi8(q));
+        const __m512i ones = _mm512_set1_epi8(1);
+        for (int c = 0; c < 4; ++c) {
+            __m128i q8[4];
+            LLMWB_UNROLL for (int i = 0; i < 4; ++i) q8[i] = _mm512_cvtsepi32_epi8(
+                _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 64 * c + 16 * i), vid)));
+            __m512i z = _mm512_castsi128_si512(q8[0]);
+            z = _mm512_inserti32x4(z, q8[1], 1);
+            z = _mm512_inserti32x4(z, q8[2], 2);
+            z = _mm512_inserti32x4(z, q8[3], 3);
+            _mm512_storeu_si512(dst + 256 * b + 64 * c, z);
+            __m512i sv = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, z);
+            sv = _mm512_add_epi32(sv, _mm512_shuffle_epi32(sv, _MM_PERM_BADC));
+            sv = _mm512_add_epi32(sv, _mm512_shuffle_epi32(sv, _MM_PERM_CDAB));
+            _mm512_store_si512(lanes, sv);
+            LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
+                sum16[4 * c + i] = lanes[4 * i];
+                n16[16 * b + 4 * c + i] = -32 * lanes[4 * i];
+            }
         }
         for (int k = 0; k < 8; ++k) {
             const int j = kPairOrder[k];
@@ -170,9 +185,33 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
                                                 _mm512_and_si512(_mm512_slli_epi16(hi, 2), bits45),
                                                 low4, kTernSelect);
         }
-        __m512i isum[NP][NT];
-        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-            isum[v][t] = _mm512_setzero_si512();
+        // Per (row, token) and group: acc = -dmin * sum_j m_j * s_j (exact int32, one rounding),
+        // then + (d * sc_j) * dot_j for j = 0..7 in order, then y += d_x * acc.
+        __m512 acc[NP][NT];
+        __m512 dw[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+            dw[v] = load_f16x16(g[v]);
+            // Mins: words (m[k], m[k + 2]) of each row against the sums in pair order.
+            const __m512i mn_lo = load(g[v] + 128), hi = load(g[v] + 192);
+            const __m512i m03 = _mm512_ternarylogic_epi32(mn_lo, _mm512_and_si512(hi, bits45),
+                                                          low4, kTernSelect);
+            const __m512i m47 = _mm512_ternarylogic_epi32(
+                _mm512_srli_epi16(mn_lo, 4), _mm512_and_si512(_mm512_srli_epi16(hi, 2), bits45),
+                low4, kTernSelect);
+            const __m512i w02 = _mm512_and_si512(m03, words);
+            const __m512i w13 = _mm512_and_si512(_mm512_srli_epi32(m03, 8), words);
+            const __m512i w46 = _mm512_and_si512(m47, words);
+            const __m512i w57 = _mm512_and_si512(_mm512_srli_epi32(m47, 8), words);
+            const __m512 ndm = _mm512_sub_ps(_mm512_setzero_ps(), load_f16x16(g[v] + 32));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                const auto* s = reinterpret_cast<const int8_t*>(act[t].s32 + 8 * b);
+                __m512i ms = _mm512_madd_epi16(w02, bcast32(s));
+                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w13, bcast32(s + 4)));
+                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w46, bcast32(s + 8)));
+                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w57, bcast32(s + 12)));
+                acc[v][t] = _mm512_mul_ps(ndm, _mm512_cvtepi32_ps(ms));
+            }
+        }
         const auto chunk = [&]<int C>() {
             __m512i dl[NP][NT][kSplit], dh[NP][NT][kSplit];
             LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
@@ -211,19 +250,20 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
             }
             LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
                 const __m512i scv = C < 2 ? sc03[v] : sc47[v];
-                const __m512i s_lo = dword_byte(scv, (2 * C) % 4);
-                const __m512i s_hi = dword_byte(scv, (2 * C + 1) % 4);
+                const __m512 s_lo =
+                    _mm512_mul_ps(dw[v], _mm512_cvtepi32_ps(dword_byte(scv, (2 * C) % 4)));
+                // Q4_K's high nibbles were summed as 16 x the code: d / 16 (exact) instead.
+                const __m512 dh_scale = kQ5 ? dw[v] : _mm512_mul_ps(dw[v], _mm512_set1_ps(0.0625f));
+                const __m512 s_hi =
+                    _mm512_mul_ps(dh_scale, _mm512_cvtepi32_ps(dword_byte(scv, (2 * C + 1) % 4)));
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     __m512i l = dl[v][t][0], h = dh[v][t][0];
                     if constexpr (kSplit == 2) {
                         l = _mm512_add_epi32(l, dl[v][t][1]);
                         h = _mm512_add_epi32(h, dh[v][t][1]);
                     }
-                    if constexpr (!kQ5)
-                        h = _mm512_srai_epi32(h, 4); // exact: a sum of multiples of 16
-                    isum[v][t] = _mm512_add_epi32(
-                        isum[v][t], _mm512_add_epi32(_mm512_mullo_epi32(l, s_lo),
-                                                     _mm512_mullo_epi32(h, s_hi)));
+                    acc[v][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), s_lo, acc[v][t]);
+                    acc[v][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(h), s_hi, acc[v][t]);
                 }
             }
         };
@@ -231,30 +271,8 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
         chunk.template operator()<1>();
         chunk.template operator()<2>();
         chunk.template operator()<3>();
-        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
-            // Mins: words (m[k], m[k + 2]) of each row against the sums in pair order.
-            const __m512i mn_lo = load(g[v] + 128), hi = load(g[v] + 192);
-            const __m512i m03 = _mm512_ternarylogic_epi32(mn_lo, _mm512_and_si512(hi, bits45),
-                                                          low4, kTernSelect);
-            const __m512i m47 = _mm512_ternarylogic_epi32(
-                _mm512_srli_epi16(mn_lo, 4), _mm512_and_si512(_mm512_srli_epi16(hi, 2), bits45),
-                low4, kTernSelect);
-            const __m512i w02 = _mm512_and_si512(m03, words);
-            const __m512i w13 = _mm512_and_si512(_mm512_srli_epi32(m03, 8), words);
-            const __m512i w46 = _mm512_and_si512(m47, words);
-            const __m512i w57 = _mm512_and_si512(_mm512_srli_epi32(m47, 8), words);
-            const __m512 dw = load_f16x16(g[v]), dm = load_f16x16(g[v] + 32);
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                const auto* s = reinterpret_cast<const int8_t*>(act[t].s32 + 8 * b);
-                __m512i ms = _mm512_madd_epi16(w02, bcast32(s));
-                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w13, bcast32(s + 4)));
-                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w46, bcast32(s + 8)));
-                ms = _mm512_add_epi32(ms, _mm512_madd_epi16(w57, bcast32(s + 12)));
-                const __m512 f = _mm512_fmsub_ps(dw, _mm512_cvtepi32_ps(isum[v][t]),
-                                                 _mm512_mul_ps(dm, _mm512_cvtepi32_ps(ms)));
-                y[v][t] = _mm512_fmadd_ps(f, _mm512_set1_ps(act[t].d[b]), y[v][t]);
-            }
-        }
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm512_fmadd_ps(acc[v][t], _mm512_set1_ps(act[t].d[b]), y[v][t]);
     }
     LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
         _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
