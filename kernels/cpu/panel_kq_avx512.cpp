@@ -280,6 +280,9 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
 
 // ---- Q6_K --------------------------------------------------------------------------------
 
+// Per (row, token) and group: acc = sum over sub-blocks j = 0..15 in order of (d * sc_j) *
+// dot_j, dot_j exact in int32 (its accumulator starts at -32 * sum of the activations), then
+// y += d_x * acc.
 template <int NT> void q6k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
     const int64_t nb = a.cols / 256;
     const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
@@ -292,9 +295,10 @@ template <int NT> void q6k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* g = panel + static_cast<size_t>(b) * kQ6KGroupBytes;
         if constexpr (NT == 1)
-            LLMWB_UNROLL for (size_t i = 0; i < 256; i += 64) prefetch_ahead(g + i);
-        __m512i isum[NT];
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+            LLMWB_UNROLL for (int i = 0; i < 256; i += 64) prefetch_ahead(g + i);
+        const __m512 dw = load_f16x16(g + 3328);
+        __m512 acc[NT];
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
         for (int h = 0; h < 2; ++h) {
             // k-groups 0..3 are the first sub-block of 16 of each 32 columns, 4..7 the second.
             LLMWB_UNROLL for (int half = 0; half < 2; ++half) {
@@ -321,18 +325,19 @@ template <int NT> void q6k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
                         _mm512_dpbusd_epi32(dot[s][t], c[s],
                                             bcast32(act[t].q + 256 * b + 128 * h + 32 * s + 4 * k));
                 }
+                // Sub-blocks 8h + half, + 2, + 4, + 6: added in index order (half 0 of h, then
+                // half 1 interleave: the order is fixed, the same for every token tiling).
                 LLMWB_UNROLL for (int s = 0; s < 4; ++s) {
-                    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(
-                        reinterpret_cast<const __m128i*>(g + 16 * (8 * h + 2 * s + half))));
-                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) isum[t] =
-                        _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot[s][t], sc));
+                    const __m512 sc = _mm512_mul_ps(
+                        dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                                reinterpret_cast<const __m128i*>(g + 16 * (8 * h + 2 * s + half))))));
+                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] =
+                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[s][t]), sc, acc[t]);
                 }
             }
         }
-        const __m512 dw = load_f16x16(g + 3328);
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[t] =
-            _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(isum[t])),
-                            _mm512_set1_ps(act[t].d[b]), y[t]);
+            _mm512_fmadd_ps(acc[t], _mm512_set1_ps(act[t].d[b]), y[t]);
     }
     LLMWB_UNROLL for (int t = 0; t < NT; ++t)
         _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows, y[t]);
