@@ -4,13 +4,17 @@
 // One 64-byte weight vector holds the same 4 columns of the panel's 16 rows; one vpdpbusd
 // multiplies its 16 x 4 unsigned codes by a token's 4 int8 activations (broadcast), giving one
 // int32 lane per row: no horizontal sums, one sequential stream per panel. Per super-block
-// (256 columns) and token, every sub-block's exact int32 dot is scaled by the row's integer
-// sub-scale and summed in int32 (exact); the Q4_K/Q5_K mins go through vpmaddwd against the
-// activation's sub-block sums, Q6_K's code offset (32) through the accumulator's start value.
-// The float part, y += d_x * (d * isum - dmin * msum), runs per super-block in column order, so
-// a (row, token) value is the same whatever the number of tokens or the tiling (the contract of
-// matmul_kernels.h's PanelKernel). Tokens are register-blocked (up to kTileQ4K / kTileQ6K per
-// pass over a panel), panels swept in chunks that stay in L2 while the token tiles go by.
+// (256 columns), row and token: each sub-block's dot is exact in int32; the Q4_K/Q5_K mins term
+// is exact in int32 (vpmaddwd of the mins against the activation's sub-block sums), Q6_K's code
+// offset (32) enters through the accumulator's start value. The float part runs in one fixed
+// order: acc = -dmin * msum, acc += (d * sc_j) * dot_j for each sub-block j in a fixed order,
+// y += d_x * acc per super-block in column order. So a (row, token) value is the same bits
+// whatever the number of tokens, the tiling or the panels sharing a register block (the
+// contract of matmul_kernels.h's PanelKernel).
+//
+// One token: one panel at a time, weights prefetched kPrefetchBytes ahead. More tokens: two
+// panels (32 rows) x up to 4 tokens per register block (each broadcast feeds two vpdpbusd),
+// panels swept in chunks that stay in L2 while the token tiles go by.
 #include "kernels/cpu/avx512_util.h"
 #include "kernels/cpu/panel_kq.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -24,9 +28,12 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
-constexpr int kTileQ4K = 3; // tokens per register block (Q4_K, Q5_K: x 2 panels)
-constexpr int kTileQ6K = 3; // Q6_K keeps 4 sub-block accumulators per token
-constexpr size_t kChunkBytes = 192 << 10; // panels per chunk: ~192 KiB of weights (L2) // panels per chunk: ~192 KiB of weights (L2)
+// Tokens per register block of two panels (32 rows); measured on Zen 4 (interleaved with the
+// Rows path, 8 / 32 / 512 tokens): 3 tokens or one panel were slower.
+constexpr int kTileQ4K = 4; // Q4_K, Q5_K
+constexpr int kTileQ6K = 4;
+constexpr size_t kChunkBytes = 192 << 10; // panels per chunk: ~192 KiB of weights (L2) // panels
+                                          // per chunk: ~192 KiB of weights (L2)
 constexpr int kTernSelect = 0xE4;         // (A & C) | (B & ~C)
 
 // Matrix-vector: software prefetch of every weight line kPrefetchBytes ahead of its use (the
@@ -64,8 +71,9 @@ template <int S> inline __m512i shift16(__m512i v) {
 
 // Byte k of every dword, zero-extended (the sub-block scale or min k of each row).
 inline __m512i dword_byte(__m512i v, int k) {
-    const __m512i base = _mm512_set4_epi32(static_cast<int>(0x8080800C), static_cast<int>(0x80808008),
-                                           static_cast<int>(0x80808004), static_cast<int>(0x80808000));
+    const __m512i base =
+        _mm512_set4_epi32(static_cast<int>(0x8080800C), static_cast<int>(0x80808008),
+                          static_cast<int>(0x80808004), static_cast<int>(0x80808000));
     return _mm512_shuffle_epi8(v, _mm512_add_epi32(base, _mm512_set1_epi32(k)));
 }
 
@@ -193,8 +201,8 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
             dw[v] = load_f16x16(g[v]);
             // Mins: words (m[k], m[k + 2]) of each row against the sums in pair order.
             const __m512i mn_lo = load(g[v] + 128), hi = load(g[v] + 192);
-            const __m512i m03 = _mm512_ternarylogic_epi32(mn_lo, _mm512_and_si512(hi, bits45),
-                                                          low4, kTernSelect);
+            const __m512i m03 =
+                _mm512_ternarylogic_epi32(mn_lo, _mm512_and_si512(hi, bits45), low4, kTernSelect);
             const __m512i m47 = _mm512_ternarylogic_epi32(
                 _mm512_srli_epi16(mn_lo, 4), _mm512_and_si512(_mm512_srli_epi16(hi, 2), bits45),
                 low4, kTernSelect);
@@ -230,9 +238,8 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
                         const __m512i h = load(g[v] + 256 + 64 * k);
                         lo[v] = _mm512_ternarylogic_epi32(q, q5_bit<C, false>(h, bit4), low4,
                                                           kTernSelect);
-                        hv[v] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4),
-                                                          q5_bit<C, true>(h, bit4), low4,
-                                                          kTernSelect);
+                        hv[v] = _mm512_ternarylogic_epi32(
+                            _mm512_srli_epi16(q, 4), q5_bit<C, true>(h, bit4), low4, kTernSelect);
                     } else {
                         // The high nibble in place: 16 x the code (u8 <= 240), divided out below.
                         lo[v] = _mm512_and_si512(q, low4);
@@ -271,8 +278,8 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
         chunk.template operator()<1>();
         chunk.template operator()<2>();
         chunk.template operator()<3>();
-        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
-            _mm512_fmadd_ps(acc[v][t], _mm512_set1_ps(act[t].d[b]), y[v][t]);
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            y[v][t] = _mm512_fmadd_ps(acc[v][t], _mm512_set1_ps(act[t].d[b]), y[v][t]);
     }
     LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
         _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
@@ -280,67 +287,97 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
 
 // ---- Q6_K --------------------------------------------------------------------------------
 
-// Per (row, token) and group: acc = sum over sub-blocks j = 0..15 in order of (d * sc_j) *
-// dot_j, dot_j exact in int32 (its accumulator starts at -32 * sum of the activations), then
-// y += d_x * acc.
-template <int NT> void q6k_panel(const PanelArgs& a, int64_t p, int64_t t0) {
+// The 6-bit codes of position s (0..3: columns 32s + 4k .. + 4 of a half) from the LA / LB / QH
+// vectors of k-group k.
+template <int S> inline __m512i q6_code(const uint8_t* v, __m512i low4, __m512i bits45) {
+    const __m512i qh = load(v + 128);
+    if constexpr (S == 0)
+        return _mm512_ternarylogic_epi32(
+            load(v), _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45), low4, kTernSelect);
+    else if constexpr (S == 1)
+        return _mm512_ternarylogic_epi32(
+            load(v + 64), _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45), low4, kTernSelect);
+    else if constexpr (S == 2)
+        return _mm512_ternarylogic_epi32(_mm512_srli_epi16(load(v), 4),
+                                         _mm512_and_si512(qh, bits45), low4, kTernSelect);
+    else
+        return _mm512_ternarylogic_epi32(_mm512_srli_epi16(load(v + 64), 4),
+                                         _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45), low4,
+                                         kTernSelect);
+}
+
+// y[t][16p .. 16p + 16 NP) for NT tokens from t0. Per (row, token) and group: acc = sum over
+// the 16 sub-blocks (a fixed order) of (d * sc_j) * dot_j, dot_j exact in int32 (its
+// accumulator starts at -32 * the activations' sum over the sub-block), then y += d_x * acc.
+template <int NP, int NT> void q6k_panels(const PanelArgs& a, int64_t p, int64_t t0) {
     const int64_t nb = a.cols / 256;
-    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * panel_bytes;
     Act act[NT];
     acts_of<NT>(a, t0, act);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i bits45 = _mm512_set1_epi8(0x30);
-    __m512 y[NT];
-    LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[t] = _mm512_setzero_ps();
+    __m512 y[NP][NT];
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* g = panel + static_cast<size_t>(b) * kQ6KGroupBytes;
-        if constexpr (NT == 1)
-            LLMWB_UNROLL for (int i = 0; i < 256; i += 64) prefetch_ahead(g + i);
-        const __m512 dw = load_f16x16(g + 3328);
-        __m512 acc[NT];
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+        const uint8_t* g[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) g[v] =
+            panel + v * panel_bytes + static_cast<size_t>(b) * kQ6KGroupBytes;
+        if constexpr (NP * NT == 1)
+            LLMWB_UNROLL for (int i = 0; i < 256; i += 64) prefetch_ahead(g[0] + i);
+        else
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) prefetch_act(act[t], b + 2);
+        __m512 dw[NP], acc[NP][NT];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+            dw[v] = load_f16x16(g[v] + 3328);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm512_setzero_ps();
+        }
         for (int h = 0; h < 2; ++h) {
-            // k-groups 0..3 are the first sub-block of 16 of each 32 columns, 4..7 the second.
+            // k-groups 0..3 hold the first sub-block of 16 of each 32 columns, 4..7 the second.
             LLMWB_UNROLL for (int half = 0; half < 2; ++half) {
-                __m512i dot[4][NT];
-                LLMWB_UNROLL for (int s = 0; s < 4; ++s) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-                    dot[s][t] = _mm512_set1_epi32(act[t].n16[16 * b + 8 * h + 2 * s + half]);
-                LLMWB_UNROLL for (int k = 4 * half; k < 4 * half + 4; ++k) {
-                    const uint8_t* v = g + 256 + 192 * (8 * h + k);
-                    if constexpr (NT == 1)
-                        LLMWB_UNROLL for (int i = 0; i < 3; ++i) prefetch_ahead(v + 64 * i);
-                    const __m512i la = load(v), lb = load(v + 64), qh = load(v + 128);
-                    __m512i c[4];
-                    c[0] = _mm512_ternarylogic_epi32(
-                        la, _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45), low4, kTernSelect);
-                    c[1] = _mm512_ternarylogic_epi32(
-                        lb, _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45), low4, kTernSelect);
-                    c[2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(la, 4),
-                                                     _mm512_and_si512(qh, bits45), low4, kTernSelect);
-                    c[3] = _mm512_ternarylogic_epi32(
-                        _mm512_srli_epi16(lb, 4),
-                        _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45), low4, kTernSelect);
-                    LLMWB_UNROLL for (int s = 0; s < 4; ++s) LLMWB_UNROLL for (int t = 0; t < NT;
-                                                                                ++t) dot[s][t] =
-                        _mm512_dpbusd_epi32(dot[s][t], c[s],
-                                            bcast32(act[t].q + 256 * b + 128 * h + 32 * s + 4 * k));
-                }
-                // Sub-blocks 8h + half, + 2, + 4, + 6: added in index order (half 0 of h, then
-                // half 1 interleave: the order is fixed, the same for every token tiling).
-                LLMWB_UNROLL for (int s = 0; s < 4; ++s) {
-                    const __m512 sc = _mm512_mul_ps(
-                        dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
-                                reinterpret_cast<const __m128i*>(g + 16 * (8 * h + 2 * s + half))))));
-                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[t] =
-                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[s][t]), sc, acc[t]);
-                }
+                const auto sub = [&]<int S>() {
+                    const int j = 8 * h + 2 * S + half;
+                    __m512i dot[NP][NT];
+                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                        const __m512i init = _mm512_set1_epi32(act[t].n16[16 * b + j]);
+                        LLMWB_UNROLL for (int v = 0; v < NP; ++v) dot[v][t] = init;
+                    }
+                    LLMWB_UNROLL for (int k = 4 * half; k < 4 * half + 4; ++k) {
+                        __m512i c[NP];
+                        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                            const uint8_t* vp = g[v] + 256 + 192 * (8 * h + k);
+                            if constexpr (NP * NT == 1 && S == 0)
+                                LLMWB_UNROLL for (int i = 0; i < 3; ++i)
+                                    prefetch_ahead(vp + 64 * i);
+                            c[v] = q6_code<S>(vp, low4, bits45);
+                        }
+                        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                            const __m512i x =
+                                bcast32(act[t].q + 256 * b + 128 * h + 32 * S + 4 * k);
+                            LLMWB_UNROLL for (int v = 0; v < NP; ++v) dot[v][t] =
+                                _mm512_dpbusd_epi32(dot[v][t], c[v], x);
+                        }
+                    }
+                    LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                        const __m512 sc = _mm512_mul_ps(
+                            dw[v], _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                                       reinterpret_cast<const __m128i*>(g[v] + 16 * j)))));
+                        LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                            _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[v][t]), sc, acc[v][t]);
+                    }
+                };
+                sub.template operator()<0>();
+                sub.template operator()<1>();
+                sub.template operator()<2>();
+                sub.template operator()<3>();
             }
         }
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[t] =
-            _mm512_fmadd_ps(acc[t], _mm512_set1_ps(act[t].d[b]), y[t]);
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            y[v][t] = _mm512_fmadd_ps(acc[v][t], _mm512_set1_ps(act[t].d[b]), y[v][t]);
     }
-    LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows, y[t]);
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
 }
 
 // ---- driver over the panels of one thread ----------------------------------------------------
@@ -360,24 +397,33 @@ void run_tile(const PanelArgs& a, int64_t p, int64_t t0, int nt) {
 
 template <int NT> struct Q4KTile {
     static constexpr int kPanels = 2;
-    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<false, 1, NT>(a, p, t0); }
-    static void run2(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<false, 2, NT>(a, p, t0); }
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) {
+        q45_panels<false, 1, NT>(a, p, t0);
+    }
+    static void run2(const PanelArgs& a, int64_t p, int64_t t0) {
+        q45_panels<false, 2, NT>(a, p, t0);
+    }
 };
 template <int NT> struct Q5KTile {
     static constexpr int kPanels = 2;
-    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<true, 1, NT>(a, p, t0); }
-    static void run2(const PanelArgs& a, int64_t p, int64_t t0) { q45_panels<true, 2, NT>(a, p, t0); }
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) {
+        q45_panels<true, 1, NT>(a, p, t0);
+    }
+    static void run2(const PanelArgs& a, int64_t p, int64_t t0) {
+        q45_panels<true, 2, NT>(a, p, t0);
+    }
 };
 template <int NT> struct Q6KTile {
-    static constexpr int kPanels = 1;
-    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q6k_panel<NT>(a, p, t0); }
-    static void run2(const PanelArgs& a, int64_t p, int64_t t0) { q6k_panel<NT>(a, p, t0); }
+    static constexpr int kPanels = 2;
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q6k_panels<1, NT>(a, p, t0); }
+    static void run2(const PanelArgs& a, int64_t p, int64_t t0) { q6k_panels<2, NT>(a, p, t0); }
 };
 
 // Panels [p0, p1). One token: one panel at a time (one sequential stream per thread). More:
 // chunks of panels that stay in L2 while every token tile sweeps them, kPanels panels side by
 // side where the chunk has them.
-template <template <int> class F, int kTile> void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
+template <template <int> class F, int kTile>
+void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
     if (a.n_tokens == 1) {
         for (int64_t p = p0; p < p1; ++p)
             F<1>::run(a, p, 0);

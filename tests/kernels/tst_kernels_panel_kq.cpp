@@ -73,7 +73,9 @@ struct Problem {
             tok_norm[static_cast<size_t>(k)] = std::sqrt(s);
         }
     }
-    WeightMatrix rows_matrix() const { return {type, w_rows.data(), rows, cols, WeightLayout::Rows}; }
+    WeightMatrix rows_matrix() const {
+        return {type, w_rows.data(), rows, cols, WeightLayout::Rows};
+    }
     WeightMatrix panels_matrix() const {
         return {type, w_panels.data(), rows, cols, WeightLayout::Panels};
     }
@@ -115,8 +117,7 @@ std::vector<LevelRow> level_rows() {
     std::vector<LevelRow> out;
     for (DType t : kTypes)
         for (SimdLevel l : test::available_levels())
-            out.push_back(
-                {mini_test::format("%s/%s", dtype_name(t), simd_level_name(l)), t, l});
+            out.push_back({mini_test::format("%s/%s", dtype_name(t), simd_level_name(l)), t, l});
     return out;
 }
 
@@ -239,8 +240,8 @@ MT_TEST_TABLE(bitIdenticalInAnyBatch, LevelRow, level_rows()) {
                 const float a = alone[static_cast<size_t>(tokens[k])][static_cast<size_t>(r)];
                 const float b = y[k * static_cast<size_t>(rows) + static_cast<size_t>(r)];
                 MT_CHECK_MSG(std::memcmp(&a, &b, sizeof a) == 0,
-                             "%s batch of %zu: token %lld row %lld: %.9g alone, %.9g in batch", what,
-                             tokens.size(), static_cast<long long>(tokens[k]),
+                             "%s batch of %zu: token %lld row %lld: %.9g alone, %.9g in batch",
+                             what, tokens.size(), static_cast<long long>(tokens[k]),
                              static_cast<long long>(r), static_cast<double>(a),
                              static_cast<double>(b));
             }
