@@ -1,7 +1,6 @@
 // Panel layout (weight_layout.h) of the K-quant types Q4_K, Q5_K, Q6_K: the formats (pack and
 // unpack_row, arrangement in panel_kq.h), the plain KP activation quantizer and the kernel table
-// per SIMD level. Levels without a panel kernel (scalar, AVX2 for now) use the driver's unpack
-// fallback.
+// per SIMD level (AVX2, AVX-512; the scalar level uses the driver's unpack fallback).
 #include "kernels/cpu/panel_kq.h"
 
 #include <cmath>
@@ -205,8 +204,14 @@ const PanelFormat* kq_panel_format(DType t) {
 }
 
 const PanelKernel* kq_panel_kernel(DType t, SimdLevel level) {
-    if (level == SimdLevel::Avx512)
+    switch (level) {
+    case SimdLevel::Avx512:
         return avx512_kq_panel_kernel(t);
+    case SimdLevel::Avx2:
+        return avx2_kq_panel_kernel(t);
+    case SimdLevel::Scalar:
+        break;
+    }
     return nullptr;
 }
 

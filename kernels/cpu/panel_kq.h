@@ -62,9 +62,10 @@ inline size_t kp_bytes(int64_t cols) {
     return KPLayout(cols).row_bytes;
 }
 
-// Plain quantizer of a KP row (the AVX-512 level has its own, same bytes).
+// Plain quantizer of a KP row (the AVX2 and AVX-512 levels have their own, same bytes).
 void prepare_act_kp(const float* x, int64_t cols, uint8_t* dst);
 
-const PanelKernel* avx512_kq_panel_kernel(DType t);
+const PanelKernel* avx2_kq_panel_kernel(DType t);   // panel_kq_avx2.cpp
+const PanelKernel* avx512_kq_panel_kernel(DType t); // panel_kq_avx512.cpp
 
 } // namespace llmwb::kernels::detail
