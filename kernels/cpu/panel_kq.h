@@ -65,7 +65,11 @@ inline size_t kp_bytes(int64_t cols) {
 // Plain quantizer of a KP row (the AVX2 and AVX-512 levels have their own, same bytes).
 void prepare_act_kp(const float* x, int64_t cols, uint8_t* dst);
 
-const PanelKernel* avx2_kq_panel_kernel(DType t);   // panel_kq_avx2.cpp
-const PanelKernel* avx512_kq_panel_kernel(DType t); // panel_kq_avx512.cpp
+// AVX2 (panel_kq_avx2.cpp): with AVX-VNNI where the CPU has it. The two-argument form picks
+// (vnni = true only on a CPU with AVX-VNNI); both give the same bits.
+const PanelKernel* avx2_kq_panel_kernel(DType t);
+const PanelKernel* avx2_kq_panel_kernel(DType t, bool vnni);
+const PanelKernel* avxvnni_kq_panel_kernel(DType t); // panel_kq_avxvnni_avx2.cpp
+const PanelKernel* avx512_kq_panel_kernel(DType t);  // panel_kq_avx512.cpp
 
 } // namespace llmwb::kernels::detail

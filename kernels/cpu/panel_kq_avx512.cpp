@@ -220,7 +220,7 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
                 acc[v][t] = _mm512_mul_ps(ndm, _mm512_cvtepi32_ps(ms));
             }
         }
-        const auto chunk = [&]<int C>() {
+        const auto chunk = [&]<int C>() __attribute__((always_inline)) {
             __m512i dl[NP][NT][kSplit], dh[NP][NT][kSplit];
             LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
                 LLMWB_UNROLL for (int s = 0; s < kSplit; ++s) {
@@ -336,7 +336,7 @@ template <int NP, int NT> void q6k_panels(const PanelArgs& a, int64_t p, int64_t
         for (int h = 0; h < 2; ++h) {
             // k-groups 0..3 hold the first sub-block of 16 of each 32 columns, 4..7 the second.
             LLMWB_UNROLL for (int half = 0; half < 2; ++half) {
-                const auto sub = [&]<int S>() {
+                const auto sub = [&]<int S>() __attribute__((always_inline)) {
                     const int j = 8 * h + 2 * S + half;
                     __m512i dot[NP][NT];
                     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {

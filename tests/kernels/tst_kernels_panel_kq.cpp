@@ -174,6 +174,37 @@ MT_TEST_TABLE(activationQuantizersAgree, LevelRow, level_rows()) {
     }
 }
 
+// The AVX2 level's two dot steps (vpmaddubsw into int16 sums; AVX-VNNI's vpdpbusd) give the
+// same bits: matmul at that level tests the one this CPU selects, this test ties the other to it.
+MT_TEST_TABLE(avx2VnniAndPlainAgree, TypeRow, type_rows()) {
+    if (cpu_simd_level() < SimdLevel::Avx2 || !__builtin_cpu_supports("avxvnni"))
+        MT_SKIP("no AVX-VNNI on this CPU");
+    const detail::PanelKernel* plain = detail::avx2_kq_panel_kernel(row.type, false);
+    const detail::PanelKernel* vnni = detail::avx2_kq_panel_kernel(row.type, true);
+    MT_REQUIRE(plain != nullptr && vnni != nullptr && plain != vnni);
+    const int64_t rows = 48, cols = 768;
+    for (int64_t nt : {1, 2, 5}) {
+        MT_SCOPE("n_tokens %lld", static_cast<long long>(nt));
+        const Problem p(row.type, rows, cols, nt, 23);
+        const size_t stride = plain->act_row_bytes(cols);
+        std::vector<uint8_t> acts(stride * static_cast<size_t>(nt) + 64);
+        auto* a = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(acts.data()) + 63) &
+                                             ~uintptr_t{63});
+        for (int64_t t = 0; t < nt; ++t)
+            plain->prepare_act(p.x.data() + t * cols, cols, a + t * stride);
+        std::vector<float> y1(static_cast<size_t>(rows * nt), NAN), y2(y1.size(), NAN);
+        const auto row_bytes = static_cast<size_t>(dtype_row_bytes(row.type, cols));
+        const detail::PanelArgs args1{p.w_panels.data(), row_bytes, cols, a, stride, nt,
+                                      y1.data(),         rows};
+        detail::PanelArgs args2 = args1;
+        args2.y = y2.data();
+        plain->panels(args1, 0, rows / kPanelRows);
+        vnni->panels(args2, 0, rows / kPanelRows);
+        MT_CHECK(std::all_of(y1.begin(), y1.end(), [](float v) { return std::isfinite(v); }));
+        MT_CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)) == 0);
+    }
+}
+
 // Panels matmul against the reference (dequantize + double dot) and against the same level's
 // Rows matmul (same integer products, only the float order differs), for shapes with and
 // without a Rows tail, one and several super-blocks, 1..40 tokens, with and without threads.
