@@ -1,0 +1,422 @@
+// AVX2 panel kernels of Q4_K, Q5_K and Q6_K, included by panel_kq_avx2.cpp (plain AVX2,
+// LLMWB_KQ_AVX2_VNNI 0) and panel_kq_avxvnni_avx2.cpp (AVX-VNNI, 1): see panel_kq_avx2.cpp.
+// Everything here has internal linkage (one copy per including file).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/panel_kq.h"
+
+#ifndef LLMWB_KQ_AVX2_VNNI
+#error "define LLMWB_KQ_AVX2_VNNI (0 or 1) before including panel_kq_avx2_kernels.h"
+#endif
+
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
+namespace llmwb::kernels::detail {
+
+namespace {
+
+constexpr size_t kChunkBytes = 192 << 10;
+constexpr size_t kPrefetchBytes = 8192;
+
+inline void prefetch_ahead(const uint8_t* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+}
+
+inline __m256i load(const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+inline __m256 load_f16x8(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The dot step: AVX-VNNI accumulates u8 x s8 products in int32 directly (vpdpbusd); plain AVX2
+// adds vpmaddubsw pairs into int16 sums that widen() turns into int32 (vpmaddwd by ones) before
+// they could overflow. Both give the same integers, so the same bits.
+template <bool kVnni> inline __m256i dot_step(__m256i acc, __m256i codes, __m256i x) {
+    if constexpr (kVnni)
+        return _mm256_dpbusd_avx_epi32(acc, codes, x);
+    else
+        return _mm256_add_epi16(acc, _mm256_maddubs_epi16(codes, x));
+}
+template <bool kVnni> inline __m256i widen(__m256i s) {
+    if constexpr (kVnni)
+        return s;
+    else
+        return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+}
+
+inline __m256i bcast32(const void* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// (a & 0x0F) | (b & 0x30 or 0x10 already applied): the low nibble of a with b's high bits.
+inline __m256i merge(__m256i a, __m256i b, __m256i low4) {
+    return _mm256_or_si256(_mm256_and_si256(a, low4), b);
+}
+
+template <int S> inline __m256i shift16(__m256i v) {
+    if constexpr (S > 0)
+        return _mm256_slli_epi16(v, S);
+    else if constexpr (S < 0)
+        return _mm256_srli_epi16(v, -S);
+    else
+        return v;
+}
+
+// Byte k of every dword, zero-extended.
+inline __m256i dword_byte(__m256i v, int k) {
+    const __m256i base = _mm256_setr_epi32(
+        static_cast<int>(0x80808000), static_cast<int>(0x80808004), static_cast<int>(0x80808008),
+        static_cast<int>(0x8080800C), static_cast<int>(0x80808000), static_cast<int>(0x80808004),
+        static_cast<int>(0x80808008), static_cast<int>(0x8080800C));
+    return _mm256_shuffle_epi8(v, _mm256_add_epi32(base, _mm256_set1_epi32(k)));
+}
+
+inline int hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline float hmax_ps(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+// ---- activations: the bytes of prepare_act_kp ----------------------------------------------
+
+void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
+    const KPLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* s32 = reinterpret_cast<int16_t*>(dst + L.s32_off);
+    auto* n16 = reinterpret_cast<int32_t*>(dst + L.n16_off);
+    static constexpr int kPairOrder[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < 32; ++i)
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(xb + 8 * i)));
+        const float amax = hmax_ps(m);
+        const __m256 vid = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        int sum16[16];
+        for (int g = 0; g < 16; ++g) {
+            const __m256i q0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * g), vid));
+            const __m256i q1 =
+                _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * g + 8), vid));
+            sum16[g] = hsum_epi32(_mm256_add_epi32(q0, q1));
+            n16[16 * b + g] = -32 * sum16[g];
+            const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+            _mm_storeu_si128(
+                reinterpret_cast<__m128i*>(dst + 256 * b + 16 * g),
+                _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
+        }
+        for (int k = 0; k < 8; ++k) {
+            const int j = kPairOrder[k];
+            s32[8 * b + k] = static_cast<int16_t>(sum16[2 * j] + sum16[2 * j + 1]);
+        }
+    }
+}
+
+struct Act {
+    const int8_t* q;
+    const float* d;
+    const int16_t* s32;
+    const int32_t* n16;
+};
+
+template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
+    const KPLayout L(a.cols);
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+        const uint8_t* r = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
+        out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off),
+                  reinterpret_cast<const int16_t*>(r + L.s32_off),
+                  reinterpret_cast<const int32_t*>(r + L.n16_off)};
+    }
+}
+
+// ---- Q4_K and Q5_K -------------------------------------------------------------------------
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0.
+template <bool kVnni, bool kQ5, int H, int NT>
+void q45_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    constexpr size_t kGroup = kQ5 ? kQ5KGroupBytes : kQ4KGroupBytes;
+    constexpr size_t kCodes = kQ5 ? 768 : 256;
+    constexpr int kRun = kQ5 && !kVnni ? 4 : 8; // k-groups per int16 accumulator
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i bits45 = _mm256_set1_epi8(0x30);
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
+    const __m256i words = _mm256_set1_epi32(0x00FF00FF);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kGroup;
+        if constexpr (NT == 1)
+            for (size_t i = 0; i < kCodes; i += 64)
+                prefetch_ahead(g + i);
+        __m256 dw[H], acc[H][NT];
+        __m256i sc03[H], sc47[H];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const int o = 32 * (h0 + v); // this half's bytes in a [16 rows][4 bytes] vector
+            dw[v] = load_f16x8(g + 16 * (h0 + v));
+            const __m256i sc_lo = load(g + 64 + o), mn_lo = load(g + 128 + o),
+                          hi = load(g + 192 + o);
+            sc03[v] = merge(sc_lo, _mm256_and_si256(_mm256_slli_epi16(hi, 4), bits45), low4);
+            sc47[v] = merge(_mm256_srli_epi16(sc_lo, 4),
+                            _mm256_and_si256(_mm256_slli_epi16(hi, 2), bits45), low4);
+            const __m256i m03 = merge(mn_lo, _mm256_and_si256(hi, bits45), low4);
+            const __m256i m47 = merge(_mm256_srli_epi16(mn_lo, 4),
+                                      _mm256_and_si256(_mm256_srli_epi16(hi, 2), bits45), low4);
+            const __m256i w02 = _mm256_and_si256(m03, words);
+            const __m256i w13 = _mm256_and_si256(_mm256_srli_epi32(m03, 8), words);
+            const __m256i w46 = _mm256_and_si256(m47, words);
+            const __m256i w57 = _mm256_and_si256(_mm256_srli_epi32(m47, 8), words);
+            const __m256 ndm =
+                _mm256_sub_ps(_mm256_setzero_ps(), load_f16x8(g + 32 + 16 * (h0 + v)));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                const int16_t* s = act[t].s32 + 8 * b;
+                __m256i ms = _mm256_madd_epi16(w02, bcast32(s));
+                ms = _mm256_add_epi32(ms, _mm256_madd_epi16(w13, bcast32(s + 2)));
+                ms = _mm256_add_epi32(ms, _mm256_madd_epi16(w46, bcast32(s + 4)));
+                ms = _mm256_add_epi32(ms, _mm256_madd_epi16(w57, bcast32(s + 6)));
+                acc[v][t] = _mm256_mul_ps(ndm, _mm256_cvtepi32_ps(ms));
+            }
+        }
+        const auto chunk = [&]<int C>() __attribute__((always_inline)) {
+            __m256i dl[H][NT], dh[H][NT];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                dl[v][t] = _mm256_setzero_si256();
+                dh[v][t] = _mm256_setzero_si256();
+            }
+            LLMWB_UNROLL for (int r = 0; r < 8 / kRun; ++r) {
+                __m256i sl[H][NT], sh[H][NT];
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    sl[v][t] = _mm256_setzero_si256();
+                    sh[v][t] = _mm256_setzero_si256();
+                }
+                LLMWB_UNROLL for (int k = kRun * r; k < kRun * (r + 1); ++k) {
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                        const uint8_t* cp = g + kCodes + 64 * (8 * C + k) + 32 * (h0 + v);
+                        if constexpr (NT == 1)
+                            if (v == 0)
+                                prefetch_ahead(cp);
+                        const __m256i q = load(cp);
+                        __m256i lo, hv;
+                        if constexpr (kQ5) {
+                            const __m256i h = load(g + 256 + 64 * k + 32 * (h0 + v));
+                            lo = merge(q, _mm256_and_si256(shift16<4 - 2 * C>(h), bit4), low4);
+                            hv = merge(_mm256_srli_epi16(q, 4),
+                                       _mm256_and_si256(shift16<3 - 2 * C>(h), bit4), low4);
+                        } else {
+                            lo = _mm256_and_si256(q, low4);
+                            hv = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+                        }
+                        LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                            const int8_t* x = act[t].q + 256 * b + 64 * C + 4 * k;
+                            sl[v][t] = dot_step<kVnni>(sl[v][t], lo, bcast32(x));
+                            sh[v][t] = dot_step<kVnni>(sh[v][t], hv, bcast32(x + 32));
+                        }
+                    }
+                }
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    dl[v][t] = _mm256_add_epi32(dl[v][t], widen<kVnni>(sl[v][t]));
+                    dh[v][t] = _mm256_add_epi32(dh[v][t], widen<kVnni>(sh[v][t]));
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                const __m256i scv = C < 2 ? sc03[v] : sc47[v];
+                const __m256 s_lo =
+                    _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(dword_byte(scv, (2 * C) % 4)));
+                const __m256 s_hi =
+                    _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(dword_byte(scv, (2 * C + 1) % 4)));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    acc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dl[v][t]), s_lo, acc[v][t]);
+                    acc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dh[v][t]), s_hi, acc[v][t]);
+                }
+            }
+        };
+        chunk.template operator()<0>();
+        chunk.template operator()<1>();
+        chunk.template operator()<2>();
+        chunk.template operator()<3>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
+// ---- Q6_K ----------------------------------------------------------------------------------
+
+template <int S> inline __m256i q6_code(const uint8_t* v, __m256i low4, __m256i bits45) {
+    const __m256i qh = load(v + 128);
+    if constexpr (S == 0)
+        return merge(load(v), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45), low4);
+    else if constexpr (S == 1)
+        return merge(load(v + 64), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45), low4);
+    else if constexpr (S == 2)
+        return merge(_mm256_srli_epi16(load(v), 4), _mm256_and_si256(qh, bits45), low4);
+    else
+        return merge(_mm256_srli_epi16(load(v + 64), 4),
+                     _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45), low4);
+}
+
+template <bool kVnni, int H, int NT>
+void q6k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i bits45 = _mm256_set1_epi8(0x30);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kQ6KGroupBytes;
+        if constexpr (NT == 1)
+            for (int i = 0; i < 256; i += 64)
+                prefetch_ahead(g + i);
+        __m256 dw[H], acc[H][NT];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            dw[v] = load_f16x8(g + 3328 + 16 * (h0 + v));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm256_setzero_ps();
+        }
+        for (int h = 0; h < 2; ++h) {
+            LLMWB_UNROLL for (int half = 0; half < 2; ++half) {
+                const auto sub = [&]<int S>() __attribute__((always_inline)) {
+                    const int j = 8 * h + 2 * S + half;
+                    __m256i dot[H][NT];
+                    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                        const __m256i init = _mm256_set1_epi32(act[t].n16[16 * b + j]);
+                        LLMWB_UNROLL for (int v = 0; v < H; ++v) dot[v][t] = init;
+                    }
+                    // Plain: 2 k-groups per int16 sum. VNNI: one per vpdpbusd from zero, added to
+                    // the dot (no chain of dependent vpdpbusd: its latency bound the loop).
+                    constexpr int kRun = kVnni ? 1 : 2;
+                    LLMWB_UNROLL for (int r = 0; r < 4 / kRun; ++r) {
+                        __m256i s16[H][NT];
+                        LLMWB_UNROLL for (int v = 0; v < H; ++v)
+                            LLMWB_UNROLL for (int t = 0; t < NT; ++t) s16[v][t] =
+                                _mm256_setzero_si256();
+                        LLMWB_UNROLL for (int k = 4 * half + kRun * r;
+                                          k < 4 * half + kRun * (r + 1); ++k) {
+                            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                                const uint8_t* vp = g + 256 + 192 * (8 * h + k) + 32 * (h0 + v);
+                                if constexpr (NT == 1 && S == 0)
+                                    if (v == 0)
+                                        for (int i = 0; i < 3; ++i)
+                                            prefetch_ahead(vp + 64 * i);
+                                const __m256i c = q6_code<S>(vp, low4, bits45);
+                                LLMWB_UNROLL for (int t = 0; t < NT; ++t) s16[v][t] =
+                                    dot_step<kVnni>(
+                                        s16[v][t], c,
+                                        bcast32(act[t].q + 256 * b + 128 * h + 32 * S + 4 * k));
+                            }
+                        }
+                        LLMWB_UNROLL for (int v = 0; v < H; ++v)
+                            LLMWB_UNROLL for (int t = 0; t < NT; ++t) dot[v][t] =
+                                _mm256_add_epi32(dot[v][t], widen<kVnni>(s16[v][t]));
+                    }
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                        const __m256 sc = _mm256_mul_ps(
+                            dw[v],
+                            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(
+                                reinterpret_cast<const __m128i*>(g + 16 * j + 8 * (h0 + v))))));
+                        LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                            _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[v][t]), sc, acc[v][t]);
+                    }
+                };
+                sub.template operator()<0>();
+                sub.template operator()<1>();
+                sub.template operator()<2>();
+                sub.template operator()<3>();
+            }
+        }
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
+// ---- driver --------------------------------------------------------------------------------
+
+template <int NT> struct Q4KTile {
+    template <int H> static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        q45_halves<LLMWB_KQ_AVX2_VNNI != 0, false, H, NT>(a, p, h0, t0);
+    }
+};
+template <int NT> struct Q5KTile {
+    template <int H> static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        q45_halves<LLMWB_KQ_AVX2_VNNI != 0, true, H, NT>(a, p, h0, t0);
+    }
+};
+template <int NT> struct Q6KTile {
+    template <int H> static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        q6k_halves<LLMWB_KQ_AVX2_VNNI != 0, H, NT>(a, p, h0, t0);
+    }
+};
+
+constexpr int kTile = 2;
+
+template <template <int> class F> void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
+    if (a.n_tokens == 1) {
+        for (int64_t p = p0; p < p1; ++p)
+            F<1>::template run<2>(a, p, 0, 0);
+        return;
+    }
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const int64_t chunk =
+        std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)));
+    for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
+        const int64_t c1 = std::min(p1, c0 + chunk);
+        for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kTile) {
+            const bool two = a.n_tokens - t0 >= 2;
+            for (int64_t p = c0; p < c1; ++p)
+                for (int h = 0; h < 2; ++h) {
+                    if (two)
+                        F<2>::template run<1>(a, p, h, t0);
+                    else
+                        F<1>::template run<1>(a, p, h, t0);
+                }
+        }
+    }
+}
+
+const PanelKernel kQ4K{kp_bytes, prep_kp, panels<Q4KTile>};
+const PanelKernel kQ5K{kp_bytes, prep_kp, panels<Q5KTile>};
+const PanelKernel kQ6K{kp_bytes, prep_kp, panels<Q6KTile>};
+
+inline const PanelKernel* kernel_of(DType t) {
+    switch (t) {
+    case DType::Q4_K:
+        return &kQ4K;
+    case DType::Q5_K:
+        return &kQ5K;
+    case DType::Q6_K:
+        return &kQ6K;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace
+
+} // namespace llmwb::kernels::detail
