@@ -133,7 +133,8 @@ void matmul_rows(float* y, const WeightMatrix& w, const float* x, int64_t n_toke
                  ThreadPool* pool);
 
 // WeightLayout::Panels: the family's panel kernel over whole panels (or, at a level without
-// one, each panel unpacked and run through the Rows tile kernels), then the Rows tail.
+// one, each panel unpacked and run through the Rows tile kernels), then the Rows tail token by
+// token.
 void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens,
                    ThreadPool* pool) {
     const auto row_bytes = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
@@ -183,7 +184,10 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
     ty.resize(static_cast<size_t>(tail * n_tokens));
     const WeightMatrix rest{w.type, base + static_cast<size_t>(full) * row_bytes, tail, w.cols,
                             WeightLayout::Rows};
-    matmul_rows(ty.data(), rest, x, n_tokens, pool);
+    // One token at a time (the matrix-vector path; < 16 rows, one thread): the Rows kernels
+    // sum differently with more tokens, and a token's result must not depend on its batch.
+    for (int64_t t = 0; t < n_tokens; ++t)
+        matmul_rows(ty.data() + t * tail, rest, x + t * w.cols, 1, nullptr);
     for (int64_t t = 0; t < n_tokens; ++t)
         std::copy_n(ty.data() + t * tail, tail, y + t * w.rows + full);
 }
@@ -191,8 +195,7 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
 } // namespace
 
 bool matmul_batch_invariant(const WeightMatrix& w) {
-    return w.layout == WeightLayout::Panels && w.rows % kPanelRows == 0 &&
-           select_panel_kernel(w.type) != nullptr;
+    return w.layout == WeightLayout::Panels && select_panel_kernel(w.type) != nullptr;
 }
 
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool) {

@@ -27,8 +27,9 @@ struct WeightMatrix {
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool);
 
 // True when every (row, token) result of matmul(w, ...) has the same bits whatever the number
-// of tokens in the call and whatever the other tokens are: a matrix in WeightLayout::Panels with
-// no Rows tail whose type has a panel kernel at the active SIMD level. (Rows-layout products
+// of tokens in the call and whatever the other tokens are: a matrix in WeightLayout::Panels
+// whose type has a panel kernel at the active SIMD level (its rows % 16 tail is computed one
+// token at a time). (Rows-layout products
 // keep that property only within one kernel path; see tests/kernels.)
 bool matmul_batch_invariant(const WeightMatrix& w);
 
