@@ -1,8 +1,8 @@
 // AVX-512 kernels for F16 and BF16 weights in the panel layout (panel_float.h): one zmm holds a
 // column (F16, after vcvtph2ps) or a column pair (BF16) of a panel's 16 rows, so the outputs of
 // a register block come out as whole vectors of 16 rows, with no horizontal sums. Register block:
-// up to 4 panels x 6 tokens of fp32 accumulators (24 zmm); every weight vector feeds 6 tokens,
-// every broadcast activation 4 panels.
+// up to 4 panels x 6 tokens (BF16) or 3 x 8 (F16) of fp32 accumulators (24 zmm): every weight
+// vector feeds 6 (8) tokens, every broadcast activation 4 (3) panels.
 //   F16          vcvtph2ps + fp32 FMA per column (no AVX512_FP16 on the machines this was
 //                measured on; an fp16-FMA path is not written).
 //   BF16, fp32   the pair's dwords shifted / masked to two fp32 vectors, FMA column 2j then 2j+1.
@@ -38,9 +38,9 @@ inline __m512i load_bf16x16_dwords(const uint8_t* p) {
 }
 
 struct F16Fma {
-    static constexpr int kRowPanels = 4;
-    static constexpr int kTokens = 6;
-    static constexpr int64_t kChunkSteps = 256; // 4 panels x 256 columns x 32 bytes: 32 KiB
+    static constexpr int kRowPanels = 3; // measured: 3 x 8 beats 4 x 6 and 2 x 12 here
+    static constexpr int kTokens = 8;
+    static constexpr int64_t kChunkSteps = 256; // 3 panels x 256 columns x 32 bytes: 24 KiB
     static int64_t steps(int64_t cols) { return cols; }
     static bool tail(int64_t) { return false; }
 
@@ -66,7 +66,7 @@ struct F16Fma {
 };
 
 struct BF16Fma {
-    static constexpr int kRowPanels = 4;
+    static constexpr int kRowPanels = 4; // as the dot kernel
     static constexpr int kTokens = 6;
     static constexpr int64_t kChunkSteps = 128; // 4 panels x 128 pairs x 64 bytes: 32 KiB
     static int64_t steps(int64_t cols) { return cols / 2; }
@@ -135,7 +135,7 @@ size_t bf16_pairs_bytes(int64_t cols) {
 }
 
 struct BF16Dot {
-    static constexpr int kRowPanels = 4;
+    static constexpr int kRowPanels = 4; // measured: 4 x 6 beats 3 x 8 and 2 x 12 here
     static constexpr int kTokens = 6;
     static constexpr int64_t kChunkSteps = 128; // 4 panels x 128 pairs x 64 bytes: 32 KiB
     static int64_t steps(int64_t cols) { return cols / 2; }
