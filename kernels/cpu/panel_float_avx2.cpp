@@ -28,6 +28,15 @@ inline void store_acc(const PanelBlock& b, __m256 (&acc)[RV * kHalves][NT]) {
         _mm256_storeu_ps(b.y + t * b.ldy + 8 * v, acc[v][t]);
 }
 
+// As in panel_float_avx512.cpp: one prefetch per 64-byte line of the panel, 2 KiB ahead, for
+// the memory-bound matrix-vector and small batches.
+constexpr size_t kPrefetchBytes = 2048;
+template <int RV, int NT> inline void prefetch_ahead(const uint8_t* const (&w)[RV], size_t off) {
+    if constexpr (NT <= 2)
+        LLMWB_UNROLL for (int v = 0; v < RV; ++v)
+            _mm_prefetch(reinterpret_cast<const char*>(w[v] + off + kPrefetchBytes), _MM_HINT_T0);
+}
+
 struct F16Fma {
     static constexpr int kRowPanels = 1;
     static constexpr int kTokens = 6;
@@ -44,6 +53,8 @@ struct F16Fma {
         LLMWB_UNROLL for (int v = 0; v < RV; ++v) w[v] = b.w[v];
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(b.x[t]);
         for (int64_t s = b.s0; s < b.s1; ++s) {
+            if (s % 2 == 0)
+                prefetch_ahead<RV, NT>(w, static_cast<size_t>(s) * kF16PanelColBytes);
             __m256 wv[V];
             LLMWB_UNROLL for (int v = 0; v < V; ++v) wv[v] =
                 _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
@@ -75,6 +86,7 @@ struct BF16Fma {
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(b.x[t]);
         const __m256i hi = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
         for (int64_t s = b.s0; s < b.s1; ++s) {
+            prefetch_ahead<RV, NT>(w, static_cast<size_t>(s) * kBF16PanelPairBytes);
             __m256 we[V], wo[V];
             LLMWB_UNROLL for (int v = 0; v < V; ++v) {
                 const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(

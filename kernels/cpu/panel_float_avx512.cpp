@@ -27,6 +27,16 @@ template <int RV, int NT> inline void store_acc(const PanelBlock& b, __m512 (&ac
         _mm512_storeu_ps(b.y + t * b.ldy + 16 * v, acc[v][t]);
 }
 
+// Matrix-vector and small batches stream the weights from memory: one prefetch per 64-byte line
+// of each panel, kPrefetchBytes ahead (measured: better than the hardware prefetcher alone, and
+// than 8 KiB). Larger batches are compute-bound and skip it.
+constexpr size_t kPrefetchBytes = 2048;
+template <int RV, int NT> inline void prefetch_ahead(const uint8_t* const (&w)[RV], size_t off) {
+    if constexpr (NT <= 2)
+        LLMWB_UNROLL for (int v = 0; v < RV; ++v)
+            _mm_prefetch(reinterpret_cast<const char*>(w[v] + off + kPrefetchBytes), _MM_HINT_T0);
+}
+
 inline __m512 load_f16x16(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
@@ -53,6 +63,8 @@ struct F16Fma {
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(b.x[t]);
         for (int64_t s = b.s0; s < b.s1; ++s) {
             __m512 wv[RV];
+            if (s % 2 == 0)
+                prefetch_ahead<RV, NT>(w, static_cast<size_t>(s) * kF16PanelColBytes);
             LLMWB_UNROLL for (int v = 0; v < RV; ++v) wv[v] =
                 load_f16x16(w[v] + static_cast<size_t>(s) * kF16PanelColBytes);
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
@@ -81,6 +93,7 @@ struct BF16Fma {
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(b.x[t]);
         const __m512i hi = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
         for (int64_t s = b.s0; s < b.s1; ++s) {
+            prefetch_ahead<RV, NT>(w, static_cast<size_t>(s) * kBF16PanelPairBytes);
             __m512 we[RV], wo[RV];
             LLMWB_UNROLL for (int v = 0; v < RV; ++v) {
                 const __m512i d =
@@ -153,6 +166,7 @@ struct BF16Dot {
         LLMWB_UNROLL for (int v = 0; v < RV; ++v) w[v] = b.w[v];
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const int32_t*>(b.x[t]);
         for (int64_t s = b.s0; s < b.s1; ++s) {
+            prefetch_ahead<RV, NT>(w, static_cast<size_t>(s) * kBF16PanelPairBytes);
             __m512i wv[RV];
             LLMWB_UNROLL for (int v = 0; v < RV; ++v) wv[v] =
                 _mm512_loadu_si512(w[v] + static_cast<size_t>(s) * kBF16PanelPairBytes);
