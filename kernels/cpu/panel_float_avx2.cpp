@@ -39,6 +39,7 @@ template <int RV, int NT> inline void prefetch_ahead(const uint8_t* const (&w)[R
 
 struct F16Fma {
     static constexpr int kRowPanels = 1;
+    static constexpr int kMvRowPanels = 2; // measured: better of-bw than 1
     static constexpr int kTokens = 6;
     static constexpr int64_t kChunkSteps = 512; // 512 columns x 32 bytes: 16 KiB
     static int64_t steps(int64_t cols) { return cols; }
@@ -71,6 +72,7 @@ struct F16Fma {
 
 struct BF16Fma {
     static constexpr int kRowPanels = 1;
+    static constexpr int kMvRowPanels = 2; // measured: better of-bw than 1
     static constexpr int kTokens = 4;
     static constexpr int64_t kChunkSteps = 256; // 256 pairs x 64 bytes: 16 KiB
     static int64_t steps(int64_t cols) { return cols / 2; }

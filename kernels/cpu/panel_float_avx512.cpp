@@ -49,6 +49,7 @@ inline __m512i load_bf16x16_dwords(const uint8_t* p) {
 
 struct F16Fma {
     static constexpr int kRowPanels = 3; // measured: 3 x 8 beats 4 x 6 and 2 x 12 here
+    static constexpr int kMvRowPanels = 0;
     static constexpr int kTokens = 8;
     static constexpr int64_t kChunkSteps = 256; // 3 panels x 256 columns x 32 bytes: 24 KiB
     static int64_t steps(int64_t cols) { return cols; }
@@ -79,6 +80,7 @@ struct F16Fma {
 
 struct BF16Fma {
     static constexpr int kRowPanels = 4; // as the dot kernel
+    static constexpr int kMvRowPanels = 0;
     static constexpr int kTokens = 6;
     static constexpr int64_t kChunkSteps = 128; // 4 panels x 128 pairs x 64 bytes: 32 KiB
     static int64_t steps(int64_t cols) { return cols / 2; }
@@ -149,6 +151,7 @@ size_t bf16_pairs_bytes(int64_t cols) {
 
 struct BF16Dot {
     static constexpr int kRowPanels = 4; // measured: 4 x 6 beats 3 x 8 and 2 x 12 here
+    static constexpr int kMvRowPanels = 0;
     static constexpr int kTokens = 6;
     static constexpr int64_t kChunkSteps = 128; // 4 panels x 128 pairs x 64 bytes: 32 KiB
     static int64_t steps(int64_t cols) { return cols / 2; }

@@ -5,6 +5,8 @@
 //
 // A level's kernel K provides:
 //   kRowPanels, kTokens  the largest register block: panels (16 rows each) x tokens;
+//   kMvRowPanels         panels per block of a 1-token call (matrix-vector: more independent
+//                        accumulators to hide the FMA latency; 0: kRowPanels);
 //   kChunkSteps          steps per column chunk (sized so a chunk of kRowPanels panels stays in
 //                        L1 while every token block passes over it);
 //   steps(cols)          the number of steps (a step: the columns one weight load covers);
@@ -53,15 +55,17 @@ template <class K, int... RV> constexpr auto block_table(std::integer_sequence<i
 }
 
 template <class K> void panel_loop(const PanelArgs& a, int64_t p0, int64_t p1) {
-    static_assert(K::kRowPanels <= kMaxBlockPanels && K::kTokens <= kMaxBlockTokens);
-    static constexpr auto kTable = block_table<K>(std::make_integer_sequence<int, K::kRowPanels>{});
+    constexpr int kMaxRv = std::max(K::kRowPanels, K::kMvRowPanels);
+    static_assert(kMaxRv <= kMaxBlockPanels && K::kTokens <= kMaxBlockTokens);
+    static constexpr auto kTable = block_table<K>(std::make_integer_sequence<int, kMaxRv>{});
+    const int64_t group = a.n_tokens == 1 && K::kMvRowPanels > 0 ? K::kMvRowPanels : K::kRowPanels;
     const int64_t n = K::steps(a.cols);
     const bool tail = K::tail(a.cols);
     const size_t panel_bytes = a.row_bytes * kPanelRows;
     PanelBlock b{};
     b.ldy = a.ldy;
-    for (int64_t p = p0; p < p1; p += K::kRowPanels) {
-        const int rv = static_cast<int>(std::min<int64_t>(K::kRowPanels, p1 - p));
+    for (int64_t p = p0; p < p1; p += group) {
+        const int rv = static_cast<int>(std::min<int64_t>(group, p1 - p));
         for (int v = 0; v < rv; ++v)
             b.w[v] = a.w + static_cast<size_t>(p + v) * panel_bytes;
         for (int64_t s0 = 0;; s0 += K::kChunkSteps) {
