@@ -1,7 +1,8 @@
 // AVX2 kernels for F16 and BF16 weights in the panel layout (panel_float.h): a panel's 16 rows
 // are two ymm of 8 rows; fp32 FMA for both types (F16 through vcvtph2ps, BF16 by shifting /
-// masking the column pairs' dwords). Register block: one panel (2 ymm) x up to 6 tokens of
-// accumulators (12 ymm). Same arithmetic per (row, token) as the AVX-512 fp32 kernels: one FMA
+// masking the column pairs' dwords). Register block: one panel (2 ymm) x up to 6 tokens (F16;
+// 4 for BF16, whose two widened columns take more registers) of accumulators; a 1-token call
+// takes 2 panels per block. Same arithmetic per (row, token) as the AVX-512 fp32 kernels: one FMA
 // chain over the columns in order.
 #include <immintrin.h>
 
