@@ -57,6 +57,28 @@ SimdLevel detect() {
 #endif
 }
 
+bool detect_avx512_bf16() {
+#ifdef LLMWB_X86
+    if (cpu_simd_level() != SimdLevel::Avx512 || __get_cpuid_max(0, nullptr) < 7)
+        return false;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __cpuid_count(7, 1, a, b, c, d);
+    return a & (1u << 5); // CPUID.(EAX=7, ECX=1):EAX[5] AVX512_BF16
+#else
+    return false;
+#endif
+}
+
+bool bf16_dot_from_environment() {
+    const char* v = std::getenv("LLMWB_BF16_DOT");
+    return !(v && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0));
+}
+
+std::atomic<bool>& bf16_dot_switch() {
+    static std::atomic<bool> on{bf16_dot_from_environment()};
+    return on;
+}
+
 SimdLevel clamp_level(SimdLevel want) {
     const SimdLevel cpu = cpu_simd_level();
     return static_cast<int>(want) > static_cast<int>(cpu) ? cpu : want;
@@ -93,6 +115,27 @@ SimdLevel active_simd_level() {
 
 void set_simd_level(SimdLevel level) {
     active().store(static_cast<int>(clamp_level(level)), std::memory_order_relaxed);
+}
+
+bool cpu_has_avx512_bf16() {
+    static const bool has = detect_avx512_bf16();
+    return has;
+}
+
+bool bf16_dot_available() {
+    return cpu_has_avx512_bf16() && active_simd_level() == SimdLevel::Avx512;
+}
+
+bool bf16_dot_enabled() {
+    return bf16_dot_switch().load(std::memory_order_relaxed);
+}
+
+void set_bf16_dot_enabled(bool on) {
+    bf16_dot_switch().store(on, std::memory_order_relaxed);
+}
+
+bool bf16_dot_active() {
+    return bf16_dot_enabled() && bf16_dot_available();
 }
 
 const char* simd_level_name(SimdLevel level) {

@@ -11,4 +11,15 @@ SimdLevel active_simd_level();        // what kernels use now
 void set_simd_level(SimdLevel level); // clamped to cpu_simd_level()
 const char* simd_level_name(SimdLevel level);
 
+// bf16 dot products (AVX512_BF16's vdpbf16ps) for BF16 weights: activations rounded to bf16
+// (round to nearest even) and products accumulated in fp32, at every token count, instead of fp32
+// FMA on the widened weights. Available when the CPU has AVX512_BF16 and the AVX-512 level is
+// active; used when also enabled (the default; LLMWB_BF16_DOT=off in the environment or
+// set_bf16_dot_enabled(false) turn it off, e.g. to measure its rounding against fp32).
+bool cpu_has_avx512_bf16();
+bool bf16_dot_available();
+bool bf16_dot_enabled();
+void set_bf16_dot_enabled(bool on);
+bool bf16_dot_active(); // available and enabled
+
 } // namespace llmwb::kernels
