@@ -31,9 +31,9 @@ namespace llmwb::kernels::detail {
 
 template <int QS> struct Q32Panel {
     static constexpr int kQS = QS;
-    static constexpr int kBlockBytes = 2 + QS;      // one row's block in Rows order
+    static constexpr int kBlockBytes = 2 + QS;            // one row's block in Rows order
     static constexpr size_t kColBytes = 16 * kBlockBytes; // one block column of a panel
-    static constexpr int kChunks = QS / 4;            // 64-byte code chunks per block column
+    static constexpr int kChunks = QS / 4;                // 64-byte code chunks per block column
     // Byte offsets in the panel of block b's 16 scales and of its first code chunk.
     static void offsets(int64_t nb, int64_t b, size_t* scales, size_t* codes) {
         const int64_t k = b / 2, j = b % 2;
@@ -60,8 +60,13 @@ inline size_t panel_a32_bytes(int64_t cols) {
     return PanelA32Layout(cols).row_bytes;
 }
 
-// The kernels per level (nullptr: none for that type).
+// The kernels per level (nullptr: none for that type). avx2_q32_panel_kernel returns the
+// AVX-VNNI variant where the CPU has AVX-VNNI (cpu_has_avx_vnni), the plain one elsewhere; tests
+// call both (the VNNI one only where the CPU has it).
 const PanelKernel* avx512_q32_panel_kernel(DType t);
 const PanelKernel* avx2_q32_panel_kernel(DType t);
+const PanelKernel* avx2_plain_q32_panel_kernel(DType t);
+const PanelKernel* avx2_vnni_q32_panel_kernel(DType t);
+bool cpu_has_avx_vnni();
 
 } // namespace llmwb::kernels::detail

@@ -1,10 +1,35 @@
-// AVX2 panel kernels for Q8_0 and Q4_0 (layout: panel_q32.h). Not yet: the driver unpacks.
-#include "kernels/cpu/panel_q32.h"
+// AVX2 panel kernels for Q8_0 and Q4_0 without AVX-VNNI (vpmaddubsw + vpmaddwd; panel_q32_avx2.h),
+// and the level's choice between them and the AVX-VNNI ones (panel_q32_vnni_avx2.cpp), made at
+// run time: an AVX2 CPU need not have AVX-VNNI.
+#include "kernels/cpu/panel_q32_avx2.h"
 
 namespace llmwb::kernels::detail {
 
-const PanelKernel* avx2_q32_panel_kernel(DType) {
-    return nullptr;
+namespace {
+
+const PanelKernel kQ8_0 = make_avx2_panel_kernel<PlainQ8_0>();
+const PanelKernel kQ4_0 = make_avx2_panel_kernel<PlainQ4_0>();
+
+} // namespace
+
+bool cpu_has_avx_vnni() {
+    static const bool has = __builtin_cpu_supports("avxvnni");
+    return has;
+}
+
+const PanelKernel* avx2_plain_q32_panel_kernel(DType t) {
+    switch (t) {
+    case DType::Q8_0:
+        return &kQ8_0;
+    case DType::Q4_0:
+        return &kQ4_0;
+    default:
+        return nullptr;
+    }
+}
+
+const PanelKernel* avx2_q32_panel_kernel(DType t) {
+    return cpu_has_avx_vnni() ? avx2_vnni_q32_panel_kernel(t) : avx2_plain_q32_panel_kernel(t);
 }
 
 } // namespace llmwb::kernels::detail

@@ -99,14 +99,14 @@ void micro(const uint8_t* const* w, int64_t cols, const uint8_t* const* xa, floa
         xc[t] = reinterpret_cast<const int32_t*>(xa[t] + L.corr_off);
     }
     __m512 facc[NR][NT];
-    LLMWB_UNROLL for (int i = 0; i < NR; ++i) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-        facc[i][t] = _mm512_setzero_ps();
+    LLMWB_UNROLL for (int i = 0; i < NR; ++i) LLMWB_UNROLL for (int t = 0; t < NT; ++t) facc[i][t] =
+        _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         size_t sc = 0, cd = 0;
         P::offsets(nb, b, &sc, &cd);
         if constexpr (kStream)
-            pf.to(reinterpret_cast<const char*>(w[0]) + (b + 1) * static_cast<int64_t>(P::kColBytes) +
-                  kPrefetchBytes);
+            pf.to(reinterpret_cast<const char*>(w[0]) +
+                  (b + 1) * static_cast<int64_t>(P::kColBytes) + kPrefetchBytes);
         else
             pf.chunk();
         __m512i acc[NR][NT];
@@ -176,7 +176,8 @@ template <class W> void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
     const size_t panel_bytes = a.row_bytes * 16;
     if (a.n_tokens == 1) {
         Prefetch pf;
-        const auto* first = reinterpret_cast<const char*>(a.w + static_cast<size_t>(p0) * panel_bytes);
+        const auto* first =
+            reinterpret_cast<const char*>(a.w + static_cast<size_t>(p0) * panel_bytes);
         pf.next = first + kPrefetchBytes;
         for (int64_t p = p0; p < p1; ++p) {
             const uint8_t* w = a.w + static_cast<size_t>(p) * panel_bytes;
@@ -196,7 +197,8 @@ template <class W> void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
         Prefetch pf;
         pf.next = reinterpret_cast<const char*>(w[0] + nr * panel_bytes);
         pf.end = pf.next + next_panels * static_cast<int64_t>(panel_bytes);
-        pf.step = (next_panels * static_cast<int64_t>(panel_bytes) / (tiles * nb) + 64) & ~int64_t{63};
+        pf.step =
+            (next_panels * static_cast<int64_t>(panel_bytes) / (tiles * nb) + 64) & ~int64_t{63};
         const uint8_t* xa[kMaxNT];
         for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
             const int nt = static_cast<int>(base + (i < extra ? 1 : 0));

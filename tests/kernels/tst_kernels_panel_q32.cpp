@@ -13,6 +13,7 @@
 #include "kernel_test_util.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/panel_q32.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/weight_layout.h"
@@ -129,7 +130,8 @@ MT_TEST_TABLE(packUnpackExactInverse, Row, type_rows()) {
         for (int r = 0; r < 16; ++r) {
             std::fill(back.begin(), back.end(), 0xCD);
             f->unpack_row(panel.data(), cols, r, back.data());
-            MT_CHECK_MSG(std::memcmp(back.data(), src.data() + static_cast<size_t>(r) * rb, rb) == 0,
+            MT_CHECK_MSG(std::memcmp(back.data(), src.data() + static_cast<size_t>(r) * rb, rb) ==
+                             0,
                          "row %d", r);
         }
         // A permutation of the bytes: the sorted byte multisets agree.
@@ -158,6 +160,12 @@ MT_TEST_TABLE(kernelsPresent, Row, type_rows()) {
     MT_CHECK(detail::q32_panel_kernel(row.type, SimdLevel::Scalar) == nullptr);
     if (cpu_simd_level() >= SimdLevel::Avx512)
         MT_CHECK(detail::q32_panel_kernel(row.type, SimdLevel::Avx512) != nullptr);
+    if (cpu_simd_level() >= SimdLevel::Avx2) {
+        const detail::PanelKernel* k = detail::q32_panel_kernel(row.type, SimdLevel::Avx2);
+        MT_CHECK(k != nullptr);
+        MT_CHECK(k == (detail::cpu_has_avx_vnni() ? detail::avx2_vnni_q32_panel_kernel(row.type)
+                                                  : detail::avx2_plain_q32_panel_kernel(row.type)));
+    }
 }
 
 // Panels vs matmul_reference (dequantize + double dot; tolerance of the Rows kernels: 8-bit
@@ -189,7 +197,8 @@ MT_TEST_TABLE(matchesReference, Row, level_rows()) {
                                                  p.tok_norm[static_cast<size_t>(tk)] +
                                              1e-30;
                         const double err = std::fabs(static_cast<double>(y[i]) - ref[i]) / scale;
-                        const double err_rows = std::fabs(static_cast<double>(y[i]) - yr[i]) / scale;
+                        const double err_rows =
+                            std::fabs(static_cast<double>(y[i]) - yr[i]) / scale;
                         MT_CHECK_MSG(std::isfinite(y[i]) && err <= 1e-2,
                                      "token %lld row %lld: %g vs ref %g (rel %g)",
                                      static_cast<long long>(tk), static_cast<long long>(r),
@@ -224,13 +233,93 @@ MT_TEST_TABLE(bitIdenticalInAnyBatch, Row, level_rows()) {
                 for (int64_t i = 0; i < n * rows; ++i)
                     MT_CHECK_MSG(std::memcmp(&y[static_cast<size_t>(i)],
                                              &all[static_cast<size_t>(t0 * rows + i)], 4) == 0,
-                                 "rows %lld n %lld token %lld row %lld", static_cast<long long>(rows),
-                                 static_cast<long long>(n), static_cast<long long>(t0 + i / rows),
+                                 "rows %lld n %lld token %lld row %lld",
+                                 static_cast<long long>(rows), static_cast<long long>(n),
+                                 static_cast<long long>(t0 + i / rows),
                                  static_cast<long long>(i % rows));
             }
         for (int64_t t = 0; t < total; ++t) { // each token alone
             const auto y = run(p.panels_matrix(), p.x.data() + t * cols, 1, nullptr, &ok);
-            MT_CHECK(std::memcmp(y.data(), all.data() + t * rows, static_cast<size_t>(rows) * 4) == 0);
+            MT_CHECK(std::memcmp(y.data(), all.data() + t * rows, static_cast<size_t>(rows) * 4) ==
+                     0);
+        }
+    }
+}
+
+namespace {
+
+struct VariantRow {
+    std::string name;
+    DType type;
+    bool vnni;
+};
+
+std::vector<VariantRow> avx2_variants() {
+    std::vector<VariantRow> out;
+    if (cpu_simd_level() < SimdLevel::Avx2)
+        return out;
+    std::printf("AVX-VNNI: %s\n", detail::cpu_has_avx_vnni() ? "yes" : "no");
+    for (DType t : {DType::Q8_0, DType::Q4_0}) {
+        out.push_back({mini_test::format("%s/avx2-plain", dtype_name(t)), t, false});
+        if (detail::cpu_has_avx_vnni())
+            out.push_back({mini_test::format("%s/avx2-vnni", dtype_name(t)), t, true});
+    }
+    return out;
+}
+
+// Runs a panel kernel directly on the full panels of p for tokens [t0, t0 + n).
+std::vector<float> run_kernel(const detail::PanelKernel& k, const Problem& p, int64_t t0,
+                              int64_t n) {
+    const size_t stride = k.act_row_bytes(p.cols);
+    detail::AlignedBuffer acts;
+    uint8_t* a = acts.get(stride * static_cast<size_t>(n));
+    for (int64_t t = 0; t < n; ++t)
+        k.prepare_act(p.x.data() + (t0 + t) * p.cols, p.cols, a + static_cast<size_t>(t) * stride);
+    std::vector<float> y(static_cast<size_t>(p.rows * n), NAN);
+    const detail::PanelArgs args{p.w_panels.data(),
+                                 static_cast<size_t>(dtype_row_bytes(p.type, p.cols)),
+                                 p.cols,
+                                 a,
+                                 stride,
+                                 n,
+                                 y.data(),
+                                 p.rows};
+    k.panels(args, 0, p.rows / 16);
+    return y;
+}
+
+} // namespace
+
+// Both AVX2 variants (with and without AVX-VNNI; the driver runs only the one this CPU picks)
+// called directly: against matmul_reference, and bit-identical for every window of tokens.
+MT_TEST_TABLE(avx2VariantsDirect, VariantRow, avx2_variants()) {
+    const detail::PanelKernel* k = row.vnni ? detail::avx2_vnni_q32_panel_kernel(row.type)
+                                            : detail::avx2_plain_q32_panel_kernel(row.type);
+    MT_REQUIRE(k != nullptr);
+    const int64_t shapes[][2] = {{16, 32}, {48, 96}, {32, 288}};
+    for (const auto& s : shapes) {
+        const int64_t rows = s[0], cols = s[1], total = 40;
+        const Problem p(row.type, rows, cols, total, static_cast<uint32_t>(rows * 7 + cols));
+        std::vector<float> ref(static_cast<size_t>(rows * total));
+        matmul_reference(ref.data(), p.rows_matrix(), p.x.data(), total);
+        const auto all = run_kernel(*k, p, 0, total);
+        for (int64_t i = 0; i < rows * total; ++i) {
+            const size_t u = static_cast<size_t>(i);
+            const double scale = p.row_norm[static_cast<size_t>(i % rows)] *
+                                 p.tok_norm[static_cast<size_t>(i / rows)];
+            MT_CHECK_MSG(std::fabs(static_cast<double>(all[u]) - ref[u]) <= 1e-2 * scale,
+                         "%lldx%lld token %lld row %lld: %g vs ref %g",
+                         static_cast<long long>(rows), static_cast<long long>(cols),
+                         static_cast<long long>(i / rows), static_cast<long long>(i % rows),
+                         static_cast<double>(all[u]), ref[u]);
+        }
+        for (int64_t n = 1; n <= total; ++n) {
+            const int64_t t0 = (n * 5) % (total - n + 1);
+            const auto y = run_kernel(*k, p, t0, n);
+            MT_CHECK_MSG(std::memcmp(y.data(), all.data() + t0 * rows, y.size() * 4) == 0,
+                         "%lldx%lld tokens [%lld, %lld) differ from the 40-token call",
+                         static_cast<long long>(rows), static_cast<long long>(cols),
+                         static_cast<long long>(t0), static_cast<long long>(t0 + n));
         }
     }
 }
