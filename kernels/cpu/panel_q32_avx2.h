@@ -52,15 +52,17 @@ template <int K> void avx2_prep(const float* x, int64_t cols, uint8_t* dst) {
         __m256i q[4];
         for (int i = 0; i < 4; ++i)
             q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], vid));
-        const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+        const __m256i s =
+            _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
         __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
         s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
         s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
         // packs interleave the 128-bit lanes: dwords (0, 4, 1, 5, 2, 6, 3, 7) restore the order
-        const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]),
-                                             _mm256_packs_epi32(q[2], q[3]));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32 * b),
-                            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+        const __m256i p =
+            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(dst + 32 * b),
+            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
         d[b] = amax / 127.0f;
         corr[b] = -K * _mm_cvtsi128_si32(s4);
     }
@@ -151,8 +153,8 @@ void avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float*
         xc[t] = reinterpret_cast<const int32_t*>(xa[t] + L.corr_off);
     }
     __m256 facc[2][NT];
-    LLMWB_UNROLL for (int v = 0; v < 2; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-        facc[v][t] = _mm256_setzero_ps();
+    LLMWB_UNROLL for (int v = 0; v < 2; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) facc[v][t] =
+        _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         size_t sc = 0, cd = 0;
         P::offsets(nb, b, &sc, &cd);
@@ -191,8 +193,8 @@ void avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float*
                                          _mm256_set1_epi32(xc[t][b]));
                 else
                     s = D::finish(s);
-                facc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw[v], dx),
-                                             facc[v][t]);
+                facc[v][t] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw[v], dx), facc[v][t]);
             }
         }
     }
