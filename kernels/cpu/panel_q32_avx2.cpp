@@ -3,6 +3,9 @@
 // run time: an AVX2 CPU need not have AVX-VNNI.
 #include "kernels/cpu/panel_q32_avx2.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace llmwb::kernels::detail {
 
 namespace {
@@ -12,8 +15,13 @@ const PanelKernel kQ4_0 = make_avx2_panel_kernel<PlainQ4_0>();
 
 } // namespace
 
+// LLMWB_AVX_VNNI=0 in the environment hides AVX-VNNI (to measure the plain kernels on a CPU that
+// has it).
 bool cpu_has_avx_vnni() {
-    static const bool has = __builtin_cpu_supports("avxvnni");
+    static const bool has = [] {
+        const char* v = std::getenv("LLMWB_AVX_VNNI");
+        return __builtin_cpu_supports("avxvnni") && !(v && std::strcmp(v, "0") == 0);
+    }();
     return has;
 }
 

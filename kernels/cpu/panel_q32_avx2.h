@@ -135,8 +135,10 @@ template <class D> constexpr bool int16_sums() {
     return false;
 }
 
-// Matrix-vector prefetch distance in the thread's stream of panels.
-constexpr int64_t kAvx2PrefetchBytes = 4096;
+// Matrix-vector prefetch distance in the thread's stream of panels: 0, i.e. each block column's
+// lines are requested together when it starts (as good as none or 4 KiB ahead here; see
+// panel_q32_avx512.cpp).
+constexpr int64_t kAvx2PrefetchBytes = 0;
 
 // One panel (2 row vectors) x NT tokens; y[t * ldy + row]. pf: the next byte to prefetch
 // (kStream: matrix-vector, advanced to kAvx2PrefetchBytes ahead of the loads).
