@@ -140,11 +140,18 @@ template <class D> constexpr bool int16_sums() {
 // panel_q32_avx512.cpp).
 constexpr int64_t kAvx2PrefetchBytes = 0;
 
-// One panel (2 row vectors) x NT tokens; y[t * ldy + row]. pf: the next byte to prefetch
-// (kStream: matrix-vector, advanced to kAvx2PrefetchBytes ahead of the loads).
+// Software prefetch: `next` advances to a target (matrix-vector stream, into L1) or by `step`
+// bytes per block up to `end` (the next panel into L2 while token tiles sweep this one).
+struct Avx2Prefetch {
+    const char* next = nullptr;
+    const char* end = nullptr;
+    int64_t step = 0;
+};
+
+// One panel (2 row vectors) x NT tokens; y[t * ldy + row]. kStream: matrix-vector.
 template <class D, int NT, bool kStream>
 void avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float* y, int64_t ldy,
-                const char** pf) {
+                Avx2Prefetch& pf) {
     using P = typename D::P;
     const PanelA32Layout L(cols);
     const int64_t nb = cols / 32;
@@ -163,8 +170,12 @@ void avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float*
         if constexpr (kStream) {
             const char* target = reinterpret_cast<const char*>(w) +
                                  (b + 1) * static_cast<int64_t>(P::kColBytes) + kAvx2PrefetchBytes;
-            for (; *pf < target; *pf += 64)
-                _mm_prefetch(*pf, _MM_HINT_T0);
+            for (; pf.next < target; pf.next += 64)
+                _mm_prefetch(pf.next, _MM_HINT_T0);
+        } else {
+            const char* stop = std::min(pf.next + pf.step, pf.end);
+            for (; pf.next < stop; pf.next += 64)
+                _mm_prefetch(pf.next, _MM_HINT_T1);
         }
         __m256i acc[2][NT];
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v) {
@@ -207,12 +218,12 @@ void avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float*
 template <class D> void avx2_panels(const PanelArgs& a, int64_t p0, int64_t p1) {
     const size_t panel_bytes = a.row_bytes * 16;
     if (a.n_tokens == 1) {
-        const char* pf =
-            reinterpret_cast<const char*>(a.w + static_cast<size_t>(p0) * panel_bytes) +
-            kAvx2PrefetchBytes;
+        Avx2Prefetch pf;
+        pf.next = reinterpret_cast<const char*>(a.w + static_cast<size_t>(p0) * panel_bytes) +
+                  kAvx2PrefetchBytes;
         for (int64_t p = p0; p < p1; ++p)
             avx2_micro<D, 1, true>(a.w + static_cast<size_t>(p) * panel_bytes, a.cols, &a.a,
-                                   a.y + 16 * p, a.ldy, &pf);
+                                   a.y + 16 * p, a.ldy, pf);
         return;
     }
     // Token tiles as even as possible; each panel (L1/L2 resident) swept once per tile.
@@ -221,6 +232,10 @@ template <class D> void avx2_panels(const PanelArgs& a, int64_t p0, int64_t p1) 
     static_assert(kAvx2MaxNT == 3);
     for (int64_t p = p0; p < p1; ++p) {
         const uint8_t* w = a.w + static_cast<size_t>(p) * panel_bytes;
+        Avx2Prefetch pf;
+        pf.next = reinterpret_cast<const char*>(w + panel_bytes);
+        pf.end = p + 1 < p1 ? pf.next + panel_bytes : pf.next;
+        pf.step = (static_cast<int64_t>(panel_bytes) / (tiles * (a.cols / 32)) + 64) & ~int64_t{63};
         const uint8_t* xa[kAvx2MaxNT];
         for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
             const int nt = static_cast<int>(base + (i < extra ? 1 : 0));
@@ -228,11 +243,11 @@ template <class D> void avx2_panels(const PanelArgs& a, int64_t p0, int64_t p1) 
                 xa[t] = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
             float* y = a.y + t0 * a.ldy + 16 * p;
             if (nt == 1)
-                avx2_micro<D, 1, false>(w, a.cols, xa, y, a.ldy, nullptr);
+                avx2_micro<D, 1, false>(w, a.cols, xa, y, a.ldy, pf);
             else if (nt == 2)
-                avx2_micro<D, 2, false>(w, a.cols, xa, y, a.ldy, nullptr);
+                avx2_micro<D, 2, false>(w, a.cols, xa, y, a.ldy, pf);
             else
-                avx2_micro<D, 3, false>(w, a.cols, xa, y, a.ldy, nullptr);
+                avx2_micro<D, 3, false>(w, a.cols, xa, y, a.ldy, pf);
             t0 += nt;
         }
     }
