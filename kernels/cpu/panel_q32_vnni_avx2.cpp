@@ -1,7 +1,18 @@
 // AVX2 panel kernels for Q8_0 and Q4_0 with AVX-VNNI (vpdpbusd on ymm; panel_q32_avx2.h). This
 // file is compiled for AVX-VNNI on top of the AVX2 flags; its kernels are returned only when the
 // CPU has it (avx2_q32_panel_kernel).
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/panel_q32.h"
+
+// Everything below (the kernels of panel_q32_avx2.h, whose includes are above) for AVX-VNNI.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avxvnni"))), apply_to = function)
+#else
 #pragma GCC target("avxvnni")
+#endif
 
 #include "kernels/cpu/panel_q32_avx2.h"
 
@@ -26,3 +37,7 @@ const PanelKernel* avx2_vnni_q32_panel_kernel(DType t) {
 }
 
 } // namespace llmwb::kernels::detail
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
