@@ -25,8 +25,7 @@ const PanelKernel* avx2_kq_panel_kernel(DType t, bool vnni) {
 }
 
 const PanelKernel* avx2_kq_panel_kernel(DType t) {
-    static const bool has_vnni = __builtin_cpu_supports("avxvnni");
-    return avx2_kq_panel_kernel(t, has_vnni);
+    return avx2_kq_panel_kernel(t, cpu_has_avx_vnni());
 }
 
 } // namespace llmwb::kernels::detail

@@ -67,6 +67,5 @@ const PanelKernel* avx512_q32_panel_kernel(DType t);
 const PanelKernel* avx2_q32_panel_kernel(DType t);
 const PanelKernel* avx2_plain_q32_panel_kernel(DType t);
 const PanelKernel* avx2_vnni_q32_panel_kernel(DType t);
-bool cpu_has_avx_vnni();
 
 } // namespace llmwb::kernels::detail

@@ -3,8 +3,6 @@
 // run time: an AVX2 CPU need not have AVX-VNNI.
 #include "kernels/cpu/panel_q32_avx2.h"
 
-#include <cpuid.h>
-
 #include <cstdlib>
 #include <cstring>
 
@@ -16,23 +14,6 @@ const PanelKernel kQ8_0 = make_avx2_panel_kernel<PlainQ8_0>();
 const PanelKernel kQ4_0 = make_avx2_panel_kernel<PlainQ4_0>();
 
 } // namespace
-
-// CPUID leaf 7 sub-leaf 1, EAX bit 4 (the AVX state itself is checked by the AVX2 level's
-// dispatch). LLMWB_AVX_VNNI=0 in the environment hides it (to measure the plain kernels on a CPU
-// that has it).
-bool cpu_has_avx_vnni() {
-    static const bool has = [] {
-        const char* v = std::getenv("LLMWB_AVX_VNNI");
-        if (v && std::strcmp(v, "0") == 0)
-            return false;
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        if (__get_cpuid_max(0, nullptr) < 7)
-            return false;
-        __cpuid_count(7, 1, a, b, c, d);
-        return (a & (1u << 4)) != 0;
-    }();
-    return has;
-}
 
 const PanelKernel* avx2_plain_q32_panel_kernel(DType t) {
     switch (t) {

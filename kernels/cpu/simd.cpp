@@ -150,4 +150,24 @@ const char* simd_level_name(SimdLevel level) {
     return "?";
 }
 
+// CPUID leaf 7 sub-leaf 1, EAX bit 4 (the AVX state itself is checked by the AVX2 level's
+// dispatch).
+bool cpu_has_avx_vnni() {
+    static const bool has = [] {
+        const char* v = std::getenv("LLMWB_AVX_VNNI");
+        if (v && std::strcmp(v, "0") == 0)
+            return false;
+#ifdef LLMWB_X86
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (__get_cpuid_max(0, nullptr) < 7)
+            return false;
+        __cpuid_count(7, 1, a, b, c, d);
+        return (a & (1u << 4)) != 0;
+#else
+        return false;
+#endif
+    }();
+    return has;
+}
+
 } // namespace llmwb::kernels

@@ -22,4 +22,9 @@ bool bf16_dot_enabled();
 void set_bf16_dot_enabled(bool on);
 bool bf16_dot_active(); // available and enabled
 
+// AVX-VNNI (vpdpbusd on ymm, without AVX-512): the AVX2 level's integer panel kernels use it
+// where the CPU has it (an AVX2 CPU need not). LLMWB_AVX_VNNI=0 in the environment hides it (to
+// measure the plain AVX2 kernels on a CPU that has it).
+bool cpu_has_avx_vnni();
+
 } // namespace llmwb::kernels

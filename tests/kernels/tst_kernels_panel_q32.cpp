@@ -163,8 +163,8 @@ MT_TEST_TABLE(kernelsPresent, Row, type_rows()) {
     if (cpu_simd_level() >= SimdLevel::Avx2) {
         const detail::PanelKernel* k = detail::q32_panel_kernel(row.type, SimdLevel::Avx2);
         MT_CHECK(k != nullptr);
-        MT_CHECK(k == (detail::cpu_has_avx_vnni() ? detail::avx2_vnni_q32_panel_kernel(row.type)
-                                                  : detail::avx2_plain_q32_panel_kernel(row.type)));
+        MT_CHECK(k == (cpu_has_avx_vnni() ? detail::avx2_vnni_q32_panel_kernel(row.type)
+                                          : detail::avx2_plain_q32_panel_kernel(row.type)));
     }
 }
 
@@ -258,10 +258,10 @@ std::vector<VariantRow> avx2_variants() {
     std::vector<VariantRow> out;
     if (cpu_simd_level() < SimdLevel::Avx2)
         return out;
-    std::printf("AVX-VNNI: %s\n", detail::cpu_has_avx_vnni() ? "yes" : "no");
+    std::printf("AVX-VNNI: %s\n", cpu_has_avx_vnni() ? "yes" : "no");
     for (DType t : {DType::Q8_0, DType::Q4_0}) {
         out.push_back({mini_test::format("%s/avx2-plain", dtype_name(t)), t, false});
-        if (detail::cpu_has_avx_vnni())
+        if (cpu_has_avx_vnni())
             out.push_back({mini_test::format("%s/avx2-vnni", dtype_name(t)), t, true});
     }
     return out;

@@ -4,6 +4,7 @@
 // panels and rows give the same predictions, and the guarantee the layout exists for: a
 // sequence's logits have the same bits alone or with any other sequences in the step.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -16,6 +17,7 @@
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/panel_weights.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/weight_layout.h"
 #include "runtime_test_models.h"
@@ -237,4 +239,59 @@ MT_TEST_TABLE(decode_bits_independent_of_the_batch, PanelTypeRow, panel_type_row
         MT_CHECK_MSG(std::memcmp(alone.data(), many.data(), sizeof(float) * V) == 0,
                      "sequence 0 alone vs in a step of %d: the logits differ", k);
     }
+}
+
+// BF16 weights with the CPU's bf16 dot products (activations rounded to bf16, kernels/cpu/simd.h)
+// against the fp32 path, on a whole model: the log-probabilities the dot gives, per position.
+// Printed (the "rounding measured as logprob error"); bounded loosely so that a wrong
+// kernel (truncation instead of rounding, a lost column) fails.
+MT_TEST(bf16_dot_logprob_error) {
+    if (!kernels::bf16_dot_available())
+        MT_SKIP("this CPU has no AVX512_BF16 (or the AVX-512 level is off)");
+    LayoutGuard guard;
+    kernels::set_panel_layout_enabled(true);
+    const bool saved = kernels::bf16_dot_enabled();
+    const LoadedModel* m = panel_model(Shape::Quant, WeightType::BF16);
+    MT_REQUIRE(m);
+    const int n = 32;
+    std::vector<std::vector<float>> out;
+    int32_t V = 0;
+    for (bool dot : {false, true}) {
+        kernels::set_bf16_dot_enabled(dot);
+        CpuTransformer tf(*m, pfx().pool);
+        V = tf.vocab_size();
+        KvCacheStorage kv(m->config, 4, 16);
+        std::vector<int32_t> ids(n);
+        for (int i = 0; i < n; ++i)
+            ids[static_cast<size_t>(i)] = (i * 53 + 11) % V;
+        ForwardBatch b;
+        b.add_sequence(ids, 0, std::vector<int32_t>{2, 0}, 16, ForwardBatch::Logits::All);
+        out.push_back(step_logits(tf, kv, b));
+    }
+    kernels::set_bf16_dot_enabled(saved);
+    auto log_softmax = [V](const float* z, std::vector<double>& lp) {
+        const double mx = *std::max_element(z, z + V);
+        double s = 0;
+        for (int32_t i = 0; i < V; ++i)
+            s += std::exp(static_cast<double>(z[i]) - mx);
+        lp.resize(static_cast<size_t>(V));
+        for (int32_t i = 0; i < V; ++i)
+            lp[static_cast<size_t>(i)] = static_cast<double>(z[i]) - mx - std::log(s);
+    };
+    double worst_top = 0, mean_top = 0, worst_any = 0;
+    std::vector<double> a, b;
+    for (int t = 0; t < n; ++t) {
+        log_softmax(out[0].data() + static_cast<size_t>(t) * V, a);
+        log_softmax(out[1].data() + static_cast<size_t>(t) * V, b);
+        const auto top = static_cast<size_t>(std::max_element(a.begin(), a.end()) - a.begin());
+        worst_top = std::max(worst_top, std::abs(a[top] - b[top]));
+        mean_top += std::abs(a[top] - b[top]) / n;
+        for (size_t i = 0; i < a.size(); ++i)
+            worst_any = std::max(worst_any, std::abs(a[i] - b[i]));
+    }
+    std::printf("bf16 dot vs fp32 path: |logprob error| of the fp32 top token mean %.3g, max %.3g; "
+                "max over the vocabulary %.3g\n",
+                mean_top, worst_top, worst_any);
+    MT_CHECK(worst_top < 0.05);
+    MT_CHECK(worst_any > 0.0); // the dot was in use: activations rounded to bf16 change the bits
 }
