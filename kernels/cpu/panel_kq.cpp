@@ -139,7 +139,7 @@ struct Q6K {
 static_assert(Q4K::kGroup == 16 * Q4K::kBlock && Q5K::kGroup == 16 * Q5K::kBlock &&
               Q6K::kGroup == 16 * Q6K::kBlock);
 
-template <class T> void pack(const uint8_t* rows16, int64_t cols, uint8_t* panel) {
+template <class T> void kq_pack(const uint8_t* rows16, int64_t cols, uint8_t* panel) {
     const int64_t nb = cols / 256;
     const size_t row_bytes = T::kBlock * static_cast<size_t>(nb);
     for (int64_t b = 0; b < nb; ++b)
@@ -148,15 +148,15 @@ template <class T> void pack(const uint8_t* rows16, int64_t cols, uint8_t* panel
                    panel + static_cast<size_t>(b) * T::kGroup, r);
 }
 
-template <class T> void unpack_row(const uint8_t* panel, int64_t cols, int row, uint8_t* dst) {
+template <class T> void kq_unpack_row(const uint8_t* panel, int64_t cols, int row, uint8_t* dst) {
     for (int64_t b = 0; b < cols / 256; ++b)
         T::get(panel + static_cast<size_t>(b) * T::kGroup, row,
                dst + static_cast<size_t>(b) * T::kBlock);
 }
 
-constexpr PanelFormat kQ4KFormat{pack<Q4K>, unpack_row<Q4K>};
-constexpr PanelFormat kQ5KFormat{pack<Q5K>, unpack_row<Q5K>};
-constexpr PanelFormat kQ6KFormat{pack<Q6K>, unpack_row<Q6K>};
+constexpr PanelFormat kQ4KFormat{kq_pack<Q4K>, kq_unpack_row<Q4K>};
+constexpr PanelFormat kQ5KFormat{kq_pack<Q5K>, kq_unpack_row<Q5K>};
+constexpr PanelFormat kQ6KFormat{kq_pack<Q6K>, kq_unpack_row<Q6K>};
 
 } // namespace
 

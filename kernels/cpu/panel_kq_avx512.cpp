@@ -233,10 +233,13 @@ template <bool kQ5, int NP, int NT> void q45_panels(const PanelArgs& a, int64_t 
                     const __m512i q = load(cp);
                     if constexpr (kQ5) {
                         const __m512i h = load(g[v] + 256 + 64 * k);
-                        lo[v] = _mm512_ternarylogic_epi32(q, q5_bit<C, false>(h, bit4), low4,
-                                                          kTernSelect);
-                        hv[v] = _mm512_ternarylogic_epi32(
-                            _mm512_srli_epi16(q, 4), q5_bit<C, true>(h, bit4), low4, kTernSelect);
+                        // (Operands first: clang's intrinsic is a macro, and a template
+                        // argument list's comma would split its arguments.)
+                        const __m512i b_lo = q5_bit<C, false>(h, bit4);
+                        const __m512i b_hi = q5_bit<C, true>(h, bit4);
+                        const __m512i q_hi = _mm512_srli_epi16(q, 4);
+                        lo[v] = _mm512_ternarylogic_epi32(q, b_lo, low4, kTernSelect);
+                        hv[v] = _mm512_ternarylogic_epi32(q_hi, b_hi, low4, kTernSelect);
                     } else {
                         // The high nibble in place: 16 x the code (u8 <= 240), divided out below.
                         lo[v] = _mm512_and_si512(q, low4);

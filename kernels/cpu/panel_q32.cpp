@@ -9,7 +9,7 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
-template <class P> void pack(const uint8_t* rows16, int64_t cols, uint8_t* panel) {
+template <class P> void q32_pack(const uint8_t* rows16, int64_t cols, uint8_t* panel) {
     const int64_t nb = cols / 32;
     const size_t row_bytes = static_cast<size_t>(nb) * P::kBlockBytes;
     for (int64_t b = 0; b < nb; ++b) {
@@ -24,7 +24,7 @@ template <class P> void pack(const uint8_t* rows16, int64_t cols, uint8_t* panel
     }
 }
 
-template <class P> void unpack_row(const uint8_t* panel, int64_t cols, int row, uint8_t* dst) {
+template <class P> void q32_unpack_row(const uint8_t* panel, int64_t cols, int row, uint8_t* dst) {
     const int64_t nb = cols / 32;
     for (int64_t b = 0; b < nb; ++b) {
         size_t sc = 0, codes = 0;
@@ -36,8 +36,8 @@ template <class P> void unpack_row(const uint8_t* panel, int64_t cols, int row, 
     }
 }
 
-constexpr PanelFormat kQ8_0Format{pack<Q8_0Panel>, unpack_row<Q8_0Panel>};
-constexpr PanelFormat kQ4_0Format{pack<Q4_0Panel>, unpack_row<Q4_0Panel>};
+constexpr PanelFormat kQ8_0Format{q32_pack<Q8_0Panel>, q32_unpack_row<Q8_0Panel>};
+constexpr PanelFormat kQ4_0Format{q32_pack<Q4_0Panel>, q32_unpack_row<Q4_0Panel>};
 
 } // namespace
 
