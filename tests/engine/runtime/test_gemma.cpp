@@ -25,7 +25,9 @@
 #include "engine/runtime/forward_batch.h"
 #include "engine/runtime/kv_cache_storage.h"
 #include "kernels/cpu/quant.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/weight_layout.h"
 #include "reference_gemma.h"
 #include "runtime_test_models.h"
 #include "support/mini_test.h"
@@ -321,7 +323,12 @@ MT_TEST_TABLE(forward_matches_reference, ForwardRow, forward_rows()) {
     MT_REQUIRE(m);
     // 26 prompt tokens and 8 decode steps: over four times the window of 6.
     const double d = run_vs_reference(*m, spec, row.block_size, 26, 8);
-    MT_REQUIRE_MSG(d < row.tolerance, "relative diff %g", d);
+    // BF16 with the CPU's bf16 dot products (kernels/cpu/simd.h; panel layout) rounds the
+    // activations to bf16 as well, which the post norms carry to the logits like the integer
+    // types' activation rounding (measured 0.013 gemma2, 0.0055 gemma3): the Q8_0 rows' bound.
+    const bool bf16_dot = kernels::bf16_dot_active() && kernels::panel_layout_enabled();
+    const double tolerance = row.type == WeightType::BF16 && bf16_dot ? 5e-2 : row.tolerance;
+    MT_REQUIRE_MSG(d < tolerance, "relative diff %g", d);
 }
 
 MT_TEST(batched_prefill_equals_token_by_token) {
