@@ -177,7 +177,7 @@ MT_TEST_TABLE(activationQuantizersAgree, LevelRow, level_rows()) {
 // The AVX2 level's two dot steps (vpmaddubsw into int16 sums; AVX-VNNI's vpdpbusd) give the
 // same bits: matmul at that level tests the one this CPU selects, this test ties the other to it.
 MT_TEST_TABLE(avx2VnniAndPlainAgree, TypeRow, type_rows()) {
-    if (cpu_simd_level() < SimdLevel::Avx2 || !__builtin_cpu_supports("avxvnni"))
+    if (cpu_simd_level() < SimdLevel::Avx2 || !cpu_has_avx_vnni())
         MT_SKIP("no AVX-VNNI on this CPU");
     const detail::PanelKernel* plain = detail::avx2_kq_panel_kernel(row.type, false);
     const detail::PanelKernel* vnni = detail::avx2_kq_panel_kernel(row.type, true);
@@ -216,7 +216,8 @@ MT_TEST_TABLE(matchesReference, LevelRow, level_rows()) {
         MT_CHECK(detail::kq_panel_kernel(row.type, row.level) != nullptr);
     ThreadPool pool(2);
     const std::pair<int64_t, int64_t> shapes[] = {{16, 256}, {37, 512}, {64, 1280}, {21, 256}};
-    for (auto [rows, cols] : shapes) {
+    for (const auto& shape : shapes) {
+        const int64_t rows = shape.first, cols = shape.second; // (a lambda below uses them)
         for (int64_t nt = 1; nt <= 40; nt += (nt < 10 ? 1 : 7)) {
             MT_SCOPE("%lldx%lld n_tokens %lld", static_cast<long long>(rows),
                      static_cast<long long>(cols), static_cast<long long>(nt));
