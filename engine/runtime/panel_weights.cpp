@@ -10,6 +10,7 @@
 
 #include "engine/model/loaded_model.h"
 #include "engine/model/mapped_file.h"
+#include "engine/runtime/host_memory.h"
 #include "kernels/cpu/weight_layout.h"
 
 namespace llmwb {
@@ -82,6 +83,17 @@ PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool)
         return;
     }
     arena_bytes_ = (total + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+    // The copy is anonymous memory: a model that runs from the page cache (larger than what is
+    // free) would be killed for memory instead. Keep the rows unless the copy fits what is
+    // available now (MemAvailable counts the reclaimable file pages the copy releases).
+    const int64_t available = available_memory_bytes();
+    if (available > 0 && static_cast<int64_t>(arena_bytes_) > available - (int64_t{512} << 20)) {
+        reason_ = "the panel layout's " + std::to_string(arena_bytes_ >> 20) +
+                  " MiB copy does not fit the " + std::to_string(available >> 20) +
+                  " MiB of memory available";
+        arena_bytes_ = 0;
+        return;
+    }
     // Over-map by one alignment unit so that the arena can start on a 2 MiB boundary.
     void* raw = mmap(nullptr, arena_bytes_ + kArenaAlign, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

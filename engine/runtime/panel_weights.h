@@ -9,8 +9,9 @@
 // LoadedModel::mappings) (madvise MADV_DONTNEED: they are clean
 // file pages, faulted in again from the file if another reader needs them), so the resident
 // weight memory stays one copy. Routers, norms and biases stay as loaded. When the layout is off
-// (kernels::panel_layout_enabled()), no type has a format, or the arena cannot be mapped, the views
-// are the loaded ones and the reason is kept.
+// (kernels::panel_layout_enabled()), no type has a format, the copy would not fit the memory
+// available now (the rows then run from the page cache), or the arena cannot be mapped, the
+// views are the loaded ones and the reason is kept.
 #pragma once
 
 #include <cstdint>

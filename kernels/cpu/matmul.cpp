@@ -231,22 +231,9 @@ void matmul_rows(float* y, const WeightMatrix& w, const float* x, int64_t n_toke
         }
     }
 
-    const uint8_t* acts = reinterpret_cast<const uint8_t*>(x);
-    size_t a_stride = static_cast<size_t>(w.cols) * sizeof(float);
-    if (k->act_row_bytes) {
-        thread_local detail::AlignedBuffer scratch;
-        a_stride = k->act_row_bytes(w.cols);
-        uint8_t* buf = scratch.get(a_stride * static_cast<size_t>(n_tokens), true);
-        auto prep = [&](int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t)
-                k->prepare_act(x + t * w.cols, w.cols, buf + t * a_stride);
-        };
-        if (n_tokens * w.cols >= (1 << 16))
-            for_range(pool, n_tokens, 1, prep);
-        else
-            prep(0, n_tokens);
-        acts = buf;
-    }
+    size_t a_stride = 0;
+    const uint8_t* acts =
+        prepare_rows(k->act_row_bytes, k->prepare_act, x, w.cols, n_tokens, pool, &a_stride);
 
     if (n_tokens == 1) {
         for_range(pool, w.rows, 16, [&](int64_t r0, int64_t r1) {
