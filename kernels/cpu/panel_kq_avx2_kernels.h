@@ -20,10 +20,12 @@ namespace llmwb::kernels::detail {
 namespace {
 
 constexpr size_t kChunkBytes = 192 << 10;
-constexpr size_t kPrefetchBytes = 8192;
+// Matrix-vector prefetch of every weight line (see panel_kq_avx512.cpp; always_inline: GCC 12
+// dropped the prefetch of a plain inline function called from the always_inline lambdas).
+constexpr size_t kPrefetchBytes = 4096;
 
-inline void prefetch_ahead(const uint8_t* p) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+__attribute__((always_inline)) inline void prefetch_ahead(const uint8_t* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_NTA);
 }
 
 inline __m256i load(const uint8_t* p) {
