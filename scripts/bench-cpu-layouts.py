@@ -34,7 +34,7 @@ def run_json(cmd, env=None):
 def decode_run(a, shape, typ, layout):
     cmd = [os.path.join(a.build, "bench/engine/llmwb-bench-decode"), "--shape", shape, "--type",
            typ, "--cache-dir", a.cache_dir, "--threads", str(a.threads), "--tokens", str(a.tokens),
-           "--rounds", "2", "--pp", str(a.pp), "--weight-layout", layout, "--json"]
+           "--rounds", "5", "--pp", str(a.pp), "--weight-layout", layout, "--json"]
     if a.simd:
         cmd += ["--simd", a.simd]
     return run_json(cmd)
