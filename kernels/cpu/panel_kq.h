@@ -72,4 +72,11 @@ const PanelKernel* avx2_kq_panel_kernel(DType t, bool vnni);
 const PanelKernel* avxvnni_kq_panel_kernel(DType t); // panel_kq_avxvnni_avx2.cpp
 const PanelKernel* avx512_kq_panel_kernel(DType t);  // panel_kq_avx512.cpp
 
+// Q6_K at large token counts (panel_kq_gemm_avx512.cpp): the pairs of panels in [p0, p1) (an odd
+// last panel is left to the caller), each pair's codes decoded once into `scratch`
+// (q6k_gemm_scratch_bytes, 64-byte aligned); the same bits as the panel kernel.
+constexpr int64_t kQ6KGemmMinTokens = 64;
+size_t q6k_gemm_scratch_bytes(int64_t cols);
+void q6k_gemm_pairs_avx512(const PanelArgs& a, int64_t p0, int64_t p1, uint8_t* scratch);
+
 } // namespace llmwb::kernels::detail

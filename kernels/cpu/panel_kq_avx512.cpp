@@ -454,7 +454,19 @@ void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
 
 const PanelKernel kQ4K{kp_bytes, prep_kp, panels<Q4KTile, kTileQ4K>};
 const PanelKernel kQ5K{kp_bytes, prep_kp, panels<Q5KTile, kTileQ4K>};
-const PanelKernel kQ6K{kp_bytes, prep_kp, panels<Q6KTile, kTileQ6K>};
+// Q6_K: from kQ6KGemmMinTokens tokens, pairs of panels through the decode-once product.
+void q6k_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
+    if (a.n_tokens >= kQ6KGemmMinTokens && p1 - p0 >= 2) {
+        thread_local AlignedBuffer scratch;
+        const int64_t pairs_end = p0 + (p1 - p0) / 2 * 2;
+        q6k_gemm_pairs_avx512(a, p0, pairs_end, scratch.get(q6k_gemm_scratch_bytes(a.cols)));
+        p0 = pairs_end;
+    }
+    if (p0 < p1)
+        panels<Q6KTile, kTileQ6K>(a, p0, p1);
+}
+
+const PanelKernel kQ6K{kp_bytes, prep_kp, q6k_driver};
 
 } // namespace
 

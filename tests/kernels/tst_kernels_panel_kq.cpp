@@ -296,4 +296,43 @@ MT_TEST_TABLE(bitIdenticalInAnyBatch, LevelRow, level_rows()) {
     check(run(w, xs.data(), 29, &pool, &ok), order, "shuffled");
 }
 
+// Prefill-sized batches (Q6_K switches to the decode-once product at
+// detail::kQ6KGemmMinTokens): every token's outputs are the bits it gets alone, for token counts
+// around the switch and well past it, with an odd panel count (the last panel takes the
+// register-blocked path) and a Rows tail, with two threads and without; and they stay within
+// the reference's tolerance.
+MT_TEST_TABLE(largeBatchesBitIdentical, LevelRow, level_rows()) {
+    test::SimdLevelGuard guard;
+    set_simd_level(row.level);
+    ThreadPool pool(2);
+    const int64_t rows = 90, cols = 768, n_all = 2 * detail::kQ6KGemmMinTokens + 3;
+    const Problem p(row.type, rows, cols, n_all, 29);
+    const WeightMatrix w = p.panels_matrix();
+    bool ok = false;
+    std::vector<float> alone(static_cast<size_t>(rows * n_all));
+    for (int64_t t = 0; t < n_all; ++t) {
+        const auto y = run(w, p.x.data() + t * cols, 1, nullptr, &ok);
+        std::copy(y.begin(), y.end(), alone.begin() + t * rows);
+    }
+    std::vector<float> ref(alone.size());
+    matmul_reference(ref.data(), p.rows_matrix(), p.x.data(), n_all);
+    for (int64_t i = 0; i < rows * n_all; ++i) {
+        const int64_t tk = i / rows, r = i % rows;
+        const double scale =
+            p.row_norm[static_cast<size_t>(r)] * p.tok_norm[static_cast<size_t>(tk)] + 1e-30;
+        MT_CHECK_MSG(
+            std::fabs(alone[static_cast<size_t>(i)] - ref[static_cast<size_t>(i)]) / scale <= 1e-2,
+            "token %lld row %lld", static_cast<long long>(tk), static_cast<long long>(r));
+    }
+    for (int64_t n : {detail::kQ6KGemmMinTokens - 1, detail::kQ6KGemmMinTokens,
+                      detail::kQ6KGemmMinTokens + 1, n_all}) {
+        for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            MT_SCOPE("n_tokens %lld, %s", static_cast<long long>(n), tp ? "2 threads" : "1 thread");
+            const auto y = run(w, p.x.data(), n, tp, &ok);
+            MT_CHECK(ok);
+            MT_CHECK(std::memcmp(y.data(), alone.data(), y.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
 MINI_TEST_MAIN()
