@@ -25,8 +25,8 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
-constexpr int kGemmTile = 4;            // tokens per register block (2 panels x 4 tokens)
-constexpr size_t kCodeBytes = 64 * 128; // one super-block's codes of two panels (64 k-groups)
+constexpr int kGemmTile = 4;                // tokens per register block (2 panels x 4 tokens)
+constexpr size_t kCodeBytes = 64 * 128;     // one super-block's codes of two panels (64 k-groups)
 constexpr size_t kScaleBytes = 16 * 2 * 64; // 16 sub-blocks x 2 panels x 16 floats
 constexpr size_t kBlockBytes = kCodeBytes + kScaleBytes;
 constexpr size_t kActBlockBytes = 384 << 10; // activations per token block (L2 with the codes)
@@ -61,14 +61,14 @@ void unpack_block(const uint8_t* g0, const uint8_t* g1, uint8_t* dst) {
                     const int kg = 32 * h + 8 * s + k; // column group: columns 4 kg .. 4 kg + 3
                     _mm512_store_si512(dst + 128 * kg + 64 * v, code6(g[v], h, s, k));
                 }
-        const __m512 dw = _mm512_cvtph_ps(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g[v] + 3328)));
+        const __m512 dw =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g[v] + 3328)));
         auto* sc = reinterpret_cast<float*>(dst + kCodeBytes);
         for (int j = 0; j < 16; ++j)
-            _mm512_store_ps(sc + 32 * j + 16 * v,
-                            _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-                                                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(
-                                                      g[v] + 16 * j))))));
+            _mm512_store_ps(
+                sc + 32 * j + 16 * v,
+                _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                                      reinterpret_cast<const __m128i*>(g[v] + 16 * j))))));
     }
 }
 

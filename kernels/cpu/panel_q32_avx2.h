@@ -135,10 +135,9 @@ template <class D> constexpr bool int16_sums() {
     return false;
 }
 
-// Matrix-vector prefetch distance in the thread's stream of panels: 0, i.e. each block column's
-// lines are requested together when it starts (as good as none or 4 KiB ahead here; see
+// Matrix-vector prefetch distance in the thread's stream of panels, non-temporal (see
 // panel_q32_avx512.cpp).
-constexpr int64_t kAvx2PrefetchBytes = 0;
+constexpr int64_t kAvx2PrefetchBytes = 4096;
 
 // Software prefetch: `next` advances to a target (matrix-vector stream, into L1) or by `step`
 // bytes per block up to `end` (the next panel into L2 while token tiles sweep this one).
@@ -171,7 +170,7 @@ void avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float*
             const char* target = reinterpret_cast<const char*>(w) +
                                  (b + 1) * static_cast<int64_t>(P::kColBytes) + kAvx2PrefetchBytes;
             for (; pf.next < target; pf.next += 64)
-                _mm_prefetch(pf.next, _MM_HINT_T0);
+                _mm_prefetch(pf.next, _MM_HINT_NTA);
         } else {
             const char* stop = std::min(pf.next + pf.step, pf.end);
             for (; pf.next < stop; pf.next += 64)
@@ -219,8 +218,8 @@ template <class D> void avx2_panels(const PanelArgs& a, int64_t p0, int64_t p1) 
     const size_t panel_bytes = a.row_bytes * 16;
     if (a.n_tokens == 1) {
         Avx2Prefetch pf;
-        pf.next = reinterpret_cast<const char*>(a.w + static_cast<size_t>(p0) * panel_bytes) +
-                  kAvx2PrefetchBytes;
+        // (from the first byte: the first block requests kAvx2PrefetchBytes ahead at once)
+        pf.next = reinterpret_cast<const char*>(a.w + static_cast<size_t>(p0) * panel_bytes);
         for (int64_t p = p0; p < p1; ++p)
             avx2_micro<D, 1, true>(a.w + static_cast<size_t>(p) * panel_bytes, a.cols, &a.a,
                                    a.y + 16 * p, a.ldy, pf);
