@@ -13,10 +13,9 @@
 // Matrix-vector (1 token): each thread streams its panels in order with software prefetch of
 // each block column's lines as it starts. Matrix-matrix: 2 panels (32 rows) x up to 6 tokens per
 // register block; the next two panels are prefetched into L2 meanwhile.
-#include <immintrin.h>
-
 #include <algorithm>
 
+#include "kernels/cpu/avx512_util.h"
 #include "kernels/cpu/panel_q5.h"
 #include "kernels/cpu/quant_blocks.h"
 
