@@ -26,6 +26,33 @@ uint64_t q5_load_u64(const uint8_t* p) {
     return v;
 }
 
+// The 8 nibbles of v, nibble g in the low half of byte g.
+uint64_t q5_spread_nibbles(uint32_t v) {
+    uint64_t x = v;
+    x = (x | x << 16) & 0x0000FFFF0000FFFFULL;
+    x = (x | x << 8) & 0x00FF00FF00FF00FFULL;
+    return (x | x << 4) & 0x0F0F0F0F0F0F0F0FULL;
+}
+
+// 8x8 byte matrix transpose in place: byte g of m[j] <-> byte j of m[g].
+void q5_transpose_bytes(uint64_t* m) {
+    for (int j = 0; j < 4; ++j) { // 4x4 blocks
+        const uint64_t t = ((m[j] >> 32) ^ m[j + 4]) & 0x00000000FFFFFFFFULL;
+        m[j] ^= t << 32;
+        m[j + 4] ^= t;
+    }
+    for (int j : {0, 1, 4, 5}) { // 2x2 blocks of 2 bytes
+        const uint64_t t = ((m[j] >> 16) ^ m[j + 2]) & 0x0000FFFF0000FFFFULL;
+        m[j] ^= t << 16;
+        m[j + 2] ^= t;
+    }
+    for (int j = 0; j < 8; j += 2) { // bytes
+        const uint64_t t = ((m[j] >> 8) ^ m[j + 1]) & 0x00FF00FF00FF00FFULL;
+        m[j] ^= t << 8;
+        m[j + 1] ^= t;
+    }
+}
+
 template <class P> void q5_pack(const uint8_t* rows16, int64_t cols, uint8_t* panel) {
     const int64_t nb = cols / 32;
     const size_t row_bytes = static_cast<size_t>(nb) * P::kBlockBytes;
@@ -38,16 +65,19 @@ template <class P> void q5_pack(const uint8_t* rows16, int64_t cols, uint8_t* pa
             if constexpr (P::kHasM)
                 std::memcpy(panel + o.m + 2 * i, blk + P::kMOff, 2);
             if constexpr (P::kHasH) {
-                const uint32_t qh = q5_load_u32(blk + P::kHOff);
-                for (int g = 0; g < 8; ++g)
-                    masks[g] |= static_cast<uint64_t>((qh >> (4 * g)) & 0xF) << (4 * i);
+                const uint64_t e = q5_spread_nibbles(q5_load_u32(blk + P::kHOff));
+                masks[i / 2] |= e << (4 * (i % 2));
             }
             for (int h = 0; h < 4; ++h)
                 std::memcpy(panel + o.codes + 64 * h + 4 * i, blk + P::kQsOff + 4 * h, 4);
         }
-        if constexpr (P::kHasH)
+        if constexpr (P::kHasH) {
+            // masks[j] byte g: rows 2j (low nibble) and 2j + 1 of group g; transposed, mask g
+            // byte j: bit 4i + k = bit 4g + k of row i's qh.
+            q5_transpose_bytes(masks);
             for (int g = 0; g < 8; ++g)
                 q5_store_u64(panel + o.qh + 8 * g, masks[g]);
+        }
     }
 }
 
