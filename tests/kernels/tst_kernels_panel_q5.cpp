@@ -1,8 +1,8 @@
 // Panel layout of Q5_0, Q5_1, Q4_1 and IQ4_NL (panel_q5.h): pack / unpack_row are exact byte
-// inverses (the qh bits moved into per-group masks), matmul
-// on panels matches matmul_reference and the Rows layout at every SIMD level of this CPU (tails,
-// one block, odd block counts, 1..40 tokens), and a token's outputs are bit-identical alone or
-// in any batch, with and without threads.
+// inverses (the qh bits moved into per-group masks), matmul on panels matches matmul_reference
+// and the Rows layout at every SIMD level of this CPU (tails, one block, odd block counts, 1..40
+// tokens, every code value), and a token's outputs are bit-identical alone or in any batch, with
+// and without threads.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -225,6 +225,56 @@ MT_TEST_TABLE(matchesReference, Row, level_rows()) {
                                      static_cast<double>(y[i]), static_cast<double>(yr[i]));
                     }
             }
+        }
+    }
+}
+
+// Every code value (random code and qh bytes: 5-bit codes 0 and 31, both ends of the IQ4_NL
+// table) with finite scales of both signs: Panels vs matmul_reference at every level.
+MT_TEST_TABLE(randomCodesMatchReference, Row, level_rows()) {
+    test::SimdLevelGuard guard;
+    set_simd_level(row.level);
+    const int64_t rows = 32, cols = 160, nt = 7;
+    const auto rb = static_cast<size_t>(dtype_row_bytes(row.type, cols));
+    const size_t bb = static_cast<size_t>(dtype_block_bytes(row.type));
+    const bool has_m = row.type == DType::Q5_1 || row.type == DType::Q4_1;
+    std::mt19937 rng(11);
+    std::vector<uint8_t> w(rb * rows), wp(w.size());
+    for (auto& b : w)
+        b = static_cast<uint8_t>(rng());
+    const uint16_t scales[] = {0x2E66, 0xAE66, 0x211F, 0xA11F, 0x3C00}; // +-0.1, +-0.01, 1
+    for (size_t blk = 0; blk < w.size() / bb; ++blk) {
+        std::memcpy(w.data() + blk * bb, &scales[rng() % 5], 2);
+        if (has_m)
+            std::memcpy(w.data() + blk * bb + 2, &scales[rng() % 5], 2);
+    }
+    pack_matrix_panels(row.type, w.data(), rows, cols, wp.data(), nullptr);
+    const auto x = test::random_floats(static_cast<size_t>(nt * cols), 5, 1.0f);
+    const WeightMatrix mr{row.type, w.data(), rows, cols, WeightLayout::Rows};
+    const WeightMatrix mp{row.type, wp.data(), rows, cols, WeightLayout::Panels};
+    std::vector<float> ref(static_cast<size_t>(rows * nt)), y(ref.size()), wrow(cols);
+    matmul_reference(ref.data(), mr, x.data(), nt);
+    matmul(y.data(), mp, x.data(), nt, nullptr);
+    for (int64_t r = 0; r < rows; ++r) {
+        dequantize_weight_row(mr, r, wrow.data());
+        for (int64_t t = 0; t < nt; ++t) {
+            // The activations' 8-bit rounding moves x by at most amax(block) / 254: the error
+            // bound is sum |w| * amax / 254 (+ float rounding).
+            const float* xt = x.data() + t * cols;
+            double bound = 0, scale = 0;
+            for (int64_t c = 0; c < cols; ++c) {
+                float amax = 0;
+                for (int64_t k = c / 32 * 32; k < c / 32 * 32 + 32; ++k)
+                    amax = std::max(amax, std::fabs(xt[k]));
+                const double aw = std::fabs(static_cast<double>(wrow[static_cast<size_t>(c)]));
+                bound += aw * amax / 254.0;
+                scale += aw * std::fabs(xt[c]);
+            }
+            const size_t i = static_cast<size_t>(t * rows + r);
+            MT_CHECK_MSG(std::fabs(static_cast<double>(y[i]) - ref[i]) <=
+                             1.01 * bound + 1e-5 * scale,
+                         "token %lld row %lld: %g vs ref %g", static_cast<long long>(t),
+                         static_cast<long long>(r), static_cast<double>(y[i]), ref[i]);
         }
     }
 }
