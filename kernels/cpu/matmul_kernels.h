@@ -197,12 +197,14 @@ struct PanelKernel {
 // Per type family and SIMD level; nullptr when that family has no panel kernel at that level
 // (the driver then unpacks each panel and runs the level's Rows kernels: correct, slower).
 // panel_q32.cpp (+ _avx2/_avx512): Q8_0, Q4_0.  panel_kq*.cpp: Q4_K, Q5_K, Q6_K.
-// panel_float*.cpp: F16, BF16 (F32 stays in Rows order).
+// panel_float*.cpp: F16, BF16 (F32 stays in Rows order).  panel_q5*.cpp: Q5_0, Q5_1, Q4_1, IQ4_NL.
 const PanelKernel* q32_panel_kernel(DType t, SimdLevel level);
+const PanelKernel* q5_panel_kernel(DType t, SimdLevel level);
 const PanelKernel* kq_panel_kernel(DType t, SimdLevel level);
 const PanelKernel* float_panel_kernel(DType t, SimdLevel level);
 // Their formats (weight_layout.cpp's panel_format asks each family in turn).
 const PanelFormat* q32_panel_format(DType t);
+const PanelFormat* q5_panel_format(DType t);
 const PanelFormat* kq_panel_format(DType t);
 const PanelFormat* float_panel_format(DType t);
 
