@@ -195,10 +195,11 @@ void q5_avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, flo
     for (int64_t b = 0; b < nb; ++b) {
         const auto o = P::offsets(nb, b);
         if constexpr (kStream) {
-            const char* target =
-                reinterpret_cast<const char*>(w) + (b + 1) * static_cast<int64_t>(P::kColBytes);
+            // Non-temporal, 4 KiB ahead (see panel_q32_avx512.cpp).
+            const char* target = reinterpret_cast<const char*>(w) +
+                                 (b + 1) * static_cast<int64_t>(P::kColBytes) + 4096;
             for (; pf.next < target; pf.next += 64)
-                _mm_prefetch(pf.next, _MM_HINT_T0);
+                _mm_prefetch(pf.next, _MM_HINT_NTA);
         } else {
             const char* stop = std::min(pf.next + pf.step, pf.end);
             for (; pf.next < stop; pf.next += 64)

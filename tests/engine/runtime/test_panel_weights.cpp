@@ -85,6 +85,10 @@ std::vector<PanelTypeRow> panel_type_rows() {
     std::vector<PanelTypeRow> rows;
     for (const PanelTypeRow& r : {PanelTypeRow{"q8_0", WeightType::Q8_0, DType::Q8_0},
                                   PanelTypeRow{"q4_0", WeightType::Q4_0, DType::Q4_0},
+                                  PanelTypeRow{"q5_0", WeightType::Q5_0, DType::Q5_0},
+                                  PanelTypeRow{"q5_1", WeightType::Q5_1, DType::Q5_1},
+                                  PanelTypeRow{"q4_1", WeightType::Q4_1, DType::Q4_1},
+                                  PanelTypeRow{"iq4_nl", WeightType::IQ4_NL, DType::IQ4_NL},
                                   PanelTypeRow{"q4_k", WeightType::Q4_K, DType::Q4_K},
                                   PanelTypeRow{"q5_k", WeightType::Q5_K, DType::Q5_K},
                                   PanelTypeRow{"q6_k", WeightType::Q6_K, DType::Q6_K},
