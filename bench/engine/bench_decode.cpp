@@ -292,19 +292,42 @@ int main(int argc, char** argv) {
     };
     for (int i = 0; i < 2; ++i)
         step();
-    // Each round is preceded by its own bandwidth pass (256 MiB, best of 2), and the round's
-    // decode rate is set against that pass: on a shared machine (a VM whose neighbours come and
-    // go) the bandwidth moves by 2x within minutes, so a ratio against one probe taken at the
-    // start says more about the neighbours than about the kernels. The reported ratio is the
-    // median of the rounds' ratios.
+    // The matrices a decode step multiplies, in its order (169 for a 24-layer model).
+    std::vector<const TensorView*> mats;
+    {
+        const ModelWeights& pw = tf.panel_weights().weights(); // what the step reads
+        for (const LayerWeights& l : pw.layers)
+            for (const TensorView* t :
+                 {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
+                if (t->present())
+                    mats.push_back(t);
+        mats.push_back(pw.output.present() ? &pw.output : &pw.tok_embd);
+    }
+    // Each round is preceded by a read of those very bytes (matrix by matrix, each split over
+    // the threads as the products split it, plain vector loads), and the round's decode rate is
+    // set against that read's rate: on a shared machine (a VM whose neighbours come and go) the
+    // bandwidth moves by 2x within minutes, so a ratio against one probe taken at the start says
+    // more about the neighbours than about the kernels. The reported ratio is the median of the
+    // rounds' ratios: the decode step's weight traffic as a fraction of what this machine could
+    // read of the same bytes at that moment.
     const double bytes_per_token = static_cast<double>(tf.weight_bytes_per_token());
+    const auto read_pass_gbs = [&] {
+        double bytes = 0;
+        const auto t0 = Clock::now();
+        for (const TensorView* t : mats) {
+            const auto* b = static_cast<const uint8_t*>(t->data);
+            const auto n = static_cast<size_t>(dtype_row_bytes(t->type, t->cols) * t->rows);
+            bytes += kernels::read_sum_split(pool, b, n);
+        }
+        return bytes / seconds_since(t0) / 1e9;
+    };
     double dec_s = 1e30;
     std::vector<double> round_bw, round_ratio;
     const int64_t decode_start = static_cast<int64_t>(ids.size());
     for (int r = 0; r < o.rounds; ++r) {
         // Every round continues the same sequence; start each from the same context length.
         ids.resize(decode_start);
-        round_bw.push_back(kernels::measure_read_bandwidth_gbs(pool, size_t{256} << 20, true, 2));
+        round_bw.push_back(read_pass_gbs());
         const auto t_dec = Clock::now();
         for (int i = 0; i < o.tokens; ++i)
             step();
@@ -366,13 +389,6 @@ int main(int argc, char** argv) {
     // what a decode step would cost with zero overhead outside the matmuls.
     double mm_s = 1e30;
     {
-        std::vector<const TensorView*> mats;
-        const ModelWeights& pw = tf.panel_weights().weights(); // what the step reads
-        for (const LayerWeights& l : pw.layers)
-            for (const TensorView* t :
-                 {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
-                mats.push_back(t);
-        mats.push_back(pw.output.present() ? &pw.output : &pw.tok_embd);
         int64_t max_dim = 0;
         for (const TensorView* t : mats)
             max_dim = std::max({max_dim, t->rows, t->cols});
@@ -460,11 +476,11 @@ int main(int argc, char** argv) {
         std::printf("attention at context %-6d %.2f ms per step (%.1f%% of the step)\n",
                     att_context, att_ms, 100.0 * att_ms / step_ms);
         std::printf(
-            "roofline                   %.2f tokens/s (median bandwidth of the passes before "
-            "the rounds: %.2f GB/s)\n",
+            "roofline                   %.2f tokens/s (median rate of the reads of the same "
+            "weight bytes before the rounds: %.2f GB/s)\n",
             roofline_tps, round_bw_median);
-        std::printf("decode / roofline          %.3f   (median of %d rounds, each against the "
-                    "bandwidth pass just before it: %.3f .. %.3f; best round %.2f GB/s)\n",
+        std::printf("decode / roofline          %.3f   (median of %d rounds, each against the read "
+                    "of the same bytes just before it: %.3f .. %.3f; best round %.2f GB/s)\n",
                     ratio, o.rounds, *ratio_lo, *ratio_hi, decode_tps * bytes_per_token / 1e9);
         if (o.pp > 0)
             std::printf("prompt processing (%d)    %.1f tokens/s   (%.1f GFLOP/s in matmuls)\n",

@@ -245,8 +245,7 @@ CacheResult bench_mv_in_cache(DType t, const Options& o, double hz) {
     const int64_t cols = 4864;
     // Whole 16-row panels, at least 3 (the float kernels' matrix-vector register block): a
     // partial panel would run its rows through the Rows kernels. ~512 KiB: in L2.
-    const int64_t rows =
-        std::max<int64_t>(48, (512 << 10) / dtype_row_bytes(t, cols)) / 16 * 16;
+    const int64_t rows = std::max<int64_t>(48, (512 << 10) / dtype_row_bytes(t, cols)) / 16 * 16;
     const BenchMatrix m(t, rows, cols, 0);
     const auto x = random_row(cols, 3);
     std::vector<float> y(static_cast<size_t>(rows));

@@ -26,6 +26,35 @@ uint64_t read_sum_scalar(const uint8_t* p, size_t n) {
     return a0 ^ a1 ^ a2 ^ a3;
 }
 
+namespace {
+uint64_t (*wide_read_fn())(const uint8_t*, size_t) {
+    if (active_simd_level() == SimdLevel::Avx512)
+        return read_sum_avx512;
+    if (active_simd_level() == SimdLevel::Avx2)
+        return read_sum_avx2;
+    return read_sum_scalar;
+}
+std::atomic<uint64_t> g_read_sink{0}; // keeps the checksums (and so the loads) alive
+} // namespace
+
+double read_sum_split(ThreadPool& pool, const uint8_t* p, size_t n) {
+    const auto begin = (reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63};
+    const auto end = reinterpret_cast<uintptr_t>(p) + n;
+    if (end <= begin)
+        return 0.0;
+    const int nt = pool.size();
+    const size_t slice = (end - begin) / static_cast<size_t>(nt) / 256 * 256;
+    if (slice == 0)
+        return 0.0;
+    const auto fn = wide_read_fn();
+    const auto* base = reinterpret_cast<const uint8_t*>(begin);
+    pool.run([&](int t, int) {
+        g_read_sink.fetch_xor(fn(base + slice * static_cast<size_t>(t), slice),
+                              std::memory_order_relaxed);
+    });
+    return static_cast<double>(slice) * nt;
+}
+
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes, bool wide, int repeats) {
     const int nt = pool.size();
     const size_t slice = std::max<size_t>(bytes / static_cast<size_t>(nt) / 256 * 256, 256);
@@ -39,13 +68,7 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes, bool wide, int
     pool.run(
         [&](int t, int) { std::memset(buf.get() + slice * static_cast<size_t>(t), 1 + t, slice); });
 
-    uint64_t (*fn)(const uint8_t*, size_t) = read_sum_scalar;
-    if (wide) {
-        if (active_simd_level() == SimdLevel::Avx512)
-            fn = read_sum_avx512;
-        else if (active_simd_level() == SimdLevel::Avx2)
-            fn = read_sum_avx2;
-    }
+    uint64_t (*fn)(const uint8_t*, size_t) = wide ? wide_read_fn() : read_sum_scalar;
     std::atomic<uint64_t> sink{0};
     double best = 0.0;
     for (int r = 0; r < std::max(1, repeats); ++r) {
