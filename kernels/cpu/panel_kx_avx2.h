@@ -1,0 +1,198 @@
+// AVX2 panel kernels of IQ4_XS, included by panel_kx_avx2.cpp (plain AVX2, LLMWB_KX_AVX2_VNNI 0)
+// and panel_kx_vnni_avx2.cpp (AVX-VNNI, 1): see panel_kx_avx2.cpp. Everything here has internal
+// linkage (one copy per including file).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/panel_kq.h"
+#include "kernels/cpu/panel_kx.h"
+#include "kernels/cpu/quant_blocks.h"
+
+#ifndef LLMWB_KX_AVX2_VNNI
+#error "define LLMWB_KX_AVX2_VNNI (0 or 1) before including panel_kx_avx2.h"
+#endif
+
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
+namespace llmwb::kernels::detail {
+
+namespace {
+
+constexpr size_t kChunkBytes = 192 << 10;
+constexpr size_t kPrefetchBytes = 4096;
+
+// always_inline: called from an always_inline lambda (GCC 12 drops a plain inline function's
+// prefetch there).
+__attribute__((always_inline)) inline void prefetch_ahead(const uint8_t* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_NTA);
+}
+
+inline __m256i load(const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+inline __m256 load_f16x8(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+inline __m256i bcast32(const void* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// acc (int32 lanes) += the dot of 4 signed codes (|c| <= 127, never 0) with 4 int8 activations
+// per lane, through |c| x sign(x, c): AVX-VNNI's vpdpbusd directly; plain AVX2 vpmaddubsw (pairs
+// <= 2 x 127 x 127, no int16 saturation) widened by vpmaddwd against ones. The same integers.
+inline __m256i dot_step(__m256i acc, __m256i c, __m256i x) {
+    const __m256i u = _mm256_abs_epi8(c), s = _mm256_sign_epi8(x, c);
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+    return _mm256_add_epi32(
+        acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
+
+struct Act {
+    const int8_t* q;
+    const float* d;
+};
+
+template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
+    const KPLayout L(a.cols);
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+        const uint8_t* r = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
+        out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off)};
+    }
+}
+
+// ---- IQ4_XS --------------------------------------------------------------------------------
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0. Per (row, token) and
+// group: acc = 0, acc += (d * (ls_j - 32)) * dot_j for j = 0..7 (dot_j exact in int32), then
+// y += d_x * acc.
+template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i lo4_32 = _mm256_set1_epi32(15);
+    const __m256i lo2_32 = _mm256_set1_epi32(3);
+    const __m256i bias32 = _mm256_set1_epi32(32);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kIQ4XSGroupBytes;
+        if constexpr (NT == 1 && H == 2)
+            LLMWB_UNROLL for (size_t i = 0; i < 128; i += 64) prefetch_ahead(g + i);
+        __m256 dw[H], acc[H][NT];
+        __m256i sh[H], sl[H];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            dw[v] = load_f16x8(g + 16 * (h0 + v));
+            sh[v] = _mm256_cvtepu16_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * (h0 + v))));
+            sl[v] = load(g + 64 + 32 * (h0 + v));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm256_setzero_ps();
+        }
+        const auto sub = [&]<int J>() __attribute__((always_inline)) {
+            __m256i dot[H][NT];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                dot[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                const uint8_t* cp = g + 128 + 64 * (4 * J + m);
+                if constexpr (NT == 1 && H == 2)
+                    prefetch_ahead(cp);
+                __m256i lo[H], hi[H];
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                    const __m256i q = load(cp + 32 * (h0 + v));
+                    lo[v] = _mm256_shuffle_epi8(table, _mm256_and_si256(q, low4));
+                    hi[v] = _mm256_shuffle_epi8(
+                        table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const int8_t* x = act[t].q + 256 * b + 32 * J + 4 * m;
+                    const __m256i xl = bcast32(x), xh = bcast32(x + 16);
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                        dot[v][t] = dot_step(dot[v][t], lo[v], xl);
+                        dot[v][t] = dot_step(dot[v][t], hi[v], xh);
+                    }
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                const __m256i ls = _mm256_or_si256(
+                    _mm256_and_si256(_mm256_srli_epi32(sl[v], 4 * J), lo4_32),
+                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh[v], 2 * J), lo2_32),
+                                      4));
+                const __m256 sc =
+                    _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, bias32)));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[v][t]), sc, acc[v][t]);
+            }
+        };
+        sub.template operator()<0>();
+        sub.template operator()<1>();
+        sub.template operator()<2>();
+        sub.template operator()<3>();
+        sub.template operator()<4>();
+        sub.template operator()<5>();
+        sub.template operator()<6>();
+        sub.template operator()<7>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
+// ---- driver --------------------------------------------------------------------------------
+
+constexpr int kTile = 2;
+
+// One token: both halves of a panel per pass (one sequential stream). More tokens: one half
+// (8 rows) x 2 tokens per register block, panels swept in chunks that stay in L2.
+void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
+    if (a.n_tokens == 1) {
+        for (int64_t p = p0; p < p1; ++p)
+            iq4xs_halves<2, 1>(a, p, 0, 0);
+        return;
+    }
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const int64_t chunk =
+        std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)));
+    for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
+        const int64_t c1 = std::min(p1, c0 + chunk);
+        for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kTile) {
+            const bool two = a.n_tokens - t0 >= 2;
+            for (int64_t p = c0; p < c1; ++p)
+                for (int h = 0; h < 2; ++h) {
+                    if (two)
+                        iq4xs_halves<1, 2>(a, p, h, t0);
+                    else
+                        iq4xs_halves<1, 1>(a, p, h, t0);
+                }
+        }
+    }
+}
+
+const PanelKernel kIQ4XS{kp_bytes, prepare_act_kp, iq4xs_driver};
+
+inline const PanelKernel* kernel_of(DType t) {
+    switch (t) {
+    case DType::IQ4_XS:
+        return &kIQ4XS;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace
+
+} // namespace llmwb::kernels::detail

@@ -1,0 +1,221 @@
+// AVX-512 (F, BW, VL, VNNI) panel kernels of IQ4_XS (arrangement in panel_kx.h). Compiled with
+// AVX-512 flags and selected only after the CPU check.
+//
+// One 64-byte weight vector holds the same 4 code bytes of the panel's 16 rows; its nibbles go
+// through the IQ4_NL table (+ 128, u8 1..241) with vpshufb, and one vpdpbusd multiplies 16 x 4
+// such codes by a token's 4 int8 activations (broadcast), one int32 lane per row. Per
+// super-block, row and token: each sub-block's dot is exact in int32 (its accumulator starts at
+// -128 x the activations' sum over the sub-block, which takes the table's offset back out); the
+// float part runs in one fixed order: acc = 0, acc += (d * (ls_j - 32)) * dot_j for j = 0..7,
+// y += d_x * acc per super-block in column order. So a (row, token) value is the same bits
+// whatever the number of tokens, the tiling or the panels sharing a register block (the
+// contract of matmul_kernels.h's PanelKernel).
+//
+// One token: one panel at a time, every weight line prefetched kPrefetchBytes ahead
+// (non-temporal). More tokens: two panels (32 rows) x up to 4 tokens per register block, panels
+// swept in chunks that stay in L2 while the token tiles go by.
+#include "kernels/cpu/avx512_util.h"
+#include "kernels/cpu/panel_kq.h"
+#include "kernels/cpu/panel_kx.h"
+#include "kernels/cpu/quant_blocks.h"
+
+#include <algorithm>
+
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
+namespace llmwb::kernels::detail {
+
+namespace {
+
+constexpr int kTile = 4;
+constexpr size_t kChunkBytes = 192 << 10; // panels per chunk: ~192 KiB of weights (L2)
+constexpr size_t kPrefetchBytes = 4096;
+
+// always_inline: called from an always_inline lambda (GCC 12 drops a plain inline function's
+// prefetch there).
+__attribute__((always_inline)) inline void prefetch_ahead(const uint8_t* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_NTA);
+}
+
+inline __m512i bcast32(const int8_t* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+inline __m512i load(const uint8_t* p) {
+    return _mm512_loadu_si512(p);
+}
+
+inline __m512 load_f16x16(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+struct Act {
+    const int8_t* q;
+    const float* d;
+    const int16_t* s32;
+};
+
+inline void prefetch_act(const Act& x, int64_t b) {
+    LLMWB_UNROLL for (int i = 0; i < 4; ++i)
+        _mm_prefetch(reinterpret_cast<const char*>(x.q + 256 * b + 64 * i), _MM_HINT_T0);
+}
+
+template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
+    const KPLayout L(a.cols);
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+        const uint8_t* r = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
+        out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off),
+                  reinterpret_cast<const int16_t*>(r + L.s32_off)};
+    }
+}
+
+// ---- IQ4_XS ------------------------------------------------------------------------------
+
+// y[t][16p .. 16p + 16 NP) for NT tokens from t0 (NP panels side by side: each broadcast
+// activation feeds NP vpdpbusd).
+template <int NP, int NT> void iq4xs_panels(const PanelArgs& a, int64_t p, int64_t t0) {
+    // One panel and token: the low and high nibbles' products in two accumulators (two
+    // dependency chains); integer sums, so the same bits.
+    constexpr bool kOne = NP * NT == 1;
+    const int64_t nb = a.cols / 256;
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * panel_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    alignas(16) static constexpr uint8_t kTable[16] = {
+        static_cast<uint8_t>(kIQ4Values[0] + 128),  static_cast<uint8_t>(kIQ4Values[1] + 128),
+        static_cast<uint8_t>(kIQ4Values[2] + 128),  static_cast<uint8_t>(kIQ4Values[3] + 128),
+        static_cast<uint8_t>(kIQ4Values[4] + 128),  static_cast<uint8_t>(kIQ4Values[5] + 128),
+        static_cast<uint8_t>(kIQ4Values[6] + 128),  static_cast<uint8_t>(kIQ4Values[7] + 128),
+        static_cast<uint8_t>(kIQ4Values[8] + 128),  static_cast<uint8_t>(kIQ4Values[9] + 128),
+        static_cast<uint8_t>(kIQ4Values[10] + 128), static_cast<uint8_t>(kIQ4Values[11] + 128),
+        static_cast<uint8_t>(kIQ4Values[12] + 128), static_cast<uint8_t>(kIQ4Values[13] + 128),
+        static_cast<uint8_t>(kIQ4Values[14] + 128), static_cast<uint8_t>(kIQ4Values[15] + 128)};
+    const __m512i table =
+        _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kTable)));
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i lo4_32 = _mm512_set1_epi32(15);
+    const __m512i lo2_32 = _mm512_set1_epi32(3);
+    const __m512i bias32 = _mm512_set1_epi32(32);
+    __m512 y[NP][NT];
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) g[v] =
+            panel + v * panel_bytes + static_cast<size_t>(b) * kIQ4XSGroupBytes;
+        if constexpr (kOne) // the two header lines of a later group
+            LLMWB_UNROLL for (size_t i = 0; i < 128; i += 64) prefetch_ahead(g[0] + i);
+        else // the activations of two groups later (from L3 when the batch is large)
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) prefetch_act(act[t], b + 2);
+        __m512 dw[NP], acc[NP][NT];
+        __m512i sh[NP], sl[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+            dw[v] = load_f16x16(g[v]);
+            sh[v] = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g[v] + 32)));
+            sl[v] = load(g[v] + 64);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm512_setzero_ps();
+        }
+        const auto sub = [&]<int J>() __attribute__((always_inline)) {
+            __m512i dl[NP][NT], dh[NP][NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                const __m512i init = _mm512_set1_epi32(-128 * act[t].s32[8 * b + kKPSumPos[J]]);
+                LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                    dl[v][t] = init;
+                    dh[v][t] = _mm512_setzero_si512();
+                }
+            }
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                __m512i lo[NP], hi[NP];
+                LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                    const uint8_t* cp = g[v] + 128 + 64 * (4 * J + m);
+                    if constexpr (kOne)
+                        prefetch_ahead(cp);
+                    const __m512i q = load(cp);
+                    lo[v] = _mm512_shuffle_epi8(table, _mm512_and_si512(q, low4));
+                    hi[v] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const int8_t* x = act[t].q + 256 * b + 32 * J + 4 * m;
+                    const __m512i xl = bcast32(x), xh = bcast32(x + 16);
+                    LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                        dl[v][t] = _mm512_dpbusd_epi32(dl[v][t], lo[v], xl);
+                        dh[v][t] = _mm512_dpbusd_epi32(dh[v][t], hi[v], xh);
+                    }
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                const __m512i ls = _mm512_or_si512(
+                    _mm512_and_si512(_mm512_srli_epi32(sl[v], 4 * J), lo4_32),
+                    _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh[v], 2 * J), lo2_32), 4));
+                const __m512 sc = _mm512_mul_ps(dw[v], _mm512_cvtepi32_ps(_mm512_sub_epi32(ls, bias32)));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm512_fmadd_ps(
+                    _mm512_cvtepi32_ps(_mm512_add_epi32(dl[v][t], dh[v][t])), sc, acc[v][t]);
+            }
+        };
+        sub.template operator()<0>();
+        sub.template operator()<1>();
+        sub.template operator()<2>();
+        sub.template operator()<3>();
+        sub.template operator()<4>();
+        sub.template operator()<5>();
+        sub.template operator()<6>();
+        sub.template operator()<7>();
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            y[v][t] = _mm512_fmadd_ps(acc[v][t], _mm512_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
+}
+
+// ---- driver over the panels of one thread ----------------------------------------------------
+
+template <int NP, int NTMax> void run_tile(const PanelArgs& a, int64_t p, int64_t t0, int nt) {
+    if constexpr (NTMax >= 1) {
+        if (nt == NTMax)
+            return iq4xs_panels<NP, NTMax>(a, p, t0);
+        run_tile<NP, NTMax - 1>(a, p, t0, nt);
+    }
+}
+
+// Panels [p0, p1). One token: one panel at a time (one sequential stream per thread). More:
+// chunks of panels that stay in L2 while every token tile sweeps them, two panels side by side
+// where the chunk has them.
+void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
+    if (a.n_tokens == 1) {
+        for (int64_t p = p0; p < p1; ++p)
+            iq4xs_panels<1, 1>(a, p, 0);
+        return;
+    }
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const int64_t chunk = std::max<int64_t>(
+        2, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)) / 2 * 2);
+    for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
+        const int64_t c1 = std::min(p1, c0 + chunk);
+        for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kTile) {
+            const int nt = static_cast<int>(std::min<int64_t>(kTile, a.n_tokens - t0));
+            int64_t p = c0;
+            for (; p + 2 <= c1; p += 2)
+                run_tile<2, kTile>(a, p, t0, nt);
+            for (; p < c1; ++p)
+                run_tile<1, kTile>(a, p, t0, nt);
+        }
+    }
+}
+
+const PanelKernel kIQ4XS{kp_bytes, prepare_act_kp, iq4xs_driver};
+
+} // namespace
+
+const PanelKernel* avx512_kx_panel_kernel(DType t) {
+    switch (t) {
+    case DType::IQ4_XS:
+        return &kIQ4XS;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace llmwb::kernels::detail
