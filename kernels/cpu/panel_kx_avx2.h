@@ -52,8 +52,8 @@ inline __m256i dot_step(__m256i acc, __m256i c, __m256i x) {
 #if LLMWB_KX_AVX2_VNNI
     return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
-    return _mm256_add_epi32(
-        acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+    return _mm256_add_epi32(acc,
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
 #endif
 }
 
@@ -80,8 +80,8 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
     const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
     Act act[NT];
     acts_of<NT>(a, t0, act);
-    const __m256i table = _mm256_broadcastsi128_si256(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i lo4_32 = _mm256_set1_epi32(15);
     const __m256i lo2_32 = _mm256_set1_epi32(3);
@@ -114,8 +114,8 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
                 LLMWB_UNROLL for (int v = 0; v < H; ++v) {
                     const __m256i q = load(cp + 32 * (h0 + v));
                     lo[v] = _mm256_shuffle_epi8(table, _mm256_and_si256(q, low4));
-                    hi[v] = _mm256_shuffle_epi8(
-                        table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+                    hi[v] =
+                        _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
                 }
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const int8_t* x = act[t].q + 256 * b + 32 * J + 4 * m;

@@ -114,7 +114,8 @@ template <int NP, int NT> void iq4xs_panels(const PanelArgs& a, int64_t p, int64
         __m512i sh[NP], sl[NP];
         LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
             dw[v] = load_f16x16(g[v]);
-            sh[v] = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g[v] + 32)));
+            sh[v] = _mm512_cvtepu16_epi32(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g[v] + 32)));
             sl[v] = load(g[v] + 64);
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm512_setzero_ps();
         }
@@ -135,7 +136,8 @@ template <int NP, int NT> void iq4xs_panels(const PanelArgs& a, int64_t p, int64
                         prefetch_ahead(cp);
                     const __m512i q = load(cp);
                     lo[v] = _mm512_shuffle_epi8(table, _mm512_and_si512(q, low4));
-                    hi[v] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
+                    hi[v] =
+                        _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
                 }
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const int8_t* x = act[t].q + 256 * b + 32 * J + 4 * m;
@@ -149,8 +151,10 @@ template <int NP, int NT> void iq4xs_panels(const PanelArgs& a, int64_t p, int64
             LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
                 const __m512i ls = _mm512_or_si512(
                     _mm512_and_si512(_mm512_srli_epi32(sl[v], 4 * J), lo4_32),
-                    _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh[v], 2 * J), lo2_32), 4));
-                const __m512 sc = _mm512_mul_ps(dw[v], _mm512_cvtepi32_ps(_mm512_sub_epi32(ls, bias32)));
+                    _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh[v], 2 * J), lo2_32),
+                                      4));
+                const __m512 sc =
+                    _mm512_mul_ps(dw[v], _mm512_cvtepi32_ps(_mm512_sub_epi32(ls, bias32)));
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm512_fmadd_ps(
                     _mm512_cvtepi32_ps(_mm512_add_epi32(dl[v][t], dh[v][t])), sc, acc[v][t]);
             }

@@ -1,7 +1,8 @@
 // Panel layout of IQ4_XS (kernels/cpu/panel_kx.h): pack / unpack_row are exact
-// inverses on arbitrary bytes (NaN / inf fp16 patterns included); matmul over a Panels matrix matches matmul_reference at every SIMD
-// level of this CPU (panel kernels where the level has them, the driver's unpack fallback
-// elsewhere, the Rows tail); a (row, token) result is bit-identical alone and in any batch.
+// inverses on arbitrary bytes (NaN / inf fp16 patterns included); matmul over a Panels matrix
+// matches matmul_reference at every SIMD level of this CPU (panel kernels where the level has them,
+// the driver's unpack fallback elsewhere, the Rows tail); a (row, token) result is bit-identical
+// alone and in any batch.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -324,6 +325,56 @@ MT_TEST_TABLE(largeBatchesBitIdentical, LevelRow, level_rows()) {
             const auto y = run(w, p.x.data(), n, tp, &ok);
             MT_CHECK(ok);
             MT_CHECK(std::memcmp(y.data(), alone.data(), y.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
+// Every code and scale value (random code, scales_l and scales_h bytes: both ends of the IQ4_NL
+// table, ls 0 and 63) with finite d of both signs: Panels vs matmul_reference at every level,
+// within the bound of the activations' 8-bit rounding; and the Panels rows dequantize as Rows.
+MT_TEST_TABLE(randomCodesMatchReference, LevelRow, level_rows()) {
+    test::SimdLevelGuard guard;
+    set_simd_level(row.level);
+    const int64_t rows = 48, cols = 512, nt = 7;
+    const auto rb = static_cast<size_t>(dtype_row_bytes(row.type, cols));
+    const auto bb = static_cast<size_t>(dtype_block_bytes(row.type));
+    std::mt19937 rng(11);
+    std::vector<uint8_t> w(rb * rows), wp(w.size());
+    for (auto& b : w)
+        b = static_cast<uint8_t>(rng());
+    const uint16_t scales[] = {0x2E66, 0xAE66, 0x211F, 0xA11F, 0x3C00}; // +-0.1, +-0.01, 1
+    for (size_t blk = 0; blk < w.size() / bb; ++blk)
+        std::memcpy(w.data() + blk * bb, &scales[rng() % 5], 2);
+    pack_matrix_panels(row.type, w.data(), rows, cols, wp.data(), nullptr);
+    const auto x = test::random_floats(static_cast<size_t>(nt * cols), 5, 1.0f);
+    const WeightMatrix mr{row.type, w.data(), rows, cols, WeightLayout::Rows};
+    const WeightMatrix mp{row.type, wp.data(), rows, cols, WeightLayout::Panels};
+    std::vector<float> ref(static_cast<size_t>(rows * nt)), y(ref.size(), NAN), wrow(cols),
+        wpan(cols);
+    matmul_reference(ref.data(), mr, x.data(), nt);
+    matmul(y.data(), mp, x.data(), nt, nullptr);
+    for (int64_t r = 0; r < rows; ++r) {
+        dequantize_weight_row(mr, r, wrow.data());
+        dequantize_weight_row(mp, r, wpan.data());
+        MT_CHECK_MSG(wrow == wpan, "row %lld", static_cast<long long>(r));
+        for (int64_t t = 0; t < nt; ++t) {
+            // The activations' 8-bit rounding moves x by at most amax(super-block) / 254: the
+            // error bound is sum |w| * amax / 254 (+ float rounding).
+            const float* xt = x.data() + t * cols;
+            double bound = 0, scale = 0;
+            for (int64_t c = 0; c < cols; ++c) {
+                float amax = 0;
+                for (int64_t k = c / 256 * 256; k < c / 256 * 256 + 256; ++k)
+                    amax = std::max(amax, std::fabs(xt[k]));
+                const double aw = std::fabs(static_cast<double>(wrow[static_cast<size_t>(c)]));
+                bound += aw * amax / 254.0;
+                scale += aw * std::fabs(xt[c]);
+            }
+            const size_t i = static_cast<size_t>(t * rows + r);
+            MT_CHECK_MSG(std::fabs(static_cast<double>(y[i]) - ref[i]) <=
+                             1.01 * bound + 1e-5 * scale,
+                         "token %lld row %lld: %g vs ref %g", static_cast<long long>(t),
+                         static_cast<long long>(r), static_cast<double>(y[i]), ref[i]);
         }
     }
 }
