@@ -57,6 +57,53 @@ inline __m256i dot_step(__m256i acc, __m256i c, __m256i x) {
 #endif
 }
 
+inline int hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline float hmax_ps(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+// ---- activations: the bytes of prepare_act_kp (KP rows, panel_kq.h) -------------------------
+
+void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
+    const KPLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* s32 = reinterpret_cast<int16_t*>(dst + L.s32_off);
+    auto* n16 = reinterpret_cast<int32_t*>(dst + L.n16_off);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < 32; ++i)
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(xb + 8 * i)));
+        const float amax = hmax_ps(m);
+        const __m256 vid = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        int sum16[16];
+        for (int j = 0; j < 16; ++j) { // sub-block of 16 j: codes, their sum
+            const __m256i q0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * j), vid));
+            const __m256i q1 =
+                _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * j + 8), vid));
+            sum16[j] = hsum_epi32(_mm256_add_epi32(q0, q1));
+            n16[16 * b + j] = -32 * sum16[j];
+            const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+            _mm_storeu_si128(
+                reinterpret_cast<__m128i*>(dst + 256 * b + 16 * j),
+                _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
+        }
+        for (int j = 0; j < 8; ++j)
+            s32[8 * b + kKPSumPos[j]] = static_cast<int16_t>(sum16[2 * j] + sum16[2 * j + 1]);
+    }
+}
+
 struct Act {
     const int8_t* q;
     const float* d;
@@ -182,7 +229,7 @@ void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
     }
 }
 
-const PanelKernel kIQ4XS{kp_bytes, prepare_act_kp, iq4xs_driver};
+const PanelKernel kIQ4XS{kp_bytes, prep_kp, iq4xs_driver};
 
 inline const PanelKernel* kernel_of(DType t) {
     switch (t) {

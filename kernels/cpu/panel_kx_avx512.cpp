@@ -51,6 +51,49 @@ inline __m512 load_f16x16(const uint8_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// ---- activations: the bytes of prepare_act_kp (KP rows, panel_kq.h) ---------------------------
+
+void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
+    const KPLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* s32 = reinterpret_cast<int16_t*>(dst + L.s32_off);
+    auto* n16 = reinterpret_cast<int32_t*>(dst + L.n16_off);
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m512 m = _mm512_setzero_ps();
+        LLMWB_UNROLL for (int i = 0; i < 16; ++i) m =
+            _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xb + 16 * i)));
+        const float amax = _mm512_reduce_max_ps(m);
+        // The plain quantizer's steps: id = 127 / amax, q = round-half-even(x * id).
+        const __m512 vid = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        alignas(64) int32_t sums[4][16];
+        for (int c = 0; c < 4; ++c) {
+            // 64 codes, one 128-bit lane per 16 (a sub-block of 16); their sums by vpdpbusd
+            // against ones and two in-lane folds.
+            __m512i z = _mm512_setzero_si512();
+            LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
+                const __m128i q8 = _mm512_cvtsepi32_epi8(
+                    _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 64 * c + 16 * i), vid)));
+                z = _mm512_inserti32x4(z, q8, i);
+            }
+            _mm512_storeu_si512(dst + 256 * b + 64 * c, z);
+            __m512i sv = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, z);
+            sv = _mm512_add_epi32(sv, _mm512_shuffle_epi32(sv, _MM_PERM_BADC));
+            sv = _mm512_add_epi32(sv, _mm512_shuffle_epi32(sv, _MM_PERM_CDAB));
+            _mm512_store_si512(sums[c], sv);
+        }
+        int sum16[16];
+        for (int j = 0; j < 16; ++j) {
+            sum16[j] = sums[j / 4][4 * (j % 4)];
+            n16[16 * b + j] = -32 * sum16[j];
+        }
+        for (int j = 0; j < 8; ++j)
+            s32[8 * b + kKPSumPos[j]] = static_cast<int16_t>(sum16[2 * j] + sum16[2 * j + 1]);
+    }
+}
+
 struct Act {
     const int8_t* q;
     const float* d;
@@ -209,7 +252,7 @@ void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
     }
 }
 
-const PanelKernel kIQ4XS{kp_bytes, prepare_act_kp, iq4xs_driver};
+const PanelKernel kIQ4XS{kp_bytes, prep_kp, iq4xs_driver};
 
 } // namespace
 

@@ -157,8 +157,8 @@ MT_TEST_TABLE(panelRowsDequantizeAsRows, TypeRow, type_rows()) {
     }
 }
 
-// The panel kernels use the KP activation rows of panel_kq.h; the scalar level has none (the
-// driver's unpack fallback).
+// The panel kernels use the KP activation rows of panel_kq.h (each level's quantizer writes
+// prepare_act_kp's bytes); the scalar level has none (the driver's unpack fallback).
 MT_TEST_TABLE(kernelsPerLevel, LevelRow, level_rows()) {
     const detail::PanelKernel* k = detail::kx_panel_kernel(row.type, row.level);
     if (row.level == SimdLevel::Scalar) {
@@ -166,8 +166,15 @@ MT_TEST_TABLE(kernelsPerLevel, LevelRow, level_rows()) {
         return;
     }
     MT_REQUIRE(k != nullptr && k->prepare_act != nullptr && k->panels != nullptr);
-    for (int64_t cols : {256, 1792})
+    for (int64_t cols : {256, 1792}) {
         MT_COMPARE(k->act_row_bytes(cols), detail::kp_bytes(cols));
+        // The level's quantizer writes the plain one's bytes.
+        const auto x = test::random_floats(static_cast<size_t>(cols), 9, 3.0f);
+        std::vector<uint8_t> a(detail::kp_bytes(cols), 0), b(a.size(), 0);
+        k->prepare_act(x.data(), cols, a.data());
+        detail::prepare_act_kp(x.data(), cols, b.data());
+        MT_CHECK(a == b);
+    }
 }
 
 // The AVX2 level's two dot steps (vpmaddubsw into int16 sums; AVX-VNNI's vpdpbusd) give the
