@@ -1,5 +1,5 @@
-// Panel layout (weight_layout.h) of IQ4_XS: the format (pack and unpack_row, arrangement in
-// panel_kx.h) and the kernel table per SIMD level (AVX2, AVX-512; the scalar level uses the
+// Panel layout (weight_layout.h) of IQ4_XS and Q3_K: the format (pack and unpack_row, arrangement
+// in panel_kx.h) and the kernel table per SIMD level (AVX2, AVX-512; the scalar level uses the
 // driver's unpack fallback). The activations are panel_kq.h's KP rows.
 #include "kernels/cpu/panel_kx.h"
 
@@ -42,6 +42,25 @@ struct IQ4XS {
     }
 };
 
+struct Q3K {
+    static constexpr size_t kBlock = sizeof(BlockQ3_K), kGroup = kQ3KGroupBytes;
+    static void put(const uint8_t* blk, uint8_t* g, int r) {
+        const auto* b = reinterpret_cast<const BlockQ3_K*>(blk);
+        put_kgroups(b->hmask, 32, g, r);
+        put_kgroups(b->qs, 64, g + 512, r);
+        put_kgroups(b->scales, 12, g + 1536, r);
+        std::memcpy(g + 1728 + 2 * r, &b->d, 2);
+    }
+    static void get(const uint8_t* g, int r, uint8_t* blk) {
+        auto* b = reinterpret_cast<BlockQ3_K*>(blk);
+        get_kgroups(g, 32, r, b->hmask);
+        get_kgroups(g + 512, 64, r, b->qs);
+        get_kgroups(g + 1536, 12, r, b->scales);
+        std::memcpy(&b->d, g + 1728 + 2 * r, 2);
+    }
+};
+
+static_assert(Q3K::kGroup == 16 * Q3K::kBlock && sizeof(BlockQ3_K) == 110);
 static_assert(IQ4XS::kGroup == 16 * IQ4XS::kBlock && sizeof(BlockIQ4_XS) == 136);
 
 template <class T> void kx_pack(const uint8_t* rows16, int64_t cols, uint8_t* panel) {
@@ -60,6 +79,7 @@ template <class T> void kx_unpack_row(const uint8_t* panel, int64_t cols, int ro
 }
 
 constexpr PanelFormat kIQ4XSFormat{kx_pack<IQ4XS>, kx_unpack_row<IQ4XS>};
+constexpr PanelFormat kQ3KFormat{kx_pack<Q3K>, kx_unpack_row<Q3K>};
 
 } // namespace
 
@@ -67,6 +87,8 @@ const PanelFormat* kx_panel_format(DType t) {
     switch (t) {
     case DType::IQ4_XS:
         return &kIQ4XSFormat;
+    case DType::Q3_K:
+        return &kQ3KFormat;
     default:
         return nullptr;
     }

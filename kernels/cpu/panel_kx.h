@@ -1,9 +1,9 @@
-// Panel layout of the other 256-element super-block types (weight_layout.h): IQ4_XS. The
+// Panel layout of the other 256-element super-block types (weight_layout.h): IQ4_XS, Q3_K. The
 // arrangement of one 16-row panel, shared by the format (panel_kx.cpp) and the kernels
 // (panel_kx_avx512.cpp, panel_kx_avx2.h). Internal to kernels/cpu.
 //
 // A panel is a sequence of super-block groups, one per 256 columns, each holding exactly the
-// bytes of that super-block of the 16 rows (16 x 136 bytes), arranged so that one 64-byte
+// bytes of that super-block of the 16 rows (16 x block bytes), arranged so that one 64-byte
 // vector holds the same 4 bytes of the 16 rows ([16 rows][4 bytes], row-major):
 //
 //   IQ4_XS (2176 bytes per group)
@@ -14,6 +14,14 @@
 //     [128, 2176)   codes: for k-group g < 32: [16 rows][qs[4g .. + 4)]: sub-block j = g / 4,
 //                   the low nibbles are columns 32j + 4(g % 4) .. + 4, the high nibbles
 //                   columns 32j + 16 + 4(g % 4) .. + 4 (values kIQ4Values[code])
+//   Q3_K (1760 bytes per group)
+//     [0, 512)      HM: for g < 8: [16 rows][hmask[4g .. + 4)]
+//     [512, 1536)   QS: for g < 16: [16 rows][qs[4g .. + 4)]: bits 2k, 2k + 1 of byte
+//                   qs[32h + l] are the code of column 128h + 32k + l, whose high bit is bit
+//                   4h + k of hmask[l] (value (code | high << 2) - 4)
+//     [1536, 1728)  scales: for i < 3: [16 rows][scales[4i .. + 4)] (ggml's 12 bytes of 16 6-bit
+//                   scales, biased by 32)
+//     [1728, 1760)  d of rows 0..15 (fp16)
 //
 // Activations: the KP rows of panel_kq.h (int8 q per 256 with one scale, the sums of q over
 // the sub-blocks of 32 in pair order); prepared by prepare_act_kp.
@@ -27,6 +35,7 @@
 namespace llmwb::kernels::detail {
 
 constexpr size_t kIQ4XSGroupBytes = 2176;
+constexpr size_t kQ3KGroupBytes = 1760;
 
 // Position of sub-block j's sum in a KP row's s32 section (the pair order 0,2,1,3,4,6,5,7 is
 // its own inverse).

@@ -1,6 +1,6 @@
-// AVX2 panel kernels of IQ4_XS, included by panel_kx_avx2.cpp (plain AVX2, LLMWB_KX_AVX2_VNNI 0)
-// and panel_kx_vnni_avx2.cpp (AVX-VNNI, 1): see panel_kx_avx2.cpp. Everything here has internal
-// linkage (one copy per including file).
+// AVX2 panel kernels of IQ4_XS and Q3_K, included by panel_kx_avx2.cpp (plain AVX2,
+// LLMWB_KX_AVX2_VNNI 0) and panel_kx_vnni_avx2.cpp (AVX-VNNI, 1): see panel_kx_avx2.cpp. Everything
+// here has internal linkage (one copy per including file).
 #pragma once
 
 #include <immintrin.h>
@@ -107,13 +107,15 @@ void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
 struct Act {
     const int8_t* q;
     const float* d;
+    const int32_t* n16;
 };
 
 template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
     const KPLayout L(a.cols);
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         const uint8_t* r = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
-        out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off)};
+        out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off),
+                  reinterpret_cast<const int32_t*>(r + L.n16_off)};
     }
 }
 
@@ -199,16 +201,138 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
         _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
 }
 
+// ---- Q3_K ----------------------------------------------------------------------------------
+
+// The dot step of unsigned codes u <= 7: AVX-VNNI's vpdpbusd, or vpmaddubsw pairs added in int16
+// (4 steps: |sum| <= 4 x 2 x 7 x 127) and widened by widen_u().
+inline __m256i dot_step_u(__m256i acc, __m256i u, __m256i x) {
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_dpbusd_avx_epi32(acc, u, x);
+#else
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, x));
+#endif
+}
+inline __m256i widen_u(__m256i s) {
+#if LLMWB_KX_AVX2_VNNI
+    return s;
+#else
+    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+#endif
+}
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0 (the float steps of
+// panel_kx_avx512.cpp's q3k_panels).
+template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i four = _mm256_set1_epi8(4);
+    const __m256i lo4_32 = _mm256_set1_epi32(15);
+    const __m256i lo2_32 = _mm256_set1_epi32(3);
+    const __m256i bias32 = _mm256_set1_epi32(32);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kQ3KGroupBytes;
+        if constexpr (NT == 1 && H == 2) {
+            LLMWB_UNROLL for (size_t i = 0; i < 512; i += 64) prefetch_ahead(g + i);
+            LLMWB_UNROLL for (size_t i = 1536; i < 1760; i += 64) prefetch_ahead(g + i);
+        }
+        __m256 dw[H], acc[H][NT];
+        __m256i sa[H], sb[H], shi[H];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const int o = 32 * (h0 + v);
+            dw[v] = load_f16x8(g + 1728 + 16 * (h0 + v));
+            sa[v] = load(g + 1536 + o);
+            sb[v] = load(g + 1600 + o);
+            shi[v] = load(g + 1664 + o);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm256_setzero_ps();
+        }
+        const auto sub = [&]<int HH, int K, int S>() __attribute__((always_inline)) {
+            constexpr int J = 8 * HH + 2 * K + S;
+            __m256i s16[H][NT];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                s16[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                const uint8_t* qp = g + 512 + 64 * (8 * HH + 4 * S + m);
+                if constexpr (NT == 1 && H == 2 && K == 0)
+                    prefetch_ahead(qp);
+                __m256i u[H];
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                    const __m256i q = load(qp + 32 * (h0 + v));
+                    const __m256i hm = load(g + 64 * (4 * S + m) + 32 * (h0 + v));
+                    constexpr int kBit = 4 * HH + K;
+                    const __m256i hb = kBit >= 2 ? _mm256_srli_epi16(hm, kBit - 2)
+                                                 : _mm256_slli_epi16(hm, 2 - kBit);
+                    u[v] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * K), three),
+                                           _mm256_and_si256(hb, four));
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m256i x =
+                        bcast32(act[t].q + 256 * b + 128 * HH + 32 * K + 16 * S + 4 * m);
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) s16[v][t] =
+                        dot_step_u(s16[v][t], u[v], x);
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                constexpr int jj = J % 4, qq = J / 4;
+                const __m256i lo = _mm256_and_si256(
+                    _mm256_srli_epi32(qq % 2 ? sb[v] : sa[v], 8 * jj + 4 * (qq / 2)), lo4_32);
+                const __m256i hi =
+                    _mm256_and_si256(_mm256_srli_epi32(shi[v], 8 * jj + 2 * qq), lo2_32);
+                const __m256i sc =
+                    _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), bias32);
+                const __m256 scf = _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(sc));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m256i dot = _mm256_add_epi32(
+                        widen_u(s16[v][t]), _mm256_set1_epi32(act[t].n16[16 * b + J] / 8));
+                    acc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scf, acc[v][t]);
+                }
+            }
+        };
+        const auto half = [&]<int HH>() __attribute__((always_inline)) {
+            sub.template operator()<HH, 0, 0>();
+            sub.template operator()<HH, 0, 1>();
+            sub.template operator()<HH, 1, 0>();
+            sub.template operator()<HH, 1, 1>();
+            sub.template operator()<HH, 2, 0>();
+            sub.template operator()<HH, 2, 1>();
+            sub.template operator()<HH, 3, 0>();
+            sub.template operator()<HH, 3, 1>();
+        };
+        half.template operator()<0>();
+        half.template operator()<1>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
 // ---- driver --------------------------------------------------------------------------------
 
 constexpr int kTile = 2;
 
 // One token: both halves of a panel per pass (one sequential stream). More tokens: one half
 // (8 rows) x 2 tokens per register block, panels swept in chunks that stay in L2.
-void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
+template <int H, int NT> struct IQ4XSTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        iq4xs_halves<H, NT>(a, p, h0, t0);
+    }
+};
+template <int H, int NT> struct Q3KTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        q3k_halves<H, NT>(a, p, h0, t0);
+    }
+};
+
+template <template <int, int> class F> void driver(const PanelArgs& a, int64_t p0, int64_t p1) {
     if (a.n_tokens == 1) {
         for (int64_t p = p0; p < p1; ++p)
-            iq4xs_halves<2, 1>(a, p, 0, 0);
+            F<2, 1>::run(a, p, 0, 0);
         return;
     }
     const size_t panel_bytes = kPanelRows * a.row_bytes;
@@ -221,20 +345,23 @@ void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
             for (int64_t p = c0; p < c1; ++p)
                 for (int h = 0; h < 2; ++h) {
                     if (two)
-                        iq4xs_halves<1, 2>(a, p, h, t0);
+                        F<1, 2>::run(a, p, h, t0);
                     else
-                        iq4xs_halves<1, 1>(a, p, h, t0);
+                        F<1, 1>::run(a, p, h, t0);
                 }
         }
     }
 }
 
-const PanelKernel kIQ4XS{kp_bytes, prep_kp, iq4xs_driver};
+const PanelKernel kIQ4XS{kp_bytes, prep_kp, driver<IQ4XSTile>};
+const PanelKernel kQ3K{kp_bytes, prep_kp, driver<Q3KTile>};
 
 inline const PanelKernel* kernel_of(DType t) {
     switch (t) {
     case DType::IQ4_XS:
         return &kIQ4XS;
+    case DType::Q3_K:
+        return &kQ3K;
     default:
         return nullptr;
     }

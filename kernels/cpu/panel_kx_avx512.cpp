@@ -1,5 +1,5 @@
-// AVX-512 (F, BW, VL, VNNI) panel kernels of IQ4_XS (arrangement in panel_kx.h). Compiled with
-// AVX-512 flags and selected only after the CPU check.
+// AVX-512 (F, BW, VL, VNNI) panel kernels of IQ4_XS and Q3_K (arrangement in panel_kx.h). Compiled
+// with AVX-512 flags and selected only after the CPU check.
 //
 // One 64-byte weight vector holds the same 4 code bytes of the panel's 16 rows; its nibbles go
 // through the IQ4_NL table (+ 128, u8 1..241) with vpshufb, and one vpdpbusd multiplies 16 x 4
@@ -98,6 +98,7 @@ struct Act {
     const int8_t* q;
     const float* d;
     const int16_t* s32;
+    const int32_t* n16;
 };
 
 inline void prefetch_act(const Act& x, int64_t b) {
@@ -110,7 +111,8 @@ template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
     LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
         const uint8_t* r = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
         out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off),
-                  reinterpret_cast<const int16_t*>(r + L.s32_off)};
+                  reinterpret_cast<const int16_t*>(r + L.s32_off),
+                  reinterpret_cast<const int32_t*>(r + L.n16_off)};
     }
 }
 
@@ -217,23 +219,132 @@ template <int NP, int NT> void iq4xs_panels(const PanelArgs& a, int64_t p, int64
         _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
 }
 
+// ---- Q3_K --------------------------------------------------------------------------------
+
+// y[t][16p .. 16p + 16 NP) for NT tokens from t0. Codes u = (2-bit code | high bit << 2), 0..7;
+// per (row, token) and group: dot_j = sum u x - 4 sum x (exact int32: the accumulator starts at
+// a KP row's n16 / 8), acc = 0, acc += (d * (sc_j - 32)) * dot_j for j = 0..15, then
+// y += d_x * acc.
+template <int NP, int NT> void q3k_panels(const PanelArgs& a, int64_t p, int64_t t0) {
+    constexpr bool kOne = NP * NT == 1;
+    const int64_t nb = a.cols / 256;
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * panel_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m512i three = _mm512_set1_epi8(3);
+    const __m512i four = _mm512_set1_epi8(4);
+    const __m512i lo4_32 = _mm512_set1_epi32(15);
+    const __m512i lo2_32 = _mm512_set1_epi32(3);
+    const __m512i bias32 = _mm512_set1_epi32(32);
+    __m512 y[NP][NT];
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) g[v] =
+            panel + v * panel_bytes + static_cast<size_t>(b) * kQ3KGroupBytes;
+        if constexpr (kOne) { // the HM and scale lines of a later group
+            LLMWB_UNROLL for (size_t i = 0; i < 512; i += 64) prefetch_ahead(g[0] + i);
+            LLMWB_UNROLL for (size_t i = 1536; i < 1760; i += 64) prefetch_ahead(g[0] + i);
+        } else {
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) prefetch_act(act[t], b + 2);
+        }
+        __m512 dw[NP], acc[NP][NT];
+        __m512i sa[NP], sb[NP], shi[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+            dw[v] = load_f16x16(g[v] + 1728);
+            sa[v] = load(g[v] + 1536);
+            sb[v] = load(g[v] + 1600);
+            shi[v] = load(g[v] + 1664);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm512_setzero_ps();
+        }
+        // Sub-blocks j = 8h + 2k + s: columns 128h + 32k + 16s .. + 16, QS vectors 8h + 4s ..
+        // + 4 (bits 2k), HM vectors 4s .. + 4 (bit 4h + k).
+        const auto sub = [&]<int H, int K, int S>() __attribute__((always_inline)) {
+            constexpr int J = 8 * H + 2 * K + S;
+            __m512i dot[NP][NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                const __m512i init = _mm512_set1_epi32(act[t].n16[16 * b + J] / 8);
+                LLMWB_UNROLL for (int v = 0; v < NP; ++v) dot[v][t] = init;
+            }
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                __m512i u[NP];
+                LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                    const uint8_t* qp = g[v] + 512 + 64 * (8 * H + 4 * S + m);
+                    if constexpr (kOne && K == 0)
+                        prefetch_ahead(qp);
+                    const __m512i q = load(qp), hm = load(g[v] + 64 * (4 * S + m));
+                    constexpr int kBit = 4 * H + K; // hmask bit, moved to bit 2
+                    const __m512i hb = kBit >= 2 ? _mm512_srli_epi16(hm, kBit - 2)
+                                                 : _mm512_slli_epi16(hm, 2 - kBit);
+                    u[v] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q, 2 * K), three),
+                                           _mm512_and_si512(hb, four));
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m512i x =
+                        bcast32(act[t].q + 256 * b + 128 * H + 32 * K + 16 * S + 4 * m);
+                    LLMWB_UNROLL for (int v = 0; v < NP; ++v) dot[v][t] =
+                        _mm512_dpbusd_epi32(dot[v][t], u[v], x);
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                constexpr int jj = J % 4, qq = J / 4;
+                const __m512i lo = _mm512_and_si512(
+                    _mm512_srli_epi32(qq % 2 ? sb[v] : sa[v], 8 * jj + 4 * (qq / 2)), lo4_32);
+                const __m512i hi =
+                    _mm512_and_si512(_mm512_srli_epi32(shi[v], 8 * jj + 2 * qq), lo2_32);
+                const __m512i sc =
+                    _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), bias32);
+                const __m512 scf = _mm512_mul_ps(dw[v], _mm512_cvtepi32_ps(sc));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[v][t]), scf, acc[v][t]);
+            }
+        };
+        const auto half = [&]<int H>() __attribute__((always_inline)) {
+            sub.template operator()<H, 0, 0>();
+            sub.template operator()<H, 0, 1>();
+            sub.template operator()<H, 1, 0>();
+            sub.template operator()<H, 1, 1>();
+            sub.template operator()<H, 2, 0>();
+            sub.template operator()<H, 2, 1>();
+            sub.template operator()<H, 3, 0>();
+            sub.template operator()<H, 3, 1>();
+        };
+        half.template operator()<0>();
+        half.template operator()<1>();
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            y[v][t] = _mm512_fmadd_ps(acc[v][t], _mm512_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
+}
+
 // ---- driver over the panels of one thread ----------------------------------------------------
 
-template <int NP, int NTMax> void run_tile(const PanelArgs& a, int64_t p, int64_t t0, int nt) {
+template <int NP, int NT> struct IQ4XSTile {
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { iq4xs_panels<NP, NT>(a, p, t0); }
+};
+template <int NP, int NT> struct Q3KTile {
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q3k_panels<NP, NT>(a, p, t0); }
+};
+
+template <template <int, int> class F, int NP, int NTMax>
+void run_tile(const PanelArgs& a, int64_t p, int64_t t0, int nt) {
     if constexpr (NTMax >= 1) {
         if (nt == NTMax)
-            return iq4xs_panels<NP, NTMax>(a, p, t0);
-        run_tile<NP, NTMax - 1>(a, p, t0, nt);
+            return F<NP, NTMax>::run(a, p, t0);
+        run_tile<F, NP, NTMax - 1>(a, p, t0, nt);
     }
 }
 
 // Panels [p0, p1). One token: one panel at a time (one sequential stream per thread). More:
 // chunks of panels that stay in L2 while every token tile sweeps them, two panels side by side
 // where the chunk has them.
-void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
+template <template <int, int> class F> void driver(const PanelArgs& a, int64_t p0, int64_t p1) {
     if (a.n_tokens == 1) {
         for (int64_t p = p0; p < p1; ++p)
-            iq4xs_panels<1, 1>(a, p, 0);
+            F<1, 1>::run(a, p, 0);
         return;
     }
     const size_t panel_bytes = kPanelRows * a.row_bytes;
@@ -245,14 +356,15 @@ void iq4xs_driver(const PanelArgs& a, int64_t p0, int64_t p1) {
             const int nt = static_cast<int>(std::min<int64_t>(kTile, a.n_tokens - t0));
             int64_t p = c0;
             for (; p + 2 <= c1; p += 2)
-                run_tile<2, kTile>(a, p, t0, nt);
+                run_tile<F, 2, kTile>(a, p, t0, nt);
             for (; p < c1; ++p)
-                run_tile<1, kTile>(a, p, t0, nt);
+                run_tile<F, 1, kTile>(a, p, t0, nt);
         }
     }
 }
 
-const PanelKernel kIQ4XS{kp_bytes, prep_kp, iq4xs_driver};
+const PanelKernel kIQ4XS{kp_bytes, prep_kp, driver<IQ4XSTile>};
+const PanelKernel kQ3K{kp_bytes, prep_kp, driver<Q3KTile>};
 
 } // namespace
 
@@ -260,6 +372,8 @@ const PanelKernel* avx512_kx_panel_kernel(DType t) {
     switch (t) {
     case DType::IQ4_XS:
         return &kIQ4XS;
+    case DType::Q3_K:
+        return &kQ3K;
     default:
         return nullptr;
     }
