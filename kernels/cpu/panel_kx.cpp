@@ -1,6 +1,6 @@
-// Panel layout (weight_layout.h) of IQ4_XS and Q3_K: the format (pack and unpack_row, arrangement
-// in panel_kx.h) and the kernel table per SIMD level (AVX2, AVX-512; the scalar level uses the
-// driver's unpack fallback). The activations are panel_kq.h's KP rows.
+// Panel layout (weight_layout.h) of IQ4_XS, Q3_K and Q2_K: the format (pack and unpack_row,
+// arrangement in panel_kx.h) and the kernel table per SIMD level (AVX2, AVX-512; the scalar level
+// uses the driver's unpack fallback). The activations are panel_kq.h's KP rows.
 #include "kernels/cpu/panel_kx.h"
 
 #include <cstring>
@@ -60,6 +60,25 @@ struct Q3K {
     }
 };
 
+struct Q2K {
+    static constexpr size_t kBlock = sizeof(BlockQ2_K), kGroup = kQ2KGroupBytes;
+    static void put(const uint8_t* blk, uint8_t* g, int r) {
+        const auto* b = reinterpret_cast<const BlockQ2_K*>(blk);
+        put_kgroups(b->scales, 16, g, r);
+        put_kgroups(b->qs, 64, g + 256, r);
+        std::memcpy(g + 1280 + 2 * r, &b->d, 2);
+        std::memcpy(g + 1312 + 2 * r, &b->dmin, 2);
+    }
+    static void get(const uint8_t* g, int r, uint8_t* blk) {
+        auto* b = reinterpret_cast<BlockQ2_K*>(blk);
+        get_kgroups(g, 16, r, b->scales);
+        get_kgroups(g + 256, 64, r, b->qs);
+        std::memcpy(&b->d, g + 1280 + 2 * r, 2);
+        std::memcpy(&b->dmin, g + 1312 + 2 * r, 2);
+    }
+};
+
+static_assert(Q2K::kGroup == 16 * Q2K::kBlock && sizeof(BlockQ2_K) == 84);
 static_assert(Q3K::kGroup == 16 * Q3K::kBlock && sizeof(BlockQ3_K) == 110);
 static_assert(IQ4XS::kGroup == 16 * IQ4XS::kBlock && sizeof(BlockIQ4_XS) == 136);
 
@@ -80,6 +99,7 @@ template <class T> void kx_unpack_row(const uint8_t* panel, int64_t cols, int ro
 
 constexpr PanelFormat kIQ4XSFormat{kx_pack<IQ4XS>, kx_unpack_row<IQ4XS>};
 constexpr PanelFormat kQ3KFormat{kx_pack<Q3K>, kx_unpack_row<Q3K>};
+constexpr PanelFormat kQ2KFormat{kx_pack<Q2K>, kx_unpack_row<Q2K>};
 
 } // namespace
 
@@ -89,6 +109,8 @@ const PanelFormat* kx_panel_format(DType t) {
         return &kIQ4XSFormat;
     case DType::Q3_K:
         return &kQ3KFormat;
+    case DType::Q2_K:
+        return &kQ2KFormat;
     default:
         return nullptr;
     }

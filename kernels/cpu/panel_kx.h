@@ -1,5 +1,5 @@
-// Panel layout of the other 256-element super-block types (weight_layout.h): IQ4_XS, Q3_K. The
-// arrangement of one 16-row panel, shared by the format (panel_kx.cpp) and the kernels
+// Panel layout of the other 256-element super-block types (weight_layout.h): IQ4_XS, Q3_K, Q2_K.
+// The arrangement of one 16-row panel, shared by the format (panel_kx.cpp) and the kernels
 // (panel_kx_avx512.cpp, panel_kx_avx2.h). Internal to kernels/cpu.
 //
 // A panel is a sequence of super-block groups, one per 256 columns, each holding exactly the
@@ -22,6 +22,13 @@
 //     [1536, 1728)  scales: for i < 3: [16 rows][scales[4i .. + 4)] (ggml's 12 bytes of 16 6-bit
 //                   scales, biased by 32)
 //     [1728, 1760)  d of rows 0..15 (fp16)
+//   Q2_K (1344 bytes per group)
+//     [0, 256)      scales: for i < 4: [16 rows][scales[4i .. + 4)] (low nibble: scale of
+//                   sub-block of 16 j, high nibble: its min)
+//     [256, 1280)   QS: as Q3_K's (code of column 128h + 32k + l: bits 2k, 2k + 1 of
+//                   qs[32h + l])
+//     [1280, 1312)  d of rows 0..15 (fp16)
+//     [1312, 1344)  dmin of rows 0..15 (fp16)
 //
 // Activations: the KP rows of panel_kq.h (int8 q per 256 with one scale, the sums of q over
 // the sub-blocks of 32 in pair order); prepared by prepare_act_kp.
@@ -36,6 +43,7 @@ namespace llmwb::kernels::detail {
 
 constexpr size_t kIQ4XSGroupBytes = 2176;
 constexpr size_t kQ3KGroupBytes = 1760;
+constexpr size_t kQ2KGroupBytes = 1344;
 
 // Position of sub-block j's sum in a KP row's s32 section (the pair order 0,2,1,3,4,6,5,7 is
 // its own inverse).

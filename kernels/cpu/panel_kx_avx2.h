@@ -1,4 +1,4 @@
-// AVX2 panel kernels of IQ4_XS and Q3_K, included by panel_kx_avx2.cpp (plain AVX2,
+// AVX2 panel kernels of IQ4_XS, Q3_K and Q2_K, included by panel_kx_avx2.cpp (plain AVX2,
 // LLMWB_KX_AVX2_VNNI 0) and panel_kx_vnni_avx2.cpp (AVX-VNNI, 1): see panel_kx_avx2.cpp. Everything
 // here has internal linkage (one copy per including file).
 #pragma once
@@ -312,6 +312,92 @@ template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, 
         _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
 }
 
+// ---- Q2_K ----------------------------------------------------------------------------------
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0 (the steps of
+// panel_kx_avx512.cpp's q2k_panels).
+template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i lo4_32 = _mm256_set1_epi32(15);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kQ2KGroupBytes;
+        if constexpr (NT == 1 && H == 2) {
+            LLMWB_UNROLL for (size_t i = 0; i < 256; i += 64) prefetch_ahead(g + i);
+            prefetch_ahead(g + 1280);
+            prefetch_ahead(g + 1343);
+        }
+        __m256 dw[H], acc[H][NT];
+        __m256i sv[H][4];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const int o = 32 * (h0 + v);
+            dw[v] = load_f16x8(g + 1280 + 16 * (h0 + v));
+            const __m256 ndm =
+                _mm256_sub_ps(_mm256_setzero_ps(), load_f16x8(g + 1312 + 16 * (h0 + v)));
+            LLMWB_UNROLL for (int i = 0; i < 4; ++i) sv[v][i] = load(g + 64 * i + o);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                __m256i ms = _mm256_setzero_si256();
+                LLMWB_UNROLL for (int j = 0; j < 16; ++j) {
+                    const __m256i m =
+                        _mm256_and_si256(_mm256_srli_epi32(sv[v][j / 4], 8 * (j % 4) + 4), lo4_32);
+                    ms = _mm256_add_epi32(
+                        ms, _mm256_mullo_epi32(m, _mm256_set1_epi32(act[t].n16[16 * b + j] / -32)));
+                }
+                acc[v][t] = _mm256_mul_ps(ndm, _mm256_cvtepi32_ps(ms));
+            }
+        }
+        const auto sub = [&]<int HH, int K, int S>() __attribute__((always_inline)) {
+            constexpr int J = 8 * HH + 2 * K + S;
+            __m256i s16[H][NT];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                s16[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                const uint8_t* qp = g + 256 + 64 * (8 * HH + 4 * S + m);
+                if constexpr (NT == 1 && H == 2 && K == 0)
+                    prefetch_ahead(qp);
+                __m256i u[H];
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) u[v] =
+                    _mm256_and_si256(_mm256_srli_epi16(load(qp + 32 * (h0 + v)), 2 * K), three);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m256i x =
+                        bcast32(act[t].q + 256 * b + 128 * HH + 32 * K + 16 * S + 4 * m);
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) s16[v][t] =
+                        dot_step_u(s16[v][t], u[v], x);
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                const __m256i sc =
+                    _mm256_and_si256(_mm256_srli_epi32(sv[v][J / 4], 8 * (J % 4)), lo4_32);
+                const __m256 scf = _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(sc));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(widen_u(s16[v][t])), scf, acc[v][t]);
+            }
+        };
+        const auto half = [&]<int HH>() __attribute__((always_inline)) {
+            sub.template operator()<HH, 0, 0>();
+            sub.template operator()<HH, 0, 1>();
+            sub.template operator()<HH, 1, 0>();
+            sub.template operator()<HH, 1, 1>();
+            sub.template operator()<HH, 2, 0>();
+            sub.template operator()<HH, 2, 1>();
+            sub.template operator()<HH, 3, 0>();
+            sub.template operator()<HH, 3, 1>();
+        };
+        half.template operator()<0>();
+        half.template operator()<1>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
 // ---- driver --------------------------------------------------------------------------------
 
 constexpr int kTile = 2;
@@ -326,6 +412,12 @@ template <int H, int NT> struct IQ4XSTile {
 template <int H, int NT> struct Q3KTile {
     static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
         q3k_halves<H, NT>(a, p, h0, t0);
+    }
+};
+
+template <int H, int NT> struct Q2KTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        q2k_halves<H, NT>(a, p, h0, t0);
     }
 };
 
@@ -355,6 +447,7 @@ template <template <int, int> class F> void driver(const PanelArgs& a, int64_t p
 
 const PanelKernel kIQ4XS{kp_bytes, prep_kp, driver<IQ4XSTile>};
 const PanelKernel kQ3K{kp_bytes, prep_kp, driver<Q3KTile>};
+const PanelKernel kQ2K{kp_bytes, prep_kp, driver<Q2KTile>};
 
 inline const PanelKernel* kernel_of(DType t) {
     switch (t) {
@@ -362,6 +455,8 @@ inline const PanelKernel* kernel_of(DType t) {
         return &kIQ4XS;
     case DType::Q3_K:
         return &kQ3K;
+    case DType::Q2_K:
+        return &kQ2K;
     default:
         return nullptr;
     }

@@ -1,5 +1,5 @@
-// AVX-512 (F, BW, VL, VNNI) panel kernels of IQ4_XS and Q3_K (arrangement in panel_kx.h). Compiled
-// with AVX-512 flags and selected only after the CPU check.
+// AVX-512 (F, BW, VL, VNNI) panel kernels of IQ4_XS, Q3_K and Q2_K (arrangement in panel_kx.h).
+// Compiled with AVX-512 flags and selected only after the CPU check.
 //
 // One 64-byte weight vector holds the same 4 code bytes of the panel's 16 rows; its nibbles go
 // through the IQ4_NL table (+ 128, u8 1..241) with vpshufb, and one vpdpbusd multiplies 16 x 4
@@ -320,6 +320,99 @@ template <int NP, int NT> void q3k_panels(const PanelArgs& a, int64_t p, int64_t
         _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
 }
 
+// ---- Q2_K --------------------------------------------------------------------------------
+
+// y[t][16p .. 16p + 16 NP) for NT tokens from t0. Codes 0..3; per (row, token) and group: the
+// mins term msum = sum_j m_j * (sum of x over sub-block j) exact in int32 (the sums from a KP
+// row's n16 / -32), acc = -dmin * msum, acc += (d * sc_j) * dot_j for j = 0..15 (dot_j exact
+// in int32), then y += d_x * acc.
+template <int NP, int NT> void q2k_panels(const PanelArgs& a, int64_t p, int64_t t0) {
+    constexpr bool kOne = NP * NT == 1;
+    const int64_t nb = a.cols / 256;
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * panel_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m512i three = _mm512_set1_epi8(3);
+    const __m512i lo4_32 = _mm512_set1_epi32(15);
+    __m512 y[NP][NT];
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g[NP];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) g[v] =
+            panel + v * panel_bytes + static_cast<size_t>(b) * kQ2KGroupBytes;
+        if constexpr (kOne) { // the scale and d / dmin lines of a later group
+            LLMWB_UNROLL for (size_t i = 0; i < 256; i += 64) prefetch_ahead(g[0] + i);
+            prefetch_ahead(g[0] + 1280);
+            prefetch_ahead(g[0] + 1343);
+        } else {
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) prefetch_act(act[t], b + 2);
+        }
+        __m512 dw[NP], acc[NP][NT];
+        __m512i sv[NP][4];
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+            dw[v] = load_f16x16(g[v] + 1280);
+            const __m512 ndm = _mm512_sub_ps(_mm512_setzero_ps(), load_f16x16(g[v] + 1312));
+            LLMWB_UNROLL for (int i = 0; i < 4; ++i) sv[v][i] = load(g[v] + 64 * i);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                __m512i ms = _mm512_setzero_si512();
+                LLMWB_UNROLL for (int j = 0; j < 16; ++j) {
+                    const __m512i m =
+                        _mm512_and_si512(_mm512_srli_epi32(sv[v][j / 4], 8 * (j % 4) + 4), lo4_32);
+                    ms = _mm512_add_epi32(
+                        ms, _mm512_mullo_epi32(m, _mm512_set1_epi32(act[t].n16[16 * b + j] / -32)));
+                }
+                acc[v][t] = _mm512_mul_ps(ndm, _mm512_cvtepi32_ps(ms));
+            }
+        }
+        const auto sub = [&]<int H, int K, int S>() __attribute__((always_inline)) {
+            constexpr int J = 8 * H + 2 * K + S;
+            __m512i dot[NP][NT];
+            LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                dot[v][t] = _mm512_setzero_si512();
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                __m512i u[NP];
+                LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                    const uint8_t* qp = g[v] + 256 + 64 * (8 * H + 4 * S + m);
+                    if constexpr (kOne && K == 0)
+                        prefetch_ahead(qp);
+                    u[v] = _mm512_and_si512(_mm512_srli_epi16(load(qp), 2 * K), three);
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m512i x =
+                        bcast32(act[t].q + 256 * b + 128 * H + 32 * K + 16 * S + 4 * m);
+                    LLMWB_UNROLL for (int v = 0; v < NP; ++v) dot[v][t] =
+                        _mm512_dpbusd_epi32(dot[v][t], u[v], x);
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < NP; ++v) {
+                const __m512i sc =
+                    _mm512_and_si512(_mm512_srli_epi32(sv[v][J / 4], 8 * (J % 4)), lo4_32);
+                const __m512 scf = _mm512_mul_ps(dw[v], _mm512_cvtepi32_ps(sc));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[v][t]), scf, acc[v][t]);
+            }
+        };
+        const auto half = [&]<int H>() __attribute__((always_inline)) {
+            sub.template operator()<H, 0, 0>();
+            sub.template operator()<H, 0, 1>();
+            sub.template operator()<H, 1, 0>();
+            sub.template operator()<H, 1, 1>();
+            sub.template operator()<H, 2, 0>();
+            sub.template operator()<H, 2, 1>();
+            sub.template operator()<H, 3, 0>();
+            sub.template operator()<H, 3, 1>();
+        };
+        half.template operator()<0>();
+        half.template operator()<1>();
+        LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            y[v][t] = _mm512_fmadd_ps(acc[v][t], _mm512_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < NP; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm512_storeu_ps(a.y + (t0 + t) * a.ldy + (p + v) * kPanelRows, y[v][t]);
+}
+
 // ---- driver over the panels of one thread ----------------------------------------------------
 
 template <int NP, int NT> struct IQ4XSTile {
@@ -327,6 +420,10 @@ template <int NP, int NT> struct IQ4XSTile {
 };
 template <int NP, int NT> struct Q3KTile {
     static void run(const PanelArgs& a, int64_t p, int64_t t0) { q3k_panels<NP, NT>(a, p, t0); }
+};
+
+template <int NP, int NT> struct Q2KTile {
+    static void run(const PanelArgs& a, int64_t p, int64_t t0) { q2k_panels<NP, NT>(a, p, t0); }
 };
 
 template <template <int, int> class F, int NP, int NTMax>
@@ -365,6 +462,7 @@ template <template <int, int> class F> void driver(const PanelArgs& a, int64_t p
 
 const PanelKernel kIQ4XS{kp_bytes, prep_kp, driver<IQ4XSTile>};
 const PanelKernel kQ3K{kp_bytes, prep_kp, driver<Q3KTile>};
+const PanelKernel kQ2K{kp_bytes, prep_kp, driver<Q2KTile>};
 
 } // namespace
 
@@ -374,6 +472,8 @@ const PanelKernel* avx512_kx_panel_kernel(DType t) {
         return &kIQ4XS;
     case DType::Q3_K:
         return &kQ3K;
+    case DType::Q2_K:
+        return &kQ2K;
     default:
         return nullptr;
     }

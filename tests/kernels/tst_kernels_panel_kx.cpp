@@ -1,4 +1,4 @@
-// Panel layout of IQ4_XS and Q3_K (kernels/cpu/panel_kx.h): pack / unpack_row are exact
+// Panel layout of IQ4_XS, Q3_K and Q2_K (kernels/cpu/panel_kx.h): pack / unpack_row are exact
 // inverses on arbitrary bytes (NaN / inf fp16 patterns included); matmul over a Panels matrix
 // matches matmul_reference at every SIMD level of this CPU (panel kernels where the level has them,
 // the driver's unpack fallback elsewhere, the Rows tail); a (row, token) result is bit-identical
@@ -27,7 +27,7 @@ using namespace llmwb::kernels;
 
 namespace {
 
-constexpr DType kTypes[] = {DType::IQ4_XS, DType::Q3_K};
+constexpr DType kTypes[] = {DType::IQ4_XS, DType::Q3_K, DType::Q2_K};
 
 std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -351,9 +351,13 @@ MT_TEST_TABLE(randomCodesMatchReference, LevelRow, level_rows()) {
     for (auto& b : w)
         b = static_cast<uint8_t>(rng());
     const uint16_t scales[] = {0x2E66, 0xAE66, 0x211F, 0xA11F, 0x3C00}; // +-0.1, +-0.01, 1
-    const size_t d_off = row.type == DType::Q3_K ? bb - 2 : 0;          // the fp16 d of a block
-    for (size_t blk = 0; blk < w.size() / bb; ++blk)
+    // The fp16 d (and Q2_K's dmin) of a block.
+    const size_t d_off = row.type == DType::Q3_K ? bb - 2 : row.type == DType::Q2_K ? bb - 4 : 0;
+    for (size_t blk = 0; blk < w.size() / bb; ++blk) {
         std::memcpy(w.data() + blk * bb + d_off, &scales[rng() % 5], 2);
+        if (row.type == DType::Q2_K)
+            std::memcpy(w.data() + blk * bb + d_off + 2, &scales[rng() % 5], 2);
+    }
     pack_matrix_panels(row.type, w.data(), rows, cols, wp.data(), nullptr);
     const auto x = test::random_floats(static_cast<size_t>(nt * cols), 5, 1.0f);
     const WeightMatrix mr{row.type, w.data(), rows, cols, WeightLayout::Rows};
