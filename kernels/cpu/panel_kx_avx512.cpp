@@ -9,7 +9,9 @@
 // float part runs in one fixed order: acc = 0, acc += (d * (ls_j - 32)) * dot_j for j = 0..7,
 // y += d_x * acc per super-block in column order. So a (row, token) value is the same bits
 // whatever the number of tokens, the tiling or the panels sharing a register block (the
-// contract of matmul_kernels.h's PanelKernel).
+// contract of matmul_kernels.h's PanelKernel). Q3_K and Q2_K (16 sub-blocks of 16): unsigned
+// codes straight into vpdpbusd, Q3_K's -4 offset in the accumulator's start value, Q2_K's mins
+// term exact in int32 (acc starts at -dmin * msum); see q3k_panels / q2k_panels.
 //
 // One token: one panel at a time, every weight line prefetched kPrefetchBytes ahead
 // (non-temporal). More tokens: two panels (32 rows) x up to 4 tokens per register block, panels
