@@ -106,6 +106,8 @@ const detail::PanelKernel* select_panel_kernel(DType t) {
         return k;
     if (const detail::PanelKernel* k = detail::q5_panel_kernel(t, l))
         return k;
+    if (const detail::PanelKernel* k = detail::kx_panel_kernel(t, l))
+        return k;
     return detail::float_panel_kernel(t, l);
 }
 

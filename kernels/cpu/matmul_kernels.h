@@ -200,11 +200,13 @@ struct PanelKernel {
 // panel_float*.cpp: F16, BF16 (F32 stays in Rows order).  panel_q5*.cpp: Q5_0, Q5_1, Q4_1, IQ4_NL.
 const PanelKernel* q32_panel_kernel(DType t, SimdLevel level);
 const PanelKernel* q5_panel_kernel(DType t, SimdLevel level);
+const PanelKernel* kx_panel_kernel(DType t, SimdLevel level); // panel_kx*.cpp: IQ4_XS
 const PanelKernel* kq_panel_kernel(DType t, SimdLevel level);
 const PanelKernel* float_panel_kernel(DType t, SimdLevel level);
 // Their formats (weight_layout.cpp's panel_format asks each family in turn).
 const PanelFormat* q32_panel_format(DType t);
 const PanelFormat* q5_panel_format(DType t);
+const PanelFormat* kx_panel_format(DType t);
 const PanelFormat* kq_panel_format(DType t);
 const PanelFormat* float_panel_format(DType t);
 

@@ -34,6 +34,8 @@ const PanelFormat* panel_format(DType t) {
         return f;
     if (const PanelFormat* f = detail::q5_panel_format(t))
         return f;
+    if (const PanelFormat* f = detail::kx_panel_format(t))
+        return f;
     return detail::float_panel_format(t);
 }
 

@@ -92,6 +92,9 @@ std::vector<PanelTypeRow> panel_type_rows() {
                                   PanelTypeRow{"q4_k", WeightType::Q4_K, DType::Q4_K},
                                   PanelTypeRow{"q5_k", WeightType::Q5_K, DType::Q5_K},
                                   PanelTypeRow{"q6_k", WeightType::Q6_K, DType::Q6_K},
+                                  PanelTypeRow{"iq4_xs", WeightType::IQ4_XS, DType::IQ4_XS},
+                                  PanelTypeRow{"q3_k", WeightType::Q3_K, DType::Q3_K},
+                                  PanelTypeRow{"q2_k", WeightType::Q2_K, DType::Q2_K},
                                   PanelTypeRow{"f16", WeightType::F16, DType::F16},
                                   PanelTypeRow{"bf16", WeightType::BF16, DType::BF16}})
         if (kernels::panel_format(r.dtype))

@@ -1,0 +1,467 @@
+// AVX2 panel kernels of IQ4_XS, Q3_K and Q2_K, included by panel_kx_avx2.cpp (plain AVX2,
+// LLMWB_KX_AVX2_VNNI 0) and panel_kx_vnni_avx2.cpp (AVX-VNNI, 1): see panel_kx_avx2.cpp. Everything
+// here has internal linkage (one copy per including file).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/panel_kq.h"
+#include "kernels/cpu/panel_kx.h"
+#include "kernels/cpu/quant_blocks.h"
+
+#ifndef LLMWB_KX_AVX2_VNNI
+#error "define LLMWB_KX_AVX2_VNNI (0 or 1) before including panel_kx_avx2.h"
+#endif
+
+#define LLMWB_UNROLL _Pragma("GCC unroll 16")
+
+namespace llmwb::kernels::detail {
+
+namespace {
+
+constexpr size_t kChunkBytes = 192 << 10;
+constexpr size_t kPrefetchBytes = 4096;
+
+// always_inline: called from an always_inline lambda (GCC 12 drops a plain inline function's
+// prefetch there).
+__attribute__((always_inline)) inline void prefetch_ahead(const uint8_t* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_NTA);
+}
+
+inline __m256i load(const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+inline __m256 load_f16x8(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+inline __m256i bcast32(const void* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// acc (int32 lanes) += the dot of 4 signed codes (|c| <= 127, never 0) with 4 int8 activations
+// per lane, through |c| x sign(x, c): AVX-VNNI's vpdpbusd directly; plain AVX2 vpmaddubsw (pairs
+// <= 2 x 127 x 127, no int16 saturation) widened by vpmaddwd against ones. The same integers.
+inline __m256i dot_step(__m256i acc, __m256i c, __m256i x) {
+    const __m256i u = _mm256_abs_epi8(c), s = _mm256_sign_epi8(x, c);
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+    return _mm256_add_epi32(acc,
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
+
+inline int hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline float hmax_ps(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+// ---- activations: the bytes of prepare_act_kp (KP rows, panel_kq.h) -------------------------
+
+void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
+    const KPLayout L(cols);
+    auto* d = reinterpret_cast<float*>(dst + L.d_off);
+    auto* s32 = reinterpret_cast<int16_t*>(dst + L.s32_off);
+    auto* n16 = reinterpret_cast<int32_t*>(dst + L.n16_off);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + 256 * b;
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < 32; ++i)
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(xb + 8 * i)));
+        const float amax = hmax_ps(m);
+        const __m256 vid = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+        d[b] = amax / 127.0f;
+        int sum16[16];
+        for (int j = 0; j < 16; ++j) { // sub-block of 16 j: codes, their sum
+            const __m256i q0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * j), vid));
+            const __m256i q1 =
+                _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 16 * j + 8), vid));
+            sum16[j] = hsum_epi32(_mm256_add_epi32(q0, q1));
+            n16[16 * b + j] = -32 * sum16[j];
+            const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+            _mm_storeu_si128(
+                reinterpret_cast<__m128i*>(dst + 256 * b + 16 * j),
+                _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
+        }
+        for (int j = 0; j < 8; ++j)
+            s32[8 * b + kKPSumPos[j]] = static_cast<int16_t>(sum16[2 * j] + sum16[2 * j + 1]);
+    }
+}
+
+struct Act {
+    const int8_t* q;
+    const float* d;
+    const int32_t* n16;
+};
+
+template <int NT> void acts_of(const PanelArgs& a, int64_t t0, Act* out) {
+    const KPLayout L(a.cols);
+    LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+        const uint8_t* r = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
+        out[t] = {reinterpret_cast<const int8_t*>(r), reinterpret_cast<const float*>(r + L.d_off),
+                  reinterpret_cast<const int32_t*>(r + L.n16_off)};
+    }
+}
+
+// ---- IQ4_XS --------------------------------------------------------------------------------
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0. Per (row, token) and
+// group: acc = 0, acc += (d * (ls_j - 32)) * dot_j for j = 0..7 (dot_j exact in int32), then
+// y += d_x * acc.
+template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i lo4_32 = _mm256_set1_epi32(15);
+    const __m256i lo2_32 = _mm256_set1_epi32(3);
+    const __m256i bias32 = _mm256_set1_epi32(32);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kIQ4XSGroupBytes;
+        if constexpr (NT == 1 && H == 2)
+            LLMWB_UNROLL for (size_t i = 0; i < 128; i += 64) prefetch_ahead(g + i);
+        __m256 dw[H], acc[H][NT];
+        __m256i sh[H], sl[H];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            dw[v] = load_f16x8(g + 16 * (h0 + v));
+            sh[v] = _mm256_cvtepu16_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * (h0 + v))));
+            sl[v] = load(g + 64 + 32 * (h0 + v));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm256_setzero_ps();
+        }
+        const auto sub = [&]<int J>() __attribute__((always_inline)) {
+            __m256i dot[H][NT];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                dot[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                const uint8_t* cp = g + 128 + 64 * (4 * J + m);
+                if constexpr (NT == 1 && H == 2)
+                    prefetch_ahead(cp);
+                __m256i lo[H], hi[H];
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                    const __m256i q = load(cp + 32 * (h0 + v));
+                    lo[v] = _mm256_shuffle_epi8(table, _mm256_and_si256(q, low4));
+                    hi[v] =
+                        _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const int8_t* x = act[t].q + 256 * b + 32 * J + 4 * m;
+                    const __m256i xl = bcast32(x), xh = bcast32(x + 16);
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                        dot[v][t] = dot_step(dot[v][t], lo[v], xl);
+                        dot[v][t] = dot_step(dot[v][t], hi[v], xh);
+                    }
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                const __m256i ls = _mm256_or_si256(
+                    _mm256_and_si256(_mm256_srli_epi32(sl[v], 4 * J), lo4_32),
+                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh[v], 2 * J), lo2_32),
+                                      4));
+                const __m256 sc =
+                    _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, bias32)));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[v][t]), sc, acc[v][t]);
+            }
+        };
+        sub.template operator()<0>();
+        sub.template operator()<1>();
+        sub.template operator()<2>();
+        sub.template operator()<3>();
+        sub.template operator()<4>();
+        sub.template operator()<5>();
+        sub.template operator()<6>();
+        sub.template operator()<7>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
+// ---- Q3_K ----------------------------------------------------------------------------------
+
+// The dot step of unsigned codes u <= 7: AVX-VNNI's vpdpbusd, or vpmaddubsw pairs added in int16
+// (4 steps: |sum| <= 4 x 2 x 7 x 127) and widened by widen_u().
+inline __m256i dot_step_u(__m256i acc, __m256i u, __m256i x) {
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_dpbusd_avx_epi32(acc, u, x);
+#else
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, x));
+#endif
+}
+inline __m256i widen_u(__m256i s) {
+#if LLMWB_KX_AVX2_VNNI
+    return s;
+#else
+    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+#endif
+}
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0 (the float steps of
+// panel_kx_avx512.cpp's q3k_panels).
+template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i four = _mm256_set1_epi8(4);
+    const __m256i lo4_32 = _mm256_set1_epi32(15);
+    const __m256i lo2_32 = _mm256_set1_epi32(3);
+    const __m256i bias32 = _mm256_set1_epi32(32);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kQ3KGroupBytes;
+        if constexpr (NT == 1 && H == 2) {
+            LLMWB_UNROLL for (size_t i = 0; i < 512; i += 64) prefetch_ahead(g + i);
+            LLMWB_UNROLL for (size_t i = 1536; i < 1760; i += 64) prefetch_ahead(g + i);
+        }
+        __m256 dw[H], acc[H][NT];
+        __m256i sa[H], sb[H], shi[H];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const int o = 32 * (h0 + v);
+            dw[v] = load_f16x8(g + 1728 + 16 * (h0 + v));
+            sa[v] = load(g + 1536 + o);
+            sb[v] = load(g + 1600 + o);
+            shi[v] = load(g + 1664 + o);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm256_setzero_ps();
+        }
+        const auto sub = [&]<int HH, int K, int S>() __attribute__((always_inline)) {
+            constexpr int J = 8 * HH + 2 * K + S;
+            __m256i s16[H][NT];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                s16[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                const uint8_t* qp = g + 512 + 64 * (8 * HH + 4 * S + m);
+                if constexpr (NT == 1 && H == 2 && K == 0)
+                    prefetch_ahead(qp);
+                __m256i u[H];
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                    const __m256i q = load(qp + 32 * (h0 + v));
+                    const __m256i hm = load(g + 64 * (4 * S + m) + 32 * (h0 + v));
+                    constexpr int kBit = 4 * HH + K;
+                    const __m256i hb = kBit >= 2 ? _mm256_srli_epi16(hm, kBit - 2)
+                                                 : _mm256_slli_epi16(hm, 2 - kBit);
+                    u[v] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * K), three),
+                                           _mm256_and_si256(hb, four));
+                }
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m256i x =
+                        bcast32(act[t].q + 256 * b + 128 * HH + 32 * K + 16 * S + 4 * m);
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) s16[v][t] =
+                        dot_step_u(s16[v][t], u[v], x);
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                constexpr int jj = J % 4, qq = J / 4;
+                const __m256i lo = _mm256_and_si256(
+                    _mm256_srli_epi32(qq % 2 ? sb[v] : sa[v], 8 * jj + 4 * (qq / 2)), lo4_32);
+                const __m256i hi =
+                    _mm256_and_si256(_mm256_srli_epi32(shi[v], 8 * jj + 2 * qq), lo2_32);
+                const __m256i sc =
+                    _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), bias32);
+                const __m256 scf = _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(sc));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m256i dot = _mm256_add_epi32(
+                        widen_u(s16[v][t]), _mm256_set1_epi32(act[t].n16[16 * b + J] / 8));
+                    acc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scf, acc[v][t]);
+                }
+            }
+        };
+        const auto half = [&]<int HH>() __attribute__((always_inline)) {
+            sub.template operator()<HH, 0, 0>();
+            sub.template operator()<HH, 0, 1>();
+            sub.template operator()<HH, 1, 0>();
+            sub.template operator()<HH, 1, 1>();
+            sub.template operator()<HH, 2, 0>();
+            sub.template operator()<HH, 2, 1>();
+            sub.template operator()<HH, 3, 0>();
+            sub.template operator()<HH, 3, 1>();
+        };
+        half.template operator()<0>();
+        half.template operator()<1>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
+// ---- Q2_K ----------------------------------------------------------------------------------
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0 (the steps of
+// panel_kx_avx512.cpp's q2k_panels).
+template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+    const int64_t nb = a.cols / 256;
+    const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
+    Act act[NT];
+    acts_of<NT>(a, t0, act);
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i lo4_32 = _mm256_set1_epi32(15);
+    __m256 y[H][NT];
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+        _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* g = panel + static_cast<size_t>(b) * kQ2KGroupBytes;
+        if constexpr (NT == 1 && H == 2) {
+            LLMWB_UNROLL for (size_t i = 0; i < 256; i += 64) prefetch_ahead(g + i);
+            prefetch_ahead(g + 1280);
+            prefetch_ahead(g + 1343);
+        }
+        __m256 dw[H], acc[H][NT];
+        __m256i sv[H][4];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const int o = 32 * (h0 + v);
+            dw[v] = load_f16x8(g + 1280 + 16 * (h0 + v));
+            const __m256 ndm =
+                _mm256_sub_ps(_mm256_setzero_ps(), load_f16x8(g + 1312 + 16 * (h0 + v)));
+            LLMWB_UNROLL for (int i = 0; i < 4; ++i) sv[v][i] = load(g + 64 * i + o);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                __m256i ms = _mm256_setzero_si256();
+                LLMWB_UNROLL for (int j = 0; j < 16; ++j) {
+                    const __m256i m =
+                        _mm256_and_si256(_mm256_srli_epi32(sv[v][j / 4], 8 * (j % 4) + 4), lo4_32);
+                    ms = _mm256_add_epi32(
+                        ms, _mm256_mullo_epi32(m, _mm256_set1_epi32(act[t].n16[16 * b + j] / -32)));
+                }
+                acc[v][t] = _mm256_mul_ps(ndm, _mm256_cvtepi32_ps(ms));
+            }
+        }
+        const auto sub = [&]<int HH, int K, int S>() __attribute__((always_inline)) {
+            constexpr int J = 8 * HH + 2 * K + S;
+            __m256i s16[H][NT];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                s16[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
+                const uint8_t* qp = g + 256 + 64 * (8 * HH + 4 * S + m);
+                if constexpr (NT == 1 && H == 2 && K == 0)
+                    prefetch_ahead(qp);
+                __m256i u[H];
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) u[v] =
+                    _mm256_and_si256(_mm256_srli_epi16(load(qp + 32 * (h0 + v)), 2 * K), three);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    const __m256i x =
+                        bcast32(act[t].q + 256 * b + 128 * HH + 32 * K + 16 * S + 4 * m);
+                    LLMWB_UNROLL for (int v = 0; v < H; ++v) s16[v][t] =
+                        dot_step_u(s16[v][t], u[v], x);
+                }
+            }
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                const __m256i sc =
+                    _mm256_and_si256(_mm256_srli_epi32(sv[v][J / 4], 8 * (J % 4)), lo4_32);
+                const __m256 scf = _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(sc));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(widen_u(s16[v][t])), scf, acc[v][t]);
+            }
+        };
+        const auto half = [&]<int HH>() __attribute__((always_inline)) {
+            sub.template operator()<HH, 0, 0>();
+            sub.template operator()<HH, 0, 1>();
+            sub.template operator()<HH, 1, 0>();
+            sub.template operator()<HH, 1, 1>();
+            sub.template operator()<HH, 2, 0>();
+            sub.template operator()<HH, 2, 1>();
+            sub.template operator()<HH, 3, 0>();
+            sub.template operator()<HH, 3, 1>();
+        };
+        half.template operator()<0>();
+        half.template operator()<1>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+    }
+    LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+        _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
+}
+
+// ---- driver --------------------------------------------------------------------------------
+
+constexpr int kTile = 2;
+
+// One token: both halves of a panel per pass (one sequential stream). More tokens: one half
+// (8 rows) x 2 tokens per register block, panels swept in chunks that stay in L2.
+template <int H, int NT> struct IQ4XSTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        iq4xs_halves<H, NT>(a, p, h0, t0);
+    }
+};
+template <int H, int NT> struct Q3KTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        q3k_halves<H, NT>(a, p, h0, t0);
+    }
+};
+
+template <int H, int NT> struct Q2KTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+        q2k_halves<H, NT>(a, p, h0, t0);
+    }
+};
+
+template <template <int, int> class F> void driver(const PanelArgs& a, int64_t p0, int64_t p1) {
+    if (a.n_tokens == 1) {
+        for (int64_t p = p0; p < p1; ++p)
+            F<2, 1>::run(a, p, 0, 0);
+        return;
+    }
+    const size_t panel_bytes = kPanelRows * a.row_bytes;
+    const int64_t chunk =
+        std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)));
+    for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
+        const int64_t c1 = std::min(p1, c0 + chunk);
+        for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kTile) {
+            const bool two = a.n_tokens - t0 >= 2;
+            for (int64_t p = c0; p < c1; ++p)
+                for (int h = 0; h < 2; ++h) {
+                    if (two)
+                        F<1, 2>::run(a, p, h, t0);
+                    else
+                        F<1, 1>::run(a, p, h, t0);
+                }
+        }
+    }
+}
+
+const PanelKernel kIQ4XS{kp_bytes, prep_kp, driver<IQ4XSTile>};
+const PanelKernel kQ3K{kp_bytes, prep_kp, driver<Q3KTile>};
+const PanelKernel kQ2K{kp_bytes, prep_kp, driver<Q2KTile>};
+
+inline const PanelKernel* kernel_of(DType t) {
+    switch (t) {
+    case DType::IQ4_XS:
+        return &kIQ4XS;
+    case DType::Q3_K:
+        return &kQ3K;
+    case DType::Q2_K:
+        return &kQ2K;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace
+
+} // namespace llmwb::kernels::detail
