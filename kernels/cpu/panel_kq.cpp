@@ -55,17 +55,6 @@ void get_scales(const uint8_t* g, int r, uint8_t* s) {
     pack_scales(sc, m, s);
 }
 
-// n bytes of row r (at src) as k-groups: for g < n / 4, dst[64g + 4r .. + 4) = src[4g .. + 4).
-void put_kgroups(const uint8_t* src, int n, uint8_t* dst, int r) {
-    for (int g = 0; g < n / 4; ++g)
-        std::memcpy(dst + 64 * g + 4 * r, src + 4 * g, 4);
-}
-
-void get_kgroups(const uint8_t* src, int n, int r, uint8_t* dst) {
-    for (int g = 0; g < n / 4; ++g)
-        std::memcpy(dst + 4 * g, src + 64 * g + 4 * r, 4);
-}
-
 // ---- per type: one super-block of one row <-> its place in the group ------------------------
 
 struct Q4K {

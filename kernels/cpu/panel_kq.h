@@ -39,6 +39,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/cpu/matmul_kernels.h"
 
@@ -58,6 +59,17 @@ struct KPLayout {
         row_bytes = n16_off + align64(nb * 16 * sizeof(int32_t));
     }
 };
+// Pack / unpack helpers of the 256-column families (kq, kx): n bytes of row r (at src) as
+// k-groups: for g < n / 4, dst[64g + 4r .. + 4) = src[4g .. + 4), and back.
+inline void put_kgroups(const uint8_t* src, int n, uint8_t* dst, int r) {
+    for (int g = 0; g < n / 4; ++g)
+        std::memcpy(dst + 64 * g + 4 * r, src + 4 * g, 4);
+}
+inline void get_kgroups(const uint8_t* src, int n, int r, uint8_t* dst) {
+    for (int g = 0; g < n / 4; ++g)
+        std::memcpy(dst + 4 * g, src + 64 * g + 4 * r, 4);
+}
+
 inline size_t kp_bytes(int64_t cols) {
     return KPLayout(cols).row_bytes;
 }

@@ -5,24 +5,12 @@
 
 #include <cstring>
 
+#include "kernels/cpu/panel_kq.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace llmwb::kernels::detail {
 
 namespace {
-
-constexpr int kRows = kPanelRows;
-
-// n bytes of row r (at src) as k-groups: for g < n / 4, dst[64g + 4r .. + 4) = src[4g .. + 4).
-void put_kgroups(const uint8_t* src, int n, uint8_t* dst, int r) {
-    for (int g = 0; g < n / 4; ++g)
-        std::memcpy(dst + 64 * g + 4 * r, src + 4 * g, 4);
-}
-
-void get_kgroups(const uint8_t* src, int n, int r, uint8_t* dst) {
-    for (int g = 0; g < n / 4; ++g)
-        std::memcpy(dst + 4 * g, src + 64 * g + 4 * r, 4);
-}
 
 struct IQ4XS {
     static constexpr size_t kBlock = sizeof(BlockIQ4_XS), kGroup = kIQ4XSGroupBytes;
@@ -86,7 +74,7 @@ template <class T> void kx_pack(const uint8_t* rows16, int64_t cols, uint8_t* pa
     const int64_t nb = cols / 256;
     const size_t row_bytes = T::kBlock * static_cast<size_t>(nb);
     for (int64_t b = 0; b < nb; ++b)
-        for (int r = 0; r < kRows; ++r)
+        for (int r = 0; r < kPanelRows; ++r)
             T::put(rows16 + static_cast<size_t>(r) * row_bytes + static_cast<size_t>(b) * T::kBlock,
                    panel + static_cast<size_t>(b) * T::kGroup, r);
 }
