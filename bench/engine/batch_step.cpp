@@ -1,6 +1,7 @@
 #include "bench/engine/batch_step.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -78,15 +79,16 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
     for (int32_t s = 0; s < n; ++s)
         batch.add_sequence(std::span<const int32_t>(ids[s]).subspan(o.context, 1), o.context,
                            tables[s], o.block_size, ForwardBatch::Logits::Last);
-    SamplingParams greedy;
-    greedy.temperature = 0;
-    std::vector<Sampler> samplers(static_cast<size_t>(n), Sampler(greedy));
+    // Greedy choice as the engine makes it on the CPU (CpuExecutor::forward_greedy): each
+    // row's argmax_first, rows in parallel on the pool.
     std::vector<int32_t> next(static_cast<size_t>(n));
     auto sample_all = [&] {
-        for (int32_t s = 0; s < n; ++s)
-            next[s] = samplers[s].sample(std::span<const float>(logits).subspan(
-                                             static_cast<size_t>(s) * V, static_cast<size_t>(V)))
-                          .id;
+        std::atomic<int64_t> row{0};
+        pool.run([&](int, int) {
+            for (int64_t r = row.fetch_add(1); r < n; r = row.fetch_add(1))
+                next[r] = argmax_first(std::span<const float>(logits).subspan(
+                    static_cast<size_t>(r) * V, static_cast<size_t>(V)));
+        });
     };
     const double step_s = best_of(o.rounds, [&] {
         tf.forward(batch, kv, logits.data());
@@ -97,7 +99,7 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
     // The products alone, n token rows each, as the step runs them.
     const ModelWeights& pw = tf.panel_weights().weights();
     const int64_t H = c.hidden_size, I = c.intermediate_size;
-    const int64_t qw = int64_t{c.num_heads} * c.head_dim, kvw = int64_t{c.num_kv_heads} * c.head_dim;
+    const int64_t qw = int64_t{c.num_heads} * c.head_dim;
     const int64_t widest = std::max<int64_t>({H, I, qw, V});
     std::vector<float> x(static_cast<size_t>(n * widest)), y0(x.size()), y1(x.size()), y2(x.size());
     for (size_t i = 0; i < x.size(); ++i)
@@ -114,12 +116,14 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
             kernels::matmul(y0.data(), as_matrix(l.wqkv), x.data(), n, &pool);
             return;
         }
-        const kernels::MatmulOut outs[] = {
-            {y0.data(), as_matrix(l.wq)}, {y1.data(), as_matrix(l.wk)}, {y2.data(), as_matrix(l.wv)}};
+        const kernels::MatmulOut outs[] = {{y0.data(), as_matrix(l.wq)},
+                                           {y1.data(), as_matrix(l.wk)},
+                                           {y2.data(), as_matrix(l.wv)}};
         kernels::matmul_shared(outs, x.data(), n, &pool);
     });
-    const double o_s = each_layer(
-        [&](const LayerWeights& l) { kernels::matmul(y0.data(), as_matrix(l.wo), x.data(), n, &pool); });
+    const double o_s = each_layer([&](const LayerWeights& l) {
+        kernels::matmul(y0.data(), as_matrix(l.wo), x.data(), n, &pool);
+    });
     const double gate_up_s = each_layer([&](const LayerWeights& l) {
         if (l.w_gate_up.present()) {
             kernels::matmul(y0.data(), as_matrix(l.w_gate_up), x.data(), n, &pool);
@@ -153,7 +157,6 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
             paged_attention(att.data(), x.data(), batch, kv.k_pool(l), kv.v_pool(l), kv.layout(),
                             kv.k_scale(l), kv.v_scale(l), shape, pool, scratch);
     });
-    (void)kvw;
 
     // Multiply-adds of the step's products (x2: operations).
     double macs = 0;
@@ -188,7 +191,7 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
     line("down products", down_s);
     line("lm_head", lm_s);
     line("attention", att_s);
-    line("greedy sampling", sample_s);
+    line("greedy argmaxes", sample_s);
     line("other (by difference)", other_s);
     std::printf("  products: %.1f GOP/s; %.2f ms per token of the step\n",
                 2.0 * macs * n / mm_s / 1e9, step_s * ms / n);
