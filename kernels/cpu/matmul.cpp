@@ -6,7 +6,6 @@
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cassert>
 #include <cstdlib>
 #include <memory>
@@ -133,9 +132,6 @@ const uint8_t* prepare_rows(size_t (*row_bytes)(int64_t),
 void matmul_rows(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens,
                  ThreadPool* pool);
 
-// Largest chunk of panels a thread takes at once in a multi-token panel product.
-constexpr int64_t kMaxChunkPanels = 16;
-
 // One matrix of a panel product: its kernel, arguments and number of whole panels.
 struct PanelJob {
     const detail::PanelKernel* pk;
@@ -157,34 +153,17 @@ void run_panel_range(const PanelJob* jobs, size_t n_jobs, int64_t u0, int64_t u1
     }
 }
 
-// Every whole panel of the jobs over the threads. One token: a contiguous range per thread
-// (one sequential stream each, prefetched ahead). More tokens: chunks of panels handed out in
-// turn from a shared counter, so that a thread the VM or another process holds back does not
-// hold the whole product (the other takes its chunks). Which thread computes a panel never
-// changes its bits: a panel's outputs depend only on its weights and the prepared activations.
-void run_panel_jobs(const PanelJob* jobs, size_t n_jobs, int64_t n_tokens, ThreadPool* pool) {
+// Every whole panel of the jobs over the threads: a contiguous range of the jobs' panels per
+// thread (one sequential stream each). Which thread computes a panel never changes its bits: a
+// panel's outputs depend only on its weights and the prepared activations. (Chunks handed out
+// from a shared counter, so that a thread held back by the VM does not hold the product, were
+// tried: no gain measurable on the shared 2-vCPU machine, and they break the threads' streams.)
+void run_panel_jobs(const PanelJob* jobs, size_t n_jobs, ThreadPool* pool) {
     int64_t total = 0;
     for (size_t j = 0; j < n_jobs; ++j)
         total += jobs[j].n_panels;
-    if (total == 0)
-        return;
-    const int threads = pool ? pool->size() : 1;
-    if (n_tokens == 1 || threads <= 1) {
-        for_range(pool, total, 1,
-                  [&](int64_t u0, int64_t u1) { run_panel_range(jobs, n_jobs, u0, u1); });
-        return;
-    }
-    // ~8 chunks per thread, an even number of panels (the kernels' 2-panel register blocks),
-    // at most 16 panels (the next chunk is not prefetched while this one runs).
-    const int64_t chunk =
-        std::clamp<int64_t>((total / (8 * threads) + 1) & ~int64_t{1}, 2, kMaxChunkPanels);
-    const int64_t n_chunks = (total + chunk - 1) / chunk;
-    std::atomic<int64_t> next{0};
-    pool->run([&](int, int) {
-        for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < n_chunks;
-             c = next.fetch_add(1, std::memory_order_relaxed))
-            run_panel_range(jobs, n_jobs, c * chunk, std::min(total, (c + 1) * chunk));
-    });
+    for_range(pool, total, 1,
+              [&](int64_t u0, int64_t u1) { run_panel_range(jobs, n_jobs, u0, u1); });
 }
 
 // The rows % 16 tail of a Panels matrix (Rows order after the last panel), one token at a time
@@ -222,7 +201,7 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
         const PanelJob job{
             pk, detail::PanelArgs{base, row_bytes, w.cols, acts, a_stride, n_tokens, y, w.rows},
             n_panels};
-        run_panel_jobs(&job, 1, n_tokens, pool);
+        run_panel_jobs(&job, 1, pool);
     } else {
         const MatmulKernel* k = select_kernel(w.type);
         size_t a_stride = 0;
@@ -309,7 +288,7 @@ void matmul_shared(std::span<const MatmulOut> outs, const float* x, int64_t n_to
                                              cols, acts, a_stride, n_tokens, outs[i].y, w.rows},
                            w.rows / kPanelRows};
     }
-    run_panel_jobs(jobs, outs.size(), n_tokens, pool);
+    run_panel_jobs(jobs, outs.size(), pool);
     for (const MatmulOut& o : outs)
         panel_tail(o.y, o.w, x, n_tokens);
 }

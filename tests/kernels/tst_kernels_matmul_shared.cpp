@@ -2,8 +2,7 @@
 // one matmul per matrix gives — panel matrices of one family (one shared activation
 // preparation and one pass over the threads), families mixed, Rows-layout matrices, rows % 16
 // tails — at every SIMD level of this CPU, with and without threads, for 1 .. 40 tokens. Also
-// the multi-token panel products split in chunks over the threads: their bits equal the
-// single-threaded product's.
+// a panel product split over the threads: its bits equal the single-threaded product's.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -118,9 +117,9 @@ MT_TEST(sharedMatchesOneMatmulPerMatrix) {
     }
 }
 
-// A matrix of many panels (chunks handed out over the threads): the threaded product's bits are
-// the single-threaded product's, for every panel family.
-MT_TEST(threadedPanelChunksMatchSingleThread) {
+// A matrix of many panels split over the threads: the threaded product's bits are the
+// single-threaded product's, for every panel family.
+MT_TEST(threadedPanelsMatchSingleThread) {
     test::SimdLevelGuard guard;
     ThreadPool pool(2);
     for (DType t : {DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::F16, DType::BF16}) {
