@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/engine/batch_step.h"
 #include "bench/engine/shape_model.h"
 #include "bench/kernels/peak.h"
 #include "engine/model/loaded_model.h"
@@ -58,6 +59,7 @@ struct Options {
     KvDtype kv_dtype = KvDtype::F32;
     std::string simd;   // empty: the best the CPU has (or LLMWB_SIMD)
     std::string layout; // empty: the engine's default (panels where a type has them)
+    int batch = 0;      // > 0: only the breakdown of one decode step of that many sequences
     bool json = false;
 };
 
@@ -68,6 +70,8 @@ void usage() {
         "f16|q8_0|q4_k] [--cache-dir DIR]\n"
         "                          [--threads N] [--tokens N] [--prompt N] [--pp N] "
         "[--rounds N] [--block-size 8|16|32]\n"
+        "                          [--batch N  (only: one decode step of N sequences at context "
+        "--prompt, phase by phase)]\n"
         "                          [--kv-cache-dtype %s]\n"
         "                          [--simd scalar|avx2|avx512] [--weight-layout rows|panels] "
         "[--json]\n",
@@ -111,6 +115,8 @@ bool parse(int argc, char** argv, Options& o) {
             ok = next_int(o.prompt);
         else if (a == "--rounds")
             ok = next_int(o.rounds);
+        else if (a == "--batch")
+            ok = next_int(o.batch);
         else if (a == "--pp")
             ok = next_int(o.pp);
         else if (a == "--block-size")
@@ -253,6 +259,15 @@ int main(int argc, char** argv) {
     kernels::ThreadPool pool(o.threads);
     CpuTransformer tf(m, pool);
     const int32_t V = tf.vocab_size();
+    if (o.batch > 0) { // --batch N: one N-sequence decode step, phase by phase
+        BatchStepOptions bo;
+        bo.n_seqs = o.batch;
+        bo.context = o.prompt;
+        bo.block_size = o.block_size;
+        bo.rounds = o.rounds;
+        bo.json = o.json;
+        return run_batch_step(m, tf, pool, bo);
+    }
 
     // 1. Read bandwidth, wide vector loads on all threads (and the scalar probe for contrast).
     const double bw = kernels::measure_read_bandwidth_gbs(pool, size_t{512} << 20, true, 5);

@@ -5,10 +5,13 @@
 #include "engine/model/loaded_model.h"
 #include "engine/model/mapped_file.h"
 #include "engine/runtime/host_memory.h"
+#include "engine/runtime/sampler.h"
+#include "kernels/cpu/thread_pool.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -78,6 +81,31 @@ Status CpuExecutor::forward(const ForwardBatch& batch, float* logits) {
     model_.forward(batch, *kv_, logits);
     if (after_forward_)
         after_forward_(*kv_, batch);
+    return ok_status();
+}
+
+Status CpuExecutor::forward_greedy(const ForwardBatch& batch, int32_t* ids) {
+    const auto rows = static_cast<int64_t>(batch.logits_rows.size());
+    const auto vocab = static_cast<size_t>(model_.vocab_size());
+    greedy_logits_.resize(static_cast<size_t>(std::max<int64_t>(rows, 1)) * vocab);
+    if (Status st = forward(batch, greedy_logits_.data()); !st)
+        return st;
+    auto pick = [&](int64_t r) {
+        ids[r] = argmax_first(
+            std::span<const float>(greedy_logits_.data() + static_cast<size_t>(r) * vocab, vocab));
+    };
+    if (rows <= 1) {
+        for (int64_t r = 0; r < rows; ++r)
+            pick(r);
+        return ok_status();
+    }
+    // Rows handed out one at a time: a thread held back (a shared machine) leaves its rows to
+    // the others instead of holding the step.
+    std::atomic<int64_t> next{0};
+    model_.pool().run([&](int, int) {
+        for (int64_t r = next.fetch_add(1); r < rows; r = next.fetch_add(1))
+            pick(r);
+    });
     return ok_status();
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "engine/runtime/cpu_transformer.h"
 #include "engine/runtime/kv_cache_storage.h"
@@ -39,6 +40,12 @@ class CpuExecutor final : public ModelExecutor {
                      std::span<const BlockCopy> keep) override;
     void copy_block(int32_t src, int32_t dst) override;
     Status forward(const ForwardBatch& batch, float* logits) override;
+    // Greedy steps (the engine asks when every request of the step is plain greedy): the
+    // logits stay here and each row's argmax_first (the sampler's greedy choice, bit for bit)
+    // is taken on the thread pool, rows in parallel, instead of one after the other in the
+    // engine's output processing.
+    bool device_greedy() const override { return true; }
+    Status forward_greedy(const ForwardBatch& batch, int32_t* ids) override;
     Status check_weights() const override; // every mapping of the model unchanged
     Result<KvScales> kv_absmax(std::span<const int32_t> tokens) override;
 
@@ -58,6 +65,7 @@ class CpuExecutor final : public ModelExecutor {
     KvDtype kv_dtype_ = KvDtype::F32;
     KvScales kv_scales_;
     AfterForwardHook after_forward_;
+    std::vector<float> greedy_logits_; // forward_greedy's rows
 };
 
 } // namespace llmwb

@@ -223,9 +223,11 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
             observer_(lw.wk, xb_.data(), n);
             observer_(lw.wv, xb_.data(), n);
         }
-        kernels::matmul(q_.data(), as_matrix(pw.wq), xb_.data(), n, &pool_); // [n][q_w]
-        kernels::matmul(k_.data(), as_matrix(pw.wk), xb_.data(), n, &pool_); // [n][kv_w]
-        kernels::matmul(v_.data(), as_matrix(pw.wv), xb_.data(), n, &pool_); // [n][kv_w]
+        // [n][q_w], [n][kv_w] x2: one activation preparation and one pass over the threads.
+        const kernels::MatmulOut qkv[] = {{q_.data(), as_matrix(pw.wq)},
+                                          {k_.data(), as_matrix(pw.wk)},
+                                          {v_.data(), as_matrix(pw.wv)}};
+        kernels::matmul_shared(qkv, xb_.data(), n, &pool_);
     }
     add_bias(q_.data(), nl.bq, n);
     add_bias(k_.data(), nl.bk, n);
@@ -308,8 +310,9 @@ void CpuTransformer::mlp_block(int32_t l, int32_t n) {
             observer_(lw.w_gate, xb_.data(), n);
             observer_(lw.w_up, xb_.data(), n);
         }
-        kernels::matmul(gate_.data(), as_matrix(pw.w_gate), xb_.data(), n, &pool_); // [n][I]
-        kernels::matmul(up_.data(), as_matrix(pw.w_up), xb_.data(), n, &pool_);     // [n][I]
+        const kernels::MatmulOut gate_up[] = {{gate_.data(), as_matrix(pw.w_gate)},
+                                              {up_.data(), as_matrix(pw.w_up)}}; // [n][I] x2
+        kernels::matmul_shared(gate_up, xb_.data(), n, &pool_);
     }
     if (c.activation == MlpActivation::GeluTanh)
         kernels::gelu_tanh_mul(gate_.data(), gate_.data(), up_.data(), static_cast<int64_t>(n) * I);

@@ -91,8 +91,9 @@ class ModelExecutor {
     // at load (CUDA) no longer read the file: Ok. The engine checks after every forward.
     virtual Status check_weights() const { return ok_status(); }
 
-    // Greedy decoding on the device (CUDA): ids[i] = argmax of logits row i (lowest id on
-    // ties), without copying the logits back. Only when device_greedy() is true.
+    // Greedy decoding on the device (CUDA: without copying the logits back; CPU: the rows'
+    // argmaxes in parallel): ids[i] = argmax of logits row i (lowest id on ties). Only when
+    // device_greedy() is true.
     virtual bool device_greedy() const { return false; }
     virtual Status forward_greedy(const ForwardBatch& batch, int32_t* ids) {
         return make_error("this backend has no device-side greedy decoding");

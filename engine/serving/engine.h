@@ -55,8 +55,9 @@ struct EngineConfig {
     MemoryBudget memory;             // the KV pool's budget (memory_plan.h)
     bool skip_special_tokens = true; // leave special tokens out of the streamed text
     uint64_t cache_key = 0;          // extra key of every block hash (model/adapter id)
-    // On backends that can (CUDA): when every request of a step is plain greedy (temperature 0,
-    // no penalties, no logprobs), take the argmax on the device instead of copying logits back.
+    // On backends that can (CUDA, CPU): when every request of a step is plain greedy
+    // (temperature 0, no penalties, no logprobs), the backend takes the argmaxes (CUDA: on the
+    // device instead of copying logits back; CPU: rows in parallel on its thread pool).
     bool device_greedy = true;
     // Step records for snapshots (EngineSnapshot::scheduled, with copies of the block tables):
     // built only for a consumer that draws them (the app), not for CLI runs.

@@ -136,6 +136,60 @@ const uint8_t* prepare_rows(size_t (*row_bytes)(int64_t),
 void matmul_rows(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens,
                  ThreadPool* pool);
 
+// One matrix of a panel product: its kernel, arguments and number of whole panels.
+struct PanelJob {
+    const detail::PanelKernel* pk;
+    detail::PanelArgs args;
+    int64_t n_panels;
+};
+
+// Panels [u0, u1) of the jobs' panels taken one after the other.
+void run_panel_range(const PanelJob* jobs, size_t n_jobs, int64_t u0, int64_t u1) {
+    int64_t base = 0;
+    for (size_t j = 0; j < n_jobs && u0 < u1; ++j) {
+        const int64_t end = base + jobs[j].n_panels;
+        if (u0 < end) {
+            const int64_t stop = std::min(u1, end);
+            jobs[j].pk->panels(jobs[j].args, u0 - base, stop - base);
+            u0 = stop;
+        }
+        base = end;
+    }
+}
+
+// Every whole panel of the jobs over the threads: a contiguous range of the jobs' panels per
+// thread (one sequential stream each). Which thread computes a panel never changes its bits: a
+// panel's outputs depend only on its weights and the prepared activations. (Chunks handed out
+// from a shared counter, so that a thread held back by the VM does not hold the product, were
+// tried: no gain measurable on the shared 2-vCPU machine, and they break the threads' streams.)
+void run_panel_jobs(const PanelJob* jobs, size_t n_jobs, ThreadPool* pool) {
+    int64_t total = 0;
+    for (size_t j = 0; j < n_jobs; ++j)
+        total += jobs[j].n_panels;
+    for_range(pool, total, 1,
+              [&](int64_t u0, int64_t u1) { run_panel_range(jobs, n_jobs, u0, u1); });
+}
+
+// The rows % 16 tail of a Panels matrix (Rows order after the last panel), one token at a time
+// (the matrix-vector path; < 16 rows, one thread): the Rows kernels sum differently with more
+// tokens, and a token's result must not depend on its batch.
+void panel_tail(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens) {
+    const int64_t full = w.rows / kPanelRows * kPanelRows;
+    if (full == w.rows)
+        return;
+    const auto row_bytes = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
+    const int64_t tail = w.rows - full;
+    thread_local std::vector<float> ty;
+    ty.resize(static_cast<size_t>(tail * n_tokens));
+    const WeightMatrix rest{
+        w.type, static_cast<const uint8_t*>(w.data) + static_cast<size_t>(full) * row_bytes, tail,
+        w.cols, WeightLayout::Rows};
+    for (int64_t t = 0; t < n_tokens; ++t)
+        matmul_rows(ty.data() + t * tail, rest, x + t * w.cols, 1, nullptr);
+    for (int64_t t = 0; t < n_tokens; ++t)
+        std::copy_n(ty.data() + t * tail, tail, y + t * w.rows + full);
+}
+
 // WeightLayout::Panels: the family's panel kernel over whole panels (or, at a level without
 // one, each panel unpacked and run through the Rows tile kernels), then the Rows tail token by
 // token.
@@ -143,14 +197,15 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
                    ThreadPool* pool) {
     const auto row_bytes = static_cast<size_t>(dtype_row_bytes(w.type, w.cols));
     const int64_t n_panels = w.rows / kPanelRows;
-    const int64_t full = n_panels * kPanelRows;
     const auto* base = static_cast<const uint8_t*>(w.data);
     if (const detail::PanelKernel* pk = select_panel_kernel(w.type)) {
         size_t a_stride = 0;
         const uint8_t* acts =
             prepare_rows(pk->act_row_bytes, pk->prepare_act, x, w.cols, n_tokens, pool, &a_stride);
-        const detail::PanelArgs args{base, row_bytes, w.cols, acts, a_stride, n_tokens, y, w.rows};
-        for_range(pool, n_panels, 1, [&](int64_t p0, int64_t p1) { pk->panels(args, p0, p1); });
+        const PanelJob job{
+            pk, detail::PanelArgs{base, row_bytes, w.cols, acts, a_stride, n_tokens, y, w.rows},
+            n_panels};
+        run_panel_jobs(&job, 1, pool);
     } else {
         const MatmulKernel* k = select_kernel(w.type);
         size_t a_stride = 0;
@@ -181,19 +236,7 @@ void matmul_panels(float* y, const WeightMatrix& w, const float* x, int64_t n_to
             }
         });
     }
-    if (full == w.rows)
-        return;
-    const int64_t tail = w.rows - full;
-    thread_local std::vector<float> ty;
-    ty.resize(static_cast<size_t>(tail * n_tokens));
-    const WeightMatrix rest{w.type, base + static_cast<size_t>(full) * row_bytes, tail, w.cols,
-                            WeightLayout::Rows};
-    // One token at a time (the matrix-vector path; < 16 rows, one thread): the Rows kernels
-    // sum differently with more tokens, and a token's result must not depend on its batch.
-    for (int64_t t = 0; t < n_tokens; ++t)
-        matmul_rows(ty.data() + t * tail, rest, x + t * w.cols, 1, nullptr);
-    for (int64_t t = 0; t < n_tokens; ++t)
-        std::copy_n(ty.data() + t * tail, tail, y + t * w.rows + full);
+    panel_tail(y, w, x, n_tokens);
 }
 
 } // namespace
@@ -210,6 +253,48 @@ void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, T
         matmul_panels(y, w, x, n_tokens, pool);
     else
         matmul_rows(y, w, x, n_tokens, pool);
+}
+
+void matmul_shared(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens,
+                   ThreadPool* pool) {
+    if (n_tokens <= 0 || outs.empty())
+        return;
+    // One preparation and one pass over the threads when every matrix has a panel kernel and
+    // they read the same prepared activations; otherwise one product after the other.
+    constexpr size_t kMaxShared = 4;
+    const detail::PanelKernel* first = nullptr;
+    bool grouped = outs.size() <= kMaxShared;
+    for (size_t i = 0; grouped && i < outs.size(); ++i) {
+        const WeightMatrix& w = outs[i].w;
+        const detail::PanelKernel* pk =
+            w.layout == WeightLayout::Panels ? select_panel_kernel(w.type) : nullptr;
+        grouped = pk && w.cols == outs[0].w.cols &&
+                  (!first || (pk->act_row_bytes == first->act_row_bytes &&
+                              pk->prepare_act == first->prepare_act));
+        if (!first)
+            first = pk;
+    }
+    if (!grouped) {
+        for (const MatmulOut& o : outs)
+            matmul(o.y, o.w, x, n_tokens, pool);
+        return;
+    }
+    const int64_t cols = outs[0].w.cols;
+    size_t a_stride = 0;
+    const uint8_t* acts =
+        prepare_rows(first->act_row_bytes, first->prepare_act, x, cols, n_tokens, pool, &a_stride);
+    PanelJob jobs[kMaxShared];
+    for (size_t i = 0; i < outs.size(); ++i) {
+        const WeightMatrix& w = outs[i].w;
+        jobs[i] = PanelJob{select_panel_kernel(w.type),
+                           detail::PanelArgs{static_cast<const uint8_t*>(w.data),
+                                             static_cast<size_t>(dtype_row_bytes(w.type, cols)),
+                                             cols, acts, a_stride, n_tokens, outs[i].y, w.rows},
+                           w.rows / kPanelRows};
+    }
+    run_panel_jobs(jobs, outs.size(), pool);
+    for (const MatmulOut& o : outs)
+        panel_tail(o.y, o.w, x, n_tokens);
 }
 
 namespace {

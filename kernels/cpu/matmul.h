@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/weight_layout.h"
@@ -25,6 +26,20 @@ struct WeightMatrix {
 // that read each weight block once per tile of tokens. Quantized types are read in place
 // (activations are quantized to 8 bits per block for the integer dot products).
 void matmul(float* y, const WeightMatrix& w, const float* x, int64_t n_tokens, ThreadPool* pool);
+
+// One product of matmul_shared: y [n_tokens][w.rows] = w x.
+struct MatmulOut {
+    float* y = nullptr;
+    WeightMatrix w;
+};
+
+// The products of several matrices with the same input x [n_tokens][cols] (q/k/v, gate/up):
+// every y has exactly the bits matmul(y, w, x, n_tokens, pool) gives. When all are in the panel
+// layout with kernels reading the same prepared activations, x is prepared (quantized) once and
+// all their panels go over the threads in one pass (one join instead of one per matrix);
+// otherwise one matmul after the other. No y may alias x or another y.
+void matmul_shared(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens,
+                   ThreadPool* pool);
 
 // True when every (row, token) result of matmul(w, ...) has the same bits whatever the number
 // of tokens in the call and whatever the other tokens are: a matrix in WeightLayout::Panels
