@@ -8,8 +8,9 @@ the project writes (random weights, real shapes).
       [--repeats 2] [--threads 2] [--simd avx512|avx2] [--pp 128] [--batched]
 
 Decode: llmwb-bench-decode --json per (shape, type, layout); the best of the repeats of each
-layout is printed with the read bandwidth the same run measured and the decode / roofline ratio
-(bytes actually read per token / bandwidth). Prefill: the same runs' prompt processing (--pp).
+layout is printed with the rate at which the same run read the step's own weight bytes (before
+each decode round) and the decode / roofline ratio (median over the rounds of the round's weight
+traffic / that read's rate). Prefill: the same runs' prompt processing (--pp).
 --batched: `llmwb bench` with the issue's workload (32 prompts of 128 +- 10% tokens, 128 output
 tokens, continuous vs sequential, seed 1) per layout: the continuous / sequential ratio.
 """
@@ -69,7 +70,7 @@ def main():
     a = p.parse_args()
     os.makedirs(a.cache_dir, exist_ok=True)
 
-    print("| shape | type | layout | bandwidth GB/s | decode tok/s | decode / roofline | "
+    print("| shape | type | layout | read of the weights GB/s | decode tok/s | decode / roofline | "
           "prefill tok/s (%d) |" % a.pp)
     print("|---|---|---|---|---|---|---|")
     for shape in a.shapes.split(","):
@@ -87,7 +88,7 @@ def main():
             for layout in ("rows", "panels"):
                 r = best[layout]
                 print("| %s | %s | %s | %.1f | %.2f | %.3f | %.1f |" %
-                      (shape, typ, r["weight_layout"], r["bandwidth_gbs"],
+                      (shape, typ, r["weight_layout"], r["round_bandwidth_gbs"],
                        r["decode_tokens_per_s"], r["roofline_ratio"], r["pp_tokens_per_s"]))
             sys.stdout.flush()
 
