@@ -74,12 +74,15 @@ void prep_kp(const float* x, int64_t cols, uint8_t* dst) {
         for (int c = 0; c < 4; ++c) {
             // 64 codes, one 128-bit lane per 16 (a sub-block of 16); their sums by vpdpbusd
             // against ones and two in-lane folds.
-            __m512i z = _mm512_setzero_si512();
-            LLMWB_UNROLL for (int i = 0; i < 4; ++i) {
-                const __m128i q8 = _mm512_cvtsepi32_epi8(
-                    _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 64 * c + 16 * i), vid)));
-                z = _mm512_inserti32x4(z, q8, i);
-            }
+            // (Inserts with literal lane numbers: at -O1, the sanitizer build's level, a loop
+            // index is not folded into the intrinsic's immediate.)
+            __m128i q8[4];
+            LLMWB_UNROLL for (int i = 0; i < 4; ++i) q8[i] = _mm512_cvtsepi32_epi8(
+                _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 64 * c + 16 * i), vid)));
+            __m512i z = _mm512_castsi128_si512(q8[0]);
+            z = _mm512_inserti32x4(z, q8[1], 1);
+            z = _mm512_inserti32x4(z, q8[2], 2);
+            z = _mm512_inserti32x4(z, q8[3], 3);
             _mm512_storeu_si512(dst + 256 * b + 64 * c, z);
             __m512i sv = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, z);
             sv = _mm512_add_epi32(sv, _mm512_shuffle_epi32(sv, _MM_PERM_BADC));
