@@ -13,9 +13,10 @@
 // Integer products (exact in every policy; both policies give the same integer sums):
 //   Vnni     u8 codes (5-bit: 0..31, 4-bit: 0..15, IQ4_NL: table + 128) x s8 activations, started
 //            at -K * sum(q_x).
-//   Plain    the same codes with vpmaddubsw (at most 2 * 31 * 127 per int16 pair) + vpmaddwd per
-//            group; IQ4_NL as signed table values: |w| x sign(x, w) (2 * 127 * 127 < 32768),
-//            no offset.
+//   Plain    the same codes with vpmaddubsw (at most 2 * 31 * 127 per int16 pair), summed in
+//            int16 over runs of 4 groups (4-bit codes: 8), then one vpmaddwd per run; IQ4_NL as
+//            signed table values: |w| x sign(x, w) (2 * 127 * 127 < 32768) + vpmaddwd per
+//            group, no offset.
 #pragma once
 
 #include <immintrin.h>
@@ -119,10 +120,16 @@ struct Q5Avx2Dot {
     }
 };
 #else
+// Plain AVX2: vpmaddubsw pairs summed in int16 over a run of kRun groups, widened once per run
+// (vpmaddwd by ones): a 5-bit code pair is at most 2 * 31 * 127 = 7874, so 4 groups stay below
+// 32768 (4-bit codes: 3810 per pair, 8 groups). Half the vpmaddwd of one widening per group,
+// and the same integer sums.
 struct Q5Avx2Dot {
     static __m256i step(__m256i acc, __m256i w, __m256i x) {
-        return _mm256_add_epi32(
-            acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1)));
+        return _mm256_add_epi16(acc, _mm256_maddubs_epi16(w, x));
+    }
+    static __m256i widen(__m256i acc, __m256i s16) {
+        return _mm256_add_epi32(acc, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
     }
 };
 #endif
@@ -132,6 +139,11 @@ struct Q5Avx2Dot {
 template <class Panel, int Offset> struct Avx2Nib {
     using P = Panel;
     static constexpr int K = Offset;
+#if !defined(LLMWB_Q5_AVX2_VNNI)
+    // Groups per int16 run (see Q5Avx2Dot): 4 with the fifth bit, 8 for 4-bit codes.
+    static constexpr int kRun = P::kHasH ? 4 : 8;
+    static __m256i widen(__m256i acc, __m256i s16) { return Q5Avx2Dot::widen(acc, s16); }
+#endif
     static __m256i group(const uint8_t* codes, const uint8_t* qh, int g, int v) {
         const __m256i lo = q5_avx2_nibbles(codes, g, v);
         if constexpr (P::kHasH)
@@ -167,6 +179,13 @@ struct Avx2IQ4_NL {
     }
 };
 #endif
+
+// Groups per int16 run of a policy: D::kRun where it has one, else 1 (int32 steps).
+template <class D> constexpr int q5_run() {
+    if constexpr (requires { D::kRun; })
+        return D::kRun;
+    return 1;
+}
 
 // Software prefetch: `next` advances to a target (matrix-vector stream, into L1) or by `step`
 // bytes per block up to `end` (the next panel into L2 while token tiles sweep this one).
@@ -208,14 +227,27 @@ void q5_avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, flo
         __m256i acc[2][NT];
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v)
             acc[v][t] = _mm256_set1_epi32(-D::K * xs[t][b]);
-        LLMWB_UNROLL for (int g = 0; g < 8; ++g) {
-            __m256i wv[2];
-            LLMWB_UNROLL for (int v = 0; v < 2; ++v) wv[v] = D::group(w + o.codes, w + o.qh, g, v);
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                int32_t xw;
-                __builtin_memcpy(&xw, xa[t] + 32 * b + 4 * g, 4);
-                const __m256i xb = _mm256_set1_epi32(xw);
-                LLMWB_UNROLL for (int v = 0; v < 2; ++v) acc[v][t] = D::step(acc[v][t], wv[v], xb);
+        constexpr int kRun = q5_run<D>();
+        LLMWB_UNROLL for (int g0 = 0; g0 < 8; g0 += kRun) {
+            __m256i s[2][NT];
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v)
+                s[v][t] = kRun == 1 ? acc[v][t] : _mm256_setzero_si256();
+            LLMWB_UNROLL for (int g = g0; g < g0 + kRun; ++g) {
+                __m256i wv[2];
+                LLMWB_UNROLL for (int v = 0; v < 2; ++v) wv[v] =
+                    D::group(w + o.codes, w + o.qh, g, v);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    int32_t xw;
+                    __builtin_memcpy(&xw, xa[t] + 32 * b + 4 * g, 4);
+                    const __m256i xb = _mm256_set1_epi32(xw);
+                    LLMWB_UNROLL for (int v = 0; v < 2; ++v) s[v][t] = D::step(s[v][t], wv[v], xb);
+                }
+            }
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v) {
+                if constexpr (kRun == 1)
+                    acc[v][t] = s[v][t];
+                else
+                    acc[v][t] = D::widen(acc[v][t], s[v][t]);
             }
         }
         __m256 dw[2], mw[2];
