@@ -142,7 +142,9 @@ template <class Panel, int Offset> struct Avx2Nib {
 #if !defined(LLMWB_Q5_AVX2_VNNI)
     // Groups per int16 run (see Q5Avx2Dot): 4 with the fifth bit, 8 for 4-bit codes.
     static constexpr int kRun = P::kHasH ? 4 : 8;
-    static __m256i widen(__m256i acc, __m256i s16) { return Q5Avx2Dot::widen(acc, s16); }
+    static __m256i widen(__m256i acc, __m256i s16) {
+        return Q5Avx2Dot::widen(acc, s16);
+    }
 #endif
     static __m256i group(const uint8_t* codes, const uint8_t* qh, int g, int v) {
         const __m256i lo = q5_avx2_nibbles(codes, g, v);
@@ -151,7 +153,9 @@ template <class Panel, int Offset> struct Avx2Nib {
         else
             return lo;
     }
-    static __m256i step(__m256i acc, __m256i w, __m256i x) { return Q5Avx2Dot::step(acc, w, x); }
+    static __m256i step(__m256i acc, __m256i w, __m256i x) {
+        return Q5Avx2Dot::step(acc, w, x);
+    }
 };
 using Avx2Q5_0 = Avx2Nib<Q5_0Panel, 16>;
 using Avx2Q5_1 = Avx2Nib<Q5_1Panel, 0>;
