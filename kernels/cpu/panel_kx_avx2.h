@@ -52,8 +52,10 @@ inline __m256i dot_step(__m256i acc, __m256i c, __m256i x) {
 #if LLMWB_KX_AVX2_VNNI
     return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
-    return _mm256_add_epi32(acc,
-                            _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+    __m256i r =
+        _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+    __asm__("" : "+x"(r)); // a chain, not a re-associated tree (see panel_kq_avx2_kernels.h)
+    return r;
 #endif
 }
 
@@ -205,11 +207,16 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
 
 // The dot step of unsigned codes u <= 7: AVX-VNNI's vpdpbusd, or vpmaddubsw pairs added in int16
 // (4 steps: |sum| <= 4 x 2 x 7 x 127) and widened by widen_u().
-inline __m256i dot_step_u(__m256i acc, __m256i u, __m256i x) {
+// kChain: keep the plain run a chain (see panel_kq_avx2_kernels.h); Q2_K's kernel ran ~10%
+// slower with it at 32 tokens and does without.
+template <bool kChain = true> inline __m256i dot_step_u(__m256i acc, __m256i u, __m256i x) {
 #if LLMWB_KX_AVX2_VNNI
     return _mm256_dpbusd_avx_epi32(acc, u, x);
 #else
-    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, x));
+    __m256i r = _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, x));
+    if constexpr (kChain)
+        __asm__("" : "+x"(r));
+    return r;
 #endif
 }
 inline __m256i widen_u(__m256i s) {
@@ -368,7 +375,7 @@ template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, 
                     const __m256i x =
                         bcast32(act[t].q + 256 * b + 128 * HH + 32 * K + 16 * S + 4 * m);
                     LLMWB_UNROLL for (int v = 0; v < H; ++v) s16[v][t] =
-                        dot_step_u(s16[v][t], u[v], x);
+                        dot_step_u<false>(s16[v][t], u[v], x);
                 }
             }
             LLMWB_UNROLL for (int v = 0; v < H; ++v) {

@@ -112,7 +112,9 @@ struct PlainQ8_0 {
     static __m256i start(__m256i corr) { return corr; }
     static __m256i step(__m256i acc, __m256i w, __m256i x) {
         const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
-        return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+        __m256i r = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+        __asm__("" : "+x"(r)); // a chain, not a re-associated tree (see panel_kq_avx2_kernels.h)
+        return r;
     }
     static __m256i finish(__m256i acc) { return acc; }
 };
@@ -125,7 +127,9 @@ struct PlainQ4_0 {
     static constexpr bool kInt16 = true;
     static __m256i group(const uint8_t* codes, int g, int v) { return q4_group(codes, g, v); }
     static __m256i step(__m256i acc, __m256i w, __m256i x) {
-        return _mm256_add_epi16(acc, _mm256_maddubs_epi16(w, x));
+        __m256i r = _mm256_add_epi16(acc, _mm256_maddubs_epi16(w, x));
+        __asm__("" : "+x"(r)); // a chain, not a re-associated tree (see panel_kq_avx2_kernels.h)
+        return r;
     }
 };
 

@@ -126,7 +126,9 @@ struct Q5Avx2Dot {
 // and the same integer sums.
 struct Q5Avx2Dot {
     static __m256i step(__m256i acc, __m256i w, __m256i x) {
-        return _mm256_add_epi16(acc, _mm256_maddubs_epi16(w, x));
+        __m256i r = _mm256_add_epi16(acc, _mm256_maddubs_epi16(w, x));
+        __asm__("" : "+x"(r)); // a chain, not a re-associated tree (see panel_kq_avx2_kernels.h)
+        return r;
     }
     static __m256i widen(__m256i acc, __m256i s16) {
         return _mm256_add_epi32(acc, _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
