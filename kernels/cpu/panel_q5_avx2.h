@@ -112,12 +112,15 @@ template <int Bias> inline __m256i iq4nl_table() {
         static_cast<char>(kIQ4Values[14] + Bias), static_cast<char>(kIQ4Values[15] + Bias));
 }
 
-// Integer step policies: acc += the 4-element dots of w (codes) and x (broadcast group).
+// Integer step policies: a run of run(...) groups sums the 4-element dots of w (codes) and x
+// (broadcast group) from zero with step(), then widen() adds the run to the int32 block sum.
 #if defined(LLMWB_Q5_AVX2_VNNI)
 struct Q5Avx2Dot {
+    static constexpr int run(bool /*fifth_bit*/) { return 8; }
     static __m256i step(__m256i acc, __m256i w, __m256i x) {
         return _mm256_dpbusd_avx_epi32(acc, w, x);
     }
+    static __m256i widen(__m256i acc, __m256i s) { return _mm256_add_epi32(acc, s); }
 };
 #else
 // Plain AVX2: vpmaddubsw pairs summed in int16 over a run of kRun groups, widened once per run
@@ -125,6 +128,7 @@ struct Q5Avx2Dot {
 // 32768 (4-bit codes: 3810 per pair, 8 groups). Half the vpmaddwd of one widening per group,
 // and the same integer sums.
 struct Q5Avx2Dot {
+    static constexpr int run(bool fifth_bit) { return fifth_bit ? 4 : 8; }
     static __m256i step(__m256i acc, __m256i w, __m256i x) {
         __m256i r = _mm256_add_epi16(acc, _mm256_maddubs_epi16(w, x));
         __asm__("" : "+x"(r)); // a chain, not a re-associated tree (see panel_kq_avx2_kernels.h)
@@ -137,17 +141,13 @@ struct Q5Avx2Dot {
 #endif
 
 // Weight policies: group(codes, qh, g, v): row vector v of group g (columns 4g .. 4g + 3);
-// K: the code offset removed by starting at -K * sum(q_x); step: the integer dot.
+// K: the code offset removed by starting at -K * sum(q_x); kRun / step / widen: the integer
+// dot's runs.
 template <class Panel, int Offset> struct Avx2Nib {
     using P = Panel;
     static constexpr int K = Offset;
-#if !defined(LLMWB_Q5_AVX2_VNNI)
-    // Groups per int16 run (see Q5Avx2Dot): 4 with the fifth bit, 8 for 4-bit codes.
-    static constexpr int kRun = P::kHasH ? 4 : 8;
-    static __m256i widen(__m256i acc, __m256i s16) {
-        return Q5Avx2Dot::widen(acc, s16);
-    }
-#endif
+    static constexpr int kRun = Q5Avx2Dot::run(P::kHasH);
+    static __m256i widen(__m256i acc, __m256i s) { return Q5Avx2Dot::widen(acc, s); }
     static __m256i group(const uint8_t* codes, const uint8_t* qh, int g, int v) {
         const __m256i lo = q5_avx2_nibbles(codes, g, v);
         if constexpr (P::kHasH)
@@ -155,9 +155,7 @@ template <class Panel, int Offset> struct Avx2Nib {
         else
             return lo;
     }
-    static __m256i step(__m256i acc, __m256i w, __m256i x) {
-        return Q5Avx2Dot::step(acc, w, x);
-    }
+    static __m256i step(__m256i acc, __m256i w, __m256i x) { return Q5Avx2Dot::step(acc, w, x); }
 };
 using Avx2Q5_0 = Avx2Nib<Q5_0Panel, 16>;
 using Avx2Q5_1 = Avx2Nib<Q5_1Panel, 0>;
@@ -167,15 +165,18 @@ using Avx2Q4_1 = Avx2Nib<Q4_1Panel, 0>;
 struct Avx2IQ4_NL {
     using P = IQ4_NLPanel;
     static constexpr int K = 128;
+    static constexpr int kRun = Q5Avx2Dot::run(false);
     static __m256i group(const uint8_t* codes, const uint8_t*, int g, int v) {
         return _mm256_shuffle_epi8(iq4nl_table<128>(), q5_avx2_nibbles(codes, g, v));
     }
     static __m256i step(__m256i acc, __m256i w, __m256i x) { return Q5Avx2Dot::step(acc, w, x); }
+    static __m256i widen(__m256i acc, __m256i s) { return Q5Avx2Dot::widen(acc, s); }
 };
 #else
 struct Avx2IQ4_NL {
     using P = IQ4_NLPanel;
     static constexpr int K = 0;
+    static constexpr int kRun = 8; // int32 steps: one run per block
     static __m256i group(const uint8_t* codes, const uint8_t*, int g, int v) {
         return _mm256_shuffle_epi8(iq4nl_table<0>(), q5_avx2_nibbles(codes, g, v));
     }
@@ -183,15 +184,9 @@ struct Avx2IQ4_NL {
         const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
         return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
     }
+    static __m256i widen(__m256i acc, __m256i s) { return _mm256_add_epi32(acc, s); }
 };
 #endif
-
-// Groups per int16 run of a policy: D::kRun where it has one, else 1 (int32 steps).
-template <class D> constexpr int q5_run() {
-    if constexpr (requires { D::kRun; })
-        return D::kRun;
-    return 1;
-}
 
 // Software prefetch: `next` advances to a target (matrix-vector stream, into L1) or by `step`
 // bytes per block up to `end` (the next panel into L2 while token tiles sweep this one).
@@ -233,12 +228,11 @@ void q5_avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, flo
         __m256i acc[2][NT];
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v)
             acc[v][t] = _mm256_set1_epi32(-D::K * xs[t][b]);
-        constexpr int kRun = q5_run<D>();
-        LLMWB_UNROLL for (int g0 = 0; g0 < 8; g0 += kRun) {
+        LLMWB_UNROLL for (int g0 = 0; g0 < 8; g0 += D::kRun) {
             __m256i s[2][NT];
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v)
-                s[v][t] = kRun == 1 ? acc[v][t] : _mm256_setzero_si256();
-            LLMWB_UNROLL for (int g = g0; g < g0 + kRun; ++g) {
+                s[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int g = g0; g < g0 + D::kRun; ++g) {
                 __m256i wv[2];
                 LLMWB_UNROLL for (int v = 0; v < 2; ++v) wv[v] =
                     D::group(w + o.codes, w + o.qh, g, v);
@@ -249,12 +243,8 @@ void q5_avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, flo
                     LLMWB_UNROLL for (int v = 0; v < 2; ++v) s[v][t] = D::step(s[v][t], wv[v], xb);
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v) {
-                if constexpr (kRun == 1)
-                    acc[v][t] = s[v][t];
-                else
-                    acc[v][t] = D::widen(acc[v][t], s[v][t]);
-            }
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v)
+                acc[v][t] = D::widen(acc[v][t], s[v][t]);
         }
         __m256 dw[2], mw[2];
         LLMWB_UNROLL for (int v = 0; v < 2; ++v) {
