@@ -13,17 +13,26 @@ set(LLMWB_PCH_STD
   <algorithm> <array> <atomic> <chrono> <cmath> <condition_variable> <cstdint> <cstdio>
   <cstdlib> <cstring> <deque> <filesystem> <fstream> <functional> <iostream> <limits> <map>
   <memory> <mutex> <optional> <set> <span> <sstream> <string> <string_view> <thread>
-  <unordered_map> <unordered_set> <utility> <variant> <vector> <nlohmann/json.hpp>)
+  <unordered_map> <unordered_set> <utility> <variant> <vector> <nlohmann/json.hpp>
+  ${PROJECT_SOURCE_DIR}/engine/util/json_templates.h)
 
 # llmwb_pch(target group [PIC] [LIBS lib ...] [HEADERS header ...]): `target` compiles with the
 # precompiled header of `group`: the standard headers above plus HEADERS, built by an owner
 # target with position-independent code if PIC and linking LIBS (for their flags: Qt's macros).
-# The first call of a group (in the folder of the group's targets) defines it.
+# The first call of a group (in the folder of the group's targets) defines it. Every such target
+# links llmwb_json_templates: the header json_templates.h declares nlohmann/json's parser and
+# serializer instantiated there, once, instead of in each translation unit.
 function(llmwb_pch target group)
   if(NOT LLMWB_PCH OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     return()
   endif()
   cmake_parse_arguments(P "PIC" "" "LIBS;HEADERS" ${ARGN})
+  if(NOT TARGET llmwb_json_templates)
+    add_library(llmwb_json_templates STATIC ${PROJECT_SOURCE_DIR}/engine/util/json_templates.cpp)
+    target_include_directories(llmwb_json_templates PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(llmwb_json_templates PUBLIC nlohmann_json::nlohmann_json)
+    set_target_properties(llmwb_json_templates PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
   string(MAKE_C_IDENTIFIER "${group}" key)
   set(owner llmwb_pch_${key})
   if(NOT TARGET ${owner})
@@ -37,6 +46,6 @@ function(llmwb_pch target group)
     # (CMake wraps the list in #ifdef __cplusplus: C sources of the users are not affected.)
     target_precompile_headers(${owner} PRIVATE ${LLMWB_PCH_STD} ${P_HEADERS})
   endif()
-  target_link_libraries(${target} PRIVATE nlohmann_json::nlohmann_json)
+  target_link_libraries(${target} PRIVATE nlohmann_json::nlohmann_json llmwb_json_templates)
   target_precompile_headers(${target} REUSE_FROM ${owner})
 endfunction()
