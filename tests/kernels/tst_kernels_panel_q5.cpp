@@ -279,43 +279,7 @@ MT_TEST_TABLE(randomCodesMatchReference, Row, level_rows()) {
     }
 }
 
-// The largest integer sums the kernels can meet: every code at its maximum (all bytes 0xFF:
-// 5-bit code 31, 4-bit 15, IQ4_NL's largest value), scale 1, min 0, and every activation +1 or
-// -1 (quantized to exactly +-127). A plain-AVX2 int16 run one group too long overflows here
-// (random codes and activations cancel and never come near it); the result must equal the
-// reference to float rounding.
-MT_TEST_TABLE(extremeCodesAndActivations, Row, level_rows()) {
-    test::SimdLevelGuard guard;
-    set_simd_level(row.level);
-    const int64_t rows = 32, cols = 256;
-    const auto rb = static_cast<size_t>(dtype_row_bytes(row.type, cols));
-    const size_t bb = static_cast<size_t>(dtype_block_bytes(row.type));
-    const bool has_m = row.type == DType::Q5_1 || row.type == DType::Q4_1;
-    std::vector<uint8_t> w(rb * rows, 0xFF), wp(w.size());
-    const uint16_t one = 0x3C00, zero = 0;
-    for (size_t blk = 0; blk < w.size() / bb; ++blk) {
-        std::memcpy(w.data() + blk * bb, &one, 2);
-        if (has_m)
-            std::memcpy(w.data() + blk * bb + 2, &zero, 2);
-    }
-    pack_matrix_panels(row.type, w.data(), rows, cols, wp.data(), nullptr);
-    const WeightMatrix mr{row.type, w.data(), rows, cols, WeightLayout::Rows};
-    const WeightMatrix mp{row.type, wp.data(), rows, cols, WeightLayout::Panels};
-    for (const float sign : {1.0f, -1.0f}) {
-        for (const int64_t nt : {int64_t{1}, int64_t{5}}) {
-            const std::vector<float> x(static_cast<size_t>(nt * cols), sign);
-            std::vector<float> ref(static_cast<size_t>(rows * nt)), y(ref.size());
-            matmul_reference(ref.data(), mr, x.data(), nt);
-            matmul(y.data(), mp, x.data(), nt, nullptr);
-            for (size_t i = 0; i < y.size(); ++i)
-                MT_CHECK_MSG(std::fabs(static_cast<double>(y[i]) - ref[i]) <=
-                                 1e-5 * std::fabs(ref[i]) + 1e-3,
-                             "sign %g, %lld tokens, output %zu: %g vs ref %g",
-                             static_cast<double>(sign), static_cast<long long>(nt), i,
-                             static_cast<double>(y[i]), ref[i]);
-        }
-    }
-}
+// The largest sums the kernels can meet (every code at its maximum): tst_kernels_panel_extremes.
 
 // A token's outputs of the panel rows do not depend on the other tokens of the call: each token
 // alone and every window of 2..40 tokens equal the 40-token call bit for bit, with ThreadPool(2)
