@@ -61,10 +61,16 @@ Result<std::shared_ptr<CudaPlugin>> CudaPlugin::load(const CudaPluginOptions& op
         }
         tried += (tried.empty() ? "" : ", ") + p;
     }
-    if (path.empty())
-        return make_error(std::string("CUDA plugin ") + kLibraryName + " not found (looked at: " +
-                          (tried.empty() ? std::string("nothing") : tried) +
-                          "; set LLMWB_CUDA_PLUGIN to its path)");
+    if (path.empty()) {
+        // Appended piece by piece: GCC 12 warns (-Warray-bounds, a false positive) on the chain of
+        // operator+ here.
+        std::string msg = "CUDA plugin ";
+        msg += kLibraryName;
+        msg += " not found (looked at: ";
+        msg += tried.empty() ? std::string("nothing") : tried;
+        msg += "; set LLMWB_CUDA_PLUGIN to its path)";
+        return make_error(msg);
+    }
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return make_error("CUDA plugin " + path + ": " + dl_error_text());

@@ -76,7 +76,8 @@ const detail::PanelKernel* level_kernel(Family f, DType t, SimdLevel l) {
 const detail::PanelKernel* avx2_kernel(Family f, DType t, bool vnni) {
     switch (f) {
     case Family::Q32:
-        return vnni ? detail::avx2_vnni_q32_panel_kernel(t) : detail::avx2_plain_q32_panel_kernel(t);
+        return vnni ? detail::avx2_vnni_q32_panel_kernel(t)
+                    : detail::avx2_plain_q32_panel_kernel(t);
     case Family::Q5:
         return vnni ? detail::avx2_vnni_q5_panel_kernel(t) : detail::avx2_plain_q5_panel_kernel(t);
     case Family::KQ:
@@ -127,8 +128,8 @@ std::vector<Row> rows() {
 }
 
 // A kernel called directly on the full panels of w for n tokens of x.
-std::vector<float> run_kernel(const detail::PanelKernel& k, DType t, const uint8_t* w,
-                              int64_t rows, int64_t cols, const float* x, int64_t n) {
+std::vector<float> run_kernel(const detail::PanelKernel& k, DType t, const uint8_t* w, int64_t rows,
+                              int64_t cols, const float* x, int64_t n) {
     const size_t stride = k.act_row_bytes(cols);
     detail::AlignedBuffer acts;
     uint8_t* a = acts.get(stride * static_cast<size_t>(n));
@@ -184,7 +185,8 @@ MT_TEST_TABLE(extremeCodesAndActivations, Row, rows()) {
                 int reported = 0;
                 for (size_t i = 0; i < y.size(); ++i) {
                     const double b = bound[i % static_cast<size_t>(rows)];
-                    const bool ok = std::fabs(static_cast<double>(y[i]) - ref[i]) <= 1e-5 * b + 1e-3;
+                    const bool ok =
+                        std::fabs(static_cast<double>(y[i]) - ref[i]) <= 1e-5 * b + 1e-3;
                     if (!ok && ++reported <= 4)
                         MT_CHECK_MSG(ok, "output %zu (row %zu): %.9g vs ref %.9g (|w| sum %g)", i,
                                      i % static_cast<size_t>(rows), static_cast<double>(y[i]),
