@@ -26,6 +26,7 @@
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/weight_layout.h"
+#include "panel_test_util.h"
 #include "support/mini_test.h"
 
 using namespace llmwb;
@@ -127,21 +128,6 @@ std::vector<Row> rows() {
     return out;
 }
 
-// A kernel called directly on the full panels of w for n tokens of x.
-std::vector<float> run_kernel(const detail::PanelKernel& k, DType t, const uint8_t* w, int64_t rows,
-                              int64_t cols, const float* x, int64_t n) {
-    const size_t stride = k.act_row_bytes(cols);
-    detail::AlignedBuffer acts;
-    uint8_t* a = acts.get(stride * static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-        k.prepare_act(x + i * cols, cols, a + static_cast<size_t>(i) * stride);
-    std::vector<float> y(static_cast<size_t>(rows * n), NAN);
-    const detail::PanelArgs args{
-        w, static_cast<size_t>(dtype_row_bytes(t, cols)), cols, a, stride, n, y.data(), rows};
-    k.panels(args, 0, rows / 16);
-    return y;
-}
-
 } // namespace
 
 MT_TEST_TABLE(extremeCodesAndActivations, Row, rows()) {
@@ -176,7 +162,8 @@ MT_TEST_TABLE(extremeCodesAndActivations, Row, rows()) {
                 std::vector<float> ref(static_cast<size_t>(rows * nt)), y;
                 matmul_reference(ref.data(), mr, x.data(), nt);
                 if (row.kernel) {
-                    y = run_kernel(*row.kernel, row.type, wp.data(), rows, cols, x.data(), nt);
+                    y = test::run_panel_kernel(*row.kernel, row.type, wp.data(), rows, cols,
+                                               x.data(), nt);
                 } else {
                     set_simd_level(row.level);
                     y.assign(ref.size(), NAN);

@@ -19,6 +19,7 @@
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/weight_layout.h"
+#include "panel_test_util.h"
 #include "support/mini_test.h"
 
 using namespace llmwb;
@@ -339,22 +340,8 @@ std::vector<VariantRow> avx2_variants() {
 // Runs a panel kernel directly on the full panels of p for tokens [t0, t0 + n).
 std::vector<float> run_kernel(const detail::PanelKernel& k, const Problem& p, int64_t t0,
                               int64_t n) {
-    const size_t stride = k.act_row_bytes(p.cols);
-    detail::AlignedBuffer acts;
-    uint8_t* a = acts.get(stride * static_cast<size_t>(n));
-    for (int64_t t = 0; t < n; ++t)
-        k.prepare_act(p.x.data() + (t0 + t) * p.cols, p.cols, a + static_cast<size_t>(t) * stride);
-    std::vector<float> y(static_cast<size_t>(p.rows * n), NAN);
-    const detail::PanelArgs args{p.w_panels.data(),
-                                 static_cast<size_t>(dtype_row_bytes(p.type, p.cols)),
-                                 p.cols,
-                                 a,
-                                 stride,
-                                 n,
-                                 y.data(),
-                                 p.rows};
-    k.panels(args, 0, p.rows / 16);
-    return y;
+    return test::run_panel_kernel(k, p.type, p.w_panels.data(), p.rows, p.cols,
+                                  p.x.data() + t0 * p.cols, n);
 }
 
 } // namespace
