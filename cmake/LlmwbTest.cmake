@@ -32,6 +32,8 @@ function(llmwb_add_test)
   endif()
   target_link_libraries(${T_NAME} PRIVATE Qt6::Core Qt6::Test llmwb_warnings ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/tests)
+  # Some Qt tests share fixtures written with mini_test (tests/server/server_fixture.cpp).
+  llmwb_link_mini_test(${T_NAME})
   set_target_properties(${T_NAME} PROPERTIES AUTOMOC ON)
   # One precompiled header per test folder (QtTest's macros name the folder) and Qt module set.
   if(T_LIBS MATCHES "Widgets|llmwb_ui")
@@ -53,6 +55,17 @@ function(llmwb_add_test)
     SKIP_RETURN_CODE 77)
 endfunction()
 
+# llmwb_link_mini_test(target): the target's sources use tests/support/mini_test.h; links its
+# runner and helpers (mini_test.cpp), compiled once for all tests.
+function(llmwb_link_mini_test target)
+  if(NOT TARGET llmwb_mini_test)
+    add_library(llmwb_mini_test STATIC EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/tests/support/mini_test.cpp)
+    target_include_directories(llmwb_mini_test PUBLIC ${PROJECT_SOURCE_DIR}/tests)
+    target_link_libraries(llmwb_mini_test PRIVATE llmwb_warnings)
+  endif()
+  target_link_libraries(${target} PRIVATE llmwb_mini_test)
+endfunction()
+
 # llmwb_add_plain_test(NAME name SOURCES a.cpp ... [LIBS lib ...] [LABELS label ...] [TIMEOUT s]
 #                      [CUDA_PLUGIN target])
 # A test executable WITHOUT Qt (tests/support/mini_test.h), built in every configuration,
@@ -70,6 +83,7 @@ function(llmwb_add_plain_test)
   target_link_libraries(${T_NAME} PRIVATE llmwb_warnings ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/tests)
   llmwb_pch(${T_NAME} exe)
+  llmwb_link_mini_test(${T_NAME})
   if(NOT registered)
     return()
   endif()

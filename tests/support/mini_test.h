@@ -1,5 +1,6 @@
 // mini_test: a Qt-free test harness for the executables that must build where Qt is missing (the
-// GPU machine). Header-only.
+// GPU machine). The runner and helpers are compiled once (mini_test.cpp, library llmwb_mini_test:
+// llmwb_link_mini_test in cmake/LlmwbTest.cmake, which llmwb_add_plain_test calls).
 //
 //   MT_TEST(name) { MT_CHECK(a == b); MT_CHECK_MSG(x < 1e-3, "err %g", x); MT_REQUIRE(p); }
 //   MT_COMPARE(actual, expected)          // prints both values on failure; goes on
@@ -72,10 +73,7 @@ struct Case {
     std::function<std::vector<Case>()> expand;
 };
 
-inline std::vector<Case>& registry() {
-    static std::vector<Case> cases;
-    return cases;
-}
+std::vector<Case>& registry();
 
 struct Registrar {
     Registrar(const char* name, void (*fn)()) { registry().push_back(Case{name, fn, {}}); }
@@ -86,10 +84,7 @@ struct Skip {
 };
 struct Abort {}; // a failed MT_REQUIRE ends the current test
 
-inline int& failures() {
-    static int n = 0;
-    return n;
-}
+int& failures();
 
 // What the current failure messages are about: the running test (with its row) and the
 // MT_SCOPE labels of the enclosing blocks. printed caps the messages of one test.
@@ -103,10 +98,7 @@ struct RunState {
     int printed = 0;
     int failures_at_start = 0;
 };
-inline RunState& run_state() {
-    static RunState s;
-    return s;
-}
+RunState& run_state();
 
 // True when the running test (or row) has recorded a failure (QTest::currentTestFailed()).
 inline bool current_test_failed() {
@@ -115,24 +107,8 @@ inline bool current_test_failed() {
 
 constexpr int kMaxPrintedFailuresPerTest = 25;
 
-inline void report_failure(const char* file, int line, const char* expr, const std::string& msg,
-                           const std::string& details = {}) {
-    ++failures();
-    RunState& st = run_state();
-    if (++st.printed > kMaxPrintedFailuresPerTest) {
-        if (st.printed == kMaxPrintedFailuresPerTest + 1)
-            std::fprintf(stderr, "FAIL [%s]: more failures in this test, not printed\n",
-                         st.test.c_str());
-        return;
-    }
-    std::string where;
-    if (!st.test.empty())
-        where = "[" + st.test + "] ";
-    for (const ScopeLabel& s : st.scopes)
-        where += "(" + s.text(s.scope) + ") ";
-    std::fprintf(stderr, "FAIL %s%s:%d: %s%s%s\n%s", where.c_str(), file, line, expr,
-                 msg.empty() ? "" : ": ", msg.c_str(), details.c_str());
-}
+void report_failure(const char* file, int line, const char* expr, const std::string& msg,
+                    const std::string& details = {});
 
 inline std::string format() {
     return {};
@@ -171,27 +147,8 @@ template <class Label> class Scope {
 
 // ---- values for MT_COMPARE ----------------------------------------------------------------
 
-inline std::string quoted(std::string_view s) {
-    constexpr size_t kMax = 300;
-    std::string out = "\"";
-    for (size_t i = 0; i < s.size() && i < kMax; ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c == '\\' || c == '"') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c < 0x20 || c == 0x7F) {
-            out += format("\\x%02X", c);
-        } else {
-            out += static_cast<char>(c); // UTF-8 passes through
-        }
-    }
-    out += '"';
-    if (s.size() > kMax)
-        out += format("... (%zu bytes)", s.size());
-    return out;
-}
+// s in double quotes, escaped, at most 300 bytes of it.
+std::string quoted(std::string_view s);
 
 template <class T> std::optional<std::string> to_text(const T& v);
 
@@ -302,73 +259,42 @@ template <class A, class E> bool values_equal(const A& a, const E& e) {
     }
 }
 
+// MT_COMPARE's failure: both values (nullopt: not printable) and expressions.
+void report_compare_failure(const std::optional<std::string>& actual,
+                            const std::optional<std::string>& expected, const char* actual_expr,
+                            const char* expected_expr, const char* file, int line);
+
 // The body of MT_COMPARE: true when equal; otherwise reports the failure with both values.
 template <class A, class E>
 bool compare(const A& actual, const E& expected, const char* actual_expr, const char* expected_expr,
              const char* file, int line) {
     if (values_equal(actual, expected))
         return true;
-    const auto a = to_text(actual);
-    const auto e = to_text(expected);
-    std::string details;
-    if (a && e)
-        details = "   actual   (" + std::string(actual_expr) + "): " + *a + "\n   expected (" +
-                  std::string(expected_expr) + "): " + *e + "\n";
-    report_failure(file, line,
-                   ("MT_COMPARE(" + std::string(actual_expr) + ", " + expected_expr + ")").c_str(),
-                   a && e ? "" : "values differ (value not printable)", details);
+    report_compare_failure(to_text(actual), to_text(expected), actual_expr, expected_expr, file,
+                           line);
     return false;
 }
 
 // ---- helpers ------------------------------------------------------------------------------
 
-inline std::string env_or(const char* name, const std::string& fallback) {
-    const char* v = std::getenv(name);
-    return v && *v ? std::string(v) : fallback;
-}
+std::string env_or(const char* name, const std::string& fallback);
 
 // The fetched test assets (scripts/fetch-test-assets.sh): $LLMWB_TEST_ASSETS (set by ctest),
 // else ~/.cache/llmwb/test-assets.
-inline std::string assets_dir() {
-    return env_or("LLMWB_TEST_ASSETS", env_or("HOME", ".") + "/.cache/llmwb/test-assets");
-}
+std::string assets_dir();
 
 // The whole file, or nullopt when it cannot be read.
-inline std::optional<std::string> read_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        return std::nullopt;
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+std::optional<std::string> read_file(const std::string& path);
 
 // Replaces the file's contents; false when it cannot be written.
-inline bool write_file(const std::string& path, std::string_view content) {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(content.data(), static_cast<std::streamsize>(content.size()));
-    return static_cast<bool>(f);
-}
+bool write_file(const std::string& path, std::string_view content);
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction
 // (QTemporaryDir). valid() is false when it could not be created.
 class TempDir {
   public:
-    explicit TempDir(const std::string& prefix = "llmwb-test") {
-        std::error_code ec;
-        std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-        if (ec)
-            base = "/tmp";
-        std::string templ = (base / (prefix + "-XXXXXX")).string();
-        if (mkdtemp(templ.data()))
-            path_ = templ;
-    }
-    ~TempDir() {
-        if (!path_.empty()) {
-            std::error_code ec;
-            std::filesystem::remove_all(path_, ec);
-        }
-    }
+    explicit TempDir(const std::string& prefix = "llmwb-test");
+    ~TempDir();
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
 
@@ -411,89 +337,9 @@ template <class Row> struct TableRegistrar {
 };
 
 // Runs one test (or row); returns 'p'assed, 'f'ailed or 's'kipped.
-inline char run_case(const Case& c) {
-    RunState& st = run_state();
-    st.test = c.name;
-    st.scopes.clear();
-    st.printed = 0;
-    st.failures_at_start = failures();
-    std::printf("RUN  %s\n", c.name.c_str());
-    std::fflush(stdout);
-    char result = 'p';
-    try {
-        c.fn();
-    } catch (const Skip& s) {
-        std::printf("SKIPPED: %s (%s)\n", s.reason.c_str(), c.name.c_str());
-        result = 's';
-    } catch (const Abort&) {
-    } catch (const std::exception& e) {
-        report_failure(__FILE__, __LINE__, "unexpected exception", e.what());
-    } catch (...) {
-        report_failure(__FILE__, __LINE__, "unexpected exception", "not a std::exception");
-    }
-    if (result != 's')
-        result = current_test_failed() ? 'f' : 'p';
-    std::fflush(stderr);
-    if (result == 'f')
-        std::printf("FAIL %s\n", c.name.c_str());
-    else if (result == 'p')
-        std::printf("OK   %s\n", c.name.c_str());
-    std::fflush(stdout);
-    st.test.clear();
-    st.scopes.clear();
-    return result;
-}
+char run_case(const Case& c);
 
-inline int run_all(int argc, char** argv) {
-    const bool list = argc > 1 && std::string_view(argv[1]) == "--list";
-    const char* only = argc > 1 && !list ? argv[1] : nullptr;
-    int passed = 0, skipped = 0, failed = 0, matched = 0;
-    for (const Case& entry : registry()) {
-        std::vector<Case> cases;
-        if (entry.expand) {
-            run_state().test = entry.name;
-            try {
-                cases = entry.expand();
-            } catch (const std::exception& e) {
-                report_failure(__FILE__, __LINE__, "rows of a table test threw", e.what());
-                ++failed;
-                continue;
-            }
-            run_state().test.clear();
-        } else {
-            cases.push_back(entry);
-        }
-        for (const Case& c : cases) {
-            if (only && c.name.find(only) == std::string::npos)
-                continue;
-            ++matched;
-            if (list) {
-                std::printf("%s\n", c.name.c_str());
-                continue;
-            }
-            switch (run_case(c)) {
-            case 'p':
-                ++passed;
-                break;
-            case 's':
-                ++skipped;
-                break;
-            default:
-                ++failed;
-            }
-        }
-    }
-    if (list)
-        return 0;
-    std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-    if (only && matched == 0) {
-        std::printf("no test name contains '%s'\n", only);
-        return 1;
-    }
-    if (failed > 0 || failures() > 0)
-        return 1;
-    return skipped > 0 ? 77 : 0;
-}
+int run_all(int argc, char** argv);
 
 } // namespace llmwb::mini_test
 
