@@ -371,9 +371,22 @@ template <int NT> struct Q6KTile {
     }
 };
 
-constexpr int kTile = 2;
+// Tokens per call of a tile at 2+ tokens: a panel's codes are decoded once per tile, so a wider
+// tile spends fewer instructions per product, until its accumulators no longer fit the 16 ymm
+// registers. Plain AVX2, measured on AMD Zen 3 (2 threads, old and new driver in one binary,
+// alternating, same bits), time per call against tiles of 2: Q4_K (4 tokens) 4864 x 1536 at 32
+// tokens 1.66 -> 1.31 ms, 1536 x 8960 at 512 tokens 48.5 -> 42.3 ms; Q6_K (4) 2.75 -> 2.43 ms
+// and 80.7 -> 69.6 ms; Q5_K (3: at 4 its int16 runs and high bits spill, 7% slower than 2)
+// 2.43 -> 2.00 ms and 72.0 -> 60.6 ms. AVX-VNNI (no int16 runs, other register needs) keeps 2:
+// not measured on a CPU that has it.
+constexpr int kTileQ4K = LLMWB_KQ_AVX2_VNNI ? 2 : 4;
+constexpr int kTileQ5K = LLMWB_KQ_AVX2_VNNI ? 2 : 3;
+constexpr int kTileQ6K = LLMWB_KQ_AVX2_VNNI ? 2 : 4;
 
-template <template <int> class F> void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
+// Panels [p0, p1): one token by whole panels (both halves at once); 2+ tokens by chunks of
+// panels that stay in L2 while tiles of kTile tokens (then 2, then 1 for the rest) pass over them.
+template <template <int> class F, int kTile>
+void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
     if (a.n_tokens == 1) {
         for (int64_t p = p0; p < p1; ++p)
             F<1>::template run<2>(a, p, 0, 0);
@@ -384,22 +397,30 @@ template <template <int> class F> void panels(const PanelArgs& a, int64_t p0, in
         std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)));
     for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
         const int64_t c1 = std::min(p1, c0 + chunk);
-        for (int64_t t0 = 0; t0 < a.n_tokens; t0 += kTile) {
-            const bool two = a.n_tokens - t0 >= 2;
+        for (int64_t t0 = 0; t0 < a.n_tokens;) {
+            const int64_t left = a.n_tokens - t0;
+            const int nt = left >= kTile ? kTile : left >= 2 ? 2 : 1;
             for (int64_t p = c0; p < c1; ++p)
                 for (int h = 0; h < 2; ++h) {
-                    if (two)
+                    if constexpr (kTile > 2) {
+                        if (nt == kTile) {
+                            F<kTile>::template run<1>(a, p, h, t0);
+                            continue;
+                        }
+                    }
+                    if (nt == 2)
                         F<2>::template run<1>(a, p, h, t0);
                     else
                         F<1>::template run<1>(a, p, h, t0);
                 }
+            t0 += nt;
         }
     }
 }
 
-const PanelKernel kQ4K{kp_bytes, prep_kp, panels<Q4KTile>};
-const PanelKernel kQ5K{kp_bytes, prep_kp, panels<Q5KTile>};
-const PanelKernel kQ6K{kp_bytes, prep_kp, panels<Q6KTile>};
+const PanelKernel kQ4K{kp_bytes, prep_kp, panels<Q4KTile, kTileQ4K>};
+const PanelKernel kQ5K{kp_bytes, prep_kp, panels<Q5KTile, kTileQ5K>};
+const PanelKernel kQ6K{kp_bytes, prep_kp, panels<Q6KTile, kTileQ6K>};
 
 inline const PanelKernel* kernel_of(DType t) {
     switch (t) {
