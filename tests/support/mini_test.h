@@ -1,6 +1,7 @@
 // mini_test: a Qt-free test harness for the executables that must build where Qt is missing (the
 // GPU machine). The runner and helpers are compiled once (mini_test.cpp, library llmwb_mini_test:
-// llmwb_link_mini_test in cmake/LlmwbTest.cmake, which llmwb_add_plain_test calls).
+// llmwb_link_mini_test in cmake/LlmwbTest.cmake, which llmwb_add_plain_test and llmwb_add_test
+// call; a target made another way that compiles a file using this header calls it itself).
 //
 //   MT_TEST(name) { MT_CHECK(a == b); MT_CHECK_MSG(x < 1e-3, "err %g", x); MT_REQUIRE(p); }
 //   MT_COMPARE(actual, expected)          // prints both values on failure; goes on
