@@ -402,13 +402,9 @@ void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
             const int nt = left >= kTile ? kTile : left >= 2 ? 2 : 1;
             for (int64_t p = c0; p < c1; ++p)
                 for (int h = 0; h < 2; ++h) {
-                    if constexpr (kTile > 2) {
-                        if (nt == kTile) {
-                            F<kTile>::template run<1>(a, p, h, t0);
-                            continue;
-                        }
-                    }
-                    if (nt == 2)
+                    if (nt == kTile)
+                        F<kTile>::template run<1>(a, p, h, t0);
+                    else if (nt == 2)
                         F<2>::template run<1>(a, p, h, t0);
                     else
                         F<1>::template run<1>(a, p, h, t0);
