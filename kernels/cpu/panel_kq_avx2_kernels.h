@@ -5,8 +5,7 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
-
+#include "kernels/cpu/panel_avx2_sweep.h"
 #include "kernels/cpu/panel_kq.h"
 
 #ifndef LLMWB_KQ_AVX2_VNNI
@@ -19,7 +18,6 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
-constexpr size_t kChunkBytes = 192 << 10;
 // No software prefetch: a panel is one sequential stream per thread, which the hardware
 // prefetchers follow. The AVX-512 kernels' prefetch of every weight line 4 KB ahead (NTA) made
 // these kernels slower where it was measured (AMD Zen 3, plain AVX2, one token, matrices streamed
@@ -355,68 +353,35 @@ void q6k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
 
 // ---- driver --------------------------------------------------------------------------------
 
-template <int NT> struct Q4KTile {
-    template <int H> static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+template <int H, int NT> struct Q4KTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
         q45_halves<LLMWB_KQ_AVX2_VNNI != 0, false, H, NT>(a, p, h0, t0);
     }
 };
-template <int NT> struct Q5KTile {
-    template <int H> static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+template <int H, int NT> struct Q5KTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
         q45_halves<LLMWB_KQ_AVX2_VNNI != 0, true, H, NT>(a, p, h0, t0);
     }
 };
-template <int NT> struct Q6KTile {
-    template <int H> static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
+template <int H, int NT> struct Q6KTile {
+    static void run(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
         q6k_halves<LLMWB_KQ_AVX2_VNNI != 0, H, NT>(a, p, h0, t0);
     }
 };
 
-// Tokens per call of a tile at 2+ tokens: a panel's codes are decoded once per tile, so a wider
-// tile spends fewer instructions per product, until its accumulators no longer fit the 16 ymm
-// registers. Plain AVX2, measured on AMD Zen 3 (2 threads, old and new driver in one binary,
-// alternating, same bits), time per call against tiles of 2: Q4_K (4 tokens) 4864 x 1536 at 32
-// tokens 1.66 -> 1.31 ms, 1536 x 8960 at 512 tokens 48.5 -> 42.3 ms; Q6_K (4) 2.75 -> 2.43 ms
-// and 80.7 -> 69.6 ms; Q5_K (3: at 4 its int16 runs and high bits spill, 7% slower than 2)
-// 2.43 -> 2.00 ms and 72.0 -> 60.6 ms. AVX-VNNI (no int16 runs, other register needs) keeps 2:
-// not measured on a CPU that has it.
+// Tokens per tile at 2+ tokens (panel_avx2_sweep.h). Plain AVX2, measured on AMD Zen 3 (2
+// threads, old and new driver in one binary, alternating, same bits), time per call against tiles
+// of 2: Q4_K (4 tokens) 4864 x 1536 at 32 tokens 1.66 -> 1.31 ms, 1536 x 8960 at 512 tokens 48.5
+// -> 42.3 ms; Q6_K (4) 2.75 -> 2.43 ms and 80.7 -> 69.6 ms; Q5_K (3: at 4 its int16 runs and high
+// bits spill, 7% slower than 2) 2.43 -> 2.00 ms and 72.0 -> 60.6 ms. AVX-VNNI (no int16 runs,
+// other register needs) keeps 2: not measured on a CPU that has it.
 constexpr int kTileQ4K = LLMWB_KQ_AVX2_VNNI ? 2 : 4;
 constexpr int kTileQ5K = LLMWB_KQ_AVX2_VNNI ? 2 : 3;
 constexpr int kTileQ6K = LLMWB_KQ_AVX2_VNNI ? 2 : 4;
 
-// Panels [p0, p1): one token by whole panels (both halves at once); 2+ tokens by chunks of
-// panels that stay in L2 while tiles of kTile tokens (then 2, then 1 for the rest) pass over them.
-template <template <int> class F, int kTile>
-void panels(const PanelArgs& a, int64_t p0, int64_t p1) {
-    if (a.n_tokens == 1) {
-        for (int64_t p = p0; p < p1; ++p)
-            F<1>::template run<2>(a, p, 0, 0);
-        return;
-    }
-    const size_t panel_bytes = kPanelRows * a.row_bytes;
-    const int64_t chunk =
-        std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(panel_bytes, 1)));
-    for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
-        const int64_t c1 = std::min(p1, c0 + chunk);
-        for (int64_t t0 = 0; t0 < a.n_tokens;) {
-            const int64_t left = a.n_tokens - t0;
-            const int nt = left >= kTile ? kTile : left >= 2 ? 2 : 1;
-            for (int64_t p = c0; p < c1; ++p)
-                for (int h = 0; h < 2; ++h) {
-                    if (nt == kTile)
-                        F<kTile>::template run<1>(a, p, h, t0);
-                    else if (nt == 2)
-                        F<2>::template run<1>(a, p, h, t0);
-                    else
-                        F<1>::template run<1>(a, p, h, t0);
-                }
-            t0 += nt;
-        }
-    }
-}
-
-const PanelKernel kQ4K{kp_bytes, prep_kp, panels<Q4KTile, kTileQ4K>};
-const PanelKernel kQ5K{kp_bytes, prep_kp, panels<Q5KTile, kTileQ5K>};
-const PanelKernel kQ6K{kp_bytes, prep_kp, panels<Q6KTile, kTileQ6K>};
+const PanelKernel kQ4K{kp_bytes, prep_kp, sweep_panels<Q4KTile, kTileQ4K>};
+const PanelKernel kQ5K{kp_bytes, prep_kp, sweep_panels<Q5KTile, kTileQ5K>};
+const PanelKernel kQ6K{kp_bytes, prep_kp, sweep_panels<Q6KTile, kTileQ6K>};
 
 inline const PanelKernel* kernel_of(DType t) {
     switch (t) {
