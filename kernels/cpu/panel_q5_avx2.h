@@ -21,8 +21,7 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
-
+#include "kernels/cpu/panel_avx2_sweep.h"
 #include "kernels/cpu/panel_q5.h"
 #include "kernels/cpu/quant_blocks.h"
 
@@ -31,8 +30,6 @@
 namespace llmwb::kernels::detail {
 
 namespace {
-
-constexpr int kQ5Avx2MaxNT = 3;
 
 // Same rounding as the other activation quantizers: q = round_even(x * 127 / amax); the same
 // bytes as the AVX-512 quantizer.
@@ -188,18 +185,10 @@ struct Avx2IQ4_NL {
 };
 #endif
 
-// Software prefetch: `next` advances to a target (matrix-vector stream, into L1) or by `step`
-// bytes per block up to `end` (the next panel into L2 while token tiles sweep this one).
-struct Q5Avx2Prefetch {
-    const char* next = nullptr;
-    const char* end = nullptr;
-    int64_t step = 0;
-};
-
 // One panel (2 row vectors) x NT tokens; y[t * ldy + row]. kStream: matrix-vector.
 template <class D, int NT, bool kStream>
 void q5_avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float* y, int64_t ldy,
-                   Q5Avx2Prefetch& pf) {
+                   Avx2Prefetch& pf) {
     using P = typename D::P;
     const PanelQ5ActLayout L(cols);
     const int64_t nb = cols / 32;
@@ -214,17 +203,7 @@ void q5_avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, flo
         _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const auto o = P::offsets(nb, b);
-        if constexpr (kStream) {
-            // Non-temporal, 4 KiB ahead (see panel_q32_avx512.cpp).
-            const char* target = reinterpret_cast<const char*>(w) +
-                                 (b + 1) * static_cast<int64_t>(P::kColBytes) + 4096;
-            for (; pf.next < target; pf.next += 64)
-                _mm_prefetch(pf.next, _MM_HINT_NTA);
-        } else {
-            const char* stop = std::min(pf.next + pf.step, pf.end);
-            for (; pf.next < stop; pf.next += 64)
-                _mm_prefetch(pf.next, _MM_HINT_T1);
-        }
+        avx2_prefetch_block<kStream>(pf, w, b, P::kColBytes);
         __m256i acc[2][NT];
         LLMWB_UNROLL for (int t = 0; t < NT; ++t) LLMWB_UNROLL for (int v = 0; v < 2; ++v)
             acc[v][t] = _mm256_set1_epi32(-D::K * xs[t][b]);
@@ -269,45 +248,16 @@ void q5_avx2_micro(const uint8_t* w, int64_t cols, const uint8_t* const* xa, flo
         _mm256_storeu_ps(y + t * ldy + 8 * v, facc[v][t]);
 }
 
-template <class D> void q5_avx2_panels(const PanelArgs& a, int64_t p0, int64_t p1) {
-    const size_t panel_bytes = a.row_bytes * 16;
-    if (a.n_tokens == 1) {
-        Q5Avx2Prefetch pf;
-        pf.next = reinterpret_cast<const char*>(a.w + static_cast<size_t>(p0) * panel_bytes);
-        for (int64_t p = p0; p < p1; ++p)
-            q5_avx2_micro<D, 1, true>(a.w + static_cast<size_t>(p) * panel_bytes, a.cols, &a.a,
-                                      a.y + 16 * p, a.ldy, pf);
-        return;
+template <class D> struct Q5Avx2Micro {
+    template <int NT, bool kStream>
+    static void run(const uint8_t* w, int64_t cols, const uint8_t* const* xa, float* y, int64_t ldy,
+                    Avx2Prefetch& pf) {
+        q5_avx2_micro<D, NT, kStream>(w, cols, xa, y, ldy, pf);
     }
-    // Token tiles as even as possible; each panel (L1/L2 resident) swept once per tile.
-    const int64_t tiles = (a.n_tokens + kQ5Avx2MaxNT - 1) / kQ5Avx2MaxNT;
-    const int64_t base = a.n_tokens / tiles, extra = a.n_tokens % tiles;
-    static_assert(kQ5Avx2MaxNT == 3);
-    for (int64_t p = p0; p < p1; ++p) {
-        const uint8_t* w = a.w + static_cast<size_t>(p) * panel_bytes;
-        Q5Avx2Prefetch pf;
-        pf.next = reinterpret_cast<const char*>(w + panel_bytes);
-        pf.end = p + 1 < p1 ? pf.next + panel_bytes : pf.next;
-        pf.step = (static_cast<int64_t>(panel_bytes) / (tiles * (a.cols / 32)) + 64) & ~int64_t{63};
-        const uint8_t* xa[kQ5Avx2MaxNT];
-        for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
-            const int nt = static_cast<int>(base + (i < extra ? 1 : 0));
-            for (int t = 0; t < nt; ++t)
-                xa[t] = a.a + static_cast<size_t>(t0 + t) * a.a_stride;
-            float* y = a.y + t0 * a.ldy + 16 * p;
-            if (nt == 1)
-                q5_avx2_micro<D, 1, false>(w, a.cols, xa, y, a.ldy, pf);
-            else if (nt == 2)
-                q5_avx2_micro<D, 2, false>(w, a.cols, xa, y, a.ldy, pf);
-            else
-                q5_avx2_micro<D, 3, false>(w, a.cols, xa, y, a.ldy, pf);
-            t0 += nt;
-        }
-    }
-}
+};
 
 template <class D> constexpr PanelKernel make_q5_avx2_panel_kernel() {
-    return PanelKernel{panel_q5_act_bytes, q5_avx2_prep, q5_avx2_panels<D>};
+    return PanelKernel{panel_q5_act_bytes, q5_avx2_prep, sweep_a32_panels<Q5Avx2Micro<D>>};
 }
 
 // The level's kernels of this file's policy (Plain or Vnni).
