@@ -1,12 +1,12 @@
 // AVX2 pieces shared by the panel kernels of the 256-column families (panel_kq_avx2_kernels.h:
 // Q4_K, Q5_K, Q6_K; panel_kx_avx2.h: IQ4_XS, Q3_K, Q2_K): loads, the KP activation quantizer
 // (the bytes of prepare_act_kp, panel_kq.h) and the per-token views of a KP row, and the sweep
-// (panel_avx2_sweep.h). Everything here has internal linkage (one copy per including file).
+// (panel_avx2_common.h). Everything here has internal linkage (one copy per including file).
 #pragma once
 
 #include <immintrin.h>
 
-#include "kernels/cpu/panel_avx2_sweep.h"
+#include "kernels/cpu/panel_avx2_common.h"
 #include "kernels/cpu/panel_kq.h"
 
 #ifndef LLMWB_UNROLL

@@ -285,7 +285,7 @@ template <int H, int NT> struct Q6KTile {
     }
 };
 
-// Tokens per tile at 2+ tokens (panel_avx2_sweep.h). Plain AVX2, measured on AMD Zen 3 (2
+// Tokens per tile at 2+ tokens (panel_avx2_common.h). Plain AVX2, measured on AMD Zen 3 (2
 // threads, old and new driver in one binary, alternating, same bits), time per call against tiles
 // of 2: Q4_K (4 tokens) 4864 x 1536 at 32 tokens 1.66 -> 1.31 ms, 1536 x 8960 at 512 tokens 48.5
 // -> 42.3 ms; Q6_K (4) 2.75 -> 2.43 ms and 80.7 -> 69.6 ms; Q5_K (3: at 4 its int16 runs and high

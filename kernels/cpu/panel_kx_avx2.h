@@ -344,7 +344,7 @@ template <int H, int NT> struct Q2KTile {
     }
 };
 
-// Tokens per tile at 2+ tokens (panel_avx2_sweep.h). Plain AVX2, measured on AMD Zen 3 (2
+// Tokens per tile at 2+ tokens (panel_avx2_common.h). Plain AVX2, measured on AMD Zen 3 (2
 // threads, tiles of 2 and of 3 / 4 in one binary, alternating, same bits), best time per call:
 // IQ4_XS (4) 4864 x 1536 at 32 tokens 2.53 -> 2.30 ms, 1536 x 8960 at 512 tokens 86.5 -> 78.7 ms;
 // Q3_K (4) 2.85 -> 2.53 ms and 97.5 -> 73.4 ms (8 tokens 1.59 -> 1.26 ms). Tiles of 3 gained about

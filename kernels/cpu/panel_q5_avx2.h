@@ -21,7 +21,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/cpu/panel_avx2_sweep.h"
+#include "kernels/cpu/panel_avx2_common.h"
 #include "kernels/cpu/panel_q5.h"
 #include "kernels/cpu/quant_blocks.h"
 
@@ -37,36 +37,8 @@ void q5_avx2_prep(const float* x, int64_t cols, uint8_t* dst) {
     const PanelQ5ActLayout L(cols);
     auto* d = reinterpret_cast<float*>(dst + L.d_off);
     auto* sum = reinterpret_cast<int32_t*>(dst + L.sum_off);
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    for (int64_t b = 0; b < cols / 32; ++b) {
-        __m256 v[4];
-        __m256 m = _mm256_setzero_ps();
-        for (int i = 0; i < 4; ++i) {
-            v[i] = _mm256_loadu_ps(x + 32 * b + 8 * i);
-            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
-        }
-        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-        h = _mm_max_ss(h, _mm_movehdup_ps(h));
-        const float amax = _mm_cvtss_f32(h);
-        const __m256 vid = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
-        __m256i q[4];
-        for (int i = 0; i < 4; ++i)
-            q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], vid));
-        const __m256i s =
-            _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-        // packs interleave the 128-bit lanes: dwords (0, 4, 1, 5, 2, 6, 3, 7) restore the order
-        const __m256i p =
-            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i*>(dst + 32 * b),
-            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
-        d[b] = amax / 127.0f;
-        sum[b] = _mm_cvtsi128_si32(s4);
-    }
+    for (int64_t b = 0; b < cols / 32; ++b)
+        d[b] = quantize_a32_block(x + 32 * b, dst + 32 * b, sum + b) / 127.0f;
 }
 
 inline __m256i q5_avx2_nibbles(const uint8_t* codes, int g, int v) {
