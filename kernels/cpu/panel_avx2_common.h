@@ -1,7 +1,7 @@
 // Pieces shared by the AVX2 panel kernels: the sweeps over a thread's panels [p0, p1) of the
 // 32-column families (panel_q32_avx2.h: Q8_0, Q4_0; panel_q5_avx2.h: Q5_0, Q5_1, Q4_1, IQ4_NL) and
 // of the 256-column families (panel_kq_avx2_kernels.h: Q4_K, Q5_K, Q6_K; panel_kx_avx2.h: IQ4_XS,
-// Q3_K, Q2_K), and the 32-column families' activation block quantizer.
+// Q3_K, Q2_K), the 32-column families' activation block quantizer and horizontal reductions.
 // Internal to kernels/cpu; everything here has internal linkage (one copy per including file, so
 // each ISA's copy stays its own).
 #pragma once
@@ -18,6 +18,20 @@ namespace llmwb::kernels::detail {
 
 namespace {
 
+inline int hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline float hmax_ps(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
 // ---- 32-column families -------------------------------------------------------------------
 
 // One block of 32 activations, the rounding of every activation quantizer: q = round_even(x * 127
@@ -31,25 +45,19 @@ __attribute__((always_inline)) inline float quantize_a32_block(const float* x, u
         v[i] = _mm256_loadu_ps(x + 8 * i);
         m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
     }
-    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_max_ss(h, _mm_movehdup_ps(h));
-    const float amax = _mm_cvtss_f32(h);
+    const float amax = hmax_ps(m);
     const __m256 vid = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
     __m256i qi[4];
     for (int i = 0; i < 4; ++i)
         qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], vid));
     const __m256i s =
         _mm256_add_epi32(_mm256_add_epi32(qi[0], qi[1]), _mm256_add_epi32(qi[2], qi[3]));
-    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
     // packs interleave the 128-bit lanes: dwords (0, 4, 1, 5, 2, 6, 3, 7) restore the order
     const __m256i p =
         _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
                         _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
-    *sum = _mm_cvtsi128_si32(s4);
+    *sum = hsum_epi32(s);
     return amax;
 }
 
