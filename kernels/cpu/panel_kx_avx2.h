@@ -126,8 +126,9 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
 
 // ---- Q3_K ----------------------------------------------------------------------------------
 
-// The dot step of unsigned codes u <= 7: AVX-VNNI's vpdpbusd, or vpmaddubsw pairs added in int16
-// (4 steps: |sum| <= 4 x 2 x 7 x 127) and widened by widen_u().
+// The dot step of unsigned codes u <= 7 (Q3_K), u <= 3 (Q2_K): AVX-VNNI's vpdpbusd, or vpmaddubsw
+// pairs added in int16 (a sub-block of 16 is 4 steps: |sum| <= 4 x 2 x 7 x 127), which Q3_K
+// multiplies by its scale pairs with vpmaddwd and Q2_K widens with widen_u().
 // kChain: keep the plain run a chain (see panel_kq_avx2_kernels.h); Q2_K's kernel ran ~10%
 // slower with it at 32 tokens and does without.
 template <bool kChain = true> inline __m256i dot_step_u(__m256i acc, __m256i u, __m256i x) {
@@ -148,8 +149,46 @@ inline __m256i widen_u(__m256i s) {
 #endif
 }
 
-// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0 (the float steps of
-// panel_kx_avx512.cpp's q3k_panels).
+// The biased 6-bit scales (0..63) of sub-blocks 4 QQ .. 4 QQ + 3 of the 8 rows of half h: byte
+// jj of row r's dword is sub-block 4 QQ + jj (ggml's 12 scale bytes: the low nibbles of
+// sub-blocks 0..7 and 8..15 in bytes 0..3 and 4..7, their high bit pairs in bytes 8..11).
+template <int QQ> inline __m256i q3k_scale_bytes(const uint8_t* g, int h) {
+    const int o = 32 * h;
+    const __m256i shi = load(g + 1664 + o);
+    const __m256i lo = load(g + (QQ % 2 ? 1600 : 1536) + o);
+    const __m256i lo4 = QQ < 2 ? lo : _mm256_srli_epi16(lo, 4);
+    __m256i hi2; // bits 2 QQ, 2 QQ + 1 of each byte at bits 4, 5
+    if constexpr (QQ < 2)
+        hi2 = _mm256_slli_epi16(shi, 4 - 2 * QQ);
+    else if constexpr (QQ == 2)
+        hi2 = shi;
+    else
+        hi2 = _mm256_srli_epi16(shi, 2);
+    return _mm256_or_si256(_mm256_and_si256(lo4, _mm256_set1_epi8(0x0F)),
+                           _mm256_and_si256(hi2, _mm256_set1_epi8(0x30)));
+}
+
+// Scale jj of each row (byte jj of its dword in q3k_scale_bytes' vector, minus the bias 32) as
+// the dot's multiplier: plain AVX2 as the int16 pair (s, s) for vpmaddwd against the pair sums;
+// AVX-VNNI as the int32 s for vpmulld against the int32 sums.
+template <int JJ> inline __m256i q3k_scale_of(__m256i bytes) {
+#if LLMWB_KX_AVX2_VNNI
+    constexpr int k = JJ | 0x80808000;
+    const __m256i sel = _mm256_setr_epi32(k, k + 4, k + 8, k + 12, k, k + 4, k + 8, k + 12);
+    return _mm256_sub_epi32(_mm256_shuffle_epi8(bytes, sel), _mm256_set1_epi32(32));
+#else
+    constexpr int k = JJ | 0x80008000 | JJ << 16;
+    constexpr int step = 4 | 4 << 16;
+    const __m256i sel = _mm256_setr_epi32(k, k + step, k + 2 * step, k + 3 * step, k, k + step,
+                                          k + 2 * step, k + 3 * step);
+    return _mm256_sub_epi16(_mm256_shuffle_epi8(bytes, sel), _mm256_set1_epi16(32));
+#endif
+}
+
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0. Per (row, token) and
+// group the whole sum is exact in int32: for each sub-block J of 16, (ls_J - 32) x (the codes'
+// dot + the -4 offset, -4 x the sum of its activations from the KP row), then y += d_x x (d x
+// that sum) (|sum| <= 16 x 32 x 16 x 4 x 127 < 2^24, exact in float).
 template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
     const int64_t nb = a.cols / 256;
     const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
@@ -157,9 +196,6 @@ template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, 
     acts_of<NT>(a, t0, act);
     const __m256i three = _mm256_set1_epi8(3);
     const __m256i four = _mm256_set1_epi8(4);
-    const __m256i lo4_32 = _mm256_set1_epi32(15);
-    const __m256i lo2_32 = _mm256_set1_epi32(3);
-    const __m256i bias32 = _mm256_set1_epi32(32);
     __m256 y[H][NT];
     LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
         _mm256_setzero_ps();
@@ -169,21 +205,20 @@ template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, 
             LLMWB_UNROLL for (size_t i = 0; i < 512; i += 64) prefetch_ahead(g + i);
             LLMWB_UNROLL for (size_t i = 1536; i < 1760; i += 64) prefetch_ahead(g + i);
         }
-        __m256 dw[H], acc[H][NT];
-        __m256i sa[H], sb[H], shi[H];
-        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-            const int o = 32 * (h0 + v);
-            dw[v] = load_f16x8(g + 1728 + 16 * (h0 + v));
-            sa[v] = load(g + 1536 + o);
-            sb[v] = load(g + 1600 + o);
-            shi[v] = load(g + 1664 + o);
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm256_setzero_ps();
-        }
-        const auto sub = [&]<int HH, int K, int S>() __attribute__((always_inline)) {
+        __m256i sum[H][NT];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+            sum[v][t] = _mm256_setzero_si256();
+        const auto sub = [&]<int HH, int K, int S>(const __m256i* scale_bytes)
+            __attribute__((always_inline)) {
             constexpr int J = 8 * HH + 2 * K + S;
+            // The int16 pair sums start at (offset, 0) (plain) or the int32 offset (AVX-VNNI):
+            // |offset| <= 4 x 16 x 127 and |pair sum| <= 4 x 2 x 7 x 127, no int16 overflow.
             __m256i s16[H][NT];
-            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-                s16[v][t] = _mm256_setzero_si256();
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                const int32_t off = act[t].n16[16 * b + J] / 8;
+                const __m256i init = _mm256_set1_epi32(LLMWB_KX_AVX2_VNNI ? off : off & 0xFFFF);
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) s16[v][t] = init;
+            }
             LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
                 const uint8_t* qp = g + 512 + 64 * (8 * HH + 4 * S + m);
                 if constexpr (NT == 1 && H == 2 && K == 0)
@@ -206,35 +241,36 @@ template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, 
                 }
             }
             LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-                constexpr int jj = J % 4, qq = J / 4;
-                const __m256i lo = _mm256_and_si256(
-                    _mm256_srli_epi32(qq % 2 ? sb[v] : sa[v], 8 * jj + 4 * (qq / 2)), lo4_32);
-                const __m256i hi =
-                    _mm256_and_si256(_mm256_srli_epi32(shi[v], 8 * jj + 2 * qq), lo2_32);
-                const __m256i sc =
-                    _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), bias32);
-                const __m256 scf = _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(sc));
+                const __m256i sc = q3k_scale_of<J % 4>(scale_bytes[v]);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    const __m256i dot = _mm256_add_epi32(
-                        widen_u(s16[v][t]), _mm256_set1_epi32(act[t].n16[16 * b + J] / 8));
-                    acc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scf, acc[v][t]);
+#if LLMWB_KX_AVX2_VNNI
+                    sum[v][t] = _mm256_add_epi32(sum[v][t], _mm256_mullo_epi32(s16[v][t], sc));
+#else
+                    sum[v][t] = _mm256_add_epi32(sum[v][t], _mm256_madd_epi16(s16[v][t], sc));
+#endif
                 }
             }
         };
-        const auto half = [&]<int HH>() __attribute__((always_inline)) {
-            sub.template operator()<HH, 0, 0>();
-            sub.template operator()<HH, 0, 1>();
-            sub.template operator()<HH, 1, 0>();
-            sub.template operator()<HH, 1, 1>();
-            sub.template operator()<HH, 2, 0>();
-            sub.template operator()<HH, 2, 1>();
-            sub.template operator()<HH, 3, 0>();
-            sub.template operator()<HH, 3, 1>();
+        // Sub-blocks 4 QQ .. 4 QQ + 3: (HH, K) = (QQ / 2, 2 (QQ % 2)) and (QQ / 2, 2 (QQ % 2) + 1).
+        const auto quad = [&]<int QQ>() __attribute__((always_inline)) {
+            __m256i sb[H];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) sb[v] = q3k_scale_bytes<QQ>(g, h0 + v);
+            constexpr int HH = QQ / 2, K = 2 * (QQ % 2);
+            sub.template operator()<HH, K, 0>(sb);
+            sub.template operator()<HH, K, 1>(sb);
+            sub.template operator()<HH, K + 1, 0>(sb);
+            sub.template operator()<HH, K + 1, 1>(sb);
         };
-        half.template operator()<0>();
-        half.template operator()<1>();
-        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
-            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+        quad.template operator()<0>();
+        quad.template operator()<1>();
+        quad.template operator()<2>();
+        quad.template operator()<3>();
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const __m256 dw = load_f16x8(g + 1728 + 16 * (h0 + v));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+                _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sum[v][t]), dw),
+                                _mm256_set1_ps(act[t].d[b]), y[v][t]);
+        }
     }
     LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
         _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
