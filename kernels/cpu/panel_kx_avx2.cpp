@@ -8,10 +8,9 @@
 // one fixed order (acc += (d * (ls_j - 32)) * dot_j; y += d_x * acc), so a (row, token) value is
 // the same bits whatever the number of tokens (PanelKernel's contract). Q3_K and Q2_K: unsigned
 // codes (0..7, 0..3) through vpmaddubsw into int16 sums over a sub-block of 16 (no saturation).
-// Q3_K: the sums start at the sub-block's -4 offset (from the KP sums) and vpmaddwd multiplies
-// them by the scale, so a super-block's sum is exact in int32 and only d x sum is rounded. Q2_K:
-// widened once, its mins exact in int32 from the KP sums, then the float steps of
-// panel_kx_avx512.cpp.
+// vpmaddwd (AVX-VNNI: vpmulld) multiplies them by the sub-block's scale, so a super-block's sum is
+// exact in int32 and only d x sum is rounded; Q3_K's sums start at the sub-block's -4 offset,
+// Q2_K's mins are a second exact sum (vpmaddwd of min pairs by the KP row's sub-block sums).
 //
 // AVX-VNNI (vpdpbusd on ymm) is used where the CPU has it (a run-time check; the level itself
 // does not assume it): panel_kx_vnni_avx2.cpp, the same bits.

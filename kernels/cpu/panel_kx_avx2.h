@@ -168,20 +168,35 @@ template <int QQ> inline __m256i q3k_scale_bytes(const uint8_t* g, int h) {
                            _mm256_and_si256(hi2, _mm256_set1_epi8(0x30)));
 }
 
-// Scale jj of each row (byte jj of its dword in q3k_scale_bytes' vector, minus the bias 32) as
-// the dot's multiplier: plain AVX2 as the int16 pair (s, s) for vpmaddwd against the pair sums;
-// AVX-VNNI as the int32 s for vpmulld against the int32 sums.
-template <int JJ> inline __m256i q3k_scale_of(__m256i bytes) {
+// Byte JJ of every dword of v, zero-extended, as a multiplier of the dot sums: plain AVX2 the
+// int16 pair (b, b) for vpmaddwd against the int16 pair sums, AVX-VNNI the int32 b for vpmulld
+// against the int32 sums (scaled_sum).
+template <int JJ> inline __m256i scale_lanes(__m256i v) {
 #if LLMWB_KX_AVX2_VNNI
-    constexpr int k = JJ | 0x80808000;
-    const __m256i sel = _mm256_setr_epi32(k, k + 4, k + 8, k + 12, k, k + 4, k + 8, k + 12);
-    return _mm256_sub_epi32(_mm256_shuffle_epi8(bytes, sel), _mm256_set1_epi32(32));
+    constexpr int k = JJ | static_cast<int>(0x80808000);
+    constexpr int step = 4;
 #else
-    constexpr int k = JJ | 0x80008000 | JJ << 16;
+    constexpr int k = JJ | static_cast<int>(0x80008000) | JJ << 16;
     constexpr int step = 4 | 4 << 16;
+#endif
     const __m256i sel = _mm256_setr_epi32(k, k + step, k + 2 * step, k + 3 * step, k, k + step,
                                           k + 2 * step, k + 3 * step);
-    return _mm256_sub_epi16(_mm256_shuffle_epi8(bytes, sel), _mm256_set1_epi16(32));
+    return _mm256_shuffle_epi8(v, sel);
+}
+// scale_lanes' lanes minus c.
+inline __m256i scale_lanes_sub(__m256i lanes, int c) {
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_sub_epi32(lanes, _mm256_set1_epi32(c));
+#else
+    return _mm256_sub_epi16(lanes, _mm256_set1_epi16(static_cast<int16_t>(c)));
+#endif
+}
+// The dot sums of a sub-block (dot_step_u's int16 pairs or int32) times their scale_lanes: int32.
+inline __m256i scaled_sum(__m256i s, __m256i scale) {
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_mullo_epi32(s, scale);
+#else
+    return _mm256_madd_epi16(s, scale);
 #endif
 }
 
@@ -241,14 +256,9 @@ template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, 
                 }
             }
             LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-                const __m256i sc = q3k_scale_of<J % 4>(scale_bytes[v]);
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-#if LLMWB_KX_AVX2_VNNI
-                    sum[v][t] = _mm256_add_epi32(sum[v][t], _mm256_mullo_epi32(s16[v][t], sc));
-#else
-                    sum[v][t] = _mm256_add_epi32(sum[v][t], _mm256_madd_epi16(s16[v][t], sc));
-#endif
-                }
+                const __m256i sc = scale_lanes_sub(scale_lanes<J % 4>(scale_bytes[v]), 32);
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) sum[v][t] =
+                    _mm256_add_epi32(sum[v][t], scaled_sum(s16[v][t], sc));
             }
         };
         // Sub-blocks 4 QQ .. 4 QQ + 3: (HH, K) = (QQ / 2, 2 (QQ % 2)) and (QQ / 2, 2 (QQ % 2) + 1).
@@ -278,15 +288,23 @@ template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, 
 
 // ---- Q2_K ----------------------------------------------------------------------------------
 
-// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0 (the steps of
-// panel_kx_avx512.cpp's q2k_panels).
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0. Per (row, token) and
+// group two sums exact in int32: sc_J x (the codes' dot) over the 16 sub-blocks J (vpmaddwd of
+// the int16 pair sums by the scale pair; <= 16 x 15 x 16 x 3 x 127 < 2^24) and m_J x (the sum
+// of the sub-block's activations, from the KP row) (vpmaddwd of (m_J, m_J+1) by (S_J, S_J+1)),
+// then y += d_x x (d x sums - dmin x mins).
 template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
     const int64_t nb = a.cols / 256;
     const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
     Act act[NT];
     acts_of<NT>(a, t0, act);
     const __m256i three = _mm256_set1_epi8(3);
-    const __m256i lo4_32 = _mm256_set1_epi32(15);
+    // Bytes 2k, 2k + 1 of every dword to the low bytes of its words (the mins' pairs).
+    const auto pair_sel = [](int k) {
+        const int w = (2 * k) | static_cast<int>(0x80008000) | (2 * k + 1) << 16;
+        return _mm256_setr_epi32(w, w + 0x40004, w + 0x80008, w + 0xC000C, w, w + 0x40004,
+                                 w + 0x80008, w + 0xC000C);
+    };
     __m256 y[H][NT];
     LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
         _mm256_setzero_ps();
@@ -297,23 +315,23 @@ template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, 
             prefetch_ahead(g + 1280);
             prefetch_ahead(g + 1343);
         }
-        __m256 dw[H], acc[H][NT];
-        __m256i sv[H][4];
-        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-            const int o = 32 * (h0 + v);
-            dw[v] = load_f16x8(g + 1280 + 16 * (h0 + v));
-            const __m256 ndm =
-                _mm256_sub_ps(_mm256_setzero_ps(), load_f16x8(g + 1312 + 16 * (h0 + v)));
-            LLMWB_UNROLL for (int i = 0; i < 4; ++i) sv[v][i] = load(g + 64 * i + o);
+        __m256i mins[H][NT], sum[H][NT];
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+            mins[v][t] = _mm256_setzero_si256();
+            sum[v][t] = _mm256_setzero_si256();
+        }
+        LLMWB_UNROLL for (int j = 0; j < 16; j += 2) {
+            __m256i mp[H]; // (m_j, m_j+1) of each row, int16
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) mp[v] = _mm256_srli_epi16(
+                _mm256_shuffle_epi8(load(g + 64 * (j / 4) + 32 * (h0 + v)), pair_sel(j % 4 / 2)),
+                4);
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                __m256i ms = _mm256_setzero_si256();
-                LLMWB_UNROLL for (int j = 0; j < 16; ++j) {
-                    const __m256i m =
-                        _mm256_and_si256(_mm256_srli_epi32(sv[v][j / 4], 8 * (j % 4) + 4), lo4_32);
-                    ms = _mm256_add_epi32(
-                        ms, _mm256_mullo_epi32(m, _mm256_set1_epi32(act[t].n16[16 * b + j] / -32)));
-                }
-                acc[v][t] = _mm256_mul_ps(ndm, _mm256_cvtepi32_ps(ms));
+                const int32_t* n = act[t].n16 + 16 * b + j; // -32 x the sums, |sum| <= 16 x 127
+                const uint32_t sp = static_cast<uint16_t>(n[0] / -32) |
+                                    static_cast<uint32_t>(static_cast<uint16_t>(n[1] / -32)) << 16;
+                const __m256i s = _mm256_set1_epi32(static_cast<int32_t>(sp));
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) mins[v][t] =
+                    _mm256_add_epi32(mins[v][t], _mm256_madd_epi16(mp[v], s));
             }
         }
         const auto sub = [&]<int HH, int K, int S>() __attribute__((always_inline)) {
@@ -337,10 +355,10 @@ template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, 
             }
             LLMWB_UNROLL for (int v = 0; v < H; ++v) {
                 const __m256i sc =
-                    _mm256_and_si256(_mm256_srli_epi32(sv[v][J / 4], 8 * (J % 4)), lo4_32);
-                const __m256 scf = _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(sc));
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
-                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(widen_u(s16[v][t])), scf, acc[v][t]);
+                    _mm256_and_si256(scale_lanes<J % 4>(load(g + 64 * (J / 4) + 32 * (h0 + v))),
+                                     _mm256_set1_epi8(0x0F));
+                LLMWB_UNROLL for (int t = 0; t < NT; ++t) sum[v][t] =
+                    _mm256_add_epi32(sum[v][t], scaled_sum(s16[v][t], sc));
             }
         };
         const auto half = [&]<int HH>() __attribute__((always_inline)) {
@@ -355,8 +373,16 @@ template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, 
         };
         half.template operator()<0>();
         half.template operator()<1>();
-        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
-            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const __m256 dw = load_f16x8(g + 1280 + 16 * (h0 + v));
+            const __m256 dm = load_f16x8(g + 1312 + 16 * (h0 + v));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                const __m256 acc =
+                    _mm256_fmsub_ps(_mm256_cvtepi32_ps(sum[v][t]), dw,
+                                    _mm256_mul_ps(_mm256_cvtepi32_ps(mins[v][t]), dm));
+                y[v][t] = _mm256_fmadd_ps(acc, _mm256_set1_ps(act[t].d[b]), y[v][t]);
+            }
+        }
     }
     LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
         _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
@@ -384,8 +410,9 @@ template <int H, int NT> struct Q2KTile {
 // threads, tiles of 2 and of 3 / 4 in one binary, alternating, same bits), best time per call:
 // IQ4_XS (4) 4864 x 1536 at 32 tokens 2.53 -> 2.30 ms, 1536 x 8960 at 512 tokens 86.5 -> 78.7 ms;
 // Q3_K (4) 2.85 -> 2.53 ms and 97.5 -> 73.4 ms (8 tokens 1.59 -> 1.26 ms). Tiles of 3 gained about
-// half as much. Q2_K keeps 2: its scale and min vectors stay in registers for the whole group, and
-// at 4 tokens it spilled (440 stack references against 117) and ran slower; at 3 no change.
+// half as much. Q2_K keeps 2: at 4 tokens it spilled (440 stack references against 117) and ran
+// slower; with its sums exact in int32 (fewer vectors live) tiles of 3 and 4 still gained nothing
+// (4864 x 1536 at 32 tokens 2.40 -> 2.39 ms, 2.19 -> 2.56 ms).
 // AVX-VNNI keeps 2 (not measured on a CPU that has it).
 constexpr int kTileIQ4XS = LLMWB_KX_AVX2_VNNI ? 2 : 4;
 constexpr int kTileQ3K = LLMWB_KX_AVX2_VNNI ? 2 : 4;
