@@ -2,15 +2,14 @@
 // Compiled with AVX2 flags and selected only after the CPU check.
 //
 // A panel's 64-byte code vector is two ymm of 8 rows x 4 code bytes (rows 0..7, then 8..15).
-// Each nibble goes through the IQ4_NL table with vpshufb (signed values, never 0); the dot step
-// multiplies |value| by the activation with the value's sign (panel_kx_avx2.h dot_step). Per
-// super-block, row and token each sub-block's dot is exact in int32 and the float part runs in
-// one fixed order (acc += (d * (ls_j - 32)) * dot_j; y += d_x * acc), so a (row, token) value is
-// the same bits whatever the number of tokens (PanelKernel's contract). Q3_K and Q2_K: unsigned
-// codes (0..7, 0..3) through vpmaddubsw into int16 sums over a sub-block of 16 (no saturation).
-// vpmaddwd (AVX-VNNI: vpmulld) multiplies them by the sub-block's scale, so a super-block's sum is
-// exact in int32 and only d x sum is rounded; Q3_K's sums start at the sub-block's -4 offset,
-// Q2_K's mins are a second exact sum (vpmaddwd of min pairs by the KP row's sub-block sums).
+// Each IQ4_XS nibble goes through the IQ4_NL table with vpshufb (signed values, never 0); the dot
+// step multiplies |a| by b with a's sign (a, b: the value and the activation). Q3_K and Q2_K:
+// unsigned codes (0..7, 0..3) through vpmaddubsw into int16 sums over a sub-block of 16 (no
+// saturation). vpmaddwd (AVX-VNNI: vpmulld on the int32 dots) multiplies the sums by the
+// sub-block's scale, so per super-block, row and token the whole sum is exact in int32 and the
+// float part is one fixed step (y += d_x * (d * sum), Q2_K's mins a second exact sum: vpmaddwd of
+// min pairs by the KP row's sub-block sums; Q3_K's -4 offset starts each sub-block's sums), so a
+// (row, token) value is the same bits whatever the number of tokens (PanelKernel's contract).
 //
 // AVX-VNNI (vpdpbusd on ymm) is used where the CPU has it (a run-time check; the level itself
 // does not assume it): panel_kx_vnni_avx2.cpp, the same bits.

@@ -31,26 +31,67 @@ __attribute__((always_inline)) inline void prefetch_ahead(const uint8_t* p) {
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_NTA);
 }
 
-// acc (int32 lanes) += the dot of 4 signed codes (|c| <= 127, never 0) with 4 int8 activations
-// per lane, through |c| x sign(x, c): AVX-VNNI's vpdpbusd directly; plain AVX2 vpmaddubsw (pairs
-// <= 2 x 127 x 127, no int16 saturation) widened by vpmaddwd against ones. The same integers.
-inline __m256i dot_step(__m256i acc, __m256i c, __m256i x) {
-    const __m256i u = _mm256_abs_epi8(c), s = _mm256_sign_epi8(x, c);
+// Byte JJ of every dword of v, zero-extended, as a multiplier of the dot sums: plain AVX2 the
+// int16 pair (b, b) for vpmaddwd against the int16 pair sums, AVX-VNNI the int32 b for vpmulld
+// against the int32 sums (scaled_sum).
+template <int JJ> inline __m256i scale_lanes(__m256i v) {
 #if LLMWB_KX_AVX2_VNNI
-    return _mm256_dpbusd_avx_epi32(acc, u, s);
+    constexpr int k = JJ | static_cast<int>(0x80808000);
+    constexpr int step = 4;
 #else
-    __m256i r =
-        _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
-    __asm__("" : "+x"(r)); // a chain, not a re-associated tree (see panel_kq_avx2_kernels.h)
-    return r;
+    constexpr int k = JJ | static_cast<int>(0x80008000) | JJ << 16;
+    constexpr int step = 4 | 4 << 16;
+#endif
+    const __m256i sel = _mm256_setr_epi32(k, k + step, k + 2 * step, k + 3 * step, k, k + step,
+                                          k + 2 * step, k + 3 * step);
+    return _mm256_shuffle_epi8(v, sel);
+}
+// scale_lanes' lanes minus c.
+inline __m256i scale_lanes_sub(__m256i lanes, int c) {
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_sub_epi32(lanes, _mm256_set1_epi32(c));
+#else
+    return _mm256_sub_epi16(lanes, _mm256_set1_epi16(static_cast<int16_t>(c)));
+#endif
+}
+// The dot sums of a sub-block (dot_step_u's int16 pairs or int32) times their scale_lanes: int32.
+inline __m256i scaled_sum(__m256i s, __m256i scale) {
+#if LLMWB_KX_AVX2_VNNI
+    return _mm256_mullo_epi32(s, scale);
+#else
+    return _mm256_madd_epi16(s, scale);
 #endif
 }
 
 // ---- IQ4_XS --------------------------------------------------------------------------------
 
+// The 6-bit scales ls_j (0..63, biased by 32) of an IQ4_XS super-block for the 8 rows of half h:
+// even = (ls_0, ls_2, ls_4, ls_6) and odd = (ls_1, ls_3, ls_5, ls_7), the bytes of each row's
+// dword (low bits: nibbles of scales_l; high bits: pairs of scales_h).
+inline void iq4xs_scale_bytes(const uint8_t* g, int h, __m256i* even, __m256i* odd) {
+    const __m256i sl = load(g + 64 + 32 * h);
+    const __m256i sh =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * h)));
+    // Nibble k of scales_h to byte k: bytes (b0, b0, b1, b1), the odd ones shifted down by 4.
+    const __m256i dup =
+        _mm256_shuffle_epi8(sh, _mm256_setr_epi32(0x01010000, 0x05050404, 0x09090808, 0x0D0D0C0C,
+                                                  0x01010000, 0x05050404, 0x09090808, 0x0D0D0C0C));
+    const __m256i nib =
+        _mm256_or_si256(_mm256_and_si256(dup, _mm256_set1_epi16(0x000F)),
+                        _mm256_and_si256(_mm256_srli_epi16(dup, 4), _mm256_set1_epi16(0x0F00)));
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+    *even = _mm256_or_si256(_mm256_and_si256(sl, low4),
+                            _mm256_and_si256(_mm256_slli_epi16(nib, 4), bits45));
+    *odd = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(sl, 4), low4),
+                           _mm256_and_si256(_mm256_slli_epi16(nib, 2), bits45));
+}
+
 // Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0. Per (row, token) and
-// group: acc = 0, acc += (d * (ls_j - 32)) * dot_j for j = 0..7 (dot_j exact in int32), then
-// y += d_x * acc.
+// group the sum over the 8 sub-blocks j of (ls_j - 32) x (the dot of the codes' values with the
+// activations) is exact in int32 (|sum| <= 8 x 32 x 32 x 127 x 127 < 2^31), then y += d_x x (d
+// x sum). The dot step multiplies |a| by b with a's sign (vpmaddubsw; pairs <= 2 x 127 x 127,
+// no int16 saturation): a = the value, b = the activation; at one token a = the activation (its
+// |x| shared by both halves).
 template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
     const int64_t nb = a.cols / 256;
     const uint8_t* panel = a.w + static_cast<size_t>(p) * kPanelRows * a.row_bytes;
@@ -59,27 +100,37 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
     const __m256i table =
         _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
     const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i lo4_32 = _mm256_set1_epi32(15);
-    const __m256i lo2_32 = _mm256_set1_epi32(3);
-    const __m256i bias32 = _mm256_set1_epi32(32);
     __m256 y[H][NT];
     LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
         _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* g = panel + static_cast<size_t>(b) * kIQ4XSGroupBytes;
-        __m256 dw[H], acc[H][NT];
-        __m256i sh[H], sl[H];
+        __m256i even[H], odd[H], sum[H][NT];
         LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-            dw[v] = load_f16x8(g + 16 * (h0 + v));
-            sh[v] = _mm256_cvtepu16_epi32(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * (h0 + v))));
-            sl[v] = load(g + 64 + 32 * (h0 + v));
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] = _mm256_setzero_ps();
+            iq4xs_scale_bytes(g, h0 + v, &even[v], &odd[v]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) sum[v][t] = _mm256_setzero_si256();
         }
         const auto sub = [&]<int J>() __attribute__((always_inline)) {
+            __m256i sc[H];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) sc[v] =
+                scale_lanes_sub(scale_lanes<J / 2>(J % 2 ? odd[v] : even[v]), 32);
+#if LLMWB_KX_AVX2_VNNI
             __m256i dot[H][NT];
             LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
                 dot[v][t] = _mm256_setzero_si256();
+#endif
+            // acc += the products of |u| and s (int8 lanes) for half v and token t.
+            const auto step = [&](int v, int t, __m256i u, __m256i s)
+                __attribute__((always_inline)) {
+#if LLMWB_KX_AVX2_VNNI
+                dot[v][t] = _mm256_dpbusd_avx_epi32(dot[v][t], u, s);
+#else
+                __m256i r = _mm256_add_epi32(sum[v][t],
+                                             _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc[v]));
+                __asm__("" : "+x"(r)); // a chain, not a re-associated tree
+                sum[v][t] = r;
+#endif
+            };
             LLMWB_UNROLL for (int m = 0; m < 4; ++m) {
                 const uint8_t* cp = g + 128 + 64 * (4 * J + m);
                 __m256i lo[H], hi[H];
@@ -92,22 +143,24 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
                     const int8_t* x = act[t].q + 256 * b + 32 * J + 4 * m;
                     const __m256i xl = bcast32(x), xh = bcast32(x + 16);
-                    LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-                        dot[v][t] = dot_step(dot[v][t], lo[v], xl);
-                        dot[v][t] = dot_step(dot[v][t], hi[v], xh);
+                    if constexpr (NT == 1) {
+                        const __m256i al = _mm256_abs_epi8(xl), ah = _mm256_abs_epi8(xh);
+                        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                            step(v, t, al, _mm256_sign_epi8(lo[v], xl));
+                            step(v, t, ah, _mm256_sign_epi8(hi[v], xh));
+                        }
+                    } else {
+                        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                            step(v, t, _mm256_abs_epi8(lo[v]), _mm256_sign_epi8(xl, lo[v]));
+                            step(v, t, _mm256_abs_epi8(hi[v]), _mm256_sign_epi8(xh, hi[v]));
+                        }
                     }
                 }
             }
-            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-                const __m256i ls = _mm256_or_si256(
-                    _mm256_and_si256(_mm256_srli_epi32(sl[v], 4 * J), lo4_32),
-                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh[v], 2 * J), lo2_32),
-                                      4));
-                const __m256 sc =
-                    _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, bias32)));
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) acc[v][t] =
-                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[v][t]), sc, acc[v][t]);
-            }
+#if LLMWB_KX_AVX2_VNNI
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                sum[v][t] = _mm256_add_epi32(sum[v][t], scaled_sum(dot[v][t], sc[v]));
+#endif
         };
         sub.template operator()<0>();
         sub.template operator()<1>();
@@ -117,8 +170,12 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
         sub.template operator()<5>();
         sub.template operator()<6>();
         sub.template operator()<7>();
-        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
-            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const __m256 dw = load_f16x8(g + 16 * (h0 + v));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+                _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sum[v][t]), dw),
+                                _mm256_set1_ps(act[t].d[b]), y[v][t]);
+        }
     }
     LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
         _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);
@@ -166,38 +223,6 @@ template <int QQ> inline __m256i q3k_scale_bytes(const uint8_t* g, int h) {
         hi2 = _mm256_srli_epi16(shi, 2);
     return _mm256_or_si256(_mm256_and_si256(lo4, _mm256_set1_epi8(0x0F)),
                            _mm256_and_si256(hi2, _mm256_set1_epi8(0x30)));
-}
-
-// Byte JJ of every dword of v, zero-extended, as a multiplier of the dot sums: plain AVX2 the
-// int16 pair (b, b) for vpmaddwd against the int16 pair sums, AVX-VNNI the int32 b for vpmulld
-// against the int32 sums (scaled_sum).
-template <int JJ> inline __m256i scale_lanes(__m256i v) {
-#if LLMWB_KX_AVX2_VNNI
-    constexpr int k = JJ | static_cast<int>(0x80808000);
-    constexpr int step = 4;
-#else
-    constexpr int k = JJ | static_cast<int>(0x80008000) | JJ << 16;
-    constexpr int step = 4 | 4 << 16;
-#endif
-    const __m256i sel = _mm256_setr_epi32(k, k + step, k + 2 * step, k + 3 * step, k, k + step,
-                                          k + 2 * step, k + 3 * step);
-    return _mm256_shuffle_epi8(v, sel);
-}
-// scale_lanes' lanes minus c.
-inline __m256i scale_lanes_sub(__m256i lanes, int c) {
-#if LLMWB_KX_AVX2_VNNI
-    return _mm256_sub_epi32(lanes, _mm256_set1_epi32(c));
-#else
-    return _mm256_sub_epi16(lanes, _mm256_set1_epi16(static_cast<int16_t>(c)));
-#endif
-}
-// The dot sums of a sub-block (dot_step_u's int16 pairs or int32) times their scale_lanes: int32.
-inline __m256i scaled_sum(__m256i s, __m256i scale) {
-#if LLMWB_KX_AVX2_VNNI
-    return _mm256_mullo_epi32(s, scale);
-#else
-    return _mm256_madd_epi16(s, scale);
-#endif
 }
 
 // Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0. Per (row, token) and
