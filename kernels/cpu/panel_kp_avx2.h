@@ -31,6 +31,34 @@ inline __m256i bcast32(const void* p) {
     return _mm256_set1_epi32(v);
 }
 
+// ---- scales as multipliers of int16 pair sums or int32 dots ---------------------------------
+
+// Byte JJ of every dword of v, zero-extended, as a multiplier of the dot sums: plain AVX2
+// (kVnni false) the int16 pair (b, b) for vpmaddwd against int16 pair sums, AVX-VNNI the int32 b
+// for vpmulld against int32 dots (scaled_sum).
+template <bool kVnni, int JJ> inline __m256i scale_lanes(__m256i v) {
+    constexpr int k =
+        kVnni ? JJ | static_cast<int>(0x80808000) : JJ | static_cast<int>(0x80008000) | JJ << 16;
+    constexpr int step = kVnni ? 4 : 4 | 4 << 16;
+    const __m256i sel = _mm256_setr_epi32(k, k + step, k + 2 * step, k + 3 * step, k, k + step,
+                                          k + 2 * step, k + 3 * step);
+    return _mm256_shuffle_epi8(v, sel);
+}
+// scale_lanes' lanes minus c.
+template <bool kVnni> inline __m256i scale_lanes_sub(__m256i lanes, int c) {
+    if constexpr (kVnni)
+        return _mm256_sub_epi32(lanes, _mm256_set1_epi32(c));
+    else
+        return _mm256_sub_epi16(lanes, _mm256_set1_epi16(static_cast<int16_t>(c)));
+}
+// Dot sums (int16 pairs, or int32 with AVX-VNNI) times their scale_lanes: int32.
+template <bool kVnni> inline __m256i scaled_sum(__m256i s, __m256i scale) {
+    if constexpr (kVnni)
+        return _mm256_mullo_epi32(s, scale);
+    else
+        return _mm256_madd_epi16(s, scale);
+}
+
 // ---- activations: the bytes of prepare_act_kp ----------------------------------------------
 
 void prep_kp(const float* x, int64_t cols, uint8_t* dst) {

@@ -23,8 +23,9 @@ namespace {
 // means of 60 alternating calls); distances of 2 to 32 KB and the T0 hint did no better than none.
 
 // The dot step: AVX-VNNI accumulates u8 x s8 products in int32 directly (vpdpbusd); plain AVX2
-// adds vpmaddubsw pairs into int16 sums that widen() turns into int32 (vpmaddwd by ones) before
-// they could overflow. Both give the same integers, so the same bits.
+// adds vpmaddubsw pairs into int16 sums that become int32 before they could overflow: vpmaddwd
+// by the sub-block's scale pair (Q4_K, Q5_K: scaled_sum, panel_kp_avx2.h) or by ones (widen(),
+// Q6_K). Both give the same integers, so the same bits.
 // The empty asm keeps each plain run of sums a chain: GCC 12 otherwise re-associates a run of
 // integer adds into a tree whose products are all live at once and spills them (a store and a
 // load per product; objdump: 139 stack moves per 16 x 256 Q4_K weights). Q4_K 1.3-1.4x, Q5_K
@@ -61,18 +62,12 @@ template <int S> inline __m256i shift16(__m256i v) {
         return v;
 }
 
-// Byte k of every dword, zero-extended.
-inline __m256i dword_byte(__m256i v, int k) {
-    const __m256i base = _mm256_setr_epi32(
-        static_cast<int>(0x80808000), static_cast<int>(0x80808004), static_cast<int>(0x80808008),
-        static_cast<int>(0x8080800C), static_cast<int>(0x80808000), static_cast<int>(0x80808004),
-        static_cast<int>(0x80808008), static_cast<int>(0x8080800C));
-    return _mm256_shuffle_epi8(v, _mm256_add_epi32(base, _mm256_set1_epi32(k)));
-}
-
 // ---- Q4_K and Q5_K -------------------------------------------------------------------------
 
-// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0.
+// Halves [h0, h0 + H) (8 rows each) of panel p for NT tokens from t0. Per (row, token) and
+// group two sums exact in int32: sc_j x (the codes' dot) over the 8 sub-blocks j of 32 (<= 8 x
+// 63 x 32 x 31 x 127 < 2^31) and the mins m_j x (the sub-block's activation sum, from the KP
+// row), then y += d_x x (d x sums - dmin x mins).
 template <bool kVnni, bool kQ5, int H, int NT>
 void q45_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
     constexpr size_t kGroup = kQ5 ? kQ5KGroupBytes : kQ4KGroupBytes;
@@ -91,11 +86,10 @@ void q45_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
         _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* g = panel + static_cast<size_t>(b) * kGroup;
-        __m256 dw[H], acc[H][NT];
-        __m256i sc03[H], sc47[H];
+        __m256 acc[H][NT];
+        __m256i sc03[H], sc47[H], sum[H][NT];
         LLMWB_UNROLL for (int v = 0; v < H; ++v) {
             const int o = 32 * (h0 + v); // this half's bytes in a [16 rows][4 bytes] vector
-            dw[v] = load_f16x8(g + 16 * (h0 + v));
             const __m256i sc_lo = load(g + 64 + o), mn_lo = load(g + 128 + o),
                           hi = load(g + 192 + o);
             sc03[v] = merge(sc_lo, _mm256_and_si256(_mm256_slli_epi16(hi, 4), bits45), low4);
@@ -117,13 +111,22 @@ void q45_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
                 ms = _mm256_add_epi32(ms, _mm256_madd_epi16(w46, bcast32(s + 4)));
                 ms = _mm256_add_epi32(ms, _mm256_madd_epi16(w57, bcast32(s + 6)));
                 acc[v][t] = _mm256_mul_ps(ndm, _mm256_cvtepi32_ps(ms));
+                sum[v][t] = _mm256_setzero_si256();
             }
         }
         const auto chunk = [&]<int C>() __attribute__((always_inline)) {
-            __m256i dl[H][NT], dh[H][NT];
-            LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                dl[v][t] = _mm256_setzero_si256();
-                dh[v][t] = _mm256_setzero_si256();
+            // The scales of sub-blocks 2C and 2C + 1 as multipliers (panel_kp_avx2.h).
+            __m256i s_lo[H], s_hi[H];
+            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+                s_lo[v] = scale_lanes<kVnni, (2 * C) % 4>(C < 2 ? sc03[v] : sc47[v]);
+                s_hi[v] = scale_lanes<kVnni, (2 * C + 1) % 4>(C < 2 ? sc03[v] : sc47[v]);
+            }
+            [[maybe_unused]] __m256i dl[H][NT], dh[H][NT];
+            if constexpr (kVnni) {
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
+                    dl[v][t] = _mm256_setzero_si256();
+                    dh[v][t] = _mm256_setzero_si256();
+                }
             }
             LLMWB_UNROLL for (int r = 0; r < 8 / kRun; ++r) {
                 __m256i sl[H][NT], sh[H][NT];
@@ -153,28 +156,33 @@ void q45_halves(const PanelArgs& a, int64_t p, int h0, int64_t t0) {
                     }
                 }
                 LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    dl[v][t] = _mm256_add_epi32(dl[v][t], widen<kVnni>(sl[v][t]));
-                    dh[v][t] = _mm256_add_epi32(dh[v][t], widen<kVnni>(sh[v][t]));
+                    if constexpr (kVnni) {
+                        dl[v][t] = _mm256_add_epi32(dl[v][t], sl[v][t]);
+                        dh[v][t] = _mm256_add_epi32(dh[v][t], sh[v][t]);
+                    } else { // the runs times their scales
+                        sum[v][t] = _mm256_add_epi32(
+                            sum[v][t], _mm256_add_epi32(_mm256_madd_epi16(sl[v][t], s_lo[v]),
+                                                        _mm256_madd_epi16(sh[v][t], s_hi[v])));
+                    }
                 }
             }
-            LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-                const __m256i scv = C < 2 ? sc03[v] : sc47[v];
-                const __m256 s_lo =
-                    _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(dword_byte(scv, (2 * C) % 4)));
-                const __m256 s_hi =
-                    _mm256_mul_ps(dw[v], _mm256_cvtepi32_ps(dword_byte(scv, (2 * C + 1) % 4)));
-                LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    acc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dl[v][t]), s_lo, acc[v][t]);
-                    acc[v][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dh[v][t]), s_hi, acc[v][t]);
-                }
+            if constexpr (kVnni) {
+                LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
+                    sum[v][t] = _mm256_add_epi32(
+                        sum[v][t], _mm256_add_epi32(_mm256_mullo_epi32(dl[v][t], s_lo[v]),
+                                                    _mm256_mullo_epi32(dh[v][t], s_hi[v])));
             }
         };
         chunk.template operator()<0>();
         chunk.template operator()<1>();
         chunk.template operator()<2>();
         chunk.template operator()<3>();
-        LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
-            _mm256_fmadd_ps(acc[v][t], _mm256_set1_ps(act[t].d[b]), y[v][t]);
+        LLMWB_UNROLL for (int v = 0; v < H; ++v) {
+            const __m256 dw = load_f16x8(g + 16 * (h0 + v));
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) y[v][t] =
+                _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[v][t]), dw, acc[v][t]),
+                                _mm256_set1_ps(act[t].d[b]), y[v][t]);
+        }
     }
     LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
         _mm256_storeu_ps(a.y + (t0 + t) * a.ldy + p * kPanelRows + 8 * (h0 + v), y[v][t]);

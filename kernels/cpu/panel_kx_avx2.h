@@ -31,37 +31,8 @@ __attribute__((always_inline)) inline void prefetch_ahead(const uint8_t* p) {
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_NTA);
 }
 
-// Byte JJ of every dword of v, zero-extended, as a multiplier of the dot sums: plain AVX2 the
-// int16 pair (b, b) for vpmaddwd against the int16 pair sums, AVX-VNNI the int32 b for vpmulld
-// against the int32 sums (scaled_sum).
-template <int JJ> inline __m256i scale_lanes(__m256i v) {
-#if LLMWB_KX_AVX2_VNNI
-    constexpr int k = JJ | static_cast<int>(0x80808000);
-    constexpr int step = 4;
-#else
-    constexpr int k = JJ | static_cast<int>(0x80008000) | JJ << 16;
-    constexpr int step = 4 | 4 << 16;
-#endif
-    const __m256i sel = _mm256_setr_epi32(k, k + step, k + 2 * step, k + 3 * step, k, k + step,
-                                          k + 2 * step, k + 3 * step);
-    return _mm256_shuffle_epi8(v, sel);
-}
-// scale_lanes' lanes minus c.
-inline __m256i scale_lanes_sub(__m256i lanes, int c) {
-#if LLMWB_KX_AVX2_VNNI
-    return _mm256_sub_epi32(lanes, _mm256_set1_epi32(c));
-#else
-    return _mm256_sub_epi16(lanes, _mm256_set1_epi16(static_cast<int16_t>(c)));
-#endif
-}
-// The dot sums of a sub-block (dot_step_u's int16 pairs or int32) times their scale_lanes: int32.
-inline __m256i scaled_sum(__m256i s, __m256i scale) {
-#if LLMWB_KX_AVX2_VNNI
-    return _mm256_mullo_epi32(s, scale);
-#else
-    return _mm256_madd_epi16(s, scale);
-#endif
-}
+// The dot step and the scale multipliers of this file's level (panel_kp_avx2.h).
+constexpr bool kKxVnni = LLMWB_KX_AVX2_VNNI != 0;
 
 // ---- IQ4_XS --------------------------------------------------------------------------------
 
@@ -113,7 +84,7 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
         const auto sub = [&]<int J>() __attribute__((always_inline)) {
             __m256i sc[H];
             LLMWB_UNROLL for (int v = 0; v < H; ++v) sc[v] =
-                scale_lanes_sub(scale_lanes<J / 2>(J % 2 ? odd[v] : even[v]), 32);
+                scale_lanes_sub<kKxVnni>(scale_lanes<kKxVnni, J / 2>(J % 2 ? odd[v] : even[v]), 32);
 #if LLMWB_KX_AVX2_VNNI
             __m256i dot[H][NT];
             LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
@@ -159,7 +130,7 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
             }
 #if LLMWB_KX_AVX2_VNNI
             LLMWB_UNROLL for (int v = 0; v < H; ++v) LLMWB_UNROLL for (int t = 0; t < NT; ++t)
-                sum[v][t] = _mm256_add_epi32(sum[v][t], scaled_sum(dot[v][t], sc[v]));
+                sum[v][t] = _mm256_add_epi32(sum[v][t], scaled_sum<kKxVnni>(dot[v][t], sc[v]));
 #endif
         };
         sub.template operator()<0>();
@@ -281,9 +252,10 @@ template <int H, int NT> void q3k_halves(const PanelArgs& a, int64_t p, int h0, 
                 }
             }
             LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-                const __m256i sc = scale_lanes_sub(scale_lanes<J % 4>(scale_bytes[v]), 32);
+                const __m256i sc =
+                    scale_lanes_sub<kKxVnni>(scale_lanes<kKxVnni, J % 4>(scale_bytes[v]), 32);
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) sum[v][t] =
-                    _mm256_add_epi32(sum[v][t], scaled_sum(s16[v][t], sc));
+                    _mm256_add_epi32(sum[v][t], scaled_sum<kKxVnni>(s16[v][t], sc));
             }
         };
         // Sub-blocks 4 QQ .. 4 QQ + 3: (HH, K) = (QQ / 2, 2 (QQ % 2)) and (QQ / 2, 2 (QQ % 2) + 1).
@@ -379,11 +351,11 @@ template <int H, int NT> void q2k_halves(const PanelArgs& a, int64_t p, int h0, 
                 }
             }
             LLMWB_UNROLL for (int v = 0; v < H; ++v) {
-                const __m256i sc =
-                    _mm256_and_si256(scale_lanes<J % 4>(load(g + 64 * (J / 4) + 32 * (h0 + v))),
-                                     _mm256_set1_epi8(0x0F));
+                const __m256i sc = _mm256_and_si256(
+                    scale_lanes<kKxVnni, J % 4>(load(g + 64 * (J / 4) + 32 * (h0 + v))),
+                    _mm256_set1_epi8(0x0F));
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) sum[v][t] =
-                    _mm256_add_epi32(sum[v][t], scaled_sum(s16[v][t], sc));
+                    _mm256_add_epi32(sum[v][t], scaled_sum<kKxVnni>(s16[v][t], sc));
             }
         };
         const auto half = [&]<int HH>() __attribute__((always_inline)) {
