@@ -296,11 +296,13 @@ template <int H, int NT> struct Q6KTile {
 // Tokens per tile at 2+ tokens (panel_avx2_common.h). Plain AVX2, measured on AMD Zen 3 (2
 // threads, old and new driver in one binary, alternating, same bits), time per call against tiles
 // of 2: Q4_K (4 tokens) 4864 x 1536 at 32 tokens 1.66 -> 1.31 ms, 1536 x 8960 at 512 tokens 48.5
-// -> 42.3 ms; Q6_K (4) 2.75 -> 2.43 ms and 80.7 -> 69.6 ms; Q5_K (3: at 4 its int16 runs and high
-// bits spill, 7% slower than 2) 2.43 -> 2.00 ms and 72.0 -> 60.6 ms. AVX-VNNI (no int16 runs,
-// other register needs) keeps 2: not measured on a CPU that has it.
+// -> 42.3 ms; Q6_K (4) 2.75 -> 2.43 ms and 80.7 -> 69.6 ms. Q5_K (4): while each sub-block's
+// dot went through a float step its int16 runs and high bits spilled at 4 tokens (7% slower than
+// 2, so it took 3); with the sums exact in int32, 4 against 3: 256 x 1536 at 40 tokens, one
+// thread, 0.27 -> 0.23 ms (1.12-1.16x), 4864 x 1536 at 32 tokens 2.60 -> 2.34 and 2.19 -> 1.97
+// ms. AVX-VNNI (no int16 runs, other register needs) keeps 2: not measured on a CPU that has it.
 constexpr int kTileQ4K = LLMWB_KQ_AVX2_VNNI ? 2 : 4;
-constexpr int kTileQ5K = LLMWB_KQ_AVX2_VNNI ? 2 : 3;
+constexpr int kTileQ5K = LLMWB_KQ_AVX2_VNNI ? 2 : 4;
 constexpr int kTileQ6K = LLMWB_KQ_AVX2_VNNI ? 2 : 4;
 
 const PanelKernel kQ4K{kp_bytes, prep_kp, sweep_kp_panels<Q4KTile, kTileQ4K>};
