@@ -155,8 +155,8 @@ template <int H, int NT> void iq4xs_halves(const PanelArgs& a, int64_t p, int h0
 // ---- Q3_K ----------------------------------------------------------------------------------
 
 // The dot step of unsigned codes u <= 7 (Q3_K), u <= 3 (Q2_K): AVX-VNNI's vpdpbusd, or vpmaddubsw
-// pairs added in int16 (a sub-block of 16 is 4 steps: |sum| <= 4 x 2 x 7 x 127), which Q3_K
-// multiplies by its scale pairs with vpmaddwd and Q2_K widens with widen_u().
+// pairs added in int16 (a sub-block of 16 is 4 steps: |sum| <= 4 x 2 x 7 x 127), which
+// scaled_sum multiplies by the sub-block's scale pair (vpmaddwd).
 // kChain: keep the plain run a chain (see panel_kq_avx2_kernels.h); Q2_K's kernel ran ~10%
 // slower with it at 32 tokens and does without.
 template <bool kChain = true> inline __m256i dot_step_u(__m256i acc, __m256i u, __m256i x) {
@@ -167,13 +167,6 @@ template <bool kChain = true> inline __m256i dot_step_u(__m256i acc, __m256i u, 
     if constexpr (kChain)
         __asm__("" : "+x"(r));
     return r;
-#endif
-}
-inline __m256i widen_u(__m256i s) {
-#if LLMWB_KX_AVX2_VNNI
-    return s;
-#else
-    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
 #endif
 }
 
