@@ -16,6 +16,7 @@
 
 #include "kernels/cpu/attention_dispatch.h"
 #include "kernels/cpu/attention_kv_load.h"
+#include "kernels/cpu/avx2_util.h"
 
 #define LLMWB_UNROLL _Pragma("GCC unroll 16")
 
@@ -98,20 +99,6 @@ inline __m256i first_n(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n, 8))), idx);
 }
 
-inline float hmax(__m256 v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    return _mm_cvtss_f32(m);
-}
-
-inline float hsum(__m256 v) {
-    __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_add_ss(m, _mm_movehdup_ps(m));
-    return _mm_cvtss_f32(m);
-}
-
 template <int NV, KvDtype T>
 void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale,
             const PagedKvView& kv, float* scratch) {
@@ -173,7 +160,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         for (int32_t j = 0; j < n_keys; j += 8)
             m = _mm256_blendv_ps(m, _mm256_max_ps(m, _mm256_loadu_ps(s + j)),
                                  _mm256_castsi256_ps(first_n(n_keys - j)));
-        const __m256 mx = _mm256_set1_ps(hmax(m));
+        const __m256 mx = _mm256_set1_ps(hmax_ps(m));
         __m256 sum = _mm256_setzero_ps();
         for (int32_t j = 0; j < n_keys; j += 8) {
             const __m256 k = _mm256_castsi256_ps(first_n(n_keys - j));
@@ -185,7 +172,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
             else
                 _mm256_storeu_ps(s + j, e);
         }
-        inv[h] = vmul / hsum(sum);
+        inv[h] = vmul / hsum_ps(sum);
     }
 
     // Weighted sum of V: 32 columns x 3 heads at a time.

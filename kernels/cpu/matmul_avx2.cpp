@@ -4,6 +4,7 @@
 // 4/6-bit codes of Q4_0/Q4_K/Q6_K are at most 63. Activations use the scalar quantizers.
 #include <immintrin.h>
 
+#include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -18,13 +19,6 @@ namespace {
 
 inline float h2f(uint16_t h) {
     return _cvtsh_ss(h);
-}
-
-inline float hsum(__m256 v) {
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
 }
 
 inline __m256i dot_u8s8(__m256i u, __m256i s) { // 8 x int32 sums of 4 products
@@ -81,7 +75,7 @@ template <class W> struct FloatTile {
                         _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + c), acc0[t]);
                 }
                 LLMWB_UNROLL for (int t = 0; t < NT; ++t) {
-                    float s = hsum(_mm256_add_ps(acc0[t], acc1[t]));
+                    float s = hsum_ps(_mm256_add_ps(acc0[t], acc1[t]));
                     for (int64_t k = c; k < p.cols; ++k)
                         s += W::at(w, k) * x[t][k];
                     p.y[t * p.ldy + r] = s;
@@ -120,7 +114,7 @@ template <int NT> struct Q8_0Tile {
                                              acc[t]);
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps(acc[t]);
         }
     }
 };
@@ -161,7 +155,7 @@ template <int NT> struct Q4_0Tile {
                 }
             }
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
-                hsum(acc[t]) - 8.0f * corr[t];
+                hsum_ps(acc[t]) - 8.0f * corr[t];
         }
     }
 };
@@ -223,7 +217,7 @@ template <int NT> struct Q4_KTile {
                 }
             }
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
-                hsum(acc[t]) - hsum(macc[t]);
+                hsum_ps(acc[t]) - hsum_ps(macc[t]);
         }
     }
 };
@@ -290,7 +284,7 @@ template <int NT> struct Q6_KTile {
                                              acc[t]);
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps(acc[t]);
         }
     }
 };

@@ -8,6 +8,7 @@
 // activations are quantized with AVX2 into the same bytes as the scalar quantizer's.
 #include <immintrin.h>
 
+#include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/quant_blocks.h"
 
@@ -19,13 +20,6 @@ namespace {
 
 inline float h2f(uint16_t h) {
     return _cvtsh_ss(h);
-}
-
-inline float hsum(__m256 v) {
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
 }
 
 inline __m256i load256(const void* p) {
@@ -153,7 +147,8 @@ void tile_with_mins(const TileArgs& p, size_t block_bytes, Decode decode) {
                     _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_set1_ps(dmin * dx), macc[t]);
             }
         }
-        LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]) - hsum(macc[t]);
+        LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
+            hsum_ps(acc[t]) - hsum_ps(macc[t]);
     }
 }
 
@@ -266,7 +261,7 @@ template <int NT> struct Q3_KTile {
                                              acc[t]);
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps(acc[t]);
         }
     }
 };
@@ -313,7 +308,7 @@ template <int NT> struct IQ4_XSTile {
                                              acc[t]);
                 }
             }
-            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum(acc[t]);
+            LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] = hsum_ps(acc[t]);
         }
     }
 };

@@ -12,25 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/matmul_kernels.h"
 
 namespace llmwb::kernels::detail {
 
 namespace {
-
-inline int hsum_epi32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    return _mm_cvtsi128_si32(s);
-}
-
-inline float hmax_ps(__m256 v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    return _mm_cvtss_f32(m);
-}
 
 // ---- 32-column families -------------------------------------------------------------------
 
