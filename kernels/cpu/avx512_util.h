@@ -13,18 +13,13 @@
 
 #include <cstdint>
 
-namespace llmwb::kernels {
+#include "kernels/cpu/avx2_util.h"
 
-inline float hsum_ps_256(__m256 v) {
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
-}
+namespace llmwb::kernels {
 
 inline float hsum_ps_512(__m512 v) {
     const __m512 s = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E));
-    return hsum_ps_256(_mm512_castps512_ps256(s));
+    return hsum_ps(_mm512_castps512_ps256(s));
 }
 
 inline uint64_t hsum_epi64_512(__m512i v) {

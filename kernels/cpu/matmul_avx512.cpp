@@ -254,7 +254,7 @@ template <int NT> struct Q4_KTile {
                 }
             }
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
-                hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
+                hsum_ps_512(acc[t]) - hsum_ps(macc[t]);
         }
     }
 };

@@ -170,7 +170,7 @@ template <int NT> struct Q5_KTile {
                 }
             }
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
-                hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
+                hsum_ps_512(acc[t]) - hsum_ps(macc[t]);
         }
     }
 };
@@ -244,7 +244,7 @@ template <int NT> struct Q2_KTile {
                 }
             }
             LLMWB_UNROLL for (int t = 0; t < NT; ++t) p.y[t * p.ldy + r] =
-                hsum_ps_512(acc[t]) - hsum_ps_256(macc[t]);
+                hsum_ps_512(acc[t]) - hsum_ps(macc[t]);
         }
     }
 };
