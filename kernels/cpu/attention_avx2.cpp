@@ -6,7 +6,12 @@
 //           int8's V row scales multiply the weights (p_j * s_j), the 1 / sum and the layer
 //           multiplier are applied to the outputs at the end;
 //   values: 32 output columns of up to 3 heads in 12 accumulators; each V row chunk converted
-//           in registers once per 3 heads.
+//           in registers once per 3 heads; chunk by chunk of kVChunk keys, so that the passes
+//           over a chunk's columns and heads re-read its rows from L1, not from memory (the
+//           partial sums wait in `out` between chunks: the same additions in the same order).
+// The K and V rows of a paged cache are scattered block by block, which the hardware prefetcher
+// follows badly: each is prefetched from the gathered offsets kPrefetchKeys (K) and
+// kPrefetchValues (V) keys ahead.
 #include "kernels/cpu/attention_avx2.h"
 
 #include <immintrin.h>
@@ -26,6 +31,16 @@ namespace {
 
 int64_t round8(int64_t n) {
     return (n + 7) & ~int64_t{7};
+}
+
+constexpr int32_t kPrefetchKeys = 32;
+constexpr int32_t kPrefetchValues = 16;
+constexpr int32_t kVChunk = 128;
+
+// Prefetches the stored row at p (its kLines cache lines).
+template <int kLines> inline void prefetch_row(const unsigned char* p) {
+    LLMWB_UNROLL for (int l = 0; l < kLines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(p) + 64 * l, _MM_HINT_T0);
 }
 
 template <KvDtype T> inline __m256 load8(const unsigned char* row, int e) {
@@ -104,6 +119,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
             const PagedKvView& kv, float* scratch) {
     constexpr int HD = 8 * NV;
     constexpr bool kRowScales = kv_dtype_has_row_scales(T);
+    constexpr int kLines = (HD * static_cast<int>(kv_dtype_elem_bytes(T)) + 63) / 64;
     const int64_t ld = round8(n_keys);
     float* sc = scratch;
     auto* offs = reinterpret_cast<int64_t*>(scratch + static_cast<int64_t>(n_heads) * ld);
@@ -116,6 +132,8 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     alignas(32) float tile[T == KvDtype::F32 ? 1 : 8 * HD];
     for (int32_t j0 = 0; j0 < n_keys; j0 += 8) {
         const int n = std::min(8, n_keys - j0);
+        for (int32_t j = j0 + kPrefetchKeys; j < std::min(n_keys, j0 + kPrefetchKeys + 8); ++j)
+            prefetch_row<kLines>(kv.k + offs[j]);
         const float* kr[8];
         if constexpr (T == KvDtype::F32) {
             for (int i = 0; i < 8; ++i)
@@ -175,34 +193,47 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         inv[h] = vmul / hsum_ps(sum);
     }
 
-    // Weighted sum of V: 32 columns x 3 heads at a time.
+    // Weighted sum of V: 32 columns x 3 heads at a time, chunk by chunk.
     constexpr int kHeadsPerPass = 3, kCols = NV < 4 ? NV : 4;
-    for (int c0 = 0; c0 < NV; c0 += kCols)
-        for (int h0 = 0; h0 < n_heads; h0 += kHeadsPerPass) {
-            const int nh = std::min(kHeadsPerPass, n_heads - h0);
-            __m256 acc[kHeadsPerPass][kCols];
-            LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h)
-                LLMWB_UNROLL for (int c = 0; c < kCols; ++c) acc[h][c] = _mm256_setzero_ps();
-            for (int32_t j = 0; j < n_keys; ++j) {
-                const unsigned char* vr = kv.v + offs[j];
-                __m256 vv[kCols];
-                LLMWB_UNROLL for (int c = 0; c < kCols; ++c) vv[c] = load8<T>(vr, 8 * (c0 + c));
+    for (int32_t j0 = 0; j0 < n_keys; j0 += kVChunk) {
+        const int32_t j1 = std::min(n_keys, j0 + kVChunk);
+        const bool last = j1 == n_keys;
+        for (int c0 = 0; c0 < NV; c0 += kCols)
+            for (int h0 = 0; h0 < n_heads; h0 += kHeadsPerPass) {
+                const int nh = std::min(kHeadsPerPass, n_heads - h0);
+                const bool first_pass = c0 == 0 && h0 == 0;
+                __m256 acc[kHeadsPerPass][kCols];
                 LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
                     if (h >= nh)
                         break;
-                    const __m256 pj = _mm256_broadcast_ss(sc + (h0 + h) * ld + j);
                     LLMWB_UNROLL for (int c = 0; c < kCols; ++c) acc[h][c] =
-                        _mm256_fmadd_ps(pj, vv[c], acc[h][c]);
+                        j0 == 0 ? _mm256_setzero_ps()
+                                : _mm256_loadu_ps(out + (h0 + h) * HD + 8 * (c0 + c));
+                }
+                for (int32_t j = j0; j < j1; ++j) {
+                    if (first_pass && j + kPrefetchValues < n_keys)
+                        prefetch_row<kLines>(kv.v + offs[j + kPrefetchValues]);
+                    const unsigned char* vr = kv.v + offs[j];
+                    __m256 vv[kCols];
+                    LLMWB_UNROLL for (int c = 0; c < kCols; ++c) vv[c] = load8<T>(vr, 8 * (c0 + c));
+                    LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
+                        if (h >= nh)
+                            break;
+                        const __m256 pj = _mm256_broadcast_ss(sc + (h0 + h) * ld + j);
+                        LLMWB_UNROLL for (int c = 0; c < kCols; ++c) acc[h][c] =
+                            _mm256_fmadd_ps(pj, vv[c], acc[h][c]);
+                    }
+                }
+                LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
+                    if (h >= nh)
+                        break;
+                    const __m256 f = _mm256_set1_ps(inv[h0 + h]);
+                    LLMWB_UNROLL for (int c = 0; c < kCols; ++c)
+                        _mm256_storeu_ps(out + (h0 + h) * HD + 8 * (c0 + c),
+                                         last ? _mm256_mul_ps(acc[h][c], f) : acc[h][c]);
                 }
             }
-            LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
-                if (h >= nh)
-                    break;
-                const __m256 f = _mm256_set1_ps(inv[h0 + h]);
-                LLMWB_UNROLL for (int c = 0; c < kCols; ++c) _mm256_storeu_ps(
-                    out + (h0 + h) * HD + 8 * (c0 + c), _mm256_mul_ps(acc[h][c], f));
-            }
-        }
+    }
 }
 
 } // namespace

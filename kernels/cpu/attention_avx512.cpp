@@ -4,8 +4,13 @@
 //           shuffle tree (no per-key horizontal sum);
 //   softmax: vector exp (range reduction to [-ln2/2, ln2/2], degree-6 polynomial, scalef);
 //           the 1 / sum is applied to the outputs at the end;
-//   values: each V row is loaded once and multiplied into the accumulators of up to 4 heads
-//           (head_dim 32/64), 2 heads (96/128) or 1 (256), kept in registers over all keys.
+//   values: each V row is loaded and multiplied into the accumulators of up to 4 heads
+//           (head_dim 32/64), 2 heads (96/128) or 1 (256), chunk by chunk of kVChunk keys: the
+//           passes over a chunk's heads re-read its rows from L1, not from memory; the partial
+//           sums wait in `out` between chunks (the same additions in the same order as one pass).
+// The K and V rows of a paged cache are scattered block by block, which the hardware prefetcher
+// follows badly: each is prefetched from the gathered offsets kPrefetchKeys (K) and
+// kPrefetchValues (V) keys ahead.
 // Any KV element type (kv_format.h): each row is converted in registers as it is loaded (f16 by
 // vcvtph2ps, bf16 by a 16-bit shift, fp8 e5m2 as the top byte of an fp16, fp8 e4m3 re-packed
 // into an fp16 whose exponent bias is 8 short, int8 by widening) — for the scores a 16-key tile
@@ -28,6 +33,16 @@ namespace {
 
 int64_t round16(int64_t n) {
     return (n + 15) & ~int64_t{15};
+}
+
+constexpr int32_t kPrefetchKeys = 32;
+constexpr int32_t kPrefetchValues = 16;
+constexpr int32_t kVChunk = 128;
+
+// Prefetches the stored row at p (its kLines cache lines).
+template <int kLines> inline void prefetch_row(const unsigned char* p) {
+    LLMWB_UNROLL for (int l = 0; l < kLines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(p) + 64 * l, _MM_HINT_T0);
 }
 
 // [sum(v[0]), sum(v[1]), ..., sum(v[15])]
@@ -114,6 +129,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     constexpr int HD = 16 * NV;
     constexpr int kHeadsPerPass = NV <= 4 ? 4 : NV <= 8 ? 2 : 1;
     constexpr bool kRowScales = kv_dtype_has_row_scales(T);
+    constexpr int kLines = (HD * static_cast<int>(kv_dtype_elem_bytes(T)) + 63) / 64;
     const int64_t ld = round16(n_keys);
     float* sc = scratch;
     auto* offs = reinterpret_cast<int64_t*>(scratch + static_cast<int64_t>(n_heads) * ld);
@@ -123,24 +139,22 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     const unsigned char* kbase = kv.k;
     const unsigned char* vbase = kv.v;
 
-    // Scores. Other types than f32: the tile's K rows converted once for all heads.
+    // Scores: the tile's K rows converted (f32: copied) once for all heads into a buffer at
+    // fixed offsets (16 row pointers into the pool would not stay in registers).
     const __m512 vscale = _mm512_set1_ps(scale * kv_layer_multiplier(T, kv.k_scale));
-    alignas(64) float tile[T == KvDtype::F32 ? 1 : 16 * HD];
+    alignas(64) float tile[16 * HD];
     for (int32_t j0 = 0; j0 < n_keys; j0 += 16) {
         const int n = std::min(16, n_keys - j0);
-        const float* kr[16];
-        if constexpr (T == KvDtype::F32) {
-            for (int i = 0; i < 16; ++i)
-                kr[i] = reinterpret_cast<const float*>(kbase + offs[j0 + std::min(i, n - 1)]);
-        } else {
-            for (int i = 0; i < n; ++i) {
-                const unsigned char* row = kbase + offs[j0 + i];
-                LLMWB_UNROLL for (int c = 0; c < NV; ++c)
-                    _mm512_store_ps(tile + i * HD + 16 * c, load16<T>(row, 16 * c));
-            }
-            for (int i = 0; i < 16; ++i)
-                kr[i] = tile + std::min(i, n - 1) * HD;
+        for (int32_t j = j0 + kPrefetchKeys; j < std::min(n_keys, j0 + kPrefetchKeys + 16); ++j)
+            prefetch_row<kLines>(kbase + offs[j]);
+        for (int i = 0; i < n; ++i) {
+            const unsigned char* row = kbase + offs[j0 + i];
+            LLMWB_UNROLL for (int c = 0; c < NV; ++c)
+                _mm512_store_ps(tile + i * HD + 16 * c, load16<T>(row, 16 * c));
         }
+        const float* kr[16];
+        for (int i = 0; i < 16; ++i)
+            kr[i] = tile + std::min(i, n - 1) * HD;
         const __m512 tscale =
             kRowScales ? _mm512_mul_ps(vscale, _mm512_maskz_loadu_ps(first_n(n), ks + j0)) : vscale;
         for (int h = 0; h < n_heads; ++h) {
@@ -191,30 +205,40 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         inv[h] = vmul / _mm512_reduce_add_ps(sum);
     }
 
-    // Weighted sum of V.
-    for (int h0 = 0; h0 < n_heads; h0 += kHeadsPerPass) {
-        const int nh = std::min(kHeadsPerPass, n_heads - h0);
-        __m512 acc[kHeadsPerPass][NV];
-        LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h)
-            LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] = _mm512_setzero_ps();
-        for (int32_t j = 0; j < n_keys; ++j) {
-            const unsigned char* vr = vbase + offs[j];
-            __m512 vv[NV];
-            LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = load16<T>(vr, 16 * c);
+    // Weighted sum of V, chunk by chunk.
+    for (int32_t j0 = 0; j0 < n_keys; j0 += kVChunk) {
+        const int32_t j1 = std::min(n_keys, j0 + kVChunk);
+        const bool last = j1 == n_keys;
+        for (int h0 = 0; h0 < n_heads; h0 += kHeadsPerPass) {
+            const int nh = std::min(kHeadsPerPass, n_heads - h0);
+            __m512 acc[kHeadsPerPass][NV];
             LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
                 if (h >= nh)
                     break;
-                const __m512 pj = _mm512_set1_ps(sc[(h0 + h) * ld + j]);
                 LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] =
-                    _mm512_fmadd_ps(pj, vv[c], acc[h][c]);
+                    j0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(out + (h0 + h) * HD + 16 * c);
             }
-        }
-        LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
-            if (h >= nh)
-                break;
-            const __m512 f = _mm512_set1_ps(inv[h0 + h]);
-            LLMWB_UNROLL for (int c = 0; c < NV; ++c)
-                _mm512_storeu_ps(out + (h0 + h) * HD + 16 * c, _mm512_mul_ps(acc[h][c], f));
+            for (int32_t j = j0; j < j1; ++j) {
+                if (h0 == 0 && j + kPrefetchValues < n_keys)
+                    prefetch_row<kLines>(vbase + offs[j + kPrefetchValues]);
+                const unsigned char* vr = vbase + offs[j];
+                __m512 vv[NV];
+                LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = load16<T>(vr, 16 * c);
+                LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
+                    if (h >= nh)
+                        break;
+                    const __m512 pj = _mm512_set1_ps(sc[(h0 + h) * ld + j]);
+                    LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] =
+                        _mm512_fmadd_ps(pj, vv[c], acc[h][c]);
+                }
+            }
+            LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
+                if (h >= nh)
+                    break;
+                const __m512 f = _mm512_set1_ps(inv[h0 + h]);
+                LLMWB_UNROLL for (int c = 0; c < NV; ++c) _mm512_storeu_ps(
+                    out + (h0 + h) * HD + 16 * c, last ? _mm512_mul_ps(acc[h][c], f) : acc[h][c]);
+            }
         }
     }
 }
