@@ -33,16 +33,6 @@ int64_t round8(int64_t n) {
     return (n + 7) & ~int64_t{7};
 }
 
-constexpr int32_t kPrefetchKeys = 32;
-constexpr int32_t kPrefetchValues = 16;
-constexpr int32_t kVChunk = 128;
-
-// Prefetches the stored row at p (its kLines cache lines).
-template <int kLines> inline void prefetch_row(const unsigned char* p) {
-    LLMWB_UNROLL for (int l = 0; l < kLines; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(p) + 64 * l, _MM_HINT_T0);
-}
-
 template <KvDtype T> inline __m256 load8(const unsigned char* row, int e) {
     if constexpr (T == KvDtype::F32) {
         return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + e);
@@ -133,7 +123,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     for (int32_t j0 = 0; j0 < n_keys; j0 += 8) {
         const int n = std::min(8, n_keys - j0);
         for (int32_t j = j0 + kPrefetchKeys; j < std::min(n_keys, j0 + kPrefetchKeys + 8); ++j)
-            prefetch_row<kLines>(kv.k + offs[j]);
+            prefetch_kv_row<kLines>(kv.k + offs[j]);
         const float* kr[8];
         if constexpr (T == KvDtype::F32) {
             for (int i = 0; i < 8; ++i)
@@ -203,16 +193,13 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
                 const int nh = std::min(kHeadsPerPass, n_heads - h0);
                 const bool first_pass = c0 == 0 && h0 == 0;
                 __m256 acc[kHeadsPerPass][kCols];
-                LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
-                    if (h >= nh)
-                        break;
+                LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) // (zero past nh: unused)
                     LLMWB_UNROLL for (int c = 0; c < kCols; ++c) acc[h][c] =
-                        j0 == 0 ? _mm256_setzero_ps()
-                                : _mm256_loadu_ps(out + (h0 + h) * HD + 8 * (c0 + c));
-                }
+                        j0 == 0 || h >= nh ? _mm256_setzero_ps()
+                                           : _mm256_loadu_ps(out + (h0 + h) * HD + 8 * (c0 + c));
                 for (int32_t j = j0; j < j1; ++j) {
                     if (first_pass && j + kPrefetchValues < n_keys)
-                        prefetch_row<kLines>(kv.v + offs[j + kPrefetchValues]);
+                        prefetch_kv_row<kLines>(kv.v + offs[j + kPrefetchValues]);
                     const unsigned char* vr = kv.v + offs[j];
                     __m256 vv[kCols];
                     LLMWB_UNROLL for (int c = 0; c < kCols; ++c) vv[c] = load8<T>(vr, 8 * (c0 + c));

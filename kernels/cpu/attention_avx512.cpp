@@ -35,16 +35,6 @@ int64_t round16(int64_t n) {
     return (n + 15) & ~int64_t{15};
 }
 
-constexpr int32_t kPrefetchKeys = 32;
-constexpr int32_t kPrefetchValues = 16;
-constexpr int32_t kVChunk = 128;
-
-// Prefetches the stored row at p (its kLines cache lines).
-template <int kLines> inline void prefetch_row(const unsigned char* p) {
-    LLMWB_UNROLL for (int l = 0; l < kLines; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(p) + 64 * l, _MM_HINT_T0);
-}
-
 // [sum(v[0]), sum(v[1]), ..., sum(v[15])]
 inline __m512 reduce16(const __m512 v[16]) {
     __m512 a[8], b[4];
@@ -146,7 +136,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     for (int32_t j0 = 0; j0 < n_keys; j0 += 16) {
         const int n = std::min(16, n_keys - j0);
         for (int32_t j = j0 + kPrefetchKeys; j < std::min(n_keys, j0 + kPrefetchKeys + 16); ++j)
-            prefetch_row<kLines>(kbase + offs[j]);
+            prefetch_kv_row<kLines>(kbase + offs[j]);
         for (int i = 0; i < n; ++i) {
             const unsigned char* row = kbase + offs[j0 + i];
             LLMWB_UNROLL for (int c = 0; c < NV; ++c)
@@ -212,15 +202,13 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
         for (int h0 = 0; h0 < n_heads; h0 += kHeadsPerPass) {
             const int nh = std::min(kHeadsPerPass, n_heads - h0);
             __m512 acc[kHeadsPerPass][NV];
-            LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) {
-                if (h >= nh)
-                    break;
+            LLMWB_UNROLL for (int h = 0; h < kHeadsPerPass; ++h) // (zero past nh: unused)
                 LLMWB_UNROLL for (int c = 0; c < NV; ++c) acc[h][c] =
-                    j0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(out + (h0 + h) * HD + 16 * c);
-            }
+                    j0 == 0 || h >= nh ? _mm512_setzero_ps()
+                                       : _mm512_loadu_ps(out + (h0 + h) * HD + 16 * c);
             for (int32_t j = j0; j < j1; ++j) {
                 if (h0 == 0 && j + kPrefetchValues < n_keys)
-                    prefetch_row<kLines>(vbase + offs[j + kPrefetchValues]);
+                    prefetch_kv_row<kLines>(vbase + offs[j + kPrefetchValues]);
                 const unsigned char* vr = vbase + offs[j];
                 __m512 vv[NV];
                 LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = load16<T>(vr, 16 * c);
