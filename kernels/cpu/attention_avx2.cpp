@@ -109,7 +109,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
             const PagedKvView& kv, float* scratch) {
     constexpr int HD = 8 * NV;
     constexpr bool kRowScales = kv_dtype_has_row_scales(T);
-    constexpr int kLines = (HD * static_cast<int>(kv_dtype_elem_bytes(T)) + 63) / 64;
+    constexpr int64_t kRowBytes = HD * kv_dtype_elem_bytes(T);
     const int64_t ld = round8(n_keys);
     float* sc = scratch;
     auto* offs = reinterpret_cast<int64_t*>(scratch + static_cast<int64_t>(n_heads) * ld);
@@ -123,7 +123,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     for (int32_t j0 = 0; j0 < n_keys; j0 += 8) {
         const int n = std::min(8, n_keys - j0);
         for (int32_t j = j0 + kPrefetchKeys; j < std::min(n_keys, j0 + kPrefetchKeys + 8); ++j)
-            prefetch_kv_row<kLines>(kv.k + offs[j]);
+            prefetch_kv_row<kRowBytes>(kv.k + offs[j]);
         const float* kr[8];
         if constexpr (T == KvDtype::F32) {
             for (int i = 0; i < 8; ++i)
@@ -199,7 +199,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
                                            : _mm256_loadu_ps(out + (h0 + h) * HD + 8 * (c0 + c));
                 for (int32_t j = j0; j < j1; ++j) {
                     if (first_pass && j + kPrefetchValues < n_keys)
-                        prefetch_kv_row<kLines>(kv.v + offs[j + kPrefetchValues]);
+                        prefetch_kv_row<kRowBytes>(kv.v + offs[j + kPrefetchValues]);
                     const unsigned char* vr = kv.v + offs[j];
                     __m256 vv[kCols];
                     LLMWB_UNROLL for (int c = 0; c < kCols; ++c) vv[c] = load8<T>(vr, 8 * (c0 + c));

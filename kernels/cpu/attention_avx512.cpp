@@ -119,7 +119,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     constexpr int HD = 16 * NV;
     constexpr int kHeadsPerPass = NV <= 4 ? 4 : NV <= 8 ? 2 : 1;
     constexpr bool kRowScales = kv_dtype_has_row_scales(T);
-    constexpr int kLines = (HD * static_cast<int>(kv_dtype_elem_bytes(T)) + 63) / 64;
+    constexpr int64_t kRowBytes = HD * kv_dtype_elem_bytes(T);
     const int64_t ld = round16(n_keys);
     float* sc = scratch;
     auto* offs = reinterpret_cast<int64_t*>(scratch + static_cast<int64_t>(n_heads) * ld);
@@ -136,7 +136,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
     for (int32_t j0 = 0; j0 < n_keys; j0 += 16) {
         const int n = std::min(16, n_keys - j0);
         for (int32_t j = j0 + kPrefetchKeys; j < std::min(n_keys, j0 + kPrefetchKeys + 16); ++j)
-            prefetch_kv_row<kLines>(kbase + offs[j]);
+            prefetch_kv_row<kRowBytes>(kbase + offs[j]);
         for (int i = 0; i < n; ++i) {
             const unsigned char* row = kbase + offs[j0 + i];
             LLMWB_UNROLL for (int c = 0; c < NV; ++c)
@@ -208,7 +208,7 @@ void attend(float* out, const float* q, int n_heads, int32_t n_keys, float scale
                                        : _mm512_loadu_ps(out + (h0 + h) * HD + 16 * c);
             for (int32_t j = j0; j < j1; ++j) {
                 if (h0 == 0 && j + kPrefetchValues < n_keys)
-                    prefetch_kv_row<kLines>(vbase + offs[j + kPrefetchValues]);
+                    prefetch_kv_row<kRowBytes>(vbase + offs[j + kPrefetchValues]);
                 const unsigned char* vr = vbase + offs[j];
                 __m512 vv[NV];
                 LLMWB_UNROLL for (int c = 0; c < NV; ++c) vv[c] = load16<T>(vr, 16 * c);

@@ -34,10 +34,10 @@ constexpr int32_t kPrefetchKeys = 32;
 constexpr int32_t kPrefetchValues = 16;
 constexpr int32_t kVChunk = 128;
 
-// Prefetches the kLines cache lines of the stored row at p.
-template <int kLines> inline void prefetch_kv_row(const unsigned char* p) {
-    for (int l = 0; l < kLines; ++l)
-        __builtin_prefetch(p + 64 * l, 0, 3);
+// Prefetches the cache lines of a stored row of kRowBytes bytes at p.
+template <int64_t kRowBytes> inline void prefetch_kv_row(const unsigned char* p) {
+    for (int64_t l = 0; l < kRowBytes; l += 64)
+        __builtin_prefetch(p + l, 0, 3);
 }
 
 // offs[j]: byte offset of key j's row (this KV head) in either pool; for int8 also the row
