@@ -3325,7 +3325,7 @@ CUDA is unavailable: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The backend&apos;s own type: fp32 on the CPU, fp16 on CUDA.</source>
+        <source>The backend&apos;s own type: fp16 on the CPU and on CUDA.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -3386,8 +3386,8 @@ CUDA 不可用：%1</translation>
         <translation>后端自身的类型。</translation>
     </message>
     <message>
-        <source>The backend&apos;s own type: fp32 on the CPU, fp16 on CUDA.</source>
-        <translation>后端自身的类型：CPU 上为 fp32，CUDA 上为 fp16。</translation>
+        <source>The backend&apos;s own type: fp16 on the CPU and on CUDA.</source>
+        <translation>后端自身的类型：CPU 和 CUDA 上均为 fp16。</translation>
     </message>
     <message>
         <source>How the KV cache stores keys and values. Changing it re-plans the pool while requests run: more or fewer blocks for the same memory; running requests are recomputed in the new type and keep what they streamed.</source>

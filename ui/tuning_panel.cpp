@@ -379,7 +379,7 @@ void TuningPanel::updateKvTexts() {
         hasView_ ? tr("The backend's own type.") + QLatin1Char(' ') +
                        MemoryPlanText::backendNote(view_.device, view_.autoKvDtype) +
                        QLatin1Char(' ') + MemoryPlanText::kvDtypeCost(view_.autoKvDtype)
-                 : tr("The backend's own type: fp32 on the CPU, fp16 on CUDA.");
+                 : tr("The backend's own type: fp16 on the CPU and on CUDA.");
     kvDtype_->setItemData(0, autoTip, Qt::ToolTipRole);
     for (int i = 1; i < kvDtype_->count(); ++i)
         if (auto t = parse_kv_dtype(kvDtype_->itemData(i).toString().toStdString()))

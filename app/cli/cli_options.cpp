@@ -20,7 +20,7 @@ const char* kDeviceOptionsHelp =
     "  --device auto|cpu|cuda    backend (default auto: CUDA when the plugin and a GPU are\n"
     "                            present, else the CPU)\n"
     "  --kv-cache-dtype T        element type of the KV cache (vLLM's name; --kv-dtype is an\n"
-    "                            alias): auto (default: f32 on the CPU, f16 on CUDA), f32, f16,\n"
+    "                            alias): auto (default: f16, on the CPU as on CUDA), f32, f16,\n"
     "                            bf16, fp8 (= fp8_e4m3), fp8_e4m3, fp8_e5m2, int8 (one fp32\n"
     "                            scale per token and KV head); a type the backend cannot store\n"
     "                            is refused\n"
@@ -80,8 +80,10 @@ Result<DeviceOptions> parse_device_options(const CliArgs& a) {
                               "--kv-cache-dtype f32 or auto");
         if (o.int8_experiment != KvInt8Experiment::Off && o.device == DevicePreference::Cuda)
             return make_error("--kv-int8-experiment runs on the CPU only");
-        if (o.int8_experiment != KvInt8Experiment::Off)
+        if (o.int8_experiment != KvInt8Experiment::Off) {
             o.device = DevicePreference::Cpu;
+            o.kv_dtype = KvDtype::F32; // auto is f16: the simulation needs the f32 pool
+        }
     }
     o.cuda_graphs = !a.has("no-cuda-graphs");
     auto threads = a.get_int("threads", 1, 1024);

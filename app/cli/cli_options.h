@@ -35,7 +35,7 @@ enum class KvInt8Experiment { Off, TokenHead, Token, KeyChannel };
 struct DeviceOptions {
     DevicePreference device = DevicePreference::Auto;
     // --kv-cache-dtype (vLLM's name; --kv-dtype is an alias). nullopt: auto, the backend's
-    // default (CPU f32, CUDA f16).
+    // default (f16 on the CPU, kCpuAutoKvDtype, and on CUDA).
     std::optional<KvDtype> kv_dtype;
     bool calculate_kv_scales = false; // fp8: calibrate the per-layer scales (else 1.0, as vLLM)
     KvInt8Experiment int8_experiment = KvInt8Experiment::Off;

@@ -117,8 +117,8 @@ QString normalizedDevicePreference(const QString& text);
 // Engine settings from the Tuning dock. Utilization, max_num_seqs and max_num_batched_tokens
 // apply while requests run; the block size applies when the engine is idle (it rebuilds the
 // engine). numSpeculativeTokens (0..16, 0: off) turns on speculative decoding with prompt-lookup
-// (ngram) drafts; it applies from the next step. The KV-cache element
-// type is not a setting: the backend decides it (fp32 on the CPU, fp16 on CUDA; EngineView).
+// (ngram) drafts; it applies from the next step. The KV-cache element type is kvCacheDtype
+// ("auto": the backend's own, fp16 on the CPU and on CUDA; EngineView::autoKvDtype).
 struct EngineTuning {
     // gpu_memory_utilization (engine/serving/memory_plan.h). On CUDA the fraction of the GPU's
     // memory for weights, workspace and KV cache, as in vLLM. On the CPU a share of the memory
@@ -139,8 +139,8 @@ struct EngineTuning {
     SpeculativeMethod speculativeMethod = SpeculativeMethod::Ngram;
     // k chosen per request and step (numSpeculativeTokens is then the most).
     bool speculativeAuto = false;
-    // The KV cache's element type by vLLM's kv_cache_dtype name: "auto" (the backend's: f32 on
-    // the CPU, f16 on CUDA), "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2" or "int8". Switching it
+    // The KV cache's element type by vLLM's kv_cache_dtype name: "auto" (the backend's: f16 on
+    // the CPU and on CUDA), "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2" or "int8". Switching it
     // re-plans the pool live (running requests are recomputed in the new type); applied at load.
     QString kvCacheDtype = QStringLiteral("auto");
     // 0: the executor's device memory (RAM on the CPU); tests set a fixed size.

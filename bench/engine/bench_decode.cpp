@@ -173,12 +173,11 @@ std::string dtype_mix(const ModelWeights& w) {
              {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
             add(*t);
     add(w.output.present() ? w.output : w.tok_embd);
-    std::string s;
-    for (DType t :
-         {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K})
-        if (counts[static_cast<uint32_t>(t)])
-            s += (s.empty() ? "" : " ") + std::string(dtype_name(t)) + "x" +
-                 std::to_string(counts[static_cast<uint32_t>(t)]);
+    std::string s; // every type present (a preset mixes several: Q5_K_M is Q5_K and Q6_K)
+    for (uint32_t i = 0; i < 64; ++i)
+        if (counts[i])
+            s += (s.empty() ? "" : " ") + std::string(dtype_name(static_cast<DType>(i))) + "x" +
+                 std::to_string(counts[i]);
     return s;
 }
 

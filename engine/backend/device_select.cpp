@@ -53,7 +53,10 @@ Result<Backend> open_backend(DevicePreference preference, const LoadedModel& mod
     }
     if (!b.executor) {
         b.transformer = std::make_unique<CpuTransformer>(model, pool);
-        b.executor = std::make_unique<CpuExecutor>(*b.transformer);
+        auto cpu = std::make_unique<CpuExecutor>(*b.transformer);
+        if (Status st = cpu->set_kv_dtype(kCpuAutoKvDtype, {}); !st)
+            return st.error();
+        b.executor = std::move(cpu);
     }
     return b;
 }

@@ -103,7 +103,7 @@ class TestAppEngineDevice : public QObject {
         QCOMPARE(v.device, DeviceKind::Cpu);
         QCOMPARE(v.deviceName, m.deviceName);
         QCOMPARE(v.cudaUnavailable, reason_);
-        QCOMPARE(v.kvDtype, KvDtype::F32);
+        QCOMPARE(v.kvDtype, KvDtype::F16); // the CPU's auto
         // The load itself found CUDA unusable and said so.
         QVERIFY(waitFor(avail, 1, 5000));
         QCOMPARE(avail.last().at(0).toBool(), false);

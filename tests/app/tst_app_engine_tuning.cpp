@@ -142,10 +142,10 @@ class TestAppEngineTuning : public QObject {
         QCOMPARE(v.snapshot.memory.cap_blocks, 4 * 1024 / 16);
         QCOMPARE(v.snapshot.memory.num_blocks, 4 * 1024 / 16);
         QCOMPARE(int(v.snapshot.blocks.size()), 4 * 1024 / 16);
-        // The CPU executor stores fp32, and the plan sized the blocks with 4-byte elements.
+        // The CPU executor stores fp16 (auto), and the plan sized the blocks with 2-byte elements.
         QCOMPARE(v.device, DeviceKind::Cpu);
-        QCOMPARE(v.kvDtype, KvDtype::F32);
-        QCOMPARE(v.snapshot.memory.kv_elem_bytes, 4);
+        QCOMPARE(v.kvDtype, KvDtype::F16);
+        QCOMPARE(v.snapshot.memory.kv_elem_bytes, 2);
         QVERIFY(v.replanError.isEmpty());
         QVERIFY(v.snapshot.memory.note.empty());
         plan_ = v.snapshot.memory;

@@ -266,8 +266,8 @@ class TestAppEngineWorker : public QObject {
             QCOMPARE(s.memory.num_blocks, s.memory.cap_blocks);
             QCOMPARE(s.memory.cap_seqs, std::min(v.tuning.maxNumSeqs, kCpuContextSeqs));
             QCOMPARE(s.memory.cap_blocks, s.memory.cap_seqs * 2048 / 16);
-            QCOMPARE(s.memory.kv_elem_bytes, 4); // the CPU backend stores fp32
-            QCOMPARE(v.kvDtype, KvDtype::F32);
+            QCOMPARE(s.memory.kv_elem_bytes, 2); // the CPU backend's auto: fp16
+            QCOMPARE(v.kvDtype, KvDtype::F16);
             QCOMPARE(s.num_free_blocks + s.num_used_blocks + s.num_cached_free_blocks,
                      int(s.blocks.size()));
             int used = 0;

@@ -1,8 +1,8 @@
-// The KV-cache element type in the engine worker (EngineTuning::kvCacheDtype): switched live
-// while several chat requests run (f32 -> int8 -> fp8_e4m3), every request finishes with its
-// full output and keeps the text it streamed before the switch; the views show the new type,
-// bytes per block and block count (same budget, more blocks) and the pool before the switch;
-// fp8 is calibrated; the choice applies at the next load; an unknown name means auto.
+// The KV-cache element type in the engine worker (EngineTuning::kvCacheDtype): the CPU's auto
+// is f16; switched live while several chat requests run (f32 -> int8 -> fp8_e4m3), every request
+// finishes with its full output and keeps the text it streamed before the switch; the views show
+// the new type, bytes per block and block count (same budget, more blocks) and the pool before the
+// switch; fp8 is calibrated; the choice applies at the next load; an unknown name means auto.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThread>
@@ -27,7 +27,7 @@ class TestAppKvDtype : public QObject {
     QThread thread_;
     EngineWorker* worker_ = nullptr;
     WorkerRelay relay_;
-    MemoryPlan f32_; // the plan of the first load (f32, auto)
+    MemoryPlan f32_; // the plan in f32 on the fixed device (initTestCase)
     EngineTuning tuning_;
 
     static GenerationRequest request(quint64 id) {
@@ -100,25 +100,33 @@ class TestAppKvDtype : public QObject {
         QVERIFY(waitFor(loaded, 1, 30000));
         QVERIFY(waitFor(views, 1, 5000));
         const auto v = views.last().first().value<EngineView>();
-        QCOMPARE(v.kvDtype, KvDtype::F32);
-        QCOMPARE(v.autoKvDtype, KvDtype::F32);
-        QCOMPARE(v.pendingKvDtype, KvDtype::F32);
+        // The CPU's own type ("auto"): f16.
+        QCOMPARE(v.kvDtype, KvDtype::F16);
+        QCOMPARE(v.autoKvDtype, KvDtype::F16);
+        QCOMPARE(v.pendingKvDtype, KvDtype::F16);
         QVERIFY(!v.kvSwitch.valid);
         // The CPU stores every type.
         QCOMPARE(v.supportedKvDtypes.size(), qsizetype(std::size(kAllKvDtypes)));
-        f32_ = v.snapshot.memory;
-        QVERIFY(f32_.bytes_per_block > 0);
+        const MemoryPlan f16 = v.snapshot.memory;
+        QCOMPARE(f16.kv_elem_bytes, 2);
+        QVERIFY(f16.bytes_per_block > 0);
 
-        // A fixed "device" whose KV budget holds kF32Blocks f32 blocks exactly.
+        // From here f32 on a fixed "device" whose KV budget holds kF32Blocks f32 blocks exactly.
         tuning_.maxNumSeqs = 16;
         tuning_.gpuMemoryUtilization = 1.0;
+        tuning_.kvCacheDtype = QStringLiteral("f32");
         tuning_.deviceBytes =
-            f32_.weight_bytes + f32_.workspace_bytes + kF32Blocks * f32_.bytes_per_block;
-        const EngineView fixed =
-            waitView([](const EngineView& v) { return v.snapshot.memory.num_blocks == kF32Blocks; },
-                     [&] { setTuning(tuning_); });
+            f16.weight_bytes + f16.workspace_bytes + kF32Blocks * 2 * f16.bytes_per_block;
+        const EngineView fixed = waitView(
+            [](const EngineView& v) {
+                return v.kvDtype == KvDtype::F32 && v.snapshot.memory.num_blocks == kF32Blocks;
+            },
+            [&] { setTuning(tuning_); });
         QCOMPARE(fixed.snapshot.memory.num_blocks, kF32Blocks);
         QCOMPARE(fixed.snapshot.memory.limit, KvPoolLimit::Utilization);
+        f32_ = fixed.snapshot.memory;
+        QCOMPARE(f32_.bytes_per_block, 2 * f16.bytes_per_block);
+        QCOMPARE(f32_.kv_elem_bytes, 4);
     }
 
     void cleanupTestCase() {
@@ -254,7 +262,7 @@ class TestAppKvDtype : public QObject {
     }
 
     // The choice applies at the next load (fp8 calibrated first), and "auto" brings the
-    // backend's own type back with the pool it had.
+    // backend's own type (f16) back, with twice f32's blocks in the same budget.
     void appliesAtLoadAndBack() {
         QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
         EngineTuning t = tuning_;
@@ -275,8 +283,8 @@ class TestAppKvDtype : public QObject {
 
         t.kvCacheDtype = QStringLiteral("auto");
         const EngineView back = waitView(
-            [](const EngineView& v) { return v.kvDtype == KvDtype::F32; }, [&] { setTuning(t); });
-        QCOMPARE(back.snapshot.memory.num_blocks, kF32Blocks);
+            [](const EngineView& v) { return v.kvDtype == KvDtype::F16; }, [&] { setTuning(t); });
+        QCOMPARE(back.snapshot.memory.num_blocks, kF32Blocks * 2);
         QCOMPARE(back.kvSwitch.from, KvDtype::Fp8E5M2);
         QCOMPARE(back.kvSwitch.blocks, kF32Blocks * 4);
         QVERIFY(back.kvCalibration.isEmpty());

@@ -72,7 +72,7 @@ class TstCliKvDtype : public QObject {
     }
 
     // generate --json with each type (and the alias): kv_cache_dtype and the pool's bytes per
-    // block (int8 < fp8 < f16 < f32 with int8's scales); auto is f32 on the CPU. Seeded, and
+    // block (int8 < fp8 < f16 < f32 with int8's scales); auto is f16 on the CPU. Seeded, and
     // past EOS: the random model's sampled text may end early, which is not what this checks.
     void generateEachType() {
         QMap<QString, int> bytes;
@@ -84,7 +84,7 @@ class TstCliKvDtype : public QObject {
                           "--ignore-eos", "--seed", "1", "--device", "cpu", flag, t, "--json"},
                          &ok);
                 QVERIFY2(ok, qPrintable(t));
-                const QString want = t == "auto" ? "f32" : canonical(t);
+                const QString want = t == "auto" ? "f16" : canonical(t);
                 QCOMPARE(j["kv_cache_dtype"].toString(), want);
                 QCOMPARE(j["completion_tokens"].toInt(), 4);
                 bytes[want] = j["kv_cache"].toObject()["bytes_per_block"].toInt();

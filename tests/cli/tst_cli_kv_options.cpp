@@ -104,6 +104,9 @@ MT_TEST(int8_experiment_is_cpu_and_f32_only) {
     MT_COMPARE(o->int8_experiment, KvInt8Experiment::KeyChannel);
     MT_COMPARE(o->device, DevicePreference::Cpu);
     MT_COMPARE(std::string(kv_int8_experiment_name(o->int8_experiment)), std::string("kchannel"));
+    // Without --kv-cache-dtype the pool is f32 (the CPU's auto, f16, cannot carry the simulation).
+    MT_REQUIRE(o->kv_dtype.has_value());
+    MT_COMPARE(*o->kv_dtype, KvDtype::F32);
     auto t = parse({"--kv-int8-experiment", "token", "--kv-cache-dtype", "f32"});
     MT_REQUIRE(t.ok());
     MT_COMPARE(t->int8_experiment, KvInt8Experiment::Token);
