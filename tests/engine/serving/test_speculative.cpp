@@ -206,6 +206,7 @@ struct SpecRow {
     std::string name;
     int32_t block_size, budget, num_blocks, k;
     bool prefix_caching, shared_prefix;
+    KvDtype kv = KvDtype::F32;
 };
 
 std::vector<SpecRow> spec_rows() {
@@ -219,7 +220,26 @@ std::vector<SpecRow> spec_rows() {
         rows.push_back({b + " k4 shared prefix", bs, 40, 256, 4, true, true});
         rows.push_back({b + " k3 no cache", bs, 40, 256, 3, false, true});
     }
+    // f16 (the CPU's auto) and int8: a verify step reads the drafts' K/V back from the cache as
+    // a decode step does, so the outputs are the same with or without speculation here too.
+    for (KvDtype t : {KvDtype::F16, KvDtype::Int8}) {
+        const std::string n = std::string(" ") + kv_dtype_name(t);
+        rows.push_back({"bs16 k4 roomy" + n, 16, 512, 256, 4, true, false, t});
+        rows.push_back({"bs16 k2 chunked" + n, 16, 11, 256, 2, true, false, t});
+        rows.push_back({"bs8 k4 preempt" + n, 8, 64, 230 / 8 + 2, 4, true, false, t});
+        rows.push_back({"bs16 k4 shared prefix" + n, 16, 40, 256, 4, true, true, t});
+    }
     return rows;
+}
+
+// An engine of config c whose KV cache stores `kv` from its first step.
+std::unique_ptr<Engine> engine_kv(const EngineConfig& c, KvDtype kv) {
+    auto e = engine(c);
+    if (kv != KvDtype::F32) {
+        Status st = e->set_kv_dtype(kv, {});
+        MT_REQUIRE_MSG(st.ok(), "%s", st.ok() ? "" : st.message().c_str());
+    }
+    return e;
 }
 
 // Greedy outputs with speculation equal those without it, whatever the batch does.
@@ -237,11 +257,12 @@ MT_TEST_TABLE(greedy_equals_without_speculation, SpecRow, spec_rows()) {
     c.memory.num_blocks = row.num_blocks;
     c.enable_prefix_caching = row.prefix_caching;
     c.record_steps = true;
-    auto plain = engine(c);
+    auto plain = engine_kv(c, row.kv);
     const auto want = run(*plain, prompts, params);
     c.speculative = ngram(row.k);
-    auto spec = engine(c);
+    auto spec = engine_kv(c, row.kv);
     const auto got = run(*spec, prompts, params);
+    MT_COMPARE(spec->executor().kv_dtype(), row.kv);
     MT_REQUIRE_COMPARE(got.size(), want.size());
     for (const auto& [id, w] : want) {
         MT_SCOPE("request %lld", static_cast<long long>(id));
