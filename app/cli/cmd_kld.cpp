@@ -33,7 +33,8 @@ const char* kKldHelp =
     "    llmwb kld --model M --kv-cache-dtype int8 --file TEXT\n"
     "  --base B        the base model (default: M itself)\n"
     "  --kv-cache-dtype T  the KV type of M (device options below; default f32, as the\n"
-    "                  base's: without it the comparison is of the weights alone)\n"
+    "                  base's: without it the comparison is of the weights alone; auto: the\n"
+    "                  backend's own, f16)\n"
     "  --base-kv-cache-dtype T  the KV type of B (default f32, whatever --kv-cache-dtype is)\n"
     "  --ctx N         tokens per window (default min(512, the models' context)); a longer text\n"
     "                  is cut into windows, each run from an empty cache, all positions scored\n"
@@ -124,8 +125,9 @@ int cmd_kld(const Args& argv) {
     if (!device)
         return fail(cmd, device.message());
     // M without --kv-cache-dtype: f32 KV as the base's (not the backend's auto, f16 on the
-    // CPU too), so that two weight files are compared on the weights alone.
-    if (!device->kv_dtype)
+    // CPU too), so that two weight files are compared on the weights alone. An explicit
+    // "auto" is the backend's own type.
+    if (!device->kv_dtype && !args->has("kv-cache-dtype") && !args->has("kv-dtype"))
         device->kv_dtype = KvDtype::F32;
     // The base: f32 KV (the reference) unless --base-kv-cache-dtype; never an int8 experiment.
     DeviceOptions base_device = *device;

@@ -178,6 +178,16 @@ class TstCliKvDtype : public QObject {
                   r[t]["mean_kld"].toDouble(), r[t]["top1_agreement_pct"].toDouble());
         }
         QCOMPARE(r["f32"]["mean_kld"].toDouble(), 0.0);
+        // No --kv-cache-dtype: M in f32 as its base (weights alone); auto: the CPU's own (f16).
+        bool given = false;
+        const QJsonObject none = kld({}, &given);
+        QVERIFY(given);
+        QCOMPARE(none["kv_cache_dtype"].toString(), QString("f32"));
+        QCOMPARE(none["mean_kld"].toDouble(), 0.0);
+        const QJsonObject autoKv = kld({"--kv-cache-dtype", "auto"}, &given);
+        QVERIFY(given);
+        QCOMPARE(autoKv["kv_cache_dtype"].toString(), QString("f16"));
+        QCOMPARE(autoKv["mean_kld"].toDouble(), r["f16"]["mean_kld"].toDouble());
         QVERIFY(r["f16"]["mean_kld"].toDouble() > 0);
         QVERIFY(r["f16"]["mean_kld"].toDouble() < r["int8"]["mean_kld"].toDouble());
         QVERIFY(r["int8"]["mean_kld"].toDouble() < r["fp8_e5m2"]["mean_kld"].toDouble());
