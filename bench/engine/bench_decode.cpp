@@ -56,10 +56,10 @@ struct Options {
     int prompt = 16; // short prompt before decoding
     int pp = 512;    // prompt-processing length
     int block_size = 16;
-    KvDtype kv_dtype = KvDtype::F32;
-    std::string simd;   // empty: the best the CPU has (or LLMWB_SIMD)
-    std::string layout; // empty: the engine's default (panels where a type has them)
-    int batch = 0;      // > 0: only the breakdown of one decode step of that many sequences
+    KvDtype kv_dtype = KvDtype::F16; // the CPU backend's auto (kCpuAutoKvDtype)
+    std::string simd;                // empty: the best the CPU has (or LLMWB_SIMD)
+    std::string layout;              // empty: the engine's default (panels where a type has them)
+    int batch = 0; // > 0: only the breakdown of one decode step of that many sequences
     bool json = false;
 };
 
@@ -130,7 +130,7 @@ bool parse(int argc, char** argv, Options& o) {
                 if (ok)
                     o.kv_dtype = *d;
             } else if (ok) {
-                o.kv_dtype = KvDtype::F32; // the CPU backend's default
+                o.kv_dtype = KvDtype::F16; // the CPU backend's auto (kCpuAutoKvDtype)
             }
         } else if (a == "--simd") {
             ok = next(o.simd) && (o.simd == "scalar" || o.simd == "avx2" || o.simd == "avx512");
@@ -442,6 +442,46 @@ int main(int argc, char** argv) {
         pp_gflops = matmul_flops_per_token(m.weights) * o.pp / pp_s / 1e9;
     }
 
+    // The attention of the prompt's last chunk (up to 512 query rows over the whole prompt, every
+    // layer, the K/V the prefill wrote): query rows 16 at a time per kernel call (what prefill
+    // runs) against the same rows one by one (the baseline, the same bits), interleaved, best
+    // of rounds.
+    double pp_att_ms = 0, pp_att_rowwise_ms = 0;
+    int32_t pp_att_rows = 0;
+    if (o.pp > 0) {
+        const ModelConfig& c = m.config;
+        pp_att_rows = std::min(o.pp, 512);
+        std::vector<int32_t> chunk(static_cast<size_t>(pp_att_rows), 1);
+        batch.clear();
+        batch.add_sequence(chunk, o.pp - pp_att_rows, blocks.table(), kv.block_size(),
+                           ForwardBatch::Logits::Last);
+        AttentionShape shape;
+        shape.num_heads = c.num_heads;
+        shape.num_kv_heads = c.num_kv_heads;
+        shape.head_dim = kv.head_dim();
+        shape.block_size = kv.block_size();
+        shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kv.head_dim())));
+        const int64_t width = static_cast<int64_t>(c.num_heads) * kv.head_dim() * pp_att_rows;
+        std::vector<float> q(width), out(width);
+        for (int64_t i = 0; i < width; ++i)
+            q[i] = 0.1f * static_cast<float>((i * 37) % 17 - 8);
+        AttentionScratch together, rowwise;
+        rowwise.max_rows_per_call = 1;
+        double best[2] = {1e30, 1e30};
+        for (int r = 0; r < o.rounds + 1; ++r)
+            for (int w = 0; w < 2; ++w) {
+                const auto t0 = Clock::now();
+                for (int32_t l = 0; l < kv.num_layers(); ++l)
+                    paged_attention(out.data(), q.data(), batch, kv.k_pool(l), kv.v_pool(l),
+                                    kv.layout(), kv.k_scale(l), kv.v_scale(l), shape, pool,
+                                    w == 0 ? together : rowwise);
+                if (r > 0)
+                    best[w] = std::min(best[w], seconds_since(t0));
+            }
+        pp_att_ms = best[0] * 1000.0;
+        pp_att_rowwise_ms = best[1] * 1000.0;
+    }
+
     const bool int8_mix = integer_mix(m.weights);
     const double peak = o.pp > 0 ? measure_peak_gops(pool, int8_mix) : 0.0;
     const char* simd = kernels::simd_level_name(kernels::active_simd_level());
@@ -459,13 +499,16 @@ int main(int argc, char** argv) {
                     "\"kv_bytes_per_token\": %.0f, \"context\": %d, \"attention_ms\": %.3f, "
                     "\"attention_share\": %.4f, \"weight_layout\": \"%s\", "
                     "\"panel_matrices\": %d, \"round_bandwidth_gbs\": %.2f, "
-                    "\"roofline_ratio_min\": %.4f, \"roofline_ratio_max\": %.4f}\n",
+                    "\"roofline_ratio_min\": %.4f, \"roofline_ratio_max\": %.4f, "
+                    "\"pp_attention_rows\": %d, \"pp_attention_ms\": %.3f, "
+                    "\"pp_attention_row_by_row_ms\": %.3f}\n",
                     path.c_str(), dtype_mix(m.weights).c_str(), pool.size(), simd, bw, bw_scalar,
                     bytes_per_token, o.tokens, decode_tps, roofline_tps, ratio,
                     decode_tps * bytes_per_token / 1e9, o.pp, pp_tps, pp_gflops, step_ms, matmul_ms,
                     peak, int8_mix ? "int8-dot" : "fp32-fma", peak > 0 ? pp_gflops / peak : 0.0,
                     kvt, kv_bytes_per_token, att_context, att_ms, att_ms / step_ms, layout,
-                    tf.panel_weights().packed_matrices(), round_bw_median, *ratio_lo, *ratio_hi);
+                    tf.panel_weights().packed_matrices(), round_bw_median, *ratio_lo, *ratio_hi,
+                    pp_att_rows, pp_att_ms, pp_att_rowwise_ms);
     } else {
         std::printf("model                      %s\n", path.c_str());
         std::printf("matrices                   %s\n", dtype_mix(m.weights).c_str());
@@ -499,6 +542,11 @@ int main(int argc, char** argv) {
         if (o.pp > 0)
             std::printf("prompt processing (%d)    %.1f tokens/s   (%.1f GFLOP/s in matmuls)\n",
                         o.pp, pp_tps, pp_gflops);
+        if (o.pp > 0)
+            std::printf("prefill attention          last %d rows at context %d: %.2f ms, rows 16 "
+                        "per kernel call, vs %.2f ms row by row (x%.2f)\n",
+                        pp_att_rows, o.pp, pp_att_ms, pp_att_rowwise_ms,
+                        pp_att_rowwise_ms / pp_att_ms);
         if (peak > 0)
             std::printf("compute peak (%s)      %.1f GOP/s   (prompt processing at %.3f of it)\n",
                         int8_mix ? "int8 dot" : "fp32 FMA", peak, pp_gflops / peak);

@@ -12,7 +12,13 @@ namespace llmwb {
 
 namespace {
 
-constexpr int32_t kQueryChunk = 16; // query rows per task
+constexpr int32_t kQueryChunk = 16; // query rows per task (kernels::kAttendMaxRows)
+static_assert(kQueryChunk <= kernels::kAttendMaxRows);
+
+// A task's rows go to the kernel together (kernels::attend_rows: each K/V tile read once for
+// all of them) as long as their scores fit in this many bytes per thread; at long contexts
+// fewer rows per call (16 rows x 7 heads x 16k keys: 7.3 MiB; at 128k keys, 2 rows).
+constexpr int64_t kRowsScratchBytes = int64_t{8} << 20;
 
 } // namespace
 
@@ -45,7 +51,16 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch,
     const int threads = pool.size();
     if (static_cast<int>(scratch.scores.size()) < threads)
         scratch.scores.resize(threads);
-    const int64_t scores_len = kernels::attend_group_scratch(grouped ? group : 1, max_ctx);
+    // Rows per kernel call: up to a task's (16) while their scores fit kRowsScratchBytes.
+    int32_t rows_per_call = 1;
+    if (grouped && kernels::attention_multi_row(sh.head_dim, layout.dtype, group)) {
+        const int64_t per_row = static_cast<int64_t>(group) * (max_ctx + 16) * sizeof(float);
+        rows_per_call = static_cast<int32_t>(std::clamp<int64_t>(
+            kRowsScratchBytes / per_row, 1, std::clamp(scratch.max_rows_per_call, 1, kQueryChunk)));
+    }
+    const int64_t scores_len = rows_per_call > 1
+                                   ? kernels::attend_rows_scratch(rows_per_call, group, max_ctx)
+                                   : kernels::attend_group_scratch(grouped ? group : 1, max_ctx);
     for (auto& row : scratch.scores)
         if (static_cast<int64_t>(row.size()) < scores_len)
             row.resize(static_cast<size_t>(scores_len));
@@ -77,14 +92,24 @@ void paged_attention(float* out, const float* q, const ForwardBatch& batch,
             kv.k_scale = k_scale;
             kv.v_scale = v_scale;
             kv.logit_softcap = sh.logit_softcap;
-            for (int32_t r = t.q_begin; r < t.q_end; ++r) {
-                const int64_t row = batch.query_start[t.seq] + r;
+            const int64_t head_off = static_cast<int64_t>(t.head) * heads * sh.head_dim;
+            for (int32_t r = t.q_begin; r < t.q_end;) {
+                const int64_t off = (batch.query_start[t.seq] + r) * row_stride + head_off;
                 const int32_t end = ctx - ql + r + 1; // causal: keys up to this position
+                // Several rows at once while none of them has a window cutting its first keys
+                // (they must share key 0); the same bits as row by row.
+                const int32_t n = std::min(rows_per_call, t.q_end - r);
+                if (n > 1 && (sh.window <= 0 || end + n - 1 <= sh.window)) {
+                    kv.key_base = 0;
+                    kernels::attend_rows(out + off, row_stride, q + off, row_stride, n, heads,
+                                         sh.head_dim, end, sh.scale, kv, scores);
+                    r += n;
+                    continue;
+                }
                 kv.key_base = sh.window > 0 ? std::max(0, end - sh.window) : 0;
-                const int64_t off =
-                    row * row_stride + static_cast<int64_t>(t.head) * heads * sh.head_dim;
                 kernels::attend_group(out + off, q + off, heads, sh.head_dim, end - kv.key_base,
                                       sh.scale, kv, scores);
+                ++r;
             }
         }
     };

@@ -31,6 +31,9 @@ struct AttentionScratch {
     };
     std::vector<Task> tasks;                // [seqs x heads x query chunks]
     std::vector<std::vector<float>> scores; // [threads][max context]
+    // Query rows per kernel call at most (kernels::attend_rows); 1 = row by row, the same
+    // results (llmwb-bench-decode's baseline for the prefill attention).
+    int32_t max_rows_per_call = 16;
 };
 
 // For every sequence s of the batch and each of its query rows t (at context index

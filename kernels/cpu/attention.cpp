@@ -111,4 +111,38 @@ void attend_group(float* out, const float* q, int n_heads, int head_dim, int32_t
                     q + static_cast<int64_t>(h) * head_dim, head_dim, n_keys, scale, kv, scratch);
 }
 
+bool attention_multi_row(int head_dim, KvDtype t, int n_heads) {
+    return (use_avx512(head_dim, t) || use_avx2(head_dim, t)) && n_heads <= 64;
+}
+
+int64_t attend_rows_scratch(int n_rows, int n_heads, int32_t n_keys0) {
+    const int64_t one = attend_group_scratch(n_heads, n_keys0 + n_rows - 1);
+    const SimdLevel level = active_simd_level();
+    const int64_t rows =
+        level == SimdLevel::Avx512 ? attend_rows_avx512_scratch(n_rows, n_heads, n_keys0)
+        : level == SimdLevel::Avx2 ? attend_rows_avx2_scratch(n_rows, n_heads, n_keys0)
+                                   : 0;
+    return std::max(one, rows);
+}
+
+void attend_rows(float* out, int64_t out_stride, const float* q, int64_t q_stride, int n_rows,
+                 int n_heads, int head_dim, int32_t n_keys0, float scale, const PagedKvView& kv,
+                 float* scratch) {
+    if (n_rows > 1 && n_rows <= kAttendMaxRows && n_heads <= 64) {
+        if (use_avx512(head_dim, kv.layout.dtype)) {
+            attend_rows_avx512(out, out_stride, q, q_stride, n_rows, n_heads, head_dim, n_keys0,
+                               scale, kv, scratch);
+            return;
+        }
+        if (use_avx2(head_dim, kv.layout.dtype)) {
+            attend_rows_avx2(out, out_stride, q, q_stride, n_rows, n_heads, head_dim, n_keys0,
+                             scale, kv, scratch);
+            return;
+        }
+    }
+    for (int r = 0; r < n_rows; ++r)
+        attend_group(out + r * out_stride, q + r * q_stride, n_heads, head_dim, n_keys0 + r, scale,
+                     kv, scratch);
+}
+
 } // namespace llmwb::kernels

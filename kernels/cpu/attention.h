@@ -63,4 +63,18 @@ int64_t attend_group_scratch(int n_heads, int32_t n_keys);
 void attend_group(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
                   float scale, const PagedKvView& kv, float* scratch);
 
+// Several consecutive query rows of one sequence at once (a prefill chunk, a speculative
+// verify step): row r < n_rows (queries q + r * q_stride, outputs out + r * out_stride, n_heads
+// heads of head_dim each) attends to keys [0, n_keys0 + r) of kv (causal). Each row's output is
+// bit for bit attend_group's for that row alone — a token's result never depends on which
+// rows share its call — but where attention_multi_row holds, the K and V rows are read and
+// converted once for all rows and the scores need no horizontal sums.
+constexpr int kAttendMaxRows = 16;
+bool attention_multi_row(int head_dim, KvDtype t, int n_heads);
+// Scratch floats attend_rows needs (n_rows <= kAttendMaxRows).
+int64_t attend_rows_scratch(int n_rows, int n_heads, int32_t n_keys0);
+void attend_rows(float* out, int64_t out_stride, const float* q, int64_t q_stride, int n_rows,
+                 int n_heads, int head_dim, int32_t n_keys0, float scale, const PagedKvView& kv,
+                 float* scratch);
+
 } // namespace llmwb::kernels

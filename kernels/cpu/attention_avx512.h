@@ -22,4 +22,12 @@ int64_t attend_group_avx512_scratch(int n_heads, int32_t n_keys);
 void attend_group_avx512(float* out, const float* q, int n_heads, int head_dim, int32_t n_keys,
                          float scale, const PagedKvView& kv, float* scratch);
 
+// As attend_rows (attention.h) for 1 <= n_rows <= kAttendMaxRows and n_heads <= 64: the K tiles
+// are transposed once and shared by every (row, head) pair, the V rows of a chunk by all pairs;
+// each row's output is bit for bit attend_group_avx512's for that row alone.
+int64_t attend_rows_avx512_scratch(int n_rows, int n_heads, int32_t n_keys0);
+void attend_rows_avx512(float* out, int64_t out_stride, const float* q, int64_t q_stride,
+                        int n_rows, int n_heads, int head_dim, int32_t n_keys0, float scale,
+                        const PagedKvView& kv, float* scratch);
+
 } // namespace llmwb::kernels
