@@ -144,18 +144,13 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
         o.rounds, [&] { kernels::matmul(y_lm.data(), as_matrix(out_w), x.data(), n, &pool); });
 
     // The attention of every layer over the N contexts.
-    AttentionShape shape;
-    shape.num_heads = c.num_heads;
-    shape.num_kv_heads = c.num_kv_heads;
-    shape.head_dim = kv.head_dim();
-    shape.block_size = kv.block_size();
-    shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kv.head_dim())));
     AttentionScratch scratch;
     std::vector<float> att(static_cast<size_t>(n * qw));
     const double att_s = best_of(o.rounds, [&] {
         for (int32_t l = 0; l < kv.num_layers(); ++l)
             paged_attention(att.data(), x.data(), batch, kv.k_pool(l), kv.v_pool(l), kv.layout(),
-                            kv.k_scale(l), kv.v_scale(l), shape, pool, scratch);
+                            kv.k_scale(l), kv.v_scale(l),
+                            attention_shape(c, kv.head_dim(), kv.block_size(), l), pool, scratch);
     });
 
     // Multiply-adds of the step's products (x2: operations).

@@ -370,12 +370,6 @@ int main(int argc, char** argv) {
         batch.clear();
         batch.add_sequence(std::span<const int32_t>(&ids.back(), 1), pos, blocks.table(),
                            kv.block_size(), ForwardBatch::Logits::Last);
-        AttentionShape shape;
-        shape.num_heads = c.num_heads;
-        shape.num_kv_heads = c.num_kv_heads;
-        shape.head_dim = kv.head_dim();
-        shape.block_size = kv.block_size();
-        shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kv.head_dim())));
         const int64_t width = static_cast<int64_t>(c.num_heads) * kv.head_dim();
         std::vector<float> q(width), out(width);
         for (int64_t i = 0; i < width; ++i)
@@ -388,7 +382,8 @@ int main(int argc, char** argv) {
             for (int i = 0; i < iters; ++i)
                 for (int32_t l = 0; l < kv.num_layers(); ++l)
                     paged_attention(out.data(), q.data(), batch, kv.k_pool(l), kv.v_pool(l),
-                                    kv.layout(), kv.k_scale(l), kv.v_scale(l), shape, pool,
+                                    kv.layout(), kv.k_scale(l), kv.v_scale(l),
+                                    attention_shape(c, kv.head_dim(), kv.block_size(), l), pool,
                                     scratch);
             if (r > 0)
                 best = std::min(best, seconds_since(t0) / iters);
@@ -455,12 +450,6 @@ int main(int argc, char** argv) {
         batch.clear();
         batch.add_sequence(chunk, o.pp - pp_att_rows, blocks.table(), kv.block_size(),
                            ForwardBatch::Logits::Last);
-        AttentionShape shape;
-        shape.num_heads = c.num_heads;
-        shape.num_kv_heads = c.num_kv_heads;
-        shape.head_dim = kv.head_dim();
-        shape.block_size = kv.block_size();
-        shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kv.head_dim())));
         const int64_t width = static_cast<int64_t>(c.num_heads) * kv.head_dim() * pp_att_rows;
         std::vector<float> q(width), out(width);
         for (int64_t i = 0; i < width; ++i)
@@ -473,7 +462,8 @@ int main(int argc, char** argv) {
                 const auto t0 = Clock::now();
                 for (int32_t l = 0; l < kv.num_layers(); ++l)
                     paged_attention(out.data(), q.data(), batch, kv.k_pool(l), kv.v_pool(l),
-                                    kv.layout(), kv.k_scale(l), kv.v_scale(l), shape, pool,
+                                    kv.layout(), kv.k_scale(l), kv.v_scale(l),
+                                    attention_shape(c, kv.head_dim(), kv.block_size(), l), pool,
                                     w == 0 ? together : rowwise);
                 if (r > 0)
                     best[w] = std::min(best[w], seconds_since(t0));

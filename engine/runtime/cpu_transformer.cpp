@@ -16,6 +16,21 @@
 
 namespace llmwb {
 
+AttentionShape attention_shape(const ModelConfig& c, int32_t head_dim, int32_t block_size,
+                               int32_t layer) {
+    AttentionShape shape;
+    shape.num_heads = c.num_heads;
+    shape.num_kv_heads = c.num_kv_heads;
+    shape.head_dim = head_dim;
+    shape.block_size = block_size;
+    shape.scale = c.query_scale > 0.0f
+                      ? c.query_scale
+                      : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    shape.window = c.window_for_layer(layer);
+    shape.logit_softcap = c.attn_logit_softcap;
+    return shape;
+}
+
 namespace {
 
 kernels::WeightMatrix as_matrix(const TensorView& t) {
@@ -256,18 +271,9 @@ void CpuTransformer::attention_block(int32_t l, const ForwardBatch& batch, KvCac
     kernels::kv_write(kv.v_pool(l), kv.layout(), v_.data(), kv_w, batch.slot_mapping.data(), n,
                       1.0f / kv.v_scale(l));
 
-    AttentionShape shape;
-    shape.num_heads = c.num_heads;
-    shape.num_kv_heads = c.num_kv_heads;
-    shape.head_dim = hd;
-    shape.block_size = kv.block_size();
-    shape.scale = c.query_scale > 0.0f
-                      ? c.query_scale
-                      : static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-    shape.window = c.window_for_layer(l);
-    shape.logit_softcap = c.attn_logit_softcap;
     paged_attention(att_.data(), q_.data(), batch, kv.k_pool(l), kv.v_pool(l), kv.layout(),
-                    kv.k_scale(l), kv.v_scale(l), shape, pool_, att_scratch_);
+                    kv.k_scale(l), kv.v_scale(l), attention_shape(c, hd, kv.block_size(), l), pool_,
+                    att_scratch_);
 
     if (observer_)
         observer_(lw.wo, att_.data(), n);

@@ -23,6 +23,11 @@ class ThreadPool;
 class CpuMoe;
 class PanelWeights;
 
+// The attention shape of layer `layer` of a model whose KV cache has this head size and block
+// size (heads, scale, sliding window, soft-cap), as the forward pass uses it.
+AttentionShape attention_shape(const ModelConfig& c, int32_t head_dim, int32_t block_size,
+                               int32_t layer);
+
 class CpuTransformer {
   public:
     // The model must outlive the CpuTransformer. Preconditions (guaranteed by load_model):
