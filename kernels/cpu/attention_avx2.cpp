@@ -111,8 +111,6 @@ inline __m256i first_n(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n, 8))), idx);
 }
 
-constexpr int kMaxPairs = kAttendMaxRows * 64; // (attend_group_chunks: at most 64 heads)
-
 // 8x8 transpose: t[8 * c + i] = r[i][c] (r: 8 rows of 8 floats).
 inline void transpose8(const __m256 r[8], float* t) {
     __m256 a[8], b[8];
@@ -204,7 +202,7 @@ void attend(float* out, int64_t out_stride, const float* q, int64_t q_stride, in
     constexpr int HD = 8 * NV;
     constexpr bool kRowScales = kv_dtype_has_row_scales(T);
     constexpr int64_t kRowBytes = HD * kv_dtype_elem_bytes(T);
-    const int n_pairs = n_rows * n_heads;        // <= kMaxPairs
+    const int n_pairs = n_rows * n_heads;        // <= AttendPairs::kMax
     const int32_t n_keys = n_keys0 + n_rows - 1; // the last row's
     const int64_t ld = round8(n_keys);
     float* sc = scratch;
@@ -213,15 +211,10 @@ void attend(float* out, int64_t out_stride, const float* q, int64_t q_stride, in
     float* vs = ks + ld;
     gather_key_offsets(kv, n_keys, offs, ks, vs);
     // Per pair: its key count, query and output rows.
-    int32_t pkeys[kMaxPairs];
-    const float* pq[kMaxPairs];
-    float* pout[kMaxPairs];
-    for (int r = 0, p = 0; r < n_rows; ++r)
-        for (int h = 0; h < n_heads; ++h, ++p) {
-            pkeys[p] = n_keys0 + r;
-            pq[p] = q + r * q_stride + h * HD;
-            pout[p] = out + r * out_stride + h * HD;
-        }
+    const AttendPairs pairs(out, out_stride, q, q_stride, n_rows, n_heads, HD, n_keys0);
+    const int32_t* pkeys = pairs.keys;
+    const float* const* pq = pairs.q;
+    float* const* pout = pairs.out;
 
     // Scores.
     const float kscale = scale * kv_layer_multiplier(T, kv.k_scale);
@@ -295,7 +288,7 @@ void attend(float* out, int64_t out_stride, const float* q, int64_t q_stride, in
 
     // Softmax numerators in place; 1 / sum per pair, times the V layer multiplier.
     const float vmul = kv_layer_multiplier(T, kv.v_scale);
-    float inv[kMaxPairs];
+    float inv[AttendPairs::kMax];
     for (int p = 0; p < n_pairs; ++p)
         inv[p] = softmax_row<kRowScales>(sc + p * ld, pkeys[p], kv.logit_softcap, vs, vmul);
 

@@ -86,8 +86,6 @@ inline __mmask16 first_n(int64_t n) {
     return static_cast<__mmask16>(n >= 16 ? 0xFFFF : n <= 0 ? 0 : (1u << n) - 1);
 }
 
-constexpr int kMaxPairs = kAttendMaxRows * 64; // (attend_group_chunks: at most 64 heads)
-
 // 16 raw values of a stored row from element e on, as floats (real value / the layer
 // multiplier, before int8's row scale).
 template <KvDtype T> inline __m512 load16(const unsigned char* row, int e) {
@@ -206,7 +204,7 @@ void attend(float* out, int64_t out_stride, const float* q, int64_t q_stride, in
     constexpr int kHeadsPerPass = NV <= 4 ? 4 : NV <= 8 ? 2 : 1;
     constexpr bool kRowScales = kv_dtype_has_row_scales(T);
     constexpr int64_t kRowBytes = HD * kv_dtype_elem_bytes(T);
-    const int n_pairs = n_rows * n_heads;        // <= kMaxPairs
+    const int n_pairs = n_rows * n_heads;        // <= AttendPairs::kMax
     const int32_t n_keys = n_keys0 + n_rows - 1; // the last row's
     const int64_t ld = round16(n_keys);
     float* sc = scratch;
@@ -217,15 +215,10 @@ void attend(float* out, int64_t out_stride, const float* q, int64_t q_stride, in
     const unsigned char* kbase = kv.k;
     const unsigned char* vbase = kv.v;
     // Per pair: its key count, query and output rows.
-    int32_t pkeys[kMaxPairs];
-    const float* pq[kMaxPairs];
-    float* pout[kMaxPairs];
-    for (int r = 0, p = 0; r < n_rows; ++r)
-        for (int h = 0; h < n_heads; ++h, ++p) {
-            pkeys[p] = n_keys0 + r;
-            pq[p] = q + r * q_stride + h * HD;
-            pout[p] = out + r * out_stride + h * HD;
-        }
+    const AttendPairs pairs(out, out_stride, q, q_stride, n_rows, n_heads, HD, n_keys0);
+    const int32_t* pkeys = pairs.keys;
+    const float* const* pq = pairs.q;
+    float* const* pout = pairs.out;
 
     // Scores. Row-wise: the tile's K rows converted (f32: copied) once for all heads into a
     // buffer at fixed offsets (16 row pointers into the pool would not stay in registers).
@@ -304,7 +297,7 @@ void attend(float* out, int64_t out_stride, const float* q, int64_t q_stride, in
 
     // Softmax numerators in place; 1 / sum per pair, times the V layer multiplier.
     const float vmul = kv_layer_multiplier(T, kv.v_scale);
-    float inv[kMaxPairs];
+    float inv[AttendPairs::kMax];
     for (int p = 0; p < n_pairs; ++p)
         inv[p] = softmax_row<kRowScales>(sc + p * ld, pkeys[p], kv.logit_softcap, vs, vmul);
 

@@ -65,4 +65,22 @@ inline void gather_key_offsets(const PagedKvView& kv, int32_t n_keys, int64_t* o
     }
 }
 
+// The (row, head) pairs of a call over n_rows query rows (attend_rows): pair p = r * n_heads + h
+// has keys[p] = n_keys0 + r keys (never fewer than the pair before), its query and output rows.
+struct AttendPairs {
+    static constexpr int kMax = kAttendMaxRows * 64; // (attend_group_chunks: at most 64 heads)
+    int32_t keys[kMax];
+    const float* q[kMax];
+    float* out[kMax];
+    AttendPairs(float* out_rows, int64_t out_stride, const float* q_rows, int64_t q_stride,
+                int n_rows, int n_heads, int head_dim, int32_t n_keys0) {
+        for (int r = 0, p = 0; r < n_rows; ++r)
+            for (int h = 0; h < n_heads; ++h, ++p) {
+                keys[p] = n_keys0 + r;
+                q[p] = q_rows + r * q_stride + static_cast<int64_t>(h) * head_dim;
+                out[p] = out_rows + r * out_stride + static_cast<int64_t>(h) * head_dim;
+            }
+    }
+};
+
 } // namespace llmwb::kernels
