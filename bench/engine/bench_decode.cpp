@@ -254,6 +254,17 @@ int main(int argc, char** argv) {
         return 1;
     }
     const LoadedModel& m = **loaded;
+    // (A prompt past the model's context would only measure positions it was never trained for,
+    // and size the KV cache by a number on the command line.)
+    const int64_t want_ctx = std::max<int64_t>(int64_t{o.prompt} + o.tokens + 8, int64_t{o.pp} + 8);
+    if (m.config.max_position > 0 && want_ctx > m.config.max_position) {
+        std::fprintf(stderr,
+                     "error: --prompt %d + --tokens %d (or --pp %d) needs %lld positions; the "
+                     "model's context is %d\n",
+                     o.prompt, o.tokens, o.pp, static_cast<long long>(want_ctx),
+                     m.config.max_position);
+        return 1;
+    }
 
     kernels::ThreadPool pool(o.threads);
     CpuTransformer tf(m, pool);
