@@ -49,7 +49,7 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
     const int32_t n = o.n_seqs, V = tf.vocab_size();
     // Every sequence: `context` tokens, then the timed step's token (rounds rewrite its slot).
     const int32_t per_seq = (o.context + 1 + o.block_size - 1) / o.block_size;
-    auto kv_or = KvCacheStorage::create(c, per_seq * n, o.block_size, KvDtype::F32);
+    auto kv_or = KvCacheStorage::create(c, per_seq * n, o.block_size, o.kv_dtype);
     if (!kv_or) {
         std::fprintf(stderr, "error: %s\n", kv_or.message().c_str());
         return 1;
@@ -165,20 +165,22 @@ int run_batch_step(const LoadedModel& m, CpuTransformer& tf, kernels::ThreadPool
     const double other_s = step_s - mm_s - att_s - sample_s;
     const double ms = 1000.0;
     if (o.json) {
-        std::printf("{\"batch\": %d, \"context\": %d, \"threads\": %d, \"step_ms\": %.3f, "
+        std::printf("{\"batch\": %d, \"context\": %d, \"threads\": %d, \"kv_cache_dtype\": \"%s\", "
+                    "\"step_ms\": %.3f, "
                     "\"qkv_ms\": %.3f, \"o_ms\": %.3f, \"gate_up_ms\": %.3f, \"down_ms\": %.3f, "
                     "\"lm_head_ms\": %.3f, \"attention_ms\": %.3f, \"sampling_ms\": %.3f, "
                     "\"other_ms\": %.3f, \"matmul_gops\": %.2f}\n",
-                    n, o.context, pool.size(), step_s * ms, qkv_s * ms, o_s * ms, gate_up_s * ms,
-                    down_s * ms, lm_s * ms, att_s * ms, sample_s * ms, other_s * ms,
-                    2.0 * macs * n / mm_s / 1e9);
+                    n, o.context, pool.size(), kv_dtype_name(o.kv_dtype), step_s * ms, qkv_s * ms,
+                    o_s * ms, gate_up_s * ms, down_s * ms, lm_s * ms, att_s * ms, sample_s * ms,
+                    other_s * ms, 2.0 * macs * n / mm_s / 1e9);
         return 0;
     }
     auto line = [&](const char* name, double s) {
         std::printf("  %-22s %8.2f ms  %5.1f%%\n", name, s * ms, 100.0 * s / step_s);
     };
-    std::printf("decode step of %d sequences at context %d, %d threads (best of %d rounds)\n", n,
-                o.context, pool.size(), o.rounds);
+    std::printf(
+        "decode step of %d sequences at context %d, %d threads, %s KV (best of %d rounds)\n", n,
+        o.context, pool.size(), kv_dtype_name(o.kv_dtype), o.rounds);
     line("whole step", step_s);
     line("q/k/v products", qkv_s);
     line("o products", o_s);

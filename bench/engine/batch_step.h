@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/kv_format.h"
+
 namespace llmwb {
 struct LoadedModel;
 class CpuTransformer;
@@ -21,6 +23,7 @@ struct BatchStepOptions {
     int32_t context = 128; // tokens already in each sequence's cache
     int32_t block_size = 16;
     int32_t rounds = 3;
+    KvDtype kv_dtype = KvDtype::F16; // the CPU backend's auto (kCpuAutoKvDtype)
     bool json = false;
 };
 
