@@ -8,6 +8,7 @@
 #include "engine/backend/device_select.h"
 #include "engine/model/demo_model.h"
 #include "engine/runtime/kv_calibration.h"
+#include "engine/runtime/panel_weights.h"
 
 namespace llmwb::cli {
 
@@ -60,10 +61,21 @@ Result<ModelExecutor*> CliModel::open_executor(const DeviceOptions& device, int3
     std::shared_ptr<CudaPlugin> plugin = backend.plugin;
     backend.executor.reset(); // the previous executor goes before its transformer and the next
     backend.transformer.reset();
-    auto b = open_backend(device.device, *model, *pool, o, std::move(plugin));
+    auto b = open_backend(device.device, *model, *pool, o, std::move(plugin), device.weight_dtype);
     if (!b)
-        return make_error("--device cuda: " + b.message());
+        return make_error(b.message().rfind("--dtype", 0) == 0 ? b.message()
+                                                               : "--device cuda: " + b.message());
     backend = std::move(b.value());
+    if (device.weight_dtype != WeightDtype::Auto && backend.transformer) {
+        const PanelWeights& pw = backend.transformer->panel_weights();
+        std::fprintf(stderr,
+                     "llmwb: --dtype %s: %d F32/F16 matri%s cast to BF16 at load (%.1f -> %.1f "
+                     "MiB)%s%s\n",
+                     weight_dtype_name(device.weight_dtype), pw.cast_matrices(),
+                     pw.cast_matrices() == 1 ? "x" : "ces", pw.cast_source_bytes() / 1048576.0,
+                     pw.cast_bytes() / 1048576.0,
+                     pw.uncast().empty() ? "" : "; left as stored: ", pw.uncast().c_str());
+    }
     ModelExecutor& e = *backend.executor;
     if (device.kv_dtype) {
         const KvDtype t = *device.kv_dtype;

@@ -27,13 +27,18 @@ const char* kDeviceOptionsHelp =
     "  --calculate-kv-scales     fp8: per-layer K/V scales from the model's K/V ranges over a\n"
     "                            short built-in text before the run (default: scales of 1.0, as\n"
     "                            vLLM)\n"
+    "  --dtype auto|bfloat16     float weights (vLLM's flag): auto (default) runs every\n"
+    "                            matrix as stored; bfloat16 casts the F32 / F16 matrices to\n"
+    "                            BF16 at load on the CPU (round to nearest even: no more\n"
+    "                            memory, faster prefill with AVX512_BF16; outputs change by the\n"
+    "                            rounding, `llmwb kld --dtype bfloat16` measures it)\n"
     "  --no-cuda-graphs          run CUDA decode steps eagerly (no CUDA graphs)\n"
     "  --threads N               CPU threads (default: all cores)\n";
 
 const OptionNames& device_option_names() {
     // kv-int8-experiment: measurement only (scripts/kv-fidelity.sh), not in --help.
     static const OptionNames n{
-        {"device", "kv-cache-dtype", "kv-dtype", "threads", "kv-int8-experiment"},
+        {"device", "kv-cache-dtype", "kv-dtype", "dtype", "threads", "kv-int8-experiment"},
         {"no-cuda-graphs", "calculate-kv-scales"}};
     return n;
 }
@@ -86,6 +91,13 @@ Result<DeviceOptions> parse_device_options(const CliArgs& a) {
         }
     }
     o.cuda_graphs = !a.has("no-cuda-graphs");
+    if (const auto d = a.get("dtype")) {
+        const auto w = parse_weight_dtype(*d);
+        if (!w)
+            return make_error("--dtype must be auto or bfloat16 (bf16), got '" + d->substr(0, 64) +
+                              "'");
+        o.weight_dtype = *w;
+    }
     auto threads = a.get_int("threads", 1, 1024);
     if (!threads)
         return threads.error();

@@ -1,5 +1,5 @@
 // The typed options shared by the llmwb commands, each parsed once from CliArgs:
-//   DeviceOptions   --device auto|cpu|cuda  --kv-cache-dtype T (alias --kv-dtype)
+//   DeviceOptions   --device auto|cpu|cuda  --kv-cache-dtype T (alias --kv-dtype)  --dtype D
 //                   --calculate-kv-scales  --no-cuda-graphs  --threads N
 //   EngineOptions   --block-size 8|16|32  --max-num-seqs N  --max-num-batched-tokens N
 //                   --kv-budget-mb MB | --gpu-memory-utilization F  --no-prefix-caching
@@ -40,7 +40,8 @@ struct DeviceOptions {
     bool calculate_kv_scales = false; // fp8: calibrate the per-layer scales (else 1.0, as vLLM)
     KvInt8Experiment int8_experiment = KvInt8Experiment::Off;
     bool cuda_graphs = true;
-    int threads = 0; // CPU threads; 0: all cores
+    int threads = 0;                              // CPU threads; 0: all cores
+    WeightDtype weight_dtype = WeightDtype::Auto; // --dtype
 };
 const OptionNames& device_option_names();
 extern const char* kDeviceOptionsHelp;

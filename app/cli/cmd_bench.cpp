@@ -190,6 +190,7 @@ int cmd_bench(const Args& argv) {
     out["threads"] = m.threads();
     out["device"] = (*exec)->device_name();
     out["kv_cache_dtype"] = kv_dtype_name((*exec)->kv_dtype());
+    out["dtype"] = weight_dtype_name(opt->device.weight_dtype);
     if (opt->report)
         if (Status st = check_report_target(*opt->report); !st)
             return fail(cmd, st.message());

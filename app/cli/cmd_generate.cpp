@@ -215,6 +215,7 @@ int cmd_generate(const Args& argv) {
     if (json) {
         nlohmann::json j = result_json(r, opt->sampling);
         j["kv_cache_dtype"] = kv_dtype_name((*exec)->kv_dtype());
+        j["dtype"] = weight_dtype_name(opt->device.weight_dtype);
         const MemoryPlan& plan = (*engine)->memory_plan();
         j["kv_cache"] = {{"bytes_per_block", plan.bytes_per_block},
                          {"block_size", plan.block_size},

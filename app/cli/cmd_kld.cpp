@@ -22,7 +22,7 @@ namespace {
 const char* kKldHelp =
     "llmwb kld [--base B] --model M (--file TEXT | --ids 1,2,3 | --text T) [--ctx N]\n"
     "          [--max-tokens N] [--margin P] [--kv-cache-dtype T [--base-kv-cache-dtype T]]\n"
-    "          [--json]\n"
+    "          [--dtype bfloat16] [--json]\n"
     "  Runs both models over the same tokens and compares their next-token distributions at\n"
     "  every position: KL(P_base || P_model) (mean, median, p99, max, in nats), top-1\n"
     "  agreement (all positions, and positions where the base's top-2 probability margin\n"
@@ -31,11 +31,14 @@ const char* kKldHelp =
     "  must have vocabularies of the same size and tokenize the text alike.\n"
     "  KV-cache fidelity: the same weights with a KV type against an f32 KV cache, e.g.\n"
     "    llmwb kld --model M --kv-cache-dtype int8 --file TEXT\n"
+    "  and weights cast at load against the same file as stored:\n"
+    "    llmwb kld --model M --dtype bfloat16 --file TEXT\n"
     "  --base B        the base model (default: M itself)\n"
     "  --kv-cache-dtype T  the KV type of M (device options below; default f32, as the\n"
     "                  base's: without it the comparison is of the weights alone; auto: the\n"
     "                  backend's own, f16)\n"
     "  --base-kv-cache-dtype T  the KV type of B (default f32, whatever --kv-cache-dtype is)\n"
+    "  --dtype D       M's float weights (device options below); B's run as stored\n"
     "  --ctx N         tokens per window (default min(512, the models' context)); a longer text\n"
     "                  is cut into windows, each run from an empty cache, all positions scored\n"
     "  --max-tokens N  use only the first N tokens\n";
@@ -133,6 +136,7 @@ int cmd_kld(const Args& argv) {
     DeviceOptions base_device = *device;
     base_device.kv_dtype = KvDtype::F32;
     base_device.int8_experiment = KvInt8Experiment::Off;
+    base_device.weight_dtype = WeightDtype::Auto;
     if (auto t = args->get("base-kv-cache-dtype")) {
         if (*t == "auto") {
             base_device.kv_dtype.reset();
@@ -216,6 +220,7 @@ int cmd_kld(const Args& argv) {
         j["ctx"] = ctx;
         j["kv_cache_dtype"] = kv_model;
         j["base_kv_cache_dtype"] = kv_base;
+        j["dtype"] = weight_dtype_name(device->weight_dtype);
         j["kv_scales"] = scales_of(*exec[1], device->calculate_kv_scales);
         j["base_kv_scales"] = scales_of(*exec[0], base_device.calculate_kv_scales);
         if (device->int8_experiment != KvInt8Experiment::Off)

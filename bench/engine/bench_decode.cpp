@@ -59,6 +59,7 @@ struct Options {
     KvDtype kv_dtype = KvDtype::F16; // the CPU backend's auto (kCpuAutoKvDtype)
     std::string simd;                // empty: the best the CPU has (or LLMWB_SIMD)
     std::string layout;              // empty: the engine's default (panels where a type has them)
+    bool cast_bf16 = false;          // --dtype bfloat16: F32 / F16 matrices cast to BF16 at load
     int batch = 0; // > 0: only the breakdown of one decode step of that many sequences
     bool json = false;
 };
@@ -74,7 +75,7 @@ void usage() {
         "--prompt, phase by phase)]\n"
         "                          [--kv-cache-dtype %s]\n"
         "                          [--simd scalar|avx2|avx512] [--weight-layout rows|panels] "
-        "[--json]\n",
+        "[--dtype auto|bfloat16] [--json]\n",
         kv_dtype_choices());
 }
 
@@ -136,6 +137,10 @@ bool parse(int argc, char** argv, Options& o) {
             ok = next(o.simd) && (o.simd == "scalar" || o.simd == "avx2" || o.simd == "avx512");
         } else if (a == "--weight-layout") {
             ok = next(o.layout) && (o.layout == "rows" || o.layout == "panels");
+        } else if (a == "--dtype") {
+            std::string d;
+            ok = next(d) && (d == "auto" || d == "bfloat16" || d == "bf16");
+            o.cast_bf16 = ok && d != "auto";
         } else if (a == "--json")
             o.json = true;
         else if (a == "-h" || a == "--help")
@@ -267,7 +272,10 @@ int main(int argc, char** argv) {
     }
 
     kernels::ThreadPool pool(o.threads);
-    CpuTransformer tf(m, pool);
+    CpuTransformer tf(m, pool, o.cast_bf16 ? std::optional<DType>(DType::BF16) : std::nullopt);
+    if (o.cast_bf16 && !o.json)
+        std::printf("--dtype bfloat16           %d F32/F16 matrices cast to BF16 at load\n",
+                    tf.panel_weights().cast_matrices());
     const int32_t V = tf.vocab_size();
     if (o.batch > 0) { // --batch N: one N-sequence decode step, phase by phase
         BatchStepOptions bo;
@@ -276,6 +284,7 @@ int main(int argc, char** argv) {
         bo.block_size = o.block_size;
         bo.rounds = o.rounds;
         bo.json = o.json;
+        bo.kv_dtype = o.kv_dtype;
         return run_batch_step(m, tf, pool, bo);
     }
 

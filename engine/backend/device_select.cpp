@@ -1,8 +1,33 @@
 #include "engine/backend/device_select.h"
 
 #include "engine/runtime/cpu_executor.h"
+#include "engine/runtime/panel_weights.h"
 
 namespace llmwb {
+
+namespace {
+
+// Whether any weight matrix is stored as F32 / F16 (what --dtype bfloat16 casts).
+bool has_float_matrices(const ModelWeights& w) {
+    auto is_float = [](const TensorView& t) {
+        return t.present() && (t.type == DType::F32 || t.type == DType::F16);
+    };
+    if (is_float(w.tok_embd) || is_float(w.output))
+        return true;
+    for (const LayerWeights& l : w.layers) {
+        for (const TensorView* t :
+             {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
+            if (is_float(*t))
+                return true;
+        for (const ExpertWeights& e : l.experts)
+            for (const TensorView* t : {&e.w_gate, &e.w_up, &e.w_down})
+                if (is_float(*t))
+                    return true;
+    }
+    return false;
+}
+
+} // namespace
 
 std::optional<DevicePreference> parse_device_preference(std::string_view text) {
     if (text == "auto")
@@ -26,9 +51,21 @@ const char* device_preference_name(DevicePreference preference) {
     return "auto";
 }
 
+std::optional<WeightDtype> parse_weight_dtype(std::string_view text) {
+    if (text == "auto")
+        return WeightDtype::Auto;
+    if (text == "bfloat16" || text == "bf16")
+        return WeightDtype::BFloat16;
+    return std::nullopt;
+}
+
+const char* weight_dtype_name(WeightDtype t) {
+    return t == WeightDtype::BFloat16 ? "bfloat16" : "auto";
+}
+
 Result<Backend> open_backend(DevicePreference preference, const LoadedModel& model,
                              kernels::ThreadPool& pool, const CudaExecutorOptions& options,
-                             std::shared_ptr<CudaPlugin> plugin) {
+                             std::shared_ptr<CudaPlugin> plugin, WeightDtype weights) {
     Backend b;
     if (preference != DevicePreference::Cpu) {
         if (!plugin) {
@@ -51,8 +88,20 @@ Result<Backend> open_backend(DevicePreference preference, const LoadedModel& mod
                 b.cuda_unavailable = exec.message();
         }
     }
+    if (b.executor && weights != WeightDtype::Auto)
+        return make_error(
+            std::string("--dtype ") + weight_dtype_name(weights) +
+            ": the CUDA backend runs the weights as stored (--device cpu casts them)");
     if (!b.executor) {
-        b.transformer = std::make_unique<CpuTransformer>(model, pool);
+        const bool cast = weights == WeightDtype::BFloat16;
+        b.transformer = std::make_unique<CpuTransformer>(
+            model, pool, cast ? std::optional<DType>(DType::BF16) : std::nullopt);
+        if (cast) {
+            const PanelWeights& pw = b.transformer->panel_weights();
+            if (!pw.not_packed_reason().empty() && has_float_matrices(model.weights))
+                return make_error("--dtype bfloat16: the weights could not be cast: " +
+                                  pw.not_packed_reason());
+        }
         auto cpu = std::make_unique<CpuExecutor>(*b.transformer);
         if (Status st = cpu->set_kv_dtype(kCpuAutoKvDtype, {}); !st)
             return st.error();

@@ -32,6 +32,17 @@ struct Backend {
     bool on_cuda() const { return executor && executor->kind() == DeviceKind::Cuda; }
 };
 
+// --dtype (vLLM's flag and names): the type the float weight matrices run in. Auto: as stored.
+// BFloat16: the F32 and F16 matrices are cast to BF16 (round to nearest even) as the CPU backend
+// packs them at load: the same memory as F16 (F32: half), the same decode speed as a BF16 file,
+// and on CPUs with AVX512_BF16 prefill through vdpbf16ps (Qwen2.5-0.5B F16, 2 threads, Zen 5:
+// ~1.5x); the model's outputs change by the rounding (`llmwb kld --dtype bfloat16` measures it).
+// The CUDA backend runs the weights as stored (--dtype bfloat16 there is an error).
+enum class WeightDtype { Auto, BFloat16 };
+// "auto", "bfloat16" / "bf16"; nullopt otherwise (float16 / float32 casts are not offered).
+std::optional<WeightDtype> parse_weight_dtype(std::string_view text);
+const char* weight_dtype_name(WeightDtype t);
+
 // The CPU backend's KV element type when none is asked for (--kv-cache-dtype auto, the app's
 // "auto"): f16, as the CUDA backend's and the common CPU engine's. Against f32 it halves the KV
 // memory (twice the tokens in the same budget) and the bytes a decode step's attention reads:
@@ -48,10 +59,14 @@ inline constexpr KvDtype kCpuAutoKvDtype = KvDtype::F16;
 // message is that reason (e.g. "no CUDA driver (libcuda.so.1 not found)"). `pool`: the CPU's
 // threads (must outlive the backend). `plugin`: one loaded before (null: loaded here). The
 // executor has no KV pool yet (the Engine sizes it from its memory plan); the CPU's stores
-// kCpuAutoKvDtype until set_kv_dtype.
+// kCpuAutoKvDtype until set_kv_dtype. `weights`: --dtype; BFloat16 is an error when the backend
+// chosen is CUDA, or when the CPU could not cast (the panel layout off or not fitting in memory:
+// the reason), and a no-op for a model without F32 / F16 matrices (what was cast:
+// transformer->panel_weights().cast_matrices(), uncast()).
 Result<Backend> open_backend(DevicePreference preference, const LoadedModel& model,
                              kernels::ThreadPool& pool, const CudaExecutorOptions& options,
-                             std::shared_ptr<CudaPlugin> plugin = nullptr);
+                             std::shared_ptr<CudaPlugin> plugin = nullptr,
+                             WeightDtype weights = WeightDtype::Auto);
 
 // Without a model: "" when the plugin loads and reports at least one device, else the reason.
 std::string cuda_unavailable_reason(const CudaPluginOptions& options = {});

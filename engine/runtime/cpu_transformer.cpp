@@ -69,7 +69,8 @@ struct CpuTransformer::Norms {
     std::vector<float> output_norm; // [hidden]
 };
 
-CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool)
+CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool,
+                               std::optional<DType> cast_floats)
     : model_(model), pool_(pool), norms_(std::make_unique<Norms>()) {
     const ModelConfig& c = model.config;
     const ModelWeights& w = model.weights;
@@ -100,13 +101,13 @@ CpuTransformer::CpuTransformer(const LoadedModel& model, kernels::ThreadPool& po
     norms_->output_norm = to_f32(w.output_norm);
     if (c.is_moe())
         moe_ = std::make_unique<CpuMoe>();
-    panels_ = std::make_unique<PanelWeights>(model, pool);
+    panels_ = std::make_unique<PanelWeights>(model, pool, cast_floats);
 }
 
 CpuTransformer::~CpuTransformer() = default;
 
 int64_t CpuTransformer::weight_bytes_per_token() const {
-    const ModelWeights& w = model_.weights;
+    const ModelWeights& w = panels_->weights(); // (a cast changes the bytes)
     int64_t bytes = (w.output.present() ? w.output : w.tok_embd).rows *
                     (w.output.present() ? w.output : w.tok_embd).row_bytes();
     for (const LayerWeights& l : w.layers)

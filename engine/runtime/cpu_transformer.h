@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/model/loaded_model.h"
@@ -32,7 +33,9 @@ class CpuTransformer {
   public:
     // The model must outlive the CpuTransformer. Preconditions (guaranteed by load_model):
     // every tensor present with the shape the config implies.
-    CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool);
+    // cast_floats: PanelWeights' cast of the F32 / F16 matrices (DType::BF16: --dtype bfloat16).
+    CpuTransformer(const LoadedModel& model, kernels::ThreadPool& pool,
+                   std::optional<DType> cast_floats = std::nullopt);
     ~CpuTransformer();
     CpuTransformer(const CpuTransformer&) = delete;
     CpuTransformer& operator=(const CpuTransformer&) = delete;

@@ -11,6 +11,8 @@
 #include "engine/model/loaded_model.h"
 #include "engine/model/mapped_file.h"
 #include "engine/runtime/host_memory.h"
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/weight_layout.h"
 
 namespace llmwb {
@@ -59,9 +61,52 @@ void release_source_pages(const LoadedModel& model, const void* p, size_t n) {
         madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+// The float types a cast applies to.
+bool castable(DType from, std::optional<DType> to) {
+    return to && *to == DType::BF16 && (from == DType::F32 || from == DType::F16);
+}
+
+// Rows [0, rows) of an F32 / F16 matrix cast to BF16 and packed into dst (the panel layout of a
+// BF16 matrix), through a bounded buffer: chunks of whole panels (the last may end in the rows %
+// 16 tail, which pack_matrix_panels copies as rows).
+void cast_and_pack(const TensorView& t, void* dst, kernels::ThreadPool& pool) {
+    constexpr size_t kChunkBytes = size_t{8} << 20;
+    const int64_t cols = t.cols;
+    const size_t out_row = static_cast<size_t>(dtype_row_bytes(DType::BF16, cols));
+    const int64_t chunk_rows =
+        std::max<int64_t>(16, static_cast<int64_t>(kChunkBytes / out_row) / 16 * 16);
+    std::vector<uint16_t> buf(static_cast<size_t>(std::min(chunk_rows, t.rows) * cols));
+    for (int64_t r0 = 0; r0 < t.rows; r0 += chunk_rows) {
+        const int64_t n = std::min(chunk_rows, t.rows - r0);
+        pool.parallel_for(n, 1, [&](int64_t a, int64_t b) {
+            for (int64_t r = a; r < b; ++r) {
+                uint16_t* out = buf.data() + r * cols;
+                const uint8_t* in = t.row(r0 + r);
+                if (t.type == DType::F16) {
+                    for (int64_t c = 0; c < cols; ++c) {
+                        uint16_t h;
+                        std::memcpy(&h, in + 2 * c, 2);
+                        out[c] = kernels::fp32_to_bf16(kernels::fp16_to_fp32(h));
+                    }
+                } else {
+                    for (int64_t c = 0; c < cols; ++c) {
+                        float f;
+                        std::memcpy(&f, in + 4 * c, 4);
+                        out[c] = kernels::fp32_to_bf16(f);
+                    }
+                }
+            }
+        });
+        kernels::pack_matrix_panels(DType::BF16, buf.data(), n, cols,
+                                    static_cast<uint8_t*>(dst) + static_cast<size_t>(r0) * out_row,
+                                    &pool);
+    }
+}
+
 } // namespace
 
-PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool)
+PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool,
+                           std::optional<DType> cast_floats)
     : views_(model.weights) {
     if (!kernels::panel_layout_enabled()) {
         reason_ = "weight layout rows (LLMWB_WEIGHT_LAYOUT=rows or --weight-layout rows)";
@@ -72,11 +117,19 @@ PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool)
     std::unordered_map<const void*, size_t> offset_of;
     size_t total = 0;
     for (TensorView* t : views) {
-        if (!t->present() || t->layout != kernels::WeightLayout::Rows ||
-            !kernels::panel_layout_applies(t->type, t->rows, t->cols) || offset_of.count(t->data))
+        if (!t->present() || t->layout != kernels::WeightLayout::Rows || offset_of.count(t->data))
+            continue;
+        const bool cast = castable(t->type, cast_floats) &&
+                          kernels::panel_layout_applies(*cast_floats, t->rows, t->cols);
+        if (castable(t->type, cast_floats) && !cast && uncast_.find(t->name) == std::string::npos)
+            uncast_ += (uncast_.empty() ? "" : ", ") + t->name;
+        if (!cast && !kernels::panel_layout_applies(t->type, t->rows, t->cols))
             continue;
         offset_of[t->data] = total;
-        total += (matrix_bytes(*t) + 63) / 64 * 64;
+        const size_t bytes = cast ? static_cast<size_t>(t->rows) *
+                                        static_cast<size_t>(dtype_row_bytes(*cast_floats, t->cols))
+                                  : matrix_bytes(*t);
+        total += (bytes + 63) / 64 * 64;
     }
     if (total == 0) {
         reason_ = "no weight matrix of this model has a panel layout";
@@ -124,12 +177,26 @@ PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool)
         auto done = packed_of.find(src);
         if (done == packed_of.end()) {
             void* dst = static_cast<uint8_t*>(arena_) + it->second;
-            kernels::pack_matrix_panels(t->type, src, t->rows, t->cols, dst, &pool);
+            const bool cast = castable(t->type, cast_floats) &&
+                              kernels::panel_layout_applies(*cast_floats, t->rows, t->cols);
+            if (cast) {
+                cast_and_pack(*t, dst, pool);
+                ++cast_matrices_;
+                cast_source_bytes_ += static_cast<int64_t>(matrix_bytes(*t));
+                cast_bytes_ += t->rows * dtype_row_bytes(*cast_floats, t->cols);
+            } else {
+                kernels::pack_matrix_panels(t->type, src, t->rows, t->cols, dst, &pool);
+            }
             release_source_pages(model, src, matrix_bytes(*t));
-            packed_bytes_ += static_cast<int64_t>(matrix_bytes(*t));
             ++packed_matrices_;
             done = packed_of.emplace(src, dst).first;
+            packed_bytes_ += static_cast<int64_t>(
+                static_cast<size_t>(t->rows) *
+                static_cast<size_t>(dtype_row_bytes(cast ? *cast_floats : t->type, t->cols)));
         }
+        if (castable(t->type, cast_floats) &&
+            kernels::panel_layout_applies(*cast_floats, t->rows, t->cols))
+            t->type = *cast_floats;
         t->data = done->second;
         t->layout = kernels::WeightLayout::Panels;
     }

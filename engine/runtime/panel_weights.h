@@ -12,10 +12,16 @@
 // (kernels::panel_layout_enabled()), no type has a format, the copy would not fit the memory
 // available now (the rows then run from the page cache), or the arena cannot be mapped, the
 // views are the loaded ones and the reason is kept.
+//
+// Optionally the float matrices (F32, F16) are cast to BF16 as they are packed (`llmwb --dtype
+// bfloat16`, vLLM's flag): each value rounded to nearest even, the same bytes as a BF16 file of
+// those rounded values, so everything reads BF16 (prefill through vdpbf16ps on CPUs with
+// AVX512_BF16); the copy is no larger than the matrices it replaces (F32: half).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/model/model_weights.h"
@@ -31,7 +37,9 @@ class ThreadPool;
 class PanelWeights {
   public:
     // weights(): the views to use for products (the loaded ones where nothing is packed).
-    PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool);
+    // cast_floats: DType::BF16 casts the F32 / F16 matrices (nullopt: every matrix as stored).
+    PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool,
+                 std::optional<DType> cast_floats = std::nullopt);
     ~PanelWeights();
     PanelWeights(const PanelWeights&) = delete;
     PanelWeights& operator=(const PanelWeights&) = delete;
@@ -41,6 +49,12 @@ class PanelWeights {
     int32_t packed_matrices() const { return packed_matrices_; }
     // Why nothing was packed ("" when something was).
     const std::string& not_packed_reason() const { return reason_; }
+    // Matrices cast (cast_floats) and their bytes before the cast; a float matrix that could not
+    // be cast (its shape has no panel format) is named in uncast().
+    int32_t cast_matrices() const { return cast_matrices_; }
+    int64_t cast_source_bytes() const { return cast_source_bytes_; }
+    int64_t cast_bytes() const { return cast_bytes_; } // the same matrices after the cast
+    const std::string& uncast() const { return uncast_; }
 
   private:
     ModelWeights views_;
@@ -48,7 +62,9 @@ class PanelWeights {
     size_t arena_bytes_ = 0;
     int64_t packed_bytes_ = 0;
     int32_t packed_matrices_ = 0;
-    std::string reason_;
+    int32_t cast_matrices_ = 0;
+    int64_t cast_source_bytes_ = 0, cast_bytes_ = 0;
+    std::string reason_, uncast_;
 };
 
 } // namespace llmwb

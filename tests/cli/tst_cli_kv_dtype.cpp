@@ -2,7 +2,8 @@
 // generate --prompts, perplexity, bench and kld on the CPU, and each JSON output carries the
 // type; errors name the value and the choices; `llmwb kld --model M --kv-cache-dtype T` compares
 // the same weights with T against an f32 KV cache (f16 closer than int8 / fp8; the same type on
-// both sides gives 0); the hidden int8 experiments run; info lists the capacity per type.
+// both sides gives 0); the hidden int8 experiments run; info lists the capacity per type;
+// --dtype bfloat16 casts the float weights (reported, measured by kld, refused where it cannot).
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -225,6 +226,59 @@ class TstCliKvDtype : public QObject {
             QVERIFY2(j["mean_kld"].toDouble() > 0, qPrintable(e));
             qInfo("simulated int8 %s: mean KLD %g", qPrintable(e), j["mean_kld"].toDouble());
         }
+    }
+
+    // --dtype bfloat16 (vLLM's flag): the F32 matrices of this model cast to BF16 at load.
+    // generate reports it (JSON key and a stderr line with what was cast), kld measures the
+    // rounding against the weights as stored (small, not zero; auto: zero), other values and a
+    // CPU that cannot cast (panel layout off) are refused with the reason.
+    void weightDtypeBfloat16() {
+        for (const char* v : {"bfloat16", "bf16"}) {
+            CliResult r =
+                runCli({"generate", "--model", model_, "--device", "cpu", "--dtype", v, "--prompt",
+                        "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--json"},
+                       xdg_);
+            CLI_VERIFY_OK(r);
+            bool ok = false;
+            const QJsonObject j = parseJsonLine(r.out, &ok);
+            QVERIFY(ok);
+            QCOMPARE(j["dtype"].toString(), QString("bfloat16"));
+            QCOMPARE(j["completion_tokens"].toInt(), 8);
+            // 2 layers x 7 matrices, the embedding and the lm_head: F32 -> BF16 halves them.
+            QVERIFY2(
+                r.err.contains(
+                    "--dtype bfloat16: 16 F32/F16 matrices cast to BF16 at load (1.9 -> 1.0 MiB)"),
+                r.err.constData());
+        }
+        bool ok = false;
+        const QJsonObject cast = kld({"--dtype", "bfloat16"}, &ok);
+        QVERIFY(ok);
+        QCOMPARE(cast["dtype"].toString(), QString("bfloat16"));
+        qInfo("bfloat16 weights vs f32 weights: mean KLD %g, top-1 %.1f %%",
+              cast["mean_kld"].toDouble(), cast["top1_agreement_pct"].toDouble());
+        QVERIFY(cast["mean_kld"].toDouble() > 0);
+        QVERIFY(cast["mean_kld"].toDouble() < 0.01);
+        QVERIFY(cast["top1_agreement_pct"].toDouble() >= 95.0);
+        const QJsonObject asStored = kld({"--dtype", "auto"}, &ok);
+        QVERIFY(ok);
+        QCOMPARE(asStored["mean_kld"].toDouble(), 0.0);
+
+        for (const char* v : {"float16", "half", "float32", ""}) {
+            CliResult r = runCli({"generate", "--model", model_, "--device", "cpu", "--dtype", v,
+                                  "--prompt", "x", "--max-tokens", "1"},
+                                 xdg_);
+            QVERIFY(!r.ok() && !r.crashed);
+            QVERIFY2(r.err.contains("--dtype must be auto or bfloat16"), r.err.constData());
+        }
+        qputenv("LLMWB_WEIGHT_LAYOUT", "rows");
+        CliResult rows = runCli({"generate", "--model", model_, "--device", "cpu", "--dtype",
+                                 "bfloat16", "--prompt", "x", "--max-tokens", "1"},
+                                xdg_);
+        qunsetenv("LLMWB_WEIGHT_LAYOUT");
+        QVERIFY(!rows.ok() && !rows.crashed);
+        QVERIFY2(rows.err.contains("--dtype bfloat16: the weights could not be cast: weight "
+                                   "layout rows"),
+                 rows.err.constData());
     }
 
     // info: bytes per block and tokens per GiB of every type.

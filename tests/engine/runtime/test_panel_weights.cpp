@@ -9,6 +9,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "engine/runtime/kv_cache_storage.h"
 #include "engine/runtime/panel_weights.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/weight_layout.h"
@@ -301,4 +304,149 @@ MT_TEST(bf16_dot_logprob_error) {
                 mean_top, worst_top, worst_any);
     MT_CHECK(worst_top < 0.05);
     MT_CHECK(worst_any > 0.0); // the dot was in use: activations rounded to bf16 change the bits
+}
+
+// --dtype bfloat16: the F32 / F16 matrices cast to BF16 as they are packed. Every value of the
+// packed copy is the source value rounded to nearest even (one rounding, from the exact stored
+// value), the tied lm_head still shares the embedding's copy, the bytes are counted.
+struct CastRow {
+    std::string name;
+    WeightType type;
+    DType dtype;
+};
+MT_TEST_TABLE(cast_to_bf16_rounds_every_float_weight, CastRow,
+              (std::vector<CastRow>{{"f16", WeightType::F16, DType::F16},
+                                    {"f32", WeightType::F32, DType::F32}})) {
+    LayoutGuard guard;
+    kernels::set_panel_layout_enabled(true);
+    const LoadedModel* m = panel_model(Shape::Quant, row.type);
+    MT_REQUIRE(m);
+    PanelWeights pw(*m, pfx().pool, DType::BF16);
+    MT_CHECK(pw.not_packed_reason().empty());
+    MT_CHECK(pw.uncast().empty());
+    const std::vector<const TensorView*> loaded = matrices(m->weights);
+    const std::vector<const TensorView*> packed = matrices(pw.weights());
+    int32_t n_cast = 0;
+    int64_t src_bytes = 0, cast_bytes = 0;
+    std::vector<uint16_t> got;
+    for (size_t i = 0; i < loaded.size(); ++i) {
+        const TensorView& a = *loaded[i];
+        const TensorView& b = *packed[i];
+        if (!a.present())
+            continue;
+        MT_SCOPE("%s", a.name.c_str());
+        MT_REQUIRE(a.type == row.dtype);
+        MT_CHECK(b.type == DType::BF16);
+        MT_CHECK(b.layout == kernels::WeightLayout::Panels);
+        got.resize(static_cast<size_t>(a.cols));
+        for (int64_t r = 0; r < a.rows; ++r) {
+            kernels::copy_weight_row(matrix_of(b), r, reinterpret_cast<uint8_t*>(got.data()));
+            const uint8_t* src = a.row(r);
+            for (int64_t c = 0; c < a.cols; ++c) {
+                float v;
+                if (a.type == DType::F16) {
+                    uint16_t h;
+                    std::memcpy(&h, src + 2 * c, 2);
+                    v = kernels::fp16_to_fp32(h);
+                } else {
+                    std::memcpy(&v, src + 4 * c, 4);
+                }
+                MT_REQUIRE_MSG(got[static_cast<size_t>(c)] == kernels::fp32_to_bf16(v),
+                               "row %lld column %lld", static_cast<long long>(r),
+                               static_cast<long long>(c));
+            }
+        }
+        if (i == 1 && a.data == m->weights.tok_embd.data)
+            continue; // tied: the embedding's copy
+        ++n_cast;
+        src_bytes += a.rows * a.row_bytes();
+        cast_bytes += a.rows * dtype_row_bytes(DType::BF16, a.cols);
+    }
+    if (m->weights.output.data == m->weights.tok_embd.data)
+        MT_CHECK(pw.weights().output.data == pw.weights().tok_embd.data);
+    MT_COMPARE(pw.cast_matrices(), n_cast);
+    MT_COMPARE(pw.cast_source_bytes(), src_bytes);
+    MT_COMPARE(pw.cast_bytes(), cast_bytes);
+    MT_COMPARE(pw.packed_bytes(), cast_bytes);
+    // F16 -> BF16 keeps the size; F32 -> BF16 halves it.
+    MT_COMPARE(cast_bytes * (row.dtype == DType::F32 ? 2 : 1), src_bytes);
+}
+
+// A cast model runs: its logits stay within the bf16 rounding of the uncast model's, and a
+// sequence's decode logits have the same bits alone or beside 31 others (the BF16 kernels'
+// batch invariance, which speculative decoding relies on, holds for cast weights too).
+MT_TEST(cast_model_runs_close_and_batch_invariant) {
+    LayoutGuard guard;
+    kernels::set_panel_layout_enabled(true);
+    const LoadedModel* m = panel_model(Shape::Quant, WeightType::F16);
+    MT_REQUIRE(m);
+    const int n = 24;
+    std::vector<std::vector<float>> out;
+    int32_t V = 0;
+    for (bool cast : {false, true}) {
+        CpuTransformer tf(*m, pfx().pool, cast ? std::optional<DType>(DType::BF16) : std::nullopt);
+        MT_COMPARE(tf.panel_weights().cast_matrices() > 0, cast);
+        V = tf.vocab_size();
+        KvCacheStorage kv(m->config, 4, 16);
+        std::vector<int32_t> ids(n);
+        for (int i = 0; i < n; ++i)
+            ids[static_cast<size_t>(i)] = (i * 37 + 5) % V;
+        ForwardBatch b;
+        b.add_sequence(ids, 0, std::vector<int32_t>{3, 1}, 16, ForwardBatch::Logits::All);
+        out.push_back(step_logits(tf, kv, b));
+    }
+    double md = 0, mr = 0;
+    int same_argmax = 0;
+    for (int t = 0; t < n; ++t) {
+        const float* a = out[0].data() + static_cast<size_t>(t) * V;
+        const float* b = out[1].data() + static_cast<size_t>(t) * V;
+        for (int32_t i = 0; i < V; ++i) {
+            md = std::max(md, static_cast<double>(std::abs(a[i] - b[i])));
+            mr = std::max(mr, static_cast<double>(std::abs(a[i])));
+        }
+        same_argmax += std::max_element(a, a + V) - a == std::max_element(b, b + V) - b;
+    }
+    std::printf("f16 cast to bf16 vs as stored: relative diff %.3g, same argmax %d/%d\n", md / mr,
+                same_argmax, n);
+    MT_CHECK(md > 0.0); // the weights were rounded
+    MT_CHECK_MSG(md / mr < 3e-2, "relative diff %g", md / mr);
+    MT_CHECK(same_argmax >= n - 2);
+
+    CpuTransformer tf(*m, pfx().pool, DType::BF16);
+    const int32_t bs = 16, n_seq = 32, prompt = 5;
+    KvCacheStorage kv(m->config, 2 * n_seq + 2, bs);
+    std::vector<std::vector<int32_t>> tables(n_seq), ids(n_seq);
+    for (int32_t s = 0; s < n_seq; ++s) {
+        tables[static_cast<size_t>(s)] = {2 * s + 1, 2 * s};
+        for (int i = 0; i <= prompt; ++i)
+            ids[static_cast<size_t>(s)].push_back((s * 131 + i * 17 + 3) % V);
+        ForwardBatch b;
+        b.add_sequence(std::span(ids[static_cast<size_t>(s)]).first(prompt), 0,
+                       tables[static_cast<size_t>(s)], bs, ForwardBatch::Logits::Last);
+        step_logits(tf, kv, b);
+    }
+    auto decode = [&](int32_t k) {
+        ForwardBatch b;
+        for (int32_t s = 0; s < k; ++s)
+            b.add_sequence(std::span(ids[static_cast<size_t>(s)]).subspan(prompt, 1), prompt,
+                           tables[static_cast<size_t>(s)], bs, ForwardBatch::Logits::Last);
+        return step_logits(tf, kv, b);
+    };
+    const std::vector<float> alone = decode(1);
+    const std::vector<float> many = decode(n_seq);
+    MT_CHECK_MSG(std::memcmp(alone.data(), many.data(), sizeof(float) * V) == 0,
+                 "sequence 0 alone vs in a step of %d: the logits differ", n_seq);
+}
+
+// The layout off: nothing is packed, so nothing is cast (open_backend turns this into an error
+// for --dtype bfloat16; here the views stay the loaded F16 ones).
+MT_TEST(cast_needs_the_panel_layout) {
+    LayoutGuard guard;
+    kernels::set_panel_layout_enabled(false);
+    const LoadedModel* m = panel_model(Shape::Quant, WeightType::F16);
+    MT_REQUIRE(m);
+    PanelWeights pw(*m, pfx().pool, DType::BF16);
+    MT_COMPARE(pw.cast_matrices(), 0);
+    MT_CHECK(!pw.not_packed_reason().empty());
+    MT_CHECK(pw.weights().tok_embd.type == DType::F16);
 }
