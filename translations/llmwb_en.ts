@@ -1336,6 +1336,167 @@ Updated %2</source>
         <source>the %1 backend cannot store it as %2.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Think harder is running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model was replaced.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Think harder is already running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A benchmark is running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model has no &lt;think&gt; and &lt;/think&gt; tokens: thinking budgets do not apply.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chat template failed on a question: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Question %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The backend failed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::FirstRunDialog</name>
+    <message>
+        <source>Add a folder of models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;CPU&lt;/b&gt; %1 — %2 cores, %3 threads, SIMD %4&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Memory&lt;/b&gt; %1 installed, %2 available now&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; %1 — %2, compute capability %3, driver %4&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; none: the engine runs on the CPU (%1)&lt;br&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;System&lt;/b&gt; %1, %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
+        <translation>
+            <numerusform>fits — KV %1, up to %n sequence, gpu_memory_utilization %2</numerusform>
+            <numerusform>fits — KV %1, up to %n sequences, gpu_memory_utilization %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>too big — %1 fits with %2 context</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>does not fit this machine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>against %1 of GPU memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>against %1 of available RAM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Welcome — this machine and its models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No models found in LM Studio&apos;s, GPT4All&apos;s, Ollama&apos;s or the Hugging Face cache&apos;s folders. Add a folder, or open a model from the File menu.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context (tokens):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sequences:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor types</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fits?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) found (headers read, nothing loaded). Double-click one to load it.</source>
+        <translation>
+            <numerusform>%n model found (headers read, nothing loaded). Double-click it to load it.</numerusform>
+            <numerusform>%n models found (headers read, nothing loaded). Double-click one to load it.</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>llmwb::InstanceLock</name>
@@ -1978,6 +2139,26 @@ If you quit now, their text is lost. Make room (or copy the text) and choose Ret
     </message>
     <message>
         <source>Chat: %1 (remote endpoint)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Think harder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Think harder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export Think harder report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Check the runs to export in the Runs tab.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reports (*.zip)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2685,6 +2866,32 @@ CUDA is unavailable: %1</source>
         <source>%1 bpw</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>As stored</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bfloat16 (cast at load)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>As stored: every matrix runs in the file&apos;s type.
+bfloat16: F32 and F16 matrices are rounded to bfloat16 when the model loads on the CPU: no more memory, faster prompt processing on CPUs with AVX512_BF16, slightly different outputs (`llmwb kld --dtype bfloat16` measures how much).
+A change reloads the model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cast to bfloat16 at load: %1 matrices, %2 → %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not cast to bfloat16: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmwb::PresetStore</name>
@@ -3139,6 +3346,358 @@ CUDA is unavailable: %1</source>
     </message>
 </context>
 <context>
+    <name>llmwb::ThinkController</name>
+    <message>
+        <source>Think harder is already running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the runs to export.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No benchmark runs are available.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ThinkPage</name>
+    <message>
+        <source>Task file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>JSON Lines (*.jsonl);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tasks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Task set:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Generated arithmetic (multi-step)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Generated logic (ordering)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>My JSONL file of questions and answers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Difficulty level:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Questions:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Task seed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Task file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{&quot;question&quot;: &quot;…&quot;, &quot;answer&quot;: &quot;…&quot;} per line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ladder of budgets</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples (vote):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking budgets:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Beam widths:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking tokens before &lt;/think&gt; is forced, comma-separated (0 to 4,096 and up to 32,768).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Beam search widths, comma-separated (1 to 16).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sampling and cost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max tokens per answer:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sampling seed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Price per hour:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What an hour of this machine costs you (for the cost axis).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run ladder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Accuracy against:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens per question</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wall time per question (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cost per question</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rung:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Questions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Question</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Expected</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vote</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Correct</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Answers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Agreement</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model has no &lt;think&gt; tokens: thinking budgets do not apply.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load a model with &lt;think&gt; tokens (Qwen3) for thinking budgets.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load a model first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rung %1 of %2 (%3): %4 of %5 questions · %6 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Done in %1 s.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled; the rungs done so far are kept.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples + vote</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking budget</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Beam search</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Accuracy (%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run a ladder to see accuracy against compute</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Test-time scaling on this model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no answer ×%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>one sample</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unanimous</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no answers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tie</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>split</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sample %1 (%2 tokens) → %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Think harder report</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ThinkPlan</name>
+    <message>
+        <source>Choose a task file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unknown task set &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The level must be 1 to 5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The task count must be 1 to %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max tokens must be 1 to 8192.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The temperature must be 0 to 2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The price per hour must be 0 or more.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::ThinkStore</name>
+    <message>
+        <source>Think harder runs: the run is not a JSON object</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Think harder runs: cannot store the run &quot;%1&quot;: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Think harder runs: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Think harder runs: no run %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Think harder runs: run %1 has no rungs</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmwb::TuningPanel</name>
     <message>
         <source>Pool: applies when a model is loaded.</source>
@@ -3343,131 +3902,6 @@ CUDA is unavailable: %1</source>
     <message>
         <source>Switching to %1 at the next step.</source>
         <translation type="unfinished"></translation>
-    </message>
-</context>
-<context>
-    <name>llmwb::FirstRunDialog</name>
-    <message>
-        <source>Add a folder of models</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;CPU&lt;/b&gt; %1 — %2 cores, %3 threads, SIMD %4&lt;br&gt;</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;Memory&lt;/b&gt; %1 installed, %2 available now&lt;br&gt;</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;GPU&lt;/b&gt; %1 — %2, compute capability %3, driver %4&lt;br&gt;</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>unknown</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;GPU&lt;/b&gt; none: the engine runs on the CPU (%1)&lt;br&gt;</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;System&lt;/b&gt; %1, %2</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>error: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message numerus="yes">
-        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
-        <translation>
-            <numerusform>fits — KV %1, up to %n sequence, gpu_memory_utilization %2</numerusform>
-            <numerusform>fits — KV %1, up to %n sequences, gpu_memory_utilization %2</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>too big — %1 fits with %2 context</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>does not fit this machine</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>against %1 of GPU memory</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>against %1 of available RAM</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Welcome — this machine and its models</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>No models found in LM Studio's, GPT4All's, Ollama's or the Hugging Face cache's folders. Add a folder, or open a model from the File menu.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Context (tokens):</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Sequences:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Add folder…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Search again</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Close</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Source</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Architecture</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Size</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Tensor types</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Context</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Fits?</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message numerus="yes">
-        <source>%n model(s) found (headers read, nothing loaded). Double-click one to load it.</source>
-        <translation>
-            <numerusform>%n model found (headers read, nothing loaded). Double-click it to load it.</numerusform>
-            <numerusform>%n models found (headers read, nothing loaded). Double-click one to load it.</numerusform>
-        </translation>
     </message>
 </context>
 </TS>

@@ -1382,6 +1382,129 @@ Updated %2</source>
     </message>
 </context>
 <context>
+    <name>llmwb::FirstRunDialog</name>
+    <message>
+        <source>Add a folder of models</source>
+        <translation>添加模型文件夹</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;CPU&lt;/b&gt; %1 — %2 cores, %3 threads, SIMD %4&lt;br&gt;</source>
+        <translation>&lt;b&gt;处理器&lt;/b&gt; %1 — %2 核，%3 线程，SIMD %4&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Memory&lt;/b&gt; %1 installed, %2 available now&lt;br&gt;</source>
+        <translation>&lt;b&gt;内存&lt;/b&gt; 共 %1，当前可用 %2&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; %1 — %2, compute capability %3, driver %4&lt;br&gt;</source>
+        <translation>&lt;b&gt;GPU&lt;/b&gt; %1 — %2，计算能力 %3，驱动 %4&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; none: the engine runs on the CPU (%1)&lt;br&gt;</source>
+        <translation>&lt;b&gt;GPU&lt;/b&gt; 无：引擎在 CPU 上运行（%1）&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;System&lt;/b&gt; %1, %2</source>
+        <translation>&lt;b&gt;系统&lt;/b&gt; %1，%2</translation>
+    </message>
+    <message>
+        <source>error: %1</source>
+        <translation>错误：%1</translation>
+    </message>
+    <message>
+        <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
+        <translation>需要 %1（权重 %2 + KV %3 + 开销 %4），可用 %5</translation>
+    </message>
+    <message numerus="yes">
+        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
+        <translation>
+            <numerusform>装得下 — KV %1，最多 %n 个序列，gpu_memory_utilization %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>too big — %1 fits with %2 context</source>
+        <translation>太大 — %1 可装下 %2 上下文</translation>
+    </message>
+    <message>
+        <source>does not fit this machine</source>
+        <translation>本机装不下</translation>
+    </message>
+    <message>
+        <source>against %1 of GPU memory</source>
+        <translation>对比 %1 显存</translation>
+    </message>
+    <message>
+        <source>against %1 of available RAM</source>
+        <translation>对比 %1 可用内存</translation>
+    </message>
+    <message>
+        <source>Welcome — this machine and its models</source>
+        <translation>欢迎 — 本机与已有的模型</translation>
+    </message>
+    <message>
+        <source>No models found in LM Studio&apos;s, GPT4All&apos;s, Ollama&apos;s or the Hugging Face cache&apos;s folders. Add a folder, or open a model from the File menu.</source>
+        <translation>在 LM Studio、GPT4All、Ollama 和 Hugging Face 缓存的文件夹中未找到模型。请添加文件夹，或从“文件”菜单打开模型。</translation>
+    </message>
+    <message>
+        <source>Context (tokens):</source>
+        <translation>上下文（词元）：</translation>
+    </message>
+    <message>
+        <source>Sequences:</source>
+        <translation>序列数：</translation>
+    </message>
+    <message>
+        <source>Add folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <source>Search again</source>
+        <translation>重新搜索</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Tensor types</source>
+        <translation>张量类型</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>Fits?</source>
+        <translation>能否装下</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s) found (headers read, nothing loaded). Double-click one to load it.</source>
+        <translation>
+            <numerusform>找到 %n 个模型（只读取了文件头，未加载）。双击即可加载。</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>llmwb::InstanceLock</name>
     <message>
         <source>The data folder %1 is in use by another LLM Workbench (process %2 on %3).</source>
@@ -2749,6 +2872,34 @@ CUDA 不可用：%1</translation>
         <source>%1 bpw</source>
         <translation>%1 位/权重</translation>
     </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>As stored</source>
+        <translation>按文件原样</translation>
+    </message>
+    <message>
+        <source>bfloat16 (cast at load)</source>
+        <translation>bfloat16（加载时转换）</translation>
+    </message>
+    <message>
+        <source>As stored: every matrix runs in the file&apos;s type.
+bfloat16: F32 and F16 matrices are rounded to bfloat16 when the model loads on the CPU: no more memory, faster prompt processing on CPUs with AVX512_BF16, slightly different outputs (`llmwb kld --dtype bfloat16` measures how much).
+A change reloads the model.</source>
+        <translation>按文件原样：每个矩阵以文件中的类型运行。
+bfloat16：模型在 CPU 上加载时，F32 和 F16 矩阵舍入为 bfloat16：不增加内存，在支持 AVX512_BF16 的 CPU 上提示词处理更快，输出略有不同（`llmwb kld --dtype bfloat16` 可测量差异）。
+更改后会重新加载模型。</translation>
+    </message>
+    <message>
+        <source>cast to bfloat16 at load: %1 matrices, %2 → %3</source>
+        <translation>加载时转换为 bfloat16：%1 个矩阵，%2 → %3</translation>
+    </message>
+    <message>
+        <source>not cast to bfloat16: %1</source>
+        <translation>未转换为 bfloat16：%1</translation>
+    </message>
 </context>
 <context>
     <name>llmwb::PresetStore</name>
@@ -3200,333 +3351,18 @@ CUDA 不可用：%1</translation>
     </message>
 </context>
 <context>
-    <name>llmwb::TuningPanel</name>
+    <name>llmwb::ThinkController</name>
     <message>
-        <source>Drafts from</source>
-        <translation>草稿来源</translation>
+        <source>Think harder is already running.</source>
+        <translation>深度思考已在运行。</translation>
     </message>
     <message>
-        <source>Pool: applies when a model is loaded.</source>
-        <translation>缓存池：加载模型后生效。</translation>
+        <source>Choose the runs to export.</source>
+        <translation>请选择要导出的运行。</translation>
     </message>
     <message>
-        <source>Pool: %1 blocks × %2 tokens = %3 tokens · KV %4</source>
-        <translation>缓存池：%1 块 × %2 个词元 = %3 个词元 · KV %4</translation>
-    </message>
-    <message>
-        <source>Block size %1 applies when the running requests finish.</source>
-        <translation>块大小 %1 将在运行中的请求结束后生效。</translation>
-    </message>
-    <message>
-        <source>Engine (applies live)</source>
-        <translation>引擎（实时生效）</translation>
-    </message>
-    <message>
-        <source>Default sampling for new conversations</source>
-        <translation>新对话的默认采样</translation>
-    </message>
-    <message>
-        <source>GPU memory utilization</source>
-        <translation>GPU 显存利用率</translation>
-    </message>
-    <message>
-        <source>Max sequences (max_num_seqs)</source>
-        <translation>最大序列数（max_num_seqs）</translation>
-    </message>
-    <message>
-        <source>Max batched tokens</source>
-        <translation>每批最大词元数</translation>
-    </message>
-    <message>
-        <source>Block size (tokens)</source>
-        <translation>块大小（词元）</translation>
-    </message>
-    <message>
-        <source>KV-cache dtype</source>
-        <translation>KV 缓存数据类型</translation>
-    </message>
-    <message>
-        <source>Speculative tokens</source>
-        <translation>推测词元数</translation>
-    </message>
-    <message>
-        <source>Most requests in one batch (applies from the next step).</source>
-        <translation>一个批次中的最多请求数（从下一步起生效）。</translation>
-    </message>
-    <message>
-        <source>Token budget of one step: prefill chunks and decode tokens share it (applies from the next step).</source>
-        <translation>每一步的词元预算：预填充块与解码词元共享（从下一步起生效）。</translation>
-    </message>
-    <message>
-        <source>The block size can change only while the engine is idle: wait for the running requests to finish.</source>
-        <translation>只有引擎空闲时才能修改块大小：请等待运行中的请求结束。</translation>
-    </message>
-    <message>
-        <source>Tokens per KV block. Changing it rebuilds the engine (the prefix cache is emptied).</source>
-        <translation>每个 KV 块的词元数。修改后会重建引擎（前缀缓存被清空）。</translation>
-    </message>
-    <message>
-        <source>Disabled while requests run.</source>
-        <translation>请求运行时不可用。</translation>
-    </message>
-    <message>
-        <source>Applies when idle (rebuilds the engine).</source>
-        <translation>空闲时生效（重建引擎）。</translation>
-    </message>
-    <message>
-        <source>Used by conversations created from now on; each conversation keeps its own settings (Chat &gt; Conversation settings).</source>
-        <translation>用于此后新建的对话；每个对话保留自己的设置（对话 &gt; 对话设置）。</translation>
-    </message>
-    <message>
-        <source>Temperature</source>
-        <translation>温度</translation>
-    </message>
-    <message>
-        <source>Top-p</source>
-        <translation>Top-p</translation>
-    </message>
-    <message>
-        <source>Top-k (0: off)</source>
-        <translation>Top-k（0：关闭）</translation>
-    </message>
-    <message>
-        <source>Min-p</source>
-        <translation>Min-p</translation>
-    </message>
-    <message>
-        <source>Repetition penalty</source>
-        <translation>重复惩罚</translation>
-    </message>
-    <message>
-        <source>Presence penalty</source>
-        <translation>存在惩罚</translation>
-    </message>
-    <message>
-        <source>Frequency penalty</source>
-        <translation>频率惩罚</translation>
-    </message>
-    <message>
-        <source>Reset to defaults</source>
-        <translation>恢复默认值</translation>
-    </message>
-    <message>
-        <source>Budget: %1% of the device memory (weights, workspace and KV cache)</source>
-        <translation>预算：设备内存的 %1%（权重、工作区和 KV 缓存）</translation>
-    </message>
-    <message>
-        <source>Limited by: %1</source>
-        <translation>限制因素：%1</translation>
-    </message>
-    <message>
-        <source>Re-planning failed (the previous pool stays): %1</source>
-        <translation>重新规划失败（保留原缓存池）：%1</translation>
-    </message>
-    <message>
-        <source>Drafts by n-gram prompt lookup, verified in the batch.</source>
-        <translation>草稿词元来自 n-gram 提示查找，在同一批次中验证。</translation>
-    </message>
-    <message>
-        <source>Off: one token per request and step.</source>
-        <translation>关闭：每个请求每步生成一个词元。</translation>
-    </message>
-    <message>
-        <source>So far %1 of %2 draft tokens accepted (%3%), %4 tokens per verify step.</source>
-        <translation>至今已接受 %2 个草稿词元中的 %1 个（%3%），每个验证步平均 %4 个词元。</translation>
-    </message>
-    <message>
-        <source>off</source>
-        <translation>关闭</translation>
-    </message>
-    <message>
-        <source>Speculative decoding: up to this many draft tokens per step, found by looking up the last few tokens earlier in the conversation (n-gram prompt lookup), are checked by the model in the same step. Greedy answers stay identical and sampled ones keep their distribution. Applies from the next step.</source>
-        <translation>推测解码：每步最多这么多个草稿词元（在对话前文中查找最后几个词元得到，即 n-gram 提示查找）在同一步中由模型验证。贪婪解码的回答保持不变，采样的回答分布不变。从下一步起生效。</translation>
-    </message>
-    <message>
-        <source>Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later; a value too small for the running requests is refused.</source>
-        <translation>修改后会在请求运行时重新规划 KV 缓存池：放不下的请求会被抢占，稍后继续；对运行中的请求来说过小的值会被拒绝。</translation>
-    </message>
-    <message>
-        <source>Drafts by the model&apos;s own weights at 4 bits, verified in the batch.</source>
-        <translation>草稿由模型自身的 4 位权重生成，在批次内验证。</translation>
-    </message>
-    <message>
-        <source>Auto: up to %1 per request and step, none where they do not pay.</source>
-        <translation>自动：每个请求每步最多 %1 个，不划算时不生成草稿。</translation>
-    </message>
-    <message>
-        <source>Speculation is off: %1</source>
-        <translation>推测解码已关闭：%1</translation>
-    </message>
-    <message>
-        <source>prompt lookup</source>
-        <translation>提示查找</translation>
-    </message>
-    <message>
-        <source>self-q4 draft</source>
-        <translation>self-q4 草稿</translation>
-    </message>
-    <message>
-        <source>Where drafts come from: prompt lookup finds the last few tokens earlier in the conversation (free, helps when text repeats); self-q4 runs the model&apos;s own weights re-quantized to 4 bits (made when first chosen, about a quarter of F16 memory).</source>
-        <translation>草稿的来源：提示查找在对话前文中查找最后几个词元（无额外开销，文本重复时有效）；self-q4 运行重新量化为 4 位的模型自身权重（首次选择时生成，约占 F16 内存的四分之一）。</translation>
-    </message>
-    <message>
-        <source>auto</source>
-        <translation>自动</translation>
-    </message>
-    <message>
-        <source>Choose the number of drafts per request and step from the measured acceptance and step cost; none where they do not pay.</source>
-        <translation>根据实测的接受率和每步开销，为每个请求每步选择草稿数；不划算时不生成草稿。</translation>
-    </message>
-    <message>
-        <source>auto (%1)</source>
-        <translation>自动（%1）</translation>
-    </message>
-    <message>
-        <source>The backend&apos;s own type.</source>
-        <translation>后端自身的类型。</translation>
-    </message>
-    <message>
-        <source>The backend&apos;s own type: fp16 on the CPU and on CUDA.</source>
-        <translation>后端自身的类型：CPU 和 CUDA 上均为 fp16。</translation>
-    </message>
-    <message>
-        <source>How the KV cache stores keys and values. Changing it re-plans the pool while requests run: more or fewer blocks for the same memory; running requests are recomputed in the new type and keep what they streamed.</source>
-        <translation>KV 缓存存储键和值的方式。请求运行时修改它会重新规划缓存池：同样的内存容纳更多或更少的块；正在运行的请求以新类型重新计算，已流式输出的内容保留。</translation>
-    </message>
-    <message>
-        <source>Applies when a model is loaded.</source>
-        <translation>加载模型时生效。</translation>
-    </message>
-    <message>
-        <source>In use: %1.</source>
-        <translation>当前使用：%1。</translation>
-    </message>
-    <message>
-        <source>Switching to %1 at the next step.</source>
-        <translation>将在下一步切换到 %1。</translation>
-    </message>
-</context>
-<context>
-    <name>llmwb::FirstRunDialog</name>
-    <message>
-        <source>Add a folder of models</source>
-        <translation>添加模型文件夹</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;CPU&lt;/b&gt; %1 — %2 cores, %3 threads, SIMD %4&lt;br&gt;</source>
-        <translation>&lt;b&gt;处理器&lt;/b&gt; %1 — %2 核，%3 线程，SIMD %4&lt;br&gt;</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;Memory&lt;/b&gt; %1 installed, %2 available now&lt;br&gt;</source>
-        <translation>&lt;b&gt;内存&lt;/b&gt; 共 %1，当前可用 %2&lt;br&gt;</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;GPU&lt;/b&gt; %1 — %2, compute capability %3, driver %4&lt;br&gt;</source>
-        <translation>&lt;b&gt;GPU&lt;/b&gt; %1 — %2，计算能力 %3，驱动 %4&lt;br&gt;</translation>
-    </message>
-    <message>
-        <source>unknown</source>
-        <translation>未知</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;GPU&lt;/b&gt; none: the engine runs on the CPU (%1)&lt;br&gt;</source>
-        <translation>&lt;b&gt;GPU&lt;/b&gt; 无：引擎在 CPU 上运行（%1）&lt;br&gt;</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;System&lt;/b&gt; %1, %2</source>
-        <translation>&lt;b&gt;系统&lt;/b&gt; %1，%2</translation>
-    </message>
-    <message>
-        <source>error: %1</source>
-        <translation>错误：%1</translation>
-    </message>
-    <message>
-        <source>needs %1 (weights %2 + KV %3 + overhead %4) of %5</source>
-        <translation>需要 %1（权重 %2 + KV %3 + 开销 %4），可用 %5</translation>
-    </message>
-    <message numerus="yes">
-        <source>fits — KV %1, up to %n sequence(s), gpu_memory_utilization %2</source>
-        <translation>
-            <numerusform>装得下 — KV %1，最多 %n 个序列，gpu_memory_utilization %2</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>too big — %1 fits with %2 context</source>
-        <translation>太大 — %1 可装下 %2 上下文</translation>
-    </message>
-    <message>
-        <source>does not fit this machine</source>
-        <translation>本机装不下</translation>
-    </message>
-    <message>
-        <source>against %1 of GPU memory</source>
-        <translation>对比 %1 显存</translation>
-    </message>
-    <message>
-        <source>against %1 of available RAM</source>
-        <translation>对比 %1 可用内存</translation>
-    </message>
-    <message>
-        <source>Welcome — this machine and its models</source>
-        <translation>欢迎 — 本机与已有的模型</translation>
-    </message>
-    <message>
-        <source>No models found in LM Studio's, GPT4All's, Ollama's or the Hugging Face cache's folders. Add a folder, or open a model from the File menu.</source>
-        <translation>在 LM Studio、GPT4All、Ollama 和 Hugging Face 缓存的文件夹中未找到模型。请添加文件夹，或从“文件”菜单打开模型。</translation>
-    </message>
-    <message>
-        <source>Context (tokens):</source>
-        <translation>上下文（词元）：</translation>
-    </message>
-    <message>
-        <source>Sequences:</source>
-        <translation>序列数：</translation>
-    </message>
-    <message>
-        <source>Add folder…</source>
-        <translation>添加文件夹…</translation>
-    </message>
-    <message>
-        <source>Search again</source>
-        <translation>重新搜索</translation>
-    </message>
-    <message>
-        <source>Close</source>
-        <translation>关闭</translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation>模型</translation>
-    </message>
-    <message>
-        <source>Source</source>
-        <translation>来源</translation>
-    </message>
-    <message>
-        <source>Architecture</source>
-        <translation>架构</translation>
-    </message>
-    <message>
-        <source>Size</source>
-        <translation>大小</translation>
-    </message>
-    <message>
-        <source>Tensor types</source>
-        <translation>张量类型</translation>
-    </message>
-    <message>
-        <source>Context</source>
-        <translation>上下文</translation>
-    </message>
-    <message>
-        <source>Fits?</source>
-        <translation>能否装下</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n model(s) found (headers read, nothing loaded). Double-click one to load it.</source>
-        <translation>
-            <numerusform>找到 %n 个模型（只读取了文件头，未加载）。双击即可加载。</numerusform>
-        </translation>
+        <source>No benchmark runs are available.</source>
+        <translation>没有可用的基准测试运行。</translation>
     </message>
 </context>
 <context>
@@ -3813,21 +3649,6 @@ CUDA 不可用：%1</translation>
     </message>
 </context>
 <context>
-    <name>llmwb::ThinkController</name>
-    <message>
-        <source>Think harder is already running.</source>
-        <translation>深度思考已在运行。</translation>
-    </message>
-    <message>
-        <source>Choose the runs to export.</source>
-        <translation>请选择要导出的运行。</translation>
-    </message>
-    <message>
-        <source>No benchmark runs are available.</source>
-        <translation>没有可用的基准测试运行。</translation>
-    </message>
-</context>
-<context>
     <name>llmwb::ThinkPlan</name>
     <message>
         <source>Choose a task file.</source>
@@ -3879,6 +3700,213 @@ CUDA 不可用：%1</translation>
     <message>
         <source>Think harder runs: run %1 has no rungs</source>
         <translation>深度思考运行：运行 %1 没有档位</translation>
+    </message>
+</context>
+<context>
+    <name>llmwb::TuningPanel</name>
+    <message>
+        <source>Drafts from</source>
+        <translation>草稿来源</translation>
+    </message>
+    <message>
+        <source>Pool: applies when a model is loaded.</source>
+        <translation>缓存池：加载模型后生效。</translation>
+    </message>
+    <message>
+        <source>Pool: %1 blocks × %2 tokens = %3 tokens · KV %4</source>
+        <translation>缓存池：%1 块 × %2 个词元 = %3 个词元 · KV %4</translation>
+    </message>
+    <message>
+        <source>Block size %1 applies when the running requests finish.</source>
+        <translation>块大小 %1 将在运行中的请求结束后生效。</translation>
+    </message>
+    <message>
+        <source>Engine (applies live)</source>
+        <translation>引擎（实时生效）</translation>
+    </message>
+    <message>
+        <source>Default sampling for new conversations</source>
+        <translation>新对话的默认采样</translation>
+    </message>
+    <message>
+        <source>GPU memory utilization</source>
+        <translation>GPU 显存利用率</translation>
+    </message>
+    <message>
+        <source>Max sequences (max_num_seqs)</source>
+        <translation>最大序列数（max_num_seqs）</translation>
+    </message>
+    <message>
+        <source>Max batched tokens</source>
+        <translation>每批最大词元数</translation>
+    </message>
+    <message>
+        <source>Block size (tokens)</source>
+        <translation>块大小（词元）</translation>
+    </message>
+    <message>
+        <source>KV-cache dtype</source>
+        <translation>KV 缓存数据类型</translation>
+    </message>
+    <message>
+        <source>Speculative tokens</source>
+        <translation>推测词元数</translation>
+    </message>
+    <message>
+        <source>Most requests in one batch (applies from the next step).</source>
+        <translation>一个批次中的最多请求数（从下一步起生效）。</translation>
+    </message>
+    <message>
+        <source>Token budget of one step: prefill chunks and decode tokens share it (applies from the next step).</source>
+        <translation>每一步的词元预算：预填充块与解码词元共享（从下一步起生效）。</translation>
+    </message>
+    <message>
+        <source>The block size can change only while the engine is idle: wait for the running requests to finish.</source>
+        <translation>只有引擎空闲时才能修改块大小：请等待运行中的请求结束。</translation>
+    </message>
+    <message>
+        <source>Tokens per KV block. Changing it rebuilds the engine (the prefix cache is emptied).</source>
+        <translation>每个 KV 块的词元数。修改后会重建引擎（前缀缓存被清空）。</translation>
+    </message>
+    <message>
+        <source>Disabled while requests run.</source>
+        <translation>请求运行时不可用。</translation>
+    </message>
+    <message>
+        <source>Applies when idle (rebuilds the engine).</source>
+        <translation>空闲时生效（重建引擎）。</translation>
+    </message>
+    <message>
+        <source>Used by conversations created from now on; each conversation keeps its own settings (Chat &gt; Conversation settings).</source>
+        <translation>用于此后新建的对话；每个对话保留自己的设置（对话 &gt; 对话设置）。</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <source>Top-k (0: off)</source>
+        <translation>Top-k（0：关闭）</translation>
+    </message>
+    <message>
+        <source>Min-p</source>
+        <translation>Min-p</translation>
+    </message>
+    <message>
+        <source>Repetition penalty</source>
+        <translation>重复惩罚</translation>
+    </message>
+    <message>
+        <source>Presence penalty</source>
+        <translation>存在惩罚</translation>
+    </message>
+    <message>
+        <source>Frequency penalty</source>
+        <translation>频率惩罚</translation>
+    </message>
+    <message>
+        <source>Reset to defaults</source>
+        <translation>恢复默认值</translation>
+    </message>
+    <message>
+        <source>Budget: %1% of the device memory (weights, workspace and KV cache)</source>
+        <translation>预算：设备内存的 %1%（权重、工作区和 KV 缓存）</translation>
+    </message>
+    <message>
+        <source>Limited by: %1</source>
+        <translation>限制因素：%1</translation>
+    </message>
+    <message>
+        <source>Re-planning failed (the previous pool stays): %1</source>
+        <translation>重新规划失败（保留原缓存池）：%1</translation>
+    </message>
+    <message>
+        <source>Drafts by n-gram prompt lookup, verified in the batch.</source>
+        <translation>草稿词元来自 n-gram 提示查找，在同一批次中验证。</translation>
+    </message>
+    <message>
+        <source>Off: one token per request and step.</source>
+        <translation>关闭：每个请求每步生成一个词元。</translation>
+    </message>
+    <message>
+        <source>So far %1 of %2 draft tokens accepted (%3%), %4 tokens per verify step.</source>
+        <translation>至今已接受 %2 个草稿词元中的 %1 个（%3%），每个验证步平均 %4 个词元。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Speculative decoding: up to this many draft tokens per step, found by looking up the last few tokens earlier in the conversation (n-gram prompt lookup), are checked by the model in the same step. Greedy answers stay identical and sampled ones keep their distribution. Applies from the next step.</source>
+        <translation>推测解码：每步最多这么多个草稿词元（在对话前文中查找最后几个词元得到，即 n-gram 提示查找）在同一步中由模型验证。贪婪解码的回答保持不变，采样的回答分布不变。从下一步起生效。</translation>
+    </message>
+    <message>
+        <source>Changing it re-plans the KV pool while requests run: requests that no longer fit are preempted and resume later; a value too small for the running requests is refused.</source>
+        <translation>修改后会在请求运行时重新规划 KV 缓存池：放不下的请求会被抢占，稍后继续；对运行中的请求来说过小的值会被拒绝。</translation>
+    </message>
+    <message>
+        <source>Drafts by the model&apos;s own weights at 4 bits, verified in the batch.</source>
+        <translation>草稿由模型自身的 4 位权重生成，在批次内验证。</translation>
+    </message>
+    <message>
+        <source>Auto: up to %1 per request and step, none where they do not pay.</source>
+        <translation>自动：每个请求每步最多 %1 个，不划算时不生成草稿。</translation>
+    </message>
+    <message>
+        <source>Speculation is off: %1</source>
+        <translation>推测解码已关闭：%1</translation>
+    </message>
+    <message>
+        <source>prompt lookup</source>
+        <translation>提示查找</translation>
+    </message>
+    <message>
+        <source>self-q4 draft</source>
+        <translation>self-q4 草稿</translation>
+    </message>
+    <message>
+        <source>Where drafts come from: prompt lookup finds the last few tokens earlier in the conversation (free, helps when text repeats); self-q4 runs the model&apos;s own weights re-quantized to 4 bits (made when first chosen, about a quarter of F16 memory).</source>
+        <translation>草稿的来源：提示查找在对话前文中查找最后几个词元（无额外开销，文本重复时有效）；self-q4 运行重新量化为 4 位的模型自身权重（首次选择时生成，约占 F16 内存的四分之一）。</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Choose the number of drafts per request and step from the measured acceptance and step cost; none where they do not pay.</source>
+        <translation>根据实测的接受率和每步开销，为每个请求每步选择草稿数；不划算时不生成草稿。</translation>
+    </message>
+    <message>
+        <source>auto (%1)</source>
+        <translation>自动（%1）</translation>
+    </message>
+    <message>
+        <source>The backend&apos;s own type.</source>
+        <translation>后端自身的类型。</translation>
+    </message>
+    <message>
+        <source>The backend&apos;s own type: fp16 on the CPU and on CUDA.</source>
+        <translation>后端自身的类型：CPU 和 CUDA 上均为 fp16。</translation>
+    </message>
+    <message>
+        <source>How the KV cache stores keys and values. Changing it re-plans the pool while requests run: more or fewer blocks for the same memory; running requests are recomputed in the new type and keep what they streamed.</source>
+        <translation>KV 缓存存储键和值的方式。请求运行时修改它会重新规划缓存池：同样的内存容纳更多或更少的块；正在运行的请求以新类型重新计算，已流式输出的内容保留。</translation>
+    </message>
+    <message>
+        <source>Applies when a model is loaded.</source>
+        <translation>加载模型时生效。</translation>
+    </message>
+    <message>
+        <source>In use: %1.</source>
+        <translation>当前使用：%1。</translation>
+    </message>
+    <message>
+        <source>Switching to %1 at the next step.</source>
+        <translation>将在下一步切换到 %1。</translation>
     </message>
 </context>
 </TS>

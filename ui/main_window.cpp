@@ -161,6 +161,11 @@ MainWindow::MainWindow(ChatController& controller, AppSettings& settings, QWidge
         emit deviceChosen(preference);
     });
     model_->setDevicePreference(settings_.device());
+    connect(model_, &ModelPanel::weightDtypeChosen, this, [this](const QString& dtype) {
+        settings_.setWeightDtype(dtype);
+        emit weightDtypeChosen(dtype);
+    });
+    model_->setWeightDtype(settings_.weightDtype());
     connect(tuning_, &TuningPanel::tuningChanged, this, &MainWindow::tuningChanged);
     connect(tuning_, &TuningPanel::samplingChanged, this,
             [this](const SamplingSettings& s) { controller_.setDefaultSampling(s); });

@@ -131,6 +131,7 @@ class MainWindow : public QMainWindow {
     void tuningChanged(const llmwb::EngineTuning& tuning);
     // The Model panel's device ("auto", "cpu", "cuda"); already saved in the settings.
     void deviceChosen(const QString& preference);
+    void weightDtypeChosen(const QString& dtype);
     void loadCancelRequested();
 
   protected:

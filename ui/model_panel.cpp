@@ -124,6 +124,12 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     deviceNote_->setObjectName(QStringLiteral("deviceNote"));
     deviceNote_->setWordWrap(true);
     deviceNote_->hide();
+    weightsTitle_ = new QLabel(this);
+    weights_ = new QComboBox(this);
+    weights_->setObjectName(QStringLiteral("weightDtypeCombo"));
+    for (const QString& w : weightDtypes())
+        weights_->addItem(QString(), w);
+    weightsTitle_->setBuddy(weights_);
     setAcceptDrops(true);
 
     auto* buttons = new QHBoxLayout;
@@ -145,6 +151,10 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     deviceRow->addWidget(device_, 1);
     layout->addLayout(deviceRow);
     layout->addWidget(deviceNote_);
+    auto* weightsRow = new QHBoxLayout;
+    weightsRow->addWidget(weightsTitle_);
+    weightsRow->addWidget(weights_, 1);
+    layout->addLayout(weightsRow);
     layout->addLayout(buttons);
     layout->addWidget(recentTitle_);
     layout->addWidget(recent_, 1);
@@ -194,6 +204,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     });
     connect(device_, &QComboBox::activated, this,
             [this](int index) { emit deviceChosen(device_->itemData(index).toString()); });
+    connect(weights_, &QComboBox::activated, this,
+            [this](int index) { emit weightDtypeChosen(weights_->itemData(index).toString()); });
     connect(recent_, &QListWidget::itemSelectionChanged, this,
             [this] { removeRecent_->setEnabled(!recent_->selectedItems().isEmpty()); });
     connect(removeRecent_, &QPushButton::clicked, this, &ModelPanel::removeSelectedRecent);
@@ -244,6 +256,15 @@ void ModelPanel::retranslate() {
     removeRecent_->setText(tr("Remove from list"));
     removeRecent_->setToolTip(tr("Forget the selected model (the file is not deleted)"));
     deviceTitle_->setText(tr("Device"));
+    weightsTitle_->setText(tr("Weights"));
+    weights_->setItemText(0, tr("As stored"));
+    weights_->setItemText(1, tr("bfloat16 (cast at load)"));
+    weights_->setToolTip(
+        tr("As stored: every matrix runs in the file's type.\n"
+           "bfloat16: F32 and F16 matrices are rounded to bfloat16 when the model loads on the "
+           "CPU: no more memory, faster prompt processing on CPUs with AVX512_BF16, slightly "
+           "different outputs (`llmwb kld --dtype bfloat16` measures how much).\n"
+           "A change reloads the model."));
     updateDeviceItems();
     updateRecentItems();
     showMetadata();
@@ -258,6 +279,11 @@ void ModelPanel::setDevicePreference(const QString& preference) {
     const QSignalBlocker block(device_);
     device_->setCurrentIndex(std::max(0, i));
     updateDeviceItems();
+}
+
+void ModelPanel::setWeightDtype(const QString& dtype) {
+    const QSignalBlocker block(weights_);
+    weights_->setCurrentIndex(std::max(0, weights_->findData(normalizedWeightDtype(dtype))));
 }
 
 void ModelPanel::setCudaAvailability(bool available, const QString& reason) {
@@ -497,7 +523,17 @@ void ModelPanel::showMetadata() {
         dtypes_->setText(m.dtypeSummary.join(QStringLiteral("<br>")));
         bpw_->setText(tr("unknown"));
     } else {
-        dtypes_->setText(tensorGroupsHtml(m.tensorGroups));
+        QString html = tensorGroupsHtml(m.tensorGroups);
+        if (m.castMatrices > 0)
+            html += QStringLiteral("<br>") +
+                    tr("cast to bfloat16 at load: %1 matrices, %2 → %3")
+                        .arg(m.castMatrices)
+                        .arg(formatBytes(m.castSourceBytes), formatBytes(m.castBytes))
+                        .toHtmlEscaped();
+        else if (m.weightDtype != QLatin1String("auto") && !m.weightsNotCast.isEmpty())
+            html += QStringLiteral("<br>") +
+                    tr("not cast to bfloat16: %1").arg(m.weightsNotCast).toHtmlEscaped();
+        dtypes_->setText(html);
         bpw_->setText(tr("%1 over the weight matrices, %2 over all tensors")
                           .arg(loc.toString(m.matrixBitsPerWeight, 'f', 2),
                                loc.toString(m.bitsPerWeight, 'f', 2)));

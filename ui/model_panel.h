@@ -32,6 +32,7 @@ class ModelPanel : public QWidget {
     bool isLoading() const { return loading_; }
     QString fieldText(const char* objectName) const; // for tests
     QComboBox* deviceCombo() const { return device_; }
+    QComboBox* weightDtypeCombo() const { return weights_; }
     // Puts a widget (the chat backend box) at the top of the panel; the panel owns it.
     void setTopWidget(QWidget* w);
     // "auto", "cpu" or "cuda".
@@ -55,6 +56,8 @@ class ModelPanel : public QWidget {
     void setLoadProgress(int percent, const QString& stage);
     // Shows the choice without emitting deviceChosen().
     void setDevicePreference(const QString& preference);
+    // "auto" or "bfloat16" (`llmwb --dtype`), shown without emitting weightDtypeChosen().
+    void setWeightDtype(const QString& dtype);
     // Unavailable: the CUDA entry is disabled and the reason shown (tooltip and a note).
     void setCudaAvailability(bool available, const QString& reason);
 
@@ -67,6 +70,8 @@ class ModelPanel : public QWidget {
     void removeRecentRequested(const QString& path);
     // The user chose a device ("auto", "cpu", "cuda").
     void deviceChosen(const QString& preference);
+    // The user chose how the float weights run ("auto": as stored, "bfloat16": cast at load).
+    void weightDtypeChosen(const QString& dtype);
 
   protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -102,6 +107,8 @@ class ModelPanel : public QWidget {
     QLabel* deviceTitle_;
     QComboBox* device_;
     QLabel* deviceNote_;
+    QLabel* weightsTitle_;
+    QComboBox* weights_;
     bool cudaAvailable_ = true; // until told otherwise
     QString cudaReason_;
     QPushButton* openFile_;

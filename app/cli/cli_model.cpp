@@ -63,9 +63,12 @@ Result<ModelExecutor*> CliModel::open_executor(const DeviceOptions& device, int3
     backend.transformer.reset();
     auto b = open_backend(device.device, *model, *pool, o, std::move(plugin), device.weight_dtype);
     if (!b)
-        return make_error(b.message().rfind("--dtype", 0) == 0 ? b.message()
-                                                               : "--device cuda: " + b.message());
+        return make_error("--device cuda: " + b.message());
     backend = std::move(b.value());
+    if (!backend.weights_not_cast.empty())
+        return make_error(std::string("--dtype ") + weight_dtype_name(device.weight_dtype) +
+                          ": the weights could not be cast: " + backend.weights_not_cast +
+                          (backend.on_cuda() ? " (--device cpu casts them)" : ""));
     if (device.weight_dtype != WeightDtype::Auto && backend.transformer) {
         const PanelWeights& pw = backend.transformer->panel_weights();
         std::fprintf(stderr,

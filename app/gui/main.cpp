@@ -205,6 +205,10 @@ int main(int argc, char** argv) {
                      &MainWindow::onDeviceAvailability);
     QMetaObject::invokeMethod(worker, "setDevice", Qt::QueuedConnection,
                               Q_ARG(QString, settings.device()));
+    QObject::connect(&window, &MainWindow::weightDtypeChosen, worker, &EngineWorker::setWeightDtype,
+                     Qt::QueuedConnection);
+    QMetaObject::invokeMethod(worker, "setWeightDtype", Qt::QueuedConnection,
+                              Q_ARG(QString, settings.weightDtype()));
     QMetaObject::invokeMethod(worker, "probeDevices", Qt::QueuedConnection);
     // Benchmarks: runs stored in the same database as the chats; the load test is a preset.
     BenchStore benchStore(*activeDb);

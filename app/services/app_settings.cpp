@@ -177,6 +177,15 @@ void AppSettings::setDevice(const QString& preference) {
     settings_->setValue(QStringLiteral("engine/device"), normalizedDevicePreference(preference));
 }
 
+QString AppSettings::weightDtype() const {
+    return normalizedWeightDtype(
+        settings_->value(QStringLiteral("engine/weightDtype"), QStringLiteral("auto")).toString());
+}
+
+void AppSettings::setWeightDtype(const QString& dtype) {
+    settings_->setValue(QStringLiteral("engine/weightDtype"), normalizedWeightDtype(dtype));
+}
+
 LocalServerSettings AppSettings::localServer() const {
     LocalServerSettings s;
     const QSettings& st = *settings_;

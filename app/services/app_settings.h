@@ -75,6 +75,9 @@ class AppSettings {
     // The Model panel's device: "auto" (default), "cpu" or "cuda" (unknown values read "auto").
     QString device() const;
     void setDevice(const QString& preference);
+    // The Model panel's weight type: "auto" (default, as stored) or "bfloat16" (unknown: "auto").
+    QString weightDtype() const;
+    void setWeightDtype(const QString& dtype);
 
     // The Benchmark page's cost figures: a price per GPU- or machine-hour (0: not set) and the
     // currency's symbol as the user writes it. Values out of range read as 0 / "$".

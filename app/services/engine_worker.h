@@ -113,6 +113,10 @@ class EngineWorker : public QObject {
     // unavailable; the previous model stays). A loaded model that would move is reloaded on the
     // new device as soon as the engine is idle.
     void setDevice(const QString& preference);
+    // The float weights of the next load (`llmwb --dtype`): "auto" (as stored) or "bfloat16"
+    // (F32/F16 matrices cast to BF16 at load on the CPU; ModelMetadata says what was cast, or
+    // why nothing could be). A model loaded on the CPU is reloaded as soon as the engine is idle.
+    void setWeightDtype(const QString& dtype);
     // Checks whether CUDA can be used (plugin, driver, device); emits deviceAvailability().
     void probeDevices();
 
@@ -221,6 +225,7 @@ class EngineWorker : public QObject {
     std::unique_ptr<kernels::ThreadPool> cpuPool_;
     EngineTuning tuning_;
     QString devicePref_ = QStringLiteral("auto");
+    QString weightDtype_ = QStringLiteral("auto");
     bool deviceReloadPending_ = false;
     std::shared_ptr<CudaPlugin> cudaPlugin_; // loaded once, reused by later loads
     QString cudaUnavailable_;                // the last known reason ("" = usable or unknown)

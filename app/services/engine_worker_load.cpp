@@ -17,6 +17,7 @@
 #include "engine/model/loaded_model.h"
 #include "engine/model/model_info.h"
 #include "engine/runtime/model_executor.h"
+#include "engine/runtime/panel_weights.h"
 #include "engine/serving/draft_proposer.h"
 #include "engine/serving/engine.h"
 #include "engine/serving/memory_plan.h"
@@ -206,7 +207,9 @@ void EngineWorker::doLoad(const QString& path) {
     CudaExecutorOptions cudaOptions;
     cudaOptions.max_tokens = std::max(1, tuning_.maxNumBatchedTokens);
     cudaOptions.max_seqs = std::max(1, tuning_.maxNumSeqs);
-    auto backend = open_backend(pref, *engine->model, *cpuPool_, cudaOptions, cudaPlugin_);
+    const WeightDtype weights =
+        parse_weight_dtype(weightDtype_.toStdString()).value_or(WeightDtype::Auto);
+    auto backend = open_backend(pref, *engine->model, *cpuPool_, cudaOptions, cudaPlugin_, weights);
     if (!backend) { // only when CUDA was asked for
         cudaUnavailable_ = q(backend.message());
         emit deviceAvailability(false, cudaUnavailable_);
@@ -271,6 +274,13 @@ void EngineWorker::doLoad(const QString& path) {
     m.device = exec.kind();
     m.deviceName = q(exec.device_name());
     m.cudaUnavailable = onCuda ? QString() : cudaUnavailable_;
+    m.weightDtype = weightDtype_;
+    m.weightsNotCast = q(engine->backend.weights_not_cast);
+    if (const CpuTransformer* tf = engine->backend.transformer.get()) {
+        m.castMatrices = tf->panel_weights().cast_matrices();
+        m.castSourceBytes = tf->panel_weights().cast_source_bytes();
+        m.castBytes = tf->panel_weights().cast_bytes();
+    }
     view_.device = exec.kind();
     view_.deviceName = m.deviceName;
     view_.kvDtype = exec.kv_dtype();
@@ -305,6 +315,18 @@ void EngineWorker::setDevice(const QString& preference) {
         deviceReloadPending_ = false;
         return;
     }
+    deviceReloadPending_ = true;
+    if (!model_->serving->has_unfinished() && !loading_)
+        reloadOnNewDevice();
+}
+
+void EngineWorker::setWeightDtype(const QString& dtype) {
+    const QString before = weightDtype_;
+    weightDtype_ = normalizedWeightDtype(dtype);
+    if (!model_ || !model_->serving || weightDtype_ == before)
+        return;
+    if (model_->backend.on_cuda()) // runs the weights as stored either way (the next load says)
+        return;
     deviceReloadPending_ = true;
     if (!model_->serving->has_unfinished() && !loading_)
         reloadOnNewDevice();

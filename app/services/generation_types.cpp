@@ -1,5 +1,6 @@
 #include "app/services/generation_types.h"
 
+#include "engine/backend/device_select.h"
 #include "engine/serving/speculative.h"
 
 #include <algorithm>
@@ -90,6 +91,15 @@ QStringList devicePreferences() {
 QString normalizedDevicePreference(const QString& text) {
     const QString t = text.trimmed().toLower();
     return devicePreferences().contains(t) ? t : QStringLiteral("auto");
+}
+
+QStringList weightDtypes() {
+    return {QStringLiteral("auto"), QStringLiteral("bfloat16")};
+}
+
+QString normalizedWeightDtype(const QString& text) {
+    const auto w = parse_weight_dtype(text.trimmed().toLower().toStdString());
+    return QString::fromLatin1(weight_dtype_name(w.value_or(WeightDtype::Auto)));
 }
 
 void registerGenerationTypes() {

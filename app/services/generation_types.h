@@ -107,12 +107,22 @@ struct ModelMetadata {
     DeviceKind device = DeviceKind::Cpu;               // used
     QString deviceName = QStringLiteral("CPU");        // e.g. "NVIDIA H200" on CUDA
     QString cudaUnavailable; // why CUDA is not used ("" when it is, or the CPU was asked for)
+    // --dtype: "auto" (as stored) or "bfloat16" (F32/F16 matrices cast at load on the CPU), and
+    // what the cast did: matrices cast, their bytes before and after.
+    QString weightDtype = QStringLiteral("auto");
+    QString weightsNotCast; // a cast asked for that did not apply: why
+    int castMatrices = 0;
+    qint64 castSourceBytes = 0, castBytes = 0;
 };
 
 // The device preferences as AppSettings and EngineWorker::setDevice spell them.
 QStringList devicePreferences(); // "auto", "cpu", "cuda"
 // A known preference as is; anything else (external input) reads as "auto".
 QString normalizedDevicePreference(const QString& text);
+// The weight types as AppSettings and EngineWorker::setWeightDtype spell them (vLLM's --dtype).
+QStringList weightDtypes(); // "auto", "bfloat16"
+// A known type as is ("bf16": "bfloat16"); anything else reads as "auto".
+QString normalizedWeightDtype(const QString& text);
 
 // Engine settings from the Tuning dock. Utilization, max_num_seqs and max_num_batched_tokens
 // apply while requests run; the block size applies when the engine is idle (it rebuilds the

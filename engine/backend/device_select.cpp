@@ -89,9 +89,7 @@ Result<Backend> open_backend(DevicePreference preference, const LoadedModel& mod
         }
     }
     if (b.executor && weights != WeightDtype::Auto)
-        return make_error(
-            std::string("--dtype ") + weight_dtype_name(weights) +
-            ": the CUDA backend runs the weights as stored (--device cpu casts them)");
+        b.weights_not_cast = "the CUDA backend runs the weights as stored";
     if (!b.executor) {
         const bool cast = weights == WeightDtype::BFloat16;
         b.transformer = std::make_unique<CpuTransformer>(
@@ -99,8 +97,7 @@ Result<Backend> open_backend(DevicePreference preference, const LoadedModel& mod
         if (cast) {
             const PanelWeights& pw = b.transformer->panel_weights();
             if (!pw.not_packed_reason().empty() && has_float_matrices(model.weights))
-                return make_error("--dtype bfloat16: the weights could not be cast: " +
-                                  pw.not_packed_reason());
+                b.weights_not_cast = pw.not_packed_reason();
         }
         auto cpu = std::make_unique<CpuExecutor>(*b.transformer);
         if (Status st = cpu->set_kv_dtype(kCpuAutoKvDtype, {}); !st)

@@ -29,6 +29,7 @@ struct Backend {
     std::unique_ptr<ModelExecutor> executor;     // never null in a returned Backend
     std::shared_ptr<CudaPlugin> plugin;          // the loaded plugin (pass it to later calls)
     std::string cuda_unavailable;                // auto chose the CPU: why CUDA was not used
+    std::string weights_not_cast; // a WeightDtype other than Auto that did not apply: why
     bool on_cuda() const { return executor && executor->kind() == DeviceKind::Cuda; }
 };
 
@@ -37,7 +38,7 @@ struct Backend {
 // packs them at load: the same memory as F16 (F32: half), the same decode speed as a BF16 file,
 // and on CPUs with AVX512_BF16 prefill through vdpbf16ps (Qwen2.5-0.5B F16, 2 threads, Zen 5:
 // ~1.5x); the model's outputs change by the rounding (`llmwb kld --dtype bfloat16` measures it).
-// The CUDA backend runs the weights as stored (--dtype bfloat16 there is an error).
+// The CUDA backend runs the weights as stored (Backend::weights_not_cast says so).
 enum class WeightDtype { Auto, BFloat16 };
 // "auto", "bfloat16" / "bf16"; nullopt otherwise (float16 / float32 casts are not offered).
 std::optional<WeightDtype> parse_weight_dtype(std::string_view text);
@@ -59,10 +60,10 @@ inline constexpr KvDtype kCpuAutoKvDtype = KvDtype::F16;
 // message is that reason (e.g. "no CUDA driver (libcuda.so.1 not found)"). `pool`: the CPU's
 // threads (must outlive the backend). `plugin`: one loaded before (null: loaded here). The
 // executor has no KV pool yet (the Engine sizes it from its memory plan); the CPU's stores
-// kCpuAutoKvDtype until set_kv_dtype. `weights`: --dtype; BFloat16 is an error when the backend
-// chosen is CUDA, or when the CPU could not cast (the panel layout off or not fitting in memory:
-// the reason), and a no-op for a model without F32 / F16 matrices (what was cast:
-// transformer->panel_weights().cast_matrices(), uncast()).
+// kCpuAutoKvDtype until set_kv_dtype. `weights`: --dtype; BFloat16 does not apply when the
+// backend chosen is CUDA or when the CPU could not cast (the panel layout off or not fitting in
+// memory): `weights_not_cast` says why (the CLI refuses, the app shows it); a no-op for a model
+// without F32 / F16 matrices. What was cast: transformer->panel_weights().cast_matrices().
 Result<Backend> open_backend(DevicePreference preference, const LoadedModel& model,
                              kernels::ThreadPool& pool, const CudaExecutorOptions& options,
                              std::shared_ptr<CudaPlugin> plugin = nullptr,

@@ -1,7 +1,8 @@
 // The engine worker's device choice (the Model panel's Auto / CPU / CUDA, like `llmwb
 // --device`): without a usable CUDA backend (this machine), Auto loads on the CPU and says why
 // CUDA is not used; an explicit CUDA choice fails the load with a message naming CUDA and keeps
-// the previous model loaded and usable; the choice persists in AppSettings.
+// the previous model loaded and usable; the choice persists in AppSettings. The weights choice
+// (`llmwb --dtype`) reloads the model with its float matrices cast, and persists too.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThread>
@@ -148,6 +149,37 @@ class TestAppEngineDevice : public QObject {
         QVERIFY(generateOne(3).completionTokens > 0);
     }
 
+    // The Model panel's weights choice (`llmwb --dtype`): bfloat16 reloads the loaded CPU model
+    // with its F32 matrices cast (counted, half the bytes) and it still generates; the same
+    // choice again does not reload; "auto" reloads it as stored.
+    void weightDtypeReloadsWithTheCast() {
+        QSignalSpy loaded(&relay_, &WorkerRelay::modelLoaded);
+        QSignalSpy failed(&relay_, &WorkerRelay::loadFailed);
+        invoke("setWeightDtype", QStringLiteral("bfloat16"));
+        QVERIFY(waitFor(loaded, 1, 30000));
+        QCOMPARE(failed.size(), 0);
+        auto m = loaded.first().first().value<ModelMetadata>();
+        QCOMPARE(m.weightDtype, QStringLiteral("bfloat16"));
+        QCOMPARE(m.layers, 3);
+        // 3 layers x 7 matrices, the embedding and the lm_head (untied), all F32.
+        QCOMPARE(m.castMatrices, 3 * 7 + 2);
+        QVERIFY(m.castBytes > 0);
+        QCOMPARE(m.castBytes * 2, m.castSourceBytes);
+        QVERIFY(m.weightsNotCast.isEmpty());
+        QVERIFY(generateOne(4).completionTokens > 0);
+
+        invoke("setWeightDtype", QStringLiteral("bf16")); // the same type: no reload
+        QTest::qWait(500);
+        QCOMPARE(loaded.size(), 1);
+
+        invoke("setWeightDtype", QStringLiteral("auto"));
+        QVERIFY(waitFor(loaded, 2, 30000));
+        m = loaded.at(1).first().value<ModelMetadata>();
+        QCOMPARE(m.weightDtype, QStringLiteral("auto"));
+        QCOMPARE(m.castMatrices, 0);
+        QVERIFY(generateOne(5).completionTokens > 0);
+    }
+
     void settingPersists() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -169,6 +201,15 @@ class TestAppEngineDevice : public QObject {
             QCOMPARE(s.device(), QStringLiteral("cpu"));
             s.raw().setValue(QStringLiteral("engine/device"), QStringLiteral("tpu"));
             QCOMPARE(s.device(), QStringLiteral("auto")); // unknown values read as auto
+            QCOMPARE(s.weightDtype(), QStringLiteral("auto"));
+            s.setWeightDtype(QStringLiteral("bf16"));
+            s.sync();
+        }
+        {
+            AppSettings s(ini);
+            QCOMPARE(s.weightDtype(), QStringLiteral("bfloat16"));
+            s.raw().setValue(QStringLiteral("engine/weightDtype"), QStringLiteral("float8"));
+            QCOMPARE(s.weightDtype(), QStringLiteral("auto"));
         }
     }
 };

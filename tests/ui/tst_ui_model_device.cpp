@@ -1,6 +1,7 @@
 // The Model panel's device choice: Auto / CPU / CUDA; without CUDA the CUDA entry is disabled and
 // the reason is shown (item tooltip, combo tooltip, a note); the device in use appears in the
-// metadata; a choice is emitted and, through the main window, saved in the settings.
+// metadata; a choice is emitted and, through the main window, saved in the settings. The same for
+// the weights choice (as stored / bfloat16), whose effect the metadata shows.
 #include <QComboBox>
 #include <QLabel>
 #include <QSignalSpy>
@@ -88,6 +89,56 @@ class TestUiModelDevice : public QObject {
         QCOMPARE(chosen.size(), 1);
         QCOMPARE(chosen.first().first().toString(), QStringLiteral("auto"));
         QCOMPARE(settings.device(), QStringLiteral("auto"));
+    }
+
+    // The weights choice (`llmwb --dtype`): restored from the settings without a signal, a pick
+    // emitted and saved; the metadata says what the cast did, or why it did not apply.
+    void weightsChoiceAndCastShown() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        Database db(dir.filePath("chat.db"));
+        QVERIFY(db.open());
+        ConversationStore store(db);
+        ChatController controller(store);
+        AppSettings settings(dir.filePath("settings.ini"));
+        settings.setWeightDtype(QStringLiteral("bfloat16"));
+        MainWindow w(controller, settings);
+        ModelPanel* panel = w.modelPanel();
+        QComboBox* combo = panel->weightDtypeCombo();
+        QCOMPARE(combo->count(), 2);
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("bfloat16")); // restored
+        QVERIFY(combo->toolTip().contains(QLatin1String("reloads")));
+        QSignalSpy chosen(&w, &MainWindow::weightDtypeChosen);
+        combo->activated(0);
+        QCOMPARE(chosen.size(), 1);
+        QCOMPARE(chosen.first().first().toString(), QStringLiteral("auto"));
+        QCOMPARE(settings.weightDtype(), QStringLiteral("auto"));
+        panel->setWeightDtype(QStringLiteral("bf16")); // shown, not emitted
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("bfloat16"));
+        QCOMPARE(chosen.size(), 1);
+
+        ModelMetadata m;
+        m.name = QStringLiteral("tiny");
+        TensorGroupInfo g;
+        g.group = QStringLiteral("attention");
+        g.typeCounts[QStringLiteral("F16")] = 8;
+        g.bytes = 1 << 20;
+        g.parameters = 1 << 19;
+        m.tensorGroups = {g};
+        m.weightDtype = QStringLiteral("bfloat16");
+        m.castMatrices = 8;
+        m.castSourceBytes = m.castBytes = 1 << 20;
+        panel->setModel(m);
+        QString shown = panel->fieldText("modelDtypes");
+        QVERIFY2(shown.contains(QLatin1String("cast to bfloat16 at load: 8 matrices")),
+                 qPrintable(shown));
+        m.castMatrices = 0;
+        m.weightsNotCast = QStringLiteral("weight layout rows <test>");
+        panel->setModel(m);
+        shown = panel->fieldText("modelDtypes");
+        QVERIFY2(
+            shown.contains(QLatin1String("not cast to bfloat16: weight layout rows &lt;test&gt;")),
+            qPrintable(shown)); // (rich text: escaped)
     }
 };
 
