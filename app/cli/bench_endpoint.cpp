@@ -246,6 +246,7 @@ int run_bench_endpoint(const BenchOptions& o) {
     out["threads"] = nullptr;
     out["device"] = nullptr;
     out["kv_cache_dtype"] = nullptr;
+    out["dtype"] = nullptr; // the server's weights: not known from here
     nlohmann::json rj = bench_result_json(r);
     null_engine_keys(rj);
     if (sf) { // what the server's /metrics gave
