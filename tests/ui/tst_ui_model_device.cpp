@@ -18,6 +18,15 @@
 
 using namespace llmwb;
 
+// What a MainWindow needs: a database in a temporary folder, its store, a controller, settings.
+struct WindowFixture {
+    QTemporaryDir dir;
+    Database db{dir.filePath("chat.db")};
+    ConversationStore store{db};
+    ChatController controller{store};
+    AppSettings settings{dir.filePath("settings.ini")};
+};
+
 class TestUiModelDevice : public QObject {
     Q_OBJECT
 
@@ -71,15 +80,11 @@ class TestUiModelDevice : public QObject {
     }
 
     void choiceIsEmittedAndSaved() {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        Database db(dir.filePath("chat.db"));
-        QVERIFY(db.open());
-        ConversationStore store(db);
-        ChatController controller(store);
-        AppSettings settings(dir.filePath("settings.ini"));
+        WindowFixture f;
+        QVERIFY(f.dir.isValid() && f.db.open());
+        AppSettings& settings = f.settings;
         settings.setDevice(QStringLiteral("cpu"));
-        MainWindow w(controller, settings);
+        MainWindow w(f.controller, settings);
         ModelPanel* panel = w.modelPanel();
         QCOMPARE(panel->devicePreference(), QStringLiteral("cpu")); // restored
         w.onDeviceAvailability(false, QStringLiteral("no CUDA driver"));
@@ -94,15 +99,11 @@ class TestUiModelDevice : public QObject {
     // The weights choice (`llmwb --dtype`): restored from the settings without a signal, a pick
     // emitted and saved; the metadata says what the cast did, or why it did not apply.
     void weightsChoiceAndCastShown() {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        Database db(dir.filePath("chat.db"));
-        QVERIFY(db.open());
-        ConversationStore store(db);
-        ChatController controller(store);
-        AppSettings settings(dir.filePath("settings.ini"));
+        WindowFixture f;
+        QVERIFY(f.dir.isValid() && f.db.open());
+        AppSettings& settings = f.settings;
         settings.setWeightDtype(QStringLiteral("bfloat16"));
-        MainWindow w(controller, settings);
+        MainWindow w(f.controller, settings);
         ModelPanel* panel = w.modelPanel();
         QComboBox* combo = panel->weightDtypeCombo();
         QCOMPARE(combo->count(), 2);
