@@ -5,30 +5,6 @@
 
 namespace llmwb {
 
-namespace {
-
-// Whether any weight matrix is stored as F32 / F16 (what --dtype bfloat16 casts).
-bool has_float_matrices(const ModelWeights& w) {
-    auto is_float = [](const TensorView& t) {
-        return t.present() && (t.type == DType::F32 || t.type == DType::F16);
-    };
-    if (is_float(w.tok_embd) || is_float(w.output))
-        return true;
-    for (const LayerWeights& l : w.layers) {
-        for (const TensorView* t :
-             {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.w_gate, &l.w_up, &l.w_gate_up, &l.w_down})
-            if (is_float(*t))
-                return true;
-        for (const ExpertWeights& e : l.experts)
-            for (const TensorView* t : {&e.w_gate, &e.w_up, &e.w_down})
-                if (is_float(*t))
-                    return true;
-    }
-    return false;
-}
-
-} // namespace
-
 std::optional<DevicePreference> parse_device_preference(std::string_view text) {
     if (text == "auto")
         return DevicePreference::Auto;
@@ -94,11 +70,7 @@ Result<Backend> open_backend(DevicePreference preference, const LoadedModel& mod
         const bool cast = weights == WeightDtype::BFloat16;
         b.transformer = std::make_unique<CpuTransformer>(
             model, pool, cast ? std::optional<DType>(DType::BF16) : std::nullopt);
-        if (cast) {
-            const PanelWeights& pw = b.transformer->panel_weights();
-            if (!pw.not_packed_reason().empty() && has_float_matrices(model.weights))
-                b.weights_not_cast = pw.not_packed_reason();
-        }
+        b.weights_not_cast = b.transformer->panel_weights().not_cast_reason();
         auto cpu = std::make_unique<CpuExecutor>(*b.transformer);
         if (Status st = cpu->set_kv_dtype(kCpuAutoKvDtype, {}); !st)
             return st.error();

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
@@ -66,6 +67,14 @@ bool castable(DType from, std::optional<DType> to) {
     return to && *to == DType::BF16 && (from == DType::F32 || from == DType::F16);
 }
 
+// The type matrix t is packed as when the cast is `to`: `to` for a castable type whose shape has
+// a panel layout in it, else nullopt (packed as stored, if at all).
+std::optional<DType> cast_target(const TensorView& t, std::optional<DType> to) {
+    if (castable(t.type, to) && kernels::panel_layout_applies(*to, t.rows, t.cols))
+        return to;
+    return std::nullopt;
+}
+
 // Rows [0, rows) of an F32 / F16 matrix cast to BF16 and packed into dst (the panel layout of a
 // BF16 matrix), through a bounded buffer: chunks of whole panels (the last may end in the rows %
 // 16 tail, which pack_matrix_panels copies as rows).
@@ -108,31 +117,40 @@ void cast_and_pack(const TensorView& t, void* dst, kernels::ThreadPool& pool) {
 PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool,
                            std::optional<DType> cast_floats)
     : views_(model.weights) {
+    std::vector<TensorView*> views = packable_views(views_);
+    // Whatever keeps the layout off keeps a cast asked for from happening too: say so when the
+    // model has matrices it would have cast.
+    const bool wants_cast = std::any_of(views.begin(), views.end(), [&](const TensorView* t) {
+        return t->present() && castable(t->type, cast_floats);
+    });
+    auto give_up = [&](std::string why) {
+        if (wants_cast)
+            not_cast_reason_ = why;
+        reason_ = std::move(why);
+    };
     if (!kernels::panel_layout_enabled()) {
-        reason_ = "weight layout rows (LLMWB_WEIGHT_LAYOUT=rows or --weight-layout rows)";
+        give_up("weight layout rows (LLMWB_WEIGHT_LAYOUT=rows or --weight-layout rows)");
         return;
     }
     // Distinct source matrices to pack (tied views share one packed copy).
-    std::vector<TensorView*> views = packable_views(views_);
     std::unordered_map<const void*, size_t> offset_of;
     size_t total = 0;
     for (TensorView* t : views) {
         if (!t->present() || t->layout != kernels::WeightLayout::Rows || offset_of.count(t->data))
             continue;
-        const bool cast = castable(t->type, cast_floats) &&
-                          kernels::panel_layout_applies(*cast_floats, t->rows, t->cols);
+        const std::optional<DType> cast = cast_target(*t, cast_floats);
         if (castable(t->type, cast_floats) && !cast && uncast_.find(t->name) == std::string::npos)
             uncast_ += (uncast_.empty() ? "" : ", ") + t->name;
         if (!cast && !kernels::panel_layout_applies(t->type, t->rows, t->cols))
             continue;
         offset_of[t->data] = total;
-        const size_t bytes = cast ? static_cast<size_t>(t->rows) *
-                                        static_cast<size_t>(dtype_row_bytes(*cast_floats, t->cols))
-                                  : matrix_bytes(*t);
-        total += (bytes + 63) / 64 * 64;
+        total += (static_cast<size_t>(t->rows) *
+                      static_cast<size_t>(dtype_row_bytes(cast.value_or(t->type), t->cols)) +
+                  63) /
+                 64 * 64;
     }
     if (total == 0) {
-        reason_ = "no weight matrix of this model has a panel layout";
+        give_up("no weight matrix of this model has a panel layout");
         return;
     }
     arena_bytes_ = (total + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
@@ -141,9 +159,9 @@ PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool,
     // available now (MemAvailable counts the reclaimable file pages the copy releases).
     const int64_t available = available_memory_bytes();
     if (available > 0 && static_cast<int64_t>(arena_bytes_) > available - (int64_t{512} << 20)) {
-        reason_ = "the panel layout's " + std::to_string(arena_bytes_ >> 20) +
-                  " MiB copy does not fit the " + std::to_string(available >> 20) +
-                  " MiB of memory available";
+        give_up("the panel layout's " + std::to_string(arena_bytes_ >> 20) +
+                " MiB copy does not fit the " + std::to_string(available >> 20) +
+                " MiB of memory available");
         arena_bytes_ = 0;
         return;
     }
@@ -151,8 +169,8 @@ PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool,
     void* raw = mmap(nullptr, arena_bytes_ + kArenaAlign, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) {
-        reason_ = std::string("could not map ") + std::to_string(arena_bytes_ >> 20) +
-                  " MiB for the panel layout: " + std::strerror(errno);
+        give_up(std::string("could not map ") + std::to_string(arena_bytes_ >> 20) +
+                " MiB for the panel layout: " + std::strerror(errno));
         arena_bytes_ = 0;
         return;
     }
@@ -177,26 +195,21 @@ PanelWeights::PanelWeights(const LoadedModel& model, kernels::ThreadPool& pool,
         auto done = packed_of.find(src);
         if (done == packed_of.end()) {
             void* dst = static_cast<uint8_t*>(arena_) + it->second;
-            const bool cast = castable(t->type, cast_floats) &&
-                              kernels::panel_layout_applies(*cast_floats, t->rows, t->cols);
+            const std::optional<DType> cast = cast_target(*t, cast_floats);
             if (cast) {
                 cast_and_pack(*t, dst, pool);
                 ++cast_matrices_;
                 cast_source_bytes_ += static_cast<int64_t>(matrix_bytes(*t));
-                cast_bytes_ += t->rows * dtype_row_bytes(*cast_floats, t->cols);
+                cast_bytes_ += t->rows * dtype_row_bytes(*cast, t->cols);
             } else {
                 kernels::pack_matrix_panels(t->type, src, t->rows, t->cols, dst, &pool);
             }
             release_source_pages(model, src, matrix_bytes(*t));
             ++packed_matrices_;
             done = packed_of.emplace(src, dst).first;
-            packed_bytes_ += static_cast<int64_t>(
-                static_cast<size_t>(t->rows) *
-                static_cast<size_t>(dtype_row_bytes(cast ? *cast_floats : t->type, t->cols)));
+            packed_bytes_ += t->rows * dtype_row_bytes(cast.value_or(t->type), t->cols);
         }
-        if (castable(t->type, cast_floats) &&
-            kernels::panel_layout_applies(*cast_floats, t->rows, t->cols))
-            t->type = *cast_floats;
+        t->type = cast_target(*t, cast_floats).value_or(t->type);
         t->data = done->second;
         t->layout = kernels::WeightLayout::Panels;
     }

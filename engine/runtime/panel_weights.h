@@ -55,6 +55,9 @@ class PanelWeights {
     int64_t cast_source_bytes() const { return cast_source_bytes_; }
     int64_t cast_bytes() const { return cast_bytes_; } // the same matrices after the cast
     const std::string& uncast() const { return uncast_; }
+    // A cast asked for that did not happen at all although the model has F32 / F16 matrices:
+    // why (the layout off, the copy not fitting, ...); "" otherwise.
+    const std::string& not_cast_reason() const { return not_cast_reason_; }
 
   private:
     ModelWeights views_;
@@ -64,7 +67,7 @@ class PanelWeights {
     int32_t packed_matrices_ = 0;
     int32_t cast_matrices_ = 0;
     int64_t cast_source_bytes_ = 0, cast_bytes_ = 0;
-    std::string reason_, uncast_;
+    std::string reason_, uncast_, not_cast_reason_;
 };
 
 } // namespace llmwb

@@ -328,6 +328,7 @@ MT_TEST_TABLE(cast_to_bf16_rounds_every_float_weight, CastRow,
     MT_REQUIRE(m);
     PanelWeights pw(*m, pfx().pool, DType::BF16);
     MT_CHECK(pw.not_packed_reason().empty());
+    MT_CHECK(pw.not_cast_reason().empty());
     MT_CHECK(pw.uncast().empty());
     const std::vector<const TensorView*> loaded = matrices(m->weights);
     const std::vector<const TensorView*> packed = matrices(pw.weights());
@@ -432,5 +433,6 @@ MT_TEST(cast_needs_the_panel_layout) {
     PanelWeights pw(*m, pfx().pool, DType::BF16);
     MT_COMPARE(pw.cast_matrices(), 0);
     MT_CHECK(!pw.not_packed_reason().empty());
+    MT_CHECK(pw.not_cast_reason() == pw.not_packed_reason());
     MT_CHECK(pw.weights().tok_embd.type == DType::F16);
 }
